@@ -1,0 +1,14 @@
+//! `evalbench-analyze`: turns what a bundle holds into numbers, reading only
+//! the bundle. Clock alignment puts worker and eval spans on the server's
+//! clock; statistics aggregate spans by name; tracks lay concurrent spans of
+//! one process out so that each track nests (what Perfetto needs).
+
+pub mod align;
+pub mod pass;
+pub mod stats;
+pub mod tracks;
+
+pub use align::{align_pass, Alignment, HostAlignment};
+pub use pass::{load_pass, PassData, Warning};
+pub use stats::{span_stats, SpanStat};
+pub use tracks::{assign as assign_tracks, Tracks};

@@ -1,0 +1,113 @@
+//! One pass loaded from its directory: run.json and every span file.
+
+use std::path::PathBuf;
+
+use evalbench_bundle::{layout, read_trace_dir, PassDir, RunInfo, Stream};
+use serde::Serialize;
+
+/// Something the reader noticed and went on past.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Warning {
+    pub file: Option<PathBuf>,
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.file, self.line) {
+            (Some(p), Some(l)) => write!(f, "{}:{l}: {}", p.display(), self.message),
+            (Some(p), None) => write!(f, "{}: {}", p.display(), self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct PassData {
+    pub name: String,
+    pub dir: PathBuf,
+    pub run: Option<RunInfo>,
+    pub streams: Vec<Stream>,
+    pub dropped: u64,
+    pub malformed_total: u64,
+    pub warnings: Vec<Warning>,
+}
+
+impl PassData {
+    pub fn span_count(&self) -> usize {
+        self.streams.iter().map(|s| s.spans.len()).sum()
+    }
+}
+
+/// Loads a pass. Problems with its files become warnings; only an unreadable
+/// directory is an error, and even then the caller decides.
+pub fn load_pass(pass: &PassDir) -> PassData {
+    let mut warnings = Vec::new();
+    let run_path = pass.file(layout::RUN_JSON);
+    let run = if run_path.is_file() {
+        match RunInfo::read(&run_path) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                warnings.push(Warning { file: Some(run_path), line: None, message: format!("unreadable: {e}") });
+                None
+            }
+        }
+    } else {
+        warnings.push(Warning {
+            file: Some(run_path),
+            line: None,
+            message: "missing: evaluated time and evaluation_metric unknown; wall time taken from the spans".into(),
+        });
+        None
+    };
+    let trace_dir = pass.file(layout::TRACE_DIR);
+    let mut streams = Vec::new();
+    let (mut dropped, mut malformed_total) = (0, 0);
+    if trace_dir.is_dir() {
+        match read_trace_dir(&trace_dir) {
+            Ok(files) => {
+                for f in files {
+                    dropped += f.dropped;
+                    malformed_total += f.malformed_total;
+                    if f.dropped > 0 {
+                        warnings.push(Warning {
+                            file: Some(f.path.clone()),
+                            line: None,
+                            message: format!("the process dropped {} spans (its trace queue was full)", f.dropped),
+                        });
+                    }
+                    for m in &f.malformed {
+                        warnings.push(Warning { file: Some(m.file.clone()), line: Some(m.line), message: m.reason.clone() });
+                    }
+                    let listed = f.malformed.len() as u64;
+                    if f.malformed_total > listed {
+                        warnings.push(Warning {
+                            file: Some(f.path.clone()),
+                            line: None,
+                            message: format!("{} more malformed lines not listed", f.malformed_total - listed),
+                        });
+                    }
+                    streams.extend(f.streams.into_iter().filter(|s| !s.spans.is_empty()));
+                }
+            }
+            Err(e) => warnings.push(Warning { file: Some(trace_dir.clone()), line: None, message: e.to_string() }),
+        }
+    }
+    if streams.is_empty() {
+        warnings.push(Warning {
+            file: Some(trace_dir),
+            line: None,
+            message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into(),
+        });
+    }
+    PassData {
+        name: pass.name.clone(),
+        dir: pass.path.clone(),
+        run,
+        streams,
+        dropped,
+        malformed_total,
+        warnings,
+    }
+}

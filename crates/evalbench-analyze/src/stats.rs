@@ -1,0 +1,77 @@
+//! Span totals by (name, process).
+
+use std::collections::HashMap;
+
+use evalbench_bundle::Stream;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SpanStat {
+    pub name: String,
+    pub process: String,
+    pub count: u64,
+    pub total_us: i64,
+    pub mean_us: i64,
+    pub p50_us: i64,
+    pub p95_us: i64,
+    pub max_us: i64,
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[i64], q: f64) -> i64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Aggregates every span by (name, process), sorted by total time, largest first.
+pub fn span_stats(streams: &[Stream]) -> Vec<SpanStat> {
+    let mut groups: HashMap<(&str, &str), Vec<i64>> = HashMap::new();
+    for st in streams {
+        // Index by the stream's name table first: one hash lookup per name, not per span.
+        let mut local: Vec<Vec<i64>> = vec![Vec::new(); st.names.len()];
+        for s in &st.spans {
+            local[s.name as usize].push(s.dur_us);
+        }
+        for (i, durs) in local.into_iter().enumerate() {
+            if durs.is_empty() {
+                continue;
+            }
+            groups.entry((st.names[i].as_str(), st.process.as_str())).or_default().extend(durs);
+        }
+    }
+    let mut out: Vec<SpanStat> = groups
+        .into_iter()
+        .map(|((name, process), mut d)| {
+            d.sort_unstable();
+            let total: i64 = d.iter().sum();
+            SpanStat {
+                name: name.to_string(),
+                process: process.to_string(),
+                count: d.len() as u64,
+                total_us: total,
+                mean_us: total / d.len() as i64,
+                p50_us: percentile(&d, 0.50),
+                p95_us: percentile(&d, 0.95),
+                max_us: *d.last().unwrap_or(&0),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.total_us.cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)).then_with(|| a.process.cmp(&b.process)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank() {
+        let v: Vec<i64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), 50);
+        assert_eq!(percentile(&v, 0.95), 95);
+        assert_eq!(percentile(&[7], 0.95), 7);
+    }
+}

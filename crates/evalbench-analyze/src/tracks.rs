@@ -1,0 +1,177 @@
+//! Tracks: Perfetto draws complete events of one track as a stack, so every
+//! track must nest. Spans of concurrent tasks in one process overlap without
+//! nesting; they go on separate tracks, each named after its root span.
+//!
+//! A span goes on its parent's track when it nests there directly under its
+//! parent (exact, through `id`/`parent`). A span without a known parent goes
+//! on the first track where it nests by time. Anything else starts a root on
+//! a free track of the same root name, or a new track.
+
+use std::collections::HashMap;
+
+use evalbench_bundle::Stream;
+
+/// Where each span of a stream goes.
+#[derive(Debug, Clone, Default)]
+pub struct Tracks {
+    /// Track index of each span, in the stream's span order.
+    pub of_span: Vec<u32>,
+    /// Name of each track (its first root's name, numbered when repeated).
+    pub names: Vec<String>,
+}
+
+struct Track {
+    /// Open spans: (end, id or u64::MAX when unknown).
+    stack: Vec<(i64, u64)>,
+    root: u32,
+}
+
+impl Track {
+    fn pop_ended(&mut self, ts: i64) {
+        while let Some(&(end, _)) = self.stack.last() {
+            if end <= ts {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+    }
+    fn fits(&self, end: i64) -> bool {
+        self.stack.last().is_none_or(|&(top_end, _)| top_end >= end)
+    }
+}
+
+/// Lays out one stream; `offset` does not matter (it moves every span alike).
+pub fn assign(stream: &Stream) -> Tracks {
+    let spans = &stream.spans;
+    let mut order: Vec<u32> = (0..spans.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let (x, y) = (&spans[a as usize], &spans[b as usize]);
+        x.ts_us.cmp(&y.ts_us).then(y.dur_us.cmp(&x.dur_us)).then(x.id.cmp(&y.id)).then(a.cmp(&b))
+    });
+    let mut tracks: Vec<Track> = Vec::new();
+    let mut by_root: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut track_of_id: HashMap<u64, u32> = HashMap::new();
+    let mut of_span = vec![0u32; spans.len()];
+    for &i in &order {
+        let s = &spans[i as usize];
+        let end = s.end_us();
+        let id = s.id.unwrap_or(u64::MAX);
+        let mut placed = None;
+        match s.parent.and_then(|p| track_of_id.get(&p).map(|&t| (p, t))) {
+            Some((parent, t)) => {
+                let tr = &mut tracks[t as usize];
+                tr.pop_ended(s.ts_us);
+                if tr.stack.last().is_some_and(|&(pe, pid)| pid == parent && pe >= end) {
+                    placed = Some(t);
+                }
+            }
+            None if s.parent.is_none() && s.id.is_none() => {
+                // No ids at all: nest by time on the first track that takes it.
+                for (t, tr) in tracks.iter_mut().enumerate() {
+                    tr.pop_ended(s.ts_us);
+                    if !tr.stack.is_empty() && tr.fits(end) {
+                        placed = Some(t as u32);
+                        break;
+                    }
+                }
+            }
+            None => {}
+        }
+        if placed.is_none() {
+            // A root here: a free track of the same root name, or a new one.
+            let free = by_root.get(&s.name).and_then(|ts| {
+                ts.iter().copied().find(|&t| {
+                    let tr = &mut tracks[t as usize];
+                    tr.pop_ended(s.ts_us);
+                    tr.stack.is_empty()
+                })
+            });
+            placed = Some(free.unwrap_or_else(|| {
+                let t = tracks.len() as u32;
+                tracks.push(Track { stack: Vec::new(), root: s.name });
+                by_root.entry(s.name).or_default().push(t);
+                t
+            }));
+        }
+        let t = placed.expect("placed");
+        tracks[t as usize].stack.push((end, id));
+        if let Some(id) = s.id {
+            track_of_id.insert(id, t);
+        }
+        of_span[i as usize] = t;
+    }
+    let mut seen: HashMap<u32, usize> = HashMap::new();
+    let names = tracks
+        .iter()
+        .map(|t| {
+            let n = seen.entry(t.root).or_insert(0);
+            *n += 1;
+            let base = &stream.names[t.root as usize];
+            if *n == 1 { base.clone() } else { format!("{base} #{n}") }
+        })
+        .collect();
+    Tracks { of_span, names }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use evalbench_bundle::Span;
+
+    fn span(name: u32, ts: i64, dur: i64, id: Option<u64>, parent: Option<u64>) -> Span {
+        Span { name, target: 0, ts_us: ts, dur_us: dur, id, parent, thread: None, fields: "".into(), extra: None }
+    }
+
+    fn nests(stream: &Stream, t: &Tracks) -> bool {
+        for (i, a) in stream.spans.iter().enumerate() {
+            for (j, b) in stream.spans.iter().enumerate() {
+                if i == j || t.of_span[i] != t.of_span[j] {
+                    continue;
+                }
+                let overlap = a.ts_us < b.end_us() && b.ts_us < a.end_us();
+                let a_in_b = a.ts_us >= b.ts_us && a.end_us() <= b.end_us();
+                let b_in_a = b.ts_us >= a.ts_us && b.end_us() <= a.end_us();
+                if overlap && !a_in_b && !b_in_a {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn concurrent_tasks_get_their_own_tracks_and_children_follow_parents() {
+        let stream = Stream {
+            names: vec!["job".into(), "wave".into()],
+            spans: vec![
+                span(0, 0, 100, Some(1), None),
+                span(0, 50, 100, Some(2), None),
+                span(1, 10, 20, Some(3), Some(1)),
+                span(1, 60, 20, Some(4), Some(2)),
+                span(1, 200, 5, Some(5), None),
+            ],
+            ..Default::default()
+        };
+        let t = assign(&stream);
+        assert!(nests(&stream, &t));
+        assert_ne!(t.of_span[0], t.of_span[1]);
+        assert_eq!(t.of_span[2], t.of_span[0]);
+        assert_eq!(t.of_span[3], t.of_span[1]);
+        assert_eq!(t.names[t.of_span[1] as usize], "job #2");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_track_nests(raw in proptest::collection::vec((0u32..3, 0i64..1000, 0i64..300, proptest::bool::ANY), 1..60)) {
+            let spans: Vec<Span> = raw.iter().enumerate().map(|(i, &(n, ts, dur, with_ids))| {
+                let id = with_ids.then_some(i as u64 + 1);
+                let parent = (with_ids && i > 0).then_some(i as u64);
+                span(n, ts, dur, id, parent)
+            }).collect();
+            let stream = Stream { names: vec!["a".into(), "b".into(), "c".into()], spans, ..Default::default() };
+            let t = assign(&stream);
+            proptest::prop_assert!(nests(&stream, &t));
+        }
+    }
+}

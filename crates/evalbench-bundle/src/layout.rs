@@ -1,0 +1,42 @@
+//! File names of the bundle (DESIGN.md, "Bundle layout"), in one place.
+
+pub const RUN_JSON: &str = "run.json";
+pub const TRACE_JSON: &str = "trace.json";
+pub const TRACE_DIR: &str = "trace";
+pub const SUMMARY_TXT: &str = "summary.txt";
+pub const SUMMARY_JSON: &str = "summary.json";
+pub const ARCHIVE: &str = "evalbench.tar.gz";
+pub const PROTO_PCAP: &str = "proto.pcap";
+pub const PG_PCAP: &str = "pg.pcap";
+pub const PG_STAT_STATEMENTS: &str = "pg/pg_stat_statements.json";
+pub const WAIT_SAMPLES: &str = "pg/wait_samples.json";
+pub const JOB_PHASES: &str = "pg/job_phases.json";
+pub const AUTO_EXPLAIN: &str = "pg/auto_explain.log";
+
+/// The four passes, in the order they run and are reported.
+pub const PASSES: [&str; 4] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"];
+
+/// Clean passes are the only ones whose timings are summarized: perf, strace
+/// and auto_explain distort the instrumented ones.
+pub fn is_clean(pass: &str) -> bool {
+    base_name(pass).ends_with("-clean")
+}
+
+pub fn is_cold(pass: &str) -> bool {
+    base_name(pass).starts_with("cold-")
+}
+
+/// `cold-clean.3` (a repeat) is a `cold-clean` pass.
+pub fn base_name(pass: &str) -> &str {
+    match pass.rsplit_once('.') {
+        Some((base, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => base,
+        _ => pass,
+    }
+}
+
+/// Sort key: the known passes in run order, then the rest by name.
+pub fn order_key(pass: &str) -> (usize, String) {
+    let base = base_name(pass);
+    let i = PASSES.iter().position(|p| *p == base).unwrap_or(PASSES.len());
+    (i, pass.to_string())
+}

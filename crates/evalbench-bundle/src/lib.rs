@@ -1,0 +1,24 @@
+//! `evalbench-bundle`: the bundle on disk is the interface between capture and
+//! analysis, so this crate owns its layout and its reading.
+//!
+//! A bundle is a directory, or a `.tar.gz` of one, holding one directory per
+//! pass (`cold-clean`, `warm-clean`, `cold-instrumented`, `warm-instrumented`,
+//! or any other name that holds a `run.json` or a `trace/`). Bundles come from
+//! other machines: archives are read as one stream and every entry is checked
+//! before anything is written (no absolute paths, no `..`, no link that can
+//! leave the tree, a cap on the unpacked size).
+//!
+//! Nothing here interprets timings; that is `evalbench-analyze`'s job.
+
+mod archive;
+mod error;
+pub mod layout;
+mod open;
+pub mod run_info;
+pub mod spans;
+
+pub use archive::{pack_dir, unpack, Limits};
+pub use error::BundleError;
+pub use open::{write_atomic, Bundle, PassDir};
+pub use run_info::RunInfo;
+pub use spans::{read_span_file, read_trace_dir, Malformed, Span, SpanFile, Stream};

@@ -1,0 +1,8 @@
+//! `evalbench-report`: writes what people and scripts read. Each output
+//! format is its own module and reads only analysed passes.
+
+pub mod perfetto;
+pub mod summary;
+
+pub use perfetto::write_trace;
+pub use summary::{PassSummary, Summary};

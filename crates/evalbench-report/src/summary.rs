@@ -1,0 +1,211 @@
+//! `summary.json` for scripts and `summary.txt` for people: the same numbers.
+
+use std::fmt::Write as _;
+
+use evalbench_analyze::{span_stats, Alignment, HostAlignment, PassData, SpanStat, Warning};
+use evalbench_bundle::layout;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassSummary {
+    pub pass: String,
+    pub cold: bool,
+    pub clean: bool,
+    /// Seconds until the evaluation left EvaluatingDerivation (run.json), else the traced wall time.
+    pub wall_s: f64,
+    /// Where `wall_s` came from: "run.json" or "spans".
+    pub wall_source: &'static str,
+    pub evaluated_s: Option<f64>,
+    /// First span start to last span end, on the server clock.
+    pub traced_wall_s: f64,
+    pub evaluation_id: Option<String>,
+    pub status: Option<String>,
+    pub worker_offset_us: i64,
+    pub offset_bound_us: Option<i64>,
+    pub aligned: bool,
+    pub upstream_pairs: usize,
+    pub downstream_pairs: usize,
+    pub drift_us: Option<i64>,
+    /// Every worker host's alignment (one entry per host).
+    pub hosts: Vec<HostAlignment>,
+    pub evaluation_metric: Option<serde_json::Value>,
+    pub span_count: usize,
+    pub processes: usize,
+    pub dropped_spans: u64,
+    pub malformed_lines: u64,
+    pub spans: Vec<SpanStat>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NotSummarized {
+    pub pass: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub evalbench_version: &'static str,
+    pub bundle: String,
+    pub passes: Vec<PassSummary>,
+    pub not_summarized: Vec<NotSummarized>,
+    pub warnings: Vec<Warning>,
+}
+
+impl PassSummary {
+    pub fn new(pass: &PassData, alignment: &Alignment) -> PassSummary {
+        let mut first = i64::MAX;
+        let mut last = i64::MIN;
+        for st in &pass.streams {
+            let off = alignment.offset_for(st);
+            for s in &st.spans {
+                first = first.min(s.ts_us + off);
+                last = last.max(s.end_us() + off);
+            }
+        }
+        let traced_wall_s = if first <= last { (last - first) as f64 / 1e6 } else { 0.0 };
+        let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);
+        let main = alignment.main();
+        PassSummary {
+            pass: pass.name.clone(),
+            cold: layout::is_cold(&pass.name),
+            clean: layout::is_clean(&pass.name),
+            wall_s: evaluated_s.unwrap_or(traced_wall_s),
+            wall_source: if evaluated_s.is_some() { "run.json" } else { "spans" },
+            evaluated_s,
+            traced_wall_s,
+            evaluation_id: pass.run.as_ref().and_then(|r| r.evaluation_id.clone()),
+            status: pass.run.as_ref().and_then(|r| r.status.clone()),
+            worker_offset_us: main.map_or(0, |h| h.offset_us),
+            offset_bound_us: main.and_then(|h| h.bound_us),
+            aligned: !alignment.hosts.is_empty() && alignment.hosts.iter().all(|h| h.aligned),
+            upstream_pairs: main.map_or(0, |h| h.upstream_pairs),
+            downstream_pairs: main.map_or(0, |h| h.downstream_pairs),
+            drift_us: main.and_then(|h| h.drift_us),
+            hosts: alignment.hosts.clone(),
+            evaluation_metric: pass.run.as_ref().and_then(|r| r.evaluation_metric.clone()),
+            span_count: pass.span_count(),
+            processes: pass.streams.len(),
+            dropped_spans: pass.dropped,
+            malformed_lines: pass.malformed_total,
+            spans: span_stats(&pass.streams),
+        }
+    }
+}
+
+fn ms(us: i64) -> String {
+    format!("{:.3} ms", us as f64 / 1000.0)
+}
+
+/// How many span rows summary.txt shows per pass; summary.json has them all.
+pub const TEXT_SPAN_ROWS: usize = 40;
+
+impl Summary {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("summary serializes")
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut t = String::new();
+        let _ = writeln!(t, "evalbench summary of {}", self.bundle);
+        let _ = writeln!(t, "Clean passes only: perf, strace and auto_explain distort the timings of instrumented passes.");
+        for p in &self.passes {
+            let _ = writeln!(t);
+            let temp = if p.cold { "cold: empty eval cache" } else { "warm: eval cache from the previous pass" };
+            let _ = writeln!(t, "== {} ({temp})", p.pass);
+            match p.evaluated_s {
+                Some(e) => {
+                    let _ = writeln!(t, "  evaluated        {e:.3} s (evaluate request until it left EvaluatingDerivation)");
+                }
+                None => {
+                    let _ = writeln!(t, "  evaluated        unknown (no run.json); wall time below is from the spans");
+                }
+            }
+            let _ = writeln!(t, "  traced wall      {:.3} s (first span start to last span end, server clock)", p.traced_wall_s);
+            if let Some(s) = &p.status {
+                let _ = writeln!(t, "  status           {s}{}", p.evaluation_id.as_ref().map(|i| format!(" (evaluation {i})")).unwrap_or_default());
+            }
+            if p.hosts.is_empty() {
+                let _ = writeln!(t, "  worker clock     unaligned: no worker spans");
+            }
+            for h in &p.hosts {
+                let who = h.host.as_deref().map(|x| format!("worker host {x}")).unwrap_or_else(|| "worker clock".into());
+                if h.aligned {
+                    let bound = h.bound_us.map(|b| format!(" ± {b} us")).unwrap_or_default();
+                    let drift = h.drift_us.map(|d| format!(", drift {d:+} us across the pass")).unwrap_or_default();
+                    let _ = writeln!(
+                        t,
+                        "  {who:<16} offset {:+} us{bound} ({} upstream, {} downstream pairs{drift})",
+                        h.offset_us, h.upstream_pairs, h.downstream_pairs
+                    );
+                } else {
+                    let _ = writeln!(t, "  {who:<16} {}", h.note.as_deref().unwrap_or("unaligned"));
+                }
+                if let Some(n) = h.note.as_deref().filter(|_| h.aligned) {
+                    let _ = writeln!(t, "  {:<16} warning: {n}", "");
+                }
+            }
+            match &p.evaluation_metric {
+                Some(serde_json::Value::Object(m)) => {
+                    let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let _ = writeln!(t, "  evaluation_metric {}", parts.join(" "));
+                }
+                Some(other) => {
+                    let _ = writeln!(t, "  evaluation_metric {other}");
+                }
+                None => {
+                    let _ = writeln!(t, "  evaluation_metric none recorded");
+                }
+            }
+            let _ = writeln!(
+                t,
+                "  spans            {} from {} processes{}{}",
+                p.span_count,
+                p.processes,
+                if p.dropped_spans > 0 { format!(", {} dropped by the writers", p.dropped_spans) } else { String::new() },
+                if p.malformed_lines > 0 { format!(", {} malformed lines skipped", p.malformed_lines) } else { String::new() },
+            );
+            if !p.spans.is_empty() {
+                let _ = writeln!(
+                    t,
+                    "  {:<28} {:<8} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
+                    "span (by total time)", "process", "count", "total", "mean", "p50", "p95", "max"
+                );
+                for s in p.spans.iter().take(TEXT_SPAN_ROWS) {
+                    let _ = writeln!(
+                        t,
+                        "  {:<28} {:<8} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
+                        s.name,
+                        s.process,
+                        s.count,
+                        ms(s.total_us),
+                        ms(s.mean_us),
+                        ms(s.p50_us),
+                        ms(s.p95_us),
+                        ms(s.max_us)
+                    );
+                }
+                if p.spans.len() > TEXT_SPAN_ROWS {
+                    let _ = writeln!(t, "  ... {} more span names in summary.json", p.spans.len() - TEXT_SPAN_ROWS);
+                }
+            }
+        }
+        if !self.not_summarized.is_empty() {
+            let _ = writeln!(t);
+            let _ = writeln!(t, "Not summarized:");
+            for n in &self.not_summarized {
+                let _ = writeln!(t, "  {}: {}", n.pass, n.reason);
+            }
+        }
+        if !self.warnings.is_empty() {
+            let _ = writeln!(t);
+            let _ = writeln!(t, "Warnings ({}):", self.warnings.len());
+            for w in self.warnings.iter().take(50) {
+                let _ = writeln!(t, "  {w}");
+            }
+            if self.warnings.len() > 50 {
+                let _ = writeln!(t, "  ... {} more in summary.json", self.warnings.len() - 50);
+            }
+        }
+        t
+    }
+}

@@ -1,0 +1,181 @@
+//! The driver: runs each pass (server, workers, their eval children) and
+//! writes the pass's run.json next to the spans the processes wrote.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use evalbench_bundle::run_info::StatusChange;
+use evalbench_bundle::{layout, RunInfo};
+
+use crate::Args;
+
+fn now_us() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+}
+
+/// Kills what is still running when a pass ends early.
+struct Procs(Vec<Child>);
+
+impl Drop for Procs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            if let Ok(None) = c.try_wait() {
+                let _ = c.kill();
+            }
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Entry point of `evalbench sample`: a role when `--role` is given, else the driver.
+pub fn run(args: Args) -> Result<(), String> {
+    match args.role.as_deref() {
+        Some("server") => {
+            let _g = crate::init_tracing();
+            let id = args.job.clone().unwrap_or_else(|| "eval".into());
+            crate::server::serve(args.jobs, args.drvs, args.workers, &id).map_err(|e| format!("sample server: {e}"))
+        }
+        Some("worker") => {
+            let _g = crate::init_tracing();
+            let addr = args.connect.as_deref().ok_or("sample worker: --connect is required")?;
+            let cache = args.cache.as_deref().ok_or("sample worker: --cache is required")?;
+            crate::worker::work(addr, cache).map_err(|e| format!("sample worker: {e}"))
+        }
+        Some("eval") => {
+            let _g = crate::init_tracing();
+            let cache = args.cache.as_deref().ok_or("sample eval: --cache is required")?;
+            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache)
+                .map_err(|e| format!("sample eval: {e}"))
+        }
+        Some(other) => Err(format!("unknown sample role {other:?}")),
+        None => drive(&args),
+    }
+}
+
+fn drive(args: &Args) -> Result<(), String> {
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let cache = args.out.join(".sample-eval-cache");
+    for (k, pass) in args.passes.iter().enumerate() {
+        if layout::is_cold(pass) {
+            let _ = std::fs::remove_dir_all(&cache);
+        }
+        let t = Instant::now();
+        let info = run_pass(args, pass, k, &cache)?;
+        eprintln!(
+            "evalbench sample: {pass}: {} in {:.2} s (evaluated {:.3} s)",
+            info.status.as_deref().unwrap_or("?"),
+            t.elapsed().as_secs_f64(),
+            info.evaluated_s.unwrap_or(f64::NAN)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    Ok(())
+}
+
+fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, String> {
+    let dir = args.out.join(pass);
+    let trace = dir.join(layout::TRACE_DIR);
+    if trace.exists() {
+        std::fs::remove_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    }
+    std::fs::create_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let eval_id = format!("{:08x}-{pass}", (now_us() as u64 ^ (k as u64) << 40) & 0xffff_ffff);
+    let mut server = Command::new(&exe)
+        .args(["sample", "--role", "server", "--job", &eval_id])
+        .args(["--jobs", &args.jobs.to_string(), "--drvs", &args.drvs.to_string(), "--workers", &args.workers.to_string()])
+        .env("EVALBENCH_TRACE_DIR", &trace)
+        .env("EVALBENCH_PROCESS", "server")
+        .env("EVALBENCH_HOST", "server")
+        .env_remove("EVALBENCH_CLOCK_SKEW_US")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting the sample server: {e}"))?;
+    let mut stdin = server.stdin.take().expect("piped");
+    let stdout = BufReader::new(server.stdout.take().expect("piped"));
+    let mut procs = Procs(vec![server]);
+    let (tx, rx) = mpsc::channel::<(i64, String)>();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send((now_us(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
+    let next = |what: &str| -> Result<(i64, String), String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        rx.recv_timeout(left).map_err(|_| format!("{pass}: the sample server stopped or timed out waiting for {what}"))
+    };
+    let (_, port_line) = next("its port")?;
+    let port = port_line.strip_prefix("PORT ").ok_or_else(|| format!("{pass}: unexpected server line {port_line:?}"))?.to_string();
+    for w in 0..args.workers {
+        let skew_ms = if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
+        let child = Command::new(&exe)
+            .args(["sample", "--role", "worker", "--connect", &format!("127.0.0.1:{port}")])
+            .arg("--cache")
+            .arg(cache.join(format!("worker-{w}")))
+            .env("EVALBENCH_TRACE_DIR", &trace)
+            .env("EVALBENCH_PROCESS", "worker")
+            .env("EVALBENCH_HOST", format!("worker-{w}"))
+            .env("EVALBENCH_CLOCK_SKEW_US", (skew_ms * 1000).to_string())
+            .spawn()
+            .map_err(|e| format!("starting a sample worker: {e}"))?;
+        procs.0.push(child);
+    }
+    let (_, ready) = next("the workers")?;
+    if ready != "READY" {
+        return Err(format!("{pass}: unexpected server line {ready:?}"));
+    }
+    let requested_us = now_us();
+    writeln!(stdin, "evaluate").map_err(|e| format!("{pass}: {e}"))?;
+    let mut statuses = Vec::new();
+    let mut metric = None;
+    loop {
+        let (ts, line) = match next("the evaluation to complete") {
+            Ok(l) => l,
+            Err(e) if statuses.iter().any(|s: &StatusChange| s.status == "Completed" || s.status == "Failed") => {
+                let _ = e;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(s) = line.strip_prefix("STATUS ") {
+            statuses.push(StatusChange { status: s.to_string(), ts_us: ts });
+            if s == "Completed" || s == "Failed" {
+                break;
+            }
+        } else if let Some(m) = line.strip_prefix("METRIC ") {
+            metric = serde_json::from_str(m).ok();
+        }
+    }
+    for c in &mut procs.0 {
+        let _ = c.wait();
+    }
+    let left = statuses
+        .iter()
+        .position(|s| s.status == "EvaluatingDerivation")
+        .and_then(|i| statuses.get(i + 1))
+        .map(|s| (s.ts_us - requested_us) as f64 / 1e6);
+    let status = statuses.last().map(|s| s.status.clone());
+    let info = RunInfo {
+        pass: Some(pass.to_string()),
+        evaluation_id: Some(eval_id),
+        status: status.clone(),
+        statuses,
+        evaluated_s: left,
+        requested_us: Some(requested_us),
+        captures: vec!["spans".into()],
+        evaluation_metric: metric,
+        raw: serde_json::Value::Null,
+    };
+    info.write(&dir.join(layout::RUN_JSON)).map_err(|e| e.to_string())?;
+    if status.as_deref() != Some("Completed") {
+        return Err(format!("{pass}: the evaluation ended {}", status.as_deref().unwrap_or("without a status")));
+    }
+    Ok(info)
+}

@@ -1,0 +1,74 @@
+//! `evalbench-sample`: real test data without a real CI.
+//!
+//! Three kinds of process, each instrumented with `evalbench-trace` and
+//! emitting the seed's span names with their fields: a server that schedules
+//! jobs and records derivations through a graph-writer mailbox, workers that
+//! take jobs over a loopback TCP connection, and an eval child per job that
+//! "evaluates" (hashes) attributes and keeps a cache between passes, so warm
+//! passes are faster for a real reason. `--worker-clock-skew-ms` shifts the
+//! worker side's timestamps so alignment can be tested against a known truth.
+//!
+//! The lab (a real pipeline with PostgreSQL and nix) is a separate crate; this
+//! one exists so every test and benchmark can make bundles in a second.
+
+mod driver;
+mod eval;
+mod proto;
+mod server;
+mod worker;
+
+use std::path::PathBuf;
+
+pub use driver::run;
+
+/// Options of `evalbench sample`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Bundle directory to write (one sub-directory per pass).
+    #[arg(long, short, default_value = "sample-bundle")]
+    pub out: PathBuf,
+    /// Passes to run, in order. A `cold-*` pass empties the eval cache first.
+    #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
+    pub passes: Vec<String>,
+    /// Jobs the evaluation is split into.
+    #[arg(long, default_value_t = 4)]
+    pub jobs: u32,
+    /// Derivations each job evaluates.
+    #[arg(long, default_value_t = 50)]
+    pub drvs: u32,
+    /// Worker processes.
+    #[arg(long, default_value_t = 1)]
+    pub workers: u32,
+    /// Added to every worker and eval timestamp (the truth alignment must find, negated).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub worker_clock_skew_ms: i64,
+    /// Give each worker host its own skew: worker k gets skew × (k+1).
+    #[arg(long)]
+    pub skew_per_worker: bool,
+    /// Give up on a pass after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout_s: u64,
+    /// Internal: the role of this process (server, worker, eval).
+    #[arg(long, hide = true)]
+    pub role: Option<String>,
+    /// Internal: address of the server for workers.
+    #[arg(long, hide = true)]
+    pub connect: Option<String>,
+    /// Internal: the job an eval child works on.
+    #[arg(long, hide = true)]
+    pub job: Option<String>,
+    /// Internal: the shard an eval child works on.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub shard: u64,
+    /// Internal: the eval cache directory.
+    #[arg(long, hide = true)]
+    pub cache: Option<PathBuf>,
+}
+
+/// Installs the span layer from the environment; the guard flushes on drop.
+pub(crate) fn init_tracing() -> evalbench_trace::TraceGuard {
+    use tracing_subscriber::prelude::*;
+    let (layer, guard) = evalbench_trace::Builder::from_env().build();
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    guard
+}

@@ -1,0 +1,215 @@
+//! The server: scheduler, job events, a graph writer behind a mailbox.
+
+use std::io::{BufRead, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tracing::debug_span;
+
+use crate::proto::{self, Conn};
+
+const SCHED: &str = "gradient_server::scheduler";
+const JOBS: &str = "gradient_server::jobs";
+const GRAPH: &str = "gradient_graph::writer";
+
+fn status(s: &str) {
+    println!("STATUS {s}");
+    let _ = std::io::stdout().flush();
+}
+
+struct Batch {
+    job: String,
+    drvs: Vec<String>,
+    done: mpsc::Sender<usize>,
+}
+
+/// The graph writer: batches from the mailbox, committed in one transaction.
+fn graph_writer(rx: mpsc::Receiver<Batch>) {
+    while let Ok(first) = rx.recv() {
+        let mut batches = vec![first];
+        while let Ok(b) = rx.try_recv() {
+            batches.push(b);
+        }
+        let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
+        let _flush = debug_span!(target: GRAPH, "flush", batches = batches.len(), rows).entered();
+        {
+            let _t = debug_span!(target: GRAPH, "transact_once", attempt = 1u32).entered();
+            let _a = debug_span!(target: GRAPH, "apply_batch", rows).entered();
+            let mut acc = 0u64;
+            for b in &batches {
+                for d in &b.drvs {
+                    let _r = debug_span!(target: GRAPH, "record_one", drv = d.as_str()).entered();
+                    acc = acc.wrapping_add(crate::eval::work(d.as_bytes(), 2));
+                }
+                for step in ["lock_seed_shared_builds", "became_fetchable", "seed_blocking_deps", "promote", "unpromote_ungated", "emit_transition_effects", "move_batch_need"] {
+                    let _s = debug_span!(target: GRAPH, "advance_can_start", step).entered();
+                    acc = acc.wrapping_add(crate::eval::work(step.as_bytes(), 1));
+                }
+            }
+            for d in batches.iter().flat_map(|b| b.drvs.iter()) {
+                let _c = debug_span!(target: GRAPH, "commit_one", drv = d.as_str()).entered();
+                acc = acc.wrapping_add(d.len() as u64);
+            }
+            std::hint::black_box(acc);
+        }
+        let _after = debug_span!(target: GRAPH, "after_commit", batches = batches.len()).entered();
+        for b in batches {
+            let _ = b.done.send(b.drvs.len());
+            let _ = &b.job;
+        }
+    }
+}
+
+enum Inbox {
+    Msg { worker: usize, msg: Value, received: Instant },
+    Gone,
+}
+
+pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Result<()> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    println!("PORT {}", listener.local_addr()?.port());
+    let _ = std::io::stdout().flush();
+    let (in_tx, in_rx) = mpsc::channel::<Inbox>();
+    let mut writers: Vec<TcpStream> = Vec::new();
+    for worker in 0..workers as usize {
+        let (s, _) = listener.accept()?;
+        let (mut r, w) = Conn::new(s)?.split();
+        writers.push(w);
+        let tx = in_tx.clone();
+        std::thread::spawn(move || loop {
+            match proto::recv(&mut r) {
+                Ok(Some(msg)) => {
+                    if tx.send(Inbox::Msg { worker, msg, received: Instant::now() }).is_err() {
+                        break;
+                    }
+                }
+                _ => {
+                    let _ = tx.send(Inbox::Gone);
+                    break;
+                }
+            }
+        });
+    }
+    println!("READY");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+
+    let (mb_tx, mb_rx) = mpsc::channel::<Batch>();
+    let writer = std::thread::spawn(move || graph_writer(mb_rx));
+    status("Queued");
+    let mut queue: Vec<(String, u32)> = {
+        let _s = debug_span!(target: SCHED, "assign_queued_evals", evaluation = eval_id, jobs).entered();
+        (0..jobs).rev().map(|k| (format!("{eval_id}-job{k}"), k)).collect()
+    };
+    {
+        let _s = debug_span!(target: SCHED, "offer_jobs", jobs = queue.len(), workers).entered();
+        let offer: Vec<&String> = queue.iter().map(|(j, _)| j).collect();
+        for w in writers.iter_mut() {
+            proto::send(w, &json!({"offer": offer}))?;
+        }
+    }
+    let mut done_jobs = 0u32;
+    let mut derivations = 0usize;
+    let mut seen_result = false;
+    let mut assigned = false;
+    let mut live = workers;
+    let started = Instant::now();
+    let mut known: std::collections::HashSet<String> = std::collections::HashSet::new();
+    while done_jobs < jobs {
+        let Ok(item) = in_rx.recv() else { break };
+        let (worker, msg, received) = match item {
+            Inbox::Msg { worker, msg, received } => (worker, msg, received),
+            Inbox::Gone => {
+                live -= 1;
+                if live == 0 {
+                    status("Failed");
+                    return Err(std::io::Error::other("every worker disconnected before the evaluation finished"));
+                }
+                continue;
+            }
+        };
+        let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "scores" => {
+                let _s = debug_span!(target: SCHED, "on_request_job_chunk", worker).entered();
+                let _r = debug_span!(target: SCHED, "record_scores", count = msg["scores"].as_array().map_or(0, |a| a.len())).entered();
+            }
+            "request_job" => {
+                let _s = debug_span!(target: SCHED, "on_request_job", worker).entered();
+                let _r = debug_span!(target: SCHED, "request_job", worker).entered();
+                let claimed = {
+                    let _c = debug_span!(target: SCHED, "claim_dispatch", queued = queue.len()).entered();
+                    queue.pop()
+                };
+                match claimed {
+                    Some((job, shard)) => {
+                        {
+                            let _c = debug_span!(target: SCHED, "send_credentials", job = job.as_str()).entered();
+                        }
+                        if !assigned {
+                            status("EvaluatingFlake");
+                            assigned = true;
+                        }
+                        // The send is the last thing inside assign_job: its end is the send time.
+                        let _a = debug_span!(target: SCHED, "assign_job", job = job.as_str(), worker).entered();
+                        proto::send(&mut writers[worker], &json!({"type": "assign", "job": job, "shard": shard, "drvs": drvs}))?;
+                    }
+                    None => proto::send(&mut writers[worker], &json!({"type": "no_job"}))?,
+                }
+            }
+            "known" => {
+                let asked: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
+                let _s = debug_span!(target: JOBS, "known_derivations", asked = asked.len(), known = tracing::field::Empty).entered();
+                let hits: Vec<&String> = asked.iter().filter(|d| known.contains(*d)).collect();
+                _s.record("known", hits.len());
+                proto::send(&mut writers[worker], &json!({"type": "known_reply", "drvs": hits}))?;
+            }
+            "eval_result" => {
+                let job = msg["job"].as_str().unwrap_or("").to_string();
+                let wait = received.elapsed().as_micros() as u64;
+                let _e = debug_span!(target: JOBS, "job_event", job = job.as_str(), kind = "eval_result", queue_wait_us = wait).entered();
+                if !seen_result {
+                    status("EvaluatingDerivation");
+                    seen_result = true;
+                }
+                let batch: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
+                let _h = debug_span!(target: JOBS, "handle_eval_result", job = job.as_str(), drvs = batch.len()).entered();
+                let fresh: Vec<String> = {
+                    let _a = debug_span!(target: JOBS, "assess_cached", drvs = batch.len()).entered();
+                    batch.into_iter().filter(|d| known.insert(d.clone())).collect()
+                };
+                derivations += fresh.len();
+                {
+                    let _r = debug_span!(target: GRAPH, "record", job = job.as_str(), rows = fresh.len()).entered();
+                    let (tx, rx) = mpsc::channel();
+                    let _ = mb_tx.send(Batch { job: job.clone(), drvs: fresh, done: tx });
+                    let _ = rx.recv();
+                }
+                if msg["last"].as_bool().unwrap_or(false) {
+                    let _c = debug_span!(target: JOBS, "eval_stream_completed", job = job.as_str()).entered();
+                    done_jobs += 1;
+                }
+            }
+            "hello" => {}
+            other => eprintln!("sample server: unknown message type {other:?}"),
+        }
+    }
+    status("Building");
+    for w in writers.iter_mut() {
+        let _ = proto::send(w, &json!({"type": "bye"}));
+    }
+    drop(mb_tx);
+    let _ = writer.join();
+    let metric = json!({
+        "jobs": jobs,
+        "derivations": derivations,
+        "workers": workers,
+        "server_wall_ms": started.elapsed().as_millis() as u64,
+    });
+    println!("METRIC {metric}");
+    status("Completed");
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! The one binary: parses options once and hands them to the stage that
+//! does the work. Each subcommand is a module of its own.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod size;
+mod summarize;
+
+#[derive(Parser)]
+#[command(
+    name = "evalbench",
+    version,
+    about = "Where does a Nix CI evaluation spend its time, and did a change really make it faster?",
+    long_about = "evalbench runs an evaluation through a CI pipeline in passes (cold/warm x clean/instrumented), \
+captures spans, Postgres statistics, packets, CPU profiles and syscalls, aligns the machines' clocks, \
+and writes a bundle: summary, Perfetto trace and an HTML report.\n\n\
+A bundle is a directory or a .tar.gz of one, with one directory per pass (cold-clean, warm-clean, \
+cold-instrumented, warm-instrumented), each holding run.json and trace/<process>.<pid>.jsonl."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summarize a bundle: summary.txt and summary.json (clean passes), and <run>/trace.json for every pass.
+    Summarize(summarize::Args),
+    /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
+    Sample(evalbench_sample::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Summarize(a) => summarize::run(a),
+        Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("evalbench: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
