@@ -51,7 +51,7 @@ pub fn assign(stream: &Stream) -> Tracks {
     });
     let mut tracks: Vec<Track> = Vec::new();
     let mut by_root: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut track_of_id: HashMap<u64, u32> = HashMap::new();
+    let mut track_of_id: HashMap<u64, u32, evalbench_bundle::Fnv> = HashMap::with_capacity_and_hasher(spans.len(), evalbench_bundle::Fnv);
     let mut of_span = vec![0u32; spans.len()];
     for &i in &order {
         let s = &spans[i as usize];

@@ -98,6 +98,8 @@ pub struct SpanFile {
     pub malformed_total: u64,
     /// Spans the writing process dropped (its `dropped_spans` lines).
     pub dropped: u64,
+    /// Physical lines read, blank ones included (to number lines across chunks).
+    pub physical_lines: u64,
 }
 
 /// `server.812.jsonl` → ("server", 812): the defaults for lines without them.
@@ -117,80 +119,127 @@ pub fn read_span_file(path: &Path) -> Result<SpanFile, BundleError> {
 /// Reads span lines from any reader; `path` names them in messages.
 pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleError> {
     let (default_process, default_pid) = file_identity(path);
-    let mut out = SpanFile { path: path.to_path_buf(), ..Default::default() };
-    let mut index: HashMap<(Option<String>, String, u32), usize> = HashMap::new();
-    let mut names: Vec<HashMap<String, u32>> = Vec::new();
+    let mut p = Parser {
+        out: SpanFile { path: path.to_path_buf(), ..Default::default() },
+        index: HashMap::new(),
+        names: Vec::new(),
+        last: None,
+        line_no: 0,
+        default_process,
+        default_pid,
+    };
     let mut buf = Vec::with_capacity(4096);
-    let mut line_no = 0u64;
     loop {
+        // Fast path: the whole line is in the reader's buffer; parse it there.
+        let avail = r.fill_buf().map_err(io(path))?;
+        if avail.is_empty() {
+            break;
+        }
+        if let Some(i) = avail.iter().position(|&b| b == b'\n').filter(|&i| i < MAX_LINE) {
+            p.line(&avail[..=i], false);
+            r.consume(i + 1);
+            continue;
+        }
         buf.clear();
         let (n, too_long) = read_line_limited(&mut r, &mut buf, MAX_LINE).map_err(io(path))?;
         if n == 0 {
             break;
         }
-        line_no += 1;
-        let mut bad = |reason: String| {
-            out.malformed_total += 1;
-            if out.malformed.len() < MAX_LISTED {
-                out.malformed.push(Malformed { file: path.to_path_buf(), line: line_no, reason });
-            }
-        };
+        p.line(&buf, too_long);
+    }
+    p.out.physical_lines = p.line_no;
+    Ok(p.out)
+}
+
+struct Parser {
+    out: SpanFile,
+    index: HashMap<(Option<String>, String, u32), usize>,
+    names: Vec<HashMap<String, u32, Fnv>>,
+    last: Option<usize>,
+    line_no: u64,
+    default_process: String,
+    default_pid: u32,
+}
+
+impl Parser {
+    fn bad(&mut self, reason: String) {
+        self.out.malformed_total += 1;
+        if self.out.malformed.len() < MAX_LISTED {
+            self.out.malformed.push(Malformed { file: self.out.path.clone(), line: self.line_no, reason });
+        }
+    }
+
+    fn line(&mut self, raw: &[u8], too_long: bool) {
+        self.line_no += 1;
         if too_long {
-            bad(format!("line longer than {MAX_LINE} bytes"));
-            continue;
+            self.bad(format!("line longer than {MAX_LINE} bytes"));
+            return;
         }
-        let text = trim_line(&buf);
+        let text = trim_line(raw);
         if text.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
+            return;
         }
-        out.lines += 1;
+        self.out.lines += 1;
         let line: Line<'_> = match serde_json::from_slice(text) {
             Ok(l) => l,
             Err(e) => {
-                bad(format!("not a JSON object: {e}"));
-                continue;
+                self.bad(format!("not a JSON object: {e}"));
+                return;
             }
         };
         if let Some(d) = line.dropped_spans {
-            out.dropped = out.dropped.max(d);
-            continue;
+            self.out.dropped = self.out.dropped.max(d);
+            return;
         }
         let (Some(name), Some(ts_us), Some(dur_us)) = (line.name, line.ts_us, line.dur_us) else {
-            bad("missing one of name, ts_us, dur_us".into());
-            continue;
+            self.bad("missing one of name, ts_us, dur_us".into());
+            return;
         };
         if dur_us < 0 {
-            bad(format!("negative dur_us {dur_us}"));
-            continue;
+            self.bad(format!("negative dur_us {dur_us}"));
+            return;
         }
-        let process = line.process.map(Cow::into_owned).unwrap_or_else(|| default_process.clone());
-        let pid = line.pid.unwrap_or(default_pid);
-        let host = line.host.map(Cow::into_owned);
-        let key = (host, process, pid);
-        let si = match index.get(&key) {
-            Some(&i) => i,
-            None => {
-                let i = out.streams.len();
-                out.streams.push(Stream {
-                    host: key.0.clone(),
-                    process: key.1.clone(),
-                    pid,
-                    file: path.to_path_buf(),
-                    ..Default::default()
-                });
-                names.push(HashMap::new());
-                index.insert(key, i);
-                i
+        let pid = line.pid.unwrap_or(self.default_pid);
+        // Almost every line of a file belongs to the stream of the line before.
+        let same = self.last.is_some_and(|i: usize| {
+            let st = &self.out.streams[i];
+            st.pid == pid
+                && st.process == line.process.as_deref().unwrap_or(&self.default_process)
+                && st.host.as_deref() == line.host.as_deref()
+        });
+        let si = match self.last {
+            Some(i) if same => i,
+            _ => {
+                let process = line.process.map(Cow::into_owned).unwrap_or_else(|| self.default_process.clone());
+                let key = (line.host.map(Cow::into_owned), process, pid);
+                match self.index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.out.streams.len();
+                        self.out.streams.push(Stream {
+                            host: key.0.clone(),
+                            process: key.1.clone(),
+                            pid,
+                            file: self.out.path.clone(),
+                            ..Default::default()
+                        });
+                        self.names.push(HashMap::default());
+                        self.index.insert(key, i);
+                        i
+                    }
+                }
             }
         };
-        let stream = &mut out.streams[si];
+        self.last = Some(si);
+        let stream = &mut self.out.streams[si];
+        let table = &mut self.names[si];
         let mut intern = |s: &str| -> u32 {
-            if let Some(&i) = names[si].get(s) {
+            if let Some(&i) = table.get(s) {
                 return i;
             }
             let i = stream.names.len() as u32;
             stream.names.push(s.to_string());
-            names[si].insert(s.to_string(), i);
+            table.insert(s.to_string(), i);
             i
         };
         let name = intern(&name);
@@ -222,7 +271,6 @@ pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleEr
             extra,
         });
     }
-    Ok(out)
 }
 
 fn trim_line(b: &[u8]) -> &[u8] {
@@ -342,33 +390,169 @@ impl<'de> Deserialize<'de> for Line<'de> {
     }
 }
 
-/// Reads every `*.jsonl` file of a directory, in name order.
+/// Files above this size are read in chunks, one per core.
+const CHUNK: u64 = 16 << 20;
+
+/// Reads bytes `start..end` of a span file; line numbers are relative to `start`.
+fn read_span_range(path: &Path, start: u64, end: u64) -> Result<SpanFile, BundleError> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).map_err(io(path))?;
+    f.seek(SeekFrom::Start(start)).map_err(io(path))?;
+    read_spans(BufReader::with_capacity(256 * 1024, f.take(end - start)), path)
+}
+
+/// Chunk boundaries of a file, each just after a newline.
+fn chunk_bounds(path: &Path, size: u64, chunk: u64) -> Result<Vec<u64>, BundleError> {
+    use std::io::{Seek, SeekFrom};
+    let n = size.div_ceil(chunk).max(1);
+    let mut bounds = vec![0];
+    let mut f = File::open(path).map_err(io(path))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    for k in 1..n {
+        let mut pos = (k * size / n).max(*bounds.last().unwrap_or(&0));
+        f.seek(SeekFrom::Start(pos)).map_err(io(path))?;
+        loop {
+            let got = f.read(&mut buf).map_err(io(path))?;
+            if got == 0 {
+                pos = size;
+                break;
+            }
+            if let Some(i) = buf[..got].iter().position(|&b| b == b'\n') {
+                pos += i as u64 + 1;
+                break;
+            }
+            pos += got as u64;
+        }
+        if pos < size && pos > *bounds.last().unwrap_or(&0) {
+            bounds.push(pos);
+        }
+    }
+    bounds.push(size);
+    Ok(bounds)
+}
+
+/// Joins the chunks of one file, in order: streams merged by identity, names
+/// re-interned, malformed line numbers made absolute.
+fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
+    let mut out = SpanFile { path: path.to_path_buf(), ..Default::default() };
+    let mut index: HashMap<(Option<String>, String, u32), usize> = HashMap::new();
+    let mut names: Vec<HashMap<String, u32, Fnv>> = Vec::new();
+    let mut base = 0u64;
+    for part in parts {
+        out.lines += part.lines;
+        out.malformed_total += part.malformed_total;
+        out.dropped = out.dropped.max(part.dropped);
+        for mut m in part.malformed {
+            if out.malformed.len() < MAX_LISTED {
+                m.line += base;
+                out.malformed.push(m);
+            }
+        }
+        base += part.physical_lines;
+        for st in part.streams {
+            let key = (st.host.clone(), st.process.clone(), st.pid);
+            let si = *index.entry(key).or_insert_with(|| {
+                out.streams.push(Stream { host: st.host.clone(), process: st.process.clone(), pid: st.pid, file: st.file.clone(), ..Default::default() });
+                names.push(HashMap::default());
+                out.streams.len() - 1
+            });
+            let target = &mut out.streams[si];
+            let remap: Vec<u32> = st
+                .names
+                .iter()
+                .map(|n| {
+                    *names[si].entry(n.clone()).or_insert_with(|| {
+                        target.names.push(n.clone());
+                        target.names.len() as u32 - 1
+                    })
+                })
+                .collect();
+            target.spans.reserve(st.spans.len());
+            for mut s in st.spans {
+                s.name = remap[s.name as usize];
+                s.target = remap[s.target as usize];
+                target.spans.push(s);
+            }
+        }
+    }
+    out.physical_lines = base;
+    out
+}
+
+/// Reads every `*.jsonl` file of a directory, in name order. Files, and
+/// chunks of large files, are parsed on every core.
 pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
+    read_trace_dir_chunked(dir, CHUNK)
+}
+
+/// [`read_trace_dir`] with a chosen chunk size (tests use small ones).
+#[doc(hidden)]
+pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, BundleError> {
+    let chunk = chunk.max(1);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
         .collect();
     paths.sort();
-    // Files are independent: read them on every core, keep their order.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(paths.len().max(1));
+    let mut units: Vec<(usize, u64, u64)> = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
+        let size = std::fs::metadata(p).map_err(io(p))?.len();
+        let bounds = if size > chunk { chunk_bounds(p, size, chunk)? } else { vec![0, size] };
+        units.extend(bounds.windows(2).map(|w| (i, w[0], w[1])));
+    }
+    // Biggest first, so one large chunk does not start last.
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&u| std::cmp::Reverse(units[u].2 - units[u].1));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(units.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<SpanFile, BundleError>>> = (0..paths.len()).map(|_| None).collect();
+    let mut results: Vec<Option<Result<SpanFile, BundleError>>> = (0..units.len()).map(|_| None).collect();
     let slots = std::sync::Mutex::new(&mut results);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(p) = paths.get(i) else { break };
-                let r = read_span_file(p);
-                slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&u) = order.get(k) else { break };
+                let (i, start, end) = units[u];
+                let r = read_span_range(&paths[i], start, end);
+                slots.lock().unwrap_or_else(|e| e.into_inner())[u] = Some(r);
             });
         }
     });
-    results.into_iter().map(|r| r.expect("every file was read")).collect()
+    let mut per_file: Vec<Vec<SpanFile>> = (0..paths.len()).map(|_| Vec::new()).collect();
+    for (u, r) in results.into_iter().enumerate() {
+        per_file[units[u].0].push(r.expect("every chunk was read")?);
+    }
+    Ok(per_file.into_iter().zip(&paths).map(|(parts, p)| if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) }).collect())
 }
 
 #[doc(hidden)]
 pub fn read_spans_from_bytes(bytes: &[u8], name: &str) -> Result<SpanFile, BundleError> {
     read_spans(BufReader::new(bytes.chain(&b""[..])), Path::new(name))
+}
+
+/// FNV-1a: span names are short and trusted to be few; SipHash's DoS
+/// resistance costs more than it buys here.
+#[derive(Default, Clone, Copy)]
+pub struct Fnv;
+
+pub struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x100000001b3);
+        }
+    }
+}
+
+impl std::hash::BuildHasher for Fnv {
+    type Hasher = FnvHasher;
+    fn build_hasher(&self) -> FnvHasher {
+        FnvHasher(0xcbf29ce484222325)
+    }
 }

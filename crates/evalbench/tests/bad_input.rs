@@ -1,0 +1,183 @@
+//! Hostile and corrupt input: clear errors naming the file, never a panic,
+//! never a write outside the destination. Real bundles from the sample
+//! pipeline, corrupted by hand where the test is about corruption.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use common::*;
+
+fn small_bundle(dir: &Path) -> std::path::PathBuf {
+    sample(dir, &["--passes", "cold-clean,warm-clean", "--jobs", "2", "--drvs", "10"])
+}
+
+fn stderr_of(cmd: &mut std::process::Command) -> (bool, String) {
+    let out = cmd.output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn malformed_lines_are_listed_with_file_and_line_and_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = small_bundle(&tmp.path().join("b"));
+    let trace = b.join("cold-clean/trace");
+    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let good = std::fs::read_to_string(&server).unwrap().lines().count();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
+    f.write_all(b"{not json\n{\"name\":\"x\"}\n[1,2]\n{\"name\":\"neg\",\"ts_us\":1,\"dur_us\":-5}\n").unwrap();
+    // An unknown key is kept, not rejected.
+    f.write_all(b"{\"name\":\"extra\",\"ts_us\":1,\"dur_us\":1,\"pid\":1,\"process\":\"server\",\"zone\":\"eu\",\"fields\":{}}\n").unwrap();
+    drop(f);
+    run_ok(evalbench().args(["summarize", "--quiet"]).arg(&b));
+    let s = read_json(&b.join("summary.json"));
+    let warnings: Vec<String> = s["warnings"].as_array().unwrap().iter().map(|w| format!("{}:{}", w["file"].as_str().unwrap(), w["line"])).collect();
+    let name = format!("cold-clean/trace/{}", server.file_name().unwrap().to_str().unwrap());
+    for line in [good + 1, good + 2, good + 3, good + 4] {
+        assert!(warnings.contains(&format!("{name}:{line}")), "{warnings:?} lacks line {line}");
+    }
+    assert_eq!(s["passes"][0]["malformed_lines"], 4);
+    let text = std::fs::read_to_string(b.join("summary.txt")).unwrap();
+    assert!(text.contains(&format!("{name}:{}", good + 1)));
+    let trace = std::fs::read_to_string(b.join("cold-clean/trace.json")).unwrap();
+    assert!(trace.contains("\"span.extra\":{\"zone\":\"eu\"}"));
+}
+
+#[test]
+fn missing_run_json_and_empty_passes_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = small_bundle(&tmp.path().join("b"));
+    std::fs::remove_file(b.join("warm-clean/run.json")).unwrap();
+    std::fs::create_dir_all(b.join("cold-instrumented/trace")).unwrap();
+    run_ok(evalbench().args(["summarize", "--quiet"]).arg(&b));
+    let s = read_json(&b.join("summary.json"));
+    let warm = s["passes"].as_array().unwrap().iter().find(|p| p["pass"] == "warm-clean").unwrap();
+    assert_eq!(warm["wall_source"], "spans");
+    assert!(warm["evaluated_s"].is_null());
+    let w = serde_json::to_string(&s["warnings"]).unwrap();
+    assert!(w.contains("warm-clean/run.json") && w.contains("missing"), "{w}");
+    assert!(w.contains("cold-instrumented/trace") && w.contains("no spans"), "{w}");
+}
+
+#[test]
+fn nothing_usable_exits_non_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("cold-clean/trace")).unwrap();
+    std::fs::write(tmp.path().join("cold-clean/trace/server.1.jsonl"), "garbage\n").unwrap();
+    let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet"]).arg(tmp.path()));
+    assert!(!ok);
+    assert!(err.contains("nothing usable"), "{err}");
+    assert!(err.contains("server.1.jsonl:1"), "{err}");
+    let (ok, err) = stderr_of(evalbench().args(["summarize"]).arg(tmp.path().join("nope")));
+    assert!(!ok && err.contains("nope"), "{err}");
+    std::fs::write(tmp.path().join("x.txt"), "x").unwrap();
+    let (ok, err) = stderr_of(evalbench().args(["summarize"]).arg(tmp.path().join("x.txt")));
+    assert!(!ok && err.contains("x.txt") && err.contains(".tar.gz"), "{err}");
+}
+
+#[test]
+fn a_truncated_archive_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = small_bundle(&tmp.path().join("b"));
+    let archive = tmp.path().join("evalbench.tar.gz");
+    evalbench_bundle::pack_dir(&b, &archive, &[]).unwrap();
+    let bytes = std::fs::read(&archive).unwrap();
+    let cut = tmp.path().join("cut.tar.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet"]).arg(&cut));
+    assert!(!ok);
+    assert!(err.contains("cut.tar.gz") && err.contains("ends early"), "{err}");
+    assert!(!tmp.path().join("cut/summary.json").exists(), "no summary from a broken archive");
+}
+
+/// A tar with one raw entry, its name written straight into the header so
+/// that names the tar crate would refuse to write (`..`, `/`) get through.
+fn hostile_tar(path: &Path, entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) {
+    let gz = flate2::write::GzEncoder::new(std::fs::File::create(path).unwrap(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    for (name, kind, data, link) in entries {
+        let mut h = tar::Header::new_old();
+        h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.set_entry_type(*kind);
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        if let Some(l) = link {
+            h.as_old_mut().linkname[..l.len()].copy_from_slice(l.as_bytes());
+        }
+        h.set_cksum();
+        b.append(&h, *data).unwrap();
+    }
+    b.into_inner().unwrap().finish().unwrap();
+}
+
+#[test]
+fn archives_cannot_write_outside_or_link_out_or_explode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = br#"{"pass":"cold-clean"}"#;
+    let cases: Vec<(&str, Vec<(&str, tar::EntryType, &[u8], Option<&str>)>, &str)> = vec![
+        ("dotdot", vec![("cold-clean/run.json", tar::EntryType::Regular, run, None), ("../escaped", tar::EntryType::Regular, b"x", None)], "`..`"),
+        ("absolute", vec![("/tmp/evalbench-abs-escape", tar::EntryType::Regular, b"x", None)], "absolute path"),
+        ("symlink-abs", vec![("cold-clean/trace", tar::EntryType::Symlink, b"", Some("/etc"))], "absolute path"),
+        ("symlink-up", vec![("cold-clean/trace", tar::EntryType::Symlink, b"", Some("../../.."))], "leads out"),
+        ("hardlink-out", vec![("cold-clean/run.json", tar::EntryType::Link, b"", Some("/etc/passwd"))], "absolute path"),
+        ("device", vec![("cold-clean/null", tar::EntryType::Char, b"", None)], "not allowed"),
+    ];
+    for (name, entries, expect) in cases {
+        let a = tmp.path().join(format!("{name}.tar.gz"));
+        hostile_tar(&a, &entries);
+        let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join(format!("out-{name}"))).arg(&a));
+        assert!(!ok, "{name}: accepted");
+        assert!(err.contains(&format!("{name}.tar.gz")) && err.contains("refused") && err.contains(expect), "{name}: {err}");
+    }
+    assert!(!tmp.path().join("escaped").exists());
+    assert!(!Path::new("/tmp/evalbench-abs-escape").exists());
+
+    // A size bomb: 64 MiB of zeros is a few kilobytes compressed.
+    let zeros = vec![0u8; 64 << 20];
+    let bomb = tmp.path().join("bomb.tar.gz");
+    hostile_tar(&bomb, &[("cold-clean/run.json", tar::EntryType::Regular, run, None), ("cold-clean/trace/big.jsonl", tar::EntryType::Regular, &zeros, None)]);
+    assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 20);
+    let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet", "--max-unpacked", "1M"]).arg(&bomb));
+    assert!(!ok && err.contains("bomb.tar.gz") && err.contains("limit"), "{err}");
+
+    // A link that only points downward is fine.
+    let fine = tmp.path().join("fine.tar.gz");
+    hostile_tar(&fine, &[("cold-clean/run.json", tar::EntryType::Regular, br#"{"pass":"cold-clean","evaluated_s":1.5}"#, None), ("cold-clean/alias.json", tar::EntryType::Symlink, b"", Some("run.json"))]);
+    let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet"]).arg(&fine));
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean", "--jobs", "2", "--drvs", "300"]);
+    let trace = b.join("cold-clean/trace");
+    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    // Corrupt a line in the middle of the file and one at the end.
+    let text = std::fs::read_to_string(&server).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mid = lines.len() / 2;
+    lines[mid] = "{\"name\": truncated".into();
+    lines.push("\u{1}garbage".into());
+    std::fs::write(&server, lines.join("\n") + "\n").unwrap();
+    let whole = evalbench_bundle::read_trace_dir_chunked(&trace, u64::MAX).unwrap();
+    for chunk in [1u64, 100, 4096, 65536] {
+        let parts = evalbench_bundle::read_trace_dir_chunked(&trace, chunk).unwrap();
+        assert_eq!(parts.len(), whole.len());
+        for (a, w) in parts.iter().zip(&whole) {
+            assert_eq!(a.malformed, w.malformed, "chunk {chunk}");
+            assert_eq!(a.lines, w.lines);
+            assert_eq!(a.streams.len(), w.streams.len());
+            for (x, y) in a.streams.iter().zip(&w.streams) {
+                assert_eq!(x.spans.len(), y.spans.len());
+                for (s, t) in x.spans.iter().zip(&y.spans) {
+                    assert_eq!((x.name(s), s.ts_us, s.dur_us, s.id, &s.fields), (y.name(t), t.ts_us, t.dur_us, t.id, &t.fields));
+                }
+            }
+        }
+    }
+    let server_file = whole.iter().find(|f| f.path == server).unwrap();
+    let lines_listed: Vec<u64> = server_file.malformed.iter().map(|m| m.line).collect();
+    assert_eq!(lines_listed, vec![mid as u64 + 1, lines.len() as u64]);
+}
