@@ -528,7 +528,7 @@ pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, B
 
 #[doc(hidden)]
 pub fn read_spans_from_bytes(bytes: &[u8], name: &str) -> Result<SpanFile, BundleError> {
-    read_spans(BufReader::new(bytes.chain(&b""[..])), Path::new(name))
+    read_spans(BufReader::new(bytes), Path::new(name))
 }
 
 /// FNV-1a: span names are short and trusted to be few; SipHash's DoS

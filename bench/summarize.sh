@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# summarize on a bundle of about a million spans written by the real layer
+# (the sample pipeline), against jq computing the same per-name totals from
+# the same files. Side by side in one run: medians of RUNS, peak RSS, ratio.
+#
+#   bash bench/summarize.sh            # RUNS=5, ~1.1M spans
+#   DRVS=20000 RUNS=3 bash bench/summarize.sh
+source "$(dirname "$0")/../scripts/lib.sh"
+need_rust
+need_pkg jq jq
+need_pkg /usr/bin/time time
+RUNS="${RUNS:-5}"
+DRVS="${DRVS:-85000}"
+JOBS="${JOBS:-4}"
+cd "$ROOT"
+cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
+BIN="$ROOT/target/release/evalbench"
+WORK="$(mktemp -d /tmp/evalbench-bench.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+say "generating the bundle ($JOBS jobs x $DRVS derivations) in $WORK"
+EVALBENCH_TRACE_QUEUE=4000000 "$BIN" sample --out "$WORK/b" --passes cold-clean --jobs "$JOBS" --drvs "$DRVS" 2>/dev/null
+FILES=("$WORK"/b/cold-clean/trace/*.jsonl)
+SPANS=$(cat "${FILES[@]}" | grep -c '"name"')
+DROPPED=$(cat "${FILES[@]}" | grep -h dropped_spans | wc -l)
+BYTES=$(cat "${FILES[@]}" | wc -c)
+say "$SPANS spans, $((BYTES / 1048576)) MiB of span lines, $DROPPED dropped-span notes"
+
+measure() { # label command... ; appends "seconds kib" to $WORK/$label
+    local label="$1"; shift
+    /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }
+    cat "$WORK/t" >> "$WORK/$label"
+}
+JQ_PROG='reduce inputs as $s ({}; if $s.name then .[$s.name + "\t" + $s.process] += $s.dur_us else . end)'
+for i in $(seq "$RUNS"); do
+    # Interleaved, so a noisy neighbour hits both alike.
+    measure summarize "$BIN" summarize -q "$WORK/b" -o "$WORK/o"
+    measure summarize-no-trace "$BIN" summarize -q --no-trace "$WORK/b" -o "$WORK/o2"
+    measure jq jq -n "$JQ_PROG" "${FILES[@]}"
+done
+jq -n "$JQ_PROG" "${FILES[@]}" > "$WORK/jq.json"
+
+python3 - "$WORK" "$SPANS" <<'PY'
+import json, statistics, sys
+work, spans = sys.argv[1], int(sys.argv[2])
+def load(label):
+    rows = [l.split() for l in open(f"{work}/{label}")]
+    return statistics.median(float(r[0]) for r in rows), max(int(r[1]) for r in rows), len(rows)
+# Same answer: per (name, process) totals from jq and from summary.json.
+jq = json.load(open(f"{work}/jq.json"))
+summary = json.load(open(f"{work}/o/summary.json"))
+ours = {f"{s['name']}\t{s['process']}": s["total_us"] for s in summary["passes"][0]["spans"]}
+assert ours == jq, "summarize and jq disagree on the totals"
+s, s_rss, n = load("summarize")
+t, t_rss, _ = load("summarize-no-trace")
+j, j_rss, _ = load("jq")
+print(f"summarize bench: {spans} spans, median of {n} runs each, side by side")
+print(f"  summarize (summary + trace.json)  {s:7.2f} s  {spans / s / 1e6:5.2f} M spans/s  peak RSS {s_rss / 1024:6.0f} MiB")
+print(f"  summarize --no-trace              {t:7.2f} s  {spans / t / 1e6:5.2f} M spans/s  peak RSS {t_rss / 1024:6.0f} MiB")
+print(f"  jq per-name totals                {j:7.2f} s  {spans / j / 1e6:5.2f} M spans/s  peak RSS {j_rss / 1024:6.0f} MiB")
+print(f"  ratio jq / summarize              {j / s:7.1f}x   (goal >= 20x; same totals checked)")
+print(f"  ratio jq / summarize --no-trace   {j / t:7.1f}x")
+PY

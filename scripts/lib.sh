@@ -1,0 +1,37 @@
+# Shared by scripts/main and scripts/test: install what is missing, once.
+# Debian 12, as root. Idempotent: a second run installs nothing.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+APT_UPDATED=0
+
+say() { printf 'evalbench: %s\n' "$*" >&2; }
+
+# need_pkg COMMAND PACKAGE: install PACKAGE when COMMAND is not on PATH.
+need_pkg() {
+    local cmd="$1" pkg="$2"
+    if command -v "$cmd" >/dev/null 2>&1; then return 0; fi
+    if [ "$(id -u)" != 0 ]; then
+        say "missing $cmd: install the Debian package $pkg (needs root)"; exit 1
+    fi
+    if [ "$APT_UPDATED" = 0 ]; then
+        say "apt-get update"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        APT_UPDATED=1
+    fi
+    say "installing $pkg (for $cmd)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
+}
+
+need_rust() {
+    if [ -d "$HOME/.cargo/bin" ]; then export PATH="$HOME/.cargo/bin:$PATH"; fi
+    need_pkg cc gcc
+    need_pkg cargo cargo
+    local v
+    v="$(rustc --version | sed -E 's/^rustc ([0-9]+)\.([0-9]+).*/\1 \2/')"
+    set -- $v
+    if [ "$1" -lt 1 ] || { [ "$1" -eq 1 ] && [ "$2" -lt 80 ]; }; then
+        say "rustc $1.$2 is too old: evalbench needs Rust 1.80 or newer (rustup toolchain)"; exit 1
+    fi
+}
