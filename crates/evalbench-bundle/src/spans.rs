@@ -135,7 +135,7 @@ pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleEr
         if avail.is_empty() {
             break;
         }
-        if let Some(i) = avail.iter().position(|&b| b == b'\n').filter(|&i| i < MAX_LINE) {
+        if let Some(i) = memchr::memchr(b'\n', avail).filter(|&i| i < MAX_LINE) {
             p.line(&avail[..=i], false);
             r.consume(i + 1);
             continue;
@@ -295,7 +295,7 @@ fn read_line_limited(r: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> s
         if avail.is_empty() {
             return Ok((consumed, too_long));
         }
-        let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
+        let (chunk, done) = match memchr::memchr(b'\n', avail) {
             Some(i) => (&avail[..=i], true),
             None => (avail, false),
         };
@@ -417,7 +417,7 @@ fn chunk_bounds(path: &Path, size: u64, chunk: u64) -> Result<Vec<u64>, BundleEr
                 pos = size;
                 break;
             }
-            if let Some(i) = buf[..got].iter().position(|&b| b == b'\n') {
+            if let Some(i) = memchr::memchr(b'\n', &buf[..got]) {
                 pos += i as u64 + 1;
                 break;
             }

@@ -3,14 +3,22 @@
 //! One Perfetto process per traced process (server first, then worker, then
 //! eval), each split into tracks that nest (see `evalbench_analyze::tracks`).
 //! Timestamps are on the server clock: each stream is moved by its host's
-//! offset. Written as a stream straight to disk, so a million spans cost
-//! only their own memory.
+//! offset.
+//!
+//! A million spans make a quarter-gigabyte file, so the events are cut into
+//! segments formatted on every core, and this thread writes the segments in
+//! order as they come. Memory stays at the spans plus a few segments.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use evalbench_analyze::{assign_tracks, Alignment};
+use evalbench_analyze::{assign_tracks, Alignment, Tracks};
 use evalbench_bundle::Stream;
+
+/// Spans per formatting segment: a few megabytes of JSON.
+const SEGMENT: usize = 16 * 1024;
 
 fn process_rank(p: &str) -> u32 {
     match p {
@@ -21,84 +29,231 @@ fn process_rank(p: &str) -> u32 {
     }
 }
 
-/// Writes `path` atomically (temporary file, then rename). Events are
-/// formatted in blocks on this thread while another thread writes the
-/// previous block: formatting and the kernel's copy overlap.
+/// What a segment formatter needs to know about its stream.
+struct Lane<'a> {
+    stream: &'a Stream,
+    pid: u64,
+    offset: i64,
+    tracks: Tracks,
+    names: Vec<Vec<u8>>,
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Writes `path` atomically (temporary file, then rename); returns the number of span events.
 pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<u64> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = tempfile::NamedTempFile::new_in(dir)?;
-    let file = tmp.as_file().try_clone()?;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-    let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    let writer = std::thread::spawn(move || -> io::Result<()> {
-        let mut file = file;
-        for block in rx {
-            file.write_all(&block)?;
-            let mut block = block;
-            block.clear();
-            let _ = back_tx.send(block);
+    let mut file = tmp.as_file();
+
+    let mut order: Vec<usize> = (0..streams.len()).collect();
+    order.sort_by_key(|&i| (process_rank(&streams[i].process), streams[i].host.clone(), streams[i].pid));
+    let lanes = lay_out(streams, &order, alignment);
+
+    let mut head = Vec::new();
+    head.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"pass\":");
+    head.extend_from_slice(&escaped(pass));
+    head.extend_from_slice(b",\"clock\":\"server\",\"alignment\":");
+    serde_json::to_writer(&mut head, alignment)?;
+    head.extend_from_slice(b"},\"traceEvents\":[\n");
+    file.write_all(&head)?;
+
+    // Segments: (lane, first span, end span), in output order.
+    let mut segments: Vec<(usize, usize, usize)> = Vec::new();
+    for (l, lane) in lanes.iter().enumerate() {
+        let n = lane.stream.spans.len();
+        let mut start = 0;
+        loop {
+            let end = (start + SEGMENT).min(n);
+            segments.push((l, start, end));
+            if end >= n {
+                break;
+            }
+            start = end;
         }
-        file.flush()
+    }
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(threads() * 2);
+    let mut events = 0u64;
+    let result = std::thread::scope(|s| -> io::Result<()> {
+        for _ in 0..threads() {
+            let tx = tx.clone();
+            let (lanes, segments, next, failed) = (&lanes, &segments, &next, &failed);
+            s.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Some(&(l, a, b)) = segments.get(k) else { break };
+                let buf = format_segment(&lanes[l], a, b, k == 0);
+                if tx.send((k, buf)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Write in order; hold early arrivals until their turn.
+        let mut pending: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+        let mut want = 0;
+        for (k, buf) in rx.iter() {
+            pending.insert(k, buf);
+            while let Some(buf) = pending.remove(&want) {
+                if let Err(e) = file.write_all(&buf) {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+                want += 1;
+            }
+        }
+        Ok(())
     });
-    let mut sink = BlockSink { buf: Vec::with_capacity(BLOCK * 2), tx: Some(tx), back: back_rx };
-    let events = write_events(&mut sink, pass, streams, alignment);
-    let sent = sink.finish();
-    let written = writer.join().unwrap_or_else(|_| Err(io::Error::other("trace writer thread panicked")));
-    let events = events?;
-    sent?;
-    written?;
+    result?;
+    for lane in &lanes {
+        events += lane.stream.spans.len() as u64;
+    }
+    file.write_all(b"\n]}\n")?;
     use std::os::unix::fs::PermissionsExt;
     tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(events)
 }
 
-const BLOCK: usize = 1 << 20;
-
-/// A `Write` that hands full blocks to the writer thread and reuses the
-/// buffers it gives back.
-struct BlockSink {
-    buf: Vec<u8>,
-    tx: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
-    back: std::sync::mpsc::Receiver<Vec<u8>>,
+/// Tracks for every stream, computed on every core.
+fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) -> Vec<Lane<'a>> {
+    let next = AtomicUsize::new(0);
+    let mut tracks: Vec<Option<Tracks>> = (0..order.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut tracks);
+    std::thread::scope(|s| {
+        for _ in 0..threads().min(order.len().max(1)) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
+                let t = assign_tracks(&streams[i]);
+                slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(t);
+            });
+        }
+    });
+    order
+        .iter()
+        .zip(tracks)
+        .enumerate()
+        .map(|(rank, (&i, t))| Lane {
+            stream: &streams[i],
+            // Synthetic pids: two hosts may reuse a pid number.
+            pid: rank as u64 + 1,
+            offset: alignment.offset_for(&streams[i]),
+            tracks: t.expect("every stream laid out"),
+            // Names are few: escape each once, not once per span.
+            names: streams[i].names.iter().map(|n| escaped(n)).collect(),
+        })
+        .collect()
 }
 
-impl BlockSink {
-    fn ship(&mut self) -> io::Result<()> {
-        let fresh = self.back.try_recv().unwrap_or_else(|_| Vec::with_capacity(BLOCK * 2));
-        let full = std::mem::replace(&mut self.buf, fresh);
-        match &self.tx {
-            Some(tx) => tx.send(full).map_err(|_| io::Error::other("trace writer stopped (disk error?)")),
-            None => Ok(()),
+fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> Vec<u8> {
+    let st = lane.stream;
+    let mut buf: Vec<u8> = Vec::with_capacity((b - a) * 240 + 1024);
+    let mut first = first_of_file;
+    let mut sep = |buf: &mut Vec<u8>| {
+        if first {
+            first = false;
+        } else {
+            buf.extend_from_slice(b",\n");
+        }
+    };
+    let pid = lane.pid as i64;
+    if a == 0 {
+        let label = match &st.host {
+            Some(h) => format!("{} {} (pid {})", st.process, h, st.pid),
+            None => format!("{} (pid {})", st.process, st.pid),
+        };
+        sep(&mut buf);
+        meta(&mut buf, "process_name", pid, 0, b"name", &escaped(&label));
+        sep(&mut buf);
+        meta(&mut buf, "process_sort_index", pid, 0, b"sort_index", (pid - 1).to_string().as_bytes());
+        for (t, name) in lane.tracks.names.iter().enumerate() {
+            sep(&mut buf);
+            meta(&mut buf, "thread_name", pid, t as i64 + 1, b"name", &escaped(name));
+            sep(&mut buf);
+            meta(&mut buf, "thread_sort_index", pid, t as i64 + 1, b"sort_index", t.to_string().as_bytes());
         }
     }
-    fn finish(mut self) -> io::Result<()> {
-        let r = if self.buf.is_empty() { Ok(()) } else { self.ship() };
-        self.tx = None;
-        r
+    for k in a..b {
+        let s = &st.spans[k];
+        sep(&mut buf);
+        buf.extend_from_slice(b"{\"ph\":\"X\",\"name\":");
+        buf.extend_from_slice(&lane.names[s.name as usize]);
+        buf.extend_from_slice(b",\"cat\":");
+        buf.extend_from_slice(&lane.names[s.target as usize]);
+        buf.extend_from_slice(b",\"ts\":");
+        push_int(&mut buf, s.ts_us + lane.offset);
+        buf.extend_from_slice(b",\"dur\":");
+        push_int(&mut buf, s.dur_us);
+        buf.extend_from_slice(b",\"pid\":");
+        push_int(&mut buf, pid);
+        buf.extend_from_slice(b",\"tid\":");
+        push_int(&mut buf, lane.tracks.of_span[k] as i64 + 1);
+        buf.extend_from_slice(b",\"args\":{");
+        let mut any = false;
+        let mut key = |buf: &mut Vec<u8>, k: &[u8]| {
+            if any {
+                buf.push(b',');
+            }
+            any = true;
+            buf.extend_from_slice(k);
+        };
+        if let Some(id) = s.id {
+            key(&mut buf, b"\"span.id\":");
+            push_u64(&mut buf, id);
+        }
+        if let Some(p) = s.parent {
+            key(&mut buf, b"\"span.parent\":");
+            push_u64(&mut buf, p);
+        }
+        if let Some(t) = s.thread {
+            key(&mut buf, b"\"span.thread\":");
+            push_u64(&mut buf, t);
+        }
+        // The span's own fields join our keys; a non-object stays whole under "fields".
+        match object_body(&s.fields) {
+            Some(inner) if inner.trim().is_empty() => {}
+            Some(inner) => key(&mut buf, inner.as_bytes()),
+            None if s.fields.is_empty() => {}
+            None => {
+                key(&mut buf, b"\"fields\":");
+                buf.extend_from_slice(s.fields.as_bytes());
+            }
+        }
+        if let Some(extra) = &s.extra {
+            key(&mut buf, b"\"span.extra\":");
+            buf.extend_from_slice(extra.as_bytes());
+        }
+        buf.extend_from_slice(b"}}");
     }
+    buf
 }
 
-impl Write for BlockSink {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= BLOCK {
-            self.ship()?;
-        }
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[u8]) {
+    buf.extend_from_slice(b"{\"ph\":\"M\",\"name\":\"");
+    buf.extend_from_slice(name.as_bytes());
+    buf.extend_from_slice(b"\",\"pid\":");
+    push_int(buf, pid);
+    buf.extend_from_slice(b",\"tid\":");
+    push_int(buf, tid);
+    buf.extend_from_slice(b",\"args\":{\"");
+    buf.extend_from_slice(key);
+    buf.extend_from_slice(b"\":");
+    buf.extend_from_slice(value);
+    buf.extend_from_slice(b"}}");
 }
 
 /// Decimal digits of an integer, without `fmt` machinery.
-fn push_int(out: &mut Vec<u8>, n: i64) {
+fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
-    let neg = n < 0;
-    let mut v = n.unsigned_abs();
     loop {
         i -= 1;
         tmp[i] = b'0' + (v % 10) as u8;
@@ -107,134 +262,22 @@ fn push_int(out: &mut Vec<u8>, n: i64) {
             break;
         }
     }
-    if neg {
+    out.extend_from_slice(&tmp[i..]);
+}
+
+fn push_int(out: &mut Vec<u8>, n: i64) {
+    if n < 0 {
         out.push(b'-');
     }
-    out.extend_from_slice(&tmp[i..]);
+    push_u64(out, n.unsigned_abs());
 }
 
 fn escaped(s: &str) -> Vec<u8> {
     serde_json::to_vec(s).unwrap_or_else(|_| b"\"\"".to_vec())
 }
 
-fn write_events(w: &mut impl Write, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<u64> {
-    let mut order: Vec<usize> = (0..streams.len()).collect();
-    order.sort_by_key(|&i| (process_rank(&streams[i].process), streams[i].host.clone(), streams[i].pid));
-    w.write_all(b"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"pass\":")?;
-    json_str(w, pass)?;
-    w.write_all(b",\"clock\":\"server\",\"alignment\":")?;
-    serde_json::to_writer(&mut *w, alignment)?;
-    w.write_all(b"},\"traceEvents\":[\n")?;
-    let mut first = true;
-    let mut events = 0u64;
-    for (rank, &i) in order.iter().enumerate() {
-        let st = &streams[i];
-        // Synthetic pids: two hosts may reuse a pid number.
-        let pid = rank as u64 + 1;
-        let offset = alignment.offset_for(st);
-        let label = match &st.host {
-            Some(h) => format!("{} {} (pid {})", st.process, h, st.pid),
-            None => format!("{} (pid {})", st.process, st.pid),
-        };
-        sep(w, &mut first)?;
-        write!(w, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":")?;
-        json_str(w, &label)?;
-        w.write_all(b"}}")?;
-        sep(w, &mut first)?;
-        write!(w, "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{rank}}}}}")?;
-        let tracks = assign_tracks(st);
-        for (t, name) in tracks.names.iter().enumerate() {
-            sep(w, &mut first)?;
-            write!(w, "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{},\"args\":{{\"name\":", t + 1)?;
-            json_str(w, name)?;
-            w.write_all(b"}}")?;
-            sep(w, &mut first)?;
-            write!(w, "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{},\"args\":{{\"sort_index\":{t}}}}}", t + 1)?;
-        }
-        // Names are few: escape each once, not once per span.
-        let names: Vec<Vec<u8>> = st.names.iter().map(|n| escaped(n)).collect();
-        let pid_s = pid.to_string();
-        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
-        for (k, s) in st.spans.iter().enumerate() {
-            if first {
-                first = false;
-            } else {
-                buf.extend_from_slice(b",\n");
-            }
-            buf.extend_from_slice(b"{\"ph\":\"X\",\"name\":");
-            buf.extend_from_slice(&names[s.name as usize]);
-            buf.extend_from_slice(b",\"cat\":");
-            buf.extend_from_slice(&names[s.target as usize]);
-            buf.extend_from_slice(b",\"ts\":");
-            push_int(&mut buf, s.ts_us + offset);
-            buf.extend_from_slice(b",\"dur\":");
-            push_int(&mut buf, s.dur_us);
-            buf.extend_from_slice(b",\"pid\":");
-            buf.extend_from_slice(pid_s.as_bytes());
-            buf.extend_from_slice(b",\"tid\":");
-            push_int(&mut buf, tracks.of_span[k] as i64 + 1);
-            buf.extend_from_slice(b",\"args\":{");
-            let mut any = false;
-            let mut key = |buf: &mut Vec<u8>, k: &[u8]| {
-                if any {
-                    buf.push(b',');
-                }
-                any = true;
-                buf.extend_from_slice(k);
-            };
-            if let Some(id) = s.id {
-                key(&mut buf, b"\"span.id\":");
-                push_int(&mut buf, id as i64);
-            }
-            if let Some(p) = s.parent {
-                key(&mut buf, b"\"span.parent\":");
-                push_int(&mut buf, p as i64);
-            }
-            if let Some(t) = s.thread {
-                key(&mut buf, b"\"span.thread\":");
-                push_int(&mut buf, t as i64);
-            }
-            match object_body(&s.fields) {
-                Some(inner) if inner.trim().is_empty() => {}
-                Some(inner) => key(&mut buf, inner.as_bytes()),
-                None if s.fields.is_empty() => {}
-                None => {
-                    key(&mut buf, b"\"fields\":");
-                    buf.extend_from_slice(s.fields.as_bytes());
-                }
-            }
-            if let Some(extra) = &s.extra {
-                key(&mut buf, b"\"span.extra\":");
-                buf.extend_from_slice(extra.as_bytes());
-            }
-            buf.extend_from_slice(b"}}");
-            events += 1;
-            if buf.len() >= 60 * 1024 {
-                w.write_all(&buf)?;
-                buf.clear();
-            }
-        }
-        w.write_all(&buf)?;
-    }
-    w.write_all(b"\n]}\n")?;
-    Ok(events)
-}
-
 /// The inside of a raw JSON object, so its keys can join ours.
 fn object_body(raw: &str) -> Option<&str> {
     let t = raw.trim();
     t.strip_prefix('{')?.strip_suffix('}')
-}
-
-fn sep(w: &mut impl Write, first: &mut bool) -> io::Result<()> {
-    if *first {
-        *first = false;
-        Ok(())
-    } else {
-        w.write_all(b",\n")
-    }
-}
-
-pub(crate) fn json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
-    serde_json::to_writer(w, s).map_err(io::Error::from)
 }
