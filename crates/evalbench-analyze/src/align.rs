@@ -93,8 +93,8 @@ impl Alignment {
     }
 }
 
-fn job_key(s: &Span) -> Option<String> {
-    match s.field("job")? {
+fn job_key(st: &Stream, s: &Span) -> Option<String> {
+    match st.field(s, "job")? {
         serde_json::Value::String(j) => Some(j),
         serde_json::Value::Null => None,
         other => Some(other.to_string()),
@@ -102,21 +102,21 @@ fn job_key(s: &Span) -> Option<String> {
 }
 
 /// Per job, the spans of a name in time order, as (start, end, span) tuples.
-fn by_job<'a>(streams: impl Iterator<Item = &'a Stream>, name: &str, want: impl Fn(&Span) -> bool) -> HashMap<String, Vec<&'a Span>> {
-    let mut m: HashMap<String, Vec<&Span>> = HashMap::new();
+fn by_job<'a>(streams: impl Iterator<Item = &'a Stream>, name: &str, want: impl Fn(&Stream, &Span) -> bool) -> HashMap<String, Vec<(&'a Stream, &'a Span)>> {
+    let mut m: HashMap<String, Vec<(&Stream, &Span)>> = HashMap::new();
     for st in streams {
         let Some(idx) = st.names.iter().position(|n| n == name) else { continue };
         for s in st.spans.iter().filter(|s| s.name as usize == idx) {
-            if !want(s) {
+            if !want(st, s) {
                 continue;
             }
-            if let Some(j) = job_key(s) {
-                m.entry(j).or_default().push(s);
+            if let Some(j) = job_key(st, s) {
+                m.entry(j).or_default().push((st, s));
             }
         }
     }
     for v in m.values_mut() {
-        v.sort_by_key(|s| (s.ts_us, s.dur_us));
+        v.sort_by_key(|(_, s)| (s.ts_us, s.dur_us));
     }
     m
 }
@@ -124,12 +124,12 @@ fn by_job<'a>(streams: impl Iterator<Item = &'a Stream>, name: &str, want: impl 
 /// A pair: the time of the send (sender's clock) and the measured delay.
 type Pair = (i64, i64);
 
-fn pairs_up(server: &HashMap<String, Vec<&Span>>, worker: &HashMap<String, Vec<&Span>>) -> Vec<Pair> {
+fn pairs_up(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> Vec<Pair> {
     let mut out = Vec::new();
     for (job, reports) in worker {
         let Some(events) = server.get(job) else { continue };
-        for (rep, ev) in reports.iter().zip(events.iter()) {
-            let wait = ev.field("queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0);
+        for ((_, rep), (ev_stream, ev)) in reports.iter().zip(events.iter()) {
+            let wait = ev_stream.field(ev, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0);
             let received = ev.ts_us - wait;
             out.push((rep.ts_us, received - rep.ts_us));
         }
@@ -138,12 +138,12 @@ fn pairs_up(server: &HashMap<String, Vec<&Span>>, worker: &HashMap<String, Vec<&
 }
 
 /// Downstream pairs measured from `assign_job`'s end (the seed) and from its start.
-fn pairs_down(server: &HashMap<String, Vec<&Span>>, worker: &HashMap<String, Vec<&Span>>) -> (Vec<Pair>, Vec<i64>) {
+fn pairs_down(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> (Vec<Pair>, Vec<i64>) {
     let mut out = Vec::new();
     let mut from_start = Vec::new();
     for (job, starts) in worker {
         let Some(assigns) = server.get(job) else { continue };
-        for (a, j) in assigns.iter().zip(starts.iter()) {
+        for ((_, a), (_, j)) in assigns.iter().zip(starts.iter()) {
             out.push((a.end_us(), j.ts_us - a.end_us()));
             from_start.push(j.ts_us - a.ts_us);
         }
@@ -176,9 +176,9 @@ fn drift(up: &[Pair], down: &[Pair], offset: i64) -> Option<i64> {
 /// Aligns every worker host of a pass against the server.
 pub fn align_pass(streams: &[Stream]) -> Alignment {
     let server: Vec<&Stream> = streams.iter().filter(|s| s.process == SERVER).collect();
-    let assigns = by_job(server.iter().copied(), "assign_job", |_| true);
-    let events = by_job(server.iter().copied(), "job_event", |s| {
-        matches!(s.field("kind"), Some(serde_json::Value::String(k)) if k == "eval_result")
+    let assigns = by_job(server.iter().copied(), "assign_job", |_, _| true);
+    let events = by_job(server.iter().copied(), "job_event", |st, s| {
+        matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result")
     });
     let mut hosts: Vec<Option<String>> = streams.iter().filter(|s| s.process != SERVER).map(|s| s.host.clone()).collect();
     hosts.sort();
@@ -189,8 +189,8 @@ pub fn align_pass(streams: &[Stream]) -> Alignment {
         let mut processes: Vec<String> = group.iter().map(|s| s.process.clone()).collect();
         processes.sort();
         processes.dedup();
-        let jobs = by_job(group.iter().copied(), "job", |_| true);
-        let reports = by_job(group.iter().copied(), "report_eval_result", |_| true);
+        let jobs = by_job(group.iter().copied(), "job", |_, _| true);
+        let reports = by_job(group.iter().copied(), "report_eval_result", |_, _| true);
         let up = pairs_up(&events, &reports);
         let (down, down_start) = pairs_down(&assigns, &jobs);
         let (ud, dd) = (delays(&up), delays(&down));

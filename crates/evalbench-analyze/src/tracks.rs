@@ -120,7 +120,7 @@ mod tests {
     use evalbench_bundle::Span;
 
     fn span(name: u32, ts: i64, dur: i64, id: Option<u64>, parent: Option<u64>) -> Span {
-        Span { name, target: 0, ts_us: ts, dur_us: dur, id, parent, thread: None, fields: "".into(), extra: None }
+        Span { name, target: 0, ts_us: ts, dur_us: dur, id, parent, thread: None, fields: Default::default(), extra: None }
     }
 
     fn nests(stream: &Stream, t: &Tracks) -> bool {

@@ -33,24 +33,22 @@ pub struct Span {
     pub id: Option<u64>,
     pub parent: Option<u64>,
     pub thread: Option<u64>,
-    /// The `fields` object as it was written (raw JSON), or empty.
-    pub fields: Box<str>,
+    /// Where the `fields` object, as written (raw JSON), lies in [`Stream::text`].
+    pub fields: TextRef,
     /// Unknown top-level keys, as a raw JSON object, kept for the trace.
     pub extra: Option<Box<str>>,
+}
+
+/// A slice of a stream's text arena: one allocation per stream, not per span.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextRef {
+    pub start: u64,
+    pub len: u32,
 }
 
 impl Span {
     pub fn end_us(&self) -> i64 {
         self.ts_us.saturating_add(self.dur_us)
-    }
-
-    /// One field's raw JSON value, found without parsing the others.
-    pub fn field(&self, key: &str) -> Option<serde_json::Value> {
-        if self.fields.is_empty() {
-            return None;
-        }
-        let map: HashMap<Cow<'_, str>, &RawValue> = serde_json::from_str(&self.fields).ok()?;
-        map.get(key).and_then(|v| serde_json::from_str(v.get()).ok())
     }
 }
 
@@ -63,9 +61,37 @@ pub struct Stream {
     pub file: PathBuf,
     pub names: Vec<String>,
     pub spans: Vec<Span>,
+    /// Every span's raw `fields` text, end to end.
+    pub text: String,
 }
 
 impl Stream {
+    /// The span's `fields` as written (raw JSON object), or "".
+    pub fn fields(&self, s: &Span) -> &str {
+        let start = s.fields.start as usize;
+        self.text.get(start..start + s.fields.len as usize).unwrap_or("")
+    }
+
+    /// One field's value, parsed.
+    pub fn field(&self, s: &Span, key: &str) -> Option<serde_json::Value> {
+        let text = self.fields(s);
+        if text.is_empty() {
+            return None;
+        }
+        let map: HashMap<Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
+        map.get(key).and_then(|v| serde_json::from_str(v.get()).ok())
+    }
+
+    /// Appends raw fields text to the arena.
+    pub fn push_text(&mut self, raw: &str) -> TextRef {
+        if raw.len() > u32::MAX as usize {
+            return TextRef::default();
+        }
+        let r = TextRef { start: self.text.len() as u64, len: raw.len() as u32 };
+        self.text.push_str(raw);
+        r
+    }
+
     pub fn name(&self, s: &Span) -> &str {
         &self.names[s.name as usize]
     }
@@ -259,6 +285,7 @@ impl Parser {
             s.push('}');
             Some(s.into_boxed_str())
         };
+        let fields = line.fields.map(|f| stream.push_text(f.get())).unwrap_or_default();
         stream.spans.push(Span {
             name,
             target,
@@ -267,7 +294,7 @@ impl Parser {
             id: line.id,
             parent: line.parent,
             thread: line.thread,
-            fields: line.fields.map(|f| Box::from(f.get())).unwrap_or_default(),
+            fields,
             extra,
         });
     }
@@ -467,10 +494,13 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
                     })
                 })
                 .collect();
+            let base = target.text.len() as u64;
+            target.text.push_str(&st.text);
             target.spans.reserve(st.spans.len());
             for mut s in st.spans {
                 s.name = remap[s.name as usize];
                 s.target = remap[s.target as usize];
+                s.fields.start += base;
                 target.spans.push(s);
             }
         }

@@ -218,13 +218,14 @@ fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> V
             push_u64(&mut buf, t);
         }
         // The span's own fields join our keys; a non-object stays whole under "fields".
-        match object_body(&s.fields) {
+        let fields = st.fields(s);
+        match object_body(fields) {
             Some(inner) if inner.trim().is_empty() => {}
             Some(inner) => key(&mut buf, inner.as_bytes()),
-            None if s.fields.is_empty() => {}
+            None if fields.is_empty() => {}
             None => {
                 key(&mut buf, b"\"fields\":");
-                buf.extend_from_slice(s.fields.as_bytes());
+                buf.extend_from_slice(fields.as_bytes());
             }
         }
         if let Some(extra) = &s.extra {
