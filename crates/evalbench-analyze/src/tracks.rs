@@ -44,21 +44,21 @@ impl Track {
 /// Lays out one stream; `offset` does not matter (it moves every span alike).
 pub fn assign(stream: &Stream) -> Tracks {
     let spans = &stream.spans;
-    let mut order: Vec<u32> = (0..spans.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let (x, y) = (&spans[a as usize], &spans[b as usize]);
-        x.ts_us.cmp(&y.ts_us).then(y.dur_us.cmp(&x.dur_us)).then(x.id.cmp(&y.id)).then(a.cmp(&b))
-    });
+    // Sort compact keys, not indices into the spans: far fewer cache misses.
+    let mut keys: Vec<(i64, i64, u64, u32)> =
+        spans.iter().enumerate().map(|(i, s)| (s.ts_us, -s.dur_us, s.id.unwrap_or(0), i as u32)).collect();
+    keys.sort_unstable();
+    let order: Vec<u32> = keys.into_iter().map(|k| k.3).collect();
     let mut tracks: Vec<Track> = Vec::new();
     let mut by_root: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut track_of_id: HashMap<u64, u32, evalbench_bundle::Fnv> = HashMap::with_capacity_and_hasher(spans.len(), evalbench_bundle::Fnv);
+    let mut track_of_id = IdMap::new(spans);
     let mut of_span = vec![0u32; spans.len()];
     for &i in &order {
         let s = &spans[i as usize];
         let end = s.end_us();
         let id = s.id.unwrap_or(u64::MAX);
         let mut placed = None;
-        match s.parent.and_then(|p| track_of_id.get(&p).map(|&t| (p, t))) {
+        match s.parent.and_then(|p| track_of_id.get(p).map(|t| (p, t))) {
             Some((parent, t)) => {
                 let tr = &mut tracks[t as usize];
                 tr.pop_ended(s.ts_us);
@@ -112,6 +112,44 @@ pub fn assign(stream: &Stream) -> Tracks {
         })
         .collect();
     Tracks { of_span, names }
+}
+
+/// Span id to track. Our layer numbers spans 1, 2, 3, ... per process, so a
+/// vector indexed by id serves; other writers' ids fall back to a hash map.
+enum IdMap {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32, evalbench_bundle::Fnv>),
+}
+
+impl IdMap {
+    const NONE: u32 = u32::MAX;
+
+    fn new(spans: &[evalbench_bundle::Span]) -> IdMap {
+        let max = spans.iter().filter_map(|s| s.id).max().unwrap_or(0);
+        if max <= (spans.len() as u64).saturating_mul(4).max(1024) {
+            IdMap::Dense(vec![Self::NONE; max as usize + 1])
+        } else {
+            IdMap::Sparse(HashMap::with_capacity_and_hasher(spans.len(), evalbench_bundle::Fnv))
+        }
+    }
+    fn get(&self, id: u64) -> Option<u32> {
+        match self {
+            IdMap::Dense(v) => v.get(id as usize).copied().filter(|&t| t != Self::NONE),
+            IdMap::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+    fn insert(&mut self, id: u64, t: u32) {
+        match self {
+            IdMap::Dense(v) => {
+                if let Some(slot) = v.get_mut(id as usize) {
+                    *slot = t;
+                }
+            }
+            IdMap::Sparse(m) => {
+                m.insert(id, t);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
