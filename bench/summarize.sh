@@ -50,6 +50,11 @@ jq = json.load(open(f"{work}/jq.json"))
 summary = json.load(open(f"{work}/o/summary.json"))
 ours = {f"{s['name']}\t{s['process']}": s["total_us"] for s in summary["passes"][0]["spans"]}
 assert ours == jq, "summarize and jq disagree on the totals"
+# The trace.json of a million spans is valid JSON with one event per span.
+trace = json.load(open(f"{work}/o/cold-clean/trace.json"))
+events = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")
+assert events == spans, f"trace.json has {events} span events, expected {spans}"
+del trace
 s, s_rss, n = load("summarize")
 t, t_rss, _ = load("summarize-no-trace")
 j, j_rss, _ = load("jq")
@@ -59,4 +64,5 @@ print(f"  summarize --no-trace              {t:7.2f} s  {spans / t / 1e6:5.2f} M
 print(f"  jq per-name totals                {j:7.2f} s  {spans / j / 1e6:5.2f} M spans/s  peak RSS {j_rss / 1024:6.0f} MiB")
 print(f"  ratio jq / summarize              {j / s:7.1f}x   (goal >= 20x; same totals checked)")
 print(f"  ratio jq / summarize --no-trace   {j / t:7.1f}x")
+print(f"  trace.json: valid JSON, {events} span events")
 PY
