@@ -30,6 +30,8 @@ enum Command {
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
     Sample(evalbench_sample::Args),
+    /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
+    Lab(evalbench_lab::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Summarize(a) => summarize::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
+        Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

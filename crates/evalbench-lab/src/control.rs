@@ -1,0 +1,287 @@
+//! `evalbench lab up|down|restart|reset|evaluate`: the lab's life cycle.
+//! Every step is idempotent: `up` twice is one lab, `down` twice is none.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::host::{alive, free_port, is_root, spawn_detached, stop, Host};
+use crate::netns::{self, Names};
+use crate::pg::{self, Pg};
+use crate::state::{LabState, Net, NIX_CONFIG};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NetMode {
+    /// Two network namespaces when root, loopback otherwise.
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone)]
+pub struct UpOpts {
+    pub dir: PathBuf,
+    pub flake: PathBuf,
+    pub trace_dir: Option<PathBuf>,
+    pub net: NetMode,
+    pub worker_clock_skew_ms: i64,
+    pub workers: u32,
+}
+
+fn now_us() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+}
+
+fn hosts(st: &LabState) -> (Host, Host) {
+    (Host { netns: st.net.server_ns.clone() }, Host { netns: st.net.worker_ns.clone() })
+}
+
+pub fn pg_of(st: &LabState) -> Result<Pg, String> {
+    Ok(Pg {
+        dir: st.pg_dir(),
+        port: st.pg_port,
+        host: hosts(st).0,
+        user: pg::ensure_user()?,
+        bin: pg::bin_dir()?,
+    })
+}
+
+pub fn up(o: &UpOpts) -> Result<LabState, String> {
+    std::fs::create_dir_all(&o.dir).map_err(|e| format!("{}: {e}", o.dir.display()))?;
+    let dir = o.dir.canonicalize().map_err(|e| format!("{}: {e}", o.dir.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+    }
+    let mut st = LabState::load(&dir).unwrap_or_default();
+    if st.server_pid.is_some_and(alive) {
+        stop_services(&mut st);
+    }
+    st.dir = dir.clone();
+    st.workers = o.workers.max(1);
+    st.worker_clock_skew_ms = o.worker_clock_skew_ms;
+    st.trace_dir = o.trace_dir.clone();
+    let use_netns = match o.net {
+        NetMode::On => true,
+        NetMode::Off => false,
+        NetMode::Auto => is_root(),
+    };
+    if use_netns && !is_root() {
+        return Err("network namespaces need root; use --net off".into());
+    }
+    let names = Names::for_dir(&dir);
+    if use_netns {
+        netns::create(&names)?;
+        st.net = Net {
+            mode: "netns".into(),
+            server_ns: Some(names.server_ns.clone()),
+            worker_ns: Some(names.worker_ns.clone()),
+            runner_if: Some(names.runner_root_if.clone()),
+            proto_if: Some(names.proto_srv_if.clone()),
+            server_addr: names.server_addr(),
+            server_addr_for_worker: names.server_proto_addr(),
+        };
+        st.pg_port = 5432;
+        st.server_port = 8080;
+    } else {
+        netns::remove(&names);
+        st.net = Net { mode: "loopback".into(), server_addr: "127.0.0.1".into(), server_addr_for_worker: "127.0.0.1".into(), ..Net::default() };
+        if st.pg_port == 0 || st.pg_port == 5432 {
+            st.pg_port = free_port()?;
+        }
+        st.server_port = free_port()?;
+    }
+    pg::check_reachable(&st.pg_dir())?;
+    let pg = pg_of(&st)?;
+    pg.init()?;
+    pg.start()?;
+    pg.create_ci()?;
+    st.repository = crate::flake::prepare_repo(&o.flake, &dir)?;
+    st.organization = "lab".into();
+    st.project = "hello".into();
+    if st.api_key.is_empty() {
+        st.api_key = format!("lab-{}", uuid::Uuid::new_v4().simple());
+    }
+    let provision = crate::server::db::Provision {
+        organization: st.organization.clone(),
+        project: st.project.clone(),
+        repository: st.repository.to_string_lossy().into_owned(),
+        api_key: st.api_key.clone(),
+    };
+    let pfile = dir.join("provision.json");
+    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(|e| format!("{}: {e}", pfile.display()))?;
+    st.save()?;
+    start_services(&mut st)?;
+    st.save()?;
+    Ok(st)
+}
+
+fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host: &str) {
+    cmd.env("EVALBENCH_PROCESS", process).env("EVALBENCH_HOST", host).env("NIX_CONFIG", NIX_CONFIG);
+    match &st.trace_dir {
+        Some(t) => cmd.env("EVALBENCH_TRACE_DIR", t),
+        None => cmd.env_remove("EVALBENCH_TRACE_DIR"),
+    };
+}
+
+/// Starts the server and the workers and waits until they are connected.
+pub fn start_services(st: &mut LabState) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let (srv, wrk) = hosts(st);
+    if let Some(t) = &st.trace_dir {
+        std::fs::create_dir_all(t).map_err(|e| format!("{}: {e}", t.display()))?;
+    }
+    let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
+    let mut c = srv.command(&exe, None);
+    c.args(["lab", "server", "--listen", &listen, "--database", &st.database_url(), "--provision"]).arg(st.dir.join("provision.json"));
+    trace_env(&mut c, st, "server", "server");
+    c.env_remove("EVALBENCH_CLOCK_SKEW_US");
+    st.server_pid = Some(spawn_detached(c, &st.logs().join("server.log"))?);
+    wait_for(st, |h| h.is_some(), "the server to answer")?;
+    st.worker_pids.clear();
+    for k in 0..st.workers {
+        let mut c = wrk.command(&exe, None);
+        c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, st.server_port), "--name", &format!("worker-{k}"), "--sources"])
+            .arg(st.sources());
+        trace_env(&mut c, st, "worker", &format!("worker-{k}"));
+        c.env("EVALBENCH_CLOCK_SKEW_US", (st.worker_clock_skew_ms * 1000).to_string()).env("XDG_CACHE_HOME", st.eval_cache());
+        st.worker_pids.push(spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?);
+    }
+    let n = st.workers as u64;
+    wait_for(st, |h| h.and_then(|v| v["message"]["workers"].as_u64()).is_some_and(|w| w >= n), "the workers to connect")
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into()
+}
+
+fn health(st: &LabState) -> Option<Value> {
+    let mut r = agent().get(format!("{}/api/v1/health", st.base_url())).call().ok()?;
+    r.body_mut().read_json::<Value>().ok()
+}
+
+fn wait_for(st: &LabState, ok: impl Fn(Option<Value>) -> bool, what: &str) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if ok(health(st)) {
+            return Ok(());
+        }
+        if !st.server_pid.is_some_and(alive) {
+            return Err(format!("the lab server exited; see {}", st.logs().join("server.log").display()));
+        }
+        if let Some(dead) = st.worker_pids.iter().find(|p| !alive(**p)) {
+            return Err(format!("a lab worker (pid {dead}) exited; see {}", st.logs().display()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("timed out waiting for {what}; logs in {}", st.logs().display()))
+}
+
+/// Stops the workers, then the server (SIGTERM: they flush their spans).
+pub fn stop_services(st: &mut LabState) {
+    for pid in st.worker_pids.drain(..) {
+        stop(pid, Duration::from_secs(10));
+    }
+    if let Some(pid) = st.server_pid.take() {
+        stop(pid, Duration::from_secs(10));
+    }
+}
+
+pub fn down(dir: &Path) -> Result<(), String> {
+    let Ok(dir) = dir.canonicalize() else { return Ok(()) };
+    let mut st = match LabState::load(&dir) {
+        Ok(s) => s,
+        Err(_) => {
+            netns::remove(&Names::for_dir(&dir));
+            return Ok(());
+        }
+    };
+    stop_services(&mut st);
+    if let Ok(pg) = pg_of(&st) {
+        pg.stop();
+    }
+    netns::remove(&Names::for_dir(&dir));
+    st.save()
+}
+
+/// Restarts server and workers, e.g. to write spans to another directory.
+pub fn restart(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, String> {
+    let mut st = LabState::load(dir)?;
+    stop_services(&mut st);
+    st.trace_dir = trace_dir;
+    start_services(&mut st)?;
+    st.save()?;
+    Ok(st)
+}
+
+/// The cold reset: database dropped and recreated (the server restarted
+/// re-provisions it), eval cache emptied; fetched sources kept.
+pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, String> {
+    let mut st = LabState::load(dir)?;
+    stop_services(&mut st);
+    pg_of(&st)?.recreate_ci_db()?;
+    let cache = st.eval_cache();
+    if cache.exists() {
+        std::fs::remove_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    }
+    st.trace_dir = trace_dir;
+    start_services(&mut st)?;
+    st.save()?;
+    Ok(st)
+}
+
+const TERMINAL: [&str; 3] = ["Completed", "Failed", "Aborted"];
+
+/// Requests an evaluation and follows it to the end: status changes as the
+/// runner saw them (its clock), and the seconds until it left EvaluatingDerivation.
+pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -> Result<Value, String> {
+    let st = LabState::load(dir)?;
+    let a = agent();
+    let auth = format!("Bearer {}", st.api_key);
+    let url = format!("{}/api/v1/projects/{}/{}/evaluate", st.base_url(), st.organization, st.project);
+    let requested_us = now_us();
+    let mut r = a.post(&url).header("Authorization", &auth).send_json(json!({})).map_err(|e| format!("{url}: {e}"))?;
+    let body: Value = r.body_mut().read_json().map_err(|e| format!("{url}: {e}"))?;
+    if body["error"] != false {
+        return Err(format!("{url}: {}", body["message"]));
+    }
+    let id = body["message"].as_str().ok_or_else(|| format!("{url}: no evaluation id in {body}"))?.to_string();
+    let mut statuses: Vec<Value> = Vec::new();
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut r = a.get(format!("{}/api/v1/evals/{id}", st.base_url())).header("Authorization", &auth).call().map_err(|e| e.to_string())?;
+        let v: Value = r.body_mut().read_json().map_err(|e| e.to_string())?;
+        let status = v["message"]["status"].as_str().unwrap_or("?").to_string();
+        if statuses.last().and_then(|s| s["status"].as_str()) != Some(status.as_str()) {
+            progress(&status);
+            statuses.push(json!({"status": status, "ts_us": now_us()}));
+        }
+        if TERMINAL.contains(&status.as_str()) {
+            // The server's own timeline has every change, even those between two polls.
+            let timeline = v["message"]["statuses"].as_array().cloned().unwrap_or_default();
+            let left = timeline
+                .iter()
+                .position(|s| s["status"] == "EvaluatingDerivation")
+                .and_then(|i| timeline.get(i + 1))
+                .and_then(|s| s["ts_us"].as_i64());
+            return Ok(json!({
+                "evaluation_id": id,
+                "status": status,
+                "error": v["message"]["error"],
+                "statuses": statuses,
+                "server_statuses": v["message"]["statuses"],
+                "requested_us": requested_us,
+                "evaluated_s": left.map(|t| (t - requested_us) as f64 / 1e6),
+            }));
+        }
+        if Instant::now() > deadline {
+            return Err(format!("evaluation {id} still {status} after {} s", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

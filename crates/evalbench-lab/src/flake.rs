@@ -1,0 +1,99 @@
+//! Flakes for the lab: the project repository made from a flake directory,
+//! and a generator for self-contained flakes of any size.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::host::run;
+
+/// A self-contained flake (no nixpkgs): `count` packages built with
+/// `builtins.derivation`, each depending on two earlier ones, each doing
+/// `work` steps of deliberate evaluation work so that evaluation costs
+/// real time and the eval cache has something to save.
+pub fn flake_text(count: u32, work: u32) -> String {
+    format!(
+        r#"{{
+  description = "evalbench flake: {count} self-contained derivations with dependencies (no nixpkgs)";
+
+  outputs = {{ self }}:
+    let
+      system = "x86_64-linux";
+      count = {count};
+      # Deliberate evaluation work in every package, so that a cold
+      # evaluation takes real time and the eval cache has something to save.
+      work = k: builtins.foldl' (acc: i: acc + (builtins.bitAnd (i * k + acc) 1023)) 0 (builtins.genList (i: i) {work});
+      name = i: "pkg${{toString i}}";
+      deps = i: if i == 0 then [ ] else [ packages.${{name (i / 2)}} packages.${{name (i - 1)}} ];
+      mk = i: builtins.derivation {{
+        name = "hello-${{toString i}}";
+        inherit system;
+        builder = "/bin/sh";
+        args = [ "-c" "echo ${{toString (work i)}} $deps > $out" ];
+        deps = deps i;
+      }};
+      packages = builtins.listToAttrs (builtins.genList (i: {{ name = name i; value = mk i; }}) count);
+    in
+    {{
+      packages.${{system}} = packages // {{ default = packages.${{name (count - 1)}}; }};
+    }};
+}}
+"#
+    )
+}
+
+pub const HELLO_COUNT: u32 = 100;
+pub const HELLO_WORK: u32 = 1500;
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    run(Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "evalbench")
+        .env("GIT_AUTHOR_EMAIL", "evalbench@localhost")
+        .env("GIT_COMMITTER_NAME", "evalbench")
+        .env("GIT_COMMITTER_EMAIL", "evalbench@localhost"))
+}
+
+fn copy_tree(src: &Path, dst: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+    for e in std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))? {
+        let e = e.map_err(|e| e.to_string())?;
+        if e.file_name() == ".git" {
+            continue;
+        }
+        let (from, to) = (e.path(), dst.join(e.file_name()));
+        if e.file_type().map_err(|e| e.to_string())?.is_dir() {
+            copy_tree(&from, &to)?;
+        } else {
+            std::fs::copy(&from, &to).map_err(|x| format!("{}: {x}", from.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The project's git repository: the flake's files committed in `dir/repo`.
+/// A changed flake makes a new commit; an unchanged one keeps the commit.
+pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, String> {
+    if !flake.join("flake.nix").is_file() {
+        return Err(format!("{}: no flake.nix here", flake.display()));
+    }
+    let repo = lab_dir.join("repo");
+    if !repo.join(".git").is_dir() {
+        std::fs::create_dir_all(&repo).map_err(|e| format!("{}: {e}", repo.display()))?;
+        git(&repo, &["init", "--quiet", "--initial-branch=main"])?;
+    }
+    // Replace the tracked files with the flake's.
+    for e in std::fs::read_dir(&repo).map_err(|e| e.to_string())?.flatten() {
+        if e.file_name() != ".git" {
+            let p = e.path();
+            let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+        }
+    }
+    copy_tree(flake, &repo)?;
+    git(&repo, &["add", "--all"])?;
+    if !git(&repo, &["status", "--porcelain"])?.trim().is_empty() {
+        git(&repo, &["commit", "--quiet", "-m", "evalbench lab project"])?;
+    }
+    Ok(repo)
+}

@@ -1,0 +1,107 @@
+//! Running commands on a lab host: in a network namespace or not, as root or
+//! as the unprivileged PostgreSQL user; detached daemons and their stopping.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where a command runs.
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    pub netns: Option<String>,
+}
+
+impl Host {
+    /// A command on this host, optionally as another user.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, user: Option<&str>) -> Command {
+        let mut parts: Vec<std::ffi::OsString> = Vec::new();
+        if let Some(ns) = &self.netns {
+            parts.extend(["ip".into(), "netns".into(), "exec".into(), ns.into()]);
+        }
+        if let Some(u) = user {
+            parts.extend(["runuser".into(), "-u".into(), u.into(), "--".into()]);
+        }
+        parts.push(program.as_ref().to_os_string());
+        let mut c = Command::new(&parts[0]);
+        c.args(&parts[1..]);
+        c
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs a command to completion; an error carries its stderr.
+pub fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.stdin(Stdio::null()).output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Starts a daemon in its own session, output to `log`; returns its pid.
+pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, String> {
+    use std::os::unix::process::CommandExt;
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null()).stdout(f).stderr(f2);
+    // SAFETY: setsid is async-signal-safe; it detaches the daemon from our session.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|e| format!("{cmd:?}: {e}"))?;
+    let pid = child.id();
+    // Reap it in the background if it dies while we still run.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    Ok(pid)
+}
+
+pub fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // A zombie has exited; only its parent's wait is missing.
+    !stat.is_empty() && stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+}
+
+/// SIGTERM, a grace period, then SIGKILL. Idempotent.
+pub fn stop(pid: u32, grace: Duration) {
+    if !alive(pid) {
+        return;
+    }
+    // SAFETY: plain kill(2) on a pid we started.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A free TCP port on loopback (of the current namespace).
+pub fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}

@@ -1,0 +1,173 @@
+//! `evalbench-lab`: the reference pipeline evalbench measures out of the box.
+//!
+//! The real CI (Gradient) needs the Nix C API and cannot be built here, so
+//! the lab has its shape at a small size: a real PostgreSQL, a server with
+//! the Gradient HTTP API subset and `/proto` over WebSocket, workers that
+//! clone the project's git repository and run an eval subprocess with the
+//! real `nix`, every span of the seed at the place its name says. When run
+//! as root, server and worker are two hosts (network namespaces joined by a
+//! veth pair); otherwise they share loopback.
+
+pub mod control;
+mod eval;
+pub mod flake;
+pub mod host;
+pub mod msg;
+pub mod netns;
+pub mod pg;
+pub mod server;
+pub mod state;
+mod worker;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use state::LabState;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// Start PostgreSQL, the server and the workers (idempotent).
+    Up {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+        /// The flake to evaluate (a directory with flake.nix); committed into the lab's own git repository.
+        #[arg(long, default_value = "examples/hello-flake")]
+        flake: PathBuf,
+        /// Where server, worker and eval processes write their spans.
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "auto")]
+        net: control::NetMode,
+        /// Shift every worker and eval span timestamp by this much (tests alignment).
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+        worker_clock_skew_ms: i64,
+        #[arg(long, default_value_t = 1)]
+        workers: u32,
+    },
+    /// Stop everything the lab started and remove its namespaces (idempotent).
+    Down {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+    },
+    /// Restart server and workers, optionally with another trace directory.
+    Restart {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
+    },
+    /// Cold reset: drop and recreate the database, empty the eval cache, restart.
+    Reset {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
+    },
+    /// Request an evaluation, follow it to the end, print its timeline as JSON.
+    Evaluate {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+        #[arg(long, default_value_t = 600)]
+        timeout_s: u64,
+    },
+    /// Print lab.json (where things run, the API key).
+    Status {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+    },
+    /// Write a self-contained flake with COUNT packages.
+    GenFlake {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = flake::HELLO_COUNT)]
+        packages: u32,
+        /// Evaluation work per package (list length folded over).
+        #[arg(long, default_value_t = flake::HELLO_WORK)]
+        work: u32,
+    },
+    #[command(hide = true)]
+    Server {
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        #[arg(long)]
+        database: String,
+        #[arg(long)]
+        provision: PathBuf,
+    },
+    #[command(hide = true)]
+    Worker {
+        #[arg(long)]
+        server: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        sources: PathBuf,
+    },
+    #[command(hide = true)]
+    Eval {
+        #[arg(long)]
+        flake: PathBuf,
+        #[arg(long)]
+        job: String,
+        #[arg(long, default_value_t = 1, env = "EVALBENCH_LAB_EVAL_SHARDS")]
+        shards: usize,
+    },
+}
+
+fn init_tracing() -> evalbench_trace::TraceGuard {
+    use tracing_subscriber::prelude::*;
+    let (layer, guard) = evalbench_trace::Builder::from_env().build();
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    guard
+}
+
+pub fn run(args: Args) -> Result<(), String> {
+    match args.command {
+        Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers } => {
+            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers })?;
+            eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
+            println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
+            Ok(())
+        }
+        Cmd::Down { dir } => control::down(&dir),
+        Cmd::Restart { dir, trace_dir } => control::restart(&dir, trace_dir).map(|_| ()),
+        Cmd::Reset { dir, trace_dir } => control::reset_cold(&dir, trace_dir).map(|_| ()),
+        Cmd::Evaluate { dir, timeout_s } => {
+            let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| eprintln!("evalbench lab: {s}"))?;
+            println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
+            if r["status"] == "Completed" {
+                Ok(())
+            } else {
+                Err(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"]))
+            }
+        }
+        Cmd::Status { dir } => {
+            let st = LabState::load(&dir)?;
+            println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
+            Ok(())
+        }
+        Cmd::GenFlake { out, packages, work } => {
+            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            let p = out.join("flake.nix");
+            std::fs::write(&p, flake::flake_text(packages, work)).map_err(|e| format!("{}: {e}", p.display()))
+        }
+        Cmd::Server { listen, database, provision } => {
+            let _g = init_tracing();
+            server::serve(listen, &database, &provision)
+        }
+        Cmd::Worker { server, name, sources } => {
+            let _g = init_tracing();
+            worker::work(&server, &name, &sources)
+        }
+        Cmd::Eval { flake, job, shards } => {
+            let _g = init_tracing();
+            eval::eval(&flake, &job, shards)
+        }
+    }
+}

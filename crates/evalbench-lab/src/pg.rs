@@ -1,0 +1,152 @@
+//! A real PostgreSQL for the lab: initdb into the lab's directory, started
+//! from the machine's binaries as an unprivileged user (the server refuses
+//! root), with pg_stat_statements and auto_explain preloaded, and a CI role
+//! `gradient` distinct from the superuser so statistics filter by role.
+
+use std::path::{Path, PathBuf};
+
+use crate::host::{is_root, run, Host};
+
+/// The system user PostgreSQL runs as when the lab runs as root.
+pub const PG_USER: &str = "evalbench-pg";
+pub const CI_ROLE: &str = "gradient";
+
+#[derive(Debug, Clone)]
+pub struct Pg {
+    pub dir: PathBuf,
+    pub port: u16,
+    pub host: Host,
+    pub user: Option<String>,
+    pub bin: PathBuf,
+}
+
+/// The newest PostgreSQL installed under /usr/lib/postgresql.
+pub fn bin_dir() -> Result<PathBuf, String> {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|_| "PostgreSQL is not installed: apt-get install postgresql postgresql-contrib".to_string())?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
+        .filter(|(_, p)| p.join("initdb").is_file())
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p).ok_or_else(|| "no initdb under /usr/lib/postgresql: apt-get install postgresql".into())
+}
+
+/// Creates the unprivileged user when running as root; returns who runs PostgreSQL.
+pub fn ensure_user() -> Result<Option<String>, String> {
+    if !is_root() {
+        return Ok(None);
+    }
+    if run(std::process::Command::new("id").args(["-u", PG_USER])).is_err() {
+        run(std::process::Command::new("useradd").args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER]))?;
+    }
+    Ok(Some(PG_USER.to_string()))
+}
+
+/// Every directory above `dir` must let PostgreSQL's user through.
+pub fn check_reachable(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    for a in dir.ancestors().skip(1) {
+        if let Ok(m) = std::fs::metadata(a) {
+            if m.permissions().mode() & 0o001 == 0 {
+                return Err(format!(
+                    "{}: PostgreSQL runs as {PG_USER} and cannot enter this directory (mode {:o}); use a lab directory under a world-traversable path, or chmod o+x it",
+                    a.display(),
+                    m.permissions().mode() & 0o7777
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Pg {
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+    pub fn sock(&self) -> PathBuf {
+        self.dir.join("sock")
+    }
+    fn tool(&self, name: &str) -> std::process::Command {
+        self.host.command(self.bin.join(name), self.user.as_deref())
+    }
+    fn chown(&self, p: &Path) -> Result<(), String> {
+        if let Some(u) = &self.user {
+            run(std::process::Command::new("chown").args(["-R", &format!("{u}:")]).arg(p))?;
+        }
+        Ok(())
+    }
+
+    /// initdb once; later calls find the cluster and do nothing.
+    pub fn init(&self) -> Result<(), String> {
+        if self.data().join("PG_VERSION").is_file() {
+            return Ok(());
+        }
+        for d in [self.dir.clone(), self.data(), self.sock()] {
+            std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        self.chown(&self.dir)?;
+        run(self.tool("initdb").arg("-D").arg(self.data()).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"]))?;
+        Ok(())
+    }
+
+    pub fn running(&self) -> bool {
+        run(self.tool("pg_ctl").arg("-D").arg(self.data()).arg("status")).is_ok()
+    }
+
+    pub fn start(&self) -> Result<(), String> {
+        if self.running() {
+            return Ok(());
+        }
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements,auto_explain \
+             -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on -c auto_explain.log_analyze=on \
+             -c auto_explain.log_timing=off -c auto_explain.log_min_duration=-1 -c fsync=off",
+            self.port,
+            self.sock().display()
+        );
+        run(self
+            .tool("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .arg("-l")
+            .arg(self.dir.join("postgres.log"))
+            .args(["-w", "-t", "60", "-o", &opts, "start"]))?;
+        Ok(())
+    }
+
+    pub fn stop(&self) {
+        if self.data().join("postmaster.pid").exists() {
+            let _ = run(self.tool("pg_ctl").arg("-D").arg(self.data()).args(["-m", "fast", "-w", "stop"]));
+        }
+    }
+
+    /// Runs SQL as the superuser over the Unix socket.
+    pub fn psql(&self, db: &str, sql: &str) -> Result<String, String> {
+        run(self
+            .tool("psql")
+            .arg("-h")
+            .arg(self.sock())
+            .args(["-p", &self.port.to_string(), "-U", "postgres", "-d", db, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]))
+    }
+
+    /// The CI role and its database, with pg_stat_statements; idempotent.
+    pub fn create_ci(&self) -> Result<(), String> {
+        let has_role = self.psql("postgres", &format!("SELECT 1 FROM pg_roles WHERE rolname = '{CI_ROLE}'"))?;
+        if has_role.trim().is_empty() {
+            self.psql("postgres", &format!("CREATE ROLE {CI_ROLE} LOGIN"))?;
+        }
+        let has_db = self.psql("postgres", &format!("SELECT 1 FROM pg_database WHERE datname = '{CI_ROLE}'"))?;
+        if has_db.trim().is_empty() {
+            self.psql("postgres", &format!("CREATE DATABASE {CI_ROLE} OWNER {CI_ROLE}"))?;
+        }
+        self.psql(CI_ROLE, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
+        Ok(())
+    }
+
+    /// The cold reset: the CI database dropped and made again, empty.
+    pub fn recreate_ci_db(&self) -> Result<(), String> {
+        self.psql("postgres", &format!("DROP DATABASE IF EXISTS {CI_ROLE} WITH (FORCE)"))?;
+        self.create_ci()
+    }
+}

@@ -1,0 +1,83 @@
+//! The lab's server: the Gradient HTTP API subset, `/proto` for workers, a
+//! scheduler, job events, and a graph writer behind a mailbox, each at the
+//! place the seed's span names say.
+
+mod api;
+pub mod db;
+mod graph;
+mod proto;
+mod sched;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, Mutex, Notify};
+use tokio_postgres::{Client, NoTls};
+
+use crate::msg::ToWorker;
+
+pub struct Shared {
+    pub db: Client,
+    pub workers: Mutex<HashMap<String, mpsc::UnboundedSender<ToWorker>>>,
+    pub wake: Notify,
+    pub graph: mpsc::UnboundedSender<graph::Batch>,
+    pub next_id: AtomicU64,
+    pub provision: db::Provision,
+}
+
+async fn connect(url: &str) -> Result<Client, String> {
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("connecting to {url}: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            eprintln!("lab server: database connection: {e}");
+        }
+    });
+    Ok(client)
+}
+
+pub fn serve(listen: SocketAddr, database: &str, provision_file: &std::path::Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(provision_file).map_err(|e| format!("{}: {e}", provision_file.display()))?;
+    let provision: db::Provision = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", provision_file.display()))?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let db = connect(database).await?;
+        db::migrate_and_provision(&db, &provision).await.map_err(|e| format!("provisioning: {e}"))?;
+        let graph_db = connect(database).await?;
+        let (graph_tx, graph_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            db,
+            workers: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            graph: graph_tx,
+            next_id: AtomicU64::new(1),
+            provision,
+        });
+        tokio::spawn(graph::run(graph_db, graph_rx));
+        tokio::spawn(sched::run(shared.clone()));
+        let app = api::router(shared.clone());
+        use axum::serve::ListenerExt;
+        // Small /proto frames back to back must not wait for delayed ACKs (Nagle).
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| format!("listening on {listen}: {e}"))?
+            .tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+        eprintln!("lab server: listening on {listen}");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            })
+            .await
+            .map_err(|e| e.to_string())
+    })?;
+    // The runtime is gone: every span is closed; the caller's guard flushes them.
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(())
+}

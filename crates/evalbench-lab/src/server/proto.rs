@@ -1,0 +1,258 @@
+//! One worker's `/proto` connection: requests answered here, reports queued
+//! behind each other (their wait is `job_event.queue_wait_us`) and handled
+//! in order by a task of their own.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::ws::{Message, WebSocket};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug_span, Instrument};
+
+use super::db::set_status;
+use super::graph::Batch;
+use super::Shared;
+use crate::msg::{encode, ToServer, ToWorker};
+
+const SCHED: &str = "gradient_server::scheduler";
+const JOBS: &str = "gradient_server::jobs";
+const GRAPH: &str = "gradient_graph::writer";
+
+pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<ToWorker>();
+    let writer = tokio::spawn(async move {
+        while let Some(m) = rx.recv().await {
+            if sink.send(Message::Binary(encode(&m).into())).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (report_tx, report_rx) = mpsc::unbounded_channel::<(Instant, ToServer)>();
+    let mut worker = String::new();
+    let reports = tokio::spawn(reports(s.clone(), report_rx));
+    while let Some(Ok(frame)) = stream.next().await {
+        let data = match frame {
+            Message::Binary(b) => b.to_vec(),
+            Message::Text(t) => t.as_bytes().to_vec(),
+            Message::Close(_) => break,
+            _ => continue,
+        };
+        let received = Instant::now();
+        let msg: ToServer = match serde_json::from_slice(&data) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("lab server: bad /proto message from {worker:?}: {e}");
+                continue;
+            }
+        };
+        match msg {
+            ToServer::Hello { worker: w } => {
+                worker = w;
+                s.workers.lock().await.insert(worker.clone(), tx.clone());
+                s.wake.notify_one();
+            }
+            ToServer::Scores { scores } => on_scores(&s, &worker, scores).await,
+            ToServer::RequestJob => on_request_job(&s, &worker, &tx).await,
+            ToServer::Phase { job, phase } => on_phase(&s, &worker, &job, &phase).await,
+            ToServer::Known { id, drvs } => {
+                let span = debug_span!(target: JOBS, "known_derivations", asked = drvs.len(), known = tracing::field::Empty);
+                let known = async {
+                    s.db.query("SELECT drv_path FROM derivation WHERE drv_path = ANY($1)", &[&drvs])
+                        .await
+                        .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>())
+                        .unwrap_or_default()
+                }
+                .instrument(span.clone())
+                .await;
+                span.record("known", known.len());
+                drop(span);
+                let _ = tx.send(ToWorker::KnownReply { id, known });
+            }
+            report @ (ToServer::EvalResult { .. } | ToServer::EvalDone { .. } | ToServer::EvalFailed { .. }) => {
+                let _ = report_tx.send((received, report));
+            }
+        }
+    }
+    drop(report_tx);
+    let _ = reports.await;
+    s.workers.lock().await.remove(&worker);
+    writer.abort();
+    // A job still in hand when the worker goes fails its evaluation, rather than hang.
+    if let Ok(rows) = s
+        .db
+        .query("UPDATE job SET state = 'lost' WHERE worker = $1 AND state = 'dispatched' RETURNING evaluation", &[&worker])
+        .await
+    {
+        for r in rows {
+            let e: uuid::Uuid = r.get(0);
+            let msg = format!("worker {worker} disconnected during the job");
+            let _ = set_status(&s.db, e, "Failed", Some(&msg)).await;
+        }
+    }
+}
+
+async fn on_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>) {
+    async {
+        async {
+            for (job, score) in &scores {
+                if let Ok(j) = uuid::Uuid::parse_str(job) {
+                    let _ = s
+                        .db
+                        .execute("INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)", &[&j, &worker, score])
+                        .await;
+                }
+            }
+        }
+        .instrument(debug_span!(target: SCHED, "record_scores", count = scores.len()))
+        .await
+    }
+    .instrument(debug_span!(target: SCHED, "on_request_job_chunk", worker))
+    .await
+}
+
+async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToWorker>) {
+    async {
+        async {
+            let claimed = s
+                .db
+                .query_opt(
+                    "UPDATE job SET state = 'dispatched', worker = $1, dispatched_at = clock_timestamp() WHERE id = \
+                     (SELECT id FROM job WHERE state = 'queued' ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                     RETURNING id, evaluation",
+                    &[&worker],
+                )
+                .instrument(debug_span!(target: SCHED, "claim_dispatch", worker))
+                .await;
+            let Ok(Some(row)) = claimed else {
+                let _ = tx.send(ToWorker::NoJob);
+                return;
+            };
+            let (job, evaluation): (uuid::Uuid, uuid::Uuid) = (row.get(0), row.get(1));
+            let job_s = job.to_string();
+            {
+                let _c = debug_span!(target: SCHED, "send_credentials", job = job_s.as_str()).entered();
+                let _ = tx.send(ToWorker::Credentials { job: job_s.clone(), token: format!("lab-{}", &job_s[..8]) });
+            }
+            let repository = s.provision.repository.clone();
+            let _ = set_status(&s.db, evaluation, "Fetching", None).await;
+            // The send is the last thing in assign_job: its end stands for the send time.
+            let _a = debug_span!(target: SCHED, "assign_job", job = job_s.as_str(), worker).entered();
+            let _ = tx.send(ToWorker::Assign { job: job_s.clone(), evaluation: evaluation.to_string(), repository });
+        }
+        .instrument(debug_span!(target: SCHED, "request_job", worker))
+        .await
+    }
+    .instrument(debug_span!(target: SCHED, "on_request_job", worker))
+    .await
+}
+
+async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)> {
+    let j = uuid::Uuid::parse_str(job).ok()?;
+    let row = s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j]).await.ok()??;
+    Some((j, row.get(0)))
+}
+
+async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
+    let Some((j, e)) = evaluation_of(s, job).await else { return };
+    let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&j]).await;
+    let _ = s.db.execute("INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)", &[&j, &worker, &phase]).await;
+    let status = match phase {
+        "fetching" => "Fetching",
+        "evaluating_flake" => "EvaluatingFlake",
+        "evaluating_derivations" => "EvaluatingDerivation",
+        _ => return,
+    };
+    let _ = set_status(&s.db, e, status, None).await;
+}
+
+/// Reports of one worker, in arrival order.
+async fn reports(s: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<(Instant, ToServer)>) {
+    while let Some((received, report)) = rx.recv().await {
+        let wait = received.elapsed().as_micros() as u64;
+        let (job, kind) = match &report {
+            ToServer::EvalResult { job, .. } => (job.clone(), "eval_result"),
+            ToServer::EvalDone { job, .. } => (job.clone(), "eval_done"),
+            ToServer::EvalFailed { job, .. } => (job.clone(), "eval_failed"),
+            _ => continue,
+        };
+        let span = debug_span!(target: JOBS, "job_event", job = job.as_str(), kind, queue_wait_us = wait);
+        handle_report(&s, &job, report).instrument(span).await;
+    }
+}
+
+async fn handle_report(s: &Shared, job: &str, report: ToServer) {
+    let Some((j, evaluation)) = evaluation_of(s, job).await else { return };
+    match report {
+        ToServer::EvalResult { drvs, .. } => {
+            async {
+                let paths: Vec<String> = drvs.iter().map(|d| d.path.clone()).collect();
+                let _cached = s
+                    .db
+                    .query("SELECT drv_path FROM build WHERE drv_path = ANY($1) AND status = 'Completed'", &[&paths])
+                    .instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len()))
+                    .await;
+                let (done_tx, done_rx) = oneshot::channel();
+                let rows = drvs.len();
+                async {
+                    let _ = s.graph.send(Batch { evaluation, drvs, done: done_tx });
+                    match done_rx.await {
+                        Ok(Err(e)) => {
+                            let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording derivations: {e}"))).await;
+                        }
+                        Err(_) => eprintln!("lab server: the graph writer is gone"),
+                        Ok(Ok(_)) => {}
+                    }
+                }
+                .instrument(debug_span!(target: GRAPH, "record", job, rows))
+                .await;
+            }
+            .instrument(debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty))
+            .await
+        }
+        ToServer::EvalDone { metric, .. } => {
+            async {
+                let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&j]).await;
+                let _ = s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await;
+                let _ = set_status(&s.db, evaluation, "Building", None).await;
+                let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
+                let derivations = s
+                    .db
+                    .query_one("SELECT count(*) FROM evaluation_derivation WHERE evaluation = $1", &[&evaluation])
+                    .await
+                    .map(|r| r.get::<_, i64>(0))
+                    .unwrap_or(0);
+                let new = s
+                    .db
+                    .query_one("SELECT count(*) FROM derivation WHERE first_evaluation = $1", &[&evaluation])
+                    .await
+                    .map(|r| r.get::<_, i64>(0))
+                    .unwrap_or(0);
+                let _ = s
+                    .db
+                    .execute(
+                        "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, $8::int8::int4, $9::int8::int4) ON CONFLICT (evaluation) DO NOTHING",
+                        &[&evaluation, &n("fetch_ms"), &n("flake_ms"), &n("derivations_ms"), &n("total_ms"), &n("eval_peak_rss_kb"), &n("attrs"), &derivations, &new],
+                    )
+                    .await
+                    .map_err(|e| eprintln!("lab server: evaluation_metric: {e}"));
+                // The lab builds nothing: an evaluated project is complete.
+                let _ = set_status(&s.db, evaluation, "Completed", None).await;
+            }
+            .instrument(debug_span!(target: JOBS, "eval_stream_completed", job))
+            .await
+        }
+        ToServer::EvalFailed { attr, message, .. } => {
+            let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&j]).await;
+            let _ = s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j]).await;
+            let msg = match attr {
+                Some(a) => format!("{a}: {message}"),
+                None => message,
+            };
+            let _ = set_status(&s.db, evaluation, "Failed", Some(&msg)).await;
+        }
+        _ => {}
+    }
+}

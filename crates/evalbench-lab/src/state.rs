@@ -1,0 +1,76 @@
+//! The lab's directory and `lab.json`: what is running, where, and how to
+//! reach it. Every control command reads it; `up` and `down` write it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Net {
+    /// "netns" (server and worker each in a namespace) or "loopback".
+    pub mode: String,
+    pub server_ns: Option<String>,
+    pub worker_ns: Option<String>,
+    /// Interfaces a capture would watch: root <-> server, server <-> worker.
+    pub runner_if: Option<String>,
+    pub proto_if: Option<String>,
+    /// Address the runner uses for the server, and the worker uses.
+    pub server_addr: String,
+    pub server_addr_for_worker: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct LabState {
+    pub dir: PathBuf,
+    pub net: Net,
+    pub pg_port: u16,
+    pub server_port: u16,
+    pub server_pid: Option<u32>,
+    pub worker_pids: Vec<u32>,
+    pub api_key: String,
+    pub organization: String,
+    pub project: String,
+    pub repository: PathBuf,
+    pub trace_dir: Option<PathBuf>,
+    pub worker_clock_skew_ms: i64,
+    pub workers: u32,
+}
+
+impl LabState {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join("lab.json")
+    }
+    pub fn load(dir: &Path) -> Result<LabState, String> {
+        let p = Self::path(dir);
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e} (is the lab up? `evalbench lab up`)", p.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
+    }
+    pub fn save(&self) -> Result<(), String> {
+        let p = Self::path(&self.dir);
+        let tmp = p.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).expect("state serializes")).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))
+    }
+    pub fn base_url(&self) -> String {
+        format!("http://{}:{}", self.net.server_addr, self.server_port)
+    }
+    pub fn pg_dir(&self) -> PathBuf {
+        self.dir.join("pg")
+    }
+    pub fn eval_cache(&self) -> PathBuf {
+        self.dir.join("worker-cache")
+    }
+    pub fn sources(&self) -> PathBuf {
+        self.dir.join("sources")
+    }
+    pub fn logs(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
+    /// Database URL for the CI role, as the server (in its namespace) sees it.
+    pub fn database_url(&self) -> String {
+        format!("host=127.0.0.1 port={} user=gradient dbname=gradient", self.pg_port)
+    }
+}
+
+/// Nix configuration of the lab: flakes on, no substituters (no network).
+pub const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\n";
