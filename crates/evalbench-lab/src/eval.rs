@@ -14,7 +14,16 @@ const E: &str = "gradient_eval";
 const SYSTEM: &str = "x86_64-linux";
 
 fn nix(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("nix")
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new("nix");
+    // SAFETY: prctl is async-signal-safe. nix dies with the eval subprocess.
+    unsafe {
+        c.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let out = c
         .args(args)
         .env("NIX_CONFIG", crate::state::NIX_CONFIG)
         .stdin(std::process::Stdio::null())
@@ -23,7 +32,7 @@ fn nix(args: &[&str]) -> Result<String, String> {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         // nix's own message, without the trace noise.
-        let msg: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        let msg: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
         return Err(msg.join("\n"));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())

@@ -76,6 +76,12 @@ pub enum Cmd {
         #[arg(long, default_value_t = 600)]
         timeout_s: u64,
     },
+    /// Run SQL as the PostgreSQL superuser in the CI database; prints rows, one per line, fields separated by |.
+    Sql {
+        #[arg(long, default_value = "lab")]
+        dir: PathBuf,
+        query: String,
+    },
     /// Print lab.json (where things run, the API key).
     Status {
         #[arg(long, default_value = "lab")]
@@ -146,6 +152,11 @@ pub fn run(args: Args) -> Result<(), String> {
             } else {
                 Err(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"]))
             }
+        }
+        Cmd::Sql { dir, query } => {
+            let st = LabState::load(&dir)?;
+            print!("{}", control::pg_of(&st)?.psql(pg::CI_ROLE, &query)?);
+            Ok(())
         }
         Cmd::Status { dir } => {
             let st = LabState::load(&dir)?;

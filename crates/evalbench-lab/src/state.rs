@@ -72,5 +72,6 @@ impl LabState {
     }
 }
 
-/// Nix configuration of the lab: flakes on, no substituters (no network).
-pub const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\n";
+/// Nix configuration of the lab: flakes on, no substituters (no network),
+/// no build users (the lab evaluates, it never builds).
+pub const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";

@@ -217,12 +217,8 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 let _ = s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await;
                 let _ = set_status(&s.db, evaluation, "Building", None).await;
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
-                let derivations = s
-                    .db
-                    .query_one("SELECT count(*) FROM evaluation_derivation WHERE evaluation = $1", &[&evaluation])
-                    .await
-                    .map(|r| r.get::<_, i64>(0))
-                    .unwrap_or(0);
+                // Every derivation the worker walked, known to the server or not.
+                let derivations = n("derivations").unwrap_or(0);
                 let new = s
                     .db
                     .query_one("SELECT count(*) FROM derivation WHERE first_evaluation = $1", &[&evaluation])

@@ -212,7 +212,15 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
 /// Runs the eval subprocess; returns the derivation paths it resolved.
 async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<String>, serde_json::Value), JobErr> {
     let exe = std::env::current_exe().map_err(|e| (None, e.to_string()))?;
-    let mut child = tokio::process::Command::new(exe)
+    let mut command = tokio::process::Command::new(exe);
+    // SAFETY: prctl is async-signal-safe. The eval subprocess dies with its worker.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = command
         .args(["lab", "eval", "--job", job, "--flake"])
         .arg(checkout)
         .env("EVALBENCH_PROCESS", "eval")
@@ -247,8 +255,9 @@ async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<S
 
 /// Reads derivations and their input derivations, in waves.
 async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Result<usize, JobErr> {
-    let mut queue: VecDeque<String> = roots.into_iter().collect();
-    let mut seen: HashSet<String> = queue.iter().cloned().collect();
+    // Two attributes may name one derivation (`default` is one of the packages).
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut queue: VecDeque<String> = roots.into_iter().filter(|r| seen.insert(r.clone())).collect();
     let mut n = 0u32;
     let mut total = 0usize;
     while !queue.is_empty() {

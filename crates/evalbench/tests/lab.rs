@@ -1,0 +1,252 @@
+//! The lab, started for real: PostgreSQL, server, worker, nix. One story per
+//! test function, because every start costs seconds: cold then warm
+//! evaluation of the hello flake, every span of the seed, job phases and
+//! evaluation_metric rows, a broken flake, a worker killed mid-job, and a
+//! clean stop.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// Stops the lab even when the test fails.
+struct Lab(PathBuf);
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = evalbench().args(["lab", "down", "--dir"]).arg(&self.0).output();
+    }
+}
+
+fn lab_dir() -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    // PostgreSQL runs as an unprivileged user: the directory must let it in.
+    let tmp = tempfile::Builder::new().prefix("evalbench-lab-test.").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("lab");
+    (tmp, dir)
+}
+
+fn up(dir: &Path, flake: &Path, trace: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = run_ok(evalbench().args(["lab", "up", "--dir"]).arg(dir).arg("--flake").arg(flake).arg("--trace-dir").arg(trace).args(extra));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn evaluate(dir: &Path) -> (bool, serde_json::Value) {
+    let out = evalbench().args(["lab", "evaluate", "--timeout-s", "300", "--dir"]).arg(dir).output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("no JSON from evaluate: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.success(), v)
+}
+
+fn sql(dir: &Path, q: &str) -> String {
+    String::from_utf8(run_ok(evalbench().args(["lab", "sql", "--dir"]).arg(dir).arg(q)).stdout).unwrap()
+}
+
+fn statuses(v: &serde_json::Value) -> Vec<String> {
+    v["server_statuses"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap().to_string()).collect()
+}
+
+/// (process, span name, fields that must be present)
+const SEED: &[(&str, &str, &[&str])] = &[
+    ("server", "assign_queued_evals", &[]),
+    ("server", "offer_jobs", &["jobs", "workers"]),
+    ("server", "on_request_job_chunk", &["worker"]),
+    ("server", "record_scores", &["count"]),
+    ("server", "on_request_job", &["worker"]),
+    ("server", "request_job", &["worker"]),
+    ("server", "claim_dispatch", &[]),
+    ("server", "send_credentials", &["job"]),
+    ("server", "assign_job", &["job"]),
+    ("server", "job_event", &["job", "kind", "queue_wait_us"]),
+    ("server", "handle_eval_result", &["job"]),
+    ("server", "assess_cached", &["drvs"]),
+    ("server", "record", &["job", "rows"]),
+    ("server", "flush", &["batches", "rows"]),
+    ("server", "record_one", &["drv"]),
+    ("server", "commit_one", &[]),
+    ("server", "transact_once", &["attempt"]),
+    ("server", "apply_batch", &["rows"]),
+    ("server", "lock_seed_shared_builds", &[]),
+    ("server", "became_fetchable", &[]),
+    ("server", "seed_blocking_deps", &[]),
+    ("server", "promote", &[]),
+    ("server", "unpromote_ungated", &[]),
+    ("server", "emit_transition_effects", &[]),
+    ("server", "move_batch_need", &[]),
+    ("server", "after_commit", &[]),
+    ("server", "known_derivations", &["asked", "known"]),
+    ("server", "eval_stream_completed", &["job"]),
+    ("worker", "on_job_offer", &["jobs"]),
+    ("worker", "score_candidates", &[]),
+    ("worker", "send_scores", &[]),
+    ("worker", "request_job", &[]),
+    ("worker", "job", &["job"]),
+    ("worker", "fetch_repository", &[]),
+    ("worker", "clone_and_checkout", &[]),
+    ("worker", "run_input_update", &[]),
+    ("worker", "fetch_inputs", &[]),
+    ("worker", "missing_paths", &[]),
+    ("worker", "evaluate_flake", &["job"]),
+    ("worker", "evaluate_derivations", &["job"]),
+    ("worker", "wave", &["drvs"]),
+    ("worker", "parse_drv_wave", &["drvs"]),
+    ("worker", "query_known_derivations", &["drvs"]),
+    ("worker", "report_eval_result", &["job", "drvs"]),
+    ("eval", "open", &[]),
+    ("eval", "lock_flake", &["eval_cache_entries"]),
+    ("eval", "discover", &["attrs"]),
+    ("eval", "plan_shards", &["shards"]),
+    ("eval", "resolve", &["attr"]),
+];
+
+fn spans_in(trace: &Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(trace).unwrap() {
+        for l in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v.get("name").is_some() {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
+    let (tmp, dir) = lab_dir();
+    let _lab = Lab(dir.clone());
+    let hello = repo_root().join("examples/hello-flake");
+    let cold = tmp.path().join("bundle/cold-clean/trace");
+    let warm = tmp.path().join("bundle/warm-clean/trace");
+    let skew_ms = 1500;
+    let st = up(&dir, &hello, &cold, &["--worker-clock-skew-ms", &skew_ms.to_string()]);
+    if nix_is_root() {
+        assert_eq!(st["net"]["mode"], "netns", "as root, server and worker are two hosts");
+    }
+    // Idempotent: a second `up` is the same lab.
+    let again = up(&dir, &hello, &cold, &["--worker-clock-skew-ms", &skew_ms.to_string()]);
+    assert_eq!(again["api_key"], st["api_key"]);
+
+    let (ok, c) = evaluate(&dir);
+    assert!(ok, "cold evaluation: {c}");
+    assert_eq!(statuses(&c), ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"]);
+    run_ok(evalbench().args(["lab", "restart", "--dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
+    let (ok, w) = evaluate(&dir);
+    assert!(ok, "warm evaluation: {w}");
+    assert_eq!(statuses(&w), statuses(&c));
+    for (pass, v) in [("cold-clean", &c), ("warm-clean", &w)] {
+        std::fs::write(tmp.path().join("bundle").join(pass).join("run.json"), serde_json::to_vec(v).unwrap()).unwrap();
+    }
+
+    // Every span of the seed, with its fields, in both passes; except that a
+    // warm pass records no derivation: the server knows them all already.
+    for trace in [&cold, &warm] {
+        let spans = spans_in(trace);
+        let records = spans.iter().filter(|s| s["name"] == "record_one").count();
+        assert_eq!(records, if trace == &cold { 100 } else { 0 });
+        for (process, name, fields) in SEED {
+            if trace == &warm && *name == "record_one" {
+                continue;
+            }
+            let s = spans
+                .iter()
+                .find(|s| s["process"] == *process && s["name"] == *name)
+                .unwrap_or_else(|| panic!("{}: no {process} span {name}", trace.display()));
+            for f in *fields {
+                assert!(s["fields"].get(*f).is_some(), "{process}/{name} lacks field {f}: {s}");
+            }
+        }
+        let resolves = spans.iter().filter(|s| s["name"] == "resolve").count();
+        assert_eq!(resolves, 101, "one resolve per attribute (100 packages and default)");
+        assert!(spans.iter().any(|s| s["name"] == "job_event" && s["fields"]["kind"] == "eval_result"));
+    }
+    // The warm evaluation found nix's eval cache that the cold one filled.
+    let cache_at = |trace: &Path| -> u64 {
+        spans_in(trace).iter().find(|s| s["name"] == "lock_flake").unwrap()["fields"]["eval_cache_entries"].as_u64().unwrap()
+    };
+    assert_eq!(cache_at(&cold), 0, "a fresh lab starts with an empty eval cache");
+    assert!(cache_at(&warm) > 0, "the warm evaluation has the eval cache");
+
+    // Job phases and evaluation_metric rows in the database.
+    let phases = sql(&dir, "SELECT phase FROM dispatched_job_phase ORDER BY started_at");
+    let phases: Vec<&str> = phases.lines().collect();
+    assert_eq!(phases, ["fetching", "evaluating_flake", "evaluating_derivations", "fetching", "evaluating_flake", "evaluating_derivations"]);
+    let metric = sql(&dir, "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER BY recorded_at");
+    assert_eq!(metric.lines().collect::<Vec<_>>(), ["101|100|100|t|t", "101|100|0|t|t"], "cold records 100 new derivations, warm none");
+
+    // Alignment on the lab's own spans finds the injected skew.
+    run_ok(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("bundle")));
+    let summary = read_json(&tmp.path().join("bundle/summary.json"));
+    for p in summary["passes"].as_array().unwrap() {
+        let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
+        assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} bound {b}", p["pass"]);
+        assert!(p["evaluated_s"].as_f64().unwrap() > 0.0);
+    }
+
+    // A broken attribute fails the evaluation with nix's message and the attribute.
+    let broken = tmp.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("flake.nix"),
+        r#"{ outputs = { self }: { packages.x86_64-linux = {
+             good = builtins.derivation { name = "good"; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" "echo > $out" ]; };
+             bad = throw "broken on purpose"; }; }; }"#,
+    )
+    .unwrap();
+    up(&dir, &broken, &tmp.path().join("broken-trace"), &[]);
+    let (ok, b) = evaluate(&dir);
+    assert!(!ok);
+    assert_eq!(b["status"], "Failed");
+    let err = b["error"].as_str().unwrap();
+    assert!(err.contains("packages.x86_64-linux.bad") && err.contains("broken on purpose"), "{err}");
+
+    // A worker killed mid-job fails the evaluation instead of hanging it.
+    up(&dir, &hello, &tmp.path().join("kill-trace"), &[]);
+    run_ok(evalbench().args(["lab", "reset", "--dir"]).arg(&dir));
+    let state = read_json(&dir.join("lab.json"));
+    let worker = state["worker_pids"][0].as_u64().unwrap() as i32;
+    let d2 = dir.clone();
+    let eval = std::thread::spawn(move || evaluate(&d2));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !sql(&dir, "SELECT status FROM evaluation WHERE status = 'EvaluatingFlake'").contains("EvaluatingFlake") {
+        assert!(Instant::now() < deadline, "the evaluation never reached EvaluatingFlake");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on the worker pid the lab reported.
+    unsafe { libc_kill(worker) };
+    let (ok, k) = eval.join().unwrap();
+    assert!(!ok);
+    assert_eq!(k["status"], "Failed");
+    assert!(k["error"].as_str().unwrap().contains("disconnected"), "{k}");
+
+    // Down leaves nothing behind, and twice is fine.
+    run_ok(evalbench().args(["lab", "down", "--dir"]).arg(&dir));
+    run_ok(evalbench().args(["lab", "down", "--dir"]).arg(&dir));
+    let state = read_json(&dir.join("lab.json"));
+    if let Some(ns) = state["net"]["server_ns"].as_str() {
+        assert!(!Path::new("/run/netns").join(ns).exists(), "namespace {ns} left behind");
+    }
+    assert!(state["server_pid"].is_null());
+    let pg_pid = dir.join("pg/data/postmaster.pid");
+    assert!(!pg_pid.exists(), "PostgreSQL left running");
+    let leftover = std::process::Command::new("pgrep").arg("-f").arg(dir.to_str().unwrap()).output().unwrap();
+    assert!(leftover.stdout.is_empty(), "processes left: {}", String::from_utf8_lossy(&leftover.stdout));
+}
+
+fn nix_is_root() -> bool {
+    std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
+}
+
+unsafe fn libc_kill(pid: i32) {
+    extern "C" {
+        fn kill(pid: i32, sig: i32) -> i32;
+    }
+    kill(pid, 9);
+}
