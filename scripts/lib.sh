@@ -35,3 +35,22 @@ need_rust() {
         say "rustc $1.$2 is too old: evalbench needs Rust 1.80 or newer (rustup toolchain)"; exit 1
     fi
 }
+
+# PostgreSQL server binaries (the lab starts its own cluster from them).
+need_postgres() {
+    if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ls /usr/share/postgresql/*/extension/pg_stat_statements.control >/dev/null 2>&1; then
+        return 0
+    fi
+    need_pkg /nonexistent/postgresql postgresql
+    need_pkg /nonexistent/postgresql-contrib postgresql-contrib
+}
+
+# What the lab needs: PostgreSQL, nix, git, namespaces, a user switch.
+need_lab() {
+    need_postgres
+    need_pkg nix nix-bin
+    need_pkg git git
+    need_pkg ip iproute2
+    need_pkg runuser util-linux
+    need_pkg pgrep procps
+}
