@@ -44,6 +44,7 @@ pub fn pg_of(st: &LabState) -> Result<Pg, String> {
         host: hosts(st).0,
         user: pg::ensure_user()?,
         bin: pg::bin_dir()?,
+        admin_addr: (st.net.mode == "netns").then(|| st.net.server_addr.clone()),
     })
 }
 
@@ -71,6 +72,13 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
         return Err("network namespaces need root; use --net off".into());
     }
     let names = Names::for_dir(&dir);
+    let mode = if use_netns { "netns" } else { "loopback" };
+    if !st.net.mode.is_empty() && st.net.mode != mode {
+        // PostgreSQL listens where the last mode put it: start it afresh.
+        if let Ok(old) = pg_of(&st) {
+            old.stop();
+        }
+    }
     if use_netns {
         netns::create(&names)?;
         st.net = Net {
@@ -84,6 +92,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
         };
         st.pg_port = 5432;
         st.server_port = 8080;
+        st.proto_port = 8080;
     } else {
         netns::remove(&names);
         st.net = Net { mode: "loopback".into(), server_addr: "127.0.0.1".into(), server_addr_for_worker: "127.0.0.1".into(), ..Net::default() };
@@ -91,6 +100,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
             st.pg_port = free_port()?;
         }
         st.server_port = free_port()?;
+        st.proto_port = free_port()?;
     }
     pg::check_reachable(&st.pg_dir())?;
     let pg = pg_of(&st)?;
@@ -135,6 +145,9 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
     let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
     let mut c = srv.command(&exe, None);
     c.args(["lab", "server", "--listen", &listen, "--database", &st.database_url(), "--provision"]).arg(st.dir.join("provision.json"));
+    if st.proto_port != st.server_port && st.proto_port != 0 {
+        c.args(["--proto-listen", &format!("127.0.0.1:{}", st.proto_port)]);
+    }
     trace_env(&mut c, st, "server", "server");
     c.env_remove("EVALBENCH_CLOCK_SKEW_US");
     st.server_pid = Some(spawn_detached(c, &st.logs().join("server.log"))?);
@@ -142,7 +155,8 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
     st.worker_pids.clear();
     for k in 0..st.workers {
         let mut c = wrk.command(&exe, None);
-        c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, st.server_port), "--name", &format!("worker-{k}"), "--sources"])
+        let port = if st.proto_port == 0 { st.server_port } else { st.proto_port };
+        c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, port), "--name", &format!("worker-{k}"), "--sources"])
             .arg(st.sources());
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
         c.env("EVALBENCH_CLOCK_SKEW_US", (st.worker_clock_skew_ms * 1000).to_string()).env("XDG_CACHE_HOME", st.eval_cache());

@@ -101,6 +101,9 @@ pub enum Cmd {
     Server {
         #[arg(long)]
         listen: std::net::SocketAddr,
+        /// A second listener for /proto (workers), so captures can tell it from API calls.
+        #[arg(long)]
+        proto_listen: Option<std::net::SocketAddr>,
         #[arg(long)]
         database: String,
         #[arg(long)]
@@ -168,9 +171,9 @@ pub fn run(args: Args) -> Result<(), String> {
             let p = out.join("flake.nix");
             std::fs::write(&p, flake::flake_text(packages, work)).map_err(|e| format!("{}: {e}", p.display()))
         }
-        Cmd::Server { listen, database, provision } => {
+        Cmd::Server { listen, proto_listen, database, provision } => {
             let _g = init_tracing();
-            server::serve(listen, &database, &provision)
+            server::serve(listen, proto_listen, &database, &provision)
         }
         Cmd::Worker { server, name, sources } => {
             let _g = init_tracing();

@@ -18,6 +18,8 @@ pub struct Pg {
     pub host: Host,
     pub user: Option<String>,
     pub bin: PathBuf,
+    /// Extra address to listen on, for the runner's statistics connection.
+    pub admin_addr: Option<String>,
 }
 
 /// The newest PostgreSQL installed under /usr/lib/postgresql.
@@ -90,6 +92,23 @@ impl Pg {
         Ok(())
     }
 
+    /// The runner reads statistics as the superuser from the root namespace:
+    /// let exactly its address in.
+    fn allow_admin(&self) -> Result<(), String> {
+        let Some(addr) = &self.admin_addr else { return Ok(()) };
+        let runner = match addr.rsplit_once('.') {
+            Some((net, _)) => format!("{net}.1"),
+            None => return Ok(()),
+        };
+        let hba = self.data().join("pg_hba.conf");
+        let text = std::fs::read_to_string(&hba).map_err(|e| format!("{}: {e}", hba.display()))?;
+        let line = format!("host all postgres {runner}/32 trust");
+        if !text.contains(&line) {
+            std::fs::write(&hba, format!("{text}\n# evalbench runner\n{line}\n")).map_err(|e| format!("{}: {e}", hba.display()))?;
+        }
+        Ok(())
+    }
+
     pub fn running(&self) -> bool {
         run(self.tool("pg_ctl").arg("-D").arg(self.data()).arg("status")).is_ok()
     }
@@ -98,10 +117,14 @@ impl Pg {
         if self.running() {
             return Ok(());
         }
+        let listen = match &self.admin_addr {
+            Some(a) => format!("127.0.0.1,{a}"),
+            None => "127.0.0.1".to_string(),
+        };
+        self.allow_admin()?;
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements,auto_explain \
-             -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on -c auto_explain.log_analyze=on \
-             -c auto_explain.log_timing=off -c auto_explain.log_min_duration=-1 -c fsync=off",
+            "-p {} -k {} -c listen_addresses={listen} -c shared_preload_libraries=pg_stat_statements,auto_explain \
+             -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on -c fsync=off",
             self.port,
             self.sock().display()
         );
@@ -141,6 +164,14 @@ impl Pg {
             self.psql("postgres", &format!("CREATE DATABASE {CI_ROLE} OWNER {CI_ROLE}"))?;
         }
         self.psql(CI_ROLE, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
+        // Timestamps on every log line, so auto_explain's output can be cut to a window.
+        // Set here, not on the command line: the runner switches auto_explain
+        // with ALTER SYSTEM, which a command-line setting would override.
+        self.psql("postgres", "ALTER SYSTEM SET log_line_prefix = '%m [%p] %u@%d '")?;
+        self.psql("postgres", "ALTER SYSTEM SET auto_explain.log_analyze = on")?;
+        self.psql("postgres", "ALTER SYSTEM SET auto_explain.log_timing = off")?;
+        self.psql("postgres", "ALTER SYSTEM SET auto_explain.log_min_duration = -1")?;
+        self.psql("postgres", "SELECT pg_reload_conf()")?;
         Ok(())
     }
 

@@ -25,6 +25,11 @@ pub struct LabState {
     pub net: Net,
     pub pg_port: u16,
     pub server_port: u16,
+    /// Port the workers use for /proto: the API port in netns mode (the
+    /// link is the workers' own), a second port on loopback, so a capture
+    /// of /proto does not see the runner's API calls.
+    #[serde(default)]
+    pub proto_port: u16,
     pub server_pid: Option<u32>,
     pub worker_pids: Vec<u32>,
     pub api_key: String,
@@ -65,6 +70,13 @@ impl LabState {
     }
     pub fn logs(&self) -> PathBuf {
         self.dir.join("logs")
+    }
+    /// The superuser's URL from the runner's side (statistics, resets).
+    pub fn admin_database_url(&self) -> String {
+        format!("host={} port={} user=postgres dbname=gradient", self.net.server_addr, self.pg_port)
+    }
+    pub fn postgres_log(&self) -> PathBuf {
+        self.pg_dir().join("postgres.log")
     }
     /// Database URL for the CI role, as the server (in its namespace) sees it.
     pub fn database_url(&self) -> String {

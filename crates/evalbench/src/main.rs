@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod inspect;
+mod run;
 mod size;
 mod summarize;
 
@@ -26,6 +28,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the passes (cold/warm x clean/instrumented) against the lab or a Gradient deployment and write the bundle.
+    Run(run::Args),
     /// Summarize a bundle: summary.txt and summary.json (clean passes), and <run>/trace.json for every pass.
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
@@ -37,6 +41,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(a) => run::run(a),
         Command::Summarize(a) => summarize::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
         Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),

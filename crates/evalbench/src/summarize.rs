@@ -42,10 +42,29 @@ fn default_out(bundle: &Path) -> PathBuf {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let t0 = Instant::now();
-    let limits = Limits { max_unpacked_bytes: args.max_unpacked, ..Limits::default() };
-    let bundle = Bundle::open(&args.bundle, limits).map_err(|e| e.to_string())?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.bundle));
+    let (json, text) = summarize_bundle(&args.bundle, &out, args.max_unpacked, args.no_trace, args.quiet)?;
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{text}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a bundle, writes summary.txt, summary.json and the traces into
+/// `out`; returns the two summaries' text.
+pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_trace: bool, quiet: bool) -> Result<(String, String), String> {
+    let t0 = Instant::now();
+    let limits = Limits { max_unpacked_bytes: max_unpacked, ..Limits::default() };
+    let bundle = Bundle::open(bundle_path, limits).map_err(|e| e.to_string())?;
+    let out = out.to_path_buf();
+    struct A<'a> {
+        quiet: bool,
+        no_trace: bool,
+        bundle: &'a Path,
+    }
+    let args = A { quiet, no_trace, bundle: bundle_path };
     let progress = |msg: String| {
         if !args.quiet {
             eprintln!("evalbench summarize: {msg}");
@@ -98,12 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes()).map_err(|e| e.to_string())?;
     write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes()).map_err(|e| e.to_string())?;
     progress(format!("wrote {} and {} in {:.2} s", out.join(layout::SUMMARY_TXT).display(), layout::SUMMARY_JSON, t0.elapsed().as_secs_f64()));
-    if args.json {
-        println!("{json}");
-    } else {
-        print!("{text}");
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok((json, text))
 }
 
 fn relative(mut w: Warning, root: &Path) -> Warning {

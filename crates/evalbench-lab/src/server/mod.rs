@@ -37,7 +37,7 @@ async fn connect(url: &str) -> Result<Client, String> {
     Ok(client)
 }
 
-pub fn serve(listen: SocketAddr, database: &str, provision_file: &std::path::Path) -> Result<(), String> {
+pub fn serve(listen: SocketAddr, proto_listen: Option<SocketAddr>, database: &str, provision_file: &std::path::Path) -> Result<(), String> {
     let text = std::fs::read_to_string(provision_file).map_err(|e| format!("{}: {e}", provision_file.display()))?;
     let provision: db::Provision = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", provision_file.display()))?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
@@ -66,6 +66,15 @@ pub fn serve(listen: SocketAddr, database: &str, provision_file: &std::path::Pat
                 let _ = tcp.set_nodelay(true);
             });
         eprintln!("lab server: listening on {listen}");
+        if let Some(p) = proto_listen {
+            let second = tokio::net::TcpListener::bind(p).await.map_err(|e| format!("listening on {p}: {e}"))?.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            let app = api::router(shared.clone());
+            tokio::spawn(async move {
+                let _ = axum::serve(second, app).await;
+            });
+        }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {

@@ -1,0 +1,38 @@
+//! Collectors. Each starts before the evaluation request and stops when the
+//! evaluation leaves EvaluatingDerivation; each writes its files into the
+//! pass directory and nowhere else.
+
+pub mod pgstat;
+pub mod perf;
+pub mod strace;
+pub mod tcpdump;
+
+/// What a pass captures, beyond spans (always on).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct Captures {
+    pub pcap: bool,
+    pub pg_stats: bool,
+    pub wait_samples: bool,
+    pub perf: bool,
+    pub strace: bool,
+    pub auto_explain: bool,
+}
+
+impl Captures {
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut v = vec!["spans", "job_phases"];
+        for (on, n) in [
+            (self.pcap, "pcap"),
+            (self.pg_stats, "pg_stat_statements"),
+            (self.wait_samples, "wait_samples"),
+            (self.perf, "perf"),
+            (self.strace, "strace"),
+            (self.auto_explain, "auto_explain"),
+        ] {
+            if on {
+                v.push(n);
+            }
+        }
+        v
+    }
+}

@@ -1,0 +1,66 @@
+//! CPU profiles: `perf record -e cpu-clock -g` attached to a process (its
+//! threads and the children it starts, such as the eval subprocess), then
+//! `perf script` folded by inferno into flame.svg.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::exec::{interrupt, HostExec};
+
+pub struct Perf {
+    child: Child,
+}
+
+impl Perf {
+    pub fn start(host: &HostExec, pid: u32, out: &Path) -> Result<Perf, String> {
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let mut c = host.command("perf");
+        c.args(["record", "-e", "cpu-clock", "-F", "999", "-g", "-p", &pid.to_string(), "-o"])
+            .arg(out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let child = c.spawn().map_err(|e| format!("perf: {e} (apt-get install linux-perf)"))?;
+        // perf needs a moment to attach to every thread.
+        std::thread::sleep(Duration::from_millis(200));
+        Ok(Perf { child })
+    }
+
+    pub fn stop(mut self) -> Result<(), String> {
+        interrupt(&mut self.child, Duration::from_secs(30));
+        Ok(())
+    }
+}
+
+/// perf.data to flame.svg, through perf script and inferno.
+pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), String> {
+    let out = Command::new("perf")
+        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        .arg(data)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("perf script: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("perf script -i {} failed", data.display()));
+    }
+    let mut folded = Vec::new();
+    let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
+    inferno::collapse::Collapse::collapse(&mut folder, &out.stdout[..], &mut folded).map_err(|e| format!("folding {}: {e}", data.display()))?;
+    let folded_path = svg.with_extension("folded");
+    std::fs::write(&folded_path, &folded).map_err(|e| format!("{}: {e}", folded_path.display()))?;
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    let file = std::fs::File::create(svg).map_err(|e| format!("{}: {e}", svg.display()))?;
+    if folded.is_empty() {
+        // No samples (an idle process): still a valid, empty graph.
+        opts.title = format!("{title} (no samples)");
+        let lines: Vec<&str> = vec!["idle 1"];
+        return inferno::flamegraph::from_lines(&mut opts, lines.into_iter(), file).map_err(|e| e.to_string());
+    }
+    let text = String::from_utf8_lossy(&folded);
+    inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))
+}

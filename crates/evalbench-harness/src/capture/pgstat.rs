@@ -1,0 +1,162 @@
+//! PostgreSQL: pg_stat_statements (reset at the start of the window, top
+//! 100 of the CI role by total time at its end), wait-event samples of the
+//! role's busy backends every 100 ms, auto_explain switched on for the
+//! window, and the rows the CI wrote (job phases, evaluation_metric).
+//! The runner connects as the superuser; its own queries are not the
+//! role's, so they stay out of the statistics.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio_postgres::{Client, NoTls};
+
+/// The server's own message, not just "db error".
+pub fn pg_error(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {} ({})", db.severity(), db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime")
+}
+
+pub struct Db {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+    url: String,
+}
+
+async fn connect(url: &str) -> Result<Client, String> {
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("connecting to {url}: {e}"))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(client)
+}
+
+impl Db {
+    pub fn connect(url: &str) -> Result<Db, String> {
+        let rt = rt();
+        let client = rt.block_on(connect(url))?;
+        Ok(Db { rt, client, url: url.to_string() })
+    }
+
+    fn json(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Value, String> {
+        let row = self.rt.block_on(self.client.query_one(sql, params)).map_err(|e| format!("{sql}: {}", pg_error(&e)))?;
+        Ok(row.get::<_, Option<Value>>(0).unwrap_or(Value::Null))
+    }
+
+    fn exec(&self, sql: &str) -> Result<(), String> {
+        self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| format!("{sql}: {}", pg_error(&e)))
+    }
+
+    pub fn reset_statements(&self) -> Result<(), String> {
+        self.exec("SELECT pg_stat_statements_reset()")
+    }
+
+    /// Top 100 statements of `role` by total execution time, with planning time.
+    pub fn statements(&self, role: &str) -> Result<Value, String> {
+        self.json(
+            "SELECT coalesce(json_agg(t), '[]'::json) FROM (
+               SELECT s.queryid, s.query, s.calls, s.rows, s.total_exec_time, s.mean_exec_time, s.max_exec_time,
+                      s.total_plan_time, s.plans, s.mean_plan_time, s.shared_blks_hit, s.shared_blks_read
+               FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
+               WHERE r.rolname = $1 ORDER BY s.total_exec_time DESC LIMIT 100) t",
+            &[&role],
+        )
+    }
+
+    /// auto_explain of every statement (ANALYZE, no per-node timing), or off again.
+    pub fn auto_explain(&self, on: bool) -> Result<(), String> {
+        let v = if on { "0" } else { "-1" };
+        // ALTER SYSTEM refuses to run inside a transaction: two statements, two round trips.
+        self.exec(&format!("ALTER SYSTEM SET auto_explain.log_min_duration = {v}"))?;
+        self.exec("SELECT pg_reload_conf()")
+    }
+
+    pub fn job_phases(&self, evaluation: &str) -> Result<Value, String> {
+        self.json(
+            "SELECT coalesce(json_agg(t ORDER BY t.started_us), '[]'::json) FROM (
+               SELECT p.job::text AS job, p.worker, p.phase,
+                      (extract(epoch FROM p.started_at) * 1000000)::int8 AS started_us,
+                      (extract(epoch FROM p.ended_at) * 1000000)::int8 AS ended_us
+               FROM dispatched_job_phase p JOIN job j ON j.id = p.job WHERE j.evaluation::text = $1) t",
+            &[&evaluation],
+        )
+    }
+
+    pub fn evaluation_metric(&self, evaluation: &str) -> Result<Value, String> {
+        self.json("SELECT row_to_json(m) FROM evaluation_metric m WHERE m.evaluation::text = $1", &[&evaluation])
+            .or_else(|_| Ok(Value::Null))
+    }
+
+    /// Samples the role's busy backends every 100 ms on a connection of its own.
+    pub fn start_wait_samples(&self, role: &str) -> Result<WaitSampler, String> {
+        let url = self.url.clone();
+        let role = role.to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let handle = std::thread::spawn(move || -> Result<Vec<Value>, String> {
+            let rt = rt();
+            rt.block_on(async move {
+                let client = match connect(&url).await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.clone()));
+                        return Err(e);
+                    }
+                };
+                let q = client
+                    .prepare(
+                        "SELECT a.pid, a.state, a.wait_event_type, a.wait_event, left(a.query, 2000), a.backend_type
+                         FROM pg_stat_activity a WHERE a.usename = $1 AND a.state IS DISTINCT FROM 'idle' AND a.pid <> pg_backend_pid()",
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let _ = ready_tx.send(Ok(()));
+                let mut samples = Vec::new();
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                while !flag.load(Ordering::Relaxed) {
+                    tick.tick().await;
+                    let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
+                    let rows = client.query(&q, &[&role]).await.map_err(|e| e.to_string())?;
+                    let backends: Vec<Value> = rows
+                        .iter()
+                        .map(|r| {
+                            serde_json::json!({
+                                "pid": r.get::<_, i32>(0),
+                                "state": r.get::<_, Option<String>>(1),
+                                "wait_event_type": r.get::<_, Option<String>>(2),
+                                "wait_event": r.get::<_, Option<String>>(3),
+                                "query": r.get::<_, Option<String>>(4),
+                                "backend_type": r.get::<_, Option<String>>(5),
+                            })
+                        })
+                        .collect();
+                    samples.push(serde_json::json!({"ts_us": ts, "backends": backends}));
+                }
+                Ok(samples)
+            })
+        });
+        ready_rx.recv().map_err(|_| "the wait sampler died".to_string())??;
+        Ok(WaitSampler { stop, handle })
+    }
+}
+
+pub struct WaitSampler {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<Result<Vec<Value>, String>>,
+}
+
+impl WaitSampler {
+    pub fn stop(self) -> Result<Value, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        let samples = self.handle.join().map_err(|_| "the wait sampler panicked".to_string())??;
+        Ok(serde_json::json!({"interval_ms": 100, "samples": samples}))
+    }
+}

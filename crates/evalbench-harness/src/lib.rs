@@ -1,0 +1,94 @@
+//! `evalbench-harness`: the runner. Passes (cold/warm × clean/instrumented)
+//! against a target (the lab, or a Gradient deployment), with collectors
+//! armed from the evaluation request until the evaluation leaves
+//! EvaluatingDerivation. It writes the pass directories of the bundle; the
+//! summary, traces, archive and report are made from them afterwards.
+
+pub mod api;
+pub mod capture;
+pub mod exec;
+pub mod pass;
+pub mod target;
+pub mod tools;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use evalbench_bundle::{layout, RunInfo};
+
+pub use capture::Captures;
+pub use pass::{PassError, INTERRUPTED};
+pub use target::Target;
+
+/// Options of a run, parsed once.
+#[derive(Debug, Clone)]
+pub struct RunOpts {
+    pub out: PathBuf,
+    pub passes: Vec<String>,
+    pub perf: bool,
+    pub strace: bool,
+    pub pcap: bool,
+    pub timeout: Duration,
+}
+
+impl RunOpts {
+    /// What a pass captures: clean passes the cheap captures, instrumented
+    /// passes the distorting ones (DESIGN.md "Passes").
+    pub fn captures_for(&self, pass: &str) -> Captures {
+        let clean = layout::is_clean(pass);
+        Captures {
+            pcap: clean && self.pcap,
+            pg_stats: clean,
+            wait_samples: clean,
+            perf: !clean && self.perf,
+            strace: !clean && self.strace,
+            auto_explain: !clean,
+        }
+    }
+}
+
+/// Runs every pass; stops at the first failing one (its files are kept).
+/// The target is always finished (the lab stopped), whatever happened.
+pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&str, &str)) -> Result<Vec<RunInfo>, PassError> {
+    let setup = |m: String| PassError { pass: "(before the first pass)".into(), message: m };
+    std::fs::create_dir_all(&opts.out).map_err(|e| setup(format!("{}: {e}", opts.out.display())))?;
+    for p in &opts.passes {
+        if !layout::PASSES.contains(&layout::base_name(p)) {
+            return Err(setup(format!("unknown pass {p:?}; passes are {}", layout::PASSES.join(", "))));
+        }
+    }
+    progress("setup", &format!("starting the {} target", target.name()));
+    let result = (|| {
+        target.start().map_err(setup)?;
+        let any = opts.passes.iter().fold(Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false }, |a, p| {
+            let c = opts.captures_for(p);
+            Captures {
+                pcap: a.pcap || c.pcap,
+                pg_stats: true,
+                wait_samples: true,
+                perf: a.perf || c.perf,
+                strace: a.strace || c.strace,
+                auto_explain: a.auto_explain || c.auto_explain,
+            }
+        });
+        let cap = target.capture();
+        tools::check(&any, &cap.server, &cap.worker, target.name() == "lab").map_err(setup)?;
+        let mut infos = Vec::new();
+        for p in &opts.passes {
+            let plan = pass::PassPlan {
+                name: p,
+                cold: layout::is_cold(p),
+                captures: opts.captures_for(p),
+                dir: opts.out.join(p),
+                timeout: opts.timeout,
+            };
+            let mut pp = |m: &str| progress(p, m);
+            infos.push(pass::run_pass(target, &plan, &mut pp)?);
+            progress(p, "done");
+        }
+        Ok(infos)
+    })();
+    progress("teardown", &format!("stopping the {} target", target.name()));
+    target.finish();
+    result
+}

@@ -1,0 +1,323 @@
+//! One pass: reset or restart the target, arm the captures, request the
+//! evaluation, stop the captures when it leaves EvaluatingDerivation, wait
+//! for Completed, and write what was captured into the pass directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use evalbench_bundle::run_info::StatusChange;
+use evalbench_bundle::{layout, write_atomic, RunInfo};
+use serde_json::{json, Value};
+
+use crate::api::{left_evaluation, terminal, Api};
+use crate::capture::{perf, pgstat::Db, strace::Strace, tcpdump::Tcpdump, Captures};
+use crate::target::Target;
+
+/// Set by SIGINT: stop captures and services, keep what was captured.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn now_us() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+}
+
+/// A pass that failed, with the file or step that made it fail.
+#[derive(Debug)]
+pub struct PassError {
+    pub pass: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for PassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pass {}: {}", self.pass, self.message)
+    }
+}
+
+pub struct PassPlan<'a> {
+    pub name: &'a str,
+    pub cold: bool,
+    pub captures: Captures,
+    pub dir: PathBuf,
+    pub timeout: Duration,
+}
+
+fn write_json(path: &Path, v: &Value) -> Result<(), String> {
+    write_atomic(path, serde_json::to_string_pretty(v).expect("serializes").as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Files a pass must have, by what it captured (DESIGN.md "Bundle layout").
+pub fn expected_files(c: &Captures) -> Vec<&'static str> {
+    let mut v = vec![layout::RUN_JSON, layout::JOB_PHASES];
+    if c.pcap {
+        v.extend([layout::PROTO_PCAP, layout::PG_PCAP]);
+    }
+    if c.pg_stats {
+        v.push(layout::PG_STAT_STATEMENTS);
+    }
+    if c.wait_samples {
+        v.push(layout::WAIT_SAMPLES);
+    }
+    if c.perf {
+        v.extend(["perf.data", "flame.svg", "worker/perf.data", "worker/flame.svg"]);
+    }
+    if c.auto_explain {
+        v.push(layout::AUTO_EXPLAIN);
+    }
+    v
+}
+
+fn missing_files(dir: &Path, c: &Captures) -> Vec<String> {
+    let mut missing: Vec<String> = expected_files(c)
+        .into_iter()
+        .filter(|f| std::fs::metadata(dir.join(f)).map(|m| m.len() == 0).unwrap_or(true))
+        .map(String::from)
+        .collect();
+    let has_spans = std::fs::read_dir(dir.join(layout::TRACE_DIR))
+        .map(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "jsonl") && e.metadata().is_ok_and(|m| m.len() > 0)))
+        .unwrap_or(false);
+    if !has_spans {
+        missing.push("trace/*.jsonl".into());
+    }
+    if c.strace {
+        let any = std::fs::read_dir(dir.join("worker/strace"))
+            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("worker.")))
+            .unwrap_or(false);
+        if !any {
+            missing.push("worker/strace/worker.<pid>".into());
+        }
+    }
+    missing
+}
+
+/// Running captures, stopped in reverse order.
+#[derive(Default)]
+struct Armed {
+    tcpdumps: Vec<Tcpdump>,
+    perfs: Vec<perf::Perf>,
+    strace: Option<Strace>,
+    sampler: Option<crate::capture::pgstat::WaitSampler>,
+    log_start: Option<u64>,
+}
+
+fn file_size(host: &crate::exec::HostExec, path: &str) -> Result<u64, String> {
+    let out = host.run(host.sh(&format!("stat -c %s '{path}'")))?;
+    out.trim().parse().map_err(|_| format!("stat {path}: {out:?}"))
+}
+
+pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {
+    let err = |m: String| PassError { pass: plan.name.to_string(), message: m };
+    let dir = &plan.dir;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    }
+    let trace_dir = dir.join(layout::TRACE_DIR);
+    std::fs::create_dir_all(dir.join("pg")).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    progress(if plan.cold { "cold reset" } else { "warm restart" });
+    target.prepare(plan.cold, &trace_dir).map_err(err)?;
+    let cap = target.capture();
+    let db = Db::connect(&cap.admin_database_url).map_err(err)?;
+    let api = Api::new(target.endpoint());
+    let c = plan.captures;
+
+    // Arm the captures.
+    progress("arming captures");
+    let mut armed = Armed::default();
+    let arm = |armed: &mut Armed| -> Result<(), String> {
+        if c.pg_stats {
+            db.reset_statements()?;
+        }
+        if c.auto_explain {
+            if let Some(log) = &cap.pg_log {
+                armed.log_start = Some(file_size(&cap.server, log)?);
+            }
+            db.auto_explain(true)?;
+        }
+        if c.pcap {
+            armed.tcpdumps.push(Tcpdump::start(&cap.server, &cap.proto_iface, cap.proto_port, &dir.join(layout::PROTO_PCAP))?);
+            armed.tcpdumps.push(Tcpdump::start(&cap.server, &cap.pg_iface, cap.pg_port, &dir.join(layout::PG_PCAP))?);
+        }
+        if c.wait_samples {
+            armed.sampler = Some(db.start_wait_samples(&cap.ci_role)?);
+        }
+        if c.perf {
+            armed.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join("perf.data"))?);
+            let w = *target.worker_pids()?.first().ok_or("no worker to profile")?;
+            armed.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join("worker/perf.data"))?);
+        }
+        if c.strace {
+            let w = *target.worker_pids()?.first().ok_or("no worker to trace")?;
+            armed.strace = Some(Strace::start(&cap.worker, w, &dir.join("worker/strace"))?);
+        }
+        Ok(())
+    };
+    let armed_result = arm(&mut armed);
+
+    // Request and follow the evaluation until it leaves EvaluatingDerivation.
+    let capture_started_us = now_us();
+    let mut statuses: Vec<StatusChange> = Vec::new();
+    let mut eval_id = None;
+    let mut failure: Option<String> = armed_result.err();
+    let mut last = Value::Null;
+    let requested_us = now_us();
+    if failure.is_none() {
+        match api.evaluate() {
+            Ok(id) => eval_id = Some(id),
+            Err(e) => failure = Some(e),
+        }
+    }
+    let t0 = Instant::now();
+    let follow = |stop_when: &dyn Fn(&str) -> bool, statuses: &mut Vec<StatusChange>, last: &mut Value, progress: &mut dyn FnMut(&str)| -> Result<(), String> {
+        let Some(id) = &eval_id else { return Ok(()) };
+        loop {
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                return Err("interrupted".into());
+            }
+            let v = api.status(id)?;
+            let status = v["status"].as_str().unwrap_or("?").to_string();
+            if statuses.last().map(|s| s.status.as_str()) != Some(status.as_str()) {
+                statuses.push(StatusChange { status: status.clone(), ts_us: now_us() });
+            }
+            progress(&format!("{status} {:.1} s", t0.elapsed().as_secs_f64()));
+            *last = v;
+            if stop_when(&status) {
+                return Ok(());
+            }
+            if t0.elapsed() > plan.timeout {
+                return Err(format!("evaluation {id} still {status} after {} s (--timeout-s)", plan.timeout.as_secs()));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    if failure.is_none() {
+        if let Err(e) = follow(&left_evaluation, &mut statuses, &mut last, progress) {
+            failure = Some(e);
+        }
+    }
+    let capture_stopped_us = now_us();
+
+    // Disarm, newest first, and write what each captured.
+    progress("stopping captures");
+    let mut problems: Vec<String> = Vec::new();
+    if let Some(s) = armed.strace.take() {
+        s.stop().unwrap_or_else(|e| problems.push(e));
+    }
+    for p in armed.perfs.drain(..) {
+        p.stop().unwrap_or_else(|e| problems.push(e));
+    }
+    if let Some(s) = armed.sampler.take() {
+        match s.stop() {
+            Ok(v) => write_json(&dir.join(layout::WAIT_SAMPLES), &v).unwrap_or_else(|e| problems.push(e)),
+            Err(e) => problems.push(format!("wait samples: {e}")),
+        }
+    }
+    for t in armed.tcpdumps.drain(..) {
+        t.stop().unwrap_or_else(|e| problems.push(e));
+    }
+    if c.auto_explain {
+        db.auto_explain(false).unwrap_or_else(|e| problems.push(e));
+        if let (Some(log), Some(start)) = (&cap.pg_log, armed.log_start) {
+            let cut = cap.server.run(cap.server.sh(&format!("tail -c +{} '{log}'", start + 1)));
+            match cut {
+                Ok(text) => write_atomic(&dir.join(layout::AUTO_EXPLAIN), text.as_bytes()).unwrap_or_else(|e| problems.push(e.to_string())),
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+    if c.pg_stats {
+        match db.statements(&cap.ci_role) {
+            Ok(v) => write_json(&dir.join(layout::PG_STAT_STATEMENTS), &v).unwrap_or_else(|e| problems.push(e)),
+            Err(e) => problems.push(e),
+        }
+    }
+
+    // The pass ends at Completed.
+    if failure.is_none() {
+        progress("waiting for Completed");
+        if let Err(e) = follow(&terminal, &mut statuses, &mut last, progress) {
+            failure = Some(e);
+        }
+    }
+    let status = last["status"].as_str().map(String::from);
+    if let Some(id) = &eval_id {
+        match db.job_phases(id) {
+            Ok(v) => write_json(&dir.join(layout::JOB_PHASES), &v).unwrap_or_else(|e| problems.push(e)),
+            Err(e) => problems.push(e),
+        }
+    }
+    target.collect_spans(&trace_dir).unwrap_or_else(|e| problems.push(e));
+    if c.perf {
+        for (data, svg, title) in [("perf.data", "flame.svg", "server host"), ("worker/perf.data", "worker/flame.svg", "worker host (eval subprocess included)")] {
+            if dir.join(data).exists() {
+                perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name)).unwrap_or_else(|e| problems.push(e));
+            }
+        }
+    }
+
+    // run.json: what happened, as the runner saw it, and the server's own timeline.
+    let timeline = last["statuses"].as_array().cloned().unwrap_or_default();
+    let left_us = timeline
+        .iter()
+        .position(|s| s["status"] == "EvaluatingDerivation")
+        .and_then(|i| timeline.get(i + 1))
+        .and_then(|s| s["ts_us"].as_i64())
+        .or_else(|| statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
+    let metric = eval_id.as_deref().map(|id| db.evaluation_metric(id).unwrap_or(Value::Null)).filter(|v| !v.is_null());
+    let mut info = RunInfo {
+        pass: Some(plan.name.to_string()),
+        evaluation_id: eval_id.clone(),
+        status: status.clone(),
+        statuses,
+        evaluated_s: left_us.map(|t| (t - requested_us) as f64 / 1e6),
+        requested_us: Some(requested_us),
+        captures: c.names().into_iter().map(String::from).collect(),
+        evaluation_metric: metric,
+        raw: Value::Null,
+    };
+    info.raw = json!({});
+    let mut doc = serde_json::to_value(&info).expect("serializes");
+    doc["target"] = json!(target.name());
+    doc["server_statuses"] = json!(timeline);
+    doc["capture_started_us"] = json!(capture_started_us);
+    doc["capture_stopped_us"] = json!(capture_stopped_us);
+    doc["error"] = last["error"].clone();
+    doc["problems"] = json!(problems);
+    doc["captures_off"] = json!(off_list(&c, plan.name));
+    write_json(&dir.join(layout::RUN_JSON), &doc).map_err(err)?;
+
+    if let Some(f) = failure {
+        return Err(err(f));
+    }
+    if status.as_deref() != Some("Completed") {
+        return Err(err(format!(
+            "evaluation {} ended {}: {}",
+            eval_id.unwrap_or_default(),
+            status.unwrap_or_else(|| "without a status".into()),
+            last["error"].as_str().unwrap_or("no error message")
+        )));
+    }
+    let missing = missing_files(dir, &c);
+    if !missing.is_empty() {
+        let why = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
+        return Err(err(format!("missing capture file(s) in {}: {}{why}", dir.display(), missing.join(", "))));
+    }
+    Ok(info)
+}
+
+/// Captures a pass of this kind would have had but that were switched off.
+fn off_list(c: &Captures, pass: &str) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if layout::is_clean(pass) {
+        if !c.pcap {
+            v.push("pcap");
+        }
+    } else {
+        if !c.perf {
+            v.push("perf");
+        }
+        if !c.strace {
+            v.push("strace");
+        }
+    }
+    v
+}

@@ -1,0 +1,179 @@
+//! `evalbench run`: the passes, then everything made from them: summary,
+//! traces, the archive, the report and Hydra's build products.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use evalbench_bundle::{layout, pack_dir, write_atomic};
+use evalbench_harness::target::{gradient::Gradient, lab::Lab};
+use evalbench_harness::{RunOpts, Target, INTERRUPTED};
+use evalbench_lab::control::NetMode;
+
+/// The hello flake, embedded: `evalbench run` works from any directory.
+const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.nix");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TargetKind {
+    /// The reference pipeline, started and stopped by the run.
+    Lab,
+    /// A Gradient deployment described by --target-config.
+    Gradient,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, value_enum, default_value = "lab")]
+    pub target: TargetKind,
+    /// The flake the lab evaluates (default: the embedded hello flake).
+    #[arg(long)]
+    pub flake: Option<PathBuf>,
+    /// The bundle directory.
+    #[arg(long, short, default_value = "out")]
+    pub out: PathBuf,
+    /// Passes to run, in order.
+    #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
+    pub passes: Vec<String>,
+    /// No perf on instrumented passes (for hosts that cannot profile).
+    #[arg(long)]
+    pub no_perf: bool,
+    /// No strace on instrumented passes.
+    #[arg(long)]
+    pub no_strace: bool,
+    /// No tcpdump on clean passes.
+    #[arg(long)]
+    pub no_pcap: bool,
+    /// Give up on a pass whose evaluation takes longer than this.
+    #[arg(long, default_value_t = 900)]
+    pub timeout_s: u64,
+    /// The lab's directory (PostgreSQL, sources, eval cache); must be world-traversable.
+    #[arg(long)]
+    pub lab_dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub net: NetMode,
+    /// Shift the lab worker's clock by this much (to see alignment work).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub worker_clock_skew_ms: i64,
+    /// JSON description of a Gradient deployment (see README), for --target gradient.
+    #[arg(long)]
+    pub target_config: Option<PathBuf>,
+    /// Do not render report/ (summary, traces and the archive are still written).
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+fn default_lab_dir(out: &Path) -> PathBuf {
+    let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+    let mut h: u32 = 2166136261;
+    for b in abs.as_os_str().as_encoded_bytes() {
+        h = (h ^ *b as u32).wrapping_mul(16777619);
+    }
+    PathBuf::from(format!("/var/tmp/evalbench/lab-{h:08x}"))
+}
+
+pub fn run(a: Args) -> Result<ExitCode, String> {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+    let out = std::path::absolute(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let mut target: Box<dyn Target> = match a.target {
+        TargetKind::Lab => {
+            let lab_dir = a.lab_dir.clone().unwrap_or_else(|| default_lab_dir(&out));
+            if let Some(parent) = lab_dir.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            let flake = match &a.flake {
+                Some(f) => f.clone(),
+                None => {
+                    let dir = lab_dir.with_extension("hello-flake");
+                    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    dir
+                }
+            };
+            Box::new(Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms))
+        }
+        TargetKind::Gradient => {
+            let cfg = a.target_config.as_ref().ok_or("--target gradient needs --target-config FILE")?;
+            Box::new(Gradient::load(cfg)?)
+        }
+    };
+    let opts = RunOpts {
+        out: out.clone(),
+        passes: a.passes.clone(),
+        perf: !a.no_perf,
+        strace: !a.no_strace,
+        pcap: !a.no_pcap,
+        timeout: Duration::from_secs(a.timeout_s),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let bar = tty.then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("a valid template"));
+        b.enable_steady_tick(Duration::from_millis(120));
+        b
+    });
+    let mut last_line = String::new();
+    let mut progress = |pass: &str, msg: &str| {
+        let line = format!("{pass}: {msg}");
+        match &bar {
+            Some(b) => {
+                if msg == "done" {
+                    b.println(format!("evalbench run: {pass} done"));
+                }
+                b.set_message(line);
+            }
+            None => {
+                // Plain lines, without the per-poll elapsed-time noise.
+                let key: String = line.split(|c: char| c.is_ascii_digit()).next().unwrap_or("").to_string();
+                if key != last_line {
+                    eprintln!("evalbench run: {line}");
+                    last_line = key;
+                }
+            }
+        }
+    };
+    let result = evalbench_harness::run(&opts, target.as_mut(), &mut progress);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    // Whatever happened, what was captured is made readable.
+    let made = finish_bundle(&out, !a.no_report);
+    match (result, made) {
+        (Ok(_), Ok(text)) => {
+            print!("{text}");
+            eprintln!("evalbench run: bundle in {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        (Err(e), made) => {
+            if let Err(m) = made {
+                eprintln!("evalbench run: the partial bundle is incomplete: {m}");
+            }
+            Err(format!("{e} (what was captured is in {})", out.display()))
+        }
+        (Ok(_), Err(m)) => Err(m),
+    }
+}
+
+/// summary, traces, report, archive, build products.
+fn finish_bundle(out: &Path, report: bool) -> Result<String, String> {
+    let (_, text) = crate::summarize::summarize_bundle(out, out, u64::MAX, false, true)?;
+    if report {
+        crate::inspect::render_dir(out, &out.join("report")).map_err(|e| format!("report: {e}"))?;
+    }
+    pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, "nix-support"]).map_err(|e| e.to_string())?;
+    let products = format!(
+        "file evalbench-bundle {}\nfile summary {}\nfile summary-json {}\nfile report {}\n",
+        out.join(layout::ARCHIVE).display(),
+        out.join(layout::SUMMARY_TXT).display(),
+        out.join(layout::SUMMARY_JSON).display(),
+        out.join("report/index.html").display()
+    );
+    write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(text)
+}
