@@ -54,3 +54,8 @@ need_lab() {
     need_pkg runuser util-linux
     need_pkg pgrep procps
 }
+
+# A real browser for the report's tests.
+need_browser() {
+    need_pkg chromium chromium
+}

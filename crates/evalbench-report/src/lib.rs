@@ -1,6 +1,7 @@
 //! `evalbench-report`: writes what people and scripts read. Each output
 //! format is its own module and reads only analysed passes.
 
+pub mod html;
 pub mod perfetto;
 pub mod summary;
 

@@ -1,7 +1,47 @@
-//! `evalbench inspect`: placeholder until the report lands.
+//! `evalbench inspect`: a bundle (directory or .tar.gz) to one HTML page.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
 
-pub fn render_dir(_bundle: &Path, _out: &Path) -> Result<(), String> {
-    Err("inspect is not implemented yet".into())
+use evalbench_bundle::{Bundle, Limits};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The bundle: a directory, or a .tar.gz of one.
+    pub bundle: PathBuf,
+    /// Where to write index.html, one .svg per chart, and <run>/trace.json.
+    #[arg(short, long, default_value = "report")]
+    pub out: PathBuf,
+    /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
+    #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
+    pub max_unpacked: u64,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> Result<ExitCode, String> {
+    let t = Instant::now();
+    let bundle = Bundle::open(&a.bundle, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
+    let r = evalbench_report::html::render(&bundle, &a.out)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
+    } else {
+        eprintln!(
+            "evalbench inspect: {} ({} bytes, {} charts, {} spans) in {:.2} s",
+            r.page.display(),
+            r.page_bytes,
+            r.charts,
+            r.spans,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// For `run`: render a bundle directory into `out`.
+pub fn render_dir(bundle: &Path, out: &Path) -> Result<(), String> {
+    let b = Bundle::open(bundle, Limits::default()).map_err(|e| e.to_string())?;
+    evalbench_report::html::render(&b, out).map(|_| ())
 }

@@ -30,6 +30,8 @@ struct Cli {
 enum Command {
     /// Run the passes (cold/warm x clean/instrumented) against the lab or a Gradient deployment and write the bundle.
     Run(run::Args),
+    /// Render a bundle as one self-contained HTML page with SVG charts (and each chart as its own .svg).
+    Inspect(inspect::Args),
     /// Summarize a bundle: summary.txt and summary.json (clean passes), and <run>/trace.json for every pass.
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Summarize(a) => summarize::run(a),
+        Command::Inspect(a) => inspect::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
         Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),
     };

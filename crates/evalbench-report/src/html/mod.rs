@@ -1,0 +1,135 @@
+//! `evalbench inspect`: one self-contained HTML page (CSS and SVG inline, no
+//! script at all, a Content-Security-Policy that would block one anyway),
+//! each chart also as its own `.svg` beside the page, and `<run>/trace.json`
+//! for Perfetto.
+
+mod esc;
+mod model;
+mod sections;
+mod svg;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use evalbench_bundle::{layout, Bundle};
+
+pub use esc::{esc as escape, file_safe};
+
+/// The page under construction and the files that go beside it.
+pub struct Page {
+    body: String,
+    toc: Vec<(usize, String, String)>,
+    /// (file name, svg)
+    charts: Vec<(String, String)>,
+    /// (relative destination, source) to copy beside the page.
+    copies: Vec<(String, PathBuf)>,
+}
+
+impl Page {
+    fn h2(&mut self, id: &str, title: &str) {
+        let id = file_safe(id);
+        let _ = write!(self.body, "<h2 id=\"{}\">{}</h2>", esc::esc(&id), esc::esc(title));
+        self.toc.push((2, id, title.to_string()));
+    }
+    fn h3(&mut self, pass: &str, id: &str, title: &str) {
+        let id = file_safe(&format!("{pass}-{id}"));
+        let _ = write!(self.body, "<h3 id=\"{}\">{} <small>{}</small></h3>", esc::esc(&id), esc::esc(title), esc::esc(pass));
+        self.toc.push((3, id, title.to_string()));
+    }
+    /// Inline chart, also written as `<pass>-<name>.svg`.
+    fn chart(&mut self, pass: &str, name: &str, svg: String) {
+        let file = format!("{}-{}.svg", file_safe(pass), file_safe(name));
+        let _ = write!(self.body, "<figure>{svg}<figcaption><a href=\"{}\">{}</a></figcaption></figure>", esc::esc(&esc::href(&file)), esc::esc(&file));
+        self.charts.push((file, svg));
+    }
+}
+
+const CSS: &str = r#"
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#222;background:#fff}
+header{background:#223;color:#fff;padding:12px 24px 12px 240px}header h1{margin:0;font-size:20px}
+nav{position:fixed;top:0;bottom:0;left:0;width:210px;overflow:auto;background:#f4f4f7;padding:64px 8px 8px;font-size:12px}
+nav a{display:block;color:#335;text-decoration:none;padding:1px 4px}nav a.l3{padding-left:16px;color:#667}
+main{margin-left:230px;padding:8px 24px 48px;max-width:1200px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}th{background:#f0f0f4;text-align:left}
+td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+tr.distorted td{color:#855}table.sql code{white-space:pre-wrap;word-break:break-word;font-size:12px}
+.missing{color:#a40;background:#fff4ec;padding:6px 10px;border-left:3px solid #e84}
+.warn{color:#834;background:#fbeff3;padding:6px 10px;border-left:3px solid #c47}
+.note{color:#556;font-size:12px}figure{margin:8px 0;overflow-x:auto}figcaption{font-size:11px;color:#889}
+svg.chart rect.bar:hover{stroke:#000;stroke-width:1}
+@media print{nav{display:none}main{margin:0;max-width:none}h2{page-break-before:always}figure{page-break-inside:avoid}a{color:inherit}}
+"#;
+
+/// What rendering produced.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Rendered {
+    pub page: PathBuf,
+    pub page_bytes: u64,
+    pub charts: usize,
+    pub spans: usize,
+}
+
+/// Renders `bundle` into `out`.
+pub fn render(bundle: &Bundle, out: &Path) -> Result<Rendered, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let passes: Vec<model::Pass> = bundle.passes.iter().map(model::Pass::load).collect();
+    let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
+    sections::overview(&mut page, &passes);
+    for p in &passes {
+        sections::pass_header(&mut page, p);
+        sections::assignment(&mut page, p);
+        sections::jobs(&mut page, p);
+        sections::spans(&mut page, p);
+        sections::database(&mut page, p);
+        sections::network(&mut page, p);
+        sections::cpu(&mut page, p);
+        // trace.json beside the page, for ui.perfetto.dev.
+        if p.data.span_count() > 0 {
+            let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
+            crate::write_trace(&dest, &p.name, &p.data.streams, &p.align).map_err(|e| format!("{}: {e}", dest.display()))?;
+            let _ = write!(
+                page.body,
+                "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server clock).</p>",
+                esc::esc(&esc::href(&format!("{}/{}", file_safe(&p.name), layout::TRACE_JSON))),
+                esc::esc(&format!("{}/{}", p.name, layout::TRACE_JSON))
+            );
+        }
+    }
+    for (dest, src) in &page.copies {
+        let d = out.join(dest);
+        if let Some(parent) = d.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::copy(src, &d).map_err(|e| format!("{}: {e}", src.display()))?;
+    }
+    for (file, svg) in &page.charts {
+        let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
+        evalbench_bundle::write_atomic(&out.join(file), doc.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    let mut html = String::with_capacity(page.body.len() + 16 * 1024);
+    let title = format!("evalbench report: {}", bundle.source.display());
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{CSS}</style></head><body>\
+         <header><h1>{}</h1></header><nav><b>Contents</b>",
+        esc::esc(&title),
+        esc::esc(&title)
+    );
+    for (level, id, t) in &page.toc {
+        let _ = write!(html, "<a class=\"l{level}\" href=\"#{}\">{}</a>", esc::esc(id), esc::esc(t));
+    }
+    html.push_str("</nav><main>");
+    html.push_str("<p class=\"note\">Times are on the server clock; worker and eval spans are moved by the measured offset. Every bar's details are in its hover title. Durations in µs, ms or s as marked.</p>");
+    html.push_str(&page.body);
+    html.push_str("</main></body></html>\n");
+    let index = out.join("index.html");
+    evalbench_bundle::write_atomic(&index, html.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(Rendered {
+        page: index,
+        page_bytes: html.len() as u64,
+        charts: page.charts.len(),
+        spans: passes.iter().map(|p| p.data.span_count()).sum(),
+    })
+}

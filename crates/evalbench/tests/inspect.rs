@@ -1,0 +1,188 @@
+//! The report, opened in a real browser (Debian's chromium, headless): no
+//! console messages, no network requests, every section, a hover title on
+//! every bar; and a hostile bundle whose strings stay text.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn chromium() -> &'static str {
+    for c in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(c).exists() {
+            return c;
+        }
+    }
+    panic!("chromium is not installed (scripts/test installs it: apt-get install chromium)");
+}
+
+struct Browsed {
+    dom: String,
+    stderr: String,
+    netlog: String,
+}
+
+/// Loads the page headless; returns the DOM after load, the browser's log and its network log.
+fn browse(page: &Path, work: &Path, screenshot: Option<&Path>) -> Browsed {
+    let netlog = work.join("netlog.json");
+    let mut c = Command::new(chromium());
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1400,2000",
+    ])
+    .arg(format!("--user-data-dir={}", work.join("profile").display()))
+    .arg(format!("--log-net-log={}", netlog.display()));
+    match screenshot {
+        Some(s) => c.arg(format!("--screenshot={}", s.display())),
+        None => c.arg("--dump-dom"),
+    };
+    let out = c.arg(format!("file://{}", page.display())).output().expect("chromium runs");
+    Browsed {
+        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        netlog: std::fs::read_to_string(&netlog).unwrap_or_default(),
+    }
+}
+
+/// URLs the page itself asked for: the browser's own background requests
+/// (update checks, network time) carry no origin and are left out.
+fn page_requests(netlog: &str) -> Vec<String> {
+    let log: serde_json::Value = serde_json::from_str(netlog).or_else(|_| serde_json::from_str(&format!("{}]}}", netlog.trim_end().trim_end_matches(',')))).expect("a readable network log");
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].as_u64().expect("netlog constants");
+    log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job))
+        .filter(|e| e["params"]["initiator"] != "not an origin")
+        .filter_map(|e| e["params"]["url"].as_str().map(String::from))
+        .filter(|u| !u.starts_with("file://") && !u.starts_with("data:"))
+        .collect()
+}
+
+fn no_network(b: &Browsed) {
+    let remote = page_requests(&b.netlog);
+    assert!(remote.is_empty(), "the page made network requests: {remote:?}");
+}
+
+#[test]
+fn the_network_check_sees_a_page_request() {
+    // The control: a page that does fetch something is caught.
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("fetches.html");
+    std::fs::write(&page, "<html><body><img src=\"http://127.0.0.1:9/x.png\">x</body></html>").unwrap();
+    let b = browse(&page, tmp.path(), None);
+    assert_eq!(page_requests(&b.netlog), vec!["http://127.0.0.1:9/x.png".to_string()]);
+}
+
+fn no_console(b: &Browsed) {
+    let console: Vec<&str> = b.stderr.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Refused to")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+}
+
+fn artifacts() -> PathBuf {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn the_report_of_a_real_bundle_opens_clean_in_a_browser() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", "300", "--jobs", "3", "--drvs", "40"]);
+    let report = tmp.path().join("report");
+    run_ok(evalbench().args(["inspect"]).arg(&bundle).arg("-o").arg(&report));
+    let page = report.join("index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing fetched from elsewhere, no script at all.
+    let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for bad in ["<script", "http://", "https://", "@import", "url("] {
+        assert!(!without_ns.contains(bad), "the page contains {bad:?}");
+    }
+    let b = browse(&page, tmp.path(), None);
+    no_console(&b);
+    no_network(&b);
+    for id in ["passes", "pass-cold-clean", "cold-clean-assignment", "cold-clean-jobs", "cold-clean-spans", "cold-clean-database", "cold-clean-network", "cold-instrumented-cpu"] {
+        assert!(b.dom.contains(&format!("id=\"{id}\"")), "section {id} missing from the rendered page");
+    }
+    // A pass without a capture names the file instead of drawing an empty chart.
+    assert!(b.dom.contains("cold-clean/pg/job_phases.json") && b.dom.contains("is missing"), "missing captures must be named");
+    assert!(b.dom.contains("instrumented (timings distorted)"));
+    assert!(b.dom.contains("Worker clock offset"));
+    // Every bar carries a hover title.
+    let bars = b.dom.matches("class=\"bar\"").count();
+    let titled = b.dom.matches("class=\"bar\"").count() - b.dom.split("class=\"bar\"").skip(1).filter(|rest| !rest.trim_start_matches(|c| c != '>').starts_with("><title>")).count();
+    assert!(bars > 50, "only {bars} bars drawn");
+    assert_eq!(titled, bars, "bars without a hover title");
+    // Each chart is also a file of its own, and Perfetto's trace is beside the page.
+    let svgs = std::fs::read_dir(&report).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg")).count();
+    assert!(svgs >= 10, "{svgs} chart files");
+    assert!(report.join("cold-clean/trace.json").is_file());
+    let shot = artifacts().join("inspect.png");
+    browse(&page, tmp.path(), Some(&shot));
+    assert!(std::fs::metadata(&shot).map(|m| m.len() > 10_000).unwrap_or(false), "no screenshot");
+}
+
+const SCRIPT: &str = "<script>document.title='pwned';document.body.setAttribute('data-pwned','1')</script>";
+
+#[test]
+fn hostile_strings_are_shown_as_text_and_run_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--jobs", "2", "--drvs", "10"]);
+    // Span names and fields, SQL text, a pass directory name: all hostile.
+    let trace = bundle.join("cold-clean/trace");
+    for e in std::fs::read_dir(&trace).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let hostile = text
+            .replace("\"name\":\"flush\"", &format!("\"name\":{}", serde_json::to_string(SCRIPT).unwrap()))
+            .replace("\"fields\":{", "\"fields\":{\"evil\":\"</svg><img src=x onerror=alert(1)>\",\"link\":\"javascript:alert(1)\",");
+        std::fs::write(&p, hostile).unwrap();
+    }
+    std::fs::write(
+        bundle.join("cold-clean/pg/pg_stat_statements.json"),
+        serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5, "mean_exec_time": 1.5, "rows": 1}])).unwrap(),
+    )
+    .ok()
+    .or_else(|| {
+        std::fs::create_dir_all(bundle.join("cold-clean/pg")).unwrap();
+        std::fs::write(bundle.join("cold-clean/pg/pg_stat_statements.json"), serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5}])).unwrap()).ok()
+    });
+    let evil_pass = bundle.join("\"><svg onload=alert(1)>-clean");
+    std::fs::create_dir_all(evil_pass.join("trace")).unwrap();
+    std::fs::copy(bundle.join("cold-clean/run.json"), evil_pass.join("run.json")).unwrap();
+    let report = tmp.path().join("report");
+    run_ok(evalbench().args(["inspect"]).arg(&bundle).arg("-o").arg(&report));
+    let page = report.join("index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script"), "a script tag reached the page");
+    assert!(!html.contains("<img"), "an img tag reached the page");
+    assert!(!html.contains("<svg onload"), "an svg onload reached the page");
+    assert!(!html.contains("href=\"javascript:"), "a javascript: link reached the page");
+    let b = browse(&page, tmp.path(), None);
+    no_console(&b);
+    no_network(&b);
+    assert!(!b.dom.contains("data-pwned=\"1\""), "a script ran");
+    assert!(!b.dom.contains("<title>pwned</title>"), "a script ran");
+    assert!(b.dom.contains("&lt;script&gt;document.title"), "the hostile name is not shown as text");
+    assert!(b.dom.contains("SELECT 1 /* &lt;script&gt;"), "the hostile SQL is not shown as text");
+    // The chart files are as safe as the page.
+    for e in std::fs::read_dir(&report).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "svg") {
+            let s = std::fs::read_to_string(&p).unwrap();
+            assert!(!s.contains("<script") && !s.contains("<img"), "{}", p.display());
+        }
+    }
+}
