@@ -1,0 +1,106 @@
+//! `evalbench run` end to end: four passes on the lab with every capture,
+//! then the bundle checked file by file.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn magic(p: &Path) -> Vec<u8> {
+    let b = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert!(!b.is_empty(), "{} is empty", p.display());
+    b[..b.len().min(8)].to_vec()
+}
+
+#[test]
+fn four_passes_on_the_lab_make_a_whole_bundle() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new().prefix("evalbench-run-test.").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = tmp.path().join("out");
+    let lab = tmp.path().join("lab");
+    let skew_ms = 800i64;
+    let res = evalbench()
+        .args(["run", "--out"])
+        .arg(&out)
+        .arg("--lab-dir")
+        .arg(&lab)
+        .args(["--worker-clock-skew-ms", &skew_ms.to_string()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "run failed: {stderr}");
+
+    for pass in ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"] {
+        let d = out.join(pass);
+        let run = read_json(&d.join("run.json"));
+        assert_eq!(run["status"], "Completed", "{pass}");
+        assert!(run["evaluated_s"].as_f64().unwrap() > 0.0);
+        assert!(run["evaluation_id"].as_str().is_some_and(|s| s.len() == 36));
+        assert!(run["statuses"].as_array().unwrap().len() >= 3);
+        let phases = read_json(&d.join("pg/job_phases.json"));
+        let names: Vec<&str> = phases.as_array().unwrap().iter().map(|p| p["phase"].as_str().unwrap()).collect();
+        assert_eq!(names, ["fetching", "evaluating_flake", "evaluating_derivations"], "{pass}");
+        let trace = read_json(&d.join("trace.json"));
+        assert!(trace["traceEvents"].as_array().unwrap().len() > 100);
+        assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
+        if pass.ends_with("-clean") {
+            for pcap in ["proto.pcap", "pg.pcap"] {
+                let m = magic(&d.join(pcap));
+                assert!(m[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || m[..4] == [0xa1, 0xb2, 0xc3, 0xd4], "{pass}/{pcap} is not a pcap file");
+                assert!(std::fs::metadata(d.join(pcap)).unwrap().len() > 1000, "{pass}/{pcap} captured almost nothing");
+            }
+            let stmts = read_json(&d.join("pg/pg_stat_statements.json"));
+            let stmts = stmts.as_array().unwrap();
+            assert!(!stmts.is_empty() && stmts.len() <= 100);
+            assert!(stmts.iter().all(|s| s["query"].is_string() && s["total_plan_time"].is_number()));
+            assert!(stmts.iter().any(|s| s["query"].as_str().unwrap().contains("dispatched_job_phase")));
+            let waits = read_json(&d.join("pg/wait_samples.json"));
+            assert!(waits["samples"].as_array().unwrap().len() >= 3, "{pass}: samples every 100 ms");
+            for f in ["perf.data", "pg/auto_explain.log", "worker/strace"] {
+                assert!(!d.join(f).exists(), "{pass} must not have {f}");
+            }
+        } else {
+            assert_eq!(magic(&d.join("perf.data")), b"PERFILE2");
+            assert_eq!(magic(&d.join("worker/perf.data")), b"PERFILE2");
+            for svg in ["flame.svg", "worker/flame.svg"] {
+                assert!(std::fs::read_to_string(d.join(svg)).unwrap().contains("<svg"), "{pass}/{svg}");
+            }
+            let strace: Vec<_> = std::fs::read_dir(d.join("worker/strace")).unwrap().map(|e| e.unwrap().path()).collect();
+            assert!(strace.len() >= 3, "{pass}: one strace file per thread and child, got {}", strace.len());
+            let any = std::fs::read_to_string(&strace[0]).unwrap();
+            let first = any.lines().next().unwrap_or("");
+            assert!(first.split_whitespace().next().is_some_and(|t| t.contains('.') && t.parse::<f64>().is_ok()), "timestamps: {first}");
+            let explain = std::fs::read_to_string(d.join("pg/auto_explain.log")).unwrap();
+            assert!(explain.contains("duration:") && explain.contains("Query Text:"), "{pass}: auto_explain plans");
+            assert!(!d.join("proto.pcap").exists());
+        }
+    }
+    let text = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
+    assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
+    let summary = read_json(&out.join("summary.json"));
+    for p in summary["passes"].as_array().unwrap() {
+        let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
+        assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} ± {b}, truth {}", p["pass"], -skew_ms * 1000);
+    }
+    assert!(std::fs::read_to_string(out.join("report/index.html")).unwrap().contains("Pass warm-instrumented"));
+    let products = std::fs::read_to_string(out.join("nix-support/hydra-build-products")).unwrap();
+    let lines: Vec<&str> = products.lines().collect();
+    assert_eq!(lines.len(), 4);
+    for l in &lines {
+        let path = l.split_whitespace().nth(2).unwrap();
+        assert!(l.starts_with("file ") && Path::new(path).is_file(), "{l}");
+    }
+    // The archive is a whole bundle of its own.
+    run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("from-archive")).arg(out.join("evalbench.tar.gz")));
+    assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);
+    // The lab is gone.
+    let state = read_json(&lab.join("lab.json"));
+    assert!(state["server_pid"].is_null() && state["worker_pids"].as_array().unwrap().is_empty());
+    if let Some(ns) = state["net"]["server_ns"].as_str() {
+        assert!(!Path::new("/run/netns").join(ns).exists());
+    }
+    assert!(!lab.join("pg/data/postmaster.pid").exists());
+}
