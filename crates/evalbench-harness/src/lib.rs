@@ -28,6 +28,8 @@ pub struct RunOpts {
     pub perf: bool,
     pub strace: bool,
     pub pcap: bool,
+    /// Spans only: every other capture off (to measure what the captures cost).
+    pub bare: bool,
     pub timeout: Duration,
 }
 
@@ -36,6 +38,9 @@ impl RunOpts {
     /// passes the distorting ones (DESIGN.md "Passes").
     pub fn captures_for(&self, pass: &str) -> Captures {
         let clean = layout::is_clean(pass);
+        if self.bare {
+            return Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false };
+        }
         Captures {
             pcap: clean && self.pcap,
             pg_stats: clean,

@@ -311,12 +311,21 @@ fn off_list(c: &Captures, pass: &str) -> Vec<&'static str> {
         if !c.pcap {
             v.push("pcap");
         }
+        if !c.pg_stats {
+            v.push("pg_stat_statements");
+        }
+        if !c.wait_samples {
+            v.push("wait_samples");
+        }
     } else {
         if !c.perf {
             v.push("perf");
         }
         if !c.strace {
             v.push("strace");
+        }
+        if !c.auto_explain {
+            v.push("auto_explain");
         }
     }
     v

@@ -45,6 +45,9 @@ pub struct Args {
     /// No tcpdump on clean passes.
     #[arg(long)]
     pub no_pcap: bool,
+    /// Spans only, every other capture off: to measure what the captures cost.
+    #[arg(long)]
+    pub bare: bool,
     /// Give up on a pass whose evaluation takes longer than this.
     #[arg(long, default_value_t = 900)]
     pub timeout_s: u64,
@@ -109,6 +112,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         perf: !a.no_perf,
         strace: !a.no_strace,
         pcap: !a.no_pcap,
+        bare: a.bare,
         timeout: Duration::from_secs(a.timeout_s),
     };
     let tty = std::io::stderr().is_terminal();
