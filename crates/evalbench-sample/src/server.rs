@@ -43,8 +43,19 @@ fn graph_writer(rx: mpsc::Receiver<Batch>) {
                     let _r = debug_span!(target: GRAPH, "record_one", drv = d.as_str()).entered();
                     acc = acc.wrapping_add(crate::eval::work(d.as_bytes(), 2));
                 }
+                let _adv = debug_span!(target: GRAPH, "advance_can_start", rows = b.drvs.len()).entered();
                 for step in ["lock_seed_shared_builds", "became_fetchable", "seed_blocking_deps", "promote", "unpromote_ungated", "emit_transition_effects", "move_batch_need"] {
-                    let _s = debug_span!(target: GRAPH, "advance_can_start", step).entered();
+                    // Span names are static: one arm per step.
+                    let _s = match step {
+                        "lock_seed_shared_builds" => debug_span!(target: GRAPH, "lock_seed_shared_builds"),
+                        "became_fetchable" => debug_span!(target: GRAPH, "became_fetchable"),
+                        "seed_blocking_deps" => debug_span!(target: GRAPH, "seed_blocking_deps"),
+                        "promote" => debug_span!(target: GRAPH, "promote"),
+                        "unpromote_ungated" => debug_span!(target: GRAPH, "unpromote_ungated"),
+                        "emit_transition_effects" => debug_span!(target: GRAPH, "emit_transition_effects"),
+                        _ => debug_span!(target: GRAPH, "move_batch_need"),
+                    }
+                    .entered();
                     acc = acc.wrapping_add(crate::eval::work(step.as_bytes(), 1));
                 }
             }
