@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod decode;
 mod inspect;
 mod run;
 mod size;
@@ -30,6 +31,8 @@ struct Cli {
 enum Command {
     /// Run the passes (cold/warm x clean/instrumented) against the lab or a Gradient deployment and write the bundle.
     Run(run::Args),
+    /// Decode one capture file (pg, proto, perf, strace, auto-explain) and print what it holds.
+    Decode(decode::Args),
     /// Render a bundle as one self-contained HTML page with SVG charts (and each chart as its own .svg).
     Inspect(inspect::Args),
     /// Summarize a bundle: summary.txt and summary.json (clean passes), and <run>/trace.json for every pass.
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Summarize(a) => summarize::run(a),
         Command::Inspect(a) => inspect::run(a),
+        Command::Decode(a) => decode::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
         Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),
     };

@@ -18,7 +18,8 @@ impl Tcpdump {
     pub fn start(host: &HostExec, iface: &str, port: u16, out: &Path) -> Result<Tcpdump, String> {
         let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
         let mut c = host.command("tcpdump");
-        c.args(["-i", iface, "-U", "-s", "0", "-w", "-", &format!("tcp port {port}")])
+        // --immediate-mode: without it, packets wait in a kernel block that SIGINT throws away.
+        c.args(["-i", iface, "--immediate-mode", "-B", "32768", "-U", "-s", "0", "-w", "-", &format!("tcp port {port}")])
             .stdin(Stdio::null())
             .stdout(file)
             .stderr(Stdio::piped());

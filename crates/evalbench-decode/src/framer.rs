@@ -1,0 +1,91 @@
+//! Cuts a byte stream into length-prefixed messages without ever
+//! allocating by the length a message claims: content is kept up to a cap
+//! for the messages whose content matters, and skipped for the rest.
+
+/// The most of one message's content we keep (SQL text, error fields).
+pub const KEEP: usize = 1 << 20;
+
+#[derive(Debug)]
+pub struct Msg {
+    pub kind: u8,
+    /// Whole length on the wire, header included.
+    pub wire_len: u64,
+    /// Content, at most `KEEP` bytes of it.
+    pub body: Vec<u8>,
+    pub truncated: bool,
+    /// Timestamp of the message's first byte.
+    pub ts_us: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct Framer {
+    head: Vec<u8>,
+    head_ts: i64,
+    cur: Option<(u8, u64, Vec<u8>, u64, bool, i64)>,
+    /// Set when the stream cannot be framed (garbage); the caller decides.
+    pub broken: bool,
+}
+
+/// Whether `kind`'s content is worth keeping.
+pub type Keep = fn(u8) -> bool;
+
+impl Framer {
+    pub fn reset(&mut self) {
+        self.head.clear();
+        self.cur = None;
+        self.broken = false;
+    }
+
+    /// Feeds bytes; `valid` says whether a type byte and length make sense.
+    pub fn push(&mut self, mut data: &[u8], ts_us: i64, keep: Keep, valid: &dyn Fn(u8, u32) -> bool, out: &mut dyn FnMut(Msg)) {
+        while !data.is_empty() && !self.broken {
+            if let Some((kind, total, body, got, truncated, _ts)) = &mut self.cur {
+                let want = (*total - *got) as usize;
+                let take = want.min(data.len());
+                if keep(*kind) {
+                    let room = KEEP.saturating_sub(body.len());
+                    body.extend_from_slice(&data[..take.min(room)]);
+                    if take > room {
+                        *truncated = true;
+                    }
+                }
+                *got += take as u64;
+                data = &data[take..];
+                if *got == *total {
+                    let (kind, total, body, _, truncated, ts) = self.cur.take().expect("current");
+                    out(Msg { kind, wire_len: total + 5, body, truncated, ts_us: ts });
+                }
+                continue;
+            }
+            let need = 5 - self.head.len();
+            let take = need.min(data.len());
+            if self.head.is_empty() {
+                // The message starts in this chunk.
+                self.head_ts = ts_us;
+            }
+            let first_ts = self.head_ts;
+            self.head.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.head.len() < 5 {
+                continue;
+            }
+            let kind = self.head[0];
+            let len = u32::from_be_bytes([self.head[1], self.head[2], self.head[3], self.head[4]]);
+            self.head.clear();
+            if len < 4 || !valid(kind, len) {
+                self.broken = true;
+                return;
+            }
+            let total = (len - 4) as u64;
+            if total == 0 {
+                out(Msg { kind, wire_len: 5, body: Vec::new(), truncated: false, ts_us: first_ts });
+            } else {
+                self.cur = Some((kind, total, Vec::new(), 0, false, first_ts));
+            }
+        }
+    }
+
+    pub fn in_message(&self) -> bool {
+        self.cur.is_some() || !self.head.is_empty()
+    }
+}

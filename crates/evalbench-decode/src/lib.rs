@@ -1,0 +1,10 @@
+//! `evalbench-decode`: every capture of a bundle turned into records. Each
+//! decoder reads its file as a stream, keeps memory bounded by what is open
+//! (connections, statements in flight), never by what a length field claims,
+//! and reports what it could not read instead of guessing.
+
+pub mod framer;
+pub mod normalize;
+pub mod packet;
+pub mod pg;
+pub mod tcp;

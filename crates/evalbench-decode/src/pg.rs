@@ -1,0 +1,439 @@
+//! The PostgreSQL frontend/backend protocol (v3) from reassembled TCP:
+//! every statement the server was sent, simple or extended, matched to its
+//! completion, with latency from its first request byte.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::framer::{Framer, Msg};
+use crate::packet::{for_each_segment, PacketStats};
+use crate::tcp::{Event, Reassembler};
+
+/// One statement execution.
+#[derive(Debug, Clone, Serialize)]
+pub struct Execution {
+    pub conn: u64,
+    pub start_us: i64,
+    pub latency_us: i64,
+    pub sql: String,
+    /// Rows from the command tag, where the tag has a count.
+    pub rows: Option<u64>,
+    pub tag: Option<String>,
+    /// "SQLSTATE: message" for an ErrorResponse.
+    pub error: Option<String>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// The statement text or start is not certain (capture began mid-way, or a gap).
+    pub partial: bool,
+}
+
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct PgSummary {
+    pub connections: u64,
+    pub statements: u64,
+    pub errors: u64,
+    pub partial: u64,
+    pub tls_connections: u64,
+    pub not_postgres_connections: u64,
+    pub gaps: u64,
+    pub unanswered: u64,
+    pub packets: PacketStats,
+}
+
+#[derive(Debug, PartialEq)]
+enum Phase {
+    /// Expecting the untyped startup packet (or SSLRequest).
+    Startup,
+    /// SSLRequest sent; the server answers with one byte.
+    SslAsked,
+    Typed,
+    Tls,
+    NotPg,
+}
+
+#[derive(Debug)]
+enum Pending {
+    Simple { sql: String, start: i64, bytes_in: u64, bytes_out: u64, answered: bool },
+    Extended { sql: String, start: i64, bytes_in: u64, bytes_out: u64, partial: bool },
+    Sync,
+}
+
+struct Conn {
+    phase: Phase,
+    up: Framer,
+    down: Framer,
+    startup_buf: Vec<u8>,
+    statements: HashMap<String, String>,
+    portals: HashMap<String, String>,
+    pending: VecDeque<Pending>,
+    batch_start: Option<i64>,
+    batch_bytes: u64,
+    /// Started mid-stream or crossed a gap: what we match may be off.
+    unsure: bool,
+}
+
+const FRONTEND: &[u8] = b"QPBESDCHXdcfpF";
+const BACKEND: &[u8] = b"RSKZTDCEI123nst GHWdcNAv";
+
+fn keep_front(k: u8) -> bool {
+    matches!(k, b'Q' | b'P' | b'B' | b'E')
+}
+fn keep_back(k: u8) -> bool {
+    matches!(k, b'C' | b'E')
+}
+fn valid_front(k: u8, len: u32) -> bool {
+    FRONTEND.contains(&k) && len < (1 << 30)
+}
+fn valid_back(k: u8, len: u32) -> bool {
+    BACKEND.contains(&k) && k != b' ' && len < (1 << 30)
+}
+
+fn cstr(b: &[u8], at: &mut usize) -> String {
+    let start = (*at).min(b.len());
+    let end = b[start..].iter().position(|&c| c == 0).map_or(b.len(), |p| start + p);
+    *at = end + 1;
+    String::from_utf8_lossy(&b[start..end]).into_owned()
+}
+
+/// Rows from a command tag: `SELECT 5`, `INSERT 0 1`, `UPDATE 3`, `COPY 10`.
+pub fn tag_rows(tag: &str) -> Option<u64> {
+    let mut w = tag.split_whitespace();
+    match w.next()? {
+        "INSERT" => w.nth(1)?.parse().ok(),
+        "SELECT" | "UPDATE" | "DELETE" | "COPY" | "FETCH" | "MOVE" | "MERGE" => w.next()?.parse().ok(),
+        _ => None,
+    }
+}
+
+fn error_text(body: &[u8]) -> String {
+    let (mut code, mut msg) = (String::new(), String::new());
+    let mut i = 0;
+    while i < body.len() && body[i] != 0 {
+        let f = body[i];
+        i += 1;
+        let v = cstr(body, &mut i);
+        match f {
+            b'C' => code = v,
+            b'M' => msg = v,
+            _ => {}
+        }
+    }
+    format!("{code}: {msg}")
+}
+
+pub struct PgDecoder {
+    conns: HashMap<u64, Conn>,
+    pub summary: PgSummary,
+}
+
+impl Default for PgDecoder {
+    fn default() -> Self {
+        PgDecoder { conns: HashMap::new(), summary: PgSummary::default() }
+    }
+}
+
+impl PgDecoder {
+    pub fn event(&mut self, e: Event<'_>, out: &mut dyn FnMut(Execution)) {
+        match e {
+            Event::Open { conn, saw_syn, .. } => {
+                self.summary.connections += 1;
+                self.conns.insert(
+                    conn,
+                    Conn {
+                        phase: if saw_syn { Phase::Startup } else { Phase::Typed },
+                        up: Framer::default(),
+                        down: Framer::default(),
+                        startup_buf: Vec::new(),
+                        statements: HashMap::new(),
+                        portals: HashMap::new(),
+                        pending: VecDeque::new(),
+                        batch_start: None,
+                        batch_bytes: 0,
+                        unsure: !saw_syn,
+                    },
+                );
+            }
+            Event::Gap { conn, to_server, .. } => {
+                self.summary.gaps += 1;
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.unsure = true;
+                    // Resynchronise at the next segment boundary.
+                    if to_server { c.up.reset() } else { c.down.reset() }
+                }
+            }
+            Event::Close { conn } => {
+                if let Some(c) = self.conns.remove(&conn) {
+                    self.summary.unanswered += c.pending.iter().filter(|p| !matches!(p, Pending::Sync)).count() as u64;
+                    match c.phase {
+                        Phase::Tls => self.summary.tls_connections += 1,
+                        Phase::NotPg => self.summary.not_postgres_connections += 1,
+                        _ => {}
+                    }
+                }
+            }
+            Event::Data { conn, to_server, ts_us, bytes } => {
+                let Some(c) = self.conns.get_mut(&conn) else { return };
+                let summary = &mut self.summary;
+                let mut emit = |x: Execution| {
+                    summary.statements += 1;
+                    if x.error.is_some() {
+                        summary.errors += 1;
+                    }
+                    if x.partial {
+                        summary.partial += 1;
+                    }
+                    out(x)
+                };
+                c.data(conn, to_server, ts_us, bytes, &mut emit);
+            }
+        }
+    }
+
+    pub fn finish(&mut self) {
+        for (_, c) in self.conns.drain() {
+            self.summary.unanswered += c.pending.iter().filter(|p| !matches!(p, Pending::Sync)).count() as u64;
+        }
+    }
+}
+
+impl Conn {
+    fn data(&mut self, id: u64, to_server: bool, ts: i64, mut bytes: &[u8], out: &mut dyn FnMut(Execution)) {
+        match self.phase {
+            Phase::Tls | Phase::NotPg => return,
+            Phase::SslAsked if !to_server => {
+                match bytes.first() {
+                    Some(b'S') | Some(b'G') => self.phase = Phase::Tls,
+                    Some(b'N') => self.phase = Phase::Startup,
+                    _ => self.phase = Phase::NotPg,
+                }
+                bytes = &bytes[1.min(bytes.len())..];
+                if self.phase != Phase::Startup {
+                    return;
+                }
+            }
+            Phase::Startup | Phase::SslAsked if to_server => {
+                self.startup_buf.extend_from_slice(&bytes[..bytes.len().min(10_000)]);
+                if self.startup_buf.len() < 8 {
+                    return;
+                }
+                let len = u32::from_be_bytes(self.startup_buf[0..4].try_into().expect("4 bytes")) as usize;
+                let code = u32::from_be_bytes(self.startup_buf[4..8].try_into().expect("4 bytes"));
+                if !(8..=10_000).contains(&len) {
+                    self.phase = Phase::NotPg;
+                    return;
+                }
+                match code {
+                    80877103 | 80877104 if len == 8 => {
+                        self.phase = Phase::SslAsked;
+                        self.startup_buf.clear();
+                        return;
+                    }
+                    80877102 => {
+                        self.phase = Phase::Typed; // CancelRequest: nothing follows
+                        return;
+                    }
+                    c if c >> 16 == 3 => {}
+                    _ => {
+                        self.phase = Phase::NotPg;
+                        return;
+                    }
+                }
+                if self.startup_buf.len() < len {
+                    return;
+                }
+                // The rest after the startup packet is typed traffic.
+                let rest = self.startup_buf.split_off(len);
+                self.startup_buf.clear();
+                self.phase = Phase::Typed;
+                if rest.is_empty() {
+                    return;
+                }
+                return self.data(id, true, ts, &rest, out);
+            }
+            _ => {}
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        let mut msgs = Vec::new();
+        let framer = if to_server { &mut self.up } else { &mut self.down };
+        if to_server {
+            framer.push(bytes, ts, keep_front, &valid_front, &mut |m| msgs.push(m));
+        } else {
+            framer.push(bytes, ts, keep_back, &valid_back, &mut |m| msgs.push(m));
+        }
+        if framer.broken {
+            if self.unsure {
+                // Mid-stream: try again at the next segment.
+                framer.reset();
+            } else {
+                self.phase = Phase::NotPg;
+            }
+        }
+        for m in msgs {
+            if to_server {
+                self.frontend(m);
+            } else {
+                self.backend(id, m, out);
+            }
+        }
+    }
+
+    fn frontend(&mut self, m: Msg) {
+        let mut at = 0;
+        match m.kind {
+            b'Q' => {
+                let sql = cstr(&m.body, &mut at);
+                self.pending.push_back(Pending::Simple { sql, start: m.ts_us, bytes_in: m.wire_len, bytes_out: 0, answered: false });
+            }
+            b'P' => {
+                let name = cstr(&m.body, &mut at);
+                let sql = cstr(&m.body, &mut at);
+                self.statements.insert(name, sql);
+                self.batch(m.ts_us, m.wire_len);
+            }
+            b'B' => {
+                let portal = cstr(&m.body, &mut at);
+                let stmt = cstr(&m.body, &mut at);
+                let sql = self.statements.get(&stmt).cloned();
+                match sql {
+                    Some(s) => {
+                        self.portals.insert(portal, s);
+                    }
+                    None => {
+                        self.portals.remove(&portal);
+                    }
+                }
+                self.batch(m.ts_us, m.wire_len);
+            }
+            b'E' => {
+                let portal = cstr(&m.body, &mut at);
+                self.batch(m.ts_us, m.wire_len);
+                let (sql, partial) = match self.portals.get(&portal) {
+                    Some(s) => (s.clone(), self.unsure),
+                    None => ("(statement prepared before the capture began)".to_string(), true),
+                };
+                let start = self.batch_start.take().unwrap_or(m.ts_us);
+                self.pending.push_back(Pending::Extended { sql, start, bytes_in: std::mem::take(&mut self.batch_bytes), bytes_out: 0, partial });
+            }
+            b'S' => {
+                self.batch_start = None;
+                self.batch_bytes = 0;
+                self.pending.push_back(Pending::Sync);
+            }
+            b'C' => {
+                // Close statement or portal.
+                let what = m.body.first().copied();
+                at = 1;
+                let name = cstr(&m.body, &mut at);
+                if what == Some(b'S') {
+                    self.statements.remove(&name);
+                } else {
+                    self.portals.remove(&name);
+                }
+                self.batch(m.ts_us, m.wire_len);
+            }
+            b'd' | b'c' | b'f' => {
+                if let Some(p) = self.pending.iter_mut().rev().find(|p| !matches!(p, Pending::Sync)) {
+                    match p {
+                        Pending::Simple { bytes_in, .. } | Pending::Extended { bytes_in, .. } => *bytes_in += m.wire_len,
+                        Pending::Sync => {}
+                    }
+                }
+            }
+            _ => self.batch(m.ts_us, m.wire_len),
+        }
+    }
+
+    fn batch(&mut self, ts: i64, len: u64) {
+        self.batch_start.get_or_insert(ts);
+        self.batch_bytes += len;
+    }
+
+    fn add_out(&mut self, len: u64) {
+        if let Some(p) = self.pending.iter_mut().find(|p| !matches!(p, Pending::Sync)) {
+            match p {
+                Pending::Simple { bytes_out, .. } | Pending::Extended { bytes_out, .. } => *bytes_out += len,
+                Pending::Sync => {}
+            }
+        }
+    }
+
+    fn backend(&mut self, id: u64, m: Msg, out: &mut dyn FnMut(Execution)) {
+        match m.kind {
+            b'C' | b'E' | b'I' | b's' => {
+                self.add_out(m.wire_len);
+                let (tag, error) = match m.kind {
+                    b'C' => {
+                        let mut at = 0;
+                        (Some(cstr(&m.body, &mut at)), None)
+                    }
+                    b'E' => (None, Some(error_text(&m.body))),
+                    b's' => (Some("(portal suspended)".to_string()), None),
+                    _ => (Some("(empty query)".to_string()), None),
+                };
+                let Some(front) = self.pending.iter().position(|p| !matches!(p, Pending::Sync)) else {
+                    return; // an answer to something sent before the capture
+                };
+                // A Sync before the answered statement was already answered; drop it.
+                let mk = |sql: &str, start: i64, bytes_in: u64, bytes_out: u64, partial: bool| Execution {
+                    conn: id,
+                    start_us: start,
+                    latency_us: (m.ts_us - start).max(0),
+                    sql: sql.to_string(),
+                    rows: tag.as_deref().and_then(tag_rows),
+                    tag: tag.clone(),
+                    error: error.clone(),
+                    bytes_in,
+                    bytes_out,
+                    partial,
+                };
+                let is_simple = matches!(self.pending[front], Pending::Simple { .. });
+                if is_simple {
+                    if let Pending::Simple { sql, start, bytes_in, bytes_out, answered } = &mut self.pending[front] {
+                        out(mk(sql, *start, *bytes_in, *bytes_out, self.unsure));
+                        *answered = true;
+                        // Several statements in one Query: the next one's latency starts here.
+                        *start = m.ts_us;
+                        *bytes_in = 0;
+                        *bytes_out = 0;
+                    }
+                } else if let Some(Pending::Extended { sql, start, bytes_in, bytes_out, partial }) = self.pending.remove(front) {
+                    out(mk(&sql, start, bytes_in, bytes_out, partial));
+                    if m.kind == b'E' {
+                        // The server skips to the next Sync: those Executes never ran.
+                        while let Some(p) = self.pending.front() {
+                            if matches!(p, Pending::Sync) {
+                                break;
+                            }
+                            self.pending.pop_front();
+                        }
+                    }
+                }
+            }
+            b'Z' => {
+                // ReadyForQuery ends a simple query or an extended batch.
+                if let Some(i) = self.pending.iter().position(|p| matches!(p, Pending::Simple { .. } | Pending::Sync)) {
+                    let stale: Vec<Pending> = self.pending.drain(..=i).collect();
+                    let _ = stale;
+                }
+            }
+            _ => self.add_out(m.wire_len),
+        }
+    }
+}
+
+/// Decodes a capture file; `server_port` tells the server side when known.
+pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, String> {
+    let mut tcp = Reassembler::new(server_port);
+    let mut pg = PgDecoder::default();
+    let stats = for_each_segment(path, |seg| {
+        tcp.segment(&seg, &mut |e| pg.event(e, out));
+    })?;
+    tcp.finish(&mut |e| pg.event(e, out));
+    pg.finish();
+    pg.summary.packets = stats;
+    Ok(pg.summary)
+}

@@ -1,0 +1,184 @@
+//! TCP reassembly per direction: in-order bytes from segments that arrive
+//! reordered, retransmitted or overlapping; a capture that starts in the
+//! middle of a connection starts at its first segment; a hole that never
+//! fills is reported as a gap once too much is waiting behind it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+
+use crate::packet::Segment;
+
+pub type Endpoint = (IpAddr, u16);
+
+/// Bytes buffered behind a hole, per direction, before we give up on it.
+pub const MAX_PENDING: usize = 1 << 20;
+
+#[derive(Debug)]
+pub enum Event<'a> {
+    Open { conn: u64, client: Endpoint, server: Endpoint, ts_us: i64, saw_syn: bool },
+    Data { conn: u64, to_server: bool, ts_us: i64, bytes: &'a [u8] },
+    /// Bytes that were never captured; the stream resumes after them.
+    Gap { conn: u64, to_server: bool, lost: u64 },
+    Close { conn: u64 },
+}
+
+fn seq_lt(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+#[derive(Default)]
+struct Dir {
+    next: Option<u32>,
+    pending: BTreeMap<u32, (i64, Vec<u8>)>,
+    pending_bytes: usize,
+    fin: bool,
+}
+
+struct Conn {
+    id: u64,
+    client: Endpoint,
+    up: Dir,
+    down: Dir,
+}
+
+pub struct Reassembler {
+    /// Which port is the server's, when known (a capture filter's port).
+    pub server_port: Option<u16>,
+    conns: HashMap<(Endpoint, Endpoint), Conn>,
+    next_id: u64,
+    pub gaps: u64,
+    pub retransmitted_bytes: u64,
+}
+
+fn key(a: Endpoint, b: Endpoint) -> (Endpoint, Endpoint) {
+    if a <= b { (a, b) } else { (b, a) }
+}
+
+impl Reassembler {
+    pub fn new(server_port: Option<u16>) -> Self {
+        Reassembler { server_port, conns: HashMap::new(), next_id: 1, gaps: 0, retransmitted_bytes: 0 }
+    }
+
+    pub fn segment(&mut self, s: &Segment<'_>, out: &mut dyn FnMut(Event<'_>)) {
+        let k = key(s.src, s.dst);
+        // A new SYN on a finished 4-tuple starts a new connection.
+        if s.syn && self.conns.get(&k).is_some_and(|c| c.up.fin && c.down.fin) {
+            if let Some(c) = self.conns.remove(&k) {
+                out(Event::Close { conn: c.id });
+            }
+        }
+        if !self.conns.contains_key(&k) {
+            if s.rst || (s.fin && s.payload.is_empty()) {
+                return;
+            }
+            let client = match self.server_port {
+                Some(p) if s.dst.1 == p => s.src,
+                Some(p) if s.src.1 == p => s.dst,
+                // A SYN comes from the client; otherwise the higher port is the client's.
+                _ if s.syn => s.src,
+                _ => {
+                    if s.src.1 > s.dst.1 { s.src } else { s.dst }
+                }
+            };
+            let server = if client == s.src { s.dst } else { s.src };
+            let id = self.next_id;
+            self.next_id += 1;
+            out(Event::Open { conn: id, client, server, ts_us: s.ts_us, saw_syn: s.syn });
+            self.conns.insert(k, Conn { id, client, up: Dir::default(), down: Dir::default() });
+        }
+        let c = self.conns.get_mut(&k).expect("inserted above");
+        let to_server = s.src == c.client;
+        let id = c.id;
+        let dir = if to_server { &mut c.up } else { &mut c.down };
+        let mut seq = s.seq;
+        if s.syn {
+            seq = seq.wrapping_add(1);
+            if dir.next.is_none() {
+                dir.next = Some(seq);
+            }
+        }
+        let next = *dir.next.get_or_insert(seq);
+        let mut retrans = 0u64;
+        let mut gaps = 0u64;
+        if !s.payload.is_empty() {
+            if seq == next || seq_lt(seq, next) {
+                let skip = next.wrapping_sub(seq) as usize;
+                if skip < s.payload.len() {
+                    retrans += skip as u64;
+                    let fresh = &s.payload[skip..];
+                    dir.next = Some(next.wrapping_add(fresh.len() as u32));
+                    out(Event::Data { conn: id, to_server, ts_us: s.ts_us, bytes: fresh });
+                    drain(dir, id, to_server, out);
+                } else {
+                    retrans += s.payload.len() as u64;
+                }
+            } else if !dir.pending.contains_key(&seq) {
+                dir.pending_bytes += s.payload.len();
+                dir.pending.insert(seq, (s.ts_us, s.payload.to_vec()));
+                if dir.pending_bytes > MAX_PENDING {
+                    gaps += skip_gap(dir, id, to_server, out);
+                }
+            }
+        }
+        if s.fin {
+            dir.fin = true;
+        }
+        let done = s.rst || (c.up.fin && c.down.fin && c.up.pending.is_empty() && c.down.pending.is_empty());
+        self.retransmitted_bytes += retrans;
+        self.gaps += gaps;
+        if done {
+            let mut c = self.conns.remove(&k).expect("present");
+            self.gaps += flush(&mut c, out);
+            out(Event::Close { conn: c.id });
+        }
+    }
+
+    /// End of capture: whatever waits behind a hole is delivered after a gap.
+    pub fn finish(&mut self, out: &mut dyn FnMut(Event<'_>)) {
+        let mut conns: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
+        conns.sort_by_key(|c| c.id);
+        for mut c in conns {
+            self.gaps += flush(&mut c, out);
+            out(Event::Close { conn: c.id });
+        }
+    }
+}
+
+/// Delivers pending segments that now continue the stream.
+fn drain(dir: &mut Dir, id: u64, to_server: bool, out: &mut dyn FnMut(Event<'_>)) {
+    loop {
+        let Some(next) = dir.next else { return };
+        let Some((&seq, _)) = dir.pending.iter().next() else { return };
+        if seq_lt(next, seq) {
+            return;
+        }
+        let (ts, data) = dir.pending.remove(&seq).expect("present");
+        dir.pending_bytes -= data.len();
+        let skip = next.wrapping_sub(seq) as usize;
+        if skip < data.len() {
+            dir.next = Some(next.wrapping_add((data.len() - skip) as u32));
+            out(Event::Data { conn: id, to_server, ts_us: ts, bytes: &data[skip..] });
+        }
+    }
+}
+
+/// Gives up on the first hole: reports it and resumes at the next segment.
+fn skip_gap(dir: &mut Dir, id: u64, to_server: bool, out: &mut dyn FnMut(Event<'_>)) -> u64 {
+    let Some((&seq, _)) = dir.pending.iter().next() else { return 0 };
+    let next = dir.next.unwrap_or(seq);
+    let lost = seq.wrapping_sub(next) as u64;
+    out(Event::Gap { conn: id, to_server, lost });
+    dir.next = Some(seq);
+    drain(dir, id, to_server, out);
+    1
+}
+
+fn flush(c: &mut Conn, out: &mut dyn FnMut(Event<'_>)) -> u64 {
+    let mut gaps = 0;
+    for (to_server, dir) in [(true, &mut c.up), (false, &mut c.down)] {
+        while !dir.pending.is_empty() {
+            gaps += skip_gap(dir, c.id, to_server, out);
+        }
+    }
+    gaps
+}

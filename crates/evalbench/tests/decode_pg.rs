@@ -1,0 +1,162 @@
+//! The PostgreSQL decoder against real peers: tcpdump on loopback while
+//! pgbench and psql talk to a real PostgreSQL the test starts; the decoded
+//! statements agree with tshark's pgsql dissector and with
+//! pg_stat_statements for the same traffic.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use evalbench_lab::pg::Pg;
+
+struct Server(Pg);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+fn start_pg(dir: &Path) -> Server {
+    let pg = Pg {
+        dir: dir.join("pg"),
+        port: evalbench_lab::host::free_port().unwrap(),
+        host: Default::default(),
+        user: evalbench_lab::pg::ensure_user().unwrap(),
+        bin: evalbench_lab::pg::bin_dir().unwrap(),
+        admin_addr: None,
+    };
+    pg.init().unwrap();
+    pg.start().unwrap();
+    pg.create_ci().unwrap();
+    Server(pg)
+}
+
+fn client(pg: &Pg, program: &str) -> Command {
+    let mut c = Command::new(pg.bin.join(program));
+    c.env("PGHOST", "127.0.0.1").env("PGPORT", pg.port.to_string()).env("PGUSER", "postgres").env("PGDATABASE", "gradient");
+    c
+}
+
+fn capture(port: u16, file: &Path) -> std::process::Child {
+    let log = file.with_extension("log");
+    let c = Command::new("tcpdump")
+        .args(["-i", "lo", "--immediate-mode", "-B", "32768", "-U", "-s", "0", "-w"])
+        .arg(file)
+        .arg(format!("tcp port {port}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("tcpdump");
+    // Wait until it listens.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("listening") {
+        assert!(std::time::Instant::now() < deadline, "tcpdump did not start: {}", std::fs::read_to_string(&log).unwrap_or_default());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c
+}
+
+fn stop(mut c: std::process::Child) {
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe_kill_int(c.id());
+    let _ = c.wait();
+}
+
+fn unsafe_kill_int(pid: u32) {
+    let _ = Command::new("kill").args(["-INT", &pid.to_string()]).status();
+}
+
+#[test]
+fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new().prefix("evalbench-pgdecode.").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = start_pg(tmp.path());
+    let pg = &server.0;
+    pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
+    let pcap = tmp.path().join("pg.pcap");
+    let cap = capture(pg.port, &pcap);
+    assert!(client(pg, "pgbench").args(["-i", "-s", "1", "-q"]).output().unwrap().status.success());
+    assert!(client(pg, "pgbench").args(["-c", "2", "-t", "25", "-M", "extended"]).output().unwrap().status.success());
+    assert!(client(pg, "pgbench").args(["-c", "1", "-t", "15", "-M", "prepared"]).output().unwrap().status.success());
+    // An error, and COPY in and out.
+    let _ = client(pg, "psql").args(["-X", "-q", "-c", "SELECT 1/0"]).output().unwrap();
+    let mut copy = client(pg, "psql").args(["-X", "-q", "-c", "CREATE TABLE copied(x int)", "-c", "COPY copied FROM STDIN", "-c", "COPY copied TO STDOUT"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(copy.stdin.as_mut().unwrap(), b"1\n2\n3\n\\.\n").unwrap();
+    let copied = copy.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&copied.stdout), "1\n2\n3\n");
+    stop(cap);
+
+    let out = run_ok(evalbench().args(["decode", "pg", "--json"]).arg(&pcap));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (summary, execs) = lines.split_last().unwrap();
+    let summary = &summary["summary"];
+    assert_eq!(summary["statements"].as_u64().unwrap() as usize, execs.len());
+    assert_eq!(summary["errors"], 1);
+    assert_eq!(summary["partial"], 0, "the capture saw every connection from its start");
+    assert_eq!(summary["unanswered"], 0);
+    let err = execs.iter().find(|e| !e["error"].is_null()).unwrap();
+    assert_eq!(err["sql"], "SELECT 1/0");
+    assert!(err["error"].as_str().unwrap().starts_with("22012: division by zero"));
+    let copy_in = execs.iter().find(|e| e["sql"] == "COPY copied FROM STDIN").unwrap();
+    assert_eq!(copy_in["rows"], 3);
+    assert!(copy_in["bytes_in"].as_u64().unwrap() > 20);
+    let copy_out = execs.iter().find(|e| e["sql"] == "COPY copied TO STDOUT").unwrap();
+    assert_eq!(copy_out["rows"], 3);
+    for e in execs {
+        assert!(e["latency_us"].as_i64().unwrap() >= 0);
+        for k in ["conn", "start_us", "latency_us", "sql", "rows", "error", "bytes_in", "bytes_out"] {
+            assert!(e.get(k).is_some(), "{k} missing in {e}");
+        }
+    }
+    // Per connection, the statements' latencies fit inside the capture.
+    let first = execs.iter().map(|e| e["start_us"].as_i64().unwrap()).min().unwrap();
+    let last = execs.iter().map(|e| e["start_us"].as_i64().unwrap() + e["latency_us"].as_i64().unwrap()).max().unwrap();
+    let mut per_conn: std::collections::HashMap<u64, i64> = Default::default();
+    for e in execs {
+        *per_conn.entry(e["conn"].as_u64().unwrap()).or_default() += e["latency_us"].as_i64().unwrap();
+    }
+    for (c, total) in per_conn {
+        assert!(total <= last - first, "connection {c}: {total} us of statements in a {} us capture", last - first);
+    }
+
+    // tshark's pgsql dissector on the same file: one Simple query or Execute per statement.
+    let ts = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-d", &format!("tcp.port=={},pgsql", pg.port), "-T", "fields", "-e", "pgsql.type"])
+        .output()
+        .expect("tshark (apt-get install tshark)");
+    let text = String::from_utf8_lossy(&ts.stdout);
+    let requests = text.split(['\n', ',']).filter(|t| *t == "Simple query" || *t == "Execute").count();
+    assert_eq!(execs.len(), requests, "decoded statements vs tshark's Simple query + Execute messages");
+
+    // pg_stat_statements counted the same calls of pgbench's statements.
+    for (like, ours) in [("UPDATE pgbench_accounts%", "UPDATE pgbench_accounts"), ("INSERT INTO pgbench_history%", "INSERT INTO pgbench_history")] {
+        let calls: usize = pg.psql("gradient", &format!("SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '{like}'")).unwrap().trim().parse().unwrap();
+        let decoded = execs.iter().filter(|e| e["sql"].as_str().unwrap().starts_with(ours)).count();
+        assert_eq!(decoded, calls, "{ours}");
+        assert_eq!(calls, 65, "2 x 25 + 15 transactions");
+    }
+
+    // A capture that starts mid-connection is decoded, marked partial, never a panic.
+    let mid = tmp.path().join("mid.pcap");
+    let mut psql = client(pg, "psql").args(["-X", "-q"]).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    std::io::Write::write_all(psql.stdin.as_mut().unwrap(), b"SELECT 1;\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let cap = capture(pg.port, &mid);
+    std::io::Write::write_all(psql.stdin.as_mut().unwrap(), b"SELECT 42;\nSELECT 43;\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    stop(cap);
+    drop(psql.stdin.take());
+    let _ = psql.wait();
+    // Without the handshake, only the port tells the server's side.
+    let out = run_ok(evalbench().args(["decode", "pg", "--json", "--port", &pg.port.to_string()]).arg(&mid));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("SELECT 42") && text.contains("SELECT 43"), "{text}");
+    assert!(text.contains("\"partial\":true"));
+}
