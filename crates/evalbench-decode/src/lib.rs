@@ -3,8 +3,12 @@
 //! (connections, statements in flight), never by what a length field claims,
 //! and reports what it could not read instead of guessing.
 
+pub mod explain;
 pub mod framer;
 pub mod normalize;
 pub mod packet;
+pub mod perf;
 pub mod pg;
+pub mod strace;
 pub mod tcp;
+pub mod ws;

@@ -186,7 +186,9 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
             if t0.elapsed() > plan.timeout {
                 return Err(format!("evaluation {id} still {status} after {} s (--timeout-s)", plan.timeout.as_secs()));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            // Every poll is an API call the CI answers with SQL as its own role:
+            // poll gently. Exact change times come from the server's timeline.
+            std::thread::sleep(Duration::from_millis(100));
         }
     };
     if failure.is_none() {
@@ -283,6 +285,8 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     doc["error"] = last["error"].clone();
     doc["problems"] = json!(problems);
     doc["captures_off"] = json!(off_list(&c, plan.name));
+    // The decoders need the server side of each capture when it began mid-connection.
+    doc["capture_ports"] = json!({"pg": cap.pg_port, "proto": cap.proto_port});
     write_json(&dir.join(layout::RUN_JSON), &doc).map_err(err)?;
 
     if let Some(f) = failure {

@@ -64,7 +64,65 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 let _ = writeln!(w, "\n{}", serde_json::to_string_pretty(&summary).expect("serializes"));
             }
         }
-        other => return Err(format!("decode {other:?}: not in this build yet")),
+        Kind::Proto => {
+            let summary = evalbench_decode::ws::decode_file(&a.file, a.port, &mut |m| {
+                if a.json {
+                    let _ = serde_json::to_writer(&mut w, m);
+                    let _ = w.write_all(b"\n");
+                }
+            })?;
+            if a.json {
+                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+            } else {
+                let _ = writeln!(w, "{}", serde_json::to_string_pretty(&summary).expect("serializes"));
+            }
+        }
+        Kind::Strace => {
+            let summary = evalbench_decode::strace::decode(&a.file)?;
+            if a.json {
+                for c in &summary.slowest {
+                    let _ = serde_json::to_writer(&mut w, c);
+                    let _ = w.write_all(b"\n");
+                }
+                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+            } else {
+                let _ = writeln!(w, "{} calls in {} threads ({} files), {} signals, {} exits, {} unparsed lines", summary.calls, summary.threads, summary.files, summary.signals, summary.exits, summary.unparsed_lines);
+                let _ = writeln!(w, "{:>8} {:>12} {:>10} {:>7}  syscall", "count", "total ms", "max ms", "errors");
+                for s in summary.by_syscall.iter().take(30) {
+                    let _ = writeln!(w, "{:>8} {:>12.3} {:>10.3} {:>7}  {}", s.count, s.total_us as f64 / 1000.0, s.max_us as f64 / 1000.0, s.errors, s.name);
+                }
+                let _ = writeln!(w, "slowest calls:");
+                for c in summary.slowest.iter().take(10) {
+                    let _ = writeln!(w, "  {:>10.3} ms  tid {}  {}({}) = {}", c.dur_us as f64 / 1000.0, c.tid, c.name, c.args.chars().take(100).collect::<String>(), c.ret);
+                }
+            }
+        }
+        Kind::AutoExplain => {
+            let summary = evalbench_decode::explain::decode(&a.file, &mut |p| {
+                if a.json {
+                    let _ = serde_json::to_writer(&mut w, p);
+                    let _ = w.write_all(b"\n");
+                }
+            })?;
+            if a.json {
+                let _ = writeln!(w, "{}", serde_json::json!({ "summary": { "plans": summary.plans, "malformed": summary.malformed, "by_statement": summary.by_statement } }));
+            } else {
+                let _ = writeln!(w, "{} plans ({} malformed)", summary.plans, summary.malformed);
+                let _ = writeln!(w, "{:>7} {:>12} {:>10}  statement", "plans", "total ms", "max ms");
+                for s in summary.by_statement.iter().take(30) {
+                    let _ = writeln!(w, "{:>7} {:>12.3} {:>10.3}  {}", s.count, s.total_ms, s.max_ms, s.statement.chars().take(120).collect::<String>());
+                }
+            }
+        }
+        Kind::Perf => {
+            let folded = evalbench_decode::perf::fold(&a.file)?;
+            let summary = evalbench_decode::perf::summarize(&folded);
+            if a.json {
+                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+            } else {
+                let _ = w.write_all(&folded);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,7 @@
 //! `perf script` folded by inferno into flame.svg.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::exec::{interrupt, HostExec};
@@ -35,21 +35,9 @@ impl Perf {
     }
 }
 
-/// perf.data to flame.svg, through perf script and inferno.
+/// perf.data to flame.svg: folded by the decoder, drawn by inferno.
 pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), String> {
-    let out = Command::new("perf")
-        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
-        .arg(data)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("perf script: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("perf script -i {} failed", data.display()));
-    }
-    let mut folded = Vec::new();
-    let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
-    inferno::collapse::Collapse::collapse(&mut folder, &out.stdout[..], &mut folded).map_err(|e| format!("folding {}: {e}", data.display()))?;
+    let folded = evalbench_decode::perf::fold(data)?;
     let folded_path = svg.with_extension("folded");
     std::fs::write(&folded_path, &folded).map_err(|e| format!("{}: {e}", folded_path.display()))?;
     let mut opts = inferno::flamegraph::Options::default();
@@ -58,8 +46,7 @@ pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), String> {
     if folded.is_empty() {
         // No samples (an idle process): still a valid, empty graph.
         opts.title = format!("{title} (no samples)");
-        let lines: Vec<&str> = vec!["idle 1"];
-        return inferno::flamegraph::from_lines(&mut opts, lines.into_iter(), file).map_err(|e| e.to_string());
+        return inferno::flamegraph::from_lines(&mut opts, ["idle 1"].into_iter(), file).map_err(|e| e.to_string());
     }
     let text = String::from_utf8_lossy(&folded);
     inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))

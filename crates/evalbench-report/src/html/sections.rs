@@ -16,16 +16,6 @@ fn missing(page: &mut Page, pass: &Pass, file: &str) {
     let _ = write!(page.body, "<p class=\"missing\">Not captured in this pass: <code>{}</code> is missing.</p>", esc(&format!("{}/{file}", pass.name)));
 }
 
-fn no_decoder(page: &mut Page, pass: &Pass, file: &str, what: &str) {
-    let size = std::fs::metadata(pass.file(file)).map(|m| m.len()).unwrap_or(0);
-    let _ = write!(
-        page.body,
-        "<p class=\"missing\"><code>{}</code> is here ({size} bytes), but this build has no decoder for it yet: {}. Open it with the tool named in the bundle layout.</p>",
-        esc(&format!("{}/{file}", pass.name)),
-        esc(what)
-    );
-}
-
 fn mode(p: &Pass) -> String {
     format!("{}, {}", if p.cold { "cold" } else { "warm" }, if p.clean { "clean" } else { "instrumented (timings distorted)" })
 }
@@ -423,14 +413,97 @@ pub fn database(page: &mut Page, p: &Pass) {
             None => missing(page, p, layout::WAIT_SAMPLES),
         }
         if p.file(layout::PG_PCAP).exists() {
-            no_decoder(page, p, layout::PG_PCAP, "statement latencies from the PostgreSQL wire protocol");
+            pg_latencies(page, p);
         } else {
             missing(page, p, layout::PG_PCAP);
         }
     } else if p.file(layout::AUTO_EXPLAIN).exists() {
-        no_decoder(page, p, layout::AUTO_EXPLAIN, "auto_explain statements by total plan time and the slowest plans");
+        auto_explain(page, p);
     } else {
         missing(page, p, layout::AUTO_EXPLAIN);
+    }
+}
+
+fn port(p: &Pass, which: &str) -> Option<u16> {
+    p.run["capture_ports"][which].as_u64().map(|v| v as u16)
+}
+
+fn pg_latencies(page: &mut Page, p: &Pass) {
+    let mut agg: HashMap<String, (Vec<i64>, u64)> = HashMap::new();
+    let r = evalbench_decode::pg::decode_file(&p.file(layout::PG_PCAP), port(p, "pg"), &mut |x| {
+        let e = agg.entry(evalbench_decode::normalize::normalize_sql(&x.sql)).or_default();
+        e.0.push(x.latency_us);
+        if x.error.is_some() {
+            e.1 += 1;
+        }
+    });
+    let s = match r {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
+            return;
+        }
+    };
+    let _ = write!(
+        page.body,
+        "<h4>Statement latencies from pg.pcap (first request byte to completion)</h4><p>{} statements on {} connections, {} errors, {} partial (began before the capture), {} unanswered, {} gaps.</p>",
+        s.statements, s.connections, s.errors, s.partial, s.unanswered, s.gaps
+    );
+    let mut rows: Vec<(String, Vec<i64>, u64)> = agg.into_iter().map(|(k, (v, e))| (k, v, e)).collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1.iter().sum::<i64>()));
+    let mut bars = Vec::new();
+    let mut table = String::from("<table class=\"sql\"><tr><th>total</th><th>count</th><th>p50</th><th>p95</th><th>max</th><th>errors</th><th>statement</th></tr>");
+    for (sql, mut v, errors) in rows.into_iter().take(25) {
+        v.sort_unstable();
+        let n = v.len();
+        let total: i64 = v.iter().sum();
+        let at = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
+        bars.push((sql.clone(), total as f64, format!("{sql}\n{n} executions, total {}, p50 {}, p95 {}, max {}", ms(total as f64), ms(at(0.5)), ms(at(0.95)), ms(at(1.0)))));
+        let _ = write!(
+            table,
+            "<tr><td class=\"n\">{}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{errors}</td><td><code>{}</code></td></tr>",
+            esc(&ms(total as f64)),
+            esc(&ms(at(0.5))),
+            esc(&ms(at(0.95))),
+            esc(&ms(at(1.0))),
+            esc(&sql)
+        );
+    }
+    table.push_str("</table>");
+    if !bars.is_empty() {
+        page.chart(&p.name, "pg-latencies", svg::hbars(&format!("{} statements by total latency (pg.pcap)", p.name), &bars, &|v| ms(v)));
+    }
+    page.body.push_str(&table);
+}
+
+fn auto_explain(page: &mut Page, p: &Pass) {
+    let r = evalbench_decode::explain::decode(&p.file(layout::AUTO_EXPLAIN), &mut |_| {});
+    let s = match r {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
+            return;
+        }
+    };
+    let _ = write!(page.body, "<h4>auto_explain: statements by total plan time</h4><p>{} plans, {} malformed (ANALYZE on, per-node timing off: the timings are the statements', not the nodes').</p>", s.plans, s.malformed);
+    let bars: Vec<(String, f64, String)> = s
+        .by_statement
+        .iter()
+        .take(25)
+        .map(|b| (b.statement.clone(), b.total_ms * 1000.0, format!("{}\n{} plans, total {:.3} ms, slowest {:.3} ms", b.statement, b.count, b.total_ms, b.max_ms)))
+        .collect();
+    if !bars.is_empty() {
+        page.chart(&p.name, "auto-explain", svg::hbars(&format!("{} auto_explain statements by total time", p.name), &bars, &|v| ms(v)));
+    }
+    page.body.push_str("<h4>Slowest plans</h4>");
+    for plan in s.slowest.iter().take(5) {
+        let _ = write!(
+            page.body,
+            "<details><summary>{:.3} ms: <code>{}</code></summary><pre>{}</pre></details>",
+            plan.duration_ms,
+            esc(&plan.query.chars().take(200).collect::<String>()),
+            esc(&plan.plan)
+        );
     }
 }
 
@@ -439,11 +512,40 @@ pub fn network(page: &mut Page, p: &Pass) {
         return;
     }
     page.h3(&p.name, "network", "Network");
-    if p.file(layout::PROTO_PCAP).exists() {
-        no_decoder(page, p, layout::PROTO_PCAP, "/proto round trips and frame sizes");
-    } else {
-        missing(page, p, layout::PROTO_PCAP);
+    if !p.file(layout::PROTO_PCAP).exists() {
+        return missing(page, p, layout::PROTO_PCAP);
     }
+    let s = match evalbench_decode::ws::decode_file(&p.file(layout::PROTO_PCAP), port(p, "proto"), &mut |_| {}) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
+            return;
+        }
+    };
+    let _ = write!(
+        page.body,
+        "<p>/proto: {} connection(s), {} frames from the worker, {} from the server, {} control frames, {} gaps.</p>",
+        s.connections, s.frames_from_worker, s.frames_from_server, s.control_frames, s.gaps
+    );
+    page.body.push_str("<table><tr><th></th><th>count</th><th>min</th><th>p50</th><th>p95</th><th>max</th></tr>");
+    let rows = [
+        ("worker message size", &s.message_bytes_from_worker, false),
+        ("server message size", &s.message_bytes_from_server, false),
+        ("worker message, then server's", &s.round_trip_worker_to_server_us, true),
+        ("server message, then worker's", &s.round_trip_server_to_worker_us, true),
+    ];
+    let mut bars = Vec::new();
+    for (label, d, time) in rows {
+        let f = |v: i64| if time { ms(v as f64) } else { format!("{v} B") };
+        let _ = write!(page.body, "<tr><td>{label}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", d.count, esc(&f(d.min)), esc(&f(d.p50)), esc(&f(d.p95)), esc(&f(d.max)));
+        if time {
+            for (q, v) in [("p50", d.p50), ("p95", d.p95), ("max", d.max)] {
+                bars.push((format!("{label} {q}"), v as f64, format!("{label}: {q} {} over {} round trips", ms(v as f64), d.count)));
+            }
+        }
+    }
+    page.body.push_str("</table>");
+    page.chart(&p.name, "proto-round-trips", svg::hbars(&format!("{} /proto round trips", p.name), &bars, &|v| ms(v)));
 }
 
 pub fn cpu(page: &mut Page, p: &Pass) {

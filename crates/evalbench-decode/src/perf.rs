@@ -1,0 +1,50 @@
+//! perf.data to folded stacks: `perf script` streamed through inferno's
+//! collapser. The first frame of every stack is the process name (comm), so
+//! the eval subprocess and nix are told apart from the worker.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PerfSummary {
+    pub samples: u64,
+    pub stacks: u64,
+    /// Samples per process name.
+    pub by_process: BTreeMap<String, u64>,
+}
+
+/// Folded stacks as inferno writes them: `comm;frame;frame N` lines.
+pub fn fold(data: &Path) -> Result<Vec<u8>, String> {
+    let mut child = Command::new("perf")
+        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        .arg(data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("perf script: {e} (apt-get install linux-perf)"))?;
+    let stdout = child.stdout.take().expect("piped");
+    let mut folded = Vec::new();
+    let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
+    let r = inferno::collapse::Collapse::collapse(&mut folder, std::io::BufReader::new(stdout), &mut folded);
+    let st = child.wait().map_err(|e| e.to_string())?;
+    r.map_err(|e| format!("folding {}: {e}", data.display()))?;
+    if !st.success() {
+        return Err(format!("perf script -i {} failed ({st}); is it a perf.data file?", data.display()));
+    }
+    Ok(folded)
+}
+
+pub fn summarize(folded: &[u8]) -> PerfSummary {
+    let mut s = PerfSummary::default();
+    for l in String::from_utf8_lossy(folded).lines() {
+        let Some((stack, n)) = l.rsplit_once(' ') else { continue };
+        let n: u64 = n.trim().parse().unwrap_or(0);
+        s.samples += n;
+        s.stacks += 1;
+        let comm = stack.split(';').next().unwrap_or("?").to_string();
+        *s.by_process.entry(comm).or_default() += n;
+    }
+    s
+}

@@ -1,0 +1,206 @@
+//! strace output (`-f`/`-ff`, `-tt` or `-ttt`, `-T`): per syscall count,
+//! total and max time, per thread; the slowest calls with their arguments.
+//! Unfinished/resumed pairs are joined; signals and exits are counted.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Call {
+    pub tid: u64,
+    pub ts_s: f64,
+    pub name: String,
+    pub args: String,
+    pub ret: String,
+    pub dur_us: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyscallStat {
+    pub name: String,
+    pub count: u64,
+    pub total_us: i64,
+    pub max_us: i64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StraceSummary {
+    pub files: u64,
+    pub threads: u64,
+    pub calls: u64,
+    pub signals: u64,
+    pub exits: u64,
+    pub unparsed_lines: u64,
+    /// Calls left unfinished when the trace ended (detached, killed).
+    pub unfinished: u64,
+    pub by_syscall: Vec<SyscallStat>,
+    /// Per thread: (tid, calls, total µs in syscalls).
+    pub by_thread: Vec<(u64, u64, i64)>,
+    pub slowest: Vec<Call>,
+}
+
+const SLOWEST: usize = 20;
+const MAX_LINE: usize = 64 * 1024;
+
+/// One line, without its pid prefix: (ts, rest).
+fn split_ts(l: &str) -> Option<(f64, &str)> {
+    let (t, rest) = l.split_once(' ')?;
+    let ts = if t.contains(':') {
+        // -tt: HH:MM:SS.micro
+        let mut parts = t.split(':');
+        let h: f64 = parts.next()?.parse().ok()?;
+        let m: f64 = parts.next()?.parse().ok()?;
+        let s: f64 = parts.next()?.parse().ok()?;
+        h * 3600.0 + m * 60.0 + s
+    } else {
+        t.parse().ok()?
+    };
+    Some((ts, rest))
+}
+
+/// `name(args) = ret <dur>` → (name, args, ret, dur µs).
+fn parse_call(s: &str) -> Option<(String, String, String, Option<i64>)> {
+    let open = s.find('(')?;
+    let name = s[..open].trim().to_string();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let eq = s.rfind(") = ").map(|i| (i, 4)).or_else(|| s.rfind(") ").map(|i| (i, 2)))?;
+    let args = s[open + 1..eq.0].to_string();
+    let after = &s[eq.0 + eq.1..];
+    let (ret, dur) = match after.rfind(" <") {
+        Some(i) if after.ends_with('>') => (after[..i].to_string(), after[i + 2..after.len() - 1].parse::<f64>().ok().map(|d| (d * 1e6) as i64)),
+        _ => (after.to_string(), None),
+    };
+    Some((name, args, ret, dur))
+}
+
+#[derive(Default)]
+struct Acc {
+    stats: HashMap<String, SyscallStat>,
+    threads: HashMap<u64, (u64, i64)>,
+    slowest: Vec<Call>,
+    s: StraceSummary,
+    /// Per tid: the unfinished call's (ts, name, args).
+    open: HashMap<u64, (f64, String, String)>,
+}
+
+impl Acc {
+    fn call(&mut self, c: Call) {
+        let st = self.stats.entry(c.name.clone()).or_insert_with(|| SyscallStat { name: c.name.clone(), ..Default::default() });
+        st.count += 1;
+        st.total_us += c.dur_us;
+        st.max_us = st.max_us.max(c.dur_us);
+        if c.ret.starts_with('-') {
+            st.errors += 1;
+        }
+        let t = self.threads.entry(c.tid).or_default();
+        t.0 += 1;
+        t.1 += c.dur_us;
+        self.s.calls += 1;
+        if self.slowest.len() < SLOWEST || c.dur_us > self.slowest.last().map_or(0, |x| x.dur_us) {
+            self.slowest.push(c);
+            self.slowest.sort_by_key(|x| std::cmp::Reverse(x.dur_us));
+            self.slowest.truncate(SLOWEST);
+        }
+    }
+
+    fn line(&mut self, default_tid: u64, l: &str) {
+        // `-f` into one file prefixes `[pid N] ` or `N `; `-ff` files have none.
+        let (tid, l) = if let Some(r) = l.strip_prefix("[pid ") {
+            match r.split_once(']') {
+                Some((p, rest)) => (p.trim().parse().unwrap_or(default_tid), rest.trim_start()),
+                None => (default_tid, l),
+            }
+        } else {
+            match l.split_once(' ') {
+                Some((p, rest)) if p.bytes().all(|c| c.is_ascii_digit()) && split_ts(rest.trim_start()).is_some() && split_ts(l).is_none_or(|_| !p.contains('.')) => {
+                    (p.parse().unwrap_or(default_tid), rest.trim_start())
+                }
+                _ => (default_tid, l),
+            }
+        };
+        let Some((ts, rest)) = split_ts(l) else {
+            self.s.unparsed_lines += 1;
+            return;
+        };
+        if rest.starts_with("---") {
+            self.s.signals += 1;
+            return;
+        }
+        if rest.starts_with("+++") {
+            self.s.exits += 1;
+            return;
+        }
+        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            if let Some(open) = head.find('(') {
+                self.open.insert(tid, (ts, head[..open].to_string(), head[open + 1..].to_string()));
+                return;
+            }
+        }
+        if let Some(r) = rest.strip_prefix("<... ") {
+            // `<... read resumed>, "...", 10) = 10 <0.000012>`
+            let Some((name, tail)) = r.split_once(" resumed>") else {
+                self.s.unparsed_lines += 1;
+                return;
+            };
+            let (start, args0) = match self.open.remove(&tid) {
+                Some((t, _, a)) => (t, a),
+                None => (ts, String::new()),
+            };
+            let joined = format!("{}({}{}", name, args0, tail.trim_start_matches(' '));
+            if let Some((name, args, ret, dur)) = parse_call(&joined) {
+                self.call(Call { tid, ts_s: start, name, args, ret, dur_us: dur.unwrap_or(((ts - start) * 1e6) as i64) });
+            } else {
+                self.s.unparsed_lines += 1;
+            }
+            return;
+        }
+        match parse_call(rest) {
+            Some((name, args, ret, dur)) => self.call(Call { tid, ts_s: ts, name, args, ret, dur_us: dur.unwrap_or(0) }),
+            None => self.s.unparsed_lines += 1,
+        }
+    }
+}
+
+fn tid_of(path: &Path) -> u64 {
+    path.extension().and_then(|e| e.to_str()).and_then(|e| e.parse().ok()).unwrap_or(0)
+}
+
+/// A file, or a directory of `-ff` files (`worker.<pid>`).
+pub fn decode(path: &Path) -> Result<StraceSummary, String> {
+    let mut files: Vec<std::path::PathBuf> = if path.is_dir() {
+        std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect()
+    } else {
+        vec![path.to_path_buf()]
+    };
+    files.sort();
+    let mut acc = Acc::default();
+    for f in &files {
+        acc.s.files += 1;
+        let tid = tid_of(f);
+        let r = std::io::BufReader::new(std::fs::File::open(f).map_err(|e| format!("{}: {e}", f.display()))?);
+        for (n, line) in r.split(b'\n').enumerate() {
+            let line = line.map_err(|e| format!("{}:{}: {e}", f.display(), n + 1))?;
+            if line.len() > MAX_LINE {
+                acc.s.unparsed_lines += 1;
+                continue;
+            }
+            acc.line(tid, String::from_utf8_lossy(&line).trim_end());
+        }
+    }
+    acc.s.unfinished = acc.open.len() as u64;
+    let mut by: Vec<SyscallStat> = acc.stats.into_values().collect();
+    by.sort_by(|a, b| b.total_us.cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)));
+    let mut threads: Vec<(u64, u64, i64)> = acc.threads.into_iter().map(|(t, (c, d))| (t, c, d)).collect();
+    threads.sort();
+    acc.s.threads = threads.len() as u64;
+    acc.s.by_syscall = by;
+    acc.s.by_thread = threads;
+    acc.s.slowest = acc.slowest;
+    Ok(acc.s)
+}

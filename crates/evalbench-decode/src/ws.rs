@@ -1,0 +1,245 @@
+//! WebSocket from reassembled TCP (`/proto`): the HTTP upgrade, then frames
+//! per direction (masking, fragmentation, control frames). Payloads are
+//! counted, never kept. Round trips are a worker message followed by the
+//! next server message, and the other way round.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::packet::{for_each_segment, PacketStats};
+use crate::tcp::{Event, Reassembler};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Message {
+    pub conn: u64,
+    pub ts_us: i64,
+    /// "worker" (client to server) or "server".
+    pub from: &'static str,
+    /// text, binary, close, ping, pong
+    pub kind: &'static str,
+    pub bytes: u64,
+    pub frames: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Dist {
+    pub count: u64,
+    pub min: i64,
+    pub p50: i64,
+    pub p95: i64,
+    pub max: i64,
+    pub total: i64,
+}
+
+impl Dist {
+    pub fn of(mut v: Vec<i64>) -> Dist {
+        if v.is_empty() {
+            return Dist::default();
+        }
+        v.sort_unstable();
+        let n = v.len();
+        let at = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        Dist { count: n as u64, min: v[0], p50: at(0.5), p95: at(0.95), max: v[n - 1], total: v.iter().sum() }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WsSummary {
+    pub connections: u64,
+    pub upgrades: u64,
+    pub frames_from_worker: u64,
+    pub frames_from_server: u64,
+    pub control_frames: u64,
+    pub message_bytes_from_worker: Dist,
+    pub message_bytes_from_server: Dist,
+    /// Worker message to the next server message, µs.
+    pub round_trip_worker_to_server_us: Dist,
+    /// Server message to the next worker message, µs.
+    pub round_trip_server_to_worker_us: Dist,
+    pub not_websocket_connections: u64,
+    pub gaps: u64,
+    pub packets: PacketStats,
+}
+
+#[derive(Default)]
+struct Dir {
+    http_done: bool,
+    http: Vec<u8>,
+    head: Vec<u8>,
+    /// Payload bytes still to skip in the current frame.
+    left: u64,
+    msg_bytes: u64,
+    msg_frames: u32,
+    msg_ts: i64,
+    msg_kind: Option<&'static str>,
+    broken: bool,
+}
+
+struct Conn {
+    up: Dir,
+    down: Dir,
+}
+
+fn kind(op: u8) -> Option<&'static str> {
+    Some(match op {
+        0x1 => "text",
+        0x2 => "binary",
+        0x8 => "close",
+        0x9 => "ping",
+        0xa => "pong",
+        _ => return None,
+    })
+}
+
+impl Dir {
+    /// Consumes bytes, emitting whole messages.
+    fn push(&mut self, conn: u64, from: &'static str, ts: i64, mut data: &[u8], control: &mut u64, frames: &mut u64, out: &mut dyn FnMut(Message)) {
+        if !self.http_done {
+            // Up to the blank line that ends the upgrade request or response.
+            let room = (64 * 1024usize).saturating_sub(self.http.len());
+            self.http.extend_from_slice(&data[..data.len().min(room)]);
+            match self.http.windows(4).position(|w| w == b"\r\n\r\n") {
+                Some(i) => {
+                    let consumed_before = self.http.len() - data.len().min(room);
+                    let end = i + 4;
+                    self.http_done = true;
+                    let skip = end.saturating_sub(consumed_before);
+                    data = &data[skip.min(data.len())..];
+                    self.http.clear();
+                    self.http.shrink_to_fit();
+                }
+                None => {
+                    if self.http.len() >= 64 * 1024 {
+                        self.broken = true;
+                    }
+                    return;
+                }
+            }
+        }
+        while !data.is_empty() && !self.broken {
+            if self.left > 0 {
+                let take = (self.left as usize).min(data.len());
+                self.left -= take as u64;
+                data = &data[take..];
+                continue;
+            }
+            self.head.push(data[0]);
+            data = &data[1..];
+            if self.head.len() == 1 {
+                self.msg_ts = if self.msg_frames == 0 { ts } else { self.msg_ts };
+            }
+            if self.head.len() < 2 {
+                continue;
+            }
+            let len7 = (self.head[1] & 0x7f) as usize;
+            let masked = self.head[1] & 0x80 != 0;
+            let ext = match len7 {
+                126 => 2,
+                127 => 8,
+                _ => 0,
+            };
+            let need = 2 + ext + if masked { 4 } else { 0 };
+            if self.head.len() < need {
+                continue;
+            }
+            let fin = self.head[0] & 0x80 != 0;
+            let op = self.head[0] & 0x0f;
+            if self.head[0] & 0x70 != 0 || (op != 0 && kind(op).is_none()) {
+                self.broken = true; // reserved bits or opcode: not a frame boundary
+                return;
+            }
+            let len = match ext {
+                0 => len7 as u64,
+                2 => u16::from_be_bytes([self.head[2], self.head[3]]) as u64,
+                _ => u64::from_be_bytes(self.head[2..10].try_into().expect("8 bytes")),
+            };
+            self.head.clear();
+            *frames += 1;
+            if op >= 0x8 {
+                *control += 1;
+                out(Message { conn, ts_us: ts, from, kind: kind(op).unwrap_or("control"), bytes: len, frames: 1 });
+            } else {
+                if op != 0 {
+                    self.msg_kind = kind(op);
+                    self.msg_ts = ts;
+                }
+                self.msg_bytes += len;
+                self.msg_frames += 1;
+                if fin {
+                    out(Message { conn, ts_us: self.msg_ts, from, kind: self.msg_kind.unwrap_or("continuation"), bytes: self.msg_bytes, frames: self.msg_frames });
+                    self.msg_bytes = 0;
+                    self.msg_frames = 0;
+                }
+            }
+            self.left = len;
+        }
+    }
+}
+
+/// Decodes /proto traffic of a capture; `server_port` tells the server side when known.
+pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, String> {
+    let mut tcp = Reassembler::new(server_port);
+    let mut conns: HashMap<u64, Conn> = HashMap::new();
+    let mut s = WsSummary::default();
+    let mut messages: Vec<Message> = Vec::new();
+    let (mut fw, mut fs, mut control) = (0u64, 0u64, 0u64);
+    let mut handle = |e: Event<'_>, s: &mut WsSummary| match e {
+        Event::Open { conn, saw_syn, .. } => {
+            s.connections += 1;
+            let mk = || Dir { http_done: !saw_syn, ..Dir::default() };
+            conns.insert(conn, Conn { up: mk(), down: mk() });
+        }
+        Event::Data { conn, to_server, ts_us, bytes } => {
+            if let Some(c) = conns.get_mut(&conn) {
+                let mut emit = |m: Message| messages.push(m);
+                if to_server {
+                    c.up.push(conn, "worker", ts_us, bytes, &mut control, &mut fw, &mut emit);
+                } else {
+                    c.down.push(conn, "server", ts_us, bytes, &mut control, &mut fs, &mut emit);
+                }
+            }
+        }
+        Event::Gap { conn, .. } => {
+            s.gaps += 1;
+            if let Some(c) = conns.get_mut(&conn) {
+                c.up.broken = true;
+                c.down.broken = true;
+            }
+        }
+        Event::Close { conn } => {
+            if let Some(c) = conns.remove(&conn) {
+                if c.up.http_done && c.down.http_done {
+                    s.upgrades += 1;
+                }
+                if c.up.broken || c.down.broken {
+                    s.not_websocket_connections += 1;
+                }
+            }
+        }
+    };
+    let stats = for_each_segment(path, |seg| tcp.segment(&seg, &mut |e| handle(e, &mut s)))?;
+    tcp.finish(&mut |e| handle(e, &mut s));
+    messages.sort_by_key(|m| (m.ts_us, m.conn));
+    let data: Vec<&Message> = messages.iter().filter(|m| m.kind == "binary" || m.kind == "text").collect();
+    s.message_bytes_from_worker = Dist::of(data.iter().filter(|m| m.from == "worker").map(|m| m.bytes as i64).collect());
+    s.message_bytes_from_server = Dist::of(data.iter().filter(|m| m.from == "server").map(|m| m.bytes as i64).collect());
+    let (mut up, mut down) = (Vec::new(), Vec::new());
+    for w in data.windows(2) {
+        if w[0].conn == w[1].conn && w[0].from != w[1].from {
+            let d = w[1].ts_us - w[0].ts_us;
+            if w[0].from == "worker" { up.push(d) } else { down.push(d) }
+        }
+    }
+    s.round_trip_worker_to_server_us = Dist::of(up);
+    s.round_trip_server_to_worker_us = Dist::of(down);
+    s.frames_from_worker = fw;
+    s.frames_from_server = fs;
+    s.control_frames = control;
+    s.packets = stats;
+    for m in &messages {
+        out(m);
+    }
+    Ok(s)
+}
