@@ -9,6 +9,7 @@ pub mod normalize;
 pub mod packet;
 pub mod perf;
 pub mod pg;
+pub mod stats;
 pub mod strace;
 pub mod tcp;
 pub mod ws;

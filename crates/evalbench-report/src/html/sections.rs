@@ -354,23 +354,21 @@ fn path_of(st: &evalbench_bundle::Stream, i: usize, by_id: &HashMap<u64, usize>,
 pub fn database(page: &mut Page, p: &Pass) {
     page.h3(&p.name, "database", "Database");
     if p.clean {
-        match read_json(&p.file(layout::PG_STAT_STATEMENTS)) {
-            Some(Value::Array(rows)) => {
+        match evalbench_decode::stats::statements(&p.file(layout::PG_STAT_STATEMENTS)) {
+            Ok(rows) => {
                 let mut bars = Vec::new();
                 let mut table = String::from("<table class=\"sql\"><tr><th>total</th><th>calls</th><th>mean</th><th>planning</th><th>rows</th><th>statement</th></tr>");
                 for r in rows.iter().take(25) {
-                    let total_ms = r["total_exec_time"].as_f64().or(r["total_time"].as_f64()).unwrap_or(0.0);
-                    let q = r["query"].as_str().unwrap_or("");
-                    let calls = r["calls"].as_i64().unwrap_or(0);
-                    let plan = r["total_plan_time"].as_f64().unwrap_or(0.0);
-                    bars.push((q.to_string(), total_ms * 1000.0, format!("{q}\n{calls} calls, {:.3} ms executing, {:.3} ms planning", total_ms, plan)));
+                    let plan = r.total_plan_time.unwrap_or(0.0);
+                    bars.push((r.query.clone(), r.total_exec_time * 1000.0, format!("{}\n{} calls, {:.3} ms executing, {:.3} ms planning", r.query, r.calls, r.total_exec_time, plan)));
                     let _ = write!(
                         table,
-                        "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{calls}</td><td class=\"n\">{:.3} ms</td><td class=\"n\">{plan:.3} ms</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
-                        total_ms,
-                        r["mean_exec_time"].as_f64().or(r["mean_time"].as_f64()).unwrap_or(0.0),
-                        r["rows"].as_i64().unwrap_or(0),
-                        esc(q)
+                        "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{}</td><td class=\"n\">{:.3} ms</td><td class=\"n\">{plan:.3} ms</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
+                        r.total_exec_time,
+                        r.calls,
+                        r.mean_exec_time,
+                        r.rows,
+                        esc(&r.query)
                     );
                 }
                 table.push_str("</table>");
@@ -381,7 +379,10 @@ pub fn database(page: &mut Page, p: &Pass) {
                     let _ = write!(page.body, "<p class=\"note\">{} more statements in pg/pg_stat_statements.json.</p>", rows.len() - 25);
                 }
             }
-            _ => missing(page, p, layout::PG_STAT_STATEMENTS),
+            Err(_) if !p.file(layout::PG_STAT_STATEMENTS).exists() => missing(page, p, layout::PG_STAT_STATEMENTS),
+            Err(e) => {
+                let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
+            }
         }
         match read_json(&p.file(layout::WAIT_SAMPLES)) {
             Some(v) => {
