@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# pg.pcap decoding: throughput against tshark extracting the same statements
+# from the same real capture (pgbench against a real PostgreSQL), medians of
+# RUNS side by side; then peak memory on a ~1 GB capture (the same traffic
+# concatenated until it is that large).
+source "$(dirname "$0")/../scripts/lib.sh"
+need_rust
+need_lab
+need_pkg tcpdump tcpdump
+need_pkg tshark tshark
+need_pkg /usr/bin/time time
+RUNS="${RUNS:-3}"
+SECONDS_OF_LOAD="${LOAD_S:-20}"
+TARGET_GB="${TARGET_GB:-1}"
+cd "$ROOT"
+cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
+BIN="$ROOT/target/release/evalbench"
+WORK="$(mktemp -d /tmp/evalbench-decodebench.XXXXXX)"
+chmod 755 "$WORK"
+trap '"$BIN" lab down --dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+"$BIN" lab up --dir "$WORK/lab" --net off >/dev/null 2>&1
+PORT=$(python3 -c "import json; print(json.load(open('$WORK/lab/lab.json'))['pg_port'])")
+PGB=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
+export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres
+"$PGB" -i -s 2 -q gradient >/dev/null 2>&1
+tcpdump -i lo --immediate-mode -B 65536 -U -s 0 -w "$WORK/pg.pcap" "tcp port $PORT" 2>"$WORK/tcpdump.log" &
+TD=$!
+until grep -q listening "$WORK/tcpdump.log"; do sleep 0.1; done
+"$PGB" -c 4 -T "$SECONDS_OF_LOAD" -M extended gradient >/dev/null 2>&1
+sleep 0.5; kill -INT $TD; wait $TD 2>/dev/null || true
+PACKETS=$(tcpdump -r "$WORK/pg.pcap" 2>/dev/null | wc -l)
+SIZE=$(stat -c %s "$WORK/pg.pcap")
+say "captured $PACKETS packets, $((SIZE / 1048576)) MiB"
+t() { /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>&1; cat "$WORK/t"; }
+E=(); T=()
+for i in $(seq "$RUNS"); do
+    E+=("$(t "$BIN" decode pg --json --port "$PORT" "$WORK/pg.pcap")")
+    T+=("$(t tshark -r "$WORK/pg.pcap" -d "tcp.port==$PORT,pgsql" -Y 'pgsql.type == "Simple query" || pgsql.type == "Parse"' -T fields -e pgsql.query)")
+done
+OURS=$("$BIN" decode pg --json --port "$PORT" "$WORK/pg.pcap" | tail -1 | python3 -c "import json,sys; print(json.load(sys.stdin)['summary']['statements'])")
+# ~1 GB of the same traffic, concatenated.
+N=$(( TARGET_GB * 1073741824 / SIZE + 1 ))
+FILES=(); for i in $(seq "$N"); do FILES+=("$WORK/pg.pcap"); done
+mergecap -a -w "$WORK/big.pcap" "${FILES[@]}"
+BIG=$(stat -c %s "$WORK/big.pcap")
+B=$(t "$BIN" decode pg --port "$PORT" "$WORK/big.pcap")
+python3 - "$PACKETS" "$OURS" "$BIG" "$B" "${E[@]}" -- "${T[@]}" <<'PY'
+import statistics, sys
+a = sys.argv[1:]
+packets, statements, big, b = int(a[0]), int(a[1]), int(a[2]), a[3]
+rest = a[4:]
+sep = rest.index("--")
+ours = [float(x.split()[0]) for x in rest[:sep]]
+ts = [float(x.split()[0]) for x in rest[sep + 1:]]
+o, t = statistics.median(ours), statistics.median(ts)
+print(f"decode bench: {packets} packets of pgbench traffic, {statements} statements, median of {len(ours)} runs each")
+print(f"  evalbench decode pg --json   {o:7.2f} s  {packets / o:10.0f} packets/s")
+print(f"  tshark -Y pgsql -T fields     {t:7.2f} s  {packets / t:10.0f} packets/s")
+print(f"  ratio tshark / evalbench      {t / o:7.1f}x   (goal >= 10x)")
+secs, kib = b.split()
+print(f"  {big / 2**30:.2f} GiB capture: {float(secs):.1f} s, peak RSS {int(kib) / 1024:.0f} MiB (goal <= 256 MiB)")
+PY
