@@ -32,6 +32,8 @@ struct Dir {
     pending: BTreeMap<u32, (i64, Vec<u8>)>,
     pending_bytes: usize,
     fin: bool,
+    /// Bytes delivered so far.
+    delivered: u64,
 }
 
 struct Conn {
@@ -61,21 +63,31 @@ impl Reassembler {
 
     pub fn segment(&mut self, s: &Segment<'_>, out: &mut dyn FnMut(Event<'_>)) {
         let k = key(s.src, s.dst);
-        // A new SYN on a finished 4-tuple starts a new connection.
-        if s.syn && self.conns.get(&k).is_some_and(|c| c.up.fin && c.down.fin) {
+        // A SYN on a 4-tuple that already carried data, or began to close,
+        // starts a new connection (port reuse).
+        // So does a client's SYN (no ACK) on a 4-tuple we had the other way round.
+        let client_syn = s.syn && !s.ack;
+        if s.syn
+            && self.conns.get(&k).is_some_and(|c| {
+                c.up.fin || c.down.fin || c.up.delivered > 0 || c.down.delivered > 0 || (client_syn && c.client != s.src)
+            })
+        {
             if let Some(c) = self.conns.remove(&k) {
                 out(Event::Close { conn: c.id });
             }
         }
         if !self.conns.contains_key(&k) {
-            if s.rst || (s.fin && s.payload.is_empty()) {
+            // Pure ACKs, FINs and RSTs after a close open nothing.
+            if s.rst || (!s.syn && s.payload.is_empty()) {
                 return;
             }
             let client = match self.server_port {
                 Some(p) if s.dst.1 == p => s.src,
                 Some(p) if s.src.1 == p => s.dst,
-                // A SYN comes from the client; otherwise the higher port is the client's.
-                _ if s.syn => s.src,
+                // A SYN comes from the client (a SYN-ACK from the server);
+                // otherwise the higher port is the client's.
+                _ if client_syn => s.src,
+                _ if s.syn => s.dst,
                 _ => {
                     if s.src.1 > s.dst.1 { s.src } else { s.dst }
                 }
@@ -107,6 +119,7 @@ impl Reassembler {
                     retrans += skip as u64;
                     let fresh = &s.payload[skip..];
                     dir.next = Some(next.wrapping_add(fresh.len() as u32));
+                    dir.delivered += fresh.len() as u64;
                     out(Event::Data { conn: id, to_server, ts_us: s.ts_us, bytes: fresh });
                     drain(dir, id, to_server, out);
                 } else {
@@ -157,6 +170,7 @@ fn drain(dir: &mut Dir, id: u64, to_server: bool, out: &mut dyn FnMut(Event<'_>)
         let skip = next.wrapping_sub(seq) as usize;
         if skip < data.len() {
             dir.next = Some(next.wrapping_add((data.len() - skip) as u32));
+            dir.delivered += (data.len() - skip) as u64;
             out(Event::Data { conn: id, to_server, ts_us: ts, bytes: &data[skip..] });
         }
     }

@@ -41,6 +41,16 @@ pub fn flake_text(count: u32, work: u32) -> String {
     )
 }
 
+/// The hello flake, embedded, so the lab works from any directory.
+pub const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.nix");
+
+/// Writes the embedded hello flake into `dir` and returns it.
+pub fn hello_flake(dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir.to_path_buf())
+}
+
 pub const HELLO_COUNT: u32 = 100;
 pub const HELLO_WORK: u32 = 1500;
 

@@ -36,9 +36,10 @@ pub enum Cmd {
     Up {
         #[arg(long, default_value = "lab")]
         dir: PathBuf,
-        /// The flake to evaluate (a directory with flake.nix); committed into the lab's own git repository.
-        #[arg(long, default_value = "examples/hello-flake")]
-        flake: PathBuf,
+        /// The flake to evaluate (a directory with flake.nix); committed into the lab's own git
+        /// repository. Default: the embedded hello flake.
+        #[arg(long)]
+        flake: Option<PathBuf>,
         /// Where server, worker and eval processes write their spans.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
@@ -139,6 +140,10 @@ fn init_tracing() -> evalbench_trace::TraceGuard {
 pub fn run(args: Args) -> Result<(), String> {
     match args.command {
         Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers } => {
+            let flake = match flake {
+                Some(f) => f,
+                None => flake::hello_flake(&dir.join("hello-flake"))?,
+            };
             let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));

@@ -113,9 +113,19 @@ impl Pg {
         run(self.tool("pg_ctl").arg("-D").arg(self.data()).arg("status")).is_ok()
     }
 
+    /// The port of the running cluster, from postmaster.pid (its 4th line).
+    pub fn running_port(&self) -> Option<u16> {
+        let text = std::fs::read_to_string(self.data().join("postmaster.pid")).ok()?;
+        text.lines().nth(3)?.trim().parse().ok()
+    }
+
     pub fn start(&self) -> Result<(), String> {
         if self.running() {
-            return Ok(());
+            if self.running_port() == Some(self.port) {
+                return Ok(());
+            }
+            // Running, but not where this lab expects it (an earlier `up` failed half way).
+            self.stop();
         }
         let listen = match &self.admin_addr {
             Some(a) => format!("127.0.0.1,{a}"),

@@ -12,8 +12,6 @@ use evalbench_harness::target::{gradient::Gradient, lab::Lab};
 use evalbench_harness::{RunOpts, Target, INTERRUPTED};
 use evalbench_lab::control::NetMode;
 
-/// The hello flake, embedded: `evalbench run` works from any directory.
-const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.nix");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetKind {
@@ -92,12 +90,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             }
             let flake = match &a.flake {
                 Some(f) => f.clone(),
-                None => {
-                    let dir = lab_dir.with_extension("hello-flake");
-                    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-                    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(|e| format!("{}: {e}", dir.display()))?;
-                    dir
-                }
+                None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
             };
             Box::new(Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms))
         }

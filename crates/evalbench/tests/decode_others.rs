@@ -81,7 +81,7 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
         let (mut up, mut down) = (Vec::new(), Vec::new());
         for &i in order {
             let s = &segs[i];
-            let seg = evalbench_decode::packet::Segment { ts_us: s.0, src: s.1, dst: s.2, seq: s.3, syn: s.4, fin: s.5, rst: false, payload: &s.6 };
+            let seg = evalbench_decode::packet::Segment { ts_us: s.0, src: s.1, dst: s.2, seq: s.3, syn: s.4, ack: !s.4 || s.1.1 == port, fin: s.5, rst: false, payload: &s.6 };
             r.segment(&seg, &mut |e| {
                 if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
                     if to_server { up.extend_from_slice(bytes) } else { down.extend_from_slice(bytes) }
