@@ -7,6 +7,7 @@ pub mod align;
 pub mod pass;
 pub mod stats;
 pub mod tracks;
+pub mod verdict;
 
 pub use align::{align_pass, Alignment, HostAlignment};
 pub use pass::{load_pass, PassData, Warning};

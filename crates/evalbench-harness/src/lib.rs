@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod capture;
+pub mod cmdbench;
 pub mod exec;
 pub mod pass;
 pub mod target;
@@ -30,6 +31,8 @@ pub struct RunOpts {
     pub pcap: bool,
     /// Spans only: every other capture off (to measure what the captures cost).
     pub bare: bool,
+    /// Every pass this many times; repeats are named `<pass>.2`, `<pass>.3`, ...
+    pub repeat: usize,
     pub timeout: Duration,
 }
 
@@ -79,17 +82,20 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
         let cap = target.capture();
         tools::check(&any, &cap.server, &cap.worker, target.name() == "lab").map_err(setup)?;
         let mut infos = Vec::new();
-        for p in &opts.passes {
-            let plan = pass::PassPlan {
-                name: p,
-                cold: layout::is_cold(p),
-                captures: opts.captures_for(p),
-                dir: opts.out.join(p),
-                timeout: opts.timeout,
-            };
-            let mut pp = |m: &str| progress(p, m);
-            infos.push(pass::run_pass(target, &plan, &mut pp)?);
-            progress(p, "done");
+        for round in 1..=opts.repeat.max(1) {
+            for base in &opts.passes {
+                let p = if round == 1 { base.clone() } else { format!("{base}.{round}") };
+                let plan = pass::PassPlan {
+                    name: &p,
+                    cold: layout::is_cold(base),
+                    captures: opts.captures_for(base),
+                    dir: opts.out.join(&p),
+                    timeout: opts.timeout,
+                };
+                let mut pp = |m: &str| progress(&p, m);
+                infos.push(pass::run_pass(target, &plan, &mut pp)?);
+                progress(&p, "done");
+            }
         }
         Ok(infos)
     })();

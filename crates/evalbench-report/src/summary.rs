@@ -42,11 +42,51 @@ pub struct NotSummarized {
     pub reason: String,
 }
 
+/// A pass run several times (`run --repeat`): medians and spreads.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatGroup {
+    pub pass: String,
+    pub runs: usize,
+    pub wall_s: evalbench_analyze::verdict::Spread,
+    /// Per (process, name): the spread of the span's total, in µs.
+    pub spans: Vec<(String, String, evalbench_analyze::verdict::Spread)>,
+}
+
+impl RepeatGroup {
+    /// Groups summarized passes by base name; only groups of two or more.
+    pub fn group(passes: &[PassSummary]) -> Vec<RepeatGroup> {
+        let mut names: Vec<String> = passes.iter().map(|p| layout::base_name(&p.pass).to_string()).collect();
+        names.dedup();
+        let mut out = Vec::new();
+        for base in names {
+            let runs: Vec<&PassSummary> = passes.iter().filter(|p| layout::base_name(&p.pass) == base).collect();
+            if runs.len() < 2 {
+                continue;
+            }
+            let mut keys: Vec<(String, String)> = runs.iter().flat_map(|r| r.spans.iter().map(|s| (s.process.clone(), s.name.clone()))).collect();
+            keys.sort();
+            keys.dedup();
+            let mut spans: Vec<(String, String, evalbench_analyze::verdict::Spread)> = keys
+                .into_iter()
+                .map(|(process, name)| {
+                    let v: Vec<f64> = runs.iter().map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| s.total_us as f64)).collect();
+                    (process, name, evalbench_analyze::verdict::spread(&v))
+                })
+                .collect();
+            spans.sort_by(|a, b| b.2.median.total_cmp(&a.2.median));
+            out.push(RepeatGroup { pass: base, runs: runs.len(), wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()), spans });
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub evalbench_version: &'static str,
     pub bundle: String,
     pub passes: Vec<PassSummary>,
+    /// Passes run more than once, with medians and spreads.
+    pub repeats: Vec<RepeatGroup>,
     pub not_summarized: Vec<NotSummarized>,
     pub warnings: Vec<Warning>,
 }
@@ -187,6 +227,17 @@ impl Summary {
                 if p.spans.len() > TEXT_SPAN_ROWS {
                     let _ = writeln!(t, "  ... {} more span names in summary.json", p.spans.len() - TEXT_SPAN_ROWS);
                 }
+            }
+        }
+        for g in &self.repeats {
+            let _ = writeln!(t);
+            let _ = writeln!(
+                t,
+                "== {} x{} runs: evaluated median {:.3} s (min {:.3}, max {:.3}, MAD {:.3})",
+                g.pass, g.runs, g.wall_s.median, g.wall_s.min, g.wall_s.max, g.wall_s.mad
+            );
+            for (process, name, sp) in g.spans.iter().take(15) {
+                let _ = writeln!(t, "  {name:<28} {process:<8} median {:>12} MAD {:>10} (min {}, max {})", ms(sp.median as i64), ms(sp.mad as i64), ms(sp.min as i64), ms(sp.max as i64));
             }
         }
         if !self.not_summarized.is_empty() {

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
+mod compare;
 mod decode;
 mod inspect;
 mod run;
@@ -31,6 +33,10 @@ struct Cli {
 enum Command {
     /// Run the passes (cold/warm x clean/instrumented) against the lab or a Gradient deployment and write the bundle.
     Run(run::Args),
+    /// Measure commands run by run (wall, user, sys, peak memory of the process tree) and compare them with verdicts.
+    Bench(bench::Args),
+    /// Compare two bundles pass by pass, span by span, statement by statement, with noise-aware verdicts.
+    Compare(compare::Args),
     /// Decode one capture file (pg, proto, perf, strace, auto-explain) and print what it holds.
     Decode(decode::Args),
     /// Render a bundle as one self-contained HTML page with SVG charts (and each chart as its own .svg).
@@ -50,6 +56,8 @@ fn main() -> ExitCode {
         Command::Summarize(a) => summarize::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Decode(a) => decode::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
         Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),
     };

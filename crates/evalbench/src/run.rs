@@ -46,6 +46,10 @@ pub struct Args {
     /// Spans only, every other capture off: to measure what the captures cost.
     #[arg(long)]
     pub bare: bool,
+    /// Run the passes this many times (repeats are <pass>.2, <pass>.3, ...): the summary then
+    /// gives medians and spreads, and `compare` can give verdicts.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// Give up on a pass whose evaluation takes longer than this.
     #[arg(long, default_value_t = 900)]
     pub timeout_s: u64,
@@ -106,6 +110,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         strace: !a.no_strace,
         pcap: !a.no_pcap,
         bare: a.bare,
+        repeat: a.repeat,
         timeout: Duration::from_secs(a.timeout_s),
     };
     let tty = std::io::stderr().is_terminal();

@@ -74,6 +74,7 @@ pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_tr
         evalbench_version: env!("CARGO_PKG_VERSION"),
         bundle: args.bundle.display().to_string(),
         passes: Vec::new(),
+        repeats: Vec::new(),
         not_summarized: Vec::new(),
         warnings: Vec::new(),
     };
@@ -112,6 +113,7 @@ pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_tr
         }
         return Err(format!("{}: nothing usable: no pass has spans or a readable run.json", args.bundle.display()));
     }
+    summary.repeats = evalbench_report::summary::RepeatGroup::group(&summary.passes);
     let json = summary.to_json();
     let text = summary.to_text();
     write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes()).map_err(|e| e.to_string())?;

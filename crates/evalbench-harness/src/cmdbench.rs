@@ -1,0 +1,218 @@
+//! Command-level measurement, for `evalbench bench`: wall, user and sys
+//! time, exit status, and the peak memory of the whole process tree: a
+//! cgroup's peak (v2 `memory.peak`, v1 `memory.max_usage_in_bytes`) where
+//! one can be made, else the summed RSS of the tree sampled every 10 ms.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub peak_bytes: Option<u64>,
+    pub exit: Option<i32>,
+    /// Seconds from the first run's start, for --parallel timelines.
+    pub started_s: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub enum MemorySource {
+    CgroupV2,
+    CgroupV1,
+    /// Sum of RSS over the process tree, sampled every 10 ms: misses peaks shorter than that.
+    ProcSampling10ms,
+}
+
+fn v1_base() -> Option<PathBuf> {
+    let p = PathBuf::from("/sys/fs/cgroup/memory");
+    p.join("memory.max_usage_in_bytes").exists().then_some(p)
+}
+
+fn v2_base() -> Option<PathBuf> {
+    let p = PathBuf::from("/sys/fs/cgroup");
+    (p.join("cgroup.controllers").exists() && std::fs::read_to_string(p.join("cgroup.controllers")).is_ok_and(|c| c.contains("memory"))).then_some(p)
+}
+
+/// Where peaks will come from on this machine.
+pub fn memory_source() -> MemorySource {
+    if v2_base().is_some() && is_root() {
+        MemorySource::CgroupV2
+    } else if v1_base().is_some() && is_root() {
+        MemorySource::CgroupV1
+    } else {
+        MemorySource::ProcSampling10ms
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Sum of RSS of `pid` and its descendants, in bytes.
+fn tree_rss(root: u32) -> u64 {
+    let mut parent: Vec<(u32, u32, u64)> = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        let Some(rest) = stat.rsplit(')').next() else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // After the command: state ppid ... rss is field 24 (index 21 here).
+        let (Some(ppid), Some(rss)) = (f.get(1).and_then(|x| x.parse().ok()), f.get(21).and_then(|x| x.parse::<u64>().ok())) else { continue };
+        parent.push((pid, ppid, rss * 4096));
+    }
+    let mut inside = vec![root];
+    let mut total = 0;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &(pid, ppid, _) in &parent {
+            if inside.contains(&ppid) && !inside.contains(&pid) {
+                inside.push(pid);
+                changed = true;
+            }
+        }
+    }
+    for &(pid, _, rss) in &parent {
+        if inside.contains(&pid) {
+            total += rss;
+        }
+    }
+    total
+}
+
+/// Runs `argv` once (through `sh -c` when it is one word with spaces).
+pub fn run_once(argv: &[String], t0: Instant, quiet: bool) -> Result<Run, String> {
+    let mut cmd = if argv.len() == 1 && argv[0].contains(' ') {
+        let mut c = Command::new("sh");
+        c.args(["-c", &argv[0]]);
+        c
+    } else {
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..]);
+        c
+    };
+    if quiet {
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    cmd.stdin(Stdio::null());
+    let source = memory_source();
+    let cg: Option<PathBuf> = match source {
+        MemorySource::CgroupV2 => v2_base(),
+        MemorySource::CgroupV1 => v1_base(),
+        MemorySource::ProcSampling10ms => None,
+    }
+    .map(|b| b.join(format!("evalbench-bench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
+    if let Some(dir) = &cg {
+        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
+                libc::close(fd);
+                if ok < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let started = Instant::now();
+    let child = cmd.spawn().map_err(|e| format!("{}: {e}", argv.join(" ")))?;
+    let pid = child.id();
+    // Without a cgroup, sample the tree while it runs.
+    let sampling = cg.is_none().then(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(Mutex::new(0u64));
+        let (s2, p2) = (stop.clone(), peak.clone());
+        let h = std::thread::spawn(move || {
+            while !s2.load(Ordering::Relaxed) {
+                let r = tree_rss(pid);
+                let mut p = p2.lock().unwrap_or_else(|e| e.into_inner());
+                *p = (*p).max(r);
+                drop(p);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        (stop, peak, h)
+    });
+    let mut status = 0;
+    // SAFETY: rusage is plain data, written by wait4.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child; std's Child is not waited again.
+    let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
+    let wall = started.elapsed().as_secs_f64();
+    drop(child);
+    if r < 0 {
+        return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+    }
+    let peak = match (&cg, sampling) {
+        (Some(dir), _) => {
+            let file = if source == MemorySource::CgroupV2 { "memory.peak" } else { "memory.max_usage_in_bytes" };
+            let v = std::fs::read_to_string(dir.join(file)).ok().and_then(|s| s.trim().parse().ok());
+            let _ = std::fs::remove_dir(dir);
+            v
+        }
+        (None, Some((stop, peak, h))) => {
+            stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+            let p = *peak.lock().unwrap_or_else(|e| e.into_inner());
+            Some(p)
+        }
+        _ => None,
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let exit = if libc::WIFEXITED(status) { Some(libc::WEXITSTATUS(status)) } else { None };
+    Ok(Run { wall_s: wall, user_s: tv(ru.ru_utime), sys_s: tv(ru.ru_stime), peak_bytes: peak, exit, started_s: started.duration_since(t0).as_secs_f64() })
+}
+
+/// Runs `runs` measured runs, `parallel` at a time; returns them and the wall of the whole batch.
+pub fn run_many(argv: &[String], prepare: Option<&str>, runs: usize, parallel: usize, quiet: bool, progress: &(dyn Fn(usize) + Sync)) -> Result<(Vec<Run>, f64), String> {
+    let t0 = Instant::now();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Result<Run, String>>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..parallel.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= runs {
+                    break;
+                }
+                if let Some(p) = prepare {
+                    let ok = Command::new("sh").args(["-c", p]).stdin(Stdio::null()).stdout(Stdio::null()).status();
+                    if !ok.is_ok_and(|s| s.success()) {
+                        results.lock().unwrap_or_else(|e| e.into_inner()).push(Err(format!("--prepare {p:?} failed")));
+                        break;
+                    }
+                }
+                let r = run_once(argv, t0, quiet);
+                let mut g = results.lock().unwrap_or_else(|e| e.into_inner());
+                g.push(r);
+                progress(g.len());
+            });
+        }
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let mut out = Vec::new();
+    for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        out.push(r?);
+    }
+    out.sort_by(|a, b| a.started_s.total_cmp(&b.started_s));
+    Ok((out, wall))
+}
+

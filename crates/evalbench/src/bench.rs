@@ -1,0 +1,175 @@
+//! `evalbench bench`: commands measured run by run, compared with verdicts.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use evalbench_analyze::verdict::{compare, spread, Spread, Verdict};
+use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, Run};
+use serde::Serialize;
+
+#[derive(clap::Args)]
+#[command(after_help = "Example: evalbench bench --runs 10 --prepare 'rm -rf ~/.cache/nix/eval-cache-v*' -- nix eval .#a -- nix eval .#b\n\
+A command given as one quoted word runs through `sh -c`; several words run directly.")]
+pub struct Args {
+    /// Run before every run (not timed), e.g. to empty a cache for cold runs.
+    #[arg(long)]
+    pub prepare: Option<String>,
+    /// Runs before the measured ones, not recorded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    #[arg(long, default_value_t = 10)]
+    pub runs: usize,
+    /// Runs of one command at once: throughput and latency are both reported.
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
+    /// Print the results as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON to this file.
+    #[arg(long)]
+    pub export_json: Option<PathBuf>,
+    /// Show the commands' own output.
+    #[arg(long)]
+    pub show_output: bool,
+    /// The commands, separated by `--`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    pub commands: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct CommandResult {
+    command: String,
+    runs: Vec<Run>,
+    wall_s: Spread,
+    user_s: Spread,
+    sys_s: Spread,
+    peak_mib: Option<Spread>,
+    failed_runs: usize,
+    parallel: usize,
+    /// Runs per second over the whole batch (with --parallel, all at once).
+    throughput_per_s: f64,
+    /// Each run's own wall time: median.
+    latency_s: f64,
+    cold: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    memory_source: MemorySource,
+    commands: Vec<CommandResult>,
+    /// Each command against the first.
+    comparisons: Vec<(String, String, Verdict, Option<Verdict>)>,
+}
+
+fn split(words: &[String]) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new()];
+    for w in words {
+        if w == "--" {
+            out.push(Vec::new());
+        } else {
+            out.last_mut().expect("non-empty").push(w.clone());
+        }
+    }
+    out.retain(|c| !c.is_empty());
+    out
+}
+
+pub fn run(a: Args) -> Result<ExitCode, String> {
+    let commands = split(&a.commands);
+    if commands.is_empty() {
+        return Err("no command given: evalbench bench [options] -- CMD [-- CMD2 ...]".into());
+    }
+    if a.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let mut results = Vec::new();
+    for argv in &commands {
+        let label = argv.join(" ");
+        if a.warmup > 0 {
+            run_many(argv, a.prepare.as_deref(), a.warmup, a.parallel, !a.show_output, &|_| {})?;
+        }
+        let bar = tty.then(|| {
+            let b = indicatif::ProgressBar::new(a.runs as u64);
+            b.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
+            b.set_message(label.clone());
+            b
+        });
+        let progress = |n: usize| {
+            if let Some(b) = &bar {
+                b.set_position(n as u64);
+            }
+        };
+        let (runs, batch_wall) = run_many(argv, a.prepare.as_deref(), a.runs, a.parallel, !a.show_output, &progress)?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+        let peaks: Vec<f64> = runs.iter().filter_map(|r| r.peak_bytes.map(|p| p as f64 / 1048576.0)).collect();
+        results.push(CommandResult {
+            command: label,
+            wall_s: spread(&walls),
+            user_s: spread(&runs.iter().map(|r| r.user_s).collect::<Vec<_>>()),
+            sys_s: spread(&runs.iter().map(|r| r.sys_s).collect::<Vec<_>>()),
+            peak_mib: (!peaks.is_empty()).then(|| spread(&peaks)),
+            failed_runs: runs.iter().filter(|r| r.exit != Some(0)).count(),
+            parallel: a.parallel,
+            throughput_per_s: runs.len() as f64 / batch_wall,
+            latency_s: spread(&walls).median,
+            cold: a.prepare.is_some(),
+            runs,
+        });
+    }
+    let base = &results[0];
+    let comparisons = results
+        .iter()
+        .skip(1)
+        .map(|r| {
+            let wa: Vec<f64> = base.runs.iter().map(|x| x.wall_s).collect();
+            let wb: Vec<f64> = r.runs.iter().map(|x| x.wall_s).collect();
+            let pa: Vec<f64> = base.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect();
+            let pb: Vec<f64> = r.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect();
+            let mem = (!pa.is_empty() && !pb.is_empty()).then(|| compare(&pa, &pb, "bytes"));
+            (base.command.clone(), r.command.clone(), compare(&wa, &wb, "s"), mem)
+        })
+        .collect();
+    let report = Report { memory_source: memory_source(), commands: results, comparisons };
+    let json = serde_json::to_string_pretty(&report).expect("serializes");
+    if let Some(p) = &a.export_json {
+        evalbench_bundle::write_atomic(p, json.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    if a.json {
+        println!("{json}");
+    } else {
+        print_text(&report);
+    }
+    let failed = report.commands.iter().any(|c| c.failed_runs > 0);
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_text(r: &Report) {
+    for c in &r.commands {
+        println!("{}{}", c.command, if c.cold { "  (cold: --prepare before every run)" } else { "" });
+        println!(
+            "  wall     median {:.4} s  min {:.4}  max {:.4}  MAD {:.4}  ({} runs)",
+            c.wall_s.median, c.wall_s.min, c.wall_s.max, c.wall_s.mad, c.wall_s.n
+        );
+        println!("  user     median {:.4} s   sys median {:.4} s", c.user_s.median, c.sys_s.median);
+        if let Some(p) = &c.peak_mib {
+            println!("  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?})", p.median, p.max, r.memory_source);
+        }
+        if c.parallel > 1 {
+            println!("  parallel {} at once: throughput {:.2} runs/s, latency {:.4} s per run (median)", c.parallel, c.throughput_per_s, c.latency_s);
+        }
+        if c.failed_runs > 0 {
+            println!("  FAILED   {} of {} runs exited non-zero", c.failed_runs, c.runs.len());
+        }
+    }
+    for (a, b, t, m) in &r.comparisons {
+        println!("{b}\n  against {a}: wall time {}", t.text);
+        if let Some(m) = m {
+            println!("  peak memory {}", m.text);
+        }
+    }
+}

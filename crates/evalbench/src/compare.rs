@@ -1,0 +1,191 @@
+//! `evalbench compare A B`: two bundles, pass by pass, with verdicts that
+//! survive scrutiny: a change is "outside noise" only when the tests say so,
+//! a pass with one run gives no verdict, and a cold pass is never set
+//! against a warm one.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use evalbench_analyze::verdict::{compare, Verdict};
+use evalbench_analyze::{align_pass, load_pass, span_stats};
+use evalbench_bundle::{layout, Bundle, Limits, PassDir};
+use serde::Serialize;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The baseline bundle (directory or .tar.gz).
+    pub a: PathBuf,
+    /// The bundle to judge against it.
+    pub b: PathBuf,
+    /// Compare this pass of A (with its repeats) ...
+    #[arg(long, requires = "pass_b")]
+    pub pass_a: Option<String>,
+    /// ... against this pass of B. Refused when one is cold and the other warm.
+    #[arg(long, requires = "pass_a")]
+    pub pass_b: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 when a pass's wall time is slower outside noise by at least this many percent.
+    #[arg(long)]
+    pub fail_on_regression: Option<f64>,
+    /// Span and statement rows to print per pass (all are in --json).
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
+}
+
+/// Per run of a pass: wall seconds, span totals, statement totals.
+struct Samples {
+    runs: usize,
+    wall: Vec<f64>,
+    spans: BTreeMap<String, Vec<f64>>,
+    statements: BTreeMap<String, Vec<f64>>,
+}
+
+fn samples(dirs: &[&PassDir]) -> Samples {
+    let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new() };
+    for (i, d) in dirs.iter().enumerate() {
+        let data = load_pass(d);
+        let align = align_pass(&data.streams);
+        let wall = data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| {
+            let (mut a, mut b) = (i64::MAX, i64::MIN);
+            for st in &data.streams {
+                let off = align.offset_for(st);
+                for sp in &st.spans {
+                    a = a.min(sp.ts_us + off);
+                    b = b.max(sp.end_us() + off);
+                }
+            }
+            if a <= b { (b - a) as f64 / 1e6 } else { 0.0 }
+        });
+        s.wall.push(wall);
+        for st in span_stats(&data.streams) {
+            let v = s.spans.entry(format!("{} {}", st.process, st.name)).or_insert_with(|| vec![0.0; i]);
+            v.push(st.total_us as f64 / 1e3);
+        }
+        if let Ok(rows) = evalbench_decode::stats::statements(&d.file(layout::PG_STAT_STATEMENTS)) {
+            for r in rows {
+                let key = evalbench_decode::normalize::normalize_sql(&r.query);
+                let v = s.statements.entry(key).or_insert_with(|| vec![0.0; i]);
+                if v.len() == i + 1 {
+                    *v.last_mut().expect("one") += r.total_exec_time;
+                } else {
+                    v.push(r.total_exec_time);
+                }
+            }
+        }
+        // A name absent from this run counts as zero.
+        for v in s.spans.values_mut().chain(s.statements.values_mut()) {
+            v.resize(i + 1, 0.0);
+        }
+    }
+    s
+}
+
+#[derive(Serialize)]
+struct Row {
+    what: String,
+    verdict: Verdict,
+}
+
+#[derive(Serialize)]
+struct PassComparison {
+    pass_a: String,
+    pass_b: String,
+    runs_a: usize,
+    runs_b: usize,
+    wall: Verdict,
+    spans: Vec<Row>,
+    statements: Vec<Row>,
+}
+
+fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
+    let mut m: BTreeMap<String, Vec<&PassDir>> = BTreeMap::new();
+    for p in &b.passes {
+        m.entry(layout::base_name(&p.name).to_string()).or_default().push(p);
+    }
+    m
+}
+
+/// Span and statement totals are in milliseconds.
+fn rows(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> Vec<Row> {
+    let mut out: Vec<Row> = a
+        .iter()
+        .filter_map(|(k, va)| b.get(k).map(|vb| Row { what: k.clone(), verdict: compare(va, vb, "ms") }))
+        .collect();
+    // Verdicts outside noise first, then by size of the change.
+    out.sort_by(|x, y| {
+        let ox = matches!(x.verdict.kind, "faster" | "slower");
+        let oy = matches!(y.verdict.kind, "faster" | "slower");
+        oy.cmp(&ox).then(y.verdict.change_pct.abs().total_cmp(&x.verdict.change_pct.abs()))
+    });
+    out
+}
+
+pub fn run(a: Args) -> Result<ExitCode, String> {
+    let ba = Bundle::open(&a.a, Limits::default()).map_err(|e| e.to_string())?;
+    let bb = Bundle::open(&a.b, Limits::default()).map_err(|e| e.to_string())?;
+    let (ga, gb) = (group(&ba), group(&bb));
+    let pairs: Vec<(String, String)> = match (&a.pass_a, &a.pass_b) {
+        (Some(x), Some(y)) => {
+            let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
+            if layout::is_cold(&x) != layout::is_cold(&y) {
+                return Err(format!(
+                    "refusing to compare {x} with {y}: one is cold (empty eval cache) and the other warm; a warm run's speed is the cache's, not the change's"
+                ));
+            }
+            if layout::is_clean(&x) != layout::is_clean(&y) {
+                return Err(format!("refusing to compare {x} with {y}: an instrumented pass's timings are distorted by perf, strace and auto_explain"));
+            }
+            vec![(x, y)]
+        }
+        _ => ga.keys().filter(|k| gb.contains_key(*k)).map(|k| (k.clone(), k.clone())).collect(),
+    };
+    if pairs.is_empty() {
+        return Err(format!("{} and {} have no pass in common", a.a.display(), a.b.display()));
+    }
+    let mut out = Vec::new();
+    for (pa, pb) in pairs {
+        let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
+            return Err(format!("no pass {pa} in {} or no pass {pb} in {}", a.a.display(), a.b.display()));
+        };
+        let (sa, sb) = (samples(da), samples(db));
+        out.push(PassComparison {
+            pass_a: pa,
+            pass_b: pb,
+            runs_a: sa.runs,
+            runs_b: sb.runs,
+            wall: compare(&sa.wall, &sb.wall, "s"),
+            spans: rows(&sa.spans, &sb.spans),
+            statements: rows(&sa.statements, &sb.statements),
+        });
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "a": a.a, "b": a.b, "passes": out })).expect("serializes"));
+    } else {
+        for c in &out {
+            let label = if layout::is_clean(&c.pass_a) { "" } else { "  (instrumented: distorted timings)" };
+            println!("{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
+            println!("  evaluated: {}", c.wall.text);
+            for (title, rows) in [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)] {
+                if rows.is_empty() {
+                    continue;
+                }
+                println!("  {title}:");
+                for r in rows.iter().take(a.top) {
+                    println!("    {:<60} {}", r.what.chars().take(60).collect::<String>(), r.verdict.text);
+                }
+                if rows.len() > a.top {
+                    println!("    ... {} more in --json", rows.len() - a.top);
+                }
+            }
+        }
+    }
+    if let Some(pct) = a.fail_on_regression {
+        if out.iter().any(|c| c.wall.kind == "slower" && c.wall.change_pct >= pct) {
+            eprintln!("evalbench compare: a pass is slower by {pct}% or more, outside noise");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

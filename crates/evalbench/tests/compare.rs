@@ -1,0 +1,122 @@
+//! bench and compare, on truths known by construction: commands whose
+//! duration is controlled (sleeps with seeded jitter), a process tree that
+//! allocates a known amount, and bundles of repeated passes.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// A command that sleeps `base` seconds ± `jitter` (a fraction), the jitter
+/// drawn from a seeded generator advanced by a counter file, one draw per run.
+fn sleeper(dir: &Path, name: &str, base: f64, jitter: f64, seed: u64) -> String {
+    let script = dir.join(format!("{name}.py"));
+    let state = dir.join(format!("{name}.state"));
+    std::fs::write(
+        &script,
+        format!(
+            "import random, time, os\n\
+             p = {state:?}\n\
+             n = int(open(p).read()) if os.path.exists(p) else 0\n\
+             open(p, 'w').write(str(n + 1))\n\
+             r = random.Random({seed} * 1000003 + n)\n\
+             time.sleep({base} * (1 + r.uniform(-{jitter}, {jitter})))\n"
+        ),
+    )
+    .unwrap();
+    format!("python3 {}", script.display())
+}
+
+fn bench(args: &[&str]) -> serde_json::Value {
+    let out = run_ok(evalbench().arg("bench").arg("--json").args(args));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_twenty_percent_change_is_outside_noise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = sleeper(tmp.path(), "a", 0.10, 0.02, 1);
+    let b = sleeper(tmp.path(), "b", 0.12, 0.02, 2);
+    let r = bench(&["--runs", "8", "--warmup", "0", "--", &a, "--", &b]);
+    let v = &r["comparisons"][0][2];
+    assert_eq!(v["kind"], "slower", "{v}");
+    // The commands differ by 20 ms of sleep; python's start-up is the same in both.
+    let diff = v["b"]["median"].as_f64().unwrap() - v["a"]["median"].as_f64().unwrap();
+    assert!((0.012..0.028).contains(&diff), "medians differ by {diff} s");
+    assert!(v["text"].as_str().unwrap().contains("outside noise"));
+}
+
+#[test]
+fn a_one_percent_change_under_five_percent_jitter_is_inside_noise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = sleeper(tmp.path(), "a", 0.100, 0.05, 3);
+    let b = sleeper(tmp.path(), "b", 0.101, 0.05, 4);
+    let r = bench(&["--runs", "8", "--warmup", "0", "--", &a, "--", &b]);
+    let v = &r["comparisons"][0][2];
+    assert_eq!(v["kind"], "inside noise", "{v}");
+    assert!(v["text"].as_str().unwrap().contains("inside run-to-run noise"));
+}
+
+#[test]
+fn the_peak_memory_of_a_process_tree_is_measured() {
+    // A shell that starts python, which holds 300 MiB: the tree's peak, not the shell's.
+    let r = bench(&["--runs", "2", "--warmup", "0", "--", "sh -c 'python3 -c \"b = bytearray(300 * 1024 * 1024); import time; time.sleep(0.3)\"'"]);
+    let peak = r["commands"][0]["peak_mib"]["median"].as_f64().unwrap();
+    assert!((300.0 * 0.9..300.0 * 1.1).contains(&peak), "peak {peak} MiB for 300 MiB allocated");
+}
+
+#[test]
+fn parallel_runs_report_throughput_and_latency_both() {
+    let r = bench(&["--runs", "2", "--warmup", "0", "--parallel", "2", "--", "sleep", "1"]);
+    let c = &r["commands"][0];
+    let throughput = c["throughput_per_s"].as_f64().unwrap();
+    let latency = c["latency_s"].as_f64().unwrap();
+    assert!((1.6..2.1).contains(&throughput), "two 1 s runs at once: {throughput} runs/s");
+    assert!((0.95..1.4).contains(&latency), "each still takes about 1 s: {latency}");
+}
+
+#[test]
+fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Bundles of four repeats; B evaluates four times the derivations.
+    let make = |name: &str, drvs: &str| {
+        let b = tmp.path().join(name);
+        for i in 1..=4 {
+            let s = tmp.path().join(format!("{name}-s{i}"));
+            sample(&s, &["--passes", "cold-clean,warm-clean", "--jobs", "2", "--drvs", drvs]);
+            for pass in ["cold-clean", "warm-clean"] {
+                let dest = if i == 1 { pass.to_string() } else { format!("{pass}.{i}") };
+                std::fs::create_dir_all(&b).unwrap();
+                std::fs::rename(s.join(pass), b.join(dest)).unwrap();
+            }
+        }
+        b
+    };
+    let a = make("a", "200");
+    let b = make("b", "800");
+    let out = run_ok(evalbench().args(["compare", "--json"]).arg(&a).arg(&b));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cold = v["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();
+    assert_eq!(cold["runs_a"], 4);
+    assert_eq!(cold["wall"]["kind"], "slower", "{}", cold["wall"]);
+    let resolve = cold["spans"].as_array().unwrap().iter().find(|r| r["what"] == "eval resolve").unwrap();
+    assert_eq!(resolve["verdict"]["kind"], "slower");
+    // The summary of a repeated bundle gives medians and spreads.
+    run_ok(evalbench().args(["summarize", "--quiet"]).arg(&a));
+    let s = read_json(&a.join("summary.json"));
+    assert_eq!(s["repeats"][0]["runs"], 4);
+    // A regression gate for CI.
+    let st = evalbench().args(["compare", "--fail-on-regression", "5"]).arg(&a).arg(&b).output().unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    // One run on a side: no noise estimate, never a verdict.
+    let single = tmp.path().join("single");
+    sample(&single, &["--passes", "cold-clean,warm-clean", "--jobs", "1", "--drvs", "10"]);
+    let out = run_ok(evalbench().args(["compare", "--json"]).arg(&single).arg(&b));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passes"][0]["wall"]["kind"], "no noise estimate");
+    // Cold against warm is refused.
+    let st = evalbench().args(["compare", "--pass-a", "cold-clean", "--pass-b", "warm-clean"]).arg(&a).arg(&b).output().unwrap();
+    assert!(!st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("refusing to compare cold-clean with warm-clean"));
+}
