@@ -92,7 +92,8 @@ fn tree_rss(root: u32) -> u64 {
 }
 
 /// Runs `argv` once (through `sh -c` when it is one word with spaces).
-pub fn run_once(argv: &[String], t0: Instant, quiet: bool) -> Result<Run, String> {
+/// Without `memory`, no cgroup and no sampling: the leanest timing.
+pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Result<Run, String> {
     let mut cmd = if argv.len() == 1 && argv[0].contains(' ') {
         let mut c = Command::new("sh");
         c.args(["-c", &argv[0]]);
@@ -107,11 +108,11 @@ pub fn run_once(argv: &[String], t0: Instant, quiet: bool) -> Result<Run, String
     }
     cmd.stdin(Stdio::null());
     let source = memory_source();
-    let cg: Option<PathBuf> = match source {
+    let cg: Option<PathBuf> = if !memory { None } else { match source {
         MemorySource::CgroupV2 => v2_base(),
         MemorySource::CgroupV1 => v1_base(),
         MemorySource::ProcSampling10ms => None,
-    }
+    } }
     .map(|b| b.join(format!("evalbench-bench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
     if let Some(dir) = &cg {
         std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -136,7 +137,7 @@ pub fn run_once(argv: &[String], t0: Instant, quiet: bool) -> Result<Run, String
     let child = cmd.spawn().map_err(|e| format!("{}: {e}", argv.join(" ")))?;
     let pid = child.id();
     // Without a cgroup, sample the tree while it runs.
-    let sampling = cg.is_none().then(|| {
+    let sampling = (memory && cg.is_none()).then(|| {
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(Mutex::new(0u64));
         let (s2, p2) = (stop.clone(), peak.clone());
@@ -182,7 +183,7 @@ pub fn run_once(argv: &[String], t0: Instant, quiet: bool) -> Result<Run, String
 }
 
 /// Runs `runs` measured runs, `parallel` at a time; returns them and the wall of the whole batch.
-pub fn run_many(argv: &[String], prepare: Option<&str>, runs: usize, parallel: usize, quiet: bool, progress: &(dyn Fn(usize) + Sync)) -> Result<(Vec<Run>, f64), String> {
+pub fn run_many(argv: &[String], prepare: Option<&str>, runs: usize, parallel: usize, quiet: bool, memory: bool, progress: &(dyn Fn(usize) + Sync)) -> Result<(Vec<Run>, f64), String> {
     let t0 = Instant::now();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Result<Run, String>>> = Mutex::new(Vec::new());
@@ -200,7 +201,7 @@ pub fn run_many(argv: &[String], prepare: Option<&str>, runs: usize, parallel: u
                         break;
                     }
                 }
-                let r = run_once(argv, t0, quiet);
+                let r = run_once(argv, t0, quiet, memory);
                 let mut g = results.lock().unwrap_or_else(|e| e.into_inner());
                 g.push(r);
                 progress(g.len());

@@ -32,6 +32,9 @@ pub struct Args {
     /// Show the commands' own output.
     #[arg(long)]
     pub show_output: bool,
+    /// No peak memory (no cgroup, no sampling): the leanest timing, for very short commands.
+    #[arg(long)]
+    pub no_memory: bool,
     /// The commands, separated by `--`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub commands: Vec<String>,
@@ -88,7 +91,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     for argv in &commands {
         let label = argv.join(" ");
         if a.warmup > 0 {
-            run_many(argv, a.prepare.as_deref(), a.warmup, a.parallel, !a.show_output, &|_| {})?;
+            run_many(argv, a.prepare.as_deref(), a.warmup, a.parallel, !a.show_output, !a.no_memory, &|_| {})?;
         }
         let bar = tty.then(|| {
             let b = indicatif::ProgressBar::new(a.runs as u64);
@@ -101,7 +104,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 b.set_position(n as u64);
             }
         };
-        let (runs, batch_wall) = run_many(argv, a.prepare.as_deref(), a.runs, a.parallel, !a.show_output, &progress)?;
+        let (runs, batch_wall) = run_many(argv, a.prepare.as_deref(), a.runs, a.parallel, !a.show_output, !a.no_memory, &progress)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
