@@ -156,8 +156,17 @@ pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64) {
     (at(0.025), at(0.975))
 }
 
-/// The verdict on B against A, for a quantity where smaller is better (time, memory).
+/// The verdict on B against A, for a time: smaller is faster.
 pub fn compare(a: &[f64], b: &[f64], unit: &str) -> Verdict {
+    compare_words(a, b, unit, ("faster", "slower"))
+}
+
+/// The verdict on B against A, for an amount (memory): smaller is less.
+pub fn compare_amount(a: &[f64], b: &[f64], unit: &str) -> Verdict {
+    compare_words(a, b, unit, ("less", "more"))
+}
+
+fn compare_words(a: &[f64], b: &[f64], unit: &str, (better, worse): (&'static str, &'static str)) -> Verdict {
     let (sa, sb) = (spread(a), spread(b));
     let change = if sa.median != 0.0 { (sb.median / sa.median - 1.0) * 100.0 } else { f64::NAN };
     if a.len() < 2 || b.len() < 2 {
@@ -175,9 +184,9 @@ pub fn compare(a: &[f64], b: &[f64], unit: &str) -> Verdict {
     let (lo, hi) = bootstrap_ratio(a, b);
     let outside = p < ALPHA && (hi < 1.0 || lo > 1.0);
     let (kind, text) = if outside && change < 0.0 {
-        ("faster", format!("faster by {:.1}% (outside noise: Mann-Whitney p = {p:.3} < {ALPHA}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})", -change))
+        (better, format!("{better} by {:.1}% (outside noise: Mann-Whitney p = {p:.3} < {ALPHA}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})", -change))
     } else if outside {
-        ("slower", format!("slower by {change:.1}% (outside noise: Mann-Whitney p = {p:.3} < {ALPHA}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})"))
+        (worse, format!("{worse} by {change:.1}% (outside noise: Mann-Whitney p = {p:.3} < {ALPHA}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})"))
     } else {
         ("inside noise", format!("{change:+.1}%: inside run-to-run noise (Mann-Whitney p = {p:.3}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})"))
     };

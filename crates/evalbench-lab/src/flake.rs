@@ -41,6 +41,40 @@ pub fn flake_text(count: u32, work: u32) -> String {
     )
 }
 
+/// A flake of `machines` "machines", each a derivation over `count`
+/// packages of its own (salted, so machines share nothing but a small base),
+/// under `machines.<name>`: what a deploy gate evaluates, without nixpkgs.
+pub fn machines_flake_text(machines: u32, count: u32, work: u32) -> String {
+    format!(
+        r#"{{
+  description = "evalbench flake: {machines} machines of {count} packages each (no nixpkgs)";
+
+  outputs = {{ self }}:
+    let
+      system = "x86_64-linux";
+      work = k: builtins.foldl' (acc: i: acc + (builtins.bitAnd (i * k + acc) 1023)) 0 (builtins.genList (i: i) {work});
+      drv = name: deps: k: builtins.derivation {{
+        inherit name system deps;
+        builder = "/bin/sh";
+        args = [ "-c" "echo ${{toString (work k)}} $deps > $out" ];
+      }};
+      base = builtins.genList (i: drv "base-${{toString i}}" [ ] i) 20;
+      machine = m:
+        let
+          pkgs = builtins.genList (i: drv "m${{toString m}}-pkg${{toString i}}" (if i == 0 then base else [ (builtins.elemAt pkgs (i / 2)) (builtins.elemAt pkgs (i - 1)) ]) (m * 100003 + i)) {count};
+        in
+        drv "machine-${{toString m}}-toplevel" pkgs m;
+      names = builtins.genList (m: "m${{toString m}}") {machines};
+    in
+    {{
+      machines = builtins.listToAttrs (builtins.genList (m: {{ name = "m${{toString m}}"; value = machine m; }}) {machines});
+      packages.${{system}}.default = drv "all-machines" (map (n: self.machines.${{n}}) names) 0;
+    }};
+}}
+"#
+    )
+}
+
 /// The hello flake, embedded, so the lab works from any directory.
 pub const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.nix");
 

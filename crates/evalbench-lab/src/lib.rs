@@ -97,6 +97,9 @@ pub enum Cmd {
         /// Evaluation work per package (list length folded over).
         #[arg(long, default_value_t = flake::HELLO_WORK)]
         work: u32,
+        /// Instead: this many machines (`machines.m0` ...), each over --packages packages of its own.
+        #[arg(long)]
+        machines: Option<u32>,
     },
     #[command(hide = true)]
     Server {
@@ -171,10 +174,14 @@ pub fn run(args: Args) -> Result<(), String> {
             println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
             Ok(())
         }
-        Cmd::GenFlake { out, packages, work } => {
+        Cmd::GenFlake { out, packages, work, machines } => {
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
             let p = out.join("flake.nix");
-            std::fs::write(&p, flake::flake_text(packages, work)).map_err(|e| format!("{}: {e}", p.display()))
+            let text = match machines {
+                Some(m) => flake::machines_flake_text(m, packages, work),
+                None => flake::flake_text(packages, work),
+            };
+            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
         }
         Cmd::Server { listen, proto_listen, database, provision } => {
             let _g = init_tracing();

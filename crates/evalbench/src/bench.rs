@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_analyze::verdict::{compare, spread, Spread, Verdict};
+use evalbench_analyze::verdict::{compare, compare_amount, spread, Spread, Verdict};
 use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, Run};
 use serde::Serialize;
 
@@ -133,7 +133,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             let wb: Vec<f64> = r.runs.iter().map(|x| x.wall_s).collect();
             let pa: Vec<f64> = base.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect();
             let pb: Vec<f64> = r.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect();
-            let mem = (!pa.is_empty() && !pb.is_empty()).then(|| compare(&pa, &pb, "bytes"));
+            let mem = (!pa.is_empty() && !pb.is_empty()).then(|| compare_amount(&pa, &pb, "bytes"));
             (base.command.clone(), r.command.clone(), compare(&wa, &wb, "s"), mem)
         })
         .collect();
@@ -160,7 +160,8 @@ fn print_text(r: &Report) {
         );
         println!("  user     median {:.4} s   sys median {:.4} s", c.user_s.median, c.sys_s.median);
         if let Some(p) = &c.peak_mib {
-            println!("  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?})", p.median, p.max, r.memory_source);
+            let caveat = if r.memory_source == MemorySource::CgroupV1 { ", cgroup v1: includes the page cache the tree caused" } else { "" };
+            println!("  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?}{caveat})", p.median, p.max, r.memory_source);
         }
         if c.parallel > 1 {
             println!("  parallel {} at once: throughput {:.2} runs/s, latency {:.4} s per run (median)", c.parallel, c.throughput_per_s, c.latency_s);
