@@ -94,6 +94,11 @@ fn tree_rss(root: u32) -> u64 {
 /// Runs `argv` once (through `sh -c` when it is one word with spaces).
 /// Without `memory`, no cgroup and no sampling: the leanest timing.
 pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Result<Run, String> {
+    run_once_with(argv, t0, quiet, memory, None)
+}
+
+/// As [`run_once`], with the command's stderr kept in a file (for its error message).
+pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, stderr_to: Option<&std::path::Path>) -> Result<Run, String> {
     let mut cmd = if argv.len() == 1 && argv[0].contains(' ') {
         let mut c = Command::new("sh");
         c.args(["-c", &argv[0]]);
@@ -105,6 +110,9 @@ pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Resu
     };
     if quiet {
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    if let Some(p) = stderr_to {
+        cmd.stderr(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     cmd.stdin(Stdio::null());
     let source = memory_source();

@@ -1,0 +1,167 @@
+//! A Gradient deployment (or anything that speaks its API subset) as a
+//! target, described by a JSON file: where the API is, how to reach the
+//! database, how commands run on the server and worker hosts (locally, in a
+//! namespace, or through `ssh host`), and how to restart and reset it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::{CaptureInfo, Endpoint, Target};
+use crate::exec::HostExec;
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct GradientConfig {
+    pub url: String,
+    pub api_key: String,
+    pub organization: String,
+    pub project: String,
+    /// Superuser connection to the CI's database (statistics, job phases).
+    pub admin_database_url: String,
+    /// Superuser connection to a maintenance database (for the cold reset's DROP/CREATE).
+    pub maintenance_database_url: String,
+    #[serde(default = "default_db")]
+    pub database: String,
+    #[serde(default = "default_db")]
+    pub ci_role: String,
+    #[serde(default)]
+    pub server: HostExec,
+    #[serde(default)]
+    pub worker: HostExec,
+    /// Prints the server's pid on the server host.
+    pub server_pid_cmd: String,
+    /// Prints the worker's pid on the worker host.
+    pub worker_pid_cmd: String,
+    /// Span directories on each host (services.gradient.log.traceDir).
+    pub server_trace_dir: String,
+    pub worker_trace_dir: String,
+    /// Restarts server and workers (run here, by `sh -c`); the server re-provisions at start.
+    pub restart_cmd: String,
+    /// Empties the worker's eval cache (on the worker host).
+    pub clear_eval_cache_cmd: String,
+    pub proto_iface: String,
+    pub proto_port: u16,
+    #[serde(default = "default_lo")]
+    pub pg_iface: String,
+    #[serde(default = "default_pg_port")]
+    pub pg_port: u16,
+    /// PostgreSQL's log on the server host, for auto_explain.
+    pub pg_log: Option<String>,
+}
+
+fn default_db() -> String {
+    "gradient".into()
+}
+fn default_lo() -> String {
+    "lo".into()
+}
+fn default_pg_port() -> u16 {
+    5432
+}
+
+pub struct Gradient {
+    pub config: GradientConfig,
+    pub source: PathBuf,
+}
+
+impl Gradient {
+    pub fn load(path: &Path) -> Result<Gradient, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let config = serde_json::from_str(&text).map_err(|e| format!("{}: line {}, column {}: {e}", path.display(), e.line(), e.column()))?;
+        Ok(Gradient { config, source: path.to_path_buf() })
+    }
+
+    fn wait_ready(&self) -> Result<(), String> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(2)))
+            .build()
+            .into();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Ok(mut r) = agent.get(format!("{}/api/v1/health", self.config.url)).call() {
+                // Any answer means the server is up; where it says how many workers, wait for one.
+                let workers = r.body_mut().read_json::<serde_json::Value>().ok().and_then(|v| v["message"]["workers"].as_u64());
+                if workers.is_none_or(|w| w > 0) {
+                    return Ok(());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(format!("{} did not answer within 120 s after the restart", self.config.url))
+    }
+
+    fn sql(&self, url: &str, sql: &str) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        rt.block_on(async {
+            let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("{url}: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            client.batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))
+        })
+    }
+
+    fn pid(&self, host: &HostExec, cmd: &str) -> Result<u32, String> {
+        let out = host.run(host.sh(cmd))?;
+        out.split_whitespace().next().and_then(|p| p.parse().ok()).ok_or_else(|| format!("`{cmd}` printed no pid"))
+    }
+}
+
+impl Target for Gradient {
+    fn name(&self) -> &str {
+        "gradient"
+    }
+    fn start(&mut self) -> Result<(), String> {
+        self.wait_ready()
+    }
+    fn prepare(&mut self, cold: bool, _trace_dir: &Path) -> Result<(), String> {
+        let c = &self.config;
+        if cold {
+            let db = &c.database;
+            self.sql(&c.maintenance_database_url, &format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))?;
+            self.sql(&c.maintenance_database_url, &format!("CREATE DATABASE \"{db}\" OWNER \"{}\"", c.ci_role))?;
+            self.sql(&c.admin_database_url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
+            c.worker.run(c.worker.sh(&c.clear_eval_cache_cmd))?;
+        }
+        for (host, dir) in [(&c.server, &c.server_trace_dir), (&c.worker, &c.worker_trace_dir)] {
+            host.run(host.sh(&format!("mkdir -p '{dir}' && rm -f '{dir}'/*.jsonl")))?;
+        }
+        HostExec::local().run(HostExec::local().sh(&c.restart_cmd))?;
+        self.wait_ready()
+    }
+    fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), String> {
+        // Writers flush when idle; give them a moment after Completed.
+        std::thread::sleep(Duration::from_millis(300));
+        let c = &self.config;
+        c.server.fetch_dir(&c.server_trace_dir, trace_dir)?;
+        if c.worker_trace_dir != c.server_trace_dir || c.worker.prefix != c.server.prefix {
+            c.worker.fetch_dir(&c.worker_trace_dir, trace_dir)?;
+        }
+        Ok(())
+    }
+    fn endpoint(&self) -> Endpoint {
+        let c = &self.config;
+        Endpoint { url: c.url.clone(), api_key: c.api_key.clone(), organization: c.organization.clone(), project: c.project.clone() }
+    }
+    fn capture(&self) -> CaptureInfo {
+        let c = &self.config;
+        CaptureInfo {
+            server: c.server.clone(),
+            worker: c.worker.clone(),
+            proto_iface: c.proto_iface.clone(),
+            proto_port: c.proto_port,
+            pg_iface: c.pg_iface.clone(),
+            pg_port: c.pg_port,
+            pg_log: c.pg_log.clone(),
+            admin_database_url: c.admin_database_url.clone(),
+            ci_role: c.ci_role.clone(),
+        }
+    }
+    fn server_pid(&self) -> Result<u32, String> {
+        self.pid(&self.config.server, &self.config.server_pid_cmd)
+    }
+    fn worker_pids(&self) -> Result<Vec<u32>, String> {
+        Ok(vec![self.pid(&self.config.worker, &self.config.worker_pid_cmd)?])
+    }
+    fn finish(&mut self) {}
+}

@@ -1,0 +1,91 @@
+//! The lab as a target: started, reset and stopped by the runner itself.
+
+use std::path::{Path, PathBuf};
+
+use evalbench_lab::control::{self, NetMode, UpOpts};
+use evalbench_lab::LabState;
+
+use super::{CaptureInfo, Endpoint, Target};
+use crate::exec::HostExec;
+
+pub struct Lab {
+    pub dir: PathBuf,
+    pub flake: PathBuf,
+    pub net: NetMode,
+    pub worker_clock_skew_ms: i64,
+    state: Option<LabState>,
+}
+
+impl Lab {
+    pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
+        Lab { dir, flake, net, worker_clock_skew_ms, state: None }
+    }
+    fn st(&self) -> &LabState {
+        self.state.as_ref().expect("the lab is started before use")
+    }
+}
+
+impl Target for Lab {
+    fn name(&self) -> &str {
+        "lab"
+    }
+    fn start(&mut self) -> Result<(), String> {
+        let st = control::up(&UpOpts {
+            dir: self.dir.clone(),
+            flake: self.flake.clone(),
+            trace_dir: None,
+            net: self.net,
+            worker_clock_skew_ms: self.worker_clock_skew_ms,
+            workers: 1,
+        })?;
+        self.state = Some(st);
+        Ok(())
+    }
+    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), String> {
+        let st = if cold {
+            control::reset_cold(&self.dir, Some(trace_dir.to_path_buf()))?
+        } else {
+            control::restart(&self.dir, Some(trace_dir.to_path_buf()))?
+        };
+        self.state = Some(st);
+        Ok(())
+    }
+    fn collect_spans(&mut self, _trace_dir: &Path) -> Result<(), String> {
+        // Stopping the services flushes their span writers; the next pass starts them again.
+        let mut st = LabState::load(&self.dir)?;
+        control::stop_services(&mut st);
+        st.save()?;
+        self.state = Some(st);
+        Ok(())
+    }
+    fn endpoint(&self) -> Endpoint {
+        let st = self.st();
+        Endpoint { url: st.base_url(), api_key: st.api_key.clone(), organization: st.organization.clone(), project: st.project.clone() }
+    }
+    fn capture(&self) -> CaptureInfo {
+        let st = self.st();
+        let netns = st.net.mode == "netns";
+        let server = st.net.server_ns.as_deref().map(HostExec::netns).unwrap_or_default();
+        let worker = st.net.worker_ns.as_deref().map(HostExec::netns).unwrap_or_default();
+        CaptureInfo {
+            server,
+            worker,
+            proto_iface: if netns { st.net.proto_if.clone().unwrap_or_else(|| "lo".into()) } else { "lo".into() },
+            proto_port: if st.proto_port != 0 { st.proto_port } else { st.server_port },
+            pg_iface: "lo".into(),
+            pg_port: st.pg_port,
+            pg_log: Some(st.postgres_log().to_string_lossy().into_owned()),
+            admin_database_url: st.admin_database_url(),
+            ci_role: evalbench_lab::pg::CI_ROLE.into(),
+        }
+    }
+    fn server_pid(&self) -> Result<u32, String> {
+        self.st().server_pid.ok_or_else(|| "the lab server is not running".into())
+    }
+    fn worker_pids(&self) -> Result<Vec<u32>, String> {
+        Ok(self.st().worker_pids.clone())
+    }
+    fn finish(&mut self) {
+        let _ = control::down(&self.dir);
+    }
+}

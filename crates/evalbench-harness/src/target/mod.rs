@@ -1,0 +1,54 @@
+//! Targets: what the runner measures. Each knows how to reset itself for a
+//! cold pass, how to reach its API and its database, and where to capture.
+
+pub mod gradient;
+pub mod lab;
+
+use std::path::Path;
+
+use crate::exec::HostExec;
+
+/// The Gradient HTTP API subset: base URL, Bearer key, organization and project.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Endpoint {
+    pub url: String,
+    pub api_key: String,
+    pub organization: String,
+    pub project: String,
+}
+
+/// Where and how to capture.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CaptureInfo {
+    pub server: HostExec,
+    pub worker: HostExec,
+    /// Interface and port of /proto on the server host.
+    pub proto_iface: String,
+    pub proto_port: u16,
+    /// Interface and port of PostgreSQL as the server reaches it, on the server host.
+    pub pg_iface: String,
+    pub pg_port: u16,
+    /// PostgreSQL's log on the server host (for auto_explain).
+    pub pg_log: Option<String>,
+    /// Superuser connection from the runner, for statistics.
+    pub admin_database_url: String,
+    /// The CI's role: statistics are filtered by it.
+    pub ci_role: String,
+}
+
+pub trait Target {
+    fn name(&self) -> &str;
+    /// Brings the target up (the lab) or checks that it answers.
+    fn start(&mut self) -> Result<(), String>;
+    /// Before a pass: a cold reset (database recreated, eval cache emptied) or
+    /// a warm restart. Spans of the pass go to `trace_dir`, or are fetched there.
+    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), String>;
+    /// After a pass: make sure every span of the pass is in `trace_dir`.
+    fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), String>;
+    fn endpoint(&self) -> Endpoint;
+    fn capture(&self) -> CaptureInfo;
+    fn server_pid(&self) -> Result<u32, String>;
+    fn worker_pids(&self) -> Result<Vec<u32>, String>;
+    /// Stops what `start` started. Never fails.
+    fn finish(&mut self);
+}
