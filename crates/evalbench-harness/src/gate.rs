@@ -153,7 +153,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                     if q.is_empty() {
                         break None;
                     }
-                    let fits = q.iter().rposition(|&k| g.0 == 0 || g.1 + expected(&steps[k]).min(o.mem_budget) <= o.mem_budget);
+                    let fits = q.iter().position(|&k| g.0 == 0 || g.1 + expected(&steps[k]).min(o.mem_budget) <= o.mem_budget);
                     if let Some(pos) = fits {
                         let k = q.remove(pos);
                         g.0 += 1;

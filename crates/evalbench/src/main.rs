@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod compare;
 mod decode;
+mod gate;
 mod inspect;
 mod run;
 mod size;
@@ -37,6 +38,8 @@ enum Command {
     Bench(bench::Args),
     /// Compare two bundles pass by pass, span by span, statement by statement, with noise-aware verdicts.
     Compare(compare::Args),
+    /// A deploy gate: every machine toplevel and check of a flake, each failure named, each step measured.
+    Gate(gate::Args),
     /// Decode one capture file (pg, proto, perf, strace, auto-explain) and print what it holds.
     Decode(decode::Args),
     /// Render a bundle as one self-contained HTML page with SVG charts (and each chart as its own .svg).
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => decode::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Gate(a) => gate::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
         Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),
     };
