@@ -84,9 +84,11 @@ fn nix_json(flake: &str, attr: &str, eval_cache: bool) -> Result<Option<Vec<Stri
 pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
     let flake = o.flake.to_string_lossy().to_string();
     let mut steps = Vec::new();
+    // `nix path-info --derivation` forces the toplevel's drvPath through nix's
+    // eval cache; Debian's nix 2.8 answers `nix eval ....drvPath` without it.
     let (set, suffix) = match &o.machines {
-        Some(attr) => (attr.clone(), "drvPath".to_string()),
-        None => ("nixosConfigurations".to_string(), "config.system.build.toplevel.drvPath".to_string()),
+        Some(attr) => (attr.clone(), String::new()),
+        None => ("nixosConfigurations".to_string(), ".config.system.build.toplevel".to_string()),
     };
     match nix_json(&flake, &set, o.eval_cache)? {
         Some(names) => {
@@ -94,7 +96,7 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
                 steps.push(Step {
                     name: format!("machine {m}"),
                     kind: "machine",
-                    argv: vec!["nix".into(), "eval".into(), "--raw".into(), format!("{flake}#{set}.\"{m}\".{suffix}")],
+                    argv: vec!["nix".into(), "path-info".into(), "--derivation".into(), format!("{flake}#{set}.\"{m}\"{suffix}")],
                 });
             }
         }

@@ -87,38 +87,67 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         return Err("--runs must be at least 1".into());
     }
     let tty = std::io::stderr().is_terminal() && !a.json;
-    let mut results = Vec::new();
+    // Warm-up, then the measured runs. With one run at a time, the commands
+    // take turns (A B A B ...), so a machine whose load drifts during the
+    // bench weighs on every command alike instead of on whichever ran last.
     for argv in &commands {
-        let label = argv.join(" ");
         if a.warmup > 0 {
             run_many(argv, a.prepare.as_deref(), a.warmup, a.parallel, !a.show_output, !a.no_memory, &|_| {})?;
         }
-        let bar = tty.then(|| {
-            let b = indicatif::ProgressBar::new(a.runs as u64);
-            b.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
-            b.set_message(label.clone());
-            b
-        });
-        let progress = |n: usize| {
-            if let Some(b) = &bar {
-                b.set_position(n as u64);
+    }
+    let total = (a.runs * commands.len()) as u64;
+    let bar = tty.then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs {msg}").expect("a valid template"));
+        b
+    });
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); commands.len()];
+    let mut batch_wall = vec![0.0f64; commands.len()];
+    if a.parallel <= 1 {
+        for round in 0..a.runs {
+            for k in 0..commands.len() {
+                // Alternate the order too, so no command always goes first.
+                let k = if round % 2 == 0 { k } else { commands.len() - 1 - k };
+                let (mut r, w) = run_many(&commands[k], a.prepare.as_deref(), 1, 1, !a.show_output, !a.no_memory, &|_| {})?;
+                batch_wall[k] += w;
+                runs[k].append(&mut r);
+                if let Some(b) = &bar {
+                    b.inc(1);
+                    b.set_message(commands[k].join(" "));
+                }
             }
-        };
-        let (runs, batch_wall) = run_many(argv, a.prepare.as_deref(), a.runs, a.parallel, !a.show_output, !a.no_memory, &progress)?;
-        if let Some(b) = bar {
-            b.finish_and_clear();
         }
+    } else {
+        for (k, argv) in commands.iter().enumerate() {
+            let done = std::sync::atomic::AtomicUsize::new(0);
+            let progress = |_: usize| {
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if let Some(b) = &bar {
+                    b.inc(1);
+                }
+            };
+            let (r, w) = run_many(argv, a.prepare.as_deref(), a.runs, a.parallel, !a.show_output, !a.no_memory, &progress)?;
+            runs[k] = r;
+            batch_wall[k] = w;
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut results = Vec::new();
+    for (k, argv) in commands.iter().enumerate() {
+        let runs = std::mem::take(&mut runs[k]);
         let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
         let peaks: Vec<f64> = runs.iter().filter_map(|r| r.peak_bytes.map(|p| p as f64 / 1048576.0)).collect();
         results.push(CommandResult {
-            command: label,
+            command: argv.join(" "),
             wall_s: spread(&walls),
             user_s: spread(&runs.iter().map(|r| r.user_s).collect::<Vec<_>>()),
             sys_s: spread(&runs.iter().map(|r| r.sys_s).collect::<Vec<_>>()),
             peak_mib: (!peaks.is_empty()).then(|| spread(&peaks)),
             failed_runs: runs.iter().filter(|r| r.exit != Some(0)).count(),
             parallel: a.parallel,
-            throughput_per_s: runs.len() as f64 / batch_wall,
+            throughput_per_s: runs.len() as f64 / batch_wall[k].max(1e-9),
             latency_s: spread(&walls).median,
             cold: a.prepare.is_some(),
             runs,
