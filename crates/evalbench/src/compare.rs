@@ -164,7 +164,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "a": a.a, "b": a.b, "passes": out })).expect("serializes"));
     } else {
         for c in &out {
-            let label = if layout::is_clean(&c.pass_a) { "" } else { "  (instrumented: distorted timings)" };
+            let label = if layout::base_name(&c.pass_a).ends_with("-instrumented") { "  (instrumented: distorted timings)" } else { "" };
             println!("{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
             println!("  evaluated: {}", c.wall.text);
             for (title, rows) in [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)] {
