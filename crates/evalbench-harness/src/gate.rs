@@ -37,6 +37,50 @@ pub struct Step {
     pub name: String,
     pub kind: &'static str,
     pub argv: Vec<String>,
+    /// The attribute path whose `drvPath` nix's eval cache may hold.
+    pub attr_path: Vec<String>,
+}
+
+/// Where nix keeps its eval caches for this user.
+fn eval_cache_dbs() -> Vec<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_default()
+        .join("nix");
+    let mut out = Vec::new();
+    for d in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+        if d.file_name().to_string_lossy().starts_with("eval-cache-v") {
+            for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+                if f.file_name().to_string_lossy().ends_with(".sqlite") {
+                    out.push(f.path());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether an eval cache already holds `path`'s drvPath: the step will be answered from it.
+pub fn cache_holds(path: &[String]) -> bool {
+    eval_cache_dbs().iter().any(|db| {
+        let Ok(c) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else { return false };
+        let ids = |parents: &[i64], name: &str| -> Vec<i64> {
+            let q = if parents.is_empty() { "SELECT rowid FROM Attributes WHERE name = ?1".to_string() } else {
+                format!("SELECT rowid FROM Attributes WHERE name = ?1 AND parent IN ({})", parents.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","))
+            };
+            c.prepare(&q).and_then(|mut st| st.query_map([name], |r| r.get::<_, i64>(0)).map(|rows| rows.flatten().collect())).unwrap_or_default()
+        };
+        let Some((first, rest)) = path.split_first() else { return false };
+        let mut frontier = ids(&[], first);
+        for name in rest {
+            if frontier.is_empty() {
+                return false;
+            }
+            frontier = ids(&frontier, name);
+        }
+        !frontier.is_empty() && !ids(&frontier, "drvPath").is_empty()
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +92,8 @@ pub struct StepResult {
     pub error: Option<String>,
     pub expected_peak: u64,
     pub start_us: i64,
+    /// "hit" (the eval cache held the step's drvPath when it started), "miss", or "off".
+    pub eval_cache: &'static str,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -93,7 +139,11 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
     match nix_json(&flake, &set, o.eval_cache)? {
         Some(names) => {
             for m in names {
+                let mut attr_path: Vec<String> = set.split('.').map(String::from).collect();
+                attr_path.push(m.clone());
+                attr_path.extend(suffix.split('.').filter(|x| !x.is_empty()).map(String::from));
                 steps.push(Step {
+                    attr_path,
                     name: format!("machine {m}"),
                     kind: "machine",
                     argv: vec!["nix".into(), "path-info".into(), "--derivation".into(), format!("{flake}#{set}.\"{m}\"{suffix}")],
@@ -106,7 +156,10 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
     let checks = o.checks.clone().unwrap_or_else(|| format!("checks.{SYSTEM}"));
     if let Some(names) = nix_json(&flake, &checks, o.eval_cache)? {
         for c in names {
+            let mut attr_path: Vec<String> = checks.split('.').map(String::from).collect();
+            attr_path.push(c.clone());
             steps.push(Step {
+                attr_path,
                 name: format!("check {c}"),
                 kind: "check",
                 argv: vec!["nix".into(), "build".into(), "--no-link".into(), format!("{flake}#{checks}.\"{c}\"")],
@@ -168,7 +221,8 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                 drop(g);
                 let Some(k) = pick else { break };
                 let step = &steps[k];
-                progress(&format!("{} started", step.name));
+                let cache = if !o.eval_cache { "off" } else if cache_holds(&step.attr_path) { "hit" } else { "miss" };
+                progress(&format!("{} started (eval cache {cache})", step.name));
                 let errf = logs.join(format!("{}.stderr", safe(&step.name)));
                 let start_us = now_us();
                 let res = match run_once_with(&step.argv, t0, true, true, Some(&errf)) {
@@ -179,7 +233,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
                             lines[lines.len().saturating_sub(6)..].join("\n")
                         });
-                        StepResult { step: step.clone(), run, ok, error, expected_peak: expected(step), start_us }
+                        StepResult { step: step.clone(), run, ok, error, expected_peak: expected(step), start_us, eval_cache: cache }
                     }
                     Err(e) => StepResult {
                         step: step.clone(),
@@ -188,6 +242,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                         error: Some(e),
                         expected_peak: expected(step),
                         start_us,
+                        eval_cache: cache,
                     },
                 };
                 progress(&format!("{} {} in {:.2} s", step.name, if res.ok { "passed" } else { "FAILED" }, res.run.wall_s));
@@ -243,6 +298,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
                 "exit": r.run.exit,
                 "ok": r.ok,
                 "error": r.error,
+                "eval_cache": r.eval_cache,
             }
         });
         writeln!(f, "{line}").map_err(|e| e.to_string())?;

@@ -125,9 +125,10 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     }
     for r in &results {
         println!(
-            "{:<7} {:<40} wall {:>8.3} s  user {:>7.3} s  sys {:>7.3} s  peak {:>8.1} MiB",
+            "{:<7} {:<40} eval cache {:<4}  wall {:>8.3} s  user {:>7.3} s  sys {:>7.3} s  peak {:>8.1} MiB",
             if r.ok { "ok" } else { "FAILED" },
             r.step.name,
+            r.eval_cache,
             r.run.wall_s,
             r.run.user_s,
             r.run.sys_s,

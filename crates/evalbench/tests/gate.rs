@@ -52,6 +52,16 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
         assert_eq!(s["run"]["exit"], 0);
     }
     assert_eq!(step_spans(&out1.join("gate")).len(), 4);
+    // Later runs find the machines in nix's eval cache, and say so. (Two
+    // writers at once can lose a cache write: sqlite has one writer. A serial
+    // run fills what is missing.)
+    let again = run_ok(evalbench().args(["gate", "--quiet", "--machines", "machines", "--out"]).arg(&out1).arg(&flake));
+    assert!(String::from_utf8_lossy(&again.stdout).matches("eval cache hit").count() >= 2);
+    let third = run_ok(evalbench().args(["gate", "--quiet", "--machines", "machines", "--out"]).arg(&out1).arg(&flake));
+    let text = String::from_utf8_lossy(&third.stdout);
+    assert_eq!(text.matches("eval cache hit").count(), 4, "{text}");
+    let run3 = read_json(&out1.join("gate.3/run.json"));
+    assert!(run3["gate"]["steps"].as_array().unwrap().iter().all(|s| s["eval_cache"] == "hit"));
     // The state file remembers each step's peak for the next run's budget.
     let state = read_json(&out1.join("gate-state.json"));
     assert_eq!(state["peaks"].as_object().unwrap().len(), 4);
