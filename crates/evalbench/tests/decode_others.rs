@@ -182,24 +182,8 @@ fn auto_explain_plans_in_text_and_json_from_a_real_postgres() {
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::Builder::new().prefix("evalbench-explain.").tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let pg = evalbench_lab::pg::Pg {
-        dir: tmp.path().join("pg"),
-        port: evalbench_lab::host::free_port().unwrap(),
-        host: Default::default(),
-        user: evalbench_lab::pg::ensure_user().unwrap(),
-        bin: evalbench_lab::pg::bin_dir().unwrap(),
-        admin_addr: None,
-    };
-    pg.init().unwrap();
-    pg.start().unwrap();
-    struct Stop<'a>(&'a evalbench_lab::pg::Pg);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            self.0.stop();
-        }
-    }
-    let _stop = Stop(&pg);
-    pg.create_ci().unwrap();
+    let server = TestPg::start(tmp.path());
+    let pg = &server.0;
     // As the runner does: switched on for everyone by ALTER SYSTEM, one statement per query.
     for sql in [
         "ALTER SYSTEM SET auto_explain.log_min_duration = 0",

@@ -12,29 +12,6 @@ use std::time::Duration;
 use common::*;
 use evalbench_lab::pg::Pg;
 
-struct Server(Pg);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.0.stop();
-    }
-}
-
-fn start_pg(dir: &Path) -> Server {
-    let pg = Pg {
-        dir: dir.join("pg"),
-        port: evalbench_lab::host::free_port().unwrap(),
-        host: Default::default(),
-        user: evalbench_lab::pg::ensure_user().unwrap(),
-        bin: evalbench_lab::pg::bin_dir().unwrap(),
-        admin_addr: None,
-    };
-    pg.init().unwrap();
-    pg.start().unwrap();
-    pg.create_ci().unwrap();
-    Server(pg)
-}
-
 fn client(pg: &Pg, program: &str) -> Command {
     let mut c = Command::new(pg.bin.join(program));
     c.env("PGHOST", "127.0.0.1").env("PGPORT", pg.port.to_string()).env("PGUSER", "postgres").env("PGDATABASE", "gradient");
@@ -75,7 +52,7 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::Builder::new().prefix("evalbench-pgdecode.").tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let server = start_pg(tmp.path());
+    let server = TestPg::start(tmp.path());
     let pg = &server.0;
     pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
     let pcap = tmp.path().join("pg.pcap");

@@ -425,6 +425,17 @@ pub fn database(page: &mut Page, p: &Pass) {
     }
 }
 
+/// A decoder's result, or its error shown where the section would be.
+fn decoded<T>(page: &mut Page, r: Result<T, String>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
+            None
+        }
+    }
+}
+
 fn port(p: &Pass, which: &str) -> Option<u16> {
     p.run["capture_ports"][which].as_u64().map(|v| v as u16)
 }
@@ -438,13 +449,7 @@ fn pg_latencies(page: &mut Page, p: &Pass) {
             e.1 += 1;
         }
     });
-    let s = match r {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
-            return;
-        }
-    };
+    let Some(s) = decoded(page, r) else { return };
     let _ = write!(
         page.body,
         "<h4>Statement latencies from pg.pcap (first request byte to completion)</h4><p>{} statements on {} connections, {} errors, {} partial (began before the capture), {} unanswered, {} gaps.</p>",
@@ -479,13 +484,7 @@ fn pg_latencies(page: &mut Page, p: &Pass) {
 
 fn auto_explain(page: &mut Page, p: &Pass) {
     let r = evalbench_decode::explain::decode(&p.file(layout::AUTO_EXPLAIN), &mut |_| {});
-    let s = match r {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
-            return;
-        }
-    };
+    let Some(s) = decoded(page, r) else { return };
     let _ = write!(page.body, "<h4>auto_explain: statements by total plan time</h4><p>{} plans, {} malformed (ANALYZE on, per-node timing off: the timings are the statements', not the nodes').</p>", s.plans, s.malformed);
     let bars: Vec<(String, f64, String)> = s
         .by_statement
@@ -516,13 +515,7 @@ pub fn network(page: &mut Page, p: &Pass) {
     if !p.file(layout::PROTO_PCAP).exists() {
         return missing(page, p, layout::PROTO_PCAP);
     }
-    let s = match evalbench_decode::ws::decode_file(&p.file(layout::PROTO_PCAP), port(p, "proto"), &mut |_| {}) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(&e));
-            return;
-        }
-    };
+    let Some(s) = decoded(page, evalbench_decode::ws::decode_file(&p.file(layout::PROTO_PCAP), port(p, "proto"), &mut |_| {})) else { return };
     let _ = write!(
         page.body,
         "<p>/proto: {} connection(s), {} frames from the worker, {} from the server, {} control frames, {} gaps.</p>",

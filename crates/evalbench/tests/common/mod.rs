@@ -80,3 +80,30 @@ impl Capture {
         self.file.clone()
     }
 }
+
+/// A real PostgreSQL for a test, stopped when dropped.
+pub struct TestPg(pub evalbench_lab::pg::Pg);
+
+impl TestPg {
+    /// `dir` must be traversable by the PostgreSQL user (see `pg::check_reachable`).
+    pub fn start(dir: &Path) -> TestPg {
+        let pg = evalbench_lab::pg::Pg {
+            dir: dir.join("pg"),
+            port: evalbench_lab::host::free_port().unwrap(),
+            host: Default::default(),
+            user: evalbench_lab::pg::ensure_user().unwrap(),
+            bin: evalbench_lab::pg::bin_dir().unwrap(),
+            admin_addr: None,
+        };
+        pg.init().unwrap();
+        pg.start().unwrap();
+        pg.create_ci().unwrap();
+        TestPg(pg)
+    }
+}
+
+impl Drop for TestPg {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
