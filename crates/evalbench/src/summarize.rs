@@ -89,15 +89,23 @@ pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_tr
         if spans > 0 || data.run.is_some() {
             usable += 1;
         }
-        if spans > 0 && !args.no_trace {
-            let path = out.join(&pass.name).join(layout::TRACE_JSON);
-            write_trace(&path, &pass.name, &data.streams, &alignment).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        if layout::is_clean(&pass.name) {
-            if spans == 0 && data.run.is_none() {
-                summary.not_summarized.push(NotSummarized { pass: pass.name.clone(), reason: "no spans and no run.json".into() });
+        // The statistics are computed while the trace is written: both only read the spans.
+        let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
+        let (traced, pass_summary) = std::thread::scope(|s| {
+            let stats = s.spawn(|| wants_summary.then(|| PassSummary::new(&data, &alignment)));
+            let traced = if spans > 0 && !args.no_trace {
+                let path = out.join(&pass.name).join(layout::TRACE_JSON);
+                write_trace(&path, &pass.name, &data.streams, &alignment).map(|_| ()).map_err(|e| format!("{}: {e}", path.display()))
             } else {
-                summary.passes.push(PassSummary::new(&data, &alignment));
+                Ok(())
+            };
+            (traced, stats.join().unwrap_or(None))
+        });
+        traced?;
+        if layout::is_clean(&pass.name) {
+            match pass_summary {
+                Some(p) => summary.passes.push(p),
+                None => summary.not_summarized.push(NotSummarized { pass: pass.name.clone(), reason: "no spans and no run.json".into() }),
             }
         } else {
             summary.not_summarized.push(NotSummarized {
