@@ -11,14 +11,62 @@ pub struct HostExec {
     /// Words put before every command; empty runs it here.
     #[serde(default)]
     pub prefix: Vec<String>,
+    /// Whether the host has its own file system (files it writes are fetched).
+    /// Default: yes for an `ssh` prefix, no otherwise (local, `ip netns exec`).
+    #[serde(default)]
+    pub remote: Option<bool>,
 }
 
 impl HostExec {
     pub fn local() -> Self {
-        HostExec { prefix: Vec::new() }
+        HostExec { prefix: Vec::new(), remote: None }
     }
     pub fn netns(ns: &str) -> Self {
-        HostExec { prefix: vec!["ip".into(), "netns".into(), "exec".into(), ns.into()] }
+        HostExec { prefix: vec!["ip".into(), "netns".into(), "exec".into(), ns.into()], remote: None }
+    }
+    pub fn is_remote(&self) -> bool {
+        self.remote.unwrap_or_else(|| self.prefix.first().is_some_and(|p| p == "ssh"))
+    }
+
+    /// Where a capture tool on this host writes `local`: the path itself on a
+    /// shared file system, else a scratch path on the host (made here).
+    pub fn scratch_for(&self, local: &Path, name: &str) -> Result<String, String> {
+        if !self.is_remote() {
+            return Ok(local.to_string_lossy().into_owned());
+        }
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = format!("/tmp/evalbench-capture-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        self.run({
+            let mut c = self.command("mkdir");
+            c.args(["-p", &dir]);
+            c
+        })?;
+        Ok(format!("{dir}/{name}"))
+    }
+
+    /// Brings a file or directory written at `scratch` on the host to `local`, then removes it there.
+    pub fn bring_back(&self, scratch: &str, local: &Path, is_dir: bool) -> Result<(), String> {
+        if !self.is_remote() {
+            return Ok(());
+        }
+        let r = if is_dir {
+            self.fetch_dir(scratch, local)
+        } else {
+            let mut c = self.command("cat");
+            c.arg(scratch).stdin(Stdio::null());
+            match c.output() {
+                Ok(o) if o.status.success() => std::fs::write(local, &o.stdout).map_err(|e| format!("{}: {e}", local.display())),
+                Ok(o) => Err(format!("fetching {scratch}: {}", String::from_utf8_lossy(&o.stderr).trim())),
+                Err(e) => Err(format!("fetching {scratch}: {e}")),
+            }
+        };
+        let parent = scratch.rsplit_once('/').map_or(scratch, |(d, _)| d).to_string();
+        let _ = self.run({
+            let mut c = self.command("rm");
+            c.args(["-rf", &parent]);
+            c
+        });
+        r
     }
     pub fn command(&self, program: &str) -> Command {
         let mut words: Vec<&str> = self.prefix.iter().map(String::as_str).collect();

@@ -33,6 +33,7 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         Some(n) => serde_json::json!(["ip", "netns", "exec", n]),
         None => serde_json::json!([]),
     };
+    // "remote": as over ssh, files the capture tools write on a host are fetched from it.
     let d = dir.display().to_string();
     let exe = env!("CARGO_BIN_EXE_evalbench");
     let server_addr = st["net"]["server_addr"].as_str().unwrap();
@@ -43,8 +44,8 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         "project": "hello",
         "admin_database_url": format!("host={server_addr} port={} user=postgres dbname=gradient", st["pg_port"]),
         "maintenance_database_url": format!("host={server_addr} port={} user=postgres dbname=postgres", st["pg_port"]),
-        "server": {"prefix": prefix(&st["net"]["server_ns"])},
-        "worker": {"prefix": prefix(&st["net"]["worker_ns"])},
+        "server": {"prefix": prefix(&st["net"]["server_ns"]), "remote": true},
+        "worker": {"prefix": prefix(&st["net"]["worker_ns"]), "remote": true},
         "server_pid_cmd": format!("pgrep -o -f -- '--provision {d}/provision.json'"),
         "worker_pid_cmd": format!("pgrep -o -f -- '--sources {d}/sources'"),
         "server_trace_dir": traces.display().to_string(),
@@ -61,7 +62,7 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     std::fs::write(&cfg, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
     let out = tmp.path().join("out");
     let res = evalbench()
-        .args(["run", "--target", "gradient", "--passes", "cold-clean,warm-clean", "--target-config"])
+        .args(["run", "--target", "gradient", "--passes", "cold-clean,warm-clean,warm-instrumented", "--target-config"])
         .arg(&cfg)
         .arg("--out")
         .arg(&out)
@@ -80,6 +81,17 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
             assert!(files.iter().any(|f| f.starts_with(process)), "{pass}: no {process}* span file fetched: {files:?}");
         }
     }
+    // perf and strace wrote on the hosts; their files were fetched into the bundle.
+    let inst = out.join("warm-instrumented");
+    for f in ["perf.data", "worker/perf.data"] {
+        let head = std::fs::read(inst.join(f)).unwrap_or_default();
+        assert!(head.starts_with(b"PERFILE2"), "{f} was not fetched");
+    }
+    assert!(std::fs::read_dir(inst.join("worker/strace")).unwrap().count() >= 3);
+    assert!(std::fs::read_to_string(inst.join("pg/auto_explain.log")).unwrap().contains("duration:"));
+    // ... and removed there.
+    let leftovers = std::fs::read_dir("/tmp").unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("evalbench-capture-")).count();
+    assert_eq!(leftovers, 0, "scratch directories left on the hosts");
     // The cold pass really was cold: the database was recreated, so it recorded every derivation anew.
     let cold = read_json(&out.join("cold-clean/run.json"));
     assert_eq!(cold["evaluation_metric"]["new_derivations"], 100);

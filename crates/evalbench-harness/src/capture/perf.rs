@@ -10,6 +10,9 @@ use crate::exec::{interrupt, HostExec};
 
 pub struct Perf {
     child: Child,
+    host: HostExec,
+    scratch: String,
+    local: std::path::PathBuf,
 }
 
 impl Perf {
@@ -17,21 +20,22 @@ impl Perf {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
+        let scratch = host.scratch_for(out, "perf.data")?;
         let mut c = host.command("perf");
         c.args(["record", "-e", "cpu-clock", "-F", "999", "-g", "-p", &pid.to_string(), "-o"])
-            .arg(out)
+            .arg(&scratch)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let child = c.spawn().map_err(|e| format!("perf: {e} (apt-get install linux-perf)"))?;
         // perf needs a moment to attach to every thread.
         std::thread::sleep(Duration::from_millis(200));
-        Ok(Perf { child })
+        Ok(Perf { child, host: host.clone(), scratch, local: out.to_path_buf() })
     }
 
     pub fn stop(mut self) -> Result<(), String> {
         interrupt(&mut self.child, Duration::from_secs(30));
-        Ok(())
+        self.host.bring_back(&self.scratch, &self.local, false)
     }
 }
 

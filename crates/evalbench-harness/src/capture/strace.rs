@@ -9,24 +9,36 @@ use crate::exec::{interrupt, HostExec};
 
 pub struct Strace {
     child: Child,
+    host: HostExec,
+    scratch: String,
+    local: std::path::PathBuf,
 }
 
 impl Strace {
     pub fn start(host: &HostExec, pid: u32, dir: &Path) -> Result<Strace, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // On a host of its own, strace writes into a scratch directory fetched afterwards.
+        let scratch_dir = host.scratch_for(dir, "strace")?;
+        if host.is_remote() {
+            host.run({
+                let mut m = host.command("mkdir");
+                m.args(["-p", &scratch_dir]);
+                m
+            })?;
+        }
         let mut c = host.command("strace");
         c.args(["-f", "-ff", "-ttt", "-T", "-s", "128", "-p", &pid.to_string(), "-o"])
-            .arg(dir.join("worker"))
+            .arg(format!("{scratch_dir}/worker"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let child = c.spawn().map_err(|e| format!("strace: {e} (apt-get install strace)"))?;
         std::thread::sleep(Duration::from_millis(200));
-        Ok(Strace { child })
+        Ok(Strace { child, host: host.clone(), scratch: scratch_dir, local: dir.to_path_buf() })
     }
 
     pub fn stop(mut self) -> Result<(), String> {
         interrupt(&mut self.child, Duration::from_secs(10));
-        Ok(())
+        self.host.bring_back(&self.scratch, &self.local, true)
     }
 }
