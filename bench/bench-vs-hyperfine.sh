@@ -8,8 +8,7 @@ need_pkg hyperfine hyperfine
 ROUNDS="${ROUNDS:-5}"
 RUNS="${RUNS:-50}"
 cd "$ROOT"
-cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
-BIN="$ROOT/target/release/evalbench"
+build_release
 WORK="$(mktemp -d /tmp/evalbench-hf.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 for cmd in "true" "sleep 0.01"; do

@@ -13,8 +13,7 @@ RUNS="${RUNS:-3}"
 SECONDS_OF_LOAD="${LOAD_S:-20}"
 TARGET_GB="${TARGET_GB:-1}"
 cd "$ROOT"
-cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
-BIN="$ROOT/target/release/evalbench"
+build_release
 WORK="$(mktemp -d /tmp/evalbench-decodebench.XXXXXX)"
 chmod 755 "$WORK"
 trap '"$BIN" lab down --dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT

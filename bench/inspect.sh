@@ -9,8 +9,7 @@ need_browser
 need_pkg /usr/bin/time time
 RUNS="${RUNS:-3}"
 cd "$ROOT"
-cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
-BIN="$ROOT/target/release/evalbench"
+build_release
 WORK="$(mktemp -d /tmp/evalbench-inspectbench.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 CHROME=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --dump-dom)

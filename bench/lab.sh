@@ -9,8 +9,7 @@ need_rust
 need_lab
 RUNS="${RUNS:-5}"
 cd "$ROOT"
-cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
-BIN="$ROOT/target/release/evalbench"
+build_release
 WORK="$(mktemp -d /tmp/evalbench-labbench.XXXXXX)"
 chmod 755 "$WORK"
 trap '"$BIN" lab down --dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT

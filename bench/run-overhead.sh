@@ -8,8 +8,7 @@ need_lab
 need_pkg tcpdump tcpdump
 RUNS="${RUNS:-5}"
 cd "$ROOT"
-cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
-BIN="$ROOT/target/release/evalbench"
+build_release
 WORK="$(mktemp -d /tmp/evalbench-overhead.XXXXXX)"
 chmod 755 "$WORK"
 trap 'rm -rf "$WORK"' EXIT

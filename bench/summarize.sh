@@ -13,8 +13,7 @@ RUNS="${RUNS:-5}"
 DRVS="${DRVS:-85000}"
 JOBS="${JOBS:-4}"
 cd "$ROOT"
-cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
-BIN="$ROOT/target/release/evalbench"
+build_release
 WORK="$(mktemp -d /tmp/evalbench-bench.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 say "generating the bundle ($JOBS jobs x $DRVS derivations) in $WORK"

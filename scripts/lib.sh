@@ -24,6 +24,12 @@ need_pkg() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
 }
 
+# Builds the release binary (quietly unless it fails) and sets BIN.
+build_release() {
+    cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
+    BIN="$ROOT/target/release/evalbench"
+}
+
 need_rust() {
     if [ -d "$HOME/.cargo/bin" ]; then export PATH="$HOME/.cargo/bin:$PATH"; fi
     need_pkg cc gcc

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use evalbench_lab::host::is_root;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -52,10 +53,6 @@ pub fn memory_source() -> MemorySource {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 

@@ -10,7 +10,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
+
+use evalbench_lab::host::now_us;
 
 use serde::{Deserialize, Serialize};
 
@@ -172,9 +174,6 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
-}
 
 fn safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()

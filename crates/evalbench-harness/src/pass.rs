@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use evalbench_bundle::run_info::StatusChange;
 use evalbench_bundle::{layout, write_atomic, RunInfo};
@@ -17,9 +17,7 @@ use crate::target::Target;
 /// Set by SIGINT: stop captures and services, keep what was captured.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
-}
+use evalbench_lab::host::now_us;
 
 /// A pass that failed, with the file or step that made it fail.
 #[derive(Debug)]

@@ -2,11 +2,11 @@
 //! Every step is idempotent: `up` twice is one lab, `down` twice is none.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::host::{alive, free_port, is_root, spawn_detached, stop, Host};
+use crate::host::{alive, free_port, is_root, now_us, spawn_detached, stop, Host};
 use crate::netns::{self, Names};
 use crate::pg::{self, Pg};
 use crate::state::{LabState, Net, NIX_CONFIG};
@@ -29,9 +29,6 @@ pub struct UpOpts {
     pub workers: u32,
 }
 
-fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
-}
 
 fn hosts(st: &LabState) -> (Host, Host) {
     (Host { netns: st.net.server_ns.clone() }, Host { netns: st.net.worker_ns.clone() })

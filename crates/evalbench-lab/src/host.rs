@@ -28,6 +28,20 @@ impl Host {
     }
 }
 
+/// Unix microseconds now, from the system clock.
+pub fn now_us() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+}
+
+/// A stable 32-bit FNV-1a hash of a path: names and subnets derived from a directory.
+pub fn dir_hash(dir: &Path) -> u32 {
+    let mut h: u32 = 2166136261;
+    for b in dir.as_os_str().as_encoded_bytes() {
+        h = (h ^ *b as u32).wrapping_mul(16777619);
+    }
+    h
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

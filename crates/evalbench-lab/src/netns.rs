@@ -20,10 +20,7 @@ pub struct Names {
 impl Names {
     /// Names and a /24 derived from the lab directory, so two labs can coexist.
     pub fn for_dir(dir: &std::path::Path) -> Names {
-        let mut h: u32 = 2166136261;
-        for b in dir.as_os_str().as_encoded_bytes() {
-            h = (h ^ *b as u32).wrapping_mul(16777619);
-        }
+        let h = crate::host::dir_hash(dir);
         let id = format!("{:05x}", h & 0xfffff);
         Names {
             server_ns: format!("eb{id}-srv"),

@@ -57,7 +57,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                     v.sort();
                     let n = v.len();
                     let total: i64 = v.iter().map(|x| x.0).sum();
-                    let pct = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1].0 as f64 / 1000.0;
+                    let latencies: Vec<i64> = v.iter().map(|x| x.0).collect();
+                    let pct = |q: f64| evalbench_analyze::stats::percentile(&latencies, q) as f64 / 1000.0;
                     let errors = v.iter().filter(|x| x.1).count();
                     let _ = writeln!(w, "{n:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {errors:>6}  {}", total as f64 / 1000.0, pct(0.5), pct(0.95), pct(1.0), sql.chars().take(120).collect::<String>());
                 }

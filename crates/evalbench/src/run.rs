@@ -75,11 +75,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 
 fn default_lab_dir(out: &Path) -> PathBuf {
     let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    let mut h: u32 = 2166136261;
-    for b in abs.as_os_str().as_encoded_bytes() {
-        h = (h ^ *b as u32).wrapping_mul(16777619);
-    }
-    PathBuf::from(format!("/var/tmp/evalbench/lab-{h:08x}"))
+    PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_lab::host::dir_hash(&abs)))
 }
 
 pub fn run(a: Args) -> Result<ExitCode, String> {

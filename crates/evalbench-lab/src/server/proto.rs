@@ -148,6 +148,11 @@ async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToW
     .await
 }
 
+/// Ends the job's open phase (a new phase, the end of the job, or its failure).
+async fn end_phase(s: &Shared, job: uuid::Uuid) {
+    let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&job]).await;
+}
+
 async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)> {
     let j = uuid::Uuid::parse_str(job).ok()?;
     let row = s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j]).await.ok()??;
@@ -156,7 +161,7 @@ async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)
 
 async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
     let Some((j, e)) = evaluation_of(s, job).await else { return };
-    let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&j]).await;
+    end_phase(s, j).await;
     let _ = s.db.execute("INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)", &[&j, &worker, &phase]).await;
     let status = match phase {
         "fetching" => "Fetching",
@@ -213,7 +218,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
         }
         ToServer::EvalDone { metric, .. } => {
             async {
-                let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&j]).await;
+                end_phase(s, j).await;
                 let _ = s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await;
                 let _ = set_status(&s.db, evaluation, "Building", None).await;
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
@@ -241,7 +246,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
             .await
         }
         ToServer::EvalFailed { attr, message, .. } => {
-            let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&j]).await;
+            end_phase(s, j).await;
             let _ = s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j]).await;
             let msg = match attr {
                 Some(a) => format!("{a}: {message}"),

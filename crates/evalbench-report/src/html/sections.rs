@@ -463,7 +463,7 @@ fn pg_latencies(page: &mut Page, p: &Pass) {
         v.sort_unstable();
         let n = v.len();
         let total: i64 = v.iter().sum();
-        let at = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
+        let at = |q: f64| evalbench_analyze::stats::percentile(&v, q) as f64;
         bars.push((sql.clone(), total as f64, format!("{sql}\n{n} executions, total {}, p50 {}, p95 {}, max {}", ms(total as f64), ms(at(0.5)), ms(at(0.95)), ms(at(1.0)))));
         let _ = write!(
             table,
