@@ -21,7 +21,8 @@ pub struct Msg {
 pub struct Framer {
     head: Vec<u8>,
     head_ts: i64,
-    cur: Option<(u8, u64, Vec<u8>, u64, bool, i64)>,
+    /// The message being read, and how many of its bytes are still to come.
+    cur: Option<(Msg, u64)>,
     /// Set when the stream cannot be framed (garbage); the caller decides.
     pub broken: bool,
 }
@@ -39,21 +40,19 @@ impl Framer {
     /// Feeds bytes; `valid` says whether a type byte and length make sense.
     pub fn push(&mut self, mut data: &[u8], ts_us: i64, keep: Keep, valid: &dyn Fn(u8, u32) -> bool, out: &mut dyn FnMut(Msg)) {
         while !data.is_empty() && !self.broken {
-            if let Some((kind, total, body, got, truncated, _ts)) = &mut self.cur {
-                let want = (*total - *got) as usize;
-                let take = want.min(data.len());
-                if keep(*kind) {
-                    let room = KEEP.saturating_sub(body.len());
-                    body.extend_from_slice(&data[..take.min(room)]);
+            if let Some((msg, left)) = &mut self.cur {
+                let take = (*left).min(data.len() as u64) as usize;
+                if keep(msg.kind) {
+                    let room = KEEP.saturating_sub(msg.body.len());
+                    msg.body.extend_from_slice(&data[..take.min(room)]);
                     if take > room {
-                        *truncated = true;
+                        msg.truncated = true;
                     }
                 }
-                *got += take as u64;
+                *left -= take as u64;
                 data = &data[take..];
-                if *got == *total {
-                    let (kind, total, body, _, truncated, ts) = self.cur.take().expect("current");
-                    out(Msg { kind, wire_len: total + 5, body, truncated, ts_us: ts });
+                if *left == 0 {
+                    out(self.cur.take().expect("current").0);
                 }
                 continue;
             }
@@ -76,16 +75,11 @@ impl Framer {
                 self.broken = true;
                 return;
             }
-            let total = (len - 4) as u64;
-            if total == 0 {
-                out(Msg { kind, wire_len: 5, body: Vec::new(), truncated: false, ts_us: first_ts });
-            } else {
-                self.cur = Some((kind, total, Vec::new(), 0, false, first_ts));
+            let msg = Msg { kind, wire_len: len as u64 + 1, body: Vec::new(), truncated: false, ts_us: first_ts };
+            match len as u64 - 4 {
+                0 => out(msg),
+                left => self.cur = Some((msg, left)),
             }
         }
-    }
-
-    pub fn in_message(&self) -> bool {
-        self.cur.is_some() || !self.head.is_empty()
     }
 }

@@ -118,7 +118,7 @@ impl Acc {
             }
         } else {
             match l.split_once(' ') {
-                Some((p, rest)) if p.bytes().all(|c| c.is_ascii_digit()) && split_ts(rest.trim_start()).is_some() && split_ts(l).is_none_or(|_| !p.contains('.')) => {
+                Some((p, rest)) if p.bytes().all(|c| c.is_ascii_digit()) && split_ts(rest.trim_start()).is_some() => {
                     (p.parse().unwrap_or(default_tid), rest.trim_start())
                 }
                 _ => (default_tid, l),

@@ -263,7 +263,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         .and_then(|s| s["ts_us"].as_i64())
         .or_else(|| statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
     let metric = eval_id.as_deref().map(|id| db.evaluation_metric(id).unwrap_or(Value::Null)).filter(|v| !v.is_null());
-    let mut info = RunInfo {
+    let info = RunInfo {
         pass: Some(plan.name.to_string()),
         evaluation_id: eval_id.clone(),
         status: status.clone(),
@@ -274,7 +274,6 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         evaluation_metric: metric,
         raw: Value::Null,
     };
-    info.raw = json!({});
     let mut doc = serde_json::to_value(&info).expect("serializes");
     doc["target"] = json!(target.name());
     doc["server_statuses"] = json!(timeline);

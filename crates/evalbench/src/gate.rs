@@ -135,7 +135,6 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             r.run.peak_bytes.unwrap_or(0) as f64 / 1048576.0
         );
     }
-    let peak_sum: u64 = results.iter().filter_map(|r| r.run.peak_bytes).max().unwrap_or(0);
     let line = if failed.is_empty() {
         format!("gate GREEN: {} steps passed in {wall:.2} s ({} at once, eval cache {}); bundle {}", results.len(), opts.jobs, if opts.eval_cache { "on" } else { "off" }, dir.display())
     } else {
@@ -147,7 +146,6 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             dir.display()
         )
     };
-    let _ = peak_sum;
     if a.self_test {
         let named = |n: &str| failed.iter().any(|r| r.step.name == n);
         let ok = failed.len() == 2 && named("machine broken") && named("check fails") && failed.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("on purpose")));

@@ -59,20 +59,14 @@ pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_tr
     let limits = Limits { max_unpacked_bytes: max_unpacked, ..Limits::default() };
     let bundle = Bundle::open(bundle_path, limits).map_err(|e| e.to_string())?;
     let out = out.to_path_buf();
-    struct A<'a> {
-        quiet: bool,
-        no_trace: bool,
-        bundle: &'a Path,
-    }
-    let args = A { quiet, no_trace, bundle: bundle_path };
     let progress = |msg: String| {
-        if !args.quiet {
+        if !quiet {
             eprintln!("evalbench summarize: {msg}");
         }
     };
     let mut summary = Summary {
         evalbench_version: env!("CARGO_PKG_VERSION"),
-        bundle: args.bundle.display().to_string(),
+        bundle: bundle_path.display().to_string(),
         passes: Vec::new(),
         repeats: Vec::new(),
         not_summarized: Vec::new(),
@@ -93,7 +87,7 @@ pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_tr
         let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
         let (traced, pass_summary) = std::thread::scope(|s| {
             let stats = s.spawn(|| wants_summary.then(|| PassSummary::new(&data, &alignment)));
-            let traced = if spans > 0 && !args.no_trace {
+            let traced = if spans > 0 && !no_trace {
                 let path = out.join(&pass.name).join(layout::TRACE_JSON);
                 write_trace(&path, &pass.name, &data.streams, &alignment).map(|_| ()).map_err(|e| format!("{}: {e}", path.display()))
             } else {
@@ -119,7 +113,7 @@ pub fn summarize_bundle(bundle_path: &Path, out: &Path, max_unpacked: u64, no_tr
         for w in &summary.warnings {
             eprintln!("evalbench summarize: {w}");
         }
-        return Err(format!("{}: nothing usable: no pass has spans or a readable run.json", args.bundle.display()));
+        return Err(format!("{}: nothing usable: no pass has spans or a readable run.json", bundle_path.display()));
     }
     summary.repeats = evalbench_report::summary::RepeatGroup::group(&summary.passes);
     let json = summary.to_json();
