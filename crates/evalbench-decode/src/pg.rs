@@ -165,7 +165,7 @@ impl PgDecoder {
             }
             Event::Close { conn } => {
                 if let Some(c) = self.conns.remove(&conn) {
-                    self.summary.unanswered += c.pending.iter().filter(|p| !matches!(p, Pending::Sync)).count() as u64;
+                    self.summary.unanswered += c.unanswered();
                     match c.phase {
                         Phase::Tls => self.summary.tls_connections += 1,
                         Phase::NotPg => self.summary.not_postgres_connections += 1,
@@ -193,12 +193,17 @@ impl PgDecoder {
 
     pub fn finish(&mut self) {
         for (_, c) in self.conns.drain() {
-            self.summary.unanswered += c.pending.iter().filter(|p| !matches!(p, Pending::Sync)).count() as u64;
+            self.summary.unanswered += c.unanswered();
         }
     }
 }
 
 impl Conn {
+    /// Statements sent that never got their answer.
+    fn unanswered(&self) -> u64 {
+        self.pending.iter().filter(|p| !matches!(p, Pending::Sync)).count() as u64
+    }
+
     fn data(&mut self, id: u64, to_server: bool, ts: i64, mut bytes: &[u8], out: &mut dyn FnMut(Execution)) {
         match self.phase {
             Phase::Tls | Phase::NotPg => return,

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -18,35 +17,6 @@ fn client(pg: &Pg, program: &str) -> Command {
     c
 }
 
-fn capture(port: u16, file: &Path) -> std::process::Child {
-    let log = file.with_extension("log");
-    let c = Command::new("tcpdump")
-        .args(["-i", "lo", "--immediate-mode", "-B", "32768", "-U", "-s", "0", "-w"])
-        .arg(file)
-        .arg(format!("tcp port {port}"))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .expect("tcpdump");
-    // Wait until it listens.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&log).unwrap_or_default().contains("listening") {
-        assert!(std::time::Instant::now() < deadline, "tcpdump did not start: {}", std::fs::read_to_string(&log).unwrap_or_default());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    c
-}
-
-fn stop(mut c: std::process::Child) {
-    std::thread::sleep(Duration::from_millis(300));
-    unsafe_kill_int(c.id());
-    let _ = c.wait();
-}
-
-fn unsafe_kill_int(pid: u32) {
-    let _ = Command::new("kill").args(["-INT", &pid.to_string()]).status();
-}
-
 #[test]
 fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     use std::os::unix::fs::PermissionsExt;
@@ -56,7 +26,7 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     let pg = &server.0;
     pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
     let pcap = tmp.path().join("pg.pcap");
-    let cap = capture(pg.port, &pcap);
+    let cap = Capture::start("lo", pg.port, &pcap);
     assert!(client(pg, "pgbench").args(["-i", "-s", "1", "-q"]).output().unwrap().status.success());
     assert!(client(pg, "pgbench").args(["-c", "2", "-t", "25", "-M", "extended"]).output().unwrap().status.success());
     assert!(client(pg, "pgbench").args(["-c", "1", "-t", "15", "-M", "prepared"]).output().unwrap().status.success());
@@ -66,7 +36,7 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     std::io::Write::write_all(copy.stdin.as_mut().unwrap(), b"1\n2\n3\n\\.\n").unwrap();
     let copied = copy.wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&copied.stdout), "1\n2\n3\n");
-    stop(cap);
+    cap.stop();
 
     let out = run_ok(evalbench().args(["decode", "pg", "--json"]).arg(&pcap));
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -125,10 +95,10 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     let mut psql = client(pg, "psql").args(["-X", "-q"]).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     std::io::Write::write_all(psql.stdin.as_mut().unwrap(), b"SELECT 1;\n").unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let cap = capture(pg.port, &mid);
+    let cap = Capture::start("lo", pg.port, &mid);
     std::io::Write::write_all(psql.stdin.as_mut().unwrap(), b"SELECT 42;\nSELECT 43;\n").unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    stop(cap);
+    cap.stop();
     drop(psql.stdin.take());
     let _ = psql.wait();
     // Without the handshake, only the port tells the server's side.

@@ -48,36 +48,25 @@ pub fn span_lines(pass_dir: &Path) -> Vec<serde_json::Value> {
     out
 }
 
-/// A capture on `iface` with a port filter, armed before it returns.
+/// A capture on `iface` with a port filter, armed before it returns: the
+/// runner's own tcpdump collector, run on this host.
 pub struct Capture {
-    child: std::process::Child,
+    tcpdump: evalbench_harness::capture::tcpdump::Tcpdump,
     pub file: PathBuf,
 }
 
 impl Capture {
     pub fn start(iface: &str, port: u16, file: &Path) -> Capture {
-        let log = file.with_extension("log");
-        let child = Command::new("tcpdump")
-            .args(["-i", iface, "--immediate-mode", "-B", "32768", "-U", "-s", "0", "-w"])
-            .arg(file)
-            .arg(format!("tcp port {port}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("tcpdump (apt-get install tcpdump)");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !std::fs::read_to_string(&log).unwrap_or_default().contains("listening") {
-            assert!(std::time::Instant::now() < deadline, "tcpdump did not start: {}", std::fs::read_to_string(&log).unwrap_or_default());
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Capture { child, file: file.to_path_buf() }
+        let host = evalbench_harness::exec::HostExec::local();
+        let tcpdump = evalbench_harness::capture::tcpdump::Tcpdump::start(&host, iface, port, file).expect("tcpdump (apt-get install tcpdump)");
+        Capture { tcpdump, file: file.to_path_buf() }
     }
 
-    pub fn stop(mut self) -> PathBuf {
+    pub fn stop(self) -> PathBuf {
+        // Let the last replies reach the wire before the capture ends.
         std::thread::sleep(std::time::Duration::from_millis(300));
-        let _ = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status();
-        let _ = self.child.wait();
-        self.file.clone()
+        self.tcpdump.stop().expect("tcpdump stops");
+        self.file
     }
 }
 
