@@ -43,7 +43,7 @@ impl RunOpts {
     pub fn captures_for(&self, pass: &str) -> Captures {
         let clean = layout::is_clean(pass);
         if self.bare {
-            return Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false };
+            return Captures::NONE;
         }
         Captures {
             pcap: clean && self.pcap,
@@ -69,17 +69,8 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
     progress("setup", &format!("starting the {} target", target.name()));
     let result = (|| {
         target.start().map_err(setup)?;
-        let any = opts.passes.iter().fold(Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false }, |a, p| {
-            let c = opts.captures_for(p);
-            Captures {
-                pcap: a.pcap || c.pcap,
-                pg_stats: true,
-                wait_samples: true,
-                perf: a.perf || c.perf,
-                strace: a.strace || c.strace,
-                auto_explain: a.auto_explain || c.auto_explain,
-            }
-        });
+        // Every tool any pass will need, checked before the first one.
+        let any = opts.passes.iter().map(|p| opts.captures_for(p)).fold(Captures::NONE, Captures::union);
         let cap = target.capture();
         tools::check(&any, &cap.server, &cap.worker, target.name() == "lab").map_err(setup)?;
         let mut infos = Vec::new();

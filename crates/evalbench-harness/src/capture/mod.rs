@@ -19,6 +19,20 @@ pub struct Captures {
 }
 
 impl Captures {
+    pub const NONE: Captures = Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false };
+
+    /// What either captures.
+    pub fn union(self, o: Captures) -> Captures {
+        Captures {
+            pcap: self.pcap || o.pcap,
+            pg_stats: self.pg_stats || o.pg_stats,
+            wait_samples: self.wait_samples || o.wait_samples,
+            perf: self.perf || o.perf,
+            strace: self.strace || o.strace,
+            auto_explain: self.auto_explain || o.auto_explain,
+        }
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         let mut v = vec!["spans", "job_phases"];
         for (on, n) in [
