@@ -27,6 +27,8 @@ pub struct UpOpts {
     pub net: NetMode,
     pub worker_clock_skew_ms: i64,
     pub workers: u32,
+    /// Long-lived nix evaluators per eval subprocess, attributes sharded over them.
+    pub eval_workers: u32,
 }
 
 
@@ -58,6 +60,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
     }
     st.dir = dir.clone();
     st.workers = o.workers.max(1);
+    st.eval_workers = o.eval_workers.max(1);
     st.worker_clock_skew_ms = o.worker_clock_skew_ms;
     st.trace_dir = o.trace_dir.clone();
     let use_netns = match o.net {
@@ -156,7 +159,8 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
         c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, port), "--name", &format!("worker-{k}"), "--sources"])
             .arg(st.sources());
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
-        c.env("EVALBENCH_CLOCK_SKEW_US", (st.worker_clock_skew_ms * 1000).to_string()).env("XDG_CACHE_HOME", st.eval_cache());
+        c.env("EVALBENCH_CLOCK_SKEW_US", (st.worker_clock_skew_ms * 1000).to_string()).env("XDG_CACHE_HOME", st.eval_cache())
+            .env("EVALBENCH_LAB_EVAL_SHARDS", st.eval_workers.max(1).to_string());
         st.worker_pids.push(spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?);
     }
     let n = st.workers as u64;

@@ -1,21 +1,30 @@
 //! The eval subprocess: a child of the worker that evaluates the flake with
-//! the real `nix`, one attribute at a time so each has its own `resolve`
-//! span, and prints one JSON line per derivation on stdout. Each `resolve`
-//! is a `nix path-info --derivation`, which goes through nix's eval cache:
-//! a warm evaluation is faster for the real reason.
+//! the real `nix` and prints one JSON line per derivation on stdout.
+//!
+//! Like Gradient's eval worker, it keeps one long-lived evaluator per shard
+//! for the whole job, so nix's start-up is paid once per shard, not once per
+//! attribute. nix 2.8 has no C API, so the evaluator is one
+//! `nix path-info --derivation --debug FLAKE#a FLAKE#b ...` process: it
+//! evaluates its installables one after the other, each through nix's eval
+//! cache (a warm pass is answered from it; a cold reset empties it), and its
+//! `--debug` lines on stderr say where each attribute ends. See
+//! [`Evaluator`] for how the `resolve` spans follow those lines.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
-use tracing::debug_span;
+use tracing::{debug_span, field::Empty, Span};
 
 const E: &str = "gradient_eval";
 const SYSTEM: &str = "x86_64-linux";
+/// At most this many lines of nix's error are kept.
+const ERROR_LINES: usize = 40;
 
-fn nix(args: &[&str]) -> Result<String, String> {
+fn die_with_parent(c: &mut Command) {
     use std::os::unix::process::CommandExt;
-    let mut c = Command::new("nix");
     // SAFETY: prctl is async-signal-safe. nix dies with the eval subprocess.
     unsafe {
         c.pre_exec(|| {
@@ -23,19 +32,27 @@ fn nix(args: &[&str]) -> Result<String, String> {
             Ok(())
         });
     }
+}
+
+fn nix(args: &[&str]) -> Result<String, String> {
+    let mut c = Command::new("nix");
+    die_with_parent(&mut c);
     let out = c
         .args(args)
         .env("NIX_CONFIG", crate::state::NIX_CONFIG)
-        .stdin(std::process::Stdio::null())
+        .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("nix: {e} (install the Debian package nix-bin)"))?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        // nix's own message, without the trace noise.
-        let msg: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
-        return Err(msg.join("\n"));
+        return Err(nix_message(String::from_utf8_lossy(&out.stderr).lines()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// nix's own message, without warnings and blank lines.
+fn nix_message<'a>(lines: impl Iterator<Item = &'a str>) -> String {
+    let msg: Vec<&str> = lines.filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
+    msg.join("\n")
 }
 
 /// Files in nix's eval cache before we start: evidence of a warm evaluation.
@@ -55,9 +72,10 @@ fn eval_cache_entries() -> usize {
         .count()
 }
 
-fn emit(out: &mut impl Write, v: serde_json::Value) {
-    let _ = writeln!(out, "{v}");
-    let _ = out.flush();
+fn emit(v: serde_json::Value) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{v}");
+    let _ = o.flush();
 }
 
 fn rusage_kb(who: i32) -> i64 {
@@ -69,65 +87,314 @@ fn rusage_kb(who: i32) -> i64 {
     }
 }
 
+/// An attribute name as nix's installable syntax wants it after `#`.
+fn installable_attr(attr: &str) -> String {
+    if !attr.is_empty() && attr.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '\'') {
+        attr.to_string()
+    } else {
+        format!("\"{}\"", attr.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// Attributes dealt round-robin over `shards` evaluators, each shard keeping
+/// the discovery order.
+pub fn plan(attrs: &[String], shards: usize) -> Vec<Vec<String>> {
+    let shards = shards.clamp(1, attrs.len().max(1));
+    let mut plan = vec![Vec::new(); shards];
+    for (i, a) in attrs.iter().enumerate() {
+        plan[i % shards].push(a.clone());
+    }
+    plan
+}
+
+/// Why an evaluator failed: the attribute it was on (if any) and nix's message.
+struct Failure {
+    attr: Option<String>,
+    message: String,
+}
+
+/// What every evaluator shares: the kill switch for the others once one fails.
+struct Shared {
+    failed: AtomicBool,
+    pids: Mutex<Vec<i32>>,
+}
+
+impl Shared {
+    fn fail(&self) {
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            for &pid in self.pids.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                // SAFETY: kill(2) on a child we spawned and have not reaped (we
+                // reap only after its stderr closes, which a SIGKILL causes).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// One long-lived `nix path-info --derivation --debug` over one shard.
+///
+/// How close the `resolve` spans are to nix's work: nix 2.8 evaluates the
+/// installables in the order given and, for each, ends by reading its
+/// `outputName` (`evaluating uncached attribute P.outputName` or `using cached
+/// string attribute 'P.outputName'`). nix writes each log line with one
+/// `write(2)` to unbuffered stderr, and we read the pipe on a thread of our
+/// own, so a line reaches us microseconds after nix printed it (more only if
+/// this thread is descheduled). The `resolve` span of attribute i opens on the
+/// line that ends attribute i-1 and closes on the line that ends attribute i:
+/// the spans are back to back, and what nix does between two attributes
+/// (re-locking the flake for the next installable, a few milliseconds in 2.8)
+/// is counted in the attribute it does it for. nix's start and the copy of
+/// the flake into the store, before its first line, are `start_evaluator`;
+/// after the last attribute nix queries and prints the paths, which only the
+/// `evaluator` span holds.
+struct Evaluator<'a> {
+    shard: usize,
+    attrs: &'a [String],
+    flake: &'a str,
+    parent: &'a Span,
+    shared: &'a Shared,
+}
+
+impl Evaluator<'_> {
+    fn run(&self) -> Result<(Vec<String>, i64), Failure> {
+        let span = debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), peak_rss_kb = Empty);
+        let _in = span.enter();
+        let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
+        let mut c = Command::new("nix");
+        die_with_parent(&mut c);
+        c.args(["path-info", "--derivation", "--debug"])
+            .args(self.attrs.iter().map(|a| format!("{}#{}", self.flake, installable_attr(a))))
+            .env("NIX_CONFIG", crate::state::NIX_CONFIG)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let fail = |attr: Option<String>, message: String| {
+            self.shared.fail();
+            Failure { attr, message }
+        };
+        if self.shared.failed.load(Ordering::SeqCst) {
+            return Err(Failure { attr: None, message: "another evaluator failed first".into() });
+        }
+        let mut child = c.spawn().map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
+        let pid = child.id() as i32;
+        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+        if self.shared.failed.load(Ordering::SeqCst) {
+            // Failed between our check and our registration: nobody else will kill it.
+            // SAFETY: our own unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        // nix prints the paths only at the end; read them on their own thread
+        // so a full stdout pipe never stalls nix while we read stderr.
+        let mut stdout = child.stdout.take().expect("piped");
+        let paths = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let stderr = BufReader::new(child.stderr.take().expect("piped"));
+
+        let mut starting = Some(starting);
+        let mut i = 0usize;
+        let mut resolve: Option<Span> = None;
+        let mut error: Vec<String> = Vec::new();
+        let (mut marker, mut quoted) = self.marker(0);
+        for line in stderr.lines() {
+            let Ok(line) = line else { break };
+            if let Some(s) = starting.take() {
+                drop(s);
+                resolve = self.attrs.first().map(|a| self.resolve_span(a));
+            }
+            if !error.is_empty() || line.starts_with("error:") {
+                if error.len() < ERROR_LINES {
+                    error.push(line);
+                }
+                continue;
+            }
+            let Some(r) = &resolve else { continue };
+            if line.contains(".drvPath") {
+                if line.starts_with("using cached string attribute") && line.contains(&self.drv_path(i)) {
+                    r.record("eval_cache", "hit");
+                } else if line.starts_with("evaluating uncached attribute") && line.ends_with(&self.drv_path(i)) {
+                    r.record("eval_cache", "miss");
+                }
+            }
+            if line.ends_with(&marker) || line.ends_with(&quoted) {
+                i += 1;
+                drop(resolve.take()); // closes attribute i-1 ...
+                resolve = self.attrs.get(i).map(|a| self.resolve_span(a)); // ... and opens i at once
+                (marker, quoted) = self.marker(i);
+            }
+        }
+        let on = self.attrs.get(i).map(|a| format!("packages.{SYSTEM}.{a}"));
+        drop(resolve);
+        let (status, peak_kb) = wait4(pid);
+        span.record("peak_rss_kb", peak_kb);
+        let out = paths.join().unwrap_or_default();
+        if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
+            return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
+        }
+        if status != Some(0) || !error.is_empty() {
+            let message = if error.is_empty() { format!("nix path-info ended with {}", describe(status)) } else { nix_message(error.iter().map(String::as_str)) };
+            return Err(fail(on, message));
+        }
+        if i < self.attrs.len() {
+            return Err(fail(on, "nix ended without evaluating this attribute (unexpected --debug output; is this nix 2.8?)".into()));
+        }
+        Ok((out.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect(), peak_kb))
+    }
+
+    fn resolve_span(&self, attr: &str) -> Span {
+        let full = format!("packages.{SYSTEM}.{attr}");
+        debug_span!(target: E, "resolve", attr = full.as_str(), shard = self.shard, eval_cache = Empty)
+    }
+
+    fn drv_path(&self, i: usize) -> String {
+        self.attrs.get(i).map(|a| format!("packages.{SYSTEM}.{a}.drvPath")).unwrap_or_default()
+    }
+
+    /// The ends of nix's lines that close attribute i (bare and quoted);
+    /// past the last attribute, ends no line can have.
+    fn marker(&self, i: usize) -> (String, String) {
+        match self.attrs.get(i) {
+            Some(a) => (format!("packages.{SYSTEM}.{a}.outputName"), format!("packages.{SYSTEM}.{a}.outputName'")),
+            None => ("\n".into(), "\n".into()),
+        }
+    }
+}
+
+fn describe(status: Option<i32>) -> String {
+    match status {
+        Some(code) => format!("exit status {code}"),
+        None => "a signal".into(),
+    }
+}
+
+/// Reaps `pid`: its exit code (None if a signal ended it) and its peak RSS in KiB.
+fn wait4(pid: i32) -> (Option<i32>, i64) {
+    // SAFETY: wait4 writes the status and the rusage we give it; pid is our child.
+    unsafe {
+        let mut st = 0;
+        let mut u: libc::rusage = std::mem::zeroed();
+        loop {
+            let r = libc::wait4(pid, &mut st, 0, &mut u);
+            if r == pid {
+                break;
+            }
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return (None, 0);
+            }
+        }
+        let code = if libc::WIFEXITED(st) { Some(libc::WEXITSTATUS(st)) } else { None };
+        (code, u.ru_maxrss)
+    }
+}
+
 pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     let flake_s = flake.to_string_lossy().to_string();
-    let _open = debug_span!(target: E, "open", job, flake = flake_s.as_str()).entered();
+    let open = debug_span!(target: E, "open", job, flake = flake_s.as_str());
+    let _open = open.enter();
     if !flake.join("flake.nix").is_file() {
         let msg = format!("{}: no flake.nix", flake.display());
-        emit(&mut out, serde_json::json!({"error": msg}));
+        emit(serde_json::json!({"error": msg}));
         return Err(msg);
     }
     let cached = eval_cache_entries();
-    let locked = {
-        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached).entered();
-        match nix(&["flake", "metadata", "--json", "--no-write-lock-file", &flake_s]) {
-            Ok(m) => m,
+    // The evaluators read the locked source from the store as a `path:` flake.
+    // Given the git checkout instead, nix 2.8 re-locks it for every
+    // installable with seven `git` processes each (0.03 s an attribute here),
+    // so git starts would drown evaluation as nix starts did; Gradient locks
+    // once. Same source, same eval cache key for the same content.
+    let source = {
+        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty).entered();
+        let meta = nix(&["flake", "metadata", "--json", "--no-write-lock-file", &flake_s]).and_then(|m| serde_json::from_str::<serde_json::Value>(&m).map_err(|e| format!("nix flake metadata: {e}")));
+        match meta {
+            Ok(m) => match m["path"].as_str() {
+                Some(p) => {
+                    _l.record("source", p);
+                    format!("path:{p}")
+                }
+                None => flake_s.clone(),
+            },
             Err(e) => {
-                emit(&mut out, serde_json::json!({"error": e}));
+                emit(serde_json::json!({"error": e}));
                 return Err(e);
             }
         }
     };
-    let _ = locked;
     let attrs: Vec<String> = {
-        let _d = debug_span!(target: E, "discover", attrs = tracing::field::Empty).entered();
-        let listed = nix(&["eval", "--json", &format!("{flake_s}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
+        let _d = debug_span!(target: E, "discover", attrs = Empty).entered();
+        // Without the eval cache: nix 2.8's `eval` stores `packages.<system>` in
+        // it anew, which orphans every attribute cached under it, so a warm
+        // pass would evaluate everything again.
+        let listed = nix(&["eval", "--option", "eval-cache", "false", "--json", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
         match listed.and_then(|j| serde_json::from_str::<Vec<String>>(&j).map_err(|e| e.to_string())) {
             Ok(a) => {
                 _d.record("attrs", a.len());
                 a
             }
             Err(e) => {
-                emit(&mut out, serde_json::json!({"error": e, "attr": format!("packages.{SYSTEM}")}));
+                emit(serde_json::json!({"error": e, "attr": format!("packages.{SYSTEM}")}));
                 return Err(e);
             }
         }
     };
-    let shards = shards.clamp(1, attrs.len().max(1));
     let plan: Vec<Vec<String>> = {
-        let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards).entered();
-        let mut plan = vec![Vec::new(); shards];
-        for (i, a) in attrs.iter().enumerate() {
-            plan[i % shards].push(a.clone());
-        }
-        plan
+        let p = plan(&attrs, shards);
+        let sizes: Vec<String> = p.iter().map(|s| s.len().to_string()).collect();
+        let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes = sizes.join(",").as_str()).entered();
+        p
     };
-    for shard in plan {
-        for attr in shard {
-            let full = format!("packages.{SYSTEM}.{attr}");
-            let _r = debug_span!(target: E, "resolve", attr = full.as_str()).entered();
-            match nix(&["path-info", "--derivation", &format!("{flake_s}#{full}")]) {
-                Ok(drv) => emit(&mut out, serde_json::json!({"attr": full, "drv": drv})),
-                Err(e) => {
-                    emit(&mut out, serde_json::json!({"attr": full, "error": e}));
-                    return Err(format!("{full}: {e}"));
-                }
-            }
+    let shared = Shared { failed: AtomicBool::new(false), pids: Mutex::new(Vec::new()) };
+    let results: Vec<Result<(Vec<String>, i64), Failure>> = std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .iter()
+            .enumerate()
+            .filter(|(_, attrs)| !attrs.is_empty())
+            .map(|(shard, attrs)| {
+                let ev = Evaluator { shard, attrs, flake: &source, parent: &open, shared: &shared };
+                s.spawn(move || ev.run())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Failure { attr: None, message: "an evaluator thread panicked".into() }))).collect()
+    });
+    // The failure that came first names the attribute; the others were stopped by it.
+    if let Some(f) = results.iter().filter_map(|r| r.as_ref().err()).find(|f| f.attr.is_some()).or_else(|| results.iter().find_map(|r| r.as_ref().err())) {
+        let attr = f.attr.clone().unwrap_or_else(|| format!("packages.{SYSTEM}"));
+        emit(serde_json::json!({"attr": attr, "error": f.message}));
+        return Err(format!("{attr}: {}", f.message));
+    }
+    let mut evaluator_peaks = Vec::new();
+    for (paths, peak) in results.into_iter().flatten() {
+        evaluator_peaks.push(peak);
+        for p in paths {
+            emit(serde_json::json!({"drv": p}));
         }
     }
-    let peak = rusage_kb(libc::RUSAGE_SELF).max(rusage_kb(libc::RUSAGE_CHILDREN));
-    emit(&mut out, serde_json::json!({"done": {"attrs": attrs.len(), "eval_peak_rss_kb": peak, "eval_cache_entries": cached}}));
+    let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
+    emit(
+        serde_json::json!({"done": {"attrs": attrs.len(), "eval_peak_rss_kb": peak, "evaluator_peak_rss_kb": evaluator_peaks,
+                            "eval_cache_entries": cached, "shards": evaluator_peaks.len()}}),
+    );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_deals_round_robin_and_keeps_order() {
+        let attrs: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
+        let p = plan(&attrs, 3);
+        assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
+        assert_eq!(plan(&attrs, 0).len(), 1);
+        assert_eq!(plan(&attrs[..2], 5).len(), 2);
+    }
+
+    #[test]
+    fn odd_attribute_names_are_quoted() {
+        assert_eq!(installable_attr("pkg-1_a'"), "pkg-1_a'");
+        assert_eq!(installable_attr("a.b"), "\"a.b\"");
+        assert_eq!(installable_attr("q\"x"), "\"q\\\"x\"");
+    }
 }

@@ -48,8 +48,13 @@ pub enum Cmd {
         /// Shift every worker and eval span timestamp by this much (tests alignment).
         #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         worker_clock_skew_ms: i64,
+        /// Workers (each its own process, taking jobs over /proto).
         #[arg(long, default_value_t = 1)]
         workers: u32,
+        /// Long-lived nix evaluators per eval subprocess; attributes are sharded over them
+        /// and evaluated at once (Gradient's eval workers).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        eval_workers: u32,
     },
     /// Stop everything the lab started and remove its namespaces (idempotent).
     Down {
@@ -142,12 +147,12 @@ fn init_tracing() -> evalbench_trace::TraceGuard {
 
 pub fn run(args: Args) -> Result<(), String> {
     match args.command {
-        Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers } => {
+        Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
             };
-            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers })?;
+            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
             Ok(())

@@ -39,6 +39,13 @@ pub struct LabState {
     pub trace_dir: Option<PathBuf>,
     pub worker_clock_skew_ms: i64,
     pub workers: u32,
+    /// Evaluators (shards) each worker's eval subprocess runs at once.
+    #[serde(default = "one")]
+    pub eval_workers: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl LabState {

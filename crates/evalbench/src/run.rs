@@ -61,6 +61,9 @@ pub struct Args {
     /// Shift the lab worker's clock by this much (to see alignment work).
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     pub worker_clock_skew_ms: i64,
+    /// Long-lived nix evaluators in the lab's eval subprocess; attributes are sharded over them.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub eval_workers: u32,
     /// JSON description of a Gradient deployment (see README), for --target gradient.
     #[arg(long)]
     pub target_config: Option<PathBuf>,
@@ -92,7 +95,9 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 Some(f) => f.clone(),
                 None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
             };
-            Box::new(Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms))
+            let mut lab = Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms);
+            lab.eval_workers = a.eval_workers;
+            Box::new(lab)
         }
         TargetKind::Gradient => {
             let cfg = a.target_config.as_ref().ok_or("--target gradient needs --target-config FILE")?;

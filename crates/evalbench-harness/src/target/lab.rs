@@ -13,12 +13,14 @@ pub struct Lab {
     pub flake: PathBuf,
     pub net: NetMode,
     pub worker_clock_skew_ms: i64,
+    /// Long-lived nix evaluators per eval subprocess (`lab up --eval-workers`).
+    pub eval_workers: u32,
     state: Option<LabState>,
 }
 
 impl Lab {
     pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
-        Lab { dir, flake, net, worker_clock_skew_ms, state: None }
+        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, state: None }
     }
     fn st(&self) -> &LabState {
         self.state.as_ref().expect("the lab is started before use")
@@ -37,6 +39,7 @@ impl Target for Lab {
             net: self.net,
             worker_clock_skew_ms: self.worker_clock_skew_ms,
             workers: 1,
+            eval_workers: self.eval_workers,
         })?;
         self.state = Some(st);
         Ok(())
