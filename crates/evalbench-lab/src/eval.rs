@@ -11,7 +11,7 @@
 //! [`Evaluator`] for how the `resolve` spans follow those lines.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -51,23 +51,54 @@ fn nix(args: &[&str]) -> Result<String, String> {
 
 /// nix's own message, without warnings and blank lines.
 fn nix_message<'a>(lines: impl Iterator<Item = &'a str>) -> String {
-    let msg: Vec<&str> = lines.filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
+    let msg: Vec<&str> = lines
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("warning:"))
+        .collect();
     msg.join("\n")
 }
 
-/// Files in nix's eval cache before we start: evidence of a warm evaluation.
-fn eval_cache_entries() -> usize {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
+fn cache_home() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
         .unwrap_or_default()
-        .join("nix");
-    std::fs::read_dir(&base)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
+}
+
+/// Where evaluator `shard` of `shards` keeps nix's caches. nix 2.8 opens its
+/// eval cache (one SQLite file per flake) with a transaction held for the
+/// whole process and drops its writes when another process holds the write
+/// lock, so two evaluators sharing one file lose each other's entries (seen:
+/// 44 of 101 attributes cached). Each shard therefore has a cache of its own;
+/// the plan is stable, so a warm pass finds every attribute where it left it.
+fn shard_cache_home(shard: usize, shards: usize) -> Option<PathBuf> {
+    (shards > 1).then(|| cache_home().join(format!("evaluator-{shard}-of-{shards}")))
+}
+
+/// Eval cache files before we start: evidence of a warm evaluation.
+fn eval_cache_entries() -> usize {
+    let base = cache_home();
+    let homes = std::iter::once(base.clone()).chain(
+        std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("evaluator-"))
+            .map(|e| e.path()),
+    );
+    homes
+        .flat_map(|h| {
+            std::fs::read_dir(h.join("nix"))
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok())
+        })
         .filter(|e| e.file_name().to_string_lossy().starts_with("eval-cache-v"))
-        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().filter_map(|e| e.ok()))
+        .flat_map(|d| {
+            std::fs::read_dir(d.path())
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok())
+        })
         .filter(|e| e.file_name().to_string_lossy().ends_with(".sqlite"))
         .count()
 }
@@ -89,7 +120,11 @@ fn rusage_kb(who: i32) -> i64 {
 
 /// An attribute name as nix's installable syntax wants it after `#`.
 fn installable_attr(attr: &str) -> String {
-    if !attr.is_empty() && attr.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '\'') {
+    if !attr.is_empty()
+        && attr
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '\'')
+    {
         attr.to_string()
     } else {
         format!("\"{}\"", attr.replace('\\', "\\\\").replace('"', "\\\""))
@@ -149,6 +184,7 @@ impl Shared {
 /// `evaluator` span holds.
 struct Evaluator<'a> {
     shard: usize,
+    shards: usize,
     attrs: &'a [String],
     flake: &'a str,
     parent: &'a Span,
@@ -157,27 +193,47 @@ struct Evaluator<'a> {
 
 impl Evaluator<'_> {
     fn run(&self) -> Result<(Vec<String>, i64), Failure> {
-        let span = debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), peak_rss_kb = Empty);
+        let span = debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), pid = Empty, peak_rss_kb = Empty);
         let _in = span.enter();
         let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
         let mut c = Command::new("nix");
         die_with_parent(&mut c);
         c.args(["path-info", "--derivation", "--debug"])
-            .args(self.attrs.iter().map(|a| format!("{}#{}", self.flake, installable_attr(a))))
+            .args(
+                self.attrs
+                    .iter()
+                    .map(|a| format!("{}#{}", self.flake, installable_attr(a))),
+            )
             .env("NIX_CONFIG", crate::state::NIX_CONFIG)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(home) = shard_cache_home(self.shard, self.shards) {
+            c.env("XDG_CACHE_HOME", home);
+        }
         let fail = |attr: Option<String>, message: String| {
             self.shared.fail();
             Failure { attr, message }
         };
         if self.shared.failed.load(Ordering::SeqCst) {
-            return Err(Failure { attr: None, message: "another evaluator failed first".into() });
+            return Err(Failure {
+                attr: None,
+                message: "another evaluator failed first".into(),
+            });
         }
-        let mut child = c.spawn().map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
+        let mut child = c.spawn().map_err(|e| {
+            fail(
+                None,
+                format!("nix: {e} (install the Debian package nix-bin)"),
+            )
+        })?;
         let pid = child.id() as i32;
-        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+        span.record("pid", pid);
+        self.shared
+            .pids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(pid);
         if self.shared.failed.load(Ordering::SeqCst) {
             // Failed between our check and our registration: nobody else will kill it.
             // SAFETY: our own unreaped child.
@@ -212,9 +268,13 @@ impl Evaluator<'_> {
             }
             let Some(r) = &resolve else { continue };
             if line.contains(".drvPath") {
-                if line.starts_with("using cached string attribute") && line.contains(&self.drv_path(i)) {
+                if line.starts_with("using cached string attribute")
+                    && line.contains(&self.drv_path(i))
+                {
                     r.record("eval_cache", "hit");
-                } else if line.starts_with("evaluating uncached attribute") && line.ends_with(&self.drv_path(i)) {
+                } else if line.starts_with("evaluating uncached attribute")
+                    && line.ends_with(&self.drv_path(i))
+                {
                     r.record("eval_cache", "miss");
                 }
             }
@@ -231,16 +291,30 @@ impl Evaluator<'_> {
         span.record("peak_rss_kb", peak_kb);
         let out = paths.join().unwrap_or_default();
         if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
-            return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
+            return Err(Failure {
+                attr: None,
+                message: "stopped: another evaluator failed".into(),
+            });
         }
         if status != Some(0) || !error.is_empty() {
-            let message = if error.is_empty() { format!("nix path-info ended with {}", describe(status)) } else { nix_message(error.iter().map(String::as_str)) };
+            let message = if error.is_empty() {
+                format!("nix path-info ended with {}", describe(status))
+            } else {
+                nix_message(error.iter().map(String::as_str))
+            };
             return Err(fail(on, message));
         }
         if i < self.attrs.len() {
             return Err(fail(on, "nix ended without evaluating this attribute (unexpected --debug output; is this nix 2.8?)".into()));
         }
-        Ok((out.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect(), peak_kb))
+        Ok((
+            out.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect(),
+            peak_kb,
+        ))
     }
 
     fn resolve_span(&self, attr: &str) -> Span {
@@ -249,14 +323,20 @@ impl Evaluator<'_> {
     }
 
     fn drv_path(&self, i: usize) -> String {
-        self.attrs.get(i).map(|a| format!("packages.{SYSTEM}.{a}.drvPath")).unwrap_or_default()
+        self.attrs
+            .get(i)
+            .map(|a| format!("packages.{SYSTEM}.{a}.drvPath"))
+            .unwrap_or_default()
     }
 
     /// The ends of nix's lines that close attribute i (bare and quoted);
     /// past the last attribute, ends no line can have.
     fn marker(&self, i: usize) -> (String, String) {
         match self.attrs.get(i) {
-            Some(a) => (format!("packages.{SYSTEM}.{a}.outputName"), format!("packages.{SYSTEM}.{a}.outputName'")),
+            Some(a) => (
+                format!("packages.{SYSTEM}.{a}.outputName"),
+                format!("packages.{SYSTEM}.{a}.outputName'"),
+            ),
             None => ("\n".into(), "\n".into()),
         }
     }
@@ -284,7 +364,11 @@ fn wait4(pid: i32) -> (Option<i32>, i64) {
                 return (None, 0);
             }
         }
-        let code = if libc::WIFEXITED(st) { Some(libc::WEXITSTATUS(st)) } else { None };
+        let code = if libc::WIFEXITED(st) {
+            Some(libc::WEXITSTATUS(st))
+        } else {
+            None
+        };
         (code, u.ru_maxrss)
     }
 }
@@ -305,8 +389,19 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
     // so git starts would drown evaluation as nix starts did; Gradient locks
     // once. Same source, same eval cache key for the same content.
     let source = {
-        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty).entered();
-        let meta = nix(&["flake", "metadata", "--json", "--no-write-lock-file", &flake_s]).and_then(|m| serde_json::from_str::<serde_json::Value>(&m).map_err(|e| format!("nix flake metadata: {e}")));
+        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty)
+            .entered();
+        let meta = nix(&[
+            "flake",
+            "metadata",
+            "--json",
+            "--no-write-lock-file",
+            &flake_s,
+        ])
+        .and_then(|m| {
+            serde_json::from_str::<serde_json::Value>(&m)
+                .map_err(|e| format!("nix flake metadata: {e}"))
+        });
         match meta {
             Ok(m) => match m["path"].as_str() {
                 Some(p) => {
@@ -326,8 +421,19 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
         // Without the eval cache: nix 2.8's `eval` stores `packages.<system>` in
         // it anew, which orphans every attribute cached under it, so a warm
         // pass would evaluate everything again.
-        let listed = nix(&["eval", "--option", "eval-cache", "false", "--json", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
-        match listed.and_then(|j| serde_json::from_str::<Vec<String>>(&j).map_err(|e| e.to_string())) {
+        let listed = nix(&[
+            "eval",
+            "--option",
+            "eval-cache",
+            "false",
+            "--json",
+            &format!("{source}#packages.{SYSTEM}"),
+            "--apply",
+            "builtins.attrNames",
+        ]);
+        match listed
+            .and_then(|j| serde_json::from_str::<Vec<String>>(&j).map_err(|e| e.to_string()))
+        {
             Ok(a) => {
                 _d.record("attrs", a.len());
                 a
@@ -344,22 +450,50 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
         let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes = sizes.join(",").as_str()).entered();
         p
     };
-    let shared = Shared { failed: AtomicBool::new(false), pids: Mutex::new(Vec::new()) };
+    let shared = Shared {
+        failed: AtomicBool::new(false),
+        pids: Mutex::new(Vec::new()),
+    };
     let results: Vec<Result<(Vec<String>, i64), Failure>> = std::thread::scope(|s| {
         let handles: Vec<_> = plan
             .iter()
             .enumerate()
             .filter(|(_, attrs)| !attrs.is_empty())
             .map(|(shard, attrs)| {
-                let ev = Evaluator { shard, attrs, flake: &source, parent: &open, shared: &shared };
+                let ev = Evaluator {
+                    shard,
+                    shards: plan.len(),
+                    attrs,
+                    flake: &source,
+                    parent: &open,
+                    shared: &shared,
+                };
                 s.spawn(move || ev.run())
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Failure { attr: None, message: "an evaluator thread panicked".into() }))).collect()
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Failure {
+                        attr: None,
+                        message: "an evaluator thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
     });
     // The failure that came first names the attribute; the others were stopped by it.
-    if let Some(f) = results.iter().filter_map(|r| r.as_ref().err()).find(|f| f.attr.is_some()).or_else(|| results.iter().find_map(|r| r.as_ref().err())) {
-        let attr = f.attr.clone().unwrap_or_else(|| format!("packages.{SYSTEM}"));
+    if let Some(f) = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .find(|f| f.attr.is_some())
+        .or_else(|| results.iter().find_map(|r| r.as_ref().err()))
+    {
+        let attr = f
+            .attr
+            .clone()
+            .unwrap_or_else(|| format!("packages.{SYSTEM}"));
         emit(serde_json::json!({"attr": attr, "error": f.message}));
         return Err(format!("{attr}: {}", f.message));
     }
@@ -386,7 +520,10 @@ mod tests {
     fn plan_deals_round_robin_and_keeps_order() {
         let attrs: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
         let p = plan(&attrs, 3);
-        assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
+        assert_eq!(
+            p,
+            vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]
+        );
         assert_eq!(plan(&attrs, 0).len(), 1);
         assert_eq!(plan(&attrs[..2], 5).len(), 2);
     }

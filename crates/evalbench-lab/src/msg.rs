@@ -23,26 +23,58 @@ pub struct JobOffer {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToWorker {
-    Offer { jobs: Vec<JobOffer> },
-    Credentials { job: String, token: String },
-    Assign { job: String, evaluation: String, repository: String },
+    Offer {
+        jobs: Vec<JobOffer>,
+    },
+    Credentials {
+        job: String,
+        token: String,
+    },
+    Assign {
+        job: String,
+        evaluation: String,
+        repository: String,
+    },
     NoJob,
-    KnownReply { id: u64, known: Vec<String> },
+    KnownReply {
+        id: u64,
+        known: Vec<String>,
+    },
 }
 
 /// Worker to server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToServer {
-    Hello { worker: String },
-    Scores { scores: Vec<(String, i32)> },
+    Hello {
+        worker: String,
+    },
+    Scores {
+        scores: Vec<(String, i32)>,
+    },
     RequestJob,
     /// A job phase started (`dispatched_job_phase`); the previous one ended.
-    Phase { job: String, phase: String },
-    Known { id: u64, drvs: Vec<String> },
-    EvalResult { job: String, drvs: Vec<Drv> },
-    EvalDone { job: String, metric: serde_json::Value },
-    EvalFailed { job: String, attr: Option<String>, message: String },
+    Phase {
+        job: String,
+        phase: String,
+    },
+    Known {
+        id: u64,
+        drvs: Vec<String>,
+    },
+    EvalResult {
+        job: String,
+        drvs: Vec<Drv>,
+    },
+    EvalDone {
+        job: String,
+        metric: serde_json::Value,
+    },
+    EvalFailed {
+        job: String,
+        attr: Option<String>,
+        message: String,
+    },
 }
 
 pub fn encode<T: Serialize>(m: &T) -> Vec<u8> {

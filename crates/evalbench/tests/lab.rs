@@ -250,3 +250,129 @@ unsafe fn libc_kill(pid: i32) {
     }
     kill(pid, 9);
 }
+
+fn eval_spans(trace: &Path, name: &str) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = spans_in(trace).into_iter().filter(|s| s["process"] == "eval" && s["name"] == name).collect();
+    v.sort_by_key(|s| s["ts_us"].as_i64().unwrap());
+    v
+}
+
+fn end_us(s: &serde_json::Value) -> i64 {
+    s["ts_us"].as_i64().unwrap() + s["dur_us"].as_i64().unwrap()
+}
+
+fn derivations_of(dir: &Path, evaluation: &serde_json::Value) -> Vec<String> {
+    let id = evaluation["evaluation_id"].as_str().unwrap();
+    sql(dir, &format!("SELECT drv_path FROM evaluation_derivation WHERE evaluation = '{id}' ORDER BY 1")).lines().map(String::from).collect()
+}
+
+/// `ps` lines of nix evaluators still running over `source`.
+fn evaluators_over(source: &str) -> String {
+    let ps = std::process::Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
+    String::from_utf8_lossy(&ps.stdout).lines().filter(|l| l.contains("path-info") && l.contains(source)).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
+    let (tmp, dir) = lab_dir();
+    let _lab = Lab(dir.clone());
+    let hello = repo_root().join("examples/hello-flake");
+
+    // Two evaluators, cold then warm.
+    let two = tmp.path().join("two");
+    up(&dir, &hello, &two, &["--eval-workers", "2"]);
+    let (ok, c2) = evaluate(&dir);
+    assert!(ok, "cold evaluation with two evaluators: {c2}");
+    let d2 = derivations_of(&dir, &c2); // before a reset drops the database
+    let evaluators = eval_spans(&two, "evaluator");
+    assert_eq!(evaluators.len(), 2, "one evaluator span per shard");
+    let pids: std::collections::BTreeSet<i64> = evaluators.iter().map(|e| e["fields"]["pid"].as_i64().unwrap()).collect();
+    assert_eq!(pids.len(), 2, "two nix processes: {evaluators:?}");
+    let plan = &eval_spans(&two, "plan_shards")[0]["fields"];
+    assert_eq!((plan["shards"].as_u64(), plan["sizes"].as_str()), (Some(2), Some("51,50")), "{plan}");
+    // The two evaluators ran at once.
+    assert!(evaluators[1]["ts_us"].as_i64().unwrap() < end_us(&evaluators[0]), "{evaluators:?}");
+
+    // Each shard: one resolve per attribute, in the shard's order, back to
+    // back from nix's first line to its last attribute, inside its evaluator and `open`.
+    let open = &eval_spans(&two, "open")[0];
+    let resolves = eval_spans(&two, "resolve");
+    assert_eq!(resolves.len(), 101);
+    let mut attrs: Vec<String> = std::iter::once("default".to_string()).chain((0..100).map(|i| format!("pkg{i}"))).collect();
+    attrs.sort(); // nix's attrNames order
+    for (shard, ev) in evaluators.iter().enumerate().map(|(_, e)| (e["fields"]["shard"].as_u64().unwrap() as usize, e)) {
+        let mine: Vec<&serde_json::Value> = resolves.iter().filter(|r| r["fields"]["shard"].as_u64() == Some(shard as u64)).collect();
+        let expected: Vec<String> = attrs.iter().enumerate().filter(|(i, _)| i % 2 == shard).map(|(_, a)| format!("packages.x86_64-linux.{a}")).collect();
+        let got: Vec<&str> = mine.iter().map(|r| r["fields"]["attr"].as_str().unwrap()).collect();
+        assert_eq!(got, expected, "shard {shard}: attributes in plan order");
+        let start = eval_spans(&two, "start_evaluator").into_iter().find(|s| s["fields"]["shard"].as_u64() == Some(shard as u64)).unwrap();
+        assert!(mine[0]["ts_us"].as_i64().unwrap() - end_us(&start) <= 2_000, "shard {shard}: the first resolve starts at nix's first line");
+        // Back to back: one attribute's span closes and the next opens in two
+        // consecutive statements, so a gap is only this thread being
+        // descheduled (two nix processes keep both cores busy): a few
+        // scheduler slices at most, and a sliver of the evaluator's time.
+        let mut gaps = 0;
+        for w in mine.windows(2) {
+            let gap = w[1]["ts_us"].as_i64().unwrap() - end_us(w[0]);
+            assert!((0..=25_000).contains(&gap), "shard {shard}: {gap} us between {} and {}", w[0]["fields"]["attr"], w[1]["fields"]["attr"]);
+            gaps += gap;
+        }
+        let ev_us = ev["dur_us"].as_i64().unwrap();
+        assert!(gaps * 50 <= ev_us, "shard {shard}: {gaps} us of gaps in an evaluator of {ev_us} us");
+        for r in &mine {
+            assert!(r["ts_us"].as_i64() >= ev["ts_us"].as_i64() && end_us(r) <= end_us(ev), "{r} outside its evaluator");
+            assert!(r["ts_us"].as_i64() >= open["ts_us"].as_i64() && end_us(r) <= end_us(open), "{r} outside open");
+            assert_eq!(r["fields"]["eval_cache"], "miss", "a cold pass has nothing cached: {r}");
+        }
+    }
+
+    // Warm: every attribute answered from nix's eval cache.
+    let warm = tmp.path().join("two-warm");
+    run_ok(evalbench().args(["lab", "restart", "--dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
+    let (ok, w2) = evaluate(&dir);
+    assert!(ok, "{w2}");
+    let hits: Vec<serde_json::Value> = eval_spans(&warm, "resolve").into_iter().filter(|r| r["fields"]["eval_cache"] == "hit").collect();
+    assert_eq!(hits.len(), 101, "warm resolves answered from the eval cache");
+
+    // The same derivations from one evaluator as from two.
+    let one = tmp.path().join("one");
+    up(&dir, &hello, &one, &["--eval-workers", "1"]);
+    run_ok(evalbench().args(["lab", "reset", "--dir"]).arg(&dir).arg("--trace-dir").arg(&one));
+    let (ok, c1) = evaluate(&dir);
+    assert!(ok, "{c1}");
+    assert_eq!(eval_spans(&one, "evaluator").len(), 1);
+    let d1 = derivations_of(&dir, &c1);
+    assert_eq!(d1.len(), 100);
+    assert_eq!(d1, d2, "one evaluator and two resolve the same derivations");
+
+    // An attribute that throws in the middle of a shard, while the other
+    // shard is still evaluating: named, with nix's message, and no evaluator left.
+    let broken = tmp.path().join("mid-broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("flake.nix"),
+        r#"{ outputs = { self }: let
+             slow = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
+             drv = name: n: builtins.derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" "echo ${toString (slow n)} > $out" ]; };
+           in { packages.x86_64-linux = {
+             a0 = drv "a0" 10; a1 = drv "a1" 3000000; a2 = throw "a2 breaks on purpose";
+             a3 = drv "a3" 3000000; a4 = drv "a4" 10; a5 = drv "a5" 3000000; }; }; }"#,
+    )
+    .unwrap();
+    let bt = tmp.path().join("mid-broken-trace");
+    up(&dir, &broken, &bt, &["--eval-workers", "2"]);
+    let (ok, b) = evaluate(&dir);
+    assert!(!ok);
+    assert_eq!(b["status"], "Failed");
+    let err = b["error"].as_str().unwrap();
+    assert!(err.contains("packages.x86_64-linux.a2") && err.contains("a2 breaks on purpose"), "{err}");
+    let source = eval_spans(&bt, "lock_flake")[0]["fields"]["source"].as_str().unwrap().to_string();
+    assert!(source.starts_with("/nix/store/"), "{source}");
+    let left = evaluators_over(&source);
+    assert!(left.is_empty(), "evaluators left behind:\n{left}");
+    let resolved: Vec<String> = eval_spans(&bt, "resolve").iter().map(|r| r["fields"]["attr"].as_str().unwrap().to_string()).collect();
+    assert!(resolved.contains(&"packages.x86_64-linux.a0".to_string()) && resolved.contains(&"packages.x86_64-linux.a2".to_string()), "{resolved:?}");
+    assert!(!resolved.contains(&"packages.x86_64-linux.a4".to_string()), "nothing after the throwing attribute in its shard: {resolved:?}");
+    let stopped: Vec<serde_json::Value> = eval_spans(&bt, "resolve").into_iter().filter(|r| r["fields"]["shard"] == 1).collect();
+    assert!(stopped.len() < 3, "the other shard was stopped, not run to the end: {stopped:?}");
+}

@@ -45,9 +45,16 @@ pub struct Provision {
     pub api_key: String,
 }
 
-pub async fn migrate_and_provision(db: &Client, p: &Provision) -> Result<(), tokio_postgres::Error> {
+pub async fn migrate_and_provision(
+    db: &Client,
+    p: &Provision,
+) -> Result<(), tokio_postgres::Error> {
     db.batch_execute(SCHEMA).await?;
-    db.execute("INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&p.organization]).await?;
+    db.execute(
+        "INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+        &[&p.organization],
+    )
+    .await?;
     db.execute(
         "INSERT INTO project (organization, name, repository) SELECT id, $2, $3 FROM organization WHERE name = $1 \
          ON CONFLICT (organization, name) DO UPDATE SET repository = EXCLUDED.repository",
@@ -63,7 +70,12 @@ pub async fn migrate_and_provision(db: &Client, p: &Provision) -> Result<(), tok
 }
 
 /// Sets an evaluation's status and records the change in its timeline.
-pub async fn set_status(db: &Client, evaluation: uuid::Uuid, status: &str, error: Option<&str>) -> Result<(), tokio_postgres::Error> {
+pub async fn set_status(
+    db: &Client,
+    evaluation: uuid::Uuid,
+    status: &str,
+    error: Option<&str>,
+) -> Result<(), tokio_postgres::Error> {
     let changed = db
         .execute(
             "UPDATE evaluation SET status = $2, error = COALESCE($3, error), updated_at = clock_timestamp() \
@@ -72,7 +84,11 @@ pub async fn set_status(db: &Client, evaluation: uuid::Uuid, status: &str, error
         )
         .await?;
     if changed > 0 {
-        db.execute("INSERT INTO evaluation_status (evaluation, status) VALUES ($1, $2)", &[&evaluation, &status]).await?;
+        db.execute(
+            "INSERT INTO evaluation_status (evaluation, status) VALUES ($1, $2)",
+            &[&evaluation, &status],
+        )
+        .await?;
     }
     Ok(())
 }

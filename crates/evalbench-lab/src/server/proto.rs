@@ -59,10 +59,17 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
             ToServer::Known { id, drvs } => {
                 let span = debug_span!(target: JOBS, "known_derivations", asked = drvs.len(), known = tracing::field::Empty);
                 let known = async {
-                    s.db.query("SELECT drv_path FROM derivation WHERE drv_path = ANY($1)", &[&drvs])
-                        .await
-                        .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>())
-                        .unwrap_or_default()
+                    s.db.query(
+                        "SELECT drv_path FROM derivation WHERE drv_path = ANY($1)",
+                        &[&drvs],
+                    )
+                    .await
+                    .map(|rows| {
+                        rows.iter()
+                            .map(|r| r.get::<_, String>(0))
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
                 }
                 .instrument(span.clone())
                 .await;
@@ -70,7 +77,9 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
                 drop(span);
                 let _ = tx.send(ToWorker::KnownReply { id, known });
             }
-            report @ (ToServer::EvalResult { .. } | ToServer::EvalDone { .. } | ToServer::EvalFailed { .. }) => {
+            report @ (ToServer::EvalResult { .. }
+            | ToServer::EvalDone { .. }
+            | ToServer::EvalFailed { .. }) => {
                 let _ = report_tx.send((received, report));
             }
         }
@@ -98,9 +107,11 @@ async fn on_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>) {
         async {
             for (job, score) in &scores {
                 if let Ok(j) = uuid::Uuid::parse_str(job) {
-                    let _ = s
-                        .db
-                        .execute("INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)", &[&j, &worker, score])
+                    let _ =
+                        s.db.execute(
+                            "INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)",
+                            &[&j, &worker, score],
+                        )
                         .await;
                 }
             }
@@ -155,14 +166,24 @@ async fn end_phase(s: &Shared, job: uuid::Uuid) {
 
 async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)> {
     let j = uuid::Uuid::parse_str(job).ok()?;
-    let row = s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j]).await.ok()??;
+    let row =
+        s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j])
+            .await
+            .ok()??;
     Some((j, row.get(0)))
 }
 
 async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
-    let Some((j, e)) = evaluation_of(s, job).await else { return };
+    let Some((j, e)) = evaluation_of(s, job).await else {
+        return;
+    };
     end_phase(s, j).await;
-    let _ = s.db.execute("INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)", &[&j, &worker, &phase]).await;
+    let _ =
+        s.db.execute(
+            "INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)",
+            &[&j, &worker, &phase],
+        )
+        .await;
     let status = match phase {
         "fetching" => "Fetching",
         "evaluating_flake" => "EvaluatingFlake",
@@ -182,40 +203,55 @@ async fn reports(s: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<(Instant, ToSer
             ToServer::EvalFailed { job, .. } => (job.clone(), "eval_failed"),
             _ => continue,
         };
-        let span = debug_span!(target: JOBS, "job_event", job = job.as_str(), kind, queue_wait_us = wait);
+        let span =
+            debug_span!(target: JOBS, "job_event", job = job.as_str(), kind, queue_wait_us = wait);
         handle_report(&s, &job, report).instrument(span).await;
     }
 }
 
 async fn handle_report(s: &Shared, job: &str, report: ToServer) {
-    let Some((j, evaluation)) = evaluation_of(s, job).await else { return };
+    let Some((j, evaluation)) = evaluation_of(s, job).await else {
+        return;
+    };
     match report {
-        ToServer::EvalResult { drvs, .. } => {
-            async {
-                let paths: Vec<String> = drvs.iter().map(|d| d.path.clone()).collect();
-                let _cached = s
-                    .db
-                    .query("SELECT drv_path FROM build WHERE drv_path = ANY($1) AND status = 'Completed'", &[&paths])
-                    .instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len()))
-                    .await;
-                let (done_tx, done_rx) = oneshot::channel();
-                let rows = drvs.len();
-                async {
-                    let _ = s.graph.send(Batch { evaluation, drvs, done: done_tx });
-                    match done_rx.await {
-                        Ok(Err(e)) => {
-                            let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording derivations: {e}"))).await;
-                        }
-                        Err(_) => eprintln!("lab server: the graph writer is gone"),
-                        Ok(Ok(_)) => {}
-                    }
-                }
-                .instrument(debug_span!(target: GRAPH, "record", job, rows))
+        ToServer::EvalResult { drvs, .. } => async {
+            let paths: Vec<String> = drvs.iter().map(|d| d.path.clone()).collect();
+            let _cached =
+                s.db.query(
+                    "SELECT drv_path FROM build WHERE drv_path = ANY($1) AND status = 'Completed'",
+                    &[&paths],
+                )
+                .instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len()))
                 .await;
+            let (done_tx, done_rx) = oneshot::channel();
+            let rows = drvs.len();
+            async {
+                let _ = s.graph.send(Batch {
+                    evaluation,
+                    drvs,
+                    done: done_tx,
+                });
+                match done_rx.await {
+                    Ok(Err(e)) => {
+                        let _ = set_status(
+                            &s.db,
+                            evaluation,
+                            "Failed",
+                            Some(&format!("recording derivations: {e}")),
+                        )
+                        .await;
+                    }
+                    Err(_) => eprintln!("lab server: the graph writer is gone"),
+                    Ok(Ok(_)) => {}
+                }
             }
-            .instrument(debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty))
-            .await
+            .instrument(debug_span!(target: GRAPH, "record", job, rows))
+            .await;
         }
+        .instrument(
+            debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty),
+        )
+        .await,
         ToServer::EvalDone { metric, .. } => {
             async {
                 end_phase(s, j).await;
@@ -247,7 +283,9 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
         }
         ToServer::EvalFailed { attr, message, .. } => {
             end_phase(s, j).await;
-            let _ = s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j]).await;
+            let _ =
+                s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j])
+                    .await;
             let msg = match attr {
                 Some(a) => format!("{a}: {message}"),
                 None => message,

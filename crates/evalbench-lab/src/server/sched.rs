@@ -25,7 +25,10 @@ pub async fn run(s: Arc<Shared>) {
     }
 }
 
-async fn tick(s: &Shared, offered: &mut HashMap<uuid::Uuid, Instant>) -> Result<(), tokio_postgres::Error> {
+async fn tick(
+    s: &Shared,
+    offered: &mut HashMap<uuid::Uuid, Instant>,
+) -> Result<(), tokio_postgres::Error> {
     let created = async {
         let rows = s
             .db
@@ -45,15 +48,21 @@ async fn tick(s: &Shared, offered: &mut HashMap<uuid::Uuid, Instant>) -> Result<
     .instrument(debug_span!(target: T, "assign_queued_evals"))
     .await?;
     let _ = created;
-    let queued = s
-        .db
-        .query("SELECT j.id, j.evaluation FROM job j WHERE j.state = 'queued' ORDER BY j.created_at", &[])
+    let queued =
+        s.db.query(
+            "SELECT j.id, j.evaluation FROM job j WHERE j.state = 'queued' ORDER BY j.created_at",
+            &[],
+        )
         .await?;
     let now = Instant::now();
     let fresh: Vec<(uuid::Uuid, uuid::Uuid)> = queued
         .iter()
         .map(|r| (r.get::<_, uuid::Uuid>(0), r.get::<_, uuid::Uuid>(1)))
-        .filter(|(j, _)| offered.get(j).is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2)))
+        .filter(|(j, _)| {
+            offered
+                .get(j)
+                .is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2))
+        })
         .collect();
     if fresh.is_empty() {
         return Ok(());
@@ -66,7 +75,11 @@ async fn tick(s: &Shared, offered: &mut HashMap<uuid::Uuid, Instant>) -> Result<
     let _e = span.enter();
     let jobs: Vec<JobOffer> = fresh
         .iter()
-        .map(|(j, e)| JobOffer { job: j.to_string(), evaluation: e.to_string(), project: s.provision.project.clone() })
+        .map(|(j, e)| JobOffer {
+            job: j.to_string(),
+            evaluation: e.to_string(),
+            project: s.provision.project.clone(),
+        })
         .collect();
     for tx in workers.values() {
         let _ = tx.send(ToWorker::Offer { jobs: jobs.clone() });
