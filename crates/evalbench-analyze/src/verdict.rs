@@ -1,8 +1,16 @@
 //! Honest verdicts on two sets of measurements. "Faster" or "slower" only
 //! when two tests agree that the difference is not run-to-run noise: the
-//! Mann-Whitney U test (exact for small samples) at a stated level, and a
-//! bootstrap interval of the ratio of medians that excludes 1. One run on a
-//! side means no noise estimate, and no verdict.
+//! Mann-Whitney U test (exact for small samples), corrected with Holm's
+//! step-down method over the family of verdicts it is read with (the spans
+//! of a pass, its statements, the passes' headlines), and a bootstrap
+//! interval of the ratio of medians that excludes 1. A change under a floor
+//! (1% of the baseline, and the measurement's resolution or more) is
+//! "negligible". One run on a side means no noise estimate, and no verdict.
+//!
+//! Why a correction: a pass has about a hundred spans and statements; tested
+//! one by one at p < 0.05, identical inputs would always show some "faster".
+//! Holm holds the chance of any false verdict in a family to 5%, which is
+//! what an A/A comparison (same input on both sides) measures.
 
 use serde::Serialize;
 
@@ -49,21 +57,172 @@ pub struct Verdict {
     pub change_pct: f64,
     /// 95% bootstrap interval of median B / median A.
     pub ratio_interval: Option<(f64, f64)>,
-    /// Two-sided Mann-Whitney U p-value.
+    /// Two-sided Mann-Whitney U p-value, before any correction.
     pub p_value: Option<f64>,
-    /// "faster", "slower", "inside noise", "no noise estimate"
+    /// The p-value after Holm's correction over the verdict's family.
+    pub p_adjusted: Option<f64>,
+    /// The smallest change that counts, in the unit: the larger of the
+    /// relative floor (of A's median) and the absolute one.
+    pub floor: f64,
+    /// "faster", "slower" (or "less", "more"), "inside noise", "negligible", "no noise estimate"
     pub kind: &'static str,
     pub text: String,
 }
 
-/// Two-sided p-value of the Mann-Whitney U test: exact by counting when the
-/// samples are small and tie-free, normal approximation with tie correction otherwise.
+/// What every verdict is held to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rules {
+    /// Family-wise error rate, controlled with Holm's step-down correction.
+    pub alpha: f64,
+    /// Changes smaller than this percentage of A's median are negligible.
+    pub min_change_pct: f64,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules { alpha: ALPHA, min_change_pct: 1.0 }
+    }
+}
+
+/// One thing measured on both sides, run by run.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub what: String,
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    /// Absolute floor in the unit: the measurement's resolution, or more.
+    pub floor_abs: f64,
+}
+
+/// A family of verdicts, judged together: within it the chance of any
+/// false "faster/slower" is held to `alpha` (Holm).
+#[derive(Debug, Clone, Serialize)]
+pub struct Family {
+    pub name: String,
+    /// Verdicts that were tested (two runs or more on both sides).
+    pub tests: usize,
+    pub correction: &'static str,
+    /// Said once when the run counts make any "faster/slower" impossible.
+    pub power: Option<String>,
+    #[serde(skip)]
+    pub verdicts: Vec<(String, Verdict)>,
+}
+
+/// Holm's step-down adjusted p-values, in the input order.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&x, &y| p[x].total_cmp(&p[y]));
+    let mut out = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
+/// The smallest two-sided p-value the exact Mann-Whitney test can give for
+/// samples of n1 and n2 without ties: both orders fully separated.
+pub fn smallest_p(n1: usize, n2: usize) -> f64 {
+    // 2 / C(n1 + n2, n1), in floating point (no overflow for large n).
+    let (k, n) = (n1.min(n2), n1 + n2);
+    let mut c = 1.0f64;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+    }
+    (2.0 / c).min(1.0)
+}
+
+/// Runs a side at which one change among `m` can pass Holm's correction.
+pub fn runs_needed(m: usize, alpha: f64) -> usize {
+    (2..=1000).find(|&n| smallest_p(n, n) < alpha / m.max(1) as f64).unwrap_or(1000)
+}
+
+/// Judges B against A for every item of a family: the exact Mann-Whitney
+/// test per item, Holm's correction over the family, a bootstrap interval of
+/// the ratio of medians that must exclude 1 as well, and a floor under which
+/// a change is negligible. `words` are (better, worse): ("faster", "slower")
+/// for times, ("less", "more") for amounts.
+pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (&'static str, &'static str), rules: Rules) -> Family {
+    let testable: Vec<usize> = (0..items.len()).filter(|&i| items[i].a.len() >= 2 && items[i].b.len() >= 2).collect();
+    let p: Vec<f64> = testable.iter().map(|&i| mann_whitney(&items[i].a, &items[i].b)).collect();
+    let adjusted = holm(&p);
+    let m = testable.len();
+    let power = if m == 0 {
+        None
+    } else {
+        let n1 = testable.iter().map(|&i| items[i].a.len()).max().unwrap_or(0);
+        let n2 = testable.iter().map(|&i| items[i].b.len()).max().unwrap_or(0);
+        let best = smallest_p(n1, n2);
+        (best >= rules.alpha / m as f64).then(|| {
+            let need = runs_needed(m, rules.alpha);
+            format!(
+                "{name}: with {n1} and {n2} runs no single one of {m} can be called {}/{} after Holm's correction (smallest possible p {best:.4} >= {}/{m}); {need} runs a side would allow it",
+                words.0, words.1, rules.alpha
+            )
+        })
+    };
+    let mut tested = testable.iter().zip(p.iter().zip(&adjusted)).map(|(&i, (&p, &q))| (i, (p, q))).collect::<std::collections::HashMap<_, _>>();
+    let verdicts = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, it)| {
+            let v = verdict(&it, tested.remove(&i), m, unit, words, rules);
+            (it.what, v)
+        })
+        .collect();
+    Family { name: name.to_string(), tests: m, correction: "holm", power, verdicts }
+}
+
+fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, worse): (&'static str, &'static str), rules: Rules) -> Verdict {
+    let (sa, sb) = (spread(&it.a), spread(&it.b));
+    let change = if sa.median != 0.0 { (sb.median / sa.median - 1.0) * 100.0 } else { f64::NAN };
+    let floor = (rules.min_change_pct / 100.0 * sa.median.abs()).max(it.floor_abs);
+    let Some((p, q)) = p else {
+        return Verdict {
+            text: format!("{:+.1}% ({} → {} {unit}): no noise estimate (one run on a side); repeat to get a verdict", change, fmt(sa.median), fmt(sb.median)),
+            a: sa,
+            b: sb,
+            change_pct: change,
+            ratio_interval: None,
+            p_value: None,
+            p_adjusted: None,
+            floor,
+            kind: "no noise estimate",
+        };
+    };
+    let (lo, hi) = bootstrap_ratio(&it.a, &it.b);
+    let diff = sb.median - sa.median;
+    let rel_floor = if sa.median != 0.0 { floor / sa.median.abs() } else { f64::INFINITY };
+    let significant = q < rules.alpha && (hi < 1.0 || lo > 1.0);
+    let tests = format!("Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4}; 95% interval of the ratio of medians {lo:.3}..{hi:.3}");
+    let floor_text = format!("floor {} {unit}", fmt(floor));
+    let (kind, text) = if significant && diff.abs() < floor {
+        ("negligible", format!("{change:+.1}%: negligible, real but under the {floor_text} ({tests})"))
+    } else if significant && diff < 0.0 {
+        (better, format!("{better} by {:.1}% (outside noise: {tests})", -change))
+    } else if significant {
+        (worse, format!("{worse} by {change:.1}% (outside noise: {tests})"))
+    } else if lo >= 1.0 - rel_floor && hi <= 1.0 + rel_floor {
+        ("negligible", format!("{change:+.1}%: negligible, the interval lies within the {floor_text} ({tests})"))
+    } else {
+        ("inside noise", format!("{change:+.1}%: inside run-to-run noise ({tests})"))
+    };
+    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }
+}
+
+/// Two-sided p-value of the Mann-Whitney U test: exact (the permutation
+/// distribution of the rank sum, mid-ranks for ties) when both samples have
+/// at most 30 values, normal approximation with tie correction otherwise.
+/// Exact with ties matters: span totals are whole microseconds, and two runs
+/// of a short span often tie, where the approximation would cost power.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
     let (n1, n2) = (a.len(), b.len());
     let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    // Mid-ranks for ties.
-    let mut ranks = vec![0.0; all.len()];
+    // Doubled mid-ranks, so ties stay integers.
+    let mut ranks2 = vec![0usize; all.len()];
     let mut ties = 0.0;
     let mut i = 0;
     while i < all.len() {
@@ -71,43 +230,47 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
         while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
             j += 1;
         }
-        let r = (i + j) as f64 / 2.0 + 1.0;
-        for k in i..=j {
-            ranks[k] = r;
+        for r in ranks2.iter_mut().take(j + 1).skip(i) {
+            *r = i + j + 2;
         }
         let t = (j - i + 1) as f64;
         ties += t * t * t - t;
         i = j + 1;
     }
-    let r1: f64 = all.iter().zip(&ranks).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
-    let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
-    let u = u1.min((n1 * n2) as f64 - u1);
-    if ties == 0.0 && n1 <= 30 && n2 <= 30 {
-        // Exact: count the arrangements with U <= u.
-        let max = n1 * n2;
-        // counts[i][j][s]: ways with i from A, j from B, U = s; rolled over i.
-        let mut prev: Vec<Vec<f64>> = vec![vec![0.0; max + 1]; n2 + 1];
-        for row in prev.iter_mut() {
-            row[0] = 1.0;
-        }
-        for _i in 1..=n1 {
-            let mut cur: Vec<Vec<f64>> = vec![vec![0.0; max + 1]; n2 + 1];
-            cur[0][0] = 1.0;
-            for j in 1..=n2 {
-                for s in 0..=max {
-                    // The largest value is from A (it beats all j of B) or from B.
-                    let from_a = if s >= j { prev[j][s - j] } else { 0.0 };
-                    cur[j][s] = from_a + cur[j - 1][s];
+    let n = n1 + n2;
+    let r1: usize = all.iter().zip(&ranks2).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
+    if n1 <= 30 && n2 <= 30 {
+        // counts[k][s]: ways to pick k values whose doubled ranks sum to s.
+        let total: usize = ranks2.iter().sum();
+        let mut counts = vec![vec![0.0f64; total + 1]; n1 + 1];
+        counts[0][0] = 1.0;
+        for (seen, &r) in ranks2.iter().enumerate() {
+            for k in (1..=n1.min(seen + 1)).rev() {
+                let (lower, upper) = counts.split_at_mut(k);
+                for s in (r..=total).rev() {
+                    upper[0][s] += lower[k - 1][s - r];
                 }
             }
-            prev = cur;
         }
-        let counts = &prev[n2];
-        let total: f64 = counts.iter().sum();
-        let below: f64 = counts.iter().take(u.floor() as usize + 1).sum();
-        return (2.0 * below / total).min(1.0);
+        // r1 is a doubled rank sum, whose mean is n1 (n + 1): count the
+        // arrangements at least as far from it, on either side.
+        let mean2 = (n1 * (n + 1)) as i64;
+        let dev = (r1 as i64 - mean2).abs();
+        let (mut extreme, mut all_ways) = (0.0, 0.0);
+        for (s, &c) in counts[n1].iter().enumerate() {
+            if c == 0.0 {
+                continue;
+            }
+            all_ways += c;
+            if (s as i64 - mean2).abs() >= dev {
+                extreme += c;
+            }
+        }
+        return (extreme / all_ways).min(1.0);
     }
-    let n = (n1 + n2) as f64;
+    let u1 = r1 as f64 / 2.0 - (n1 * (n1 + 1)) as f64 / 2.0;
+    let u = u1.min((n1 * n2) as f64 - u1);
+    let n = n as f64;
     let mu = (n1 * n2) as f64 / 2.0;
     let sigma = ((n1 * n2) as f64 / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)))).sqrt();
     if sigma == 0.0 {
@@ -156,41 +319,10 @@ pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64) {
     (at(0.025), at(0.975))
 }
 
-/// The verdict on B against A, for a time: smaller is faster.
-pub fn compare(a: &[f64], b: &[f64], unit: &str) -> Verdict {
-    compare_words(a, b, unit, ("faster", "slower"))
-}
-
-/// The verdict on B against A, for an amount (memory): smaller is less.
-pub fn compare_amount(a: &[f64], b: &[f64], unit: &str) -> Verdict {
-    compare_words(a, b, unit, ("less", "more"))
-}
-
-fn compare_words(a: &[f64], b: &[f64], unit: &str, (better, worse): (&'static str, &'static str)) -> Verdict {
-    let (sa, sb) = (spread(a), spread(b));
-    let change = if sa.median != 0.0 { (sb.median / sa.median - 1.0) * 100.0 } else { f64::NAN };
-    if a.len() < 2 || b.len() < 2 {
-        return Verdict {
-            text: format!("{:+.1}% ({} → {} {unit}): no noise estimate (one run on a side); repeat to get a verdict", change, fmt(sa.median), fmt(sb.median)),
-            a: sa,
-            b: sb,
-            change_pct: change,
-            ratio_interval: None,
-            p_value: None,
-            kind: "no noise estimate",
-        };
-    }
-    let p = mann_whitney(a, b);
-    let (lo, hi) = bootstrap_ratio(a, b);
-    let outside = p < ALPHA && (hi < 1.0 || lo > 1.0);
-    let (kind, text) = if outside && change < 0.0 {
-        (better, format!("{better} by {:.1}% (outside noise: Mann-Whitney p = {p:.3} < {ALPHA}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})", -change))
-    } else if outside {
-        (worse, format!("{worse} by {change:.1}% (outside noise: Mann-Whitney p = {p:.3} < {ALPHA}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})"))
-    } else {
-        ("inside noise", format!("{change:+.1}%: inside run-to-run noise (Mann-Whitney p = {p:.3}, 95% interval of the ratio of medians {lo:.3}..{hi:.3})"))
-    };
-    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), kind, text }
+/// One verdict on its own (a family of one), for a time: smaller is faster.
+pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -> Verdict {
+    let it = Measured { what: String::new(), a: a.to_vec(), b: b.to_vec(), floor_abs };
+    judge("", vec![it], unit, ("faster", "slower"), rules).verdicts.remove(0).1
 }
 
 fn fmt(x: f64) -> String {
@@ -212,6 +344,56 @@ mod tests {
 
     #[test]
     fn one_run_gives_no_verdict() {
-        assert_eq!(compare(&[1.0], &[2.0, 2.1], "s").kind, "no noise estimate");
+        assert_eq!(compare(&[1.0], &[2.0, 2.1], "s", 1e-6, Rules::default()).kind, "no noise estimate");
+    }
+
+    #[test]
+    fn exact_with_ties() {
+        // Separated with ties inside each side: still the smallest p, 2/C(16,8).
+        let a = [1.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0, 5.0];
+        let b = [6.0, 6.0, 7.0, 8.0, 9.0, 9.0, 9.0, 10.0];
+        assert!((mann_whitney(&a, &b) - 2.0 / 12870.0).abs() < 1e-12);
+        // All equal: no evidence at all.
+        assert_eq!(mann_whitney(&[3.0; 4], &[3.0; 4]), 1.0);
+        // A tie across the sides, by hand: doubled ranks 2 4 7 7 10 12, A's
+        // sum 13 against a mean of 21; 2 of the C(6,3) = 20 picks sum to 13
+        // or less and 2 to 29 or more.
+        let p = mann_whitney(&[1.0, 2.0, 3.0], &[3.0, 4.0, 5.0]);
+        assert!((p - 0.2).abs() < 1e-12, "{p}");
+    }
+
+    #[test]
+    fn holm_adjusts_step_down() {
+        let q = holm(&[0.01, 0.04, 0.03, 0.2]);
+        assert_eq!(q, vec![0.04, 0.09, 0.09, 0.2]);
+    }
+
+    #[test]
+    fn smallest_p_and_runs_needed() {
+        assert!((smallest_p(5, 5) - 2.0 / 252.0).abs() < 1e-12);
+        assert!((smallest_p(6, 6) - 2.0 / 924.0).abs() < 1e-12);
+        // 60 spans: 2/924 > 0.05/60 at 6 a side; 2/3432 < 0.05/60 at 7.
+        assert_eq!(runs_needed(60, 0.05), 7);
+        assert_eq!(runs_needed(1, 0.05), 4);
+    }
+
+    #[test]
+    fn a_family_too_small_to_decide_says_so_once() {
+        let items: Vec<Measured> = (0..60)
+            .map(|i| Measured { what: format!("s{i}"), a: (0..6).map(|k| 10.0 + k as f64).collect(), b: (0..6).map(|k| 30.0 + k as f64).collect(), floor_abs: 0.05 })
+            .collect();
+        let f = judge("spans", items, "ms", ("faster", "slower"), Rules::default());
+        assert!(f.power.as_deref().unwrap().contains("7 runs a side"), "{:?}", f.power);
+        assert!(f.verdicts.iter().all(|(_, v)| v.kind == "inside noise"), "fully separated, yet not significant after the correction");
+    }
+
+    #[test]
+    fn a_real_but_tiny_change_is_negligible() {
+        let a: Vec<f64> = (0..8).map(|k| 100.0 + k as f64 * 0.01).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 0.5).collect();
+        let v = compare(&a, &b, "ms", 0.05, Rules::default());
+        assert_eq!(v.kind, "negligible", "{}", v.text);
+        let b: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
+        assert_eq!(compare(&a, &b, "ms", 0.05, Rules::default()).kind, "slower");
     }
 }

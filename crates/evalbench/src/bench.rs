@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_analyze::verdict::{compare, compare_amount, spread, Spread, Verdict};
+use evalbench_analyze::verdict::{judge, spread, Family, Measured, Rules, Spread, Verdict};
 use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, Run};
 use serde::Serialize;
 
@@ -35,6 +35,9 @@ pub struct Args {
     /// No peak memory (no cgroup, no sampling): the leanest timing, for very short commands.
     #[arg(long)]
     pub no_memory: bool,
+    /// A change smaller than this percentage of the first command's median is "negligible".
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub min_change: f64,
     /// The commands, separated by `--`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub commands: Vec<String>,
@@ -61,9 +64,15 @@ struct CommandResult {
 struct Report {
     memory_source: MemorySource,
     commands: Vec<CommandResult>,
-    /// Each command against the first.
+    /// Each command against the first: (first, other, wall time, peak memory).
     comparisons: Vec<(String, String, Verdict, Option<Verdict>)>,
+    /// The families the verdicts were corrected in (Holm): wall times, peak memories.
+    families: Vec<Family>,
 }
+
+/// Wall times are read from a monotonic clock in ns; peak memory in pages.
+const WALL_RESOLUTION_S: f64 = 1e-6;
+const MEMORY_RESOLUTION_BYTES: f64 = 4096.0;
 
 fn split(words: &[String]) -> Vec<Vec<String>> {
     let mut out = vec![Vec::new()];
@@ -154,19 +163,27 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         });
     }
     let base = &results[0];
-    let comparisons = results
-        .iter()
-        .skip(1)
-        .map(|r| {
-            let wa: Vec<f64> = base.runs.iter().map(|x| x.wall_s).collect();
-            let wb: Vec<f64> = r.runs.iter().map(|x| x.wall_s).collect();
-            let pa: Vec<f64> = base.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect();
-            let pb: Vec<f64> = r.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect();
-            let mem = (!pa.is_empty() && !pb.is_empty()).then(|| compare_amount(&pa, &pb, "bytes"));
-            (base.command.clone(), r.command.clone(), compare(&wa, &wb, "s"), mem)
-        })
+    let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
+    let walls = |c: &CommandResult| -> Vec<f64> { c.runs.iter().map(|x| x.wall_s).collect() };
+    let peaks = |c: &CommandResult| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
+    let others = &results[1..];
+    let wall_items = others.iter().map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S }).collect();
+    let mut wall_family = judge("wall time", wall_items, "s", ("faster", "slower"), rules);
+    // Commands may repeat (an A/A run): verdicts are matched by position.
+    let with_memory: Vec<usize> = (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
+    let mem_items = with_memory.iter().map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES }).collect();
+    let mut mem_family = judge("peak memory", mem_items, "bytes", ("less", "more"), rules);
+    let mut mem: Vec<Option<Verdict>> = vec![None; others.len()];
+    for (&i, (_, v)) in with_memory.iter().zip(std::mem::take(&mut mem_family.verdicts)) {
+        mem[i] = Some(v);
+    }
+    let comparisons = std::mem::take(&mut wall_family.verdicts)
+        .into_iter()
+        .zip(mem)
+        .map(|((command, wall), m)| (base.command.clone(), command, wall, m))
         .collect();
-    let report = Report { memory_source: memory_source(), commands: results, comparisons };
+    let families = vec![wall_family, mem_family];
+    let report = Report { memory_source: memory_source(), commands: results, comparisons, families };
     let json = serde_json::to_string_pretty(&report).expect("serializes");
     if let Some(p) = &a.export_json {
         evalbench_bundle::write_atomic(p, json.as_bytes()).map_err(|e| e.to_string())?;
@@ -203,6 +220,11 @@ fn print_text(r: &Report) {
         println!("{b}\n  against {a}: wall time {}", t.text);
         if let Some(m) = m {
             println!("  peak memory {}", m.text);
+        }
+    }
+    for f in &r.families {
+        if let Some(p) = &f.power {
+            println!("note: {p}");
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_analyze::verdict::{compare, Verdict};
+use evalbench_analyze::verdict::{judge, Family, Measured, Rules, Verdict};
 use evalbench_analyze::{align_pass, load_pass, span_stats};
 use evalbench_bundle::{layout, Bundle, Limits, PassDir};
 use serde::Serialize;
@@ -32,7 +32,16 @@ pub struct Args {
     /// Span and statement rows to print per pass (all are in --json).
     #[arg(long, default_value_t = 15)]
     pub top: usize,
+    /// A change smaller than this percentage of A's median is "negligible".
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub min_change: f64,
+    /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
+    #[arg(long, default_value_t = 50.0, value_name = "US")]
+    pub min_abs_us: f64,
 }
+
+/// evaluated_s comes from µs timestamps: its resolution.
+const EVALUATED_RESOLUTION_S: f64 = 1e-6;
 
 /// Per run of a pass: wall seconds, span totals, statement totals.
 struct Samples {
@@ -97,6 +106,8 @@ struct PassComparison {
     wall: Verdict,
     spans: Vec<Row>,
     statements: Vec<Row>,
+    /// The families these verdicts were corrected in, with a word on power.
+    families: Vec<Family>,
 }
 
 fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
@@ -107,19 +118,18 @@ fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
     m
 }
 
-/// Span and statement totals are in milliseconds.
-fn rows(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> Vec<Row> {
-    let mut out: Vec<Row> = a
-        .iter()
-        .filter_map(|(k, va)| b.get(k).map(|vb| Row { what: k.clone(), verdict: compare(va, vb, "ms") }))
-        .collect();
+/// Span and statement totals are in milliseconds; one family per kind and pass.
+fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, floor_ms: f64, rules: Rules) -> (Vec<Row>, Family) {
+    let items: Vec<Measured> = a.iter().filter_map(|(k, va)| b.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms })).collect();
+    let mut family = judge(name, items, "ms", ("faster", "slower"), rules);
+    let mut out: Vec<Row> = std::mem::take(&mut family.verdicts).into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
     // Verdicts outside noise first, then by size of the change.
     out.sort_by(|x, y| {
         let ox = matches!(x.verdict.kind, "faster" | "slower");
         let oy = matches!(y.verdict.kind, "faster" | "slower");
-        oy.cmp(&ox).then(y.verdict.change_pct.abs().total_cmp(&x.verdict.change_pct.abs()))
+        oy.cmp(&ox).then(y.verdict.change_pct.abs().total_cmp(&x.verdict.change_pct.abs())).then(x.what.cmp(&y.what))
     });
-    out
+    (out, family)
 }
 
 pub fn run(a: Args) -> Result<ExitCode, String> {
@@ -144,22 +154,32 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     if pairs.is_empty() {
         return Err(format!("{} and {} have no pass in common", a.a.display(), a.b.display()));
     }
+    let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
+    let floor_ms = a.min_abs_us / 1e3;
     let mut out = Vec::new();
+    let mut headlines = Vec::new();
     for (pa, pb) in pairs {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
             return Err(format!("no pass {pa} in {} or no pass {pb} in {}", a.a.display(), a.b.display()));
         };
         let (sa, sb) = (samples(da), samples(db));
-        out.push(PassComparison {
-            pass_a: pa,
-            pass_b: pb,
-            runs_a: sa.runs,
-            runs_b: sb.runs,
-            wall: compare(&sa.wall, &sb.wall, "s"),
-            spans: rows(&sa.spans, &sb.spans),
-            statements: rows(&sa.statements, &sb.statements),
-        });
+        headlines.push(Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S });
+        let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
+        let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);
+        out.push((pa, pb, sa.runs, sb.runs, spans, statements, vec![fs, fq]));
     }
+    // The headlines of the passes compared are one family: two passes tested
+    // at 5% each would call identical inputs changed in one pair of ten.
+    let mut head = judge("evaluated", headlines, "s", ("faster", "slower"), rules);
+    let walls = std::mem::take(&mut head.verdicts);
+    let out: Vec<PassComparison> = out
+        .into_iter()
+        .zip(walls)
+        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, mut families), (_, wall))| {
+            families.insert(0, head.clone());
+            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, families }
+        })
+        .collect();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "a": a.a, "b": a.b, "passes": out })).expect("serializes"));
     } else {
@@ -167,11 +187,14 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             let label = if layout::base_name(&c.pass_a).ends_with("-instrumented") { "  (instrumented: distorted timings)" } else { "" };
             println!("{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
             println!("  evaluated: {}", c.wall.text);
-            for (title, rows) in [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)] {
+            for (k, (title, rows)) in [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)].into_iter().enumerate() {
                 if rows.is_empty() {
                     continue;
                 }
                 println!("  {title}:");
+                if let Some(p) = &c.families[k + 1].power {
+                    println!("    note: {p}");
+                }
                 for r in rows.iter().take(a.top) {
                     println!("    {:<60} {}", r.what.chars().take(60).collect::<String>(), r.verdict.text);
                 }
@@ -180,6 +203,9 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 }
             }
         }
+    }
+    if let Some(p) = out.first().and_then(|c| c.families[0].power.as_ref()) {
+        println!("note: {p}");
     }
     if let Some(pct) = a.fail_on_regression {
         if out.iter().any(|c| c.wall.kind == "slower" && c.wall.change_pct >= pct) {
