@@ -19,6 +19,6 @@ pub mod spans;
 
 pub use archive::{pack_dir, unpack, Limits};
 pub use error::BundleError;
-pub use open::{write_atomic, Bundle, PassDir};
+pub use open::{readable_temp, write_atomic, Bundle, PassDir};
 pub use run_info::RunInfo;
 pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Fnv, Malformed, Span, SpanFile, Stream, TextRef};

@@ -37,6 +37,8 @@ pub struct StraceSummary {
     pub unparsed_lines: u64,
     /// Calls left unfinished when the trace ended (detached, killed).
     pub unfinished: u64,
+    /// Calls that never returned (`exit_group(0) = ?`), left out as `strace -c` does.
+    pub never_returned: u64,
     pub by_syscall: Vec<SyscallStat>,
     /// Per thread: (tid, calls, total µs in syscalls).
     pub by_thread: Vec<(u64, u64, i64)>,
@@ -63,20 +65,45 @@ fn split_ts(l: &str) -> Option<(f64, &str)> {
 }
 
 /// `name(args) = ret <dur>` → (name, args, ret, dur µs).
+///
+/// strace pads short calls to a column (`close(-1)          = -1 EBADF
+/// (...) <0.000258>`), and returns carry annotations in parentheses
+/// (`= 0x1 (flags FD_CLOEXEC)`), so the return starts at the last ` = `
+/// whose left side ends the argument list with `)`.
 fn parse_call(s: &str) -> Option<(String, String, String, Option<i64>)> {
     let open = s.find('(')?;
     let name = s[..open].trim().to_string();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
-    let eq = s.rfind(") = ").map(|i| (i, 4)).or_else(|| s.rfind(") ").map(|i| (i, 2)))?;
-    let args = s[open + 1..eq.0].to_string();
-    let after = &s[eq.0 + eq.1..];
+    let mut end = s.len();
+    let eq = loop {
+        let i = s[..end].rfind(" = ")?;
+        if i > open && s[..i].trim_end().ends_with(')') {
+            break i;
+        }
+        end = i;
+    };
+    let close = s[..eq].trim_end().len() - 1;
+    let args = s[open + 1..close].to_string();
+    let after = s[eq + 3..].trim();
     let (ret, dur) = match after.rfind(" <") {
-        Some(i) if after.ends_with('>') => (after[..i].to_string(), after[i + 2..after.len() - 1].parse::<f64>().ok().map(|d| (d * 1e6) as i64)),
+        Some(i) if after.ends_with('>') => match after[i + 2..after.len() - 1].parse::<f64>() {
+            Ok(d) => (after[..i].trim_end().to_string(), Some((d * 1e6).round() as i64)),
+            Err(_) => (after.to_string(), None),
+        },
         _ => (after.to_string(), None),
     };
     Some((name, args, ret, dur))
+}
+
+/// Whether a return is a failure as `strace -c` counts them: an errno name
+/// after the value, `-1 EBADF (...)` and also `? ERESTARTNOHAND (...)` (the
+/// kernel's restart codes are errors to strace).
+fn is_error(ret: &str) -> bool {
+    let mut t = ret.split_ascii_whitespace();
+    let (Some(value), Some(name)) = (t.next(), t.next()) else { return false };
+    (value == "?" || value.starts_with('-')) && name.len() > 1 && name.starts_with('E') && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 #[derive(Default)]
@@ -87,15 +114,22 @@ struct Acc {
     s: StraceSummary,
     /// Per tid: the unfinished call's (ts, name, args).
     open: HashMap<u64, (f64, String, String)>,
+    /// Inside the summary table `strace -C` writes at the end.
+    in_table: bool,
 }
 
 impl Acc {
     fn call(&mut self, c: Call) {
+        // `exit_group(0) = ?`: the call never returned; `strace -c` leaves it out.
+        if c.ret == "?" {
+            self.s.never_returned += 1;
+            return;
+        }
         let st = self.stats.entry(c.name.clone()).or_insert_with(|| SyscallStat { name: c.name.clone(), ..Default::default() });
         st.count += 1;
         st.total_us += c.dur_us;
         st.max_us = st.max_us.max(c.dur_us);
-        if c.ret.starts_with('-') {
+        if is_error(&c.ret) {
             st.errors += 1;
         }
         let t = self.threads.entry(c.tid).or_default();
@@ -110,6 +144,19 @@ impl Acc {
     }
 
     fn line(&mut self, default_tid: u64, l: &str) {
+        // `strace -C -o FILE` appends its own summary table to the file:
+        // not calls, and not unparsed either.
+        if l.starts_with("% time") {
+            self.in_table = true;
+            return;
+        }
+        if self.in_table {
+            let first = l.split_ascii_whitespace().next().unwrap_or("");
+            if l.is_empty() || first.starts_with("---") || first.parse::<f64>().is_ok() {
+                return;
+            }
+            self.in_table = false;
+        }
         // `-f` into one file prefixes `[pid N] ` or `N `; `-ff` files have none.
         let (tid, l) = if let Some(r) = l.strip_prefix("[pid ") {
             match r.split_once(']') {

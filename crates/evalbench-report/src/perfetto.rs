@@ -46,7 +46,7 @@ fn threads() -> usize {
 pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<u64> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let tmp = evalbench_bundle::readable_temp(dir)?;
     let mut file = tmp.as_file();
 
     let mut order: Vec<usize> = (0..streams.len()).collect();
@@ -116,8 +116,6 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
         events += lane.stream.spans.len() as u64;
     }
     file.write_all(b"\n]}\n")?;
-    use std::os::unix::fs::PermissionsExt;
-    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(events)
 }

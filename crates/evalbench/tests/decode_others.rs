@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -208,4 +209,125 @@ fn auto_explain_plans_in_text_and_json_from_a_real_postgres() {
     let json = plans.iter().find(|p| p["query"].as_str().unwrap().contains("max(x)")).expect("the JSON-format plan");
     assert_eq!(json["format"], "json");
     assert!(json["plan"].as_str().unwrap().contains("Aggregate"));
+}
+
+const STRACED: &str = r#"
+import ctypes, fcntl, os, select, signal, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+def worker():
+    for _ in range(40):
+        libc.close(-1)  # os.close(-1) fails before the syscall
+        fcntl.fcntl(r, fcntl.F_GETFD)
+threads = [threading.Thread(target=worker) for _ in range(3)]
+for t in threads:
+    t.start()
+signal.signal(signal.SIGALRM, lambda *a: None)
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+select.select([], [], [], 0.2)
+for _ in range(2):
+    subprocess.run(["sh", "-c", "ls /nonexistent-evalbench 2>/dev/null; true"])
+for t in threads:
+    t.join()
+"#;
+
+type Counts = BTreeMap<String, (u64, u64, i64)>;
+
+/// A direct count of strace files, line by line: per syscall (calls, errors, µs).
+/// `pid_prefix`: `-f` into one file starts each line with the pid.
+fn direct_count(files: &[std::path::PathBuf], pid_prefix: bool) -> (Counts, (u32, u32, u32)) {
+    let mut direct = Counts::new();
+    let mut seen = (0, 0, 0); // restarts, hex returns, negative arguments
+    for f in files {
+        for l in std::fs::read_to_string(f).unwrap().lines() {
+            if l.starts_with("% time") {
+                break; // strace -C's table follows
+            }
+            let l = if pid_prefix { l.split_once(' ').unwrap().1.trim_start() } else { l };
+            let rest = l.split_once(' ').unwrap().1;
+            // Counted as written: with -f, threads split calls into unfinished and resumed.
+            seen.0 += rest.contains("ERESTART") as u32;
+            seen.1 += rest.contains(") = 0x") as u32;
+            seen.2 += rest.starts_with("close(-1") as u32;
+            if rest.starts_with("---") || rest.starts_with("+++") || rest.ends_with("<unfinished ...>") {
+                continue;
+            }
+            let name = rest.strip_prefix("<... ").map_or_else(|| rest.split('(').next().unwrap(), |r| r.split(' ').next().unwrap());
+            // The return follows the last ` = ` after the closing `)` (strace pads to a column).
+            let Some((call, ret)) = rest.rsplit_once(" = ") else { continue };
+            assert!(call.trim_end().ends_with(')'), "{l}");
+            let Some(dur) = ret.rsplit_once(" <").and_then(|(_, d)| d.strip_suffix('>')) else { continue };
+            let mut t = ret.split_whitespace();
+            let err = matches!((t.next(), t.next()), (Some(v), Some(n)) if (v == "?" || v.starts_with('-')) && n.starts_with('E'));
+            let d = direct.entry(name.to_string()).or_default();
+            d.0 += 1;
+            d.1 += err as u64;
+            d.2 += (dur.parse::<f64>().unwrap() * 1e6).round() as i64;
+        }
+    }
+    (direct, seen)
+}
+
+fn ours_of(s: &serde_json::Value) -> Counts {
+    s["by_syscall"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap().to_string(), (x["count"].as_u64().unwrap(), x["errors"].as_u64().unwrap(), x["total_us"].as_i64().unwrap())))
+        .collect()
+}
+
+/// A multi-threaded python with children: failing calls with negative
+/// arguments (`close(-1)`), hex returns with annotations (`fcntl(..,
+/// F_GETFD) = 0x1 (flags FD_CLOEXEC)`), a `select` restarted by a signal
+/// (`= ? ERESTARTNOHAND`), two children. strace cannot summarize (`-C`) and
+/// split by thread (`-ff`) in one run, so: under `strace -f -tt -T -C -w`,
+/// our per-syscall counts, errors and summed durations equal strace's own
+/// table and a direct count of the file; under `strace -ff -tt -T`, they
+/// equal a direct count of the files.
+#[test]
+fn strace_counts_equal_strace_c_and_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one.txt");
+    let out = Command::new("strace").args(["-f", "-tt", "-T", "-C", "-w", "-o"]).arg(&one).args(["python3", "-c", STRACED]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // strace -c's table (with -o, at the end of the file): % time, seconds,
+    // usecs/call, calls, [errors,] syscall.
+    let written = std::fs::read_to_string(&one).unwrap();
+    let table = &written[written.find("% time").expect("strace -C wrote its table")..];
+    let mut theirs = Counts::new();
+    for l in table.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 5 || f[0].parse::<f64>().is_err() || f[f.len() - 1] == "total" {
+            continue;
+        }
+        let secs: f64 = f[1].parse().unwrap();
+        let calls: u64 = f[3].parse().unwrap();
+        let errors: u64 = if f.len() == 6 { f[4].parse().unwrap() } else { 0 };
+        theirs.insert(f[f.len() - 1].to_string(), (calls, errors, (secs * 1e6).round() as i64));
+    }
+    let (direct, seen) = direct_count(&[one.clone()], true);
+    assert!(seen.0 >= 1 && seen.1 >= 120 && seen.2 >= 120, "the capture holds restarts, hex returns and negative arguments: {seen:?}");
+    let (_, s) = decode_json("strace", &one, &[]);
+    assert_eq!(s["unparsed_lines"], 0, "{s}");
+    let ours = ours_of(&s);
+    assert_eq!(ours, direct, "-f: ours against a direct count of the file");
+    assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>(), "the same syscalls as strace -c");
+    for (name, (calls, errors, us)) in &theirs {
+        let (c, e, t) = ours[name];
+        assert_eq!((c, e), (*calls, *errors), "{name}: calls and errors against strace -c");
+        // strace -c sums exact latencies; -T prints each rounded to the µs.
+        assert!((t - us).abs() <= c as i64 + 1, "{name}: {t} us against strace -c's {us} us");
+    }
+
+    let dir = tmp.path().join("ff");
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(Command::new("strace").args(["-ff", "-tt", "-T", "-o"]).arg(dir.join("worker")).args(["python3", "-c", STRACED]).status().unwrap().success());
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(files.len() >= 6, "main, three threads, two children and more: {files:?}");
+    let (direct, seen) = direct_count(&files, false);
+    assert!(seen.0 >= 1 && seen.1 >= 120 && seen.2 >= 120, "{seen:?}");
+    let (_, s) = decode_json("strace", &dir, &[]);
+    assert_eq!(s["unparsed_lines"], 0, "{s}");
+    assert_eq!(ours_of(&s), direct, "-ff: ours against a direct count of the files");
 }

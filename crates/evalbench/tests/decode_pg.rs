@@ -107,3 +107,46 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     assert!(text.contains("SELECT 42") && text.contains("SELECT 43"), "{text}");
     assert!(text.contains("\"partial\":true"));
 }
+
+/// pgbench in simple-protocol mode writes its constants into the SQL text,
+/// negative and positive deltas alike: the shapes must group as
+/// pg_stat_statements groups them (a constant with its sign is one parameter).
+#[test]
+fn statement_shapes_group_as_pg_stat_statements_does() {
+    use evalbench_decode::normalize::normalize_sql;
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new().prefix("evalbench-pgshapes.").tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = TestPg::start(tmp.path());
+    let pg = &server.0;
+    assert!(client(pg, "pgbench").args(["-i", "-s", "1", "-q"]).output().unwrap().status.success());
+    pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
+    let pcap = tmp.path().join("simple.pcap");
+    let cap = Capture::start("lo", pg.port, &pcap);
+    assert!(client(pg, "pgbench").args(["-c", "2", "-t", "40", "-M", "simple"]).output().unwrap().status.success());
+    cap.stop();
+
+    let out = run_ok(evalbench().args(["decode", "pg", "--json"]).arg(&pcap));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let pgbench = |sql: &str| sql.contains("pgbench_");
+    let mut ours: BTreeMap<String, u64> = BTreeMap::new();
+    let mut signs = (0, 0);
+    for e in &lines[..lines.len() - 1] {
+        let sql = e["sql"].as_str().unwrap();
+        if pgbench(sql) {
+            *ours.entry(normalize_sql(sql)).or_default() += 1;
+            if sql.starts_with("UPDATE pgbench_accounts") {
+                if sql.contains("+ -") { signs.0 += 1 } else { signs.1 += 1 }
+            }
+        }
+    }
+    assert!(signs.0 > 0 && signs.1 > 0, "the run had negative and positive deltas: {signs:?}");
+    let mut theirs: BTreeMap<String, u64> = BTreeMap::new();
+    for row in pg.psql("gradient", "SELECT calls, query FROM pg_stat_statements WHERE query LIKE '%pgbench\\_%'").unwrap().lines() {
+        let (calls, query) = row.split_once('|').unwrap();
+        *theirs.entry(normalize_sql(query)).or_default() += calls.trim().parse::<u64>().unwrap();
+    }
+    assert_eq!(ours, theirs, "decoded shapes and their counts against pg_stat_statements");
+    assert_eq!(ours.len(), 5, "pgbench's five statements: {ours:#?}");
+}

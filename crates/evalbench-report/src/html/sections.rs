@@ -207,7 +207,7 @@ pub fn jobs(page: &mut Page, p: &Pass) {
         return;
     }
     let mut rows: Vec<(String, f64, String)> = totals.into_iter().map(|(k, v)| (k.clone(), v, format!("{k}: {} over all jobs", ms(v)))).collect();
-    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     page.chart(&p.name, "job-phase-totals", svg::hbars(&format!("{} job phase totals", p.name), &rows, &|v| ms(v)));
     per_job.truncate(50);
     page.chart(&p.name, "job-phases", svg::lanes(&format!("{} job phases", p.name), &per_job, t0, t1));
@@ -233,7 +233,7 @@ pub fn spans(page: &mut Page, p: &Pass) {
             .filter(|s| s.parent.is_none_or(|pa| !ids.contains(&pa)))
             .map(|s| (s.ts_us as f64 + off, s.end_us() as f64 + off, st.name(s)))
             .collect();
-        roots.sort_by(|a, b| a.0.total_cmp(&b.0));
+        roots.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)).then_with(|| a.2.cmp(b.2)));
         let mut items: Vec<Item> = Vec::new();
         let mut group: Vec<(f64, f64, &str)> = Vec::new();
         let flush = |group: &mut Vec<(f64, f64, &str)>, items: &mut Vec<Item>, merged: &mut usize| {
@@ -251,7 +251,7 @@ pub fn spans(page: &mut Page, p: &Pass) {
                     *counts.entry(g.2).or_default() += 1;
                 }
                 let mut c: Vec<(&str, usize)> = counts.into_iter().collect();
-                c.sort_by(|a, b| b.1.cmp(&a.1));
+                c.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
                 let names: Vec<String> = c.iter().take(5).map(|(n, k)| format!("{n} ×{k}")).collect();
                 *merged += group.len();
                 items.push(Item { start: s, end: e, label: c[0].0.to_string(), title: format!("{} spans merged (narrower than a pixel): {}; +{}..+{}", group.len(), names.join(", "), ms(s - t0), ms(e - t0)) });
@@ -298,7 +298,9 @@ pub fn spans(page: &mut Page, p: &Pass) {
             *folded.entry(frames).or_default() += (s.dur_us - child_sum[i]).max(0) as f64;
         }
     }
-    let stacks: Vec<(Vec<String>, f64)> = folded.into_iter().collect();
+    let mut stacks: Vec<(Vec<String>, f64)> = folded.into_iter().collect();
+    // In path order, so sums and siblings come out the same on every render.
+    stacks.sort_by(|a, b| a.0.cmp(&b.0));
     let (flame, merged) = svg::flame(&format!("{} span flame graph (self time, folded by nesting)", p.name), &stacks, &|v| ms(v));
     page.chart(&p.name, "span-flame", flame);
     if merged > 0 {
@@ -456,7 +458,7 @@ fn pg_latencies(page: &mut Page, p: &Pass) {
         s.statements, s.connections, s.errors, s.partial, s.unanswered, s.gaps
     );
     let mut rows: Vec<(String, Vec<i64>, u64)> = agg.into_iter().map(|(k, (v, e))| (k, v, e)).collect();
-    rows.sort_by_key(|r| std::cmp::Reverse(r.1.iter().sum::<i64>()));
+    rows.sort_by(|a, b| b.1.iter().sum::<i64>().cmp(&a.1.iter().sum::<i64>()).then_with(|| a.0.cmp(&b.0)));
     let mut bars = Vec::new();
     let mut table = String::from("<table class=\"sql\"><tr><th>total</th><th>count</th><th>p50</th><th>p95</th><th>max</th><th>errors</th><th>statement</th></tr>");
     for (sql, mut v, errors) in rows.into_iter().take(25) {

@@ -136,6 +136,15 @@ pub fn flame(title: &str, stacks: &[(Vec<String>, f64)], unit: &dyn Fn(f64) -> S
             n.value += v;
         }
     }
+    // Siblings by name, as inferno draws them: a render is a function of the
+    // stacks, not of the order a hash map gave them in.
+    fn order(n: &mut Node) {
+        n.children.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, c) in &mut n.children {
+            order(c);
+        }
+    }
+    order(&mut root);
     fn depth(n: &Node) -> usize {
         1 + n.children.iter().map(|(_, c)| depth(c)).max().unwrap_or(0)
     }
