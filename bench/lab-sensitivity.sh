@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does the lab see evaluation? Two generated flakes that differ only in the
 # evaluation work per package (WORK_A against WORK_B), RUNS cold-clean passes
-# each through `evalbench run`, then `evalbench compare`; and the hello flake
+# each through `evalbench run`, taking turns, then `evalbench compare`; and the hello flake
 # with one evaluator against two (`--eval-workers`), cold. Prints compare's
 # verdicts on the evaluated seconds and the resolve spans.
 #
@@ -19,12 +19,24 @@ build_release
 WORK="${OUT:-/tmp/evalbench-sensitivity}"
 rm -rf "$WORK" && mkdir -p "$WORK" && chmod 755 "$WORK"
 trap 'for d in "$WORK"/*.lab; do "$BIN" lab down --dir "$d" >/dev/null 2>&1; rm -rf "$d"; done' EXIT
-run() { # NAME FLAKE [extra run flags]
-    local name="$1" flake="$2"; shift 2
-    say "$name: $RUNS cold-clean passes"
-    "$BIN" run --flake "$flake" --passes cold-clean --repeat "$RUNS" --no-pcap --no-report \
-        --out "$WORK/$name" --lab-dir "$WORK/$name.lab" "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; exit 1; }
-    "$BIN" lab down --dir "$WORK/$name.lab" >/dev/null 2>&1 || true
+# One cold-clean pass of NAME, kept as pass K of the bundle $WORK/NAME.
+# The two sides take turns pass by pass, so that a drifting machine (this
+# one's CPU time for the same nix evaluation varies by 30%) hits both alike.
+once() { # NAME K FLAKE [extra run flags]
+    local name="$1" k="$2" flake="$3"; shift 3
+    local one="$WORK/$name.run$k"
+    "$BIN" run --flake "$flake" --passes cold-clean --no-pcap --no-report \
+        --out "$one" --lab-dir "$WORK/$name.lab" "$@" >"$one.log" 2>&1 || { cat "$one.log"; exit 1; }
+    mkdir -p "$WORK/$name"
+    local dest="$WORK/$name/cold-clean"; [ "$k" = 1 ] || dest="$dest.$k"
+    mv "$one/cold-clean" "$dest" && rm -rf "$one" "$one.log"
+}
+pair() { # A FLAKE_A ARGS_A B FLAKE_B ARGS_B
+    for k in $(seq "$RUNS"); do
+        say "pass $k of $RUNS: $1, then $4"
+        once "$1" "$k" "$2" $3
+        once "$4" "$k" "$5" $6
+    done
 }
 verdicts() { # A B TITLE
     echo "== $3"
@@ -43,15 +55,13 @@ for p in c["passes"]:
             print(f"  note: {f['power']}")
 PY
 }
-"$BIN" lab gen-flake --out "$WORK/work-a" --work "$WORK_A"
-"$BIN" lab gen-flake --out "$WORK/work-b" --work "$WORK_B"
+"$BIN" lab gen-flake --out "$WORK/flake-a" --work "$WORK_A"
+"$BIN" lab gen-flake --out "$WORK/flake-b" --work "$WORK_B"
 if [ "${ONLY:-work}" = work ] || [ -z "${ONLY:-}" ]; then
-    run work-a "$WORK/work-a"
-    run work-b "$WORK/work-b"
+    pair work-a "$WORK/flake-a" "" work-b "$WORK/flake-b" ""
     verdicts "$WORK/work-a" "$WORK/work-b" "--work $WORK_A against --work $WORK_B (100 packages)"
 fi
 if [ "${ONLY:-workers}" = workers ] || [ -z "${ONLY:-}" ]; then
-    run one examples/hello-flake --eval-workers 1
-    run two examples/hello-flake --eval-workers 2
+    pair one examples/hello-flake "--eval-workers 1" two examples/hello-flake "--eval-workers 2"
     verdicts "$WORK/one" "$WORK/two" "hello flake, cold: one evaluator against two"
 fi

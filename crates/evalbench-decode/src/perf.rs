@@ -1,6 +1,10 @@
 //! perf.data to folded stacks: `perf script` streamed through inferno's
 //! collapser. The first frame of every stack is the process name (comm), so
 //! the eval subprocess and nix are told apart from the worker.
+//!
+//! A file that is already `perf script` text (as another machine's perf
+//! wrote it) is folded directly, as inferno's collapse does: the two are told
+//! apart by perf.data's magic, not by the file's name.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,8 +18,28 @@ pub struct PerfSummary {
     pub by_process: BTreeMap<String, u64>,
 }
 
-/// Folded stacks as inferno writes them: `comm;frame;frame N` lines.
+/// perf.data begins with this (perf's header, version 2).
+const PERF_DATA_MAGIC: &[u8; 8] = b"PERFILE2";
+
+fn is_perf_data(path: &Path) -> Result<bool, String> {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let n = f.read(&mut head).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(n == 8 && &head == PERF_DATA_MAGIC)
+}
+
+/// Folded stacks as inferno writes them: `comm;frame;frame N` lines, from
+/// perf.data (through `perf script`) or from `perf script` text.
 pub fn fold(data: &Path) -> Result<Vec<u8>, String> {
+    if !is_perf_data(data)? {
+        let file = std::fs::File::open(data).map_err(|e| format!("{}: {e}", data.display()))?;
+        let mut folded = Vec::new();
+        let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
+        inferno::collapse::Collapse::collapse(&mut folder, std::io::BufReader::new(file), &mut folded)
+            .map_err(|e| format!("{}: neither perf.data (no PERFILE2 header) nor `perf script` text inferno can fold: {e}", data.display()))?;
+        return Ok(folded);
+    }
     let mut child = Command::new("perf")
         .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
         .arg(data)

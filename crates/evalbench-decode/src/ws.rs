@@ -48,7 +48,11 @@ impl Dist {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct WsSummary {
     pub connections: u64,
+    /// Connections whose HTTP upgrade the capture saw.
     pub upgrades: u64,
+    /// Connections the capture joined after they began (no SYN, no upgrade):
+    /// their frames are decoded from the first whole frame on.
+    pub midstream_connections: u64,
     pub frames_from_worker: u64,
     pub frames_from_server: u64,
     pub control_frames: u64,
@@ -80,6 +84,7 @@ struct Dir {
 struct Conn {
     up: Dir,
     down: Dir,
+    midstream: bool,
 }
 
 fn kind(op: u8) -> Option<&'static str> {
@@ -189,7 +194,7 @@ pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&M
         Event::Open { conn, saw_syn, .. } => {
             s.connections += 1;
             let mk = || Dir { http_done: !saw_syn, ..Dir::default() };
-            conns.insert(conn, Conn { up: mk(), down: mk() });
+            conns.insert(conn, Conn { up: mk(), down: mk(), midstream: !saw_syn });
         }
         Event::Data { conn, to_server, ts_us, bytes } => {
             if let Some(c) = conns.get_mut(&conn) {
@@ -210,7 +215,9 @@ pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&M
         }
         Event::Close { conn } => {
             if let Some(c) = conns.remove(&conn) {
-                if c.up.http_done && c.down.http_done {
+                if c.midstream {
+                    s.midstream_connections += 1;
+                } else if c.up.http_done && c.down.http_done {
                     s.upgrades += 1;
                 }
                 if c.up.broken || c.down.broken {

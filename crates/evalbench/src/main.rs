@@ -23,7 +23,9 @@ mod summarize;
 captures spans, Postgres statistics, packets, CPU profiles and syscalls, aligns the machines' clocks, \
 and writes a bundle: summary, Perfetto trace and an HTML report.\n\n\
 A bundle is a directory or a .tar.gz of one, with one directory per pass (cold-clean, warm-clean, \
-cold-instrumented, warm-instrumented), each holding run.json and trace/<process>.<pid>.jsonl."
+cold-instrumented, warm-instrumented), each holding run.json and trace/<process>.<pid>.jsonl.",
+    after_help = "Exit status: 0 success; 1 a verdict against you (a regression past --fail-on-regression, \
+a red gate, failed bench runs, a failed evaluation); 2 an error (unreadable input, bad flags, a crash of a child)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -95,7 +97,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(msg) => {
             eprintln!("evalbench: {msg}");
-            ExitCode::FAILURE
+            // 1 is kept for verdicts against the user (see --help).
+            ExitCode::from(2)
         }
     }
 }

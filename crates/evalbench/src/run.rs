@@ -157,6 +157,12 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             if let Err(m) = made {
                 eprintln!("evalbench run: the partial bundle is incomplete: {m}");
             }
+            // An evaluation that ended Failed or Aborted is a verdict on the
+            // flake (exit 1), not an error of ours (exit 2): its run.json says so.
+            if evaluation_failed(&out) {
+                eprintln!("evalbench run: {e} (what was captured is in {})", out.display());
+                return Ok(ExitCode::from(1));
+            }
             Err(format!("{e} (what was captured is in {})", out.display()))
         }
         (Ok(_), Err(m)) => Err(m),
@@ -179,4 +185,12 @@ fn finish_bundle(out: &Path, report: bool) -> Result<String, String> {
     );
     write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes()).map_err(|e| e.to_string())?;
     Ok(text)
+}
+
+/// Whether a pass's run.json in `out` records an evaluation that ended Failed or Aborted.
+fn evaluation_failed(out: &std::path::Path) -> bool {
+    std::fs::read_dir(out).into_iter().flatten().flatten().any(|e| {
+        evalbench_bundle::RunInfo::read(&e.path().join(evalbench_bundle::layout::RUN_JSON))
+            .is_ok_and(|r| matches!(r.status.as_deref(), Some("Failed" | "Aborted")))
+    })
 }

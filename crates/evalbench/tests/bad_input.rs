@@ -181,3 +181,25 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     let lines_listed: Vec<u64> = server_file.malformed.iter().map(|m| m.line).collect();
     assert_eq!(lines_listed, vec![mid as u64 + 1, lines.len() as u64]);
 }
+
+/// 0 success, 1 a verdict against the user, 2 an error: scripts and CI can tell
+/// "your change is slower" from "evalbench could not read that".
+#[test]
+fn exit_status_tells_a_verdict_from_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let code = |cmd: &mut std::process::Command| cmd.output().unwrap().status.code();
+    // Errors: 2.
+    assert_eq!(code(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("no-such-bundle"))), Some(2), "unreadable input");
+    let not_bundle = tmp.path().join("not-a-bundle.tar.gz");
+    std::fs::write(&not_bundle, b"this is no archive").unwrap();
+    assert_eq!(code(evalbench().arg("compare").arg(&not_bundle).arg(&not_bundle)), Some(2), "a bundle that is not one");
+    assert_eq!(code(evalbench().args(["compare", "--no-such-flag"])), Some(2), "a bad flag");
+    assert_eq!(code(evalbench().args(["decode", "pg"]).arg(tmp.path().join("missing.pcap"))), Some(2));
+    // A verdict against the user: 1.
+    assert_eq!(code(evalbench().args(["bench", "--runs", "2", "--warmup", "0", "--no-memory", "--", "false"])), Some(1), "failed bench runs");
+    // Success: 0, and --help says what the codes mean.
+    let help = evalbench().arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("Exit status: 0 success; 1 a verdict against you") && text.contains("2 an error"), "{text}");
+}

@@ -74,6 +74,21 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     assert_eq!(s2["message_bytes_from_worker"], s["message_bytes_from_worker"]);
     assert_eq!(s2["round_trip_worker_to_server_us"], s["round_trip_worker_to_server_us"]);
 
+    // The same capture joined after the upgrade, as a tcpdump started late
+    // sees it: no upgrade counted, the connection said to be mid-stream.
+    let ts = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-d", &format!("tcp.port=={port},http"), "-Y", "http.response.code == 101", "-T", "fields", "-e", "frame.number"])
+        .output()
+        .unwrap();
+    let upgrade: u32 = String::from_utf8_lossy(&ts.stdout).trim().parse().expect("tshark finds the 101 response");
+    let late = tmp.path().join("late.pcap");
+    assert!(Command::new("editcap").arg("-r").arg(&pcap).arg(&late).arg(format!("{}-1000000", upgrade + 1)).status().unwrap().success());
+    let (_, s3) = decode_json("proto", &late, &["--port", &port.to_string()]);
+    assert_eq!((s3["connections"].as_u64(), s3["upgrades"].as_u64(), s3["midstream_connections"].as_u64()), (Some(1), Some(0), Some(1)), "{s3}");
+    assert_eq!(s["midstream_connections"], 0);
+
     // Reassembly of this real stream survives reordering, duplicates and splits.
     let mut segs: Vec<(i64, (std::net::IpAddr, u16), (std::net::IpAddr, u16), u32, bool, bool, Vec<u8>)> = Vec::new();
     evalbench_decode::packet::for_each_segment(&pcap, |s| segs.push((s.ts_us, s.src, s.dst, s.seq, s.syn, s.fin, s.payload.to_vec()))).unwrap();
@@ -172,10 +187,24 @@ fn perf_stacks_are_told_apart_by_process() {
         .status()
         .unwrap();
     assert!(st.success());
-    let (_, s) = decode_json("perf", &data, &[]);
+    let (stacks, s) = decode_json("perf", &data, &[]);
     let by = s["by_process"].as_object().unwrap();
     assert!(by.contains_key("sh") && by.contains_key("python3"), "{by:?}");
     assert!(s["samples"].as_u64().unwrap() > 10);
+
+    // The same profile as `perf script` text decodes to the same stacks and
+    // counts. Told apart by content: the text is named perf.data, the binary not.
+    let text_dir = tmp.path().join("text");
+    std::fs::create_dir(&text_dir).unwrap();
+    let script = Command::new("perf").args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"]).arg(&data).output().unwrap();
+    assert!(script.status.success());
+    std::fs::write(text_dir.join("perf.data"), &script.stdout).unwrap();
+    let binary = tmp.path().join("profile.txt");
+    std::fs::copy(&data, &binary).unwrap();
+    let (stacks_text, s_text) = decode_json("perf", &text_dir.join("perf.data"), &[]);
+    let (stacks_bin, s_bin) = decode_json("perf", &binary, &[]);
+    assert_eq!((&stacks_text, &s_text), (&stacks, &s), "perf script text against perf.data");
+    assert_eq!((&stacks_bin, &s_bin), (&stacks, &s));
 }
 
 #[test]

@@ -186,3 +186,65 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
         }
     }
 }
+
+/// Every file under `dir`, by relative path: (bytes, mode).
+fn files_of(dir: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let meta = std::fs::metadata(&p).unwrap();
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), (std::fs::read(&p).unwrap(), meta.permissions().mode() & 0o777));
+            }
+        }
+    }
+    out
+}
+
+/// Renders are reproducible (a Nix build of the report must be), and what
+/// they write is readable by the user that serves it: 0644 under umask 022.
+#[test]
+fn renders_are_byte_identical_and_readable_by_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = sample(&tmp.path().join("b"), &["--jobs", "3", "--drvs", "40"]);
+    let mut renders = Vec::new();
+    for k in 0..3 {
+        let (report, summary) = (tmp.path().join(format!("report{k}")), tmp.path().join(format!("summary{k}")));
+        // A shell sets the umask; each run is its own process, with its own hash seeds.
+        let cmd = format!(
+            "umask 022 && {exe} summarize --quiet {b} -o {s} && {exe} inspect {b} -o {r}",
+            exe = env!("CARGO_BIN_EXE_evalbench"),
+            b = bundle.display(),
+            s = summary.display(),
+            r = report.display()
+        );
+        run_ok(Command::new("sh").args(["-c", &cmd]));
+        renders.push((files_of(&summary), files_of(&report)));
+    }
+    for (k, (s, r)) in renders.iter().enumerate() {
+        assert!(r.keys().any(|p| p.extension().is_some_and(|e| e == "svg")) && r.contains_key(Path::new("index.html")), "{:?}", r.keys());
+        assert!(s.contains_key(Path::new("summary.json")) && s.contains_key(Path::new("summary.txt")), "{:?}", s.keys());
+        for (p, (_, mode)) in s.iter().chain(r.iter()) {
+            assert_eq!(*mode, 0o644, "render {k}: {} is {mode:o}", p.display());
+        }
+        if k > 0 {
+            for (a, b) in [(&renders[0].0, s), (&renders[0].1, r)] {
+                assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+                for (p, (bytes, _)) in a {
+                    assert!(bytes == &b[p].0, "render {k}: {} differs from the first render", p.display());
+                }
+            }
+        }
+    }
+    // The umask is honoured, not overridden: 077 gives 0600.
+    let private = tmp.path().join("private");
+    run_ok(Command::new("sh").args(["-c", &format!("umask 077 && {} summarize --quiet {} -o {}", env!("CARGO_BIN_EXE_evalbench"), bundle.display(), private.display())]));
+    for (p, (_, mode)) in files_of(&private) {
+        assert_eq!(mode, 0o600, "{}", p.display());
+    }
+}
