@@ -27,6 +27,14 @@ pub struct Spread {
     pub mad: f64,
 }
 
+impl Spread {
+    /// Every figure at `decimals` places, as the files write them.
+    pub fn rounded(self, decimals: i32) -> Spread {
+        let r = |x: f64| evalbench_bundle::num::round_to(x, decimals);
+        Spread { n: self.n, median: r(self.median), min: r(self.min), max: r(self.max), mad: r(self.mad) }
+    }
+}
+
 pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -190,7 +198,8 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             p_adjusted: None,
             floor,
             kind: "no noise estimate",
-        };
+        }
+        .rounded(unit);
     };
     let (lo, hi) = bootstrap_ratio(&it.a, &it.b);
     let diff = sb.median - sa.median;
@@ -209,7 +218,26 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     } else {
         ("inside noise", format!("{change:+.1}%: inside run-to-run noise ({tests})"))
     };
-    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }
+    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }.rounded(unit)
+}
+
+impl Verdict {
+    /// Figures in the unit at its precision; percentages to 3 places,
+    /// ratios and p-values to 6. The text was written from the exact values.
+    fn rounded(self, unit: &str) -> Verdict {
+        use evalbench_bundle::num::{decimals, round_to};
+        let d = decimals(unit);
+        Verdict {
+            a: self.a.rounded(d),
+            b: self.b.rounded(d),
+            change_pct: round_to(self.change_pct, 3),
+            ratio_interval: self.ratio_interval.map(|(lo, hi)| (round_to(lo, 6), round_to(hi, 6))),
+            p_value: self.p_value.map(|p| round_to(p, 6)),
+            p_adjusted: self.p_adjusted.map(|p| round_to(p, 6)),
+            floor: round_to(self.floor, d),
+            ..self
+        }
+    }
 }
 
 /// Two-sided p-value of the Mann-Whitney U test: exact (the permutation

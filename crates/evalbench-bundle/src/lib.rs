@@ -17,6 +17,7 @@ mod open;
 pub mod run_info;
 pub mod spans;
 
+pub mod num;
 pub use archive::{pack_dir, unpack, Limits};
 pub use error::BundleError;
 pub use open::{readable_temp, write_atomic, Bundle, PassDir};

@@ -61,6 +61,8 @@ fn split_ts(l: &str) -> Option<(f64, &str)> {
     } else {
         t.parse().ok()?
     };
+    // To the microsecond strace wrote, without the sum's rounding error.
+    let ts = (ts * 1e6).round() / 1e6;
     Some((ts, rest))
 }
 

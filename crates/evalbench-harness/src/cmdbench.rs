@@ -184,7 +184,8 @@ pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, st
     };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let exit = if libc::WIFEXITED(status) { Some(libc::WEXITSTATUS(status)) } else { None };
-    Ok(Run { wall_s: wall, user_s: tv(ru.ru_utime), sys_s: tv(ru.ru_stime), peak_bytes: peak, exit, started_s: started.duration_since(t0).as_secs_f64() })
+    use evalbench_bundle::num::s;
+    Ok(Run { wall_s: s(wall), user_s: s(tv(ru.ru_utime)), sys_s: s(tv(ru.ru_stime)), peak_bytes: peak, exit, started_s: s(started.duration_since(t0).as_secs_f64()) })
 }
 
 /// Runs `runs` measured runs, `parallel` at a time; returns them and the wall of the whole batch.

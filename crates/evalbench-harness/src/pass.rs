@@ -268,7 +268,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         evaluation_id: eval_id.clone(),
         status: status.clone(),
         statuses,
-        evaluated_s: left_us.map(|t| (t - requested_us) as f64 / 1e6),
+        evaluated_s: left_us.map(|t| evalbench_bundle::num::s((t - requested_us) as f64 / 1e6)),
         requested_us: Some(requested_us),
         captures: c.names().into_iter().map(String::from).collect(),
         evaluation_metric: metric,

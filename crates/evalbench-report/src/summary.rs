@@ -70,11 +70,11 @@ impl RepeatGroup {
                 .into_iter()
                 .map(|(process, name)| {
                     let v: Vec<f64> = runs.iter().map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| s.total_us as f64)).collect();
-                    (process, name, evalbench_analyze::verdict::spread(&v))
+                    (process, name, evalbench_analyze::verdict::spread(&v).rounded(0))
                 })
                 .collect();
             spans.sort_by(|a, b| b.2.median.total_cmp(&a.2.median));
-            out.push(RepeatGroup { pass: base, runs: runs.len(), wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()), spans });
+            out.push(RepeatGroup { pass: base, runs: runs.len(), wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6), spans });
         }
         out
     }
@@ -109,10 +109,10 @@ impl PassSummary {
             pass: pass.name.clone(),
             cold: layout::is_cold(&pass.name),
             clean: layout::is_clean(&pass.name),
-            wall_s: evaluated_s.unwrap_or(traced_wall_s),
+            wall_s: evalbench_bundle::num::s(evaluated_s.unwrap_or(traced_wall_s)),
             wall_source: if evaluated_s.is_some() { "run.json" } else { "spans" },
-            evaluated_s,
-            traced_wall_s,
+            evaluated_s: evaluated_s.map(evalbench_bundle::num::s),
+            traced_wall_s: evalbench_bundle::num::s(traced_wall_s),
             evaluation_id: pass.run.as_ref().and_then(|r| r.evaluation_id.clone()),
             status: pass.run.as_ref().and_then(|r| r.status.clone()),
             worker_offset_us: main.map_or(0, |h| h.offset_us),

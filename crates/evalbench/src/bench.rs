@@ -150,14 +150,14 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         let peaks: Vec<f64> = runs.iter().filter_map(|r| r.peak_bytes.map(|p| p as f64 / 1048576.0)).collect();
         results.push(CommandResult {
             command: argv.join(" "),
-            wall_s: spread(&walls),
-            user_s: spread(&runs.iter().map(|r| r.user_s).collect::<Vec<_>>()),
-            sys_s: spread(&runs.iter().map(|r| r.sys_s).collect::<Vec<_>>()),
-            peak_mib: (!peaks.is_empty()).then(|| spread(&peaks)),
+            wall_s: spread(&walls).rounded(6),
+            user_s: spread(&runs.iter().map(|r| r.user_s).collect::<Vec<_>>()).rounded(6),
+            sys_s: spread(&runs.iter().map(|r| r.sys_s).collect::<Vec<_>>()).rounded(6),
+            peak_mib: (!peaks.is_empty()).then(|| spread(&peaks).rounded(3)),
             failed_runs: runs.iter().filter(|r| r.exit != Some(0)).count(),
             parallel: a.parallel,
-            throughput_per_s: runs.len() as f64 / batch_wall[k].max(1e-9),
-            latency_s: spread(&walls).median,
+            throughput_per_s: evalbench_bundle::num::round_to(runs.len() as f64 / batch_wall[k].max(1e-9), 3),
+            latency_s: evalbench_bundle::num::s(spread(&walls).median),
             cold: a.prepare.is_some(),
             runs,
         });

@@ -204,7 +204,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             }
         }
     }
-    if let Some(p) = out.first().and_then(|c| c.families[0].power.as_ref()) {
+    if let Some(p) = out.first().and_then(|c| c.families[0].power.as_ref()).filter(|_| !a.json) {
         println!("note: {p}");
     }
     if let Some(pct) = a.fail_on_regression {

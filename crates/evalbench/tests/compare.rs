@@ -75,10 +75,13 @@ fn parallel_runs_report_throughput_and_latency_both() {
 #[test]
 fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     let tmp = tempfile::tempdir().unwrap();
-    // Bundles of four repeats; B evaluates four times the derivations.
+    // Bundles of seven repeats; B evaluates four times the derivations.
+    // Seven: after Holm's correction over a pass's ~50 spans, fewer runs a
+    // side could not single out one span however large its change.
+    const RUNS: usize = 7;
     let make = |name: &str, drvs: &str| {
         let b = tmp.path().join(name);
-        for i in 1..=4 {
+        for i in 1..=RUNS {
             let s = tmp.path().join(format!("{name}-s{i}"));
             sample(&s, &["--passes", "cold-clean,warm-clean", "--jobs", "2", "--drvs", drvs]);
             for pass in ["cold-clean", "warm-clean"] {
@@ -94,14 +97,14 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     let out = run_ok(evalbench().args(["compare", "--json"]).arg(&a).arg(&b));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cold = v["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();
-    assert_eq!(cold["runs_a"], 4);
+    assert_eq!(cold["runs_a"], RUNS);
     assert_eq!(cold["wall"]["kind"], "slower", "{}", cold["wall"]);
     let resolve = cold["spans"].as_array().unwrap().iter().find(|r| r["what"] == "eval resolve").unwrap();
     assert_eq!(resolve["verdict"]["kind"], "slower");
     // The summary of a repeated bundle gives medians and spreads.
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&a));
     let s = read_json(&a.join("summary.json"));
-    assert_eq!(s["repeats"][0]["runs"], 4);
+    assert_eq!(s["repeats"][0]["runs"], RUNS);
     // A regression gate for CI.
     let st = evalbench().args(["compare", "--fail-on-regression", "5"]).arg(&a).arg(&b).output().unwrap();
     assert_eq!(st.status.code(), Some(1));
@@ -115,4 +118,41 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     let st = evalbench().args(["compare", "--pass-a", "cold-clean", "--pass-b", "warm-clean"]).arg(&a).arg(&b).output().unwrap();
     assert!(!st.status.success());
     assert!(String::from_utf8_lossy(&st.stderr).contains("refusing to compare cold-clean with warm-clean"));
+}
+
+/// Every number at its unit's precision: a key ending in `_us` is an
+/// integer, `_ms` has at most 3 decimals, anything else at most 6
+/// (seconds to the µs; percentages, ratios and p-values fit in that).
+fn check_precision(what: &str, key: &str, v: &serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let text = n.to_string();
+            let decimals = text.split_once('.').map_or(0, |(_, d)| d.trim_end_matches(|c: char| !c.is_ascii_digit()).len());
+            let max = if key.ends_with("_us") { 0 } else if key.ends_with("_ms") { 3 } else { 6 };
+            assert!(decimals <= max && !text.contains('e'), "{what}: {key} = {text} has {decimals} decimals, at most {max}");
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| check_precision(what, key, x)),
+        serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| check_precision(what, k, x)),
+        _ => {}
+    }
+}
+
+#[test]
+fn json_numbers_are_written_at_their_units_precision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--jobs", "2", "--drvs", "20"]);
+    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--jobs", "2", "--drvs", "20"]);
+    run_ok(evalbench().args(["summarize", "--quiet"]).arg(&a));
+    check_precision("summary.json", "", &read_json(&a.join("summary.json")));
+    let cmp = run_ok(evalbench().arg("compare").arg(&a).arg(&b).arg("--json"));
+    check_precision("compare --json", "", &serde_json::from_slice(&cmp.stdout).unwrap());
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
+    let r = bench(&["--runs", "3", "--warmup", "0", "--", "true", "--", "sh -c true"]);
+    check_precision("bench --json", "", &r);
+    let st = tmp.path().join("strace.txt");
+    assert!(std::process::Command::new("strace").args(["-f", "-tt", "-T", "-o"]).arg(&st).args(["sh", "-c", "ls / >/dev/null"]).status().unwrap().success());
+    let out = run_ok(evalbench().args(["decode", "strace", "--json"]).arg(&st));
+    for l in String::from_utf8(out.stdout).unwrap().lines() {
+        check_precision("decode strace --json", "", &serde_json::from_str(l).unwrap());
+    }
 }
