@@ -115,6 +115,11 @@ pub fn normalize_sql(sql: &str) -> String {
         out.push_str(&String::from_utf8_lossy(&b[i..end]));
         i = end;
     }
+    // A statement's closing `;` is not part of it (pg_stat_statements keeps
+    // the text without it).
+    while out.ends_with(';') || out.ends_with(' ') {
+        out.pop();
+    }
     // Lists of placeholders fold to one.
     while out.contains("?, ?") {
         out = out.replace("?, ?", "?");
@@ -166,6 +171,7 @@ mod tests {
         // The binary minus stays: `a - 1` subtracts a constant.
         assert_eq!(n("SELECT a - 1, a -1, (a) - 1 FROM t"), "SELECT a - ?, a -?, (a) - ? FROM t");
         assert_eq!(n("SELECT 'x' - 1"), "SELECT ? - ?");
+        assert_eq!(n("SELECT 1; "), n("SELECT 1"));
         // A comment's dashes are no sign.
         assert_eq!(n("SELECT 1 --2\n"), "SELECT ? --2");
     }

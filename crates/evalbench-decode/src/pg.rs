@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::framer::{Framer, Msg};
-use crate::packet::{for_each_segment, PacketStats};
+use crate::packet::{for_each_segment_in, PacketStats};
 use crate::tcp::{Event, Reassembler};
 
 /// One statement execution.
@@ -432,9 +432,15 @@ impl Conn {
 
 /// Decodes a capture file; `server_port` tells the server side when known.
 pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    decode_from(f, &path.display().to_string(), server_port, out)
+}
+
+/// Decodes a capture from any reader; `name` is what errors call it.
+pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, String> {
     let mut tcp = Reassembler::new(server_port);
     let mut pg = PgDecoder::default();
-    let stats = for_each_segment(path, |seg| {
+    let stats = for_each_segment_in(r, name, &mut |seg| {
         tcp.segment(&seg, &mut |e| pg.event(e, out));
     })?;
     tcp.finish(&mut |e| pg.event(e, out));

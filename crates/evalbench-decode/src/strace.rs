@@ -230,26 +230,43 @@ pub fn decode(path: &Path) -> Result<StraceSummary, String> {
     files.sort();
     let mut acc = Acc::default();
     for f in &files {
-        acc.s.files += 1;
-        let tid = tid_of(f);
         let r = std::io::BufReader::new(std::fs::File::open(f).map_err(|e| format!("{}: {e}", f.display()))?);
+        acc.file(r, tid_of(f), &f.display().to_string())?;
+    }
+    Ok(acc.finish())
+}
+
+/// One strace file from any reader (`tid` for lines without a pid prefix).
+pub fn decode_from(r: impl BufRead, tid: u64, name: &str) -> Result<StraceSummary, String> {
+    let mut acc = Acc::default();
+    acc.file(r, tid, name)?;
+    Ok(acc.finish())
+}
+
+impl Acc {
+    fn file(&mut self, r: impl BufRead, tid: u64, name: &str) -> Result<(), String> {
+        self.s.files += 1;
         for (n, line) in r.split(b'\n').enumerate() {
-            let line = line.map_err(|e| format!("{}:{}: {e}", f.display(), n + 1))?;
+            let line = line.map_err(|e| format!("{name}:{}: {e}", n + 1))?;
             if line.len() > MAX_LINE {
-                acc.s.unparsed_lines += 1;
+                self.s.unparsed_lines += 1;
                 continue;
             }
-            acc.line(tid, String::from_utf8_lossy(&line).trim_end());
+            self.line(tid, String::from_utf8_lossy(&line).trim_end());
         }
+        Ok(())
     }
-    acc.s.unfinished = acc.open.len() as u64;
-    let mut by: Vec<SyscallStat> = acc.stats.into_values().collect();
-    by.sort_by(|a, b| b.total_us.cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)));
-    let mut threads: Vec<(u64, u64, i64)> = acc.threads.into_iter().map(|(t, (c, d))| (t, c, d)).collect();
-    threads.sort();
-    acc.s.threads = threads.len() as u64;
-    acc.s.by_syscall = by;
-    acc.s.by_thread = threads;
-    acc.s.slowest = acc.slowest;
-    Ok(acc.s)
+
+    fn finish(mut self) -> StraceSummary {
+        self.s.unfinished = self.open.len() as u64;
+        let mut by: Vec<SyscallStat> = self.stats.into_values().collect();
+        by.sort_by(|a, b| b.total_us.cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)));
+        let mut threads: Vec<(u64, u64, i64)> = self.threads.into_iter().map(|(t, (c, d))| (t, c, d)).collect();
+        threads.sort();
+        self.s.threads = threads.len() as u64;
+        self.s.by_syscall = by;
+        self.s.by_thread = threads;
+        self.s.slowest = self.slowest;
+        self.s
+    }
 }

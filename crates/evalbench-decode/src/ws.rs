@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::packet::{for_each_segment, PacketStats};
+use crate::packet::{for_each_segment_in, PacketStats};
 use crate::tcp::{Event, Reassembler};
 
 #[derive(Debug, Clone, Serialize)]
@@ -185,6 +185,12 @@ impl Dir {
 
 /// Decodes /proto traffic of a capture; `server_port` tells the server side when known.
 pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    decode_from(f, &path.display().to_string(), server_port, out)
+}
+
+/// Decodes /proto traffic from any reader; `name` is what errors call it.
+pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, String> {
     let mut tcp = Reassembler::new(server_port);
     let mut conns: HashMap<u64, Conn> = HashMap::new();
     let mut s = WsSummary::default();
@@ -226,7 +232,7 @@ pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&M
             }
         }
     };
-    let stats = for_each_segment(path, |seg| tcp.segment(&seg, &mut |e| handle(e, &mut s)))?;
+    let stats = for_each_segment_in(r, name, &mut |seg| tcp.segment(&seg, &mut |e| handle(e, &mut s)))?;
     tcp.finish(&mut |e| handle(e, &mut s));
     messages.sort_by_key(|m| (m.ts_us, m.conn));
     let data: Vec<&Message> = messages.iter().filter(|m| m.kind == "binary" || m.kind == "text").collect();
