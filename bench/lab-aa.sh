@@ -11,8 +11,7 @@ need_lab
 RUNS="${RUNS:-5}"
 cd "$ROOT"
 build_release
-OUT="${OUT:-/tmp/evalbench-aa}"
-rm -rf "$OUT" && mkdir -p "$OUT" && chmod 755 "$OUT"
+scratch_dir aa
 trap '"$BIN" lab down --dir "$OUT/lab" >/dev/null 2>&1; rm -rf "$OUT/lab"' EXIT
 for side in a b; do
     say "side $side: $RUNS repeats of cold-clean and warm-clean"

@@ -12,8 +12,7 @@ PACKAGES="${PACKAGES:-2000}"
 WORK_PER="${WORK:-100}"
 cd "$ROOT"
 build_release
-OUT="${OUT:-/tmp/evalbench-scale}"
-rm -rf "$OUT" && mkdir -p "$OUT" && chmod 755 "$OUT"
+scratch_dir scale
 trap '"$BIN" lab down --dir "$OUT/lab" >/dev/null 2>&1; rm -rf "$OUT/lab"' EXIT
 "$BIN" lab gen-flake --out "$OUT/flake" --packages "$PACKAGES" --work "$WORK_PER"
 say "one cold-clean pass over $PACKAGES packages"

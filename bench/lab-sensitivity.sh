@@ -16,8 +16,8 @@ WORK_B="${WORK_B:-1800}"
 cd "$ROOT"
 build_release
 # Bundles are kept for a closer look: $OUT (default /tmp/evalbench-sensitivity).
-WORK="${OUT:-/tmp/evalbench-sensitivity}"
-rm -rf "$WORK" && mkdir -p "$WORK" && chmod 755 "$WORK"
+scratch_dir sensitivity
+WORK="$OUT"
 trap 'for d in "$WORK"/*.lab; do "$BIN" lab down --dir "$d" >/dev/null 2>&1; rm -rf "$d"; done' EXIT
 # One cold-clean pass of NAME, kept as pass K of the bundle $WORK/NAME.
 # The two sides take turns pass by pass, so that a drifting machine (this

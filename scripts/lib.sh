@@ -24,6 +24,14 @@ need_pkg() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
 }
 
+# scratch_dir NAME: a world-traversable directory for a bench's lab and
+# bundles, $OUT or /tmp/evalbench-NAME, emptied first and kept afterwards
+# (PostgreSQL runs as another user and must reach it). Sets OUT.
+scratch_dir() {
+    OUT="${OUT:-/tmp/evalbench-$1}"
+    rm -rf "$OUT" && mkdir -p "$OUT" && chmod 755 "$OUT"
+}
+
 # Builds the release binary (quietly unless it fails) and sets BIN.
 build_release() {
     cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
