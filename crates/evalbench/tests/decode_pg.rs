@@ -17,12 +17,18 @@ fn client(pg: &Pg, program: &str) -> Command {
     c
 }
 
-#[test]
-fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
+/// A PostgreSQL of the test's own, in a directory its unprivileged user can reach.
+fn started_pg(prefix: &str) -> (tempfile::TempDir, TestPg) {
     use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix("evalbench-pgdecode.").tempdir_in("/tmp").unwrap();
+    let tmp = tempfile::Builder::new().prefix(prefix).tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let server = TestPg::start(tmp.path());
+    (tmp, server)
+}
+
+#[test]
+fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
+    let (tmp, server) = started_pg("evalbench-pgdecode.");
     let pg = &server.0;
     pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
     let pcap = tmp.path().join("pg.pcap");
@@ -115,10 +121,7 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
 fn statement_shapes_group_as_pg_stat_statements_does() {
     use evalbench_decode::normalize::normalize_sql;
     use std::collections::BTreeMap;
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix("evalbench-pgshapes.").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let server = TestPg::start(tmp.path());
+    let (tmp, server) = started_pg("evalbench-pgshapes.");
     let pg = &server.0;
     assert!(client(pg, "pgbench").args(["-i", "-s", "1", "-q"]).output().unwrap().status.success());
     pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
