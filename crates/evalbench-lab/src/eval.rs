@@ -158,8 +158,8 @@ impl Shared {
     fn fail(&self) {
         if !self.failed.swap(true, Ordering::SeqCst) {
             for &pid in self.pids.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                // SAFETY: kill(2) on a child we spawned and have not reaped (we
-                // reap only after its stderr closes, which a SIGKILL causes).
+                // SAFETY: kill(2) on a child we spawned and have not reaped:
+                // an evaluator leaves this list before its thread reaps it.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
         }
@@ -287,6 +287,8 @@ impl Evaluator<'_> {
         }
         let on = self.attrs.get(i).map(|a| format!("packages.{SYSTEM}.{a}"));
         drop(resolve);
+        // Off the kill list before it is reaped: a reaped pid may be reused.
+        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
         let (status, peak_kb) = wait4(pid);
         span.record("peak_rss_kb", peak_kb);
         let out = paths.join().unwrap_or_default();
