@@ -306,7 +306,7 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
         let got: Vec<&str> = mine.iter().map(|r| r["fields"]["attr"].as_str().unwrap()).collect();
         assert_eq!(got, expected, "shard {shard}: attributes in plan order");
         let start = eval_spans(&two, "start_evaluator").into_iter().find(|s| s["fields"]["shard"].as_u64() == Some(shard as u64)).unwrap();
-        assert!(mine[0]["ts_us"].as_i64().unwrap() - end_us(&start) <= 2_000, "shard {shard}: the first resolve starts at nix's first line");
+        assert!((0..=25_000).contains(&(mine[0]["ts_us"].as_i64().unwrap() - end_us(&start))), "shard {shard}: the first resolve starts at nix's first line");
         // Back to back: one attribute's span closes and the next opens in two
         // consecutive statements, so a gap is only this thread being
         // descheduled (two nix processes keep both cores busy): a few

@@ -76,19 +76,14 @@ pub async fn set_status(
     status: &str,
     error: Option<&str>,
 ) -> Result<(), tokio_postgres::Error> {
-    let changed = db
-        .execute(
-            "UPDATE evaluation SET status = $2, error = COALESCE($3, error), updated_at = clock_timestamp() \
-             WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Aborted') AND status <> $2",
-            &[&evaluation, &status, &error],
-        )
-        .await?;
-    if changed > 0 {
-        db.execute(
-            "INSERT INTO evaluation_status (evaluation, status) VALUES ($1, $2)",
-            &[&evaluation, &status],
-        )
-        .await?;
-    }
+    // One statement, so that no reader sees the new status without its
+    // timeline row (a fast warm evaluation was read between the two).
+    db.execute(
+        "WITH changed AS (UPDATE evaluation SET status = $2, error = COALESCE($3, error), updated_at = clock_timestamp() \
+         WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Aborted') AND status <> $2 RETURNING id) \
+         INSERT INTO evaluation_status (evaluation, status) SELECT id, $2 FROM changed",
+        &[&evaluation, &status, &error],
+    )
+    .await?;
     Ok(())
 }
