@@ -20,7 +20,6 @@ pub fn normalize_sql(sql: &str) -> String {
     let mut prev_word = false;
     // Whether the last token was an operand, so that `-` would subtract.
     let mut after_operand = false;
-    let mut word_start = 0usize;
     while i < b.len() {
         let c = b[i];
         if c == b'-' && b.get(i + 1) == Some(&b'-') {
@@ -88,32 +87,22 @@ pub fn normalize_sql(sql: &str) -> String {
             prev_word = false;
             continue;
         }
-        let word = c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
-        if word && !prev_word {
-            word_start = i;
+        if is_word_byte(c) {
+            // A whole word at once (it ends at an ASCII byte, a character
+            // boundary); a keyword like VALUES or THEN is no operand.
+            let end = i + b[i..].iter().position(|&x| !is_word_byte(x)).unwrap_or(b.len() - i);
+            let w = &sql[i..end];
+            out.push_str(w);
+            after_operand = !BEFORE_OPERAND.iter().any(|k| k.eq_ignore_ascii_case(w));
+            prev_word = true;
+            i = end;
+            continue;
         }
-        prev_word = word;
-        after_operand = if word {
-            // Decided at the word's end: a keyword like VALUES or THEN is no operand.
-            let mut e = i + 1;
-            while e < b.len() && (b[e].is_ascii_alphanumeric() || b[e] == b'_' || b[e] >= 0x80) {
-                e += 1;
-            }
-            let w = &sql[word_start..e.min(sql.len())];
-            !BEFORE_OPERAND.iter().any(|k| k.eq_ignore_ascii_case(w))
-        } else {
-            c == b')' || c == b']' || c == b'"'
-        };
-        // Copy one UTF-8 character.
-        let len = match c {
-            0..=0x7f => 1,
-            0xc0..=0xdf => 2,
-            0xe0..=0xef => 3,
-            _ => 4,
-        };
-        let end = (i + len).min(b.len());
-        out.push_str(&String::from_utf8_lossy(&b[i..end]));
-        i = end;
+        // Anything else is one ASCII byte (bytes of 0x80 and up are in words).
+        prev_word = false;
+        after_operand = c == b')' || c == b']' || c == b'"';
+        out.push(c as char);
+        i += 1;
     }
     // A statement's closing `;` is not part of it (pg_stat_statements keeps
     // the text without it).
@@ -128,6 +117,10 @@ pub fn normalize_sql(sql: &str) -> String {
         out = out.replace("?,?", "?");
     }
     out
+}
+
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
 /// The end of the number starting at `i`: digits, a point, an exponent.
@@ -172,6 +165,7 @@ mod tests {
         assert_eq!(n("SELECT a - 1, a -1, (a) - 1 FROM t"), "SELECT a - ?, a -?, (a) - ? FROM t");
         assert_eq!(n("SELECT 'x' - 1"), "SELECT ? - ?");
         assert_eq!(n("SELECT 1; "), n("SELECT 1"));
+        assert_eq!(n("SELECT ünïcode_1 FROM t WHERE x = 'é' AND y=-2"), "SELECT ünïcode_1 FROM t WHERE x = ? AND y=?");
         // A comment's dashes are no sign.
         assert_eq!(n("SELECT 1 --2\n"), "SELECT ? --2");
     }
