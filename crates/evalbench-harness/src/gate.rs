@@ -45,22 +45,7 @@ pub struct Step {
 
 /// Where nix keeps its eval caches for this user.
 fn eval_cache_dbs() -> Vec<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_default()
-        .join("nix");
-    let mut out = Vec::new();
-    for d in std::fs::read_dir(&base).into_iter().flatten().flatten() {
-        if d.file_name().to_string_lossy().starts_with("eval-cache-v") {
-            for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
-                if f.file_name().to_string_lossy().ends_with(".sqlite") {
-                    out.push(f.path());
-                }
-            }
-        }
-    }
-    out
+    evalbench_lab::eval::eval_cache_files(&evalbench_lab::eval::cache_home())
 }
 
 /// Whether an eval cache already holds `path`'s drvPath: the step will be answered from it.

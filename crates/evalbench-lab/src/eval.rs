@@ -57,11 +57,23 @@ fn nix_message<'a>(lines: impl Iterator<Item = &'a str>) -> String {
     msg.join("\n")
 }
 
-fn cache_home() -> PathBuf {
+/// Where nix keeps its caches for this process: `$XDG_CACHE_HOME`, else `~/.cache`.
+pub fn cache_home() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
         .unwrap_or_default()
+}
+
+/// nix's eval cache databases under a cache home: `nix/eval-cache-v*/*.sqlite`.
+pub fn eval_cache_files(home: &Path) -> Vec<PathBuf> {
+    let entries = |d: &Path| std::fs::read_dir(d).into_iter().flatten().flatten();
+    entries(&home.join("nix"))
+        .filter(|d| d.file_name().to_string_lossy().starts_with("eval-cache-v"))
+        .flat_map(|d| entries(&d.path()))
+        .filter(|f| f.file_name().to_string_lossy().ends_with(".sqlite"))
+        .map(|f| f.path())
+        .collect()
 }
 
 /// Where evaluator `shard` of `shards` keeps nix's caches. nix 2.8 opens its
@@ -77,30 +89,13 @@ fn shard_cache_home(shard: usize, shards: usize) -> Option<PathBuf> {
 /// Eval cache files before we start: evidence of a warm evaluation.
 fn eval_cache_entries() -> usize {
     let base = cache_home();
-    let homes = std::iter::once(base.clone()).chain(
-        std::fs::read_dir(&base)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().starts_with("evaluator-"))
-            .map(|e| e.path()),
-    );
-    homes
-        .flat_map(|h| {
-            std::fs::read_dir(h.join("nix"))
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.ok())
-        })
-        .filter(|e| e.file_name().to_string_lossy().starts_with("eval-cache-v"))
-        .flat_map(|d| {
-            std::fs::read_dir(d.path())
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.ok())
-        })
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".sqlite"))
-        .count()
+    let shard_homes = std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("evaluator-"))
+        .map(|e| e.path());
+    std::iter::once(base.clone()).chain(shard_homes).map(|h| eval_cache_files(&h).len()).sum()
 }
 
 fn emit(v: serde_json::Value) {
@@ -251,14 +246,14 @@ impl Evaluator<'_> {
 
         let mut starting = Some(starting);
         let mut i = 0usize;
+        let mut marks = self.marks(0);
         let mut resolve: Option<Span> = None;
         let mut error: Vec<String> = Vec::new();
-        let (mut marker, mut quoted) = self.marker(0);
         for line in stderr.lines() {
             let Ok(line) = line else { break };
             if let Some(s) = starting.take() {
                 drop(s);
-                resolve = self.attrs.first().map(|a| self.resolve_span(a));
+                resolve = marks.as_ref().map(|m| self.resolve_span(&m.path));
             }
             if !error.is_empty() || line.starts_with("error:") {
                 if error.len() < ERROR_LINES {
@@ -266,26 +261,24 @@ impl Evaluator<'_> {
                 }
                 continue;
             }
-            let Some(r) = &resolve else { continue };
-            if line.contains(".drvPath") {
-                if line.starts_with("using cached string attribute")
-                    && line.contains(&self.drv_path(i))
-                {
+            let (Some(r), Some(m)) = (&resolve, &marks) else { continue };
+            // nix quotes the path in its "using cached" lines.
+            let end = line.strip_suffix('\'').unwrap_or(&line);
+            if end.ends_with(&m.drv_path) {
+                if line.starts_with("using cached string attribute") {
                     r.record("eval_cache", "hit");
-                } else if line.starts_with("evaluating uncached attribute")
-                    && line.ends_with(&self.drv_path(i))
-                {
+                } else if line.starts_with("evaluating uncached attribute") {
                     r.record("eval_cache", "miss");
                 }
             }
-            if line.ends_with(&marker) || line.ends_with(&quoted) {
+            if end.ends_with(&m.output_name) {
                 i += 1;
+                marks = self.marks(i);
                 drop(resolve.take()); // closes attribute i-1 ...
-                resolve = self.attrs.get(i).map(|a| self.resolve_span(a)); // ... and opens i at once
-                (marker, quoted) = self.marker(i);
+                resolve = marks.as_ref().map(|m| self.resolve_span(&m.path)); // ... and opens i at once
             }
         }
-        let on = self.attrs.get(i).map(|a| format!("packages.{SYSTEM}.{a}"));
+        let on = marks.map(|m| m.path);
         drop(resolve);
         // Off the kill list before it is reaped: a reaped pid may be reused.
         self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
@@ -319,29 +312,23 @@ impl Evaluator<'_> {
         ))
     }
 
-    fn resolve_span(&self, attr: &str) -> Span {
-        let full = format!("packages.{SYSTEM}.{attr}");
-        debug_span!(target: E, "resolve", attr = full.as_str(), shard = self.shard, eval_cache = Empty)
+    fn resolve_span(&self, path: &str) -> Span {
+        debug_span!(target: E, "resolve", attr = path, shard = self.shard, eval_cache = Empty)
     }
 
-    fn drv_path(&self, i: usize) -> String {
-        self.attrs
-            .get(i)
-            .map(|a| format!("packages.{SYSTEM}.{a}.drvPath"))
-            .unwrap_or_default()
+    /// Attribute i's path and the ends of nix's lines about it; None past the last.
+    fn marks(&self, i: usize) -> Option<Marks> {
+        let path = format!("packages.{SYSTEM}.{}", self.attrs.get(i)?);
+        Some(Marks { drv_path: format!("{path}.drvPath"), output_name: format!("{path}.outputName"), path })
     }
+}
 
-    /// The ends of nix's lines that close attribute i (bare and quoted);
-    /// past the last attribute, ends no line can have.
-    fn marker(&self, i: usize) -> (String, String) {
-        match self.attrs.get(i) {
-            Some(a) => (
-                format!("packages.{SYSTEM}.{a}.outputName"),
-                format!("packages.{SYSTEM}.{a}.outputName'"),
-            ),
-            None => ("\n".into(), "\n".into()),
-        }
-    }
+/// What nix's `--debug` lines say of one attribute: reading its `drvPath`
+/// (cached or not), and reading its `outputName`, which ends it.
+struct Marks {
+    path: String,
+    drv_path: String,
+    output_name: String,
 }
 
 fn describe(status: Option<i32>) -> String {

@@ -9,7 +9,7 @@
 //! veth pair); otherwise they share loopback.
 
 pub mod control;
-mod eval;
+pub mod eval;
 pub mod flake;
 pub mod host;
 pub mod msg;
