@@ -50,6 +50,18 @@ need_rust() {
     fi
 }
 
+# rustfmt and clippy, for the habits CI keeps (rustup's components, or
+# Debian's packages when cargo came from apt).
+need_lint() {
+    need_rust
+    if ! cargo fmt --version >/dev/null 2>&1; then
+        if command -v rustup >/dev/null; then rustup component add rustfmt; else need_pkg rustfmt rustfmt; fi
+    fi
+    if ! cargo clippy --version >/dev/null 2>&1; then
+        if command -v rustup >/dev/null; then rustup component add clippy; else need_pkg cargo-clippy rust-clippy; fi
+    fi
+}
+
 # PostgreSQL server binaries (the lab starts its own cluster from them).
 need_postgres() {
     if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ls /usr/share/postgresql/*/extension/pg_stat_statements.control >/dev/null 2>&1; then

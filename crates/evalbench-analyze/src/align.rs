@@ -102,7 +102,11 @@ fn job_key(st: &Stream, s: &Span) -> Option<String> {
 }
 
 /// Per job, the spans of a name in time order, as (start, end, span) tuples.
-fn by_job<'a>(streams: impl Iterator<Item = &'a Stream>, name: &str, want: impl Fn(&Stream, &Span) -> bool) -> HashMap<String, Vec<(&'a Stream, &'a Span)>> {
+fn by_job<'a>(
+    streams: impl Iterator<Item = &'a Stream>,
+    name: &str,
+    want: impl Fn(&Stream, &Span) -> bool,
+) -> HashMap<String, Vec<(&'a Stream, &'a Span)>> {
     let mut m: HashMap<String, Vec<(&Stream, &Span)>> = HashMap::new();
     for st in streams {
         let Some(idx) = st.names.iter().position(|n| n == name) else { continue };
@@ -177,9 +181,8 @@ fn drift(up: &[Pair], down: &[Pair], offset: i64) -> Option<i64> {
 pub fn align_pass(streams: &[Stream]) -> Alignment {
     let server: Vec<&Stream> = streams.iter().filter(|s| s.process == SERVER).collect();
     let assigns = by_job(server.iter().copied(), "assign_job", |_, _| true);
-    let events = by_job(server.iter().copied(), "job_event", |st, s| {
-        matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result")
-    });
+    let events =
+        by_job(server.iter().copied(), "job_event", |st, s| matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result"));
     let mut hosts: Vec<Option<String>> = streams.iter().filter(|s| s.process != SERVER).map(|s| s.host.clone()).collect();
     hosts.sort();
     hosts.dedup();

@@ -101,13 +101,5 @@ pub fn load_pass(pass: &PassDir) -> PassData {
             message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into(),
         });
     }
-    PassData {
-        name: pass.name.clone(),
-        dir: pass.path.clone(),
-        run,
-        streams,
-        dropped,
-        malformed_total,
-        warnings,
-    }
+    PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings }
 }

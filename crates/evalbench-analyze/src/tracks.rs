@@ -45,8 +45,7 @@ impl Track {
 pub fn assign(stream: &Stream) -> Tracks {
     let spans = &stream.spans;
     // Sort compact keys, not indices into the spans: far fewer cache misses.
-    let mut keys: Vec<(i64, i64, u64, u32)> =
-        spans.iter().enumerate().map(|(i, s)| (s.ts_us, -s.dur_us, s.id.unwrap_or(0), i as u32)).collect();
+    let mut keys: Vec<(i64, i64, u64, u32)> = spans.iter().enumerate().map(|(i, s)| (s.ts_us, -s.dur_us, s.id.unwrap_or(0), i as u32)).collect();
     keys.sort_unstable();
     let order: Vec<u32> = keys.into_iter().map(|k| k.3).collect();
     let mut tracks: Vec<Track> = Vec::new();
@@ -108,7 +107,11 @@ pub fn assign(stream: &Stream) -> Tracks {
             let n = seen.entry(t.root).or_insert(0);
             *n += 1;
             let base = &stream.names[t.root as usize];
-            if *n == 1 { base.clone() } else { format!("{base} #{n}") }
+            if *n == 1 {
+                base.clone()
+            } else {
+                format!("{base} #{n}")
+            }
         })
         .collect();
     Tracks { of_span, names }

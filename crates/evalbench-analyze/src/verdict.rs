@@ -42,7 +42,11 @@ pub fn median(v: &[f64]) -> f64 {
     if n == 0 {
         return f64::NAN;
     }
-    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
 }
 
 pub fn spread(v: &[f64]) -> Spread {
@@ -189,7 +193,12 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     let floor = (rules.min_change_pct / 100.0 * sa.median.abs()).max(it.floor_abs);
     let Some((p, q)) = p else {
         return Verdict {
-            text: format!("{:+.1}% ({} → {} {unit}): no noise estimate (one run on a side); repeat to get a verdict", change, fmt(sa.median), fmt(sb.median)),
+            text: format!(
+                "{:+.1}% ({} → {} {unit}): no noise estimate (one run on a side); repeat to get a verdict",
+                change,
+                fmt(sa.median),
+                fmt(sb.median)
+            ),
             a: sa,
             b: sb,
             change_pct: change,
@@ -218,7 +227,8 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     } else {
         ("inside noise", format!("{change:+.1}%: inside run-to-run noise ({tests})"))
     };
-    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }.rounded(unit)
+    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }
+        .rounded(unit)
 }
 
 impl Verdict {
@@ -354,7 +364,11 @@ pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -
 }
 
 fn fmt(x: f64) -> String {
-    if x.abs() >= 100.0 { format!("{x:.0}") } else { format!("{x:.3}") }
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    }
 }
 
 #[cfg(test)]
@@ -408,7 +422,12 @@ mod tests {
     #[test]
     fn a_family_too_small_to_decide_says_so_once() {
         let items: Vec<Measured> = (0..60)
-            .map(|i| Measured { what: format!("s{i}"), a: (0..6).map(|k| 10.0 + k as f64).collect(), b: (0..6).map(|k| 30.0 + k as f64).collect(), floor_abs: 0.05 })
+            .map(|i| Measured {
+                what: format!("s{i}"),
+                a: (0..6).map(|k| 10.0 + k as f64).collect(),
+                b: (0..6).map(|k| 30.0 + k as f64).collect(),
+                floor_abs: 0.05,
+            })
             .collect();
         let f = judge("spans", items, "ms", ("faster", "slower"), Rules::default());
         assert!(f.power.as_deref().unwrap().contains("7 runs a side"), "{:?}", f.power);

@@ -62,9 +62,7 @@ fn safe_link_target(target: &Path) -> Result<(), String> {
         match c {
             Component::Normal(_) | Component::CurDir => {}
             Component::ParentDir => return Err(format!("link to {} leads out of its directory (`..`)", target.display())),
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("link to absolute path {}", target.display()))
-            }
+            Component::RootDir | Component::Prefix(_) => return Err(format!("link to absolute path {}", target.display())),
         }
     }
     Ok(())
@@ -82,11 +80,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
         offset: consumed.load(Ordering::Relaxed),
         message: describe(&e),
     };
-    let refused = |entry: &str, reason: String| BundleError::Refused {
-        path: archive.to_path_buf(),
-        entry: entry.to_string(),
-        reason,
-    };
+    let refused = |entry: &str, reason: String| BundleError::Refused { path: archive.to_path_buf(), entry: entry.to_string(), reason };
     let mut total: u64 = 0;
     let mut count: u64 = 0;
     for entry in tar.entries().map_err(|e| stream_err(None, e))? {
@@ -116,10 +110,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                     None => {
                         drop(f);
                         let _ = fs::remove_file(&out);
-                        return Err(BundleError::TooLarge {
-                            path: archive.into(),
-                            limit: format!("{} bytes unpacked", limits.max_unpacked_bytes),
-                        });
+                        return Err(BundleError::TooLarge { path: archive.into(), limit: format!("{} bytes unpacked", limits.max_unpacked_bytes) });
                     }
                 }
             }
@@ -146,10 +137,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                     }
                     total += meta.len();
                     if total > limits.max_unpacked_bytes {
-                        return Err(BundleError::TooLarge {
-                            path: archive.into(),
-                            limit: format!("{} bytes unpacked", limits.max_unpacked_bytes),
-                        });
+                        return Err(BundleError::TooLarge { path: archive.into(), limit: format!("{} bytes unpacked", limits.max_unpacked_bytes) });
                     }
                     make_parent(&out)?;
                     remove_existing(&out)?;

@@ -4,14 +4,32 @@ use std::path::PathBuf;
 /// What went wrong, always naming the file and, where it helps, the entry or offset.
 #[derive(Debug)]
 pub enum BundleError {
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The archive stream could not be read (truncated or corrupt gzip/tar).
-    Archive { path: PathBuf, entry: Option<String>, offset: u64, message: String },
+    Archive {
+        path: PathBuf,
+        entry: Option<String>,
+        offset: u64,
+        message: String,
+    },
     /// An entry was refused for safety; nothing of it was written.
-    Refused { path: PathBuf, entry: String, reason: String },
+    Refused {
+        path: PathBuf,
+        entry: String,
+        reason: String,
+    },
     /// The unpacked size or entry count went over the configured limit.
-    TooLarge { path: PathBuf, limit: String },
-    NotABundle { path: PathBuf, reason: String },
+    TooLarge {
+        path: PathBuf,
+        limit: String,
+    },
+    NotABundle {
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 impl fmt::Display for BundleError {
@@ -27,11 +45,9 @@ impl fmt::Display for BundleError {
             BundleError::Refused { path, entry, reason } => {
                 write!(f, "{}: refused entry {entry:?}: {reason}", path.display())
             }
-            BundleError::TooLarge { path, limit } => write!(
-                f,
-                "{}: unpacking stopped at the limit of {limit}; raise it (--max-unpacked) if the bundle is trusted",
-                path.display()
-            ),
+            BundleError::TooLarge { path, limit } => {
+                write!(f, "{}: unpacking stopped at the limit of {limit}; raise it (--max-unpacked) if the bundle is trusted", path.display())
+            }
             BundleError::NotABundle { path, reason } => write!(f, "{}: not an evalbench bundle: {reason}", path.display()),
         }
     }

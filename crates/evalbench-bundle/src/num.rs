@@ -11,7 +11,11 @@ pub fn round_to(x: f64, decimals: i32) -> f64 {
     let f = 10f64.powi(decimals);
     let r = (x * f).round() / f;
     // -0.0 prints as "-0.0": a sign that says nothing.
-    if r == 0.0 { 0.0 } else { r }
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
 }
 
 /// Seconds, to the microsecond.

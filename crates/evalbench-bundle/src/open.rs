@@ -69,10 +69,7 @@ impl Bundle {
             unpack(source, tmp.path(), limits)?;
             (tmp.path().to_path_buf(), Some(tmp))
         } else {
-            return Err(BundleError::NotABundle {
-                path: source.into(),
-                reason: "expected a directory or a .tar.gz archive".into(),
-            });
+            return Err(BundleError::NotABundle { path: source.into(), reason: "expected a directory or a .tar.gz archive".into() });
         };
         let mut passes = find_passes(&root)?;
         let mut root = root;

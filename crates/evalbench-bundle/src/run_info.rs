@@ -47,10 +47,7 @@ impl RunInfo {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
         let raw: serde_json::Value = serde_json::from_str(&text).map_err(|e| BundleError::Io {
             path: path.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("line {}, column {}: {e}", e.line(), e.column()),
-            ),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}, column {}: {e}", e.line(), e.column())),
         })?;
         let mut info: RunInfo = serde_json::from_value(raw.clone()).map_err(|e| BundleError::Io {
             path: path.to_path_buf(),

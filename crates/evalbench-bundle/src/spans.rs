@@ -229,9 +229,7 @@ impl Parser {
         // Almost every line of a file belongs to the stream of the line before.
         let same = self.last.is_some_and(|i: usize| {
             let st = &self.out.streams[i];
-            st.pid == pid
-                && st.process == line.process.as_deref().unwrap_or(&self.default_process)
-                && st.host.as_deref() == line.host.as_deref()
+            st.pid == pid && st.process == line.process.as_deref().unwrap_or(&self.default_process) && st.host.as_deref() == line.host.as_deref()
         });
         let si = match self.last {
             Some(i) if same => i,
@@ -286,17 +284,7 @@ impl Parser {
             Some(s.into_boxed_str())
         };
         let fields = line.fields.map(|f| stream.push_text(f.get())).unwrap_or_default();
-        stream.spans.push(Span {
-            name,
-            target,
-            ts_us,
-            dur_us,
-            id: line.id,
-            parent: line.parent,
-            thread: line.thread,
-            fields,
-            extra,
-        });
+        stream.spans.push(Span { name, target, ts_us, dur_us, id: line.id, parent: line.parent, thread: line.thread, fields, extra });
     }
 }
 
@@ -479,7 +467,13 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
         for st in part.streams {
             let key = (st.host.clone(), st.process.clone(), st.pid);
             let si = *index.entry(key).or_insert_with(|| {
-                out.streams.push(Stream { host: st.host.clone(), process: st.process.clone(), pid: st.pid, file: st.file.clone(), ..Default::default() });
+                out.streams.push(Stream {
+                    host: st.host.clone(),
+                    process: st.process.clone(),
+                    pid: st.pid,
+                    file: st.file.clone(),
+                    ..Default::default()
+                });
                 names.push(HashMap::default());
                 out.streams.len() - 1
             });
@@ -553,7 +547,11 @@ pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, B
     for (u, r) in results.into_iter().enumerate() {
         per_file[units[u].0].push(r.expect("every chunk was read")?);
     }
-    Ok(per_file.into_iter().zip(&paths).map(|(parts, p)| if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) }).collect())
+    Ok(per_file
+        .into_iter()
+        .zip(&paths)
+        .map(|(parts, p)| if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) })
+        .collect())
 }
 
 #[doc(hidden)]

@@ -9,8 +9,38 @@
 
 /// Words after which `-` starts a signed constant rather than subtracting.
 const BEFORE_OPERAND: &[&str] = &[
-    "select", "where", "and", "or", "not", "then", "else", "when", "case", "by", "limit", "offset", "values", "set", "in", "is", "like", "ilike",
-    "between", "returning", "as", "on", "having", "default", "array", "return", "any", "all", "some", "distinct", "fetch", "interval",
+    "select",
+    "where",
+    "and",
+    "or",
+    "not",
+    "then",
+    "else",
+    "when",
+    "case",
+    "by",
+    "limit",
+    "offset",
+    "values",
+    "set",
+    "in",
+    "is",
+    "like",
+    "ilike",
+    "between",
+    "returning",
+    "as",
+    "on",
+    "having",
+    "default",
+    "array",
+    "return",
+    "any",
+    "all",
+    "some",
+    "distinct",
+    "fetch",
+    "interval",
 ];
 
 pub fn normalize_sql(sql: &str) -> String {
@@ -147,14 +177,20 @@ fn number_end(b: &[u8], mut i: usize) -> usize {
 mod tests {
     #[test]
     fn folds_literals_and_lists() {
-        assert_eq!(super::normalize_sql("SELECT * FROM t WHERE a = 'x''y' AND b IN (1, 2, 3) AND c = $1"), "SELECT * FROM t WHERE a = ? AND b IN (?) AND c = ?");
+        assert_eq!(
+            super::normalize_sql("SELECT * FROM t WHERE a = 'x''y' AND b IN (1, 2, 3) AND c = $1"),
+            "SELECT * FROM t WHERE a = ? AND b IN (?) AND c = ?"
+        );
         assert_eq!(super::normalize_sql("select  t1.col2\n from t1"), "select t1.col2 from t1");
     }
 
     #[test]
     fn a_constant_keeps_its_sign() {
         let n = super::normalize_sql;
-        assert_eq!(n("UPDATE pgbench_branches SET bbalance = bbalance + -1732 WHERE bid = 1"), n("UPDATE pgbench_branches SET bbalance = bbalance + 2112 WHERE bid = 1"));
+        assert_eq!(
+            n("UPDATE pgbench_branches SET bbalance = bbalance + -1732 WHERE bid = 1"),
+            n("UPDATE pgbench_branches SET bbalance = bbalance + 2112 WHERE bid = 1")
+        );
         assert_eq!(n("UPDATE t SET b = b + -1732 WHERE id = 1"), "UPDATE t SET b = b + ? WHERE id = ?");
         assert_eq!(
             n("INSERT INTO h (tid, bid, aid, delta, mtime) VALUES (3, 1, 90, -4171, CURRENT_TIMESTAMP)"),

@@ -123,16 +123,12 @@ fn error_text(body: &[u8]) -> String {
     format!("{code}: {msg}")
 }
 
+#[derive(Default)]
 pub struct PgDecoder {
     conns: HashMap<u64, Conn>,
     pub summary: PgSummary,
 }
 
-impl Default for PgDecoder {
-    fn default() -> Self {
-        PgDecoder { conns: HashMap::new(), summary: PgSummary::default() }
-    }
-}
 
 impl PgDecoder {
     pub fn event(&mut self, e: Event<'_>, out: &mut dyn FnMut(Execution)) {
@@ -160,7 +156,11 @@ impl PgDecoder {
                 if let Some(c) = self.conns.get_mut(&conn) {
                     c.unsure = true;
                     // Resynchronise at the next segment boundary.
-                    if to_server { c.up.reset() } else { c.down.reset() }
+                    if to_server {
+                        c.up.reset()
+                    } else {
+                        c.down.reset()
+                    }
                 }
             }
             Event::Close { conn } => {

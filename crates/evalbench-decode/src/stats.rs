@@ -101,8 +101,12 @@ pub fn job_phases(path: &Path) -> Result<Vec<JobPhase>, String> {
 mod tests {
     #[test]
     fn old_and_new_column_names_read_alike() {
-        let v12: Vec<super::Statement> = serde_json::from_str(r#"[{"query":"SELECT 1","calls":2,"total_time":1.5,"mean_time":0.75,"blk_read_time":0.1,"extra":true}]"#).unwrap();
-        let v17: Vec<super::Statement> = serde_json::from_str(r#"[{"query":"SELECT 1","calls":2,"total_exec_time":1.5,"mean_exec_time":0.75,"shared_blk_read_time":0.1,"total_plan_time":0.2}]"#).unwrap();
+        let v12: Vec<super::Statement> =
+            serde_json::from_str(r#"[{"query":"SELECT 1","calls":2,"total_time":1.5,"mean_time":0.75,"blk_read_time":0.1,"extra":true}]"#).unwrap();
+        let v17: Vec<super::Statement> = serde_json::from_str(
+            r#"[{"query":"SELECT 1","calls":2,"total_exec_time":1.5,"mean_exec_time":0.75,"shared_blk_read_time":0.1,"total_plan_time":0.2}]"#,
+        )
+        .unwrap();
         assert_eq!(v12[0].total_exec_time, v17[0].total_exec_time);
         assert_eq!(v12[0].shared_blk_read_time, v17[0].shared_blk_read_time);
         assert_eq!(v17[0].total_plan_time, Some(0.2));

@@ -105,7 +105,10 @@ fn parse_call(s: &str) -> Option<(String, String, String, Option<i64>)> {
 fn is_error(ret: &str) -> bool {
     let mut t = ret.split_ascii_whitespace();
     let (Some(value), Some(name)) = (t.next(), t.next()) else { return false };
-    (value == "?" || value.starts_with('-')) && name.len() > 1 && name.starts_with('E') && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    (value == "?" || value.starts_with('-'))
+        && name.len() > 1
+        && name.starts_with('E')
+        && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 #[derive(Default)]
@@ -223,7 +226,11 @@ fn tid_of(path: &Path) -> u64 {
 /// A file, or a directory of `-ff` files (`worker.<pid>`).
 pub fn decode(path: &Path) -> Result<StraceSummary, String> {
     let mut files: Vec<std::path::PathBuf> = if path.is_dir() {
-        std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect()
+        std::fs::read_dir(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect()
     } else {
         vec![path.to_path_buf()]
     };

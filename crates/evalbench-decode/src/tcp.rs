@@ -15,11 +15,28 @@ pub const MAX_PENDING: usize = 1 << 20;
 
 #[derive(Debug)]
 pub enum Event<'a> {
-    Open { conn: u64, client: Endpoint, server: Endpoint, ts_us: i64, saw_syn: bool },
-    Data { conn: u64, to_server: bool, ts_us: i64, bytes: &'a [u8] },
+    Open {
+        conn: u64,
+        client: Endpoint,
+        server: Endpoint,
+        ts_us: i64,
+        saw_syn: bool,
+    },
+    Data {
+        conn: u64,
+        to_server: bool,
+        ts_us: i64,
+        bytes: &'a [u8],
+    },
     /// Bytes that were never captured; the stream resumes after them.
-    Gap { conn: u64, to_server: bool, lost: u64 },
-    Close { conn: u64 },
+    Gap {
+        conn: u64,
+        to_server: bool,
+        lost: u64,
+    },
+    Close {
+        conn: u64,
+    },
 }
 
 fn seq_lt(a: u32, b: u32) -> bool {
@@ -53,7 +70,11 @@ pub struct Reassembler {
 }
 
 fn key(a: Endpoint, b: Endpoint) -> (Endpoint, Endpoint) {
-    if a <= b { (a, b) } else { (b, a) }
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
 }
 
 impl Reassembler {
@@ -68,9 +89,10 @@ impl Reassembler {
         // So does a client's SYN (no ACK) on a 4-tuple we had the other way round.
         let client_syn = s.syn && !s.ack;
         if s.syn
-            && self.conns.get(&k).is_some_and(|c| {
-                c.up.fin || c.down.fin || c.up.delivered > 0 || c.down.delivered > 0 || (client_syn && c.client != s.src)
-            })
+            && self
+                .conns
+                .get(&k)
+                .is_some_and(|c| c.up.fin || c.down.fin || c.up.delivered > 0 || c.down.delivered > 0 || (client_syn && c.client != s.src))
         {
             if let Some(c) = self.conns.remove(&k) {
                 out(Event::Close { conn: c.id });
@@ -89,7 +111,11 @@ impl Reassembler {
                 _ if client_syn => s.src,
                 _ if s.syn => s.dst,
                 _ => {
-                    if s.src.1 > s.dst.1 { s.src } else { s.dst }
+                    if s.src.1 > s.dst.1 {
+                        s.src
+                    } else {
+                        s.dst
+                    }
                 }
             };
             let server = if client == s.src { s.dst } else { s.src };

@@ -81,6 +81,13 @@ struct Dir {
     broken: bool,
 }
 
+/// Frames seen in one direction, control frames among them.
+#[derive(Default)]
+struct FrameCounts {
+    frames: u64,
+    control: u64,
+}
+
 struct Conn {
     up: Dir,
     down: Dir,
@@ -100,7 +107,7 @@ fn kind(op: u8) -> Option<&'static str> {
 
 impl Dir {
     /// Consumes bytes, emitting whole messages.
-    fn push(&mut self, conn: u64, from: &'static str, ts: i64, mut data: &[u8], control: &mut u64, frames: &mut u64, out: &mut dyn FnMut(Message)) {
+    fn push(&mut self, conn: u64, from: &'static str, ts: i64, mut data: &[u8], counts: &mut FrameCounts, out: &mut dyn FnMut(Message)) {
         if !self.http_done {
             // Up to the blank line that ends the upgrade request or response.
             let room = (64 * 1024usize).saturating_sub(self.http.len());
@@ -161,9 +168,9 @@ impl Dir {
                 _ => u64::from_be_bytes(self.head[2..10].try_into().expect("8 bytes")),
             };
             self.head.clear();
-            *frames += 1;
+            counts.frames += 1;
             if op >= 0x8 {
-                *control += 1;
+                counts.control += 1;
                 out(Message { conn, ts_us: ts, from, kind: kind(op).unwrap_or("control"), bytes: len, frames: 1 });
             } else {
                 if op != 0 {
@@ -173,7 +180,14 @@ impl Dir {
                 self.msg_bytes += len;
                 self.msg_frames += 1;
                 if fin {
-                    out(Message { conn, ts_us: self.msg_ts, from, kind: self.msg_kind.unwrap_or("continuation"), bytes: self.msg_bytes, frames: self.msg_frames });
+                    out(Message {
+                        conn,
+                        ts_us: self.msg_ts,
+                        from,
+                        kind: self.msg_kind.unwrap_or("continuation"),
+                        bytes: self.msg_bytes,
+                        frames: self.msg_frames,
+                    });
                     self.msg_bytes = 0;
                     self.msg_frames = 0;
                 }
@@ -195,7 +209,7 @@ pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option
     let mut conns: HashMap<u64, Conn> = HashMap::new();
     let mut s = WsSummary::default();
     let mut messages: Vec<Message> = Vec::new();
-    let (mut fw, mut fs, mut control) = (0u64, 0u64, 0u64);
+    let (mut fw, mut fs) = (FrameCounts::default(), FrameCounts::default());
     let mut handle = |e: Event<'_>, s: &mut WsSummary| match e {
         Event::Open { conn, saw_syn, .. } => {
             s.connections += 1;
@@ -206,9 +220,9 @@ pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option
             if let Some(c) = conns.get_mut(&conn) {
                 let mut emit = |m: Message| messages.push(m);
                 if to_server {
-                    c.up.push(conn, "worker", ts_us, bytes, &mut control, &mut fw, &mut emit);
+                    c.up.push(conn, "worker", ts_us, bytes, &mut fw, &mut emit);
                 } else {
-                    c.down.push(conn, "server", ts_us, bytes, &mut control, &mut fs, &mut emit);
+                    c.down.push(conn, "server", ts_us, bytes, &mut fs, &mut emit);
                 }
             }
         }
@@ -242,14 +256,18 @@ pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option
     for w in data.windows(2) {
         if w[0].conn == w[1].conn && w[0].from != w[1].from {
             let d = w[1].ts_us - w[0].ts_us;
-            if w[0].from == "worker" { up.push(d) } else { down.push(d) }
+            if w[0].from == "worker" {
+                up.push(d)
+            } else {
+                down.push(d)
+            }
         }
     }
     s.round_trip_worker_to_server_us = Dist::of(up);
     s.round_trip_server_to_worker_us = Dist::of(down);
-    s.frames_from_worker = fw;
-    s.frames_from_server = fs;
-    s.control_frames = control;
+    s.frames_from_worker = fw.frames;
+    s.frames_from_server = fs.frames;
+    s.control_frames = fw.control + fs.control;
     s.packets = stats;
     for m in &messages {
         out(m);

@@ -13,11 +13,7 @@ pub struct Api {
 
 impl Api {
     pub fn new(ep: Endpoint) -> Api {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(30)))
-            .build()
-            .into();
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(30))).build().into();
         Api { agent, ep }
     }
 
@@ -28,12 +24,8 @@ impl Api {
     /// POST .../evaluate: the evaluation's id.
     pub fn evaluate(&self) -> Result<String, String> {
         let url = format!("{}/api/v1/projects/{}/{}/evaluate", self.ep.url, self.ep.organization, self.ep.project);
-        let mut r = self
-            .agent
-            .post(&url)
-            .header("Authorization", &self.auth())
-            .send_json(serde_json::json!({}))
-            .map_err(|e| format!("POST {url}: {e}"))?;
+        let mut r =
+            self.agent.post(&url).header("Authorization", &self.auth()).send_json(serde_json::json!({})).map_err(|e| format!("POST {url}: {e}"))?;
         let code = r.status();
         let body: Value = r.body_mut().read_json().map_err(|e| format!("POST {url}: HTTP {code}, not JSON: {e}"))?;
         if body["error"] != false {

@@ -53,7 +53,6 @@ pub fn memory_source() -> MemorySource {
     }
 }
 
-
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// Sum of RSS of `pid` and its descendants, in bytes.
@@ -113,11 +112,15 @@ pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, st
     }
     cmd.stdin(Stdio::null());
     let source = memory_source();
-    let cg: Option<PathBuf> = if !memory { None } else { match source {
-        MemorySource::CgroupV2 => v2_base(),
-        MemorySource::CgroupV1 => v1_base(),
-        MemorySource::ProcSampling10ms => None,
-    } }
+    let cg: Option<PathBuf> = if !memory {
+        None
+    } else {
+        match source {
+            MemorySource::CgroupV2 => v2_base(),
+            MemorySource::CgroupV1 => v1_base(),
+            MemorySource::ProcSampling10ms => None,
+        }
+    }
     .map(|b| b.join(format!("evalbench-bench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
     if let Some(dir) = &cg {
         std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -185,11 +188,26 @@ pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, st
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let exit = if libc::WIFEXITED(status) { Some(libc::WEXITSTATUS(status)) } else { None };
     use evalbench_bundle::num::s;
-    Ok(Run { wall_s: s(wall), user_s: s(tv(ru.ru_utime)), sys_s: s(tv(ru.ru_stime)), peak_bytes: peak, exit, started_s: s(started.duration_since(t0).as_secs_f64()) })
+    Ok(Run {
+        wall_s: s(wall),
+        user_s: s(tv(ru.ru_utime)),
+        sys_s: s(tv(ru.ru_stime)),
+        peak_bytes: peak,
+        exit,
+        started_s: s(started.duration_since(t0).as_secs_f64()),
+    })
 }
 
 /// Runs `runs` measured runs, `parallel` at a time; returns them and the wall of the whole batch.
-pub fn run_many(argv: &[String], prepare: Option<&str>, runs: usize, parallel: usize, quiet: bool, memory: bool, progress: &(dyn Fn(usize) + Sync)) -> Result<(Vec<Run>, f64), String> {
+pub fn run_many(
+    argv: &[String],
+    prepare: Option<&str>,
+    runs: usize,
+    parallel: usize,
+    quiet: bool,
+    memory: bool,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(Vec<Run>, f64), String> {
     let t0 = Instant::now();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Result<Run, String>>> = Mutex::new(Vec::new());
@@ -222,4 +240,3 @@ pub fn run_many(argv: &[String], prepare: Option<&str>, runs: usize, parallel: u
     out.sort_by(|a, b| a.started_s.total_cmp(&b.started_s));
     Ok((out, wall))
 }
-

@@ -53,8 +53,13 @@ pub fn cache_holds(path: &[String]) -> bool {
     eval_cache_dbs().iter().any(|db| {
         let Ok(c) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else { return false };
         let ids = |parents: &[i64], name: &str| -> Vec<i64> {
-            let q = if parents.is_empty() { "SELECT rowid FROM Attributes WHERE name = ?1".to_string() } else {
-                format!("SELECT rowid FROM Attributes WHERE name = ?1 AND parent IN ({})", parents.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","))
+            let q = if parents.is_empty() {
+                "SELECT rowid FROM Attributes WHERE name = ?1".to_string()
+            } else {
+                format!(
+                    "SELECT rowid FROM Attributes WHERE name = ?1 AND parent IN ({})",
+                    parents.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+                )
             };
             c.prepare(&q).and_then(|mut st| st.query_map([name], |r| r.get::<_, i64>(0)).map(|rows| rows.flatten().collect())).unwrap_or_default()
         };
@@ -159,7 +164,6 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-
 fn safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
@@ -205,7 +209,13 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                 drop(g);
                 let Some(k) = pick else { break };
                 let step = &steps[k];
-                let cache = if !o.eval_cache { "off" } else if cache_holds(&step.attr_path) { "hit" } else { "miss" };
+                let cache = if !o.eval_cache {
+                    "off"
+                } else if cache_holds(&step.attr_path) {
+                    "hit"
+                } else {
+                    "miss"
+                };
                 progress(&format!("{} started (eval cache {cache})", step.name));
                 let errf = logs.join(format!("{}.stderr", safe(&step.name)));
                 let start_us = now_us();
@@ -303,6 +313,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
             "steps": results,
         }
     });
-    evalbench_bundle::write_atomic(&dir.join("run.json"), serde_json::to_string_pretty(&run).expect("serializes").as_bytes()).map_err(|e| e.to_string())?;
+    evalbench_bundle::write_atomic(&dir.join("run.json"), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())
+        .map_err(|e| e.to_string())?;
     Ok(dir)
 }

@@ -66,11 +66,8 @@ pub fn expected_files(c: &Captures) -> Vec<&'static str> {
 }
 
 fn missing_files(dir: &Path, c: &Captures) -> Vec<String> {
-    let mut missing: Vec<String> = expected_files(c)
-        .into_iter()
-        .filter(|f| std::fs::metadata(dir.join(f)).map(|m| m.len() == 0).unwrap_or(true))
-        .map(String::from)
-        .collect();
+    let mut missing: Vec<String> =
+        expected_files(c).into_iter().filter(|f| std::fs::metadata(dir.join(f)).map(|m| m.len() == 0).unwrap_or(true)).map(String::from).collect();
     let has_spans = std::fs::read_dir(dir.join(layout::TRACE_DIR))
         .map(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "jsonl") && e.metadata().is_ok_and(|m| m.len() > 0)))
         .unwrap_or(false);
@@ -165,7 +162,11 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         }
     }
     let t0 = Instant::now();
-    let follow = |stop_when: &dyn Fn(&str) -> bool, statuses: &mut Vec<StatusChange>, last: &mut Value, progress: &mut dyn FnMut(&str)| -> Result<(), String> {
+    let follow = |stop_when: &dyn Fn(&str) -> bool,
+                  statuses: &mut Vec<StatusChange>,
+                  last: &mut Value,
+                  progress: &mut dyn FnMut(&str)|
+     -> Result<(), String> {
         let Some(id) = &eval_id else { return Ok(()) };
         loop {
             if INTERRUPTED.load(Ordering::Relaxed) {
@@ -247,7 +248,9 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     }
     target.collect_spans(&trace_dir).unwrap_or_else(|e| problems.push(e));
     if c.perf {
-        for (data, svg, title) in [("perf.data", "flame.svg", "server host"), ("worker/perf.data", "worker/flame.svg", "worker host (eval subprocess included)")] {
+        for (data, svg, title) in
+            [("perf.data", "flame.svg", "server host"), ("worker/perf.data", "worker/flame.svg", "worker host (eval subprocess included)")]
+        {
             if dir.join(data).exists() {
                 perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name)).unwrap_or_else(|e| problems.push(e));
             }

@@ -32,14 +32,7 @@ pub struct UpOpts {
 }
 
 fn hosts(st: &LabState) -> (Host, Host) {
-    (
-        Host {
-            netns: st.net.server_ns.clone(),
-        },
-        Host {
-            netns: st.net.worker_ns.clone(),
-        },
-    )
+    (Host { netns: st.net.server_ns.clone() }, Host { netns: st.net.worker_ns.clone() })
 }
 
 pub fn pg_of(st: &LabState) -> Result<Pg, String> {
@@ -55,10 +48,7 @@ pub fn pg_of(st: &LabState) -> Result<Pg, String> {
 
 pub fn up(o: &UpOpts) -> Result<LabState, String> {
     std::fs::create_dir_all(&o.dir).map_err(|e| format!("{}: {e}", o.dir.display()))?;
-    let dir = o
-        .dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", o.dir.display()))?;
+    let dir = o.dir.canonicalize().map_err(|e| format!("{}: {e}", o.dir.display()))?;
     {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
@@ -104,12 +94,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
         st.proto_port = 8080;
     } else {
         netns::remove(&names);
-        st.net = Net {
-            mode: "loopback".into(),
-            server_addr: "127.0.0.1".into(),
-            server_addr_for_worker: "127.0.0.1".into(),
-            ..Net::default()
-        };
+        st.net = Net { mode: "loopback".into(), server_addr: "127.0.0.1".into(), server_addr_for_worker: "127.0.0.1".into(), ..Net::default() };
         if st.pg_port == 0 || st.pg_port == 5432 {
             st.pg_port = free_port()?;
         }
@@ -134,11 +119,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
         api_key: st.api_key.clone(),
     };
     let pfile = dir.join("provision.json");
-    std::fs::write(
-        &pfile,
-        serde_json::to_vec_pretty(&provision).expect("serializes"),
-    )
-    .map_err(|e| format!("{}: {e}", pfile.display()))?;
+    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(|e| format!("{}: {e}", pfile.display()))?;
     st.save()?;
     start_services(&mut st)?;
     st.save()?;
@@ -146,9 +127,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
 }
 
 fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host: &str) {
-    cmd.env("EVALBENCH_PROCESS", process)
-        .env("EVALBENCH_HOST", host)
-        .env("NIX_CONFIG", NIX_CONFIG);
+    cmd.env("EVALBENCH_PROCESS", process).env("EVALBENCH_HOST", host).env("NIX_CONFIG", NIX_CONFIG);
     match &st.trace_dir {
         Some(t) => cmd.env("EVALBENCH_TRACE_DIR", t),
         None => cmd.env_remove("EVALBENCH_TRACE_DIR"),
@@ -162,22 +141,9 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
     if let Some(t) = &st.trace_dir {
         std::fs::create_dir_all(t).map_err(|e| format!("{}: {e}", t.display()))?;
     }
-    let listen = if st.net.mode == "netns" {
-        format!("0.0.0.0:{}", st.server_port)
-    } else {
-        format!("127.0.0.1:{}", st.server_port)
-    };
+    let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
     let mut c = srv.command(&exe, None);
-    c.args([
-        "lab",
-        "server",
-        "--listen",
-        &listen,
-        "--database",
-        &st.database_url(),
-        "--provision",
-    ])
-    .arg(st.dir.join("provision.json"));
+    c.args(["lab", "server", "--listen", &listen, "--database", &st.database_url(), "--provision"]).arg(st.dir.join("provision.json"));
     if st.proto_port != st.server_port && st.proto_port != 0 {
         c.args(["--proto-listen", &format!("127.0.0.1:{}", st.proto_port)]);
     }
@@ -188,60 +154,25 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
     st.worker_pids.clear();
     for k in 0..st.workers {
         let mut c = wrk.command(&exe, None);
-        let port = if st.proto_port == 0 {
-            st.server_port
-        } else {
-            st.proto_port
-        };
-        c.args([
-            "lab",
-            "worker",
-            "--server",
-            &format!("{}:{}", st.net.server_addr_for_worker, port),
-            "--name",
-            &format!("worker-{k}"),
-            "--sources",
-        ])
-        .arg(st.sources());
+        let port = if st.proto_port == 0 { st.server_port } else { st.proto_port };
+        c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, port), "--name", &format!("worker-{k}"), "--sources"])
+            .arg(st.sources());
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
-        c.env(
-            "EVALBENCH_CLOCK_SKEW_US",
-            (st.worker_clock_skew_ms * 1000).to_string(),
-        )
-        .env("XDG_CACHE_HOME", st.eval_cache())
-        .env(
-            "EVALBENCH_LAB_EVAL_SHARDS",
-            st.eval_workers.max(1).to_string(),
-        );
-        st.worker_pids.push(spawn_detached(
-            c,
-            &st.logs().join(format!("worker-{k}.log")),
-        )?);
+        c.env("EVALBENCH_CLOCK_SKEW_US", (st.worker_clock_skew_ms * 1000).to_string())
+            .env("XDG_CACHE_HOME", st.eval_cache())
+            .env("EVALBENCH_LAB_EVAL_SHARDS", st.eval_workers.max(1).to_string());
+        st.worker_pids.push(spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?);
     }
     let n = st.workers as u64;
-    wait_for(
-        st,
-        |h| {
-            h.and_then(|v| v["message"]["workers"].as_u64())
-                .is_some_and(|w| w >= n)
-        },
-        "the workers to connect",
-    )
+    wait_for(st, |h| h.and_then(|v| v["message"]["workers"].as_u64()).is_some_and(|w| w >= n), "the workers to connect")
 }
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into()
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(10))).build().into()
 }
 
 fn health(st: &LabState) -> Option<Value> {
-    let mut r = agent()
-        .get(format!("{}/api/v1/health", st.base_url()))
-        .call()
-        .ok()?;
+    let mut r = agent().get(format!("{}/api/v1/health", st.base_url())).call().ok()?;
     r.body_mut().read_json::<Value>().ok()
 }
 
@@ -252,23 +183,14 @@ fn wait_for(st: &LabState, ok: impl Fn(Option<Value>) -> bool, what: &str) -> Re
             return Ok(());
         }
         if !st.server_pid.is_some_and(alive) {
-            return Err(format!(
-                "the lab server exited; see {}",
-                st.logs().join("server.log").display()
-            ));
+            return Err(format!("the lab server exited; see {}", st.logs().join("server.log").display()));
         }
         if let Some(dead) = st.worker_pids.iter().find(|p| !alive(**p)) {
-            return Err(format!(
-                "a lab worker (pid {dead}) exited; see {}",
-                st.logs().display()
-            ));
+            return Err(format!("a lab worker (pid {dead}) exited; see {}", st.logs().display()));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(format!(
-        "timed out waiting for {what}; logs in {}",
-        st.logs().display()
-    ))
+    Err(format!("timed out waiting for {what}; logs in {}", st.logs().display()))
 }
 
 /// Stops the workers, then the server (SIGTERM: they flush their spans).
@@ -330,45 +252,22 @@ const TERMINAL: [&str; 3] = ["Completed", "Failed", "Aborted"];
 
 /// Requests an evaluation and follows it to the end: status changes as the
 /// runner saw them (its clock), and the seconds until it left EvaluatingDerivation.
-pub fn evaluate(
-    dir: &Path,
-    timeout: Duration,
-    mut progress: impl FnMut(&str),
-) -> Result<Value, String> {
+pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -> Result<Value, String> {
     let st = LabState::load(dir)?;
     let a = agent();
     let auth = format!("Bearer {}", st.api_key);
-    let url = format!(
-        "{}/api/v1/projects/{}/{}/evaluate",
-        st.base_url(),
-        st.organization,
-        st.project
-    );
+    let url = format!("{}/api/v1/projects/{}/{}/evaluate", st.base_url(), st.organization, st.project);
     let requested_us = now_us();
-    let mut r = a
-        .post(&url)
-        .header("Authorization", &auth)
-        .send_json(json!({}))
-        .map_err(|e| format!("{url}: {e}"))?;
-    let body: Value = r
-        .body_mut()
-        .read_json()
-        .map_err(|e| format!("{url}: {e}"))?;
+    let mut r = a.post(&url).header("Authorization", &auth).send_json(json!({})).map_err(|e| format!("{url}: {e}"))?;
+    let body: Value = r.body_mut().read_json().map_err(|e| format!("{url}: {e}"))?;
     if body["error"] != false {
         return Err(format!("{url}: {}", body["message"]));
     }
-    let id = body["message"]
-        .as_str()
-        .ok_or_else(|| format!("{url}: no evaluation id in {body}"))?
-        .to_string();
+    let id = body["message"].as_str().ok_or_else(|| format!("{url}: no evaluation id in {body}"))?.to_string();
     let mut statuses: Vec<Value> = Vec::new();
     let deadline = Instant::now() + timeout;
     loop {
-        let mut r = a
-            .get(format!("{}/api/v1/evals/{id}", st.base_url()))
-            .header("Authorization", &auth)
-            .call()
-            .map_err(|e| e.to_string())?;
+        let mut r = a.get(format!("{}/api/v1/evals/{id}", st.base_url())).header("Authorization", &auth).call().map_err(|e| e.to_string())?;
         let v: Value = r.body_mut().read_json().map_err(|e| e.to_string())?;
         let status = v["message"]["status"].as_str().unwrap_or("?").to_string();
         if statuses.last().and_then(|s| s["status"].as_str()) != Some(status.as_str()) {
@@ -377,10 +276,7 @@ pub fn evaluate(
         }
         if TERMINAL.contains(&status.as_str()) {
             // The server's own timeline has every change, even those between two polls.
-            let timeline = v["message"]["statuses"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+            let timeline = v["message"]["statuses"].as_array().cloned().unwrap_or_default();
             let left = timeline
                 .iter()
                 .position(|s| s["status"] == "EvaluatingDerivation")
@@ -397,10 +293,7 @@ pub fn evaluate(
             }));
         }
         if Instant::now() > deadline {
-            return Err(format!(
-                "evaluation {id} still {status} after {} s",
-                timeout.as_secs()
-            ));
+            return Err(format!("evaluation {id} still {status} after {} s", timeout.as_secs()));
         }
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -51,9 +51,7 @@ fn nix(args: &[&str]) -> Result<String, String> {
 
 /// nix's own message, without warnings and blank lines.
 fn nix_message<'a>(lines: impl Iterator<Item = &'a str>) -> String {
-    let msg: Vec<&str> = lines
-        .filter(|l| !l.trim().is_empty() && !l.starts_with("warning:"))
-        .collect();
+    let msg: Vec<&str> = lines.filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
     msg.join("\n")
 }
 
@@ -115,11 +113,7 @@ fn rusage_kb(who: i32) -> i64 {
 
 /// An attribute name as nix's installable syntax wants it after `#`.
 fn installable_attr(attr: &str) -> String {
-    if !attr.is_empty()
-        && attr
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '\'')
-    {
+    if !attr.is_empty() && attr.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '\'') {
         attr.to_string()
     } else {
         format!("\"{}\"", attr.replace('\\', "\\\\").replace('"', "\\\""))
@@ -188,17 +182,14 @@ struct Evaluator<'a> {
 
 impl Evaluator<'_> {
     fn run(&self) -> Result<(Vec<String>, i64), Failure> {
-        let span = debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), pid = Empty, peak_rss_kb = Empty);
+        let span =
+            debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), pid = Empty, peak_rss_kb = Empty);
         let _in = span.enter();
         let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
         let mut c = Command::new("nix");
         die_with_parent(&mut c);
         c.args(["path-info", "--derivation", "--debug"])
-            .args(
-                self.attrs
-                    .iter()
-                    .map(|a| format!("{}#{}", self.flake, installable_attr(a))),
-            )
+            .args(self.attrs.iter().map(|a| format!("{}#{}", self.flake, installable_attr(a))))
             .env("NIX_CONFIG", crate::state::NIX_CONFIG)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -211,24 +202,12 @@ impl Evaluator<'_> {
             Failure { attr, message }
         };
         if self.shared.failed.load(Ordering::SeqCst) {
-            return Err(Failure {
-                attr: None,
-                message: "another evaluator failed first".into(),
-            });
+            return Err(Failure { attr: None, message: "another evaluator failed first".into() });
         }
-        let mut child = c.spawn().map_err(|e| {
-            fail(
-                None,
-                format!("nix: {e} (install the Debian package nix-bin)"),
-            )
-        })?;
+        let mut child = c.spawn().map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
         let pid = child.id() as i32;
         span.record("pid", pid);
-        self.shared
-            .pids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(pid);
+        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
         if self.shared.failed.load(Ordering::SeqCst) {
             // Failed between our check and our registration: nobody else will kill it.
             // SAFETY: our own unreaped child.
@@ -286,10 +265,7 @@ impl Evaluator<'_> {
         span.record("peak_rss_kb", peak_kb);
         let out = paths.join().unwrap_or_default();
         if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
-            return Err(Failure {
-                attr: None,
-                message: "stopped: another evaluator failed".into(),
-            });
+            return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
         }
         if status != Some(0) || !error.is_empty() {
             let message = if error.is_empty() {
@@ -302,14 +278,7 @@ impl Evaluator<'_> {
         if i < self.attrs.len() {
             return Err(fail(on, "nix ended without evaluating this attribute (unexpected --debug output; is this nix 2.8?)".into()));
         }
-        Ok((
-            out.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(String::from)
-                .collect(),
-            peak_kb,
-        ))
+        Ok((out.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect(), peak_kb))
     }
 
     fn resolve_span(&self, path: &str) -> Span {
@@ -353,11 +322,7 @@ fn wait4(pid: i32) -> (Option<i32>, i64) {
                 return (None, 0);
             }
         }
-        let code = if libc::WIFEXITED(st) {
-            Some(libc::WEXITSTATUS(st))
-        } else {
-            None
-        };
+        let code = if libc::WIFEXITED(st) { Some(libc::WEXITSTATUS(st)) } else { None };
         (code, u.ru_maxrss)
     }
 }
@@ -378,19 +343,9 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
     // so git starts would drown evaluation as nix starts did; Gradient locks
     // once. Same source, same eval cache key for the same content.
     let source = {
-        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty)
-            .entered();
-        let meta = nix(&[
-            "flake",
-            "metadata",
-            "--json",
-            "--no-write-lock-file",
-            &flake_s,
-        ])
-        .and_then(|m| {
-            serde_json::from_str::<serde_json::Value>(&m)
-                .map_err(|e| format!("nix flake metadata: {e}"))
-        });
+        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty).entered();
+        let meta = nix(&["flake", "metadata", "--json", "--no-write-lock-file", &flake_s])
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).map_err(|e| format!("nix flake metadata: {e}")));
         match meta {
             Ok(m) => match m["path"].as_str() {
                 Some(p) => {
@@ -410,19 +365,9 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
         // Without the eval cache: nix 2.8's `eval` stores `packages.<system>` in
         // it anew, which orphans every attribute cached under it, so a warm
         // pass would evaluate everything again.
-        let listed = nix(&[
-            "eval",
-            "--option",
-            "eval-cache",
-            "false",
-            "--json",
-            &format!("{source}#packages.{SYSTEM}"),
-            "--apply",
-            "builtins.attrNames",
-        ]);
-        match listed
-            .and_then(|j| serde_json::from_str::<Vec<String>>(&j).map_err(|e| e.to_string()))
-        {
+        let listed =
+            nix(&["eval", "--option", "eval-cache", "false", "--json", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
+        match listed.and_then(|j| serde_json::from_str::<Vec<String>>(&j).map_err(|e| e.to_string())) {
             Ok(a) => {
                 _d.record("attrs", a.len());
                 a
@@ -439,50 +384,27 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
         let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes = sizes.join(",").as_str()).entered();
         p
     };
-    let shared = Shared {
-        failed: AtomicBool::new(false),
-        pids: Mutex::new(Vec::new()),
-    };
+    let shared = Shared { failed: AtomicBool::new(false), pids: Mutex::new(Vec::new()) };
     let results: Vec<Result<(Vec<String>, i64), Failure>> = std::thread::scope(|s| {
         let handles: Vec<_> = plan
             .iter()
             .enumerate()
             .filter(|(_, attrs)| !attrs.is_empty())
             .map(|(shard, attrs)| {
-                let ev = Evaluator {
-                    shard,
-                    shards: plan.len(),
-                    attrs,
-                    flake: &source,
-                    parent: &open,
-                    shared: &shared,
-                };
+                let ev = Evaluator { shard, shards: plan.len(), attrs, flake: &source, parent: &open, shared: &shared };
                 s.spawn(move || ev.run())
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Failure {
-                        attr: None,
-                        message: "an evaluator thread panicked".into(),
-                    })
-                })
-            })
+            .map(|h| h.join().unwrap_or_else(|_| Err(Failure { attr: None, message: "an evaluator thread panicked".into() })))
             .collect()
     });
     // The failure that came first names the attribute; the others were stopped by it.
-    if let Some(f) = results
-        .iter()
-        .filter_map(|r| r.as_ref().err())
-        .find(|f| f.attr.is_some())
-        .or_else(|| results.iter().find_map(|r| r.as_ref().err()))
+    if let Some(f) =
+        results.iter().filter_map(|r| r.as_ref().err()).find(|f| f.attr.is_some()).or_else(|| results.iter().find_map(|r| r.as_ref().err()))
     {
-        let attr = f
-            .attr
-            .clone()
-            .unwrap_or_else(|| format!("packages.{SYSTEM}"));
+        let attr = f.attr.clone().unwrap_or_else(|| format!("packages.{SYSTEM}"));
         emit(serde_json::json!({"attr": attr, "error": f.message}));
         return Err(format!("{attr}: {}", f.message));
     }
@@ -494,10 +416,8 @@ pub fn eval(flake: &Path, job: &str, shards: usize) -> Result<(), String> {
         }
     }
     let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
-    emit(
-        serde_json::json!({"done": {"attrs": attrs.len(), "eval_peak_rss_kb": peak, "evaluator_peak_rss_kb": evaluator_peaks,
-                            "eval_cache_entries": cached, "shards": evaluator_peaks.len()}}),
-    );
+    emit(serde_json::json!({"done": {"attrs": attrs.len(), "eval_peak_rss_kb": peak, "evaluator_peak_rss_kb": evaluator_peaks,
+                            "eval_cache_entries": cached, "shards": evaluator_peaks.len()}}));
     Ok(())
 }
 
@@ -509,10 +429,7 @@ mod tests {
     fn plan_deals_round_robin_and_keeps_order() {
         let attrs: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
         let p = plan(&attrs, 3);
-        assert_eq!(
-            p,
-            vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]
-        );
+        assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
         assert_eq!(plan(&attrs, 0).len(), 1);
         assert_eq!(plan(&attrs[..2], 5).len(), 2);
     }

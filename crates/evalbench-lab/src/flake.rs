@@ -81,8 +81,7 @@ pub const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.
 /// Writes the embedded hello flake into `dir` and returns it.
 pub fn hello_flake(dir: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir.to_path_buf())
 }
 
@@ -129,17 +128,10 @@ pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, String> {
         git(&repo, &["init", "--quiet", "--initial-branch=main"])?;
     }
     // Replace the tracked files with the flake's.
-    for e in std::fs::read_dir(&repo)
-        .map_err(|e| e.to_string())?
-        .flatten()
-    {
+    for e in std::fs::read_dir(&repo).map_err(|e| e.to_string())?.flatten() {
         if e.file_name() != ".git" {
             let p = e.path();
-            let _ = if p.is_dir() {
-                std::fs::remove_dir_all(&p)
-            } else {
-                std::fs::remove_file(&p)
-            };
+            let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
         }
     }
     copy_tree(flake, &repo)?;

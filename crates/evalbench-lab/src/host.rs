@@ -30,9 +30,7 @@ impl Host {
 
 /// Unix microseconds now, from the system clock.
 pub fn now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
 }
 
 /// A stable 32-bit FNV-1a hash of a path: names and subnets derived from a directory.
@@ -51,16 +49,9 @@ pub fn is_root() -> bool {
 
 /// Runs a command to completion; an error carries its stderr.
 pub fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd:?}: {e}"))?;
+    let out = cmd.stdin(Stdio::null()).output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "{cmd:?} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(format!("{cmd:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -71,11 +62,7 @@ pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, String> {
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let f2 = f.try_clone().map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null()).stdout(f).stderr(f2);
     // SAFETY: setsid is async-signal-safe; it detaches the daemon from our session.
@@ -98,11 +85,7 @@ pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, String> {
 pub fn alive(pid: u32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // A zombie has exited; only its parent's wait is missing.
-    !stat.is_empty()
-        && stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    !stat.is_empty() && stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'))
 }
 
 /// SIGTERM, a grace period, then SIGKILL. Idempotent.

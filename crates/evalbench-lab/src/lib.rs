@@ -147,33 +147,13 @@ fn init_tracing() -> evalbench_trace::TraceGuard {
 
 pub fn run(args: Args) -> Result<(), String> {
     match args.command {
-        Cmd::Up {
-            dir,
-            flake,
-            trace_dir,
-            net,
-            worker_clock_skew_ms,
-            workers,
-            eval_workers,
-        } => {
+        Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
             };
-            let st = control::up(&control::UpOpts {
-                dir,
-                flake,
-                trace_dir,
-                net,
-                worker_clock_skew_ms,
-                workers,
-                eval_workers,
-            })?;
-            eprintln!(
-                "evalbench lab: up ({}), API at {}",
-                st.net.mode,
-                st.base_url()
-            );
+            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers })?;
+            eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
             Ok(())
         }
@@ -181,17 +161,12 @@ pub fn run(args: Args) -> Result<(), String> {
         Cmd::Restart { dir, trace_dir } => control::restart(&dir, trace_dir).map(|_| ()),
         Cmd::Reset { dir, trace_dir } => control::reset_cold(&dir, trace_dir).map(|_| ()),
         Cmd::Evaluate { dir, timeout_s } => {
-            let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| {
-                eprintln!("evalbench lab: {s}")
-            })?;
+            let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| eprintln!("evalbench lab: {s}"))?;
             println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
             if r["status"] == "Completed" {
                 Ok(())
             } else {
-                Err(format!(
-                    "evaluation {} ended {}: {}",
-                    r["evaluation_id"], r["status"], r["error"]
-                ))
+                Err(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"]))
             }
         }
         Cmd::Sql { dir, query } => {
@@ -204,12 +179,7 @@ pub fn run(args: Args) -> Result<(), String> {
             println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
             Ok(())
         }
-        Cmd::GenFlake {
-            out,
-            packages,
-            work,
-            machines,
-        } => {
+        Cmd::GenFlake { out, packages, work, machines } => {
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
             let p = out.join("flake.nix");
             let text = match machines {
@@ -218,20 +188,11 @@ pub fn run(args: Args) -> Result<(), String> {
             };
             std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
         }
-        Cmd::Server {
-            listen,
-            proto_listen,
-            database,
-            provision,
-        } => {
+        Cmd::Server { listen, proto_listen, database, provision } => {
             let _g = init_tracing();
             server::serve(listen, proto_listen, &database, &provision)
         }
-        Cmd::Worker {
-            server,
-            name,
-            sources,
-        } => {
+        Cmd::Worker { server, name, sources } => {
             let _g = init_tracing();
             worker::work(&server, &name, &sources)
         }

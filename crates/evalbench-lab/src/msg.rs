@@ -23,23 +23,11 @@ pub struct JobOffer {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToWorker {
-    Offer {
-        jobs: Vec<JobOffer>,
-    },
-    Credentials {
-        job: String,
-        token: String,
-    },
-    Assign {
-        job: String,
-        evaluation: String,
-        repository: String,
-    },
+    Offer { jobs: Vec<JobOffer> },
+    Credentials { job: String, token: String },
+    Assign { job: String, evaluation: String, repository: String },
     NoJob,
-    KnownReply {
-        id: u64,
-        known: Vec<String>,
-    },
+    KnownReply { id: u64, known: Vec<String> },
 }
 
 /// Worker to server.

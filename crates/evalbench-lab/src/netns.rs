@@ -66,67 +66,19 @@ pub fn create(n: &Names) -> Result<(), String> {
         ip(&["-n", ns, "link", "set", "lo", "up"])?;
     }
     // Runner (root namespace) <-> server.
-    ip(&[
-        "link",
-        "add",
-        &n.runner_root_if,
-        "type",
-        "veth",
-        "peer",
-        "name",
-        &n.runner_srv_if,
-    ])?;
+    ip(&["link", "add", &n.runner_root_if, "type", "veth", "peer", "name", &n.runner_srv_if])?;
     ip(&["link", "set", &n.runner_srv_if, "netns", &n.server_ns])?;
-    ip(&[
-        "addr",
-        "add",
-        &format!("{}/30", n.runner_root_addr()),
-        "dev",
-        &n.runner_root_if,
-    ])?;
+    ip(&["addr", "add", &format!("{}/30", n.runner_root_addr()), "dev", &n.runner_root_if])?;
     ip(&["link", "set", &n.runner_root_if, "up"])?;
-    ip(&[
-        "-n",
-        &n.server_ns,
-        "addr",
-        "add",
-        &format!("{}/30", n.server_addr()),
-        "dev",
-        &n.runner_srv_if,
-    ])?;
+    ip(&["-n", &n.server_ns, "addr", "add", &format!("{}/30", n.server_addr()), "dev", &n.runner_srv_if])?;
     ip(&["-n", &n.server_ns, "link", "set", &n.runner_srv_if, "up"])?;
     // Server <-> worker: the /proto link.
-    ip(&[
-        "link",
-        "add",
-        &n.proto_srv_if,
-        "type",
-        "veth",
-        "peer",
-        "name",
-        &n.proto_wrk_if,
-    ])?;
+    ip(&["link", "add", &n.proto_srv_if, "type", "veth", "peer", "name", &n.proto_wrk_if])?;
     ip(&["link", "set", &n.proto_srv_if, "netns", &n.server_ns])?;
     ip(&["link", "set", &n.proto_wrk_if, "netns", &n.worker_ns])?;
-    ip(&[
-        "-n",
-        &n.server_ns,
-        "addr",
-        "add",
-        &format!("{}/30", n.server_proto_addr()),
-        "dev",
-        &n.proto_srv_if,
-    ])?;
+    ip(&["-n", &n.server_ns, "addr", "add", &format!("{}/30", n.server_proto_addr()), "dev", &n.proto_srv_if])?;
     ip(&["-n", &n.server_ns, "link", "set", &n.proto_srv_if, "up"])?;
-    ip(&[
-        "-n",
-        &n.worker_ns,
-        "addr",
-        "add",
-        &format!("{}/30", n.worker_addr()),
-        "dev",
-        &n.proto_wrk_if,
-    ])?;
+    ip(&["-n", &n.worker_ns, "addr", "add", &format!("{}/30", n.worker_addr()), "dev", &n.proto_wrk_if])?;
     ip(&["-n", &n.worker_ns, "link", "set", &n.proto_wrk_if, "up"])?;
     Ok(())
 }
@@ -138,10 +90,7 @@ pub fn remove(n: &Names) {
         if exists(ns) {
             // Anything still running in there would keep the namespace alive.
             if let Ok(pids) = ip(&["netns", "pids", ns]) {
-                for pid in pids
-                    .split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok())
-                {
+                for pid in pids.split_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
                     crate::host::stop(pid, std::time::Duration::from_secs(5));
                 }
             }

@@ -25,23 +25,13 @@ pub struct Pg {
 /// The newest PostgreSQL installed under /usr/lib/postgresql.
 pub fn bin_dir() -> Result<PathBuf, String> {
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|_| {
-            "PostgreSQL is not installed: apt-get install postgresql postgresql-contrib".to_string()
-        })?
+        .map_err(|_| "PostgreSQL is not installed: apt-get install postgresql postgresql-contrib".to_string())?
         .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            Some((
-                e.file_name().to_str()?.parse::<u32>().ok()?,
-                e.path().join("bin"),
-            ))
-        })
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
         .filter(|(_, p)| p.join("initdb").is_file())
         .collect();
     found.sort();
-    found
-        .pop()
-        .map(|(_, p)| p)
-        .ok_or_else(|| "no initdb under /usr/lib/postgresql: apt-get install postgresql".into())
+    found.pop().map(|(_, p)| p).ok_or_else(|| "no initdb under /usr/lib/postgresql: apt-get install postgresql".into())
 }
 
 /// Creates the unprivileged user when running as root; returns who runs PostgreSQL.
@@ -50,13 +40,7 @@ pub fn ensure_user() -> Result<Option<String>, String> {
         return Ok(None);
     }
     if run(std::process::Command::new("id").args(["-u", PG_USER])).is_err() {
-        run(std::process::Command::new("useradd").args([
-            "--system",
-            "--no-create-home",
-            "--shell",
-            "/usr/sbin/nologin",
-            PG_USER,
-        ]))?;
+        run(std::process::Command::new("useradd").args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER]))?;
     }
     Ok(Some(PG_USER.to_string()))
 }
@@ -90,9 +74,7 @@ impl Pg {
     }
     fn chown(&self, p: &Path) -> Result<(), String> {
         if let Some(u) = &self.user {
-            run(std::process::Command::new("chown")
-                .args(["-R", &format!("{u}:")])
-                .arg(p))?;
+            run(std::process::Command::new("chown").args(["-R", &format!("{u}:")]).arg(p))?;
         }
         Ok(())
     }
@@ -106,14 +88,7 @@ impl Pg {
             std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
         self.chown(&self.dir)?;
-        run(self.tool("initdb").arg("-D").arg(self.data()).args([
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-instructions",
-        ]))?;
+        run(self.tool("initdb").arg("-D").arg(self.data()).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"]))?;
         Ok(())
     }
 
@@ -131,8 +106,7 @@ impl Pg {
         let text = std::fs::read_to_string(&hba).map_err(|e| format!("{}: {e}", hba.display()))?;
         let line = format!("host all postgres {runner}/32 trust");
         if !text.contains(&line) {
-            std::fs::write(&hba, format!("{text}\n# evalbench runner\n{line}\n"))
-                .map_err(|e| format!("{}: {e}", hba.display()))?;
+            std::fs::write(&hba, format!("{text}\n# evalbench runner\n{line}\n")).map_err(|e| format!("{}: {e}", hba.display()))?;
         }
         Ok(())
     }
@@ -178,11 +152,7 @@ impl Pg {
 
     pub fn stop(&self) {
         if self.data().join("postmaster.pid").exists() {
-            let _ = run(self
-                .tool("pg_ctl")
-                .arg("-D")
-                .arg(self.data())
-                .args(["-m", "fast", "-w", "stop"]));
+            let _ = run(self.tool("pg_ctl").arg("-D").arg(self.data()).args(["-m", "fast", "-w", "stop"]));
         }
     }
 
@@ -208,47 +178,29 @@ impl Pg {
 
     /// The CI role and its database, with pg_stat_statements; idempotent.
     pub fn create_ci(&self) -> Result<(), String> {
-        let has_role = self.psql(
-            "postgres",
-            &format!("SELECT 1 FROM pg_roles WHERE rolname = '{CI_ROLE}'"),
-        )?;
+        let has_role = self.psql("postgres", &format!("SELECT 1 FROM pg_roles WHERE rolname = '{CI_ROLE}'"))?;
         if has_role.trim().is_empty() {
             self.psql("postgres", &format!("CREATE ROLE {CI_ROLE} LOGIN"))?;
         }
-        let has_db = self.psql(
-            "postgres",
-            &format!("SELECT 1 FROM pg_database WHERE datname = '{CI_ROLE}'"),
-        )?;
+        let has_db = self.psql("postgres", &format!("SELECT 1 FROM pg_database WHERE datname = '{CI_ROLE}'"))?;
         if has_db.trim().is_empty() {
-            self.psql(
-                "postgres",
-                &format!("CREATE DATABASE {CI_ROLE} OWNER {CI_ROLE}"),
-            )?;
+            self.psql("postgres", &format!("CREATE DATABASE {CI_ROLE} OWNER {CI_ROLE}"))?;
         }
         self.psql(CI_ROLE, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
         // Timestamps on every log line, so auto_explain's output can be cut to a window.
         // Set here, not on the command line: the runner switches auto_explain
         // with ALTER SYSTEM, which a command-line setting would override.
-        self.psql(
-            "postgres",
-            "ALTER SYSTEM SET log_line_prefix = '%m [%p] %u@%d '",
-        )?;
+        self.psql("postgres", "ALTER SYSTEM SET log_line_prefix = '%m [%p] %u@%d '")?;
         self.psql("postgres", "ALTER SYSTEM SET auto_explain.log_analyze = on")?;
         self.psql("postgres", "ALTER SYSTEM SET auto_explain.log_timing = off")?;
-        self.psql(
-            "postgres",
-            "ALTER SYSTEM SET auto_explain.log_min_duration = -1",
-        )?;
+        self.psql("postgres", "ALTER SYSTEM SET auto_explain.log_min_duration = -1")?;
         self.psql("postgres", "SELECT pg_reload_conf()")?;
         Ok(())
     }
 
     /// The cold reset: the CI database dropped and made again, empty.
     pub fn recreate_ci_db(&self) -> Result<(), String> {
-        self.psql(
-            "postgres",
-            &format!("DROP DATABASE IF EXISTS {CI_ROLE} WITH (FORCE)"),
-        )?;
+        self.psql("postgres", &format!("DROP DATABASE IF EXISTS {CI_ROLE} WITH (FORCE)"))?;
         self.create_ci()
     }
 }

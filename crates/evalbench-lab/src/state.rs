@@ -54,18 +54,13 @@ impl LabState {
     }
     pub fn load(dir: &Path) -> Result<LabState, String> {
         let p = Self::path(dir);
-        let text = std::fs::read_to_string(&p)
-            .map_err(|e| format!("{}: {e} (is the lab up? `evalbench lab up`)", p.display()))?;
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e} (is the lab up? `evalbench lab up`)", p.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
     }
     pub fn save(&self) -> Result<(), String> {
         let p = Self::path(&self.dir);
         let tmp = p.with_extension("json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(self).expect("state serializes"),
-        )
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).expect("state serializes")).map_err(|e| format!("{}: {e}", tmp.display()))?;
         std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))
     }
     pub fn base_url(&self) -> String {
@@ -85,24 +80,17 @@ impl LabState {
     }
     /// The superuser's URL from the runner's side (statistics, resets).
     pub fn admin_database_url(&self) -> String {
-        format!(
-            "host={} port={} user=postgres dbname=gradient",
-            self.net.server_addr, self.pg_port
-        )
+        format!("host={} port={} user=postgres dbname=gradient", self.net.server_addr, self.pg_port)
     }
     pub fn postgres_log(&self) -> PathBuf {
         self.pg_dir().join("postgres.log")
     }
     /// Database URL for the CI role, as the server (in its namespace) sees it.
     pub fn database_url(&self) -> String {
-        format!(
-            "host=127.0.0.1 port={} user=gradient dbname=gradient",
-            self.pg_port
-        )
+        format!("host=127.0.0.1 port={} user=gradient dbname=gradient", self.pg_port)
     }
 }
 
 /// Nix configuration of the lab: flakes on, no substituters (no network),
 /// no build users (the lab evaluates, it never builds).
-pub const NIX_CONFIG: &str =
-    "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";
+pub const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";

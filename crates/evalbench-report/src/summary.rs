@@ -69,12 +69,20 @@ impl RepeatGroup {
             let mut spans: Vec<(String, String, evalbench_analyze::verdict::Spread)> = keys
                 .into_iter()
                 .map(|(process, name)| {
-                    let v: Vec<f64> = runs.iter().map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| s.total_us as f64)).collect();
+                    let v: Vec<f64> = runs
+                        .iter()
+                        .map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| s.total_us as f64))
+                        .collect();
                     (process, name, evalbench_analyze::verdict::spread(&v).rounded(0))
                 })
                 .collect();
             spans.sort_by(|a, b| b.2.median.total_cmp(&a.2.median));
-            out.push(RepeatGroup { pass: base, runs: runs.len(), wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6), spans });
+            out.push(RepeatGroup {
+                pass: base,
+                runs: runs.len(),
+                wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6),
+                spans,
+            });
         }
         out
     }
@@ -237,7 +245,14 @@ impl Summary {
                 g.pass, g.runs, g.wall_s.median, g.wall_s.min, g.wall_s.max, g.wall_s.mad
             );
             for (process, name, sp) in g.spans.iter().take(15) {
-                let _ = writeln!(t, "  {name:<28} {process:<8} median {:>12} MAD {:>10} (min {}, max {})", ms(sp.median as i64), ms(sp.mad as i64), ms(sp.min as i64), ms(sp.max as i64));
+                let _ = writeln!(
+                    t,
+                    "  {name:<28} {process:<8} median {:>12} MAD {:>10} (min {}, max {})",
+                    ms(sp.median as i64),
+                    ms(sp.mad as i64),
+                    ms(sp.min as i64),
+                    ms(sp.max as i64)
+                );
             }
         }
         if !self.not_summarized.is_empty() {

@@ -47,8 +47,7 @@ pub fn run(args: Args) -> Result<(), String> {
         Some("eval") => {
             let _g = crate::init_tracing();
             let cache = args.cache.as_deref().ok_or("sample eval: --cache is required")?;
-            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache)
-                .map_err(|e| format!("sample eval: {e}"))
+            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache).map_err(|e| format!("sample eval: {e}"))
         }
         Some(other) => Err(format!("unknown sample role {other:?}")),
         None => drive(&args),

@@ -44,7 +44,15 @@ fn graph_writer(rx: mpsc::Receiver<Batch>) {
                     acc = acc.wrapping_add(crate::eval::work(d.as_bytes(), 2));
                 }
                 let _adv = debug_span!(target: GRAPH, "advance_can_start", rows = b.drvs.len()).entered();
-                for step in ["lock_seed_shared_builds", "became_fetchable", "seed_blocking_deps", "promote", "unpromote_ungated", "emit_transition_effects", "move_batch_need"] {
+                for step in [
+                    "lock_seed_shared_builds",
+                    "became_fetchable",
+                    "seed_blocking_deps",
+                    "promote",
+                    "unpromote_ungated",
+                    "emit_transition_effects",
+                    "move_batch_need",
+                ] {
                     // Span names are static: one arm per step.
                     let _s = match step {
                         "lock_seed_shared_builds" => debug_span!(target: GRAPH, "lock_seed_shared_builds"),

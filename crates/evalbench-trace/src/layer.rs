@@ -89,12 +89,7 @@ where
         let Some(span) = ctx.span(id) else { return };
         let mut fields = Vec::with_capacity(attrs.fields().len());
         attrs.record(&mut FieldVisitor(&mut fields));
-        let open = Open {
-            id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            start: self.clock.ticks(),
-            thread: thread_id(),
-            fields,
-        };
+        let open = Open { id: self.next_id.fetch_add(1, Ordering::Relaxed), start: self.clock.ticks(), thread: thread_id(), fields };
         span.extensions_mut().insert(open);
     }
 
@@ -118,10 +113,7 @@ where
         let end = self.clock.ticks();
         let Some(span) = ctx.span(&id) else { return };
         let Some(open) = span.extensions_mut().remove::<Open>() else { return };
-        let parent = span
-            .parent()
-            .and_then(|p| p.extensions().get::<Open>().map(|o| o.id))
-            .unwrap_or(0);
+        let parent = span.parent().and_then(|p| p.extensions().get::<Open>().map(|o| o.id)).unwrap_or(0);
         let meta = span.metadata();
         sink.send(Closed {
             name: meta.name(),

@@ -171,17 +171,17 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     let mut wall_family = judge("wall time", wall_items, "s", ("faster", "slower"), rules);
     // Commands may repeat (an A/A run): verdicts are matched by position.
     let with_memory: Vec<usize> = (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
-    let mem_items = with_memory.iter().map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES }).collect();
+    let mem_items = with_memory
+        .iter()
+        .map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES })
+        .collect();
     let mut mem_family = judge("peak memory", mem_items, "bytes", ("less", "more"), rules);
     let mut mem: Vec<Option<Verdict>> = vec![None; others.len()];
     for (&i, (_, v)) in with_memory.iter().zip(std::mem::take(&mut mem_family.verdicts)) {
         mem[i] = Some(v);
     }
-    let comparisons = std::mem::take(&mut wall_family.verdicts)
-        .into_iter()
-        .zip(mem)
-        .map(|((command, wall), m)| (base.command.clone(), command, wall, m))
-        .collect();
+    let comparisons =
+        std::mem::take(&mut wall_family.verdicts).into_iter().zip(mem).map(|((command, wall), m)| (base.command.clone(), command, wall, m)).collect();
     let families = vec![wall_family, mem_family];
     let report = Report { memory_source: memory_source(), commands: results, comparisons, families };
     let json = serde_json::to_string_pretty(&report).expect("serializes");

@@ -65,7 +65,11 @@ fn samples(dirs: &[&PassDir]) -> Samples {
                     b = b.max(sp.end_us() + off);
                 }
             }
-            if a <= b { (b - a) as f64 / 1e6 } else { 0.0 }
+            if a <= b {
+                (b - a) as f64 / 1e6
+            } else {
+                0.0
+            }
         });
         s.wall.push(wall);
         for st in span_stats(&data.streams) {
@@ -120,7 +124,8 @@ fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
 
 /// Span and statement totals are in milliseconds; one family per kind and pass.
 fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, floor_ms: f64, rules: Rules) -> (Vec<Row>, Family) {
-    let items: Vec<Measured> = a.iter().filter_map(|(k, va)| b.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms })).collect();
+    let items: Vec<Measured> =
+        a.iter().filter_map(|(k, va)| b.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms })).collect();
     let mut family = judge(name, items, "ms", ("faster", "slower"), rules);
     let mut out: Vec<Row> = std::mem::take(&mut family.verdicts).into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
     // Verdicts outside noise first, then by size of the change.
@@ -145,7 +150,9 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 ));
             }
             if layout::is_clean(&x) != layout::is_clean(&y) {
-                return Err(format!("refusing to compare {x} with {y}: an instrumented pass's timings are distorted by perf, strace and auto_explain"));
+                return Err(format!(
+                    "refusing to compare {x} with {y}: an instrumented pass's timings are distorted by perf, strace and auto_explain"
+                ));
             }
             vec![(x, y)]
         }
@@ -187,7 +194,9 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             let label = if layout::base_name(&c.pass_a).ends_with("-instrumented") { "  (instrumented: distorted timings)" } else { "" };
             println!("{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
             println!("  evaluated: {}", c.wall.text);
-            for (k, (title, rows)) in [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)].into_iter().enumerate() {
+            for (k, (title, rows)) in
+                [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)].into_iter().enumerate()
+            {
                 if rows.is_empty() {
                     continue;
                 }

@@ -52,7 +52,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             } else {
                 let mut rows: Vec<(String, Vec<(i64, bool)>)> = agg.into_iter().collect();
                 rows.sort_by_key(|(_, v)| std::cmp::Reverse(v.iter().map(|x| x.0).sum::<i64>()));
-                let _ = writeln!(w, "{:>7} {:>12} {:>10} {:>10} {:>10} {:>6}  statement", "count", "total ms", "p50 ms", "p95 ms", "max ms", "errors");
+                let _ =
+                    writeln!(w, "{:>7} {:>12} {:>10} {:>10} {:>10} {:>6}  statement", "count", "total ms", "p50 ms", "p95 ms", "max ms", "errors");
                 for (sql, mut v) in rows {
                     v.sort();
                     let n = v.len();
@@ -60,7 +61,15 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                     let latencies: Vec<i64> = v.iter().map(|x| x.0).collect();
                     let pct = |q: f64| evalbench_analyze::stats::percentile(&latencies, q) as f64 / 1000.0;
                     let errors = v.iter().filter(|x| x.1).count();
-                    let _ = writeln!(w, "{n:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {errors:>6}  {}", total as f64 / 1000.0, pct(0.5), pct(0.95), pct(1.0), sql.chars().take(120).collect::<String>());
+                    let _ = writeln!(
+                        w,
+                        "{n:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {errors:>6}  {}",
+                        total as f64 / 1000.0,
+                        pct(0.5),
+                        pct(0.95),
+                        pct(1.0),
+                        sql.chars().take(120).collect::<String>()
+                    );
                 }
                 let _ = writeln!(w, "\n{}", serde_json::to_string_pretty(&summary).expect("serializes"));
             }
@@ -87,14 +96,34 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 }
                 let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                let _ = writeln!(w, "{} calls in {} threads ({} files), {} signals, {} exits, {} unparsed lines", summary.calls, summary.threads, summary.files, summary.signals, summary.exits, summary.unparsed_lines);
+                let _ = writeln!(
+                    w,
+                    "{} calls in {} threads ({} files), {} signals, {} exits, {} unparsed lines",
+                    summary.calls, summary.threads, summary.files, summary.signals, summary.exits, summary.unparsed_lines
+                );
                 let _ = writeln!(w, "{:>8} {:>12} {:>10} {:>7}  syscall", "count", "total ms", "max ms", "errors");
                 for s in summary.by_syscall.iter().take(30) {
-                    let _ = writeln!(w, "{:>8} {:>12.3} {:>10.3} {:>7}  {}", s.count, s.total_us as f64 / 1000.0, s.max_us as f64 / 1000.0, s.errors, s.name);
+                    let _ = writeln!(
+                        w,
+                        "{:>8} {:>12.3} {:>10.3} {:>7}  {}",
+                        s.count,
+                        s.total_us as f64 / 1000.0,
+                        s.max_us as f64 / 1000.0,
+                        s.errors,
+                        s.name
+                    );
                 }
                 let _ = writeln!(w, "slowest calls:");
                 for c in summary.slowest.iter().take(10) {
-                    let _ = writeln!(w, "  {:>10.3} ms  tid {}  {}({}) = {}", c.dur_us as f64 / 1000.0, c.tid, c.name, c.args.chars().take(100).collect::<String>(), c.ret);
+                    let _ = writeln!(
+                        w,
+                        "  {:>10.3} ms  tid {}  {}({}) = {}",
+                        c.dur_us as f64 / 1000.0,
+                        c.tid,
+                        c.name,
+                        c.args.chars().take(100).collect::<String>(),
+                        c.ret
+                    );
                 }
             }
         }
@@ -106,12 +135,17 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 }
             })?;
             if a.json {
-                let _ = writeln!(w, "{}", serde_json::json!({ "summary": { "plans": summary.plans, "malformed": summary.malformed, "by_statement": summary.by_statement } }));
+                let _ = writeln!(
+                    w,
+                    "{}",
+                    serde_json::json!({ "summary": { "plans": summary.plans, "malformed": summary.malformed, "by_statement": summary.by_statement } })
+                );
             } else {
                 let _ = writeln!(w, "{} plans ({} malformed)", summary.plans, summary.malformed);
                 let _ = writeln!(w, "{:>7} {:>12} {:>10}  statement", "plans", "total ms", "max ms");
                 for s in summary.by_statement.iter().take(30) {
-                    let _ = writeln!(w, "{:>7} {:>12.3} {:>10.3}  {}", s.count, s.total_ms, s.max_ms, s.statement.chars().take(120).collect::<String>());
+                    let _ =
+                        writeln!(w, "{:>7} {:>12.3} {:>10.3}  {}", s.count, s.total_ms, s.max_ms, s.statement.chars().take(120).collect::<String>());
                 }
             }
         }

@@ -136,7 +136,13 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         );
     }
     let line = if failed.is_empty() {
-        format!("gate GREEN: {} steps passed in {wall:.2} s ({} at once, eval cache {}); bundle {}", results.len(), opts.jobs, if opts.eval_cache { "on" } else { "off" }, dir.display())
+        format!(
+            "gate GREEN: {} steps passed in {wall:.2} s ({} at once, eval cache {}); bundle {}",
+            results.len(),
+            opts.jobs,
+            if opts.eval_cache { "on" } else { "off" },
+            dir.display()
+        )
     } else {
         format!(
             "gate RED: {} of {} steps failed ({}) in {wall:.2} s; bundle {}",
@@ -148,7 +154,10 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     };
     if a.self_test {
         let named = |n: &str| failed.iter().any(|r| r.step.name == n);
-        let ok = failed.len() == 2 && named("machine broken") && named("check fails") && failed.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("on purpose")));
+        let ok = failed.len() == 2
+            && named("machine broken")
+            && named("check fails")
+            && failed.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("on purpose")));
         let _ = std::fs::remove_dir_all(&opts.out);
         return if ok {
             println!("self-test passed: the gate is red and names machine broken and check fails, each with its error; the good steps passed");

@@ -12,7 +12,6 @@ use evalbench_harness::target::{gradient::Gradient, lab::Lab};
 use evalbench_harness::{RunOpts, Target, INTERRUPTED};
 use evalbench_lab::control::NetMode;
 
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetKind {
     /// The reference pipeline, started and stopped by the run.

@@ -111,11 +111,14 @@ fn hostile_tar(path: &Path, entries: &[(&str, tar::EntryType, &[u8], Option<&str
     b.into_inner().unwrap().finish().unwrap();
 }
 
+/// An archive entry: path, type, contents, link target.
+type Entry<'a> = (&'a str, tar::EntryType, &'a [u8], Option<&'a str>);
+
 #[test]
 fn archives_cannot_write_outside_or_link_out_or_explode() {
     let tmp = tempfile::tempdir().unwrap();
     let run = br#"{"pass":"cold-clean"}"#;
-    let cases: Vec<(&str, Vec<(&str, tar::EntryType, &[u8], Option<&str>)>, &str)> = vec![
+    let cases: Vec<(&str, Vec<Entry>, &str)> = vec![
         ("dotdot", vec![("cold-clean/run.json", tar::EntryType::Regular, run, None), ("../escaped", tar::EntryType::Regular, b"x", None)], "`..`"),
         ("absolute", vec![("/tmp/evalbench-abs-escape", tar::EntryType::Regular, b"x", None)], "absolute path"),
         ("symlink-abs", vec![("cold-clean/trace", tar::EntryType::Symlink, b"", Some("/etc"))], "absolute path"),
@@ -136,14 +139,23 @@ fn archives_cannot_write_outside_or_link_out_or_explode() {
     // A size bomb: 64 MiB of zeros is a few kilobytes compressed.
     let zeros = vec![0u8; 64 << 20];
     let bomb = tmp.path().join("bomb.tar.gz");
-    hostile_tar(&bomb, &[("cold-clean/run.json", tar::EntryType::Regular, run, None), ("cold-clean/trace/big.jsonl", tar::EntryType::Regular, &zeros, None)]);
+    hostile_tar(
+        &bomb,
+        &[("cold-clean/run.json", tar::EntryType::Regular, run, None), ("cold-clean/trace/big.jsonl", tar::EntryType::Regular, &zeros, None)],
+    );
     assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 20);
     let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet", "--max-unpacked", "1M"]).arg(&bomb));
     assert!(!ok && err.contains("bomb.tar.gz") && err.contains("limit"), "{err}");
 
     // A link that only points downward is fine.
     let fine = tmp.path().join("fine.tar.gz");
-    hostile_tar(&fine, &[("cold-clean/run.json", tar::EntryType::Regular, br#"{"pass":"cold-clean","evaluated_s":1.5}"#, None), ("cold-clean/alias.json", tar::EntryType::Symlink, b"", Some("run.json"))]);
+    hostile_tar(
+        &fine,
+        &[
+            ("cold-clean/run.json", tar::EntryType::Regular, br#"{"pass":"cold-clean","evaluated_s":1.5}"#, None),
+            ("cold-clean/alias.json", tar::EntryType::Symlink, b"", Some("run.json")),
+        ],
+    );
     let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet"]).arg(&fine));
     assert!(ok, "{err}");
 }

@@ -130,7 +130,13 @@ fn check_precision(what: &str, key: &str, v: &serde_json::Value) {
             let text = n.to_string();
             let (mantissa, exp) = text.split_once(['e', 'E']).map_or((text.as_str(), 0), |(m, e)| (m, e.parse::<i64>().unwrap()));
             let decimals = mantissa.split_once('.').map_or(0, |(_, d)| d.len() as i64) - exp;
-            let max = if key.ends_with("_us") { 0 } else if key.ends_with("_ms") { 3 } else { 6 };
+            let max = if key.ends_with("_us") {
+                0
+            } else if key.ends_with("_ms") {
+                3
+            } else {
+                6
+            };
             assert!(decimals <= max, "{what}: {key} = {text} has {decimals} decimals, at most {max}");
         }
         serde_json::Value::Array(a) => a.iter().for_each(|x| check_precision(what, key, x)),
@@ -152,7 +158,13 @@ fn json_numbers_are_written_at_their_units_precision() {
     let r = bench(&["--runs", "3", "--warmup", "0", "--", "true", "--", "sh -c true"]);
     check_precision("bench --json", "", &r);
     let st = tmp.path().join("strace.txt");
-    assert!(std::process::Command::new("strace").args(["-f", "-tt", "-T", "-o"]).arg(&st).args(["sh", "-c", "ls / >/dev/null"]).status().unwrap().success());
+    assert!(std::process::Command::new("strace")
+        .args(["-f", "-tt", "-T", "-o"])
+        .arg(&st)
+        .args(["sh", "-c", "ls / >/dev/null"])
+        .status()
+        .unwrap()
+        .success());
     let out = run_ok(evalbench().args(["decode", "strace", "--json"]).arg(&st));
     for l in String::from_utf8(out.stdout).unwrap().lines() {
         check_precision("decode strace --json", "", &serde_json::from_str(l).unwrap());

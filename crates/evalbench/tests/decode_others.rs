@@ -46,6 +46,9 @@ fn decode_json(kind: &str, file: &Path, extra: &[&str]) -> (Vec<serde_json::Valu
     (lines, summary)
 }
 
+/// A TCP segment: time, source, destination, sequence number, SYN, FIN, payload.
+type Segment = (i64, (std::net::IpAddr, u16), (std::net::IpAddr, u16), u32, bool, bool, Vec<u8>);
+
 #[test]
 fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     let tmp = tempfile::tempdir().unwrap();
@@ -90,23 +93,41 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     assert_eq!(s["midstream_connections"], 0);
 
     // Reassembly of this real stream survives reordering, duplicates and splits.
-    let mut segs: Vec<(i64, (std::net::IpAddr, u16), (std::net::IpAddr, u16), u32, bool, bool, Vec<u8>)> = Vec::new();
+    let mut segs: Vec<Segment> = Vec::new();
     evalbench_decode::packet::for_each_segment(&pcap, |s| segs.push((s.ts_us, s.src, s.dst, s.seq, s.syn, s.fin, s.payload.to_vec()))).unwrap();
-    let stream = |order: &[usize], segs: &[(i64, (std::net::IpAddr, u16), (std::net::IpAddr, u16), u32, bool, bool, Vec<u8>)]| {
+    let stream = |order: &[usize], segs: &[Segment]| {
         let mut r = evalbench_decode::tcp::Reassembler::new(Some(port));
         let (mut up, mut down) = (Vec::new(), Vec::new());
         for &i in order {
             let s = &segs[i];
-            let seg = evalbench_decode::packet::Segment { ts_us: s.0, src: s.1, dst: s.2, seq: s.3, syn: s.4, ack: !s.4 || s.1.1 == port, fin: s.5, rst: false, payload: &s.6 };
+            let seg = evalbench_decode::packet::Segment {
+                ts_us: s.0,
+                src: s.1,
+                dst: s.2,
+                seq: s.3,
+                syn: s.4,
+                ack: !s.4 || s.1 .1 == port,
+                fin: s.5,
+                rst: false,
+                payload: &s.6,
+            };
             r.segment(&seg, &mut |e| {
                 if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
-                    if to_server { up.extend_from_slice(bytes) } else { down.extend_from_slice(bytes) }
+                    if to_server {
+                        up.extend_from_slice(bytes)
+                    } else {
+                        down.extend_from_slice(bytes)
+                    }
                 }
             });
         }
         r.finish(&mut |e| {
             if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
-                if to_server { up.extend_from_slice(bytes) } else { down.extend_from_slice(bytes) }
+                if to_server {
+                    up.extend_from_slice(bytes)
+                } else {
+                    down.extend_from_slice(bytes)
+                }
             }
         });
         (up, down)
@@ -153,7 +174,13 @@ fn strace_of_a_real_process_tree() {
     let tmp = tempfile::tempdir().unwrap();
     // One file with -f: calls of parent and children interleave (unfinished/resumed).
     let one = tmp.path().join("all.txt");
-    assert!(Command::new("strace").args(["-f", "-ttt", "-T", "-o"]).arg(&one).args(["sh", "-c", "sleep 0.2 & cat /etc/hostname > /dev/null; wait"]).status().unwrap().success());
+    assert!(Command::new("strace")
+        .args(["-f", "-ttt", "-T", "-o"])
+        .arg(&one)
+        .args(["sh", "-c", "sleep 0.2 & cat /etc/hostname > /dev/null; wait"])
+        .status()
+        .unwrap()
+        .success());
     let text = std::fs::read_to_string(&one).unwrap();
     assert!(text.contains("<unfinished ...>") && text.contains("resumed>"), "the trace has no interleaving to test");
     let (slowest, s) = decode_json("strace", &one, &[]);
@@ -170,7 +197,13 @@ fn strace_of_a_real_process_tree() {
     // -ff: one file per thread and child, like the run's worker/strace/.
     let dir = tmp.path().join("ff");
     std::fs::create_dir(&dir).unwrap();
-    assert!(Command::new("strace").args(["-ff", "-ttt", "-T", "-o"]).arg(dir.join("worker")).args(["sh", "-c", "ls / > /dev/null; true"]).status().unwrap().success());
+    assert!(Command::new("strace")
+        .args(["-ff", "-ttt", "-T", "-o"])
+        .arg(dir.join("worker"))
+        .args(["sh", "-c", "ls / > /dev/null; true"])
+        .status()
+        .unwrap()
+        .success());
     let (_, s) = decode_json("strace", &dir, &[]);
     assert!(s["files"].as_u64().unwrap() >= 2 && s["threads"] == s["files"]);
     assert_eq!(s["unparsed_lines"], 0);
@@ -302,7 +335,9 @@ fn ours_of(s: &serde_json::Value) -> Counts {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["name"].as_str().unwrap().to_string(), (x["count"].as_u64().unwrap(), x["errors"].as_u64().unwrap(), x["total_us"].as_i64().unwrap())))
+        .map(|x| {
+            (x["name"].as_str().unwrap().to_string(), (x["count"].as_u64().unwrap(), x["errors"].as_u64().unwrap(), x["total_us"].as_i64().unwrap()))
+        })
         .collect()
 }
 
@@ -335,7 +370,7 @@ fn strace_counts_equal_strace_c_and_the_files() {
         let errors: u64 = if f.len() == 6 { f[4].parse().unwrap() } else { 0 };
         theirs.insert(f[f.len() - 1].to_string(), (calls, errors, (secs * 1e6).round() as i64));
     }
-    let (direct, seen) = direct_count(&[one.clone()], true);
+    let (direct, seen) = direct_count(std::slice::from_ref(&one), true);
     assert!(seen.0 >= 1 && seen.1 >= 120 && seen.2 >= 120, "the capture holds restarts, hex returns and negative arguments: {seen:?}");
     let (_, s) = decode_json("strace", &one, &[]);
     assert_eq!(s["unparsed_lines"], 0, "{s}");
@@ -351,7 +386,13 @@ fn strace_counts_equal_strace_c_and_the_files() {
 
     let dir = tmp.path().join("ff");
     std::fs::create_dir_all(&dir).unwrap();
-    assert!(Command::new("strace").args(["-ff", "-tt", "-T", "-o"]).arg(dir.join("worker")).args(["python3", "-c", STRACED]).status().unwrap().success());
+    assert!(Command::new("strace")
+        .args(["-ff", "-tt", "-T", "-o"])
+        .arg(dir.join("worker"))
+        .args(["python3", "-c", STRACED])
+        .status()
+        .unwrap()
+        .success());
     let files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     assert!(files.len() >= 6, "main, three threads, two children and more: {files:?}");
     let (direct, seen) = direct_count(&files, false);

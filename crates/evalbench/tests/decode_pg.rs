@@ -38,7 +38,12 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     assert!(client(pg, "pgbench").args(["-c", "1", "-t", "15", "-M", "prepared"]).output().unwrap().status.success());
     // An error, and COPY in and out.
     let _ = client(pg, "psql").args(["-X", "-q", "-c", "SELECT 1/0"]).output().unwrap();
-    let mut copy = client(pg, "psql").args(["-X", "-q", "-c", "CREATE TABLE copied(x int)", "-c", "COPY copied FROM STDIN", "-c", "COPY copied TO STDOUT"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut copy = client(pg, "psql")
+        .args(["-X", "-q", "-c", "CREATE TABLE copied(x int)", "-c", "COPY copied FROM STDIN", "-c", "COPY copied TO STDOUT"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     std::io::Write::write_all(copy.stdin.as_mut().unwrap(), b"1\n2\n3\n\\.\n").unwrap();
     let copied = copy.wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&copied.stdout), "1\n2\n3\n");
@@ -90,7 +95,8 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
 
     // pg_stat_statements counted the same calls of pgbench's statements.
     for (like, ours) in [("UPDATE pgbench_accounts%", "UPDATE pgbench_accounts"), ("INSERT INTO pgbench_history%", "INSERT INTO pgbench_history")] {
-        let calls: usize = pg.psql("gradient", &format!("SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '{like}'")).unwrap().trim().parse().unwrap();
+        let calls: usize =
+            pg.psql("gradient", &format!("SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '{like}'")).unwrap().trim().parse().unwrap();
         let decoded = execs.iter().filter(|e| e["sql"].as_str().unwrap().starts_with(ours)).count();
         assert_eq!(decoded, calls, "{ours}");
         assert_eq!(calls, 65, "2 x 25 + 15 transactions");
@@ -142,7 +148,11 @@ fn statement_shapes_group_as_pg_stat_statements_does() {
         if pgbench(sql) {
             *ours.entry(normalize_sql(sql)).or_default() += 1;
             if sql.starts_with("UPDATE pgbench_accounts") {
-                if sql.contains("+ -") { signs.0 += 1 } else { signs.1 += 1 }
+                if sql.contains("+ -") {
+                    signs.0 += 1
+                } else {
+                    signs.1 += 1
+                }
             }
         }
     }

@@ -69,7 +69,12 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
     let out2 = tmp.path().join("tight");
     std::fs::create_dir_all(&out2).unwrap();
     std::fs::copy(out1.join("gate-state.json"), out2.join("gate-state.json")).unwrap();
-    run_ok(evalbench().args(["gate", "--quiet", "--machines", "machines", "--jobs", "4", "--mem-budget", "1M", "--eval-cache", "off", "--out"]).arg(&out2).arg(&flake));
+    run_ok(
+        evalbench()
+            .args(["gate", "--quiet", "--machines", "machines", "--jobs", "4", "--mem-budget", "1M", "--eval-cache", "off", "--out"])
+            .arg(&out2)
+            .arg(&flake),
+    );
     let spans = step_spans(&out2.join("gate"));
     for w in spans.windows(2) {
         assert!(w[1].0 >= w[0].1, "{} started before {} ended", w[1].2, w[0].2);

@@ -90,7 +90,8 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     assert!(std::fs::read_dir(inst.join("worker/strace")).unwrap().count() >= 3);
     assert!(std::fs::read_to_string(inst.join("pg/auto_explain.log")).unwrap().contains("duration:"));
     // ... and removed there.
-    let leftovers = std::fs::read_dir("/tmp").unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("evalbench-capture-")).count();
+    let leftovers =
+        std::fs::read_dir("/tmp").unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("evalbench-capture-")).count();
     assert_eq!(leftovers, 0, "scratch directories left on the hosts");
     // The cold pass really was cold: the database was recreated, so it recorded every derivation anew.
     let cold = read_json(&out.join("cold-clean/run.json"));

@@ -58,7 +58,9 @@ fn browse(page: &Path, work: &Path, screenshot: Option<&Path>) -> Browsed {
 /// URLs the page itself asked for: the browser's own background requests
 /// (update checks, network time) carry no origin and are left out.
 fn page_requests(netlog: &str) -> Vec<String> {
-    let log: serde_json::Value = serde_json::from_str(netlog).or_else(|_| serde_json::from_str(&format!("{}]}}", netlog.trim_end().trim_end_matches(',')))).expect("a readable network log");
+    let log: serde_json::Value = serde_json::from_str(netlog)
+        .or_else(|_| serde_json::from_str(&format!("{}]}}", netlog.trim_end().trim_end_matches(','))))
+        .expect("a readable network log");
     let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].as_u64().expect("netlog constants");
     log["events"]
         .as_array()
@@ -113,7 +115,16 @@ fn the_report_of_a_real_bundle_opens_clean_in_a_browser() {
     let b = browse(&page, tmp.path(), None);
     no_console(&b);
     no_network(&b);
-    for id in ["passes", "pass-cold-clean", "cold-clean-assignment", "cold-clean-jobs", "cold-clean-spans", "cold-clean-database", "cold-clean-network", "cold-instrumented-cpu"] {
+    for id in [
+        "passes",
+        "pass-cold-clean",
+        "cold-clean-assignment",
+        "cold-clean-jobs",
+        "cold-clean-spans",
+        "cold-clean-database",
+        "cold-clean-network",
+        "cold-instrumented-cpu",
+    ] {
         assert!(b.dom.contains(&format!("id=\"{id}\"")), "section {id} missing from the rendered page");
     }
     // A pass without a capture names the file instead of drawing an empty chart.
@@ -122,7 +133,8 @@ fn the_report_of_a_real_bundle_opens_clean_in_a_browser() {
     assert!(b.dom.contains("Worker clock offset"));
     // Every bar carries a hover title.
     let bars = b.dom.matches("class=\"bar\"").count();
-    let titled = b.dom.matches("class=\"bar\"").count() - b.dom.split("class=\"bar\"").skip(1).filter(|rest| !rest.trim_start_matches(|c| c != '>').starts_with("><title>")).count();
+    let titled = b.dom.matches("class=\"bar\"").count()
+        - b.dom.split("class=\"bar\"").skip(1).filter(|rest| !rest.trim_start_matches(|c| c != '>').starts_with("><title>")).count();
     assert!(bars > 50, "only {bars} bars drawn");
     assert_eq!(titled, bars, "bars without a hover title");
     // Each chart is also a file of its own, and Perfetto's trace is beside the page.
@@ -152,12 +164,19 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
     }
     std::fs::write(
         bundle.join("cold-clean/pg/pg_stat_statements.json"),
-        serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5, "mean_exec_time": 1.5, "rows": 1}])).unwrap(),
+        serde_json::to_string(
+            &serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5, "mean_exec_time": 1.5, "rows": 1}]),
+        )
+        .unwrap(),
     )
     .ok()
     .or_else(|| {
         std::fs::create_dir_all(bundle.join("cold-clean/pg")).unwrap();
-        std::fs::write(bundle.join("cold-clean/pg/pg_stat_statements.json"), serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5}])).unwrap()).ok()
+        std::fs::write(
+            bundle.join("cold-clean/pg/pg_stat_statements.json"),
+            serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5}])).unwrap(),
+        )
+        .ok()
     });
     let evil_pass = bundle.join("\"><svg onload=alert(1)>-clean");
     std::fs::create_dir_all(evil_pass.join("trace")).unwrap();
@@ -243,7 +262,12 @@ fn renders_are_byte_identical_and_readable_by_others() {
     }
     // The umask is honoured, not overridden: 077 gives 0600.
     let private = tmp.path().join("private");
-    run_ok(Command::new("sh").args(["-c", &format!("umask 077 && {} summarize --quiet {} -o {}", env!("CARGO_BIN_EXE_evalbench"), bundle.display(), private.display())]));
+    run_ok(
+        Command::new("sh").args([
+            "-c",
+            &format!("umask 077 && {} summarize --quiet {} -o {}", env!("CARGO_BIN_EXE_evalbench"), bundle.display(), private.display()),
+        ]),
+    );
     for (p, (_, mode)) in files_of(&private) {
         assert_eq!(mode, 0o600, "{}", p.display());
     }

@@ -178,7 +178,8 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     let phases = sql(&dir, "SELECT phase FROM dispatched_job_phase ORDER BY started_at");
     let phases: Vec<&str> = phases.lines().collect();
     assert_eq!(phases, ["fetching", "evaluating_flake", "evaluating_derivations", "fetching", "evaluating_flake", "evaluating_derivations"]);
-    let metric = sql(&dir, "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER BY recorded_at");
+    let metric =
+        sql(&dir, "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER BY recorded_at");
     assert_eq!(metric.lines().collect::<Vec<_>>(), ["101|100|100|t|t", "101|100|0|t|t"], "cold records 100 new derivations, warm none");
 
     // Alignment on the lab's own spans finds the injected skew.
@@ -300,13 +301,17 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     assert_eq!(resolves.len(), 101);
     let mut attrs: Vec<String> = std::iter::once("default".to_string()).chain((0..100).map(|i| format!("pkg{i}"))).collect();
     attrs.sort(); // nix's attrNames order
-    for (shard, ev) in evaluators.iter().enumerate().map(|(_, e)| (e["fields"]["shard"].as_u64().unwrap() as usize, e)) {
+    for (shard, ev) in evaluators.iter().map(|e| (e["fields"]["shard"].as_u64().unwrap() as usize, e)) {
         let mine: Vec<&serde_json::Value> = resolves.iter().filter(|r| r["fields"]["shard"].as_u64() == Some(shard as u64)).collect();
-        let expected: Vec<String> = attrs.iter().enumerate().filter(|(i, _)| i % 2 == shard).map(|(_, a)| format!("packages.x86_64-linux.{a}")).collect();
+        let expected: Vec<String> =
+            attrs.iter().enumerate().filter(|(i, _)| i % 2 == shard).map(|(_, a)| format!("packages.x86_64-linux.{a}")).collect();
         let got: Vec<&str> = mine.iter().map(|r| r["fields"]["attr"].as_str().unwrap()).collect();
         assert_eq!(got, expected, "shard {shard}: attributes in plan order");
         let start = eval_spans(&two, "start_evaluator").into_iter().find(|s| s["fields"]["shard"].as_u64() == Some(shard as u64)).unwrap();
-        assert!((0..=25_000).contains(&(mine[0]["ts_us"].as_i64().unwrap() - end_us(&start))), "shard {shard}: the first resolve starts at nix's first line");
+        assert!(
+            (0..=25_000).contains(&(mine[0]["ts_us"].as_i64().unwrap() - end_us(&start))),
+            "shard {shard}: the first resolve starts at nix's first line"
+        );
         // Back to back: one attribute's span closes and the next opens in two
         // consecutive statements, so a gap is only this thread being
         // descheduled (two nix processes keep both cores busy): a few

@@ -7,12 +7,53 @@ use std::collections::{BTreeSet, HashMap};
 use common::*;
 
 const SEED_SPANS: &[(&str, &[&str])] = &[
-    ("server", &["assign_queued_evals", "offer_jobs", "on_request_job_chunk", "record_scores", "on_request_job", "request_job",
-        "claim_dispatch", "send_credentials", "assign_job", "job_event", "handle_eval_result", "assess_cached", "record", "flush",
-        "record_one", "commit_one", "transact_once", "apply_batch", "after_commit", "known_derivations", "eval_stream_completed"]),
-    ("worker", &["on_job_offer", "score_candidates", "send_scores", "request_job", "job", "fetch_repository", "clone_and_checkout",
-        "run_input_update", "fetch_inputs", "missing_paths", "evaluate_flake", "evaluate_derivations", "wave", "parse_drv_wave",
-        "query_known_derivations", "report_eval_result"]),
+    (
+        "server",
+        &[
+            "assign_queued_evals",
+            "offer_jobs",
+            "on_request_job_chunk",
+            "record_scores",
+            "on_request_job",
+            "request_job",
+            "claim_dispatch",
+            "send_credentials",
+            "assign_job",
+            "job_event",
+            "handle_eval_result",
+            "assess_cached",
+            "record",
+            "flush",
+            "record_one",
+            "commit_one",
+            "transact_once",
+            "apply_batch",
+            "after_commit",
+            "known_derivations",
+            "eval_stream_completed",
+        ],
+    ),
+    (
+        "worker",
+        &[
+            "on_job_offer",
+            "score_candidates",
+            "send_scores",
+            "request_job",
+            "job",
+            "fetch_repository",
+            "clone_and_checkout",
+            "run_input_update",
+            "fetch_inputs",
+            "missing_paths",
+            "evaluate_flake",
+            "evaluate_derivations",
+            "wave",
+            "parse_drv_wave",
+            "query_known_derivations",
+            "report_eval_result",
+        ],
+    ),
     ("eval", &["open", "lock_flake", "discover", "plan_shards", "resolve"]),
 ];
 
@@ -59,7 +100,8 @@ fn summary_of_a_skewed_bundle_aligns_within_the_bound_and_reports_clean_passes_o
         }
         for s in spans {
             let (c, t) = (s["count"].as_i64().unwrap(), s["total_us"].as_i64().unwrap());
-            let (p50, p95, max, mean) = (s["p50_us"].as_i64().unwrap(), s["p95_us"].as_i64().unwrap(), s["max_us"].as_i64().unwrap(), s["mean_us"].as_i64().unwrap());
+            let (p50, p95, max, mean) =
+                (s["p50_us"].as_i64().unwrap(), s["p95_us"].as_i64().unwrap(), s["max_us"].as_i64().unwrap(), s["mean_us"].as_i64().unwrap());
             assert!(p50 <= p95 && p95 <= max && mean == t / c, "{s}");
         }
         // Counts agree with the raw files.
@@ -86,7 +128,10 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
     // Every raw span appears once, moved by its host's offset onto the server clock.
     let mut expected: HashMap<(String, u64), i64> = HashMap::new();
     for r in &raw {
-        expected.insert((r["process"].as_str().unwrap().to_string(), r["id"].as_u64().unwrap() * 1_000_000 + r["pid"].as_u64().unwrap()), r["ts_us"].as_i64().unwrap() + offset_of(r));
+        expected.insert(
+            (r["process"].as_str().unwrap().to_string(), r["id"].as_u64().unwrap() * 1_000_000 + r["pid"].as_u64().unwrap()),
+            r["ts_us"].as_i64().unwrap() + offset_of(r),
+        );
     }
     for e in &spans {
         let process = process_names[&e["pid"].as_u64().unwrap()].split(' ').next().unwrap().to_string();
@@ -115,7 +160,10 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
     }
     // Children of a job on the worker stay on the job's track (exact nesting through id/parent).
     let job = spans.iter().find(|e| e["name"] == "job").unwrap();
-    let child = spans.iter().find(|e| e["name"] == "fetch_repository" && e["args"]["span.parent"] == job["args"]["span.id"] && e["pid"] == job["pid"]).unwrap();
+    let child = spans
+        .iter()
+        .find(|e| e["name"] == "fetch_repository" && e["args"]["span.parent"] == job["args"]["span.id"] && e["pid"] == job["pid"])
+        .unwrap();
     assert_eq!(child["tid"], job["tid"]);
 }
 

@@ -81,7 +81,8 @@ fn write_bundle(dir: &Path, truth: &Truth, runs: usize, seed: u64) {
             let d = dir.join(&name);
             std::fs::create_dir_all(d.join("trace")).unwrap();
             let evaluated = r.lognormal(truth.evaluated_s[p], EVAL_SIGMA);
-            std::fs::write(d.join("run.json"), serde_json::json!({"pass": name, "status": "Completed", "evaluated_s": evaluated}).to_string()).unwrap();
+            std::fs::write(d.join("run.json"), serde_json::json!({"pass": name, "status": "Completed", "evaluated_s": evaluated}).to_string())
+                .unwrap();
             let mut lines = String::new();
             let mut ts: i64 = 1_800_000_000_000_000;
             for (i, &median) in truth.span_us.iter().enumerate() {

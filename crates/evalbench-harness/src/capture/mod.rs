@@ -2,8 +2,8 @@
 //! evaluation leaves EvaluatingDerivation; each writes its files into the
 //! pass directory and nowhere else.
 
-pub mod pgstat;
 pub mod perf;
+pub mod pgstat;
 pub mod strace;
 pub mod tcpdump;
 

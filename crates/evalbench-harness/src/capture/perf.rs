@@ -50,7 +50,7 @@ pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), String> {
     if folded.is_empty() {
         // No samples (an idle process): still a valid, empty graph.
         opts.title = format!("{title} (no samples)");
-        return inferno::flamegraph::from_lines(&mut opts, ["idle 1"].into_iter(), file).map_err(|e| e.to_string());
+        return inferno::flamegraph::from_lines(&mut opts, ["idle 1"], file).map_err(|e| e.to_string());
     }
     let text = String::from_utf8_lossy(&folded);
     inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))

@@ -90,8 +90,7 @@ impl Db {
     }
 
     pub fn evaluation_metric(&self, evaluation: &str) -> Result<Value, String> {
-        self.json("SELECT row_to_json(m) FROM evaluation_metric m WHERE m.evaluation::text = $1", &[&evaluation])
-            .or_else(|_| Ok(Value::Null))
+        self.json("SELECT row_to_json(m) FROM evaluation_metric m WHERE m.evaluation::text = $1", &[&evaluation]).or(Ok(Value::Null))
     }
 
     /// Samples the role's busy backends every 100 ms on a connection of its own.

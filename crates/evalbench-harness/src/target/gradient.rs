@@ -71,11 +71,8 @@ impl Gradient {
     }
 
     fn wait_ready(&self) -> Result<(), String> {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(2)))
-            .build()
-            .into();
+        let agent: ureq::Agent =
+            ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(2))).build().into();
         let deadline = Instant::now() + Duration::from_secs(120);
         while Instant::now() < deadline {
             if let Ok(mut r) = agent.get(format!("{}/api/v1/health", self.config.url)).call() {

@@ -30,32 +30,15 @@ async fn authorize(s: &Shared, headers: &HeaderMap) -> Result<i64, Response> {
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            reply(
-                StatusCode::UNAUTHORIZED,
-                true,
-                json!("missing Bearer API key"),
-            )
-        })?;
+        .ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("missing Bearer API key")))?;
     let row =
         s.db.query_opt("SELECT organization FROM api_key WHERE key = $1", &[&key])
             .await
-            .map_err(|e| {
-                reply(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    true,
-                    json!(e.to_string()),
-                )
-            })?;
-    row.map(|r| r.get::<_, i64>(0))
-        .ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
+            .map_err(|e| reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())))?;
+    row.map(|r| r.get::<_, i64>(0)).ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
 }
 
-async fn evaluate(
-    State(s): State<Arc<Shared>>,
-    Path((org, project)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
+async fn evaluate(State(s): State<Arc<Shared>>, Path((org, project)): Path<(String, String)>, headers: HeaderMap) -> Response {
     let org_id = match authorize(&s, &headers).await {
         Ok(o) => o,
         Err(r) => return r,
@@ -72,64 +55,34 @@ async fn evaluate(
         Err(e) => return reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())),
     };
     let Some(row) = row else {
-        return reply(
-            StatusCode::NOT_FOUND,
-            true,
-            json!(format!("no project {org}/{project} for this key")),
-        );
+        return reply(StatusCode::NOT_FOUND, true, json!(format!("no project {org}/{project} for this key")));
     };
     let project_id: i64 = row.get(0);
     let id = uuid::Uuid::new_v4();
     let inserted =
-        s.db.execute(
-            "INSERT INTO evaluation (id, project, status) VALUES ($1, $2, 'Queued')",
-            &[&id, &project_id],
-        )
-        .await
-        .and(
-            s.db.execute(
-                "INSERT INTO evaluation_status (evaluation, status) VALUES ($1, 'Queued')",
-                &[&id],
-            )
-            .await,
-        );
+        s.db.execute("INSERT INTO evaluation (id, project, status) VALUES ($1, $2, 'Queued')", &[&id, &project_id])
+            .await
+            .and(s.db.execute("INSERT INTO evaluation_status (evaluation, status) VALUES ($1, 'Queued')", &[&id]).await);
     if let Err(e) = inserted {
-        return reply(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            true,
-            json!(e.to_string()),
-        );
+        return reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string()));
     }
     s.wake.notify_one();
     reply(StatusCode::OK, false, json!(id.to_string()))
 }
 
-async fn eval_status(
-    State(s): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     if let Err(r) = authorize(&s, &headers).await {
         return r;
     }
     let Ok(id) = uuid::Uuid::parse_str(&id) else {
         return reply(StatusCode::BAD_REQUEST, true, json!("not an evaluation id"));
     };
-    let row = s
-        .db
-        .query_opt(
-            "SELECT status, error, extract(epoch FROM created_at)::float8 FROM evaluation WHERE id = $1",
-            &[&id],
-        )
-        .await;
+    let row = s.db.query_opt("SELECT status, error, extract(epoch FROM created_at)::float8 FROM evaluation WHERE id = $1", &[&id]).await;
     match row {
         Ok(Some(r)) => {
             let timeline = s
                 .db
-                .query(
-                    "SELECT status, (extract(epoch FROM at) * 1000000)::int8 FROM evaluation_status WHERE evaluation = $1 ORDER BY at",
-                    &[&id],
-                )
+                .query("SELECT status, (extract(epoch FROM at) * 1000000)::int8 FROM evaluation_status WHERE evaluation = $1 ORDER BY at", &[&id])
                 .await
                 .map(|rows| rows.iter().map(|t| json!({"status": t.get::<_, String>(0), "ts_us": t.get::<_, i64>(1)})).collect::<Vec<_>>())
                 .unwrap_or_default();
@@ -146,11 +99,7 @@ async fn eval_status(
             )
         }
         Ok(None) => reply(StatusCode::NOT_FOUND, true, json!("no such evaluation")),
-        Err(e) => reply(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            true,
-            json!(e.to_string()),
-        ),
+        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())),
     }
 }
 

@@ -45,16 +45,9 @@ pub struct Provision {
     pub api_key: String,
 }
 
-pub async fn migrate_and_provision(
-    db: &Client,
-    p: &Provision,
-) -> Result<(), tokio_postgres::Error> {
+pub async fn migrate_and_provision(db: &Client, p: &Provision) -> Result<(), tokio_postgres::Error> {
     db.batch_execute(SCHEMA).await?;
-    db.execute(
-        "INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
-        &[&p.organization],
-    )
-    .await?;
+    db.execute("INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&p.organization]).await?;
     db.execute(
         "INSERT INTO project (organization, name, repository) SELECT id, $2, $3 FROM organization WHERE name = $1 \
          ON CONFLICT (organization, name) DO UPDATE SET repository = EXCLUDED.repository",
@@ -70,12 +63,7 @@ pub async fn migrate_and_provision(
 }
 
 /// Sets an evaluation's status and records the change in its timeline.
-pub async fn set_status(
-    db: &Client,
-    evaluation: uuid::Uuid,
-    status: &str,
-    error: Option<&str>,
-) -> Result<(), tokio_postgres::Error> {
+pub async fn set_status(db: &Client, evaluation: uuid::Uuid, status: &str, error: Option<&str>) -> Result<(), tokio_postgres::Error> {
     // One statement, so that no reader sees the new status without its
     // timeline row (a fast warm evaluation was read between the two).
     db.execute(

@@ -55,9 +55,7 @@ pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
             batches.push(b);
         }
         let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
-        let result = flush(&mut db, &batches)
-            .instrument(debug_span!(target: T, "flush", batches = batches.len(), rows))
-            .await;
+        let result = flush(&mut db, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
         let span = debug_span!(target: T, "after_commit", batches = batches.len());
         let _e = span.enter();
         for b in batches {
@@ -70,18 +68,10 @@ pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
 async fn flush(db: &mut Client, batches: &[Batch]) -> Result<(), String> {
     let mut last = String::new();
     for attempt in 1..=3u32 {
-        match transact_once(db, batches)
-            .instrument(debug_span!(target: T, "transact_once", attempt))
-            .await
-        {
+        match transact_once(db, batches).instrument(debug_span!(target: T, "transact_once", attempt)).await {
             Ok(()) => return Ok(()),
             // Only a serialization failure or deadlock is worth another try.
-            Err(e)
-                if e.code()
-                    .is_some_and(|c| c.code() == "40001" || c.code() == "40P01") =>
-            {
-                last = e.to_string()
-            }
+            Err(e) if e.code().is_some_and(|c| c.code() == "40001" || c.code() == "40P01") => last = e.to_string(),
             Err(e) => return Err(e.to_string()),
         }
     }
@@ -143,7 +133,5 @@ async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_p
     }
     .instrument(debug_span!(target: T, "apply_batch", rows))
     .await?;
-    tx.commit()
-        .instrument(debug_span!(target: T, "commit_one", batches = batches.len()))
-        .await
+    tx.commit().instrument(debug_span!(target: T, "commit_one", batches = batches.len())).await
 }

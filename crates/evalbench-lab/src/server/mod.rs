@@ -28,9 +28,7 @@ pub struct Shared {
 }
 
 async fn connect(url: &str) -> Result<Client, String> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(|e| format!("connecting to {url}: {e}"))?;
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("connecting to {url}: {e}"))?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             eprintln!("lab server: database connection: {e}");
@@ -39,62 +37,36 @@ async fn connect(url: &str) -> Result<Client, String> {
     Ok(client)
 }
 
-pub fn serve(
-    listen: SocketAddr,
-    proto_listen: Option<SocketAddr>,
-    database: &str,
-    provision_file: &std::path::Path,
-) -> Result<(), String> {
-    let text = std::fs::read_to_string(provision_file)
-        .map_err(|e| format!("{}: {e}", provision_file.display()))?;
-    let provision: db::Provision =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", provision_file.display()))?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+pub fn serve(listen: SocketAddr, proto_listen: Option<SocketAddr>, database: &str, provision_file: &std::path::Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(provision_file).map_err(|e| format!("{}: {e}", provision_file.display()))?;
+    let provision: db::Provision = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", provision_file.display()))?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let db = connect(database).await?;
-        db::migrate_and_provision(&db, &provision)
-            .await
-            .map_err(|e| format!("provisioning: {e}"))?;
+        db::migrate_and_provision(&db, &provision).await.map_err(|e| format!("provisioning: {e}"))?;
         let graph_db = connect(database).await?;
         let (graph_tx, graph_rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared {
-            db,
-            workers: Mutex::new(HashMap::new()),
-            wake: Notify::new(),
-            graph: graph_tx,
-            next_id: AtomicU64::new(1),
-            provision,
-        });
+        let shared =
+            Arc::new(Shared { db, workers: Mutex::new(HashMap::new()), wake: Notify::new(), graph: graph_tx, next_id: AtomicU64::new(1), provision });
         tokio::spawn(graph::run(graph_db, graph_rx));
         tokio::spawn(sched::run(shared.clone()));
         let app = api::router(shared.clone());
         use axum::serve::ListenerExt;
         // Small /proto frames back to back must not wait for delayed ACKs (Nagle).
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .map_err(|e| format!("listening on {listen}: {e}"))?
-            .tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
+        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listening on {listen}: {e}"))?.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         eprintln!("lab server: listening on {listen}");
         if let Some(p) = proto_listen {
-            let second = tokio::net::TcpListener::bind(p)
-                .await
-                .map_err(|e| format!("listening on {p}: {e}"))?
-                .tap_io(|tcp| {
-                    let _ = tcp.set_nodelay(true);
-                });
+            let second = tokio::net::TcpListener::bind(p).await.map_err(|e| format!("listening on {p}: {e}"))?.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let app = api::router(shared.clone());
             tokio::spawn(async move {
                 let _ = axum::serve(second, app).await;
             });
         }
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .map_err(|e| e.to_string())?;
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 tokio::select! {

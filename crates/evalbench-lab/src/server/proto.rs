@@ -59,17 +59,10 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
             ToServer::Known { id, drvs } => {
                 let span = debug_span!(target: JOBS, "known_derivations", asked = drvs.len(), known = tracing::field::Empty);
                 let known = async {
-                    s.db.query(
-                        "SELECT drv_path FROM derivation WHERE drv_path = ANY($1)",
-                        &[&drvs],
-                    )
-                    .await
-                    .map(|rows| {
-                        rows.iter()
-                            .map(|r| r.get::<_, String>(0))
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default()
+                    s.db.query("SELECT drv_path FROM derivation WHERE drv_path = ANY($1)", &[&drvs])
+                        .await
+                        .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>())
+                        .unwrap_or_default()
                 }
                 .instrument(span.clone())
                 .await;
@@ -77,9 +70,7 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
                 drop(span);
                 let _ = tx.send(ToWorker::KnownReply { id, known });
             }
-            report @ (ToServer::EvalResult { .. }
-            | ToServer::EvalDone { .. }
-            | ToServer::EvalFailed { .. }) => {
+            report @ (ToServer::EvalResult { .. } | ToServer::EvalDone { .. } | ToServer::EvalFailed { .. }) => {
                 let _ = report_tx.send((received, report));
             }
         }
@@ -89,11 +80,7 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
     s.workers.lock().await.remove(&worker);
     writer.abort();
     // A job still in hand when the worker goes fails its evaluation, rather than hang.
-    if let Ok(rows) = s
-        .db
-        .query("UPDATE job SET state = 'lost' WHERE worker = $1 AND state = 'dispatched' RETURNING evaluation", &[&worker])
-        .await
-    {
+    if let Ok(rows) = s.db.query("UPDATE job SET state = 'lost' WHERE worker = $1 AND state = 'dispatched' RETURNING evaluation", &[&worker]).await {
         for r in rows {
             let e: uuid::Uuid = r.get(0);
             let msg = format!("worker {worker} disconnected during the job");
@@ -107,12 +94,7 @@ async fn on_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>) {
         async {
             for (job, score) in &scores {
                 if let Ok(j) = uuid::Uuid::parse_str(job) {
-                    let _ =
-                        s.db.execute(
-                            "INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)",
-                            &[&j, &worker, score],
-                        )
-                        .await;
+                    let _ = s.db.execute("INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)", &[&j, &worker, score]).await;
                 }
             }
         }
@@ -126,9 +108,8 @@ async fn on_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>) {
 async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToWorker>) {
     async {
         async {
-            let claimed = s
-                .db
-                .query_opt(
+            let claimed =
+                s.db.query_opt(
                     "UPDATE job SET state = 'dispatched', worker = $1, dispatched_at = clock_timestamp() WHERE id = \
                      (SELECT id FROM job WHERE state = 'queued' ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) \
                      RETURNING id, evaluation",
@@ -166,10 +147,7 @@ async fn end_phase(s: &Shared, job: uuid::Uuid) {
 
 async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)> {
     let j = uuid::Uuid::parse_str(job).ok()?;
-    let row =
-        s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j])
-            .await
-            .ok()??;
+    let row = s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j]).await.ok()??;
     Some((j, row.get(0)))
 }
 
@@ -178,12 +156,7 @@ async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
         return;
     };
     end_phase(s, j).await;
-    let _ =
-        s.db.execute(
-            "INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)",
-            &[&j, &worker, &phase],
-        )
-        .await;
+    let _ = s.db.execute("INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)", &[&j, &worker, &phase]).await;
     let status = match phase {
         "fetching" => "Fetching",
         "evaluating_flake" => "EvaluatingFlake",
@@ -203,8 +176,7 @@ async fn reports(s: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<(Instant, ToSer
             ToServer::EvalFailed { job, .. } => (job.clone(), "eval_failed"),
             _ => continue,
         };
-        let span =
-            debug_span!(target: JOBS, "job_event", job = job.as_str(), kind, queue_wait_us = wait);
+        let span = debug_span!(target: JOBS, "job_event", job = job.as_str(), kind, queue_wait_us = wait);
         handle_report(&s, &job, report).instrument(span).await;
     }
 }
@@ -214,44 +186,31 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
         return;
     };
     match report {
-        ToServer::EvalResult { drvs, .. } => async {
-            let paths: Vec<String> = drvs.iter().map(|d| d.path.clone()).collect();
-            let _cached =
-                s.db.query(
-                    "SELECT drv_path FROM build WHERE drv_path = ANY($1) AND status = 'Completed'",
-                    &[&paths],
-                )
-                .instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len()))
-                .await;
-            let (done_tx, done_rx) = oneshot::channel();
-            let rows = drvs.len();
+        ToServer::EvalResult { drvs, .. } => {
             async {
-                let _ = s.graph.send(Batch {
-                    evaluation,
-                    drvs,
-                    done: done_tx,
-                });
-                match done_rx.await {
-                    Ok(Err(e)) => {
-                        let _ = set_status(
-                            &s.db,
-                            evaluation,
-                            "Failed",
-                            Some(&format!("recording derivations: {e}")),
-                        )
+                let paths: Vec<String> = drvs.iter().map(|d| d.path.clone()).collect();
+                let _cached =
+                    s.db.query("SELECT drv_path FROM build WHERE drv_path = ANY($1) AND status = 'Completed'", &[&paths])
+                        .instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len()))
                         .await;
+                let (done_tx, done_rx) = oneshot::channel();
+                let rows = drvs.len();
+                async {
+                    let _ = s.graph.send(Batch { evaluation, drvs, done: done_tx });
+                    match done_rx.await {
+                        Ok(Err(e)) => {
+                            let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording derivations: {e}"))).await;
+                        }
+                        Err(_) => eprintln!("lab server: the graph writer is gone"),
+                        Ok(Ok(_)) => {}
                     }
-                    Err(_) => eprintln!("lab server: the graph writer is gone"),
-                    Ok(Ok(_)) => {}
                 }
+                .instrument(debug_span!(target: GRAPH, "record", job, rows))
+                .await;
             }
-            .instrument(debug_span!(target: GRAPH, "record", job, rows))
-            .await;
+            .instrument(debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty))
+            .await
         }
-        .instrument(
-            debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty),
-        )
-        .await,
         ToServer::EvalDone { metric, .. } => {
             async {
                 end_phase(s, j).await;
@@ -283,9 +242,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
         }
         ToServer::EvalFailed { attr, message, .. } => {
             end_phase(s, j).await;
-            let _ =
-                s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j])
-                    .await;
+            let _ = s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j]).await;
             let msg = match attr {
                 Some(a) => format!("{a}: {message}"),
                 None => message,

@@ -25,44 +25,26 @@ pub async fn run(s: Arc<Shared>) {
     }
 }
 
-async fn tick(
-    s: &Shared,
-    offered: &mut HashMap<uuid::Uuid, Instant>,
-) -> Result<(), tokio_postgres::Error> {
+async fn tick(s: &Shared, offered: &mut HashMap<uuid::Uuid, Instant>) -> Result<(), tokio_postgres::Error> {
     let created = async {
-        let rows = s
-            .db
-            .query(
-                "SELECT e.id FROM evaluation e WHERE e.status = 'Queued' AND NOT EXISTS (SELECT 1 FROM job j WHERE j.evaluation = e.id)",
-                &[],
-            )
-            .await?;
+        let rows =
+            s.db.query("SELECT e.id FROM evaluation e WHERE e.status = 'Queued' AND NOT EXISTS (SELECT 1 FROM job j WHERE j.evaluation = e.id)", &[])
+                .await?;
         for r in &rows {
             let evaluation: uuid::Uuid = r.get(0);
-            s.db
-                .execute("INSERT INTO job (id, evaluation, state) VALUES ($1, $2, 'queued')", &[&uuid::Uuid::new_v4(), &evaluation])
-                .await?;
+            s.db.execute("INSERT INTO job (id, evaluation, state) VALUES ($1, $2, 'queued')", &[&uuid::Uuid::new_v4(), &evaluation]).await?;
         }
         Ok::<usize, tokio_postgres::Error>(rows.len())
     }
     .instrument(debug_span!(target: T, "assign_queued_evals"))
     .await?;
     let _ = created;
-    let queued =
-        s.db.query(
-            "SELECT j.id, j.evaluation FROM job j WHERE j.state = 'queued' ORDER BY j.created_at",
-            &[],
-        )
-        .await?;
+    let queued = s.db.query("SELECT j.id, j.evaluation FROM job j WHERE j.state = 'queued' ORDER BY j.created_at", &[]).await?;
     let now = Instant::now();
     let fresh: Vec<(uuid::Uuid, uuid::Uuid)> = queued
         .iter()
         .map(|r| (r.get::<_, uuid::Uuid>(0), r.get::<_, uuid::Uuid>(1)))
-        .filter(|(j, _)| {
-            offered
-                .get(j)
-                .is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2))
-        })
+        .filter(|(j, _)| offered.get(j).is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2)))
         .collect();
     if fresh.is_empty() {
         return Ok(());
@@ -73,14 +55,8 @@ async fn tick(
     }
     let span = debug_span!(target: T, "offer_jobs", jobs = fresh.len(), workers = workers.len());
     let _e = span.enter();
-    let jobs: Vec<JobOffer> = fresh
-        .iter()
-        .map(|(j, e)| JobOffer {
-            job: j.to_string(),
-            evaluation: e.to_string(),
-            project: s.provision.project.clone(),
-        })
-        .collect();
+    let jobs: Vec<JobOffer> =
+        fresh.iter().map(|(j, e)| JobOffer { job: j.to_string(), evaluation: e.to_string(), project: s.provision.project.clone() }).collect();
     for tx in workers.values() {
         let _ = tx.send(ToWorker::Offer { jobs: jobs.clone() });
     }

@@ -31,14 +31,10 @@ impl<'a> P<'a> {
                 None => return self.err("the end of a string"),
                 Some(b'"') => {
                     self.i += 1;
-                    return String::from_utf8(out)
-                        .map_err(|_| format!("at byte {}: string is not UTF-8", self.i));
+                    return String::from_utf8(out).map_err(|_| format!("at byte {}: string is not UTF-8", self.i));
                 }
                 Some(b'\\') => {
-                    let c = *self
-                        .s
-                        .get(self.i + 1)
-                        .ok_or_else(|| format!("at byte {}: dangling escape", self.i))?;
+                    let c = *self.s.get(self.i + 1).ok_or_else(|| format!("at byte {}: dangling escape", self.i))?;
                     out.push(match c {
                         b'n' => b'\n',
                         b't' => b'\t',
@@ -55,10 +51,7 @@ impl<'a> P<'a> {
         }
     }
     /// `[item,item,...]`
-    fn list<T>(
-        &mut self,
-        mut item: impl FnMut(&mut Self) -> Result<T, String>,
-    ) -> Result<Vec<T>, String> {
+    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Result<T, String>) -> Result<Vec<T>, String> {
         self.eat(b'[')?;
         let mut out = Vec::new();
         if self.peek(b']') {
@@ -121,18 +114,8 @@ pub fn parse(path: &str, text: &[u8]) -> Result<Drv, String> {
         Ok((k, v))
     })?;
     p.eat(b')')?;
-    let name = env
-        .iter()
-        .find(|(k, _)| k == "name")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    Ok(Drv {
-        path: path.to_string(),
-        name,
-        system,
-        outputs,
-        input_drvs,
-    })
+    let name = env.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or_default();
+    Ok(Drv { path: path.to_string(), name, system, outputs, input_drvs })
 }
 
 #[cfg(test)]
@@ -142,10 +125,7 @@ mod tests {
         let t = br#"Derive([("out","/nix/store/aaa-x","","")],[("/nix/store/bbb-y.drv",["out"])],[],"x86_64-linux","/bin/sh",["-c","echo \"hi\" > $out"],[("name","x"),("out","/nix/store/aaa-x")])"#;
         let d = super::parse("/nix/store/ccc-x.drv", t).unwrap();
         assert_eq!(d.name, "x");
-        assert_eq!(
-            d.outputs,
-            vec![("out".to_string(), "/nix/store/aaa-x".to_string())]
-        );
+        assert_eq!(d.outputs, vec![("out".to_string(), "/nix/store/aaa-x".to_string())]);
         assert_eq!(d.input_drvs, vec!["/nix/store/bbb-y.drv".to_string()]);
         assert!(super::parse("x", b"Derive([(").is_err());
         assert!(super::parse("x", b"garbage").is_err());

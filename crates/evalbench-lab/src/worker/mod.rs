@@ -32,25 +32,15 @@ struct Ctx {
 }
 
 pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let r = rt.block_on(run(
-        server.to_string(),
-        name.to_string(),
-        sources.to_path_buf(),
-    ));
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    let r = rt.block_on(run(server.to_string(), name.to_string(), sources.to_path_buf()));
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     r
 }
 
 async fn run(server: String, name: String, sources: PathBuf) -> Result<(), String> {
     let url = format!("ws://{server}/proto");
-    let (ws, _) = tokio_tungstenite::connect_async_with_config(&url, None, true)
-        .await
-        .map_err(|e| format!("connecting to {url}: {e}"))?;
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(&url, None, true).await.map_err(|e| format!("connecting to {url}: {e}"))?;
     let (mut sink, mut stream) = ws.split();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<ToServer>();
     tokio::spawn(async move {
@@ -60,13 +50,7 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), Strin
             }
         }
     });
-    let ctx = Arc::new(Ctx {
-        name: name.clone(),
-        out: out_tx,
-        pending: Arc::default(),
-        next: 1.into(),
-        sources,
-    });
+    let ctx = Arc::new(Ctx { name: name.clone(), out: out_tx, pending: Arc::default(), next: 1.into(), sources });
     let _ = ctx.out.send(ToServer::Hello { worker: name });
     let (job_tx, mut job_rx) = mpsc::unbounded_channel::<ToWorker>();
     // Jobs run one at a time here, while the reader below keeps answering.
@@ -82,9 +66,7 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), Strin
                     busy_with_offer = true;
                     on_offer(&runner_ctx, jobs.iter().map(|j| j.job.clone()).collect()).await;
                 }
-                ToWorker::Assign {
-                    job, repository, ..
-                } => {
+                ToWorker::Assign { job, repository, .. } => {
                     run_job(&runner_ctx, &job, &repository).await;
                     busy_with_offer = false;
                 }
@@ -93,8 +75,7 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), Strin
             }
         }
     });
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| e.to_string())?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
@@ -146,27 +127,18 @@ async fn on_offer(ctx: &Ctx, jobs: Vec<String>) {
 }
 
 fn phase(ctx: &Ctx, job: &str, p: &str) {
-    let _ = ctx.out.send(ToServer::Phase {
-        job: job.to_string(),
-        phase: p.to_string(),
-    });
+    let _ = ctx.out.send(ToServer::Phase { job: job.to_string(), phase: p.to_string() });
 }
 
 async fn cmd(program: &str, args: &[&str], dir: Option<&Path>) -> Result<String, String> {
     let mut c = tokio::process::Command::new(program);
-    c.args(args)
-        .env("NIX_CONFIG", crate::state::NIX_CONFIG)
-        .stdin(std::process::Stdio::null());
+    c.args(args).env("NIX_CONFIG", crate::state::NIX_CONFIG).stdin(std::process::Stdio::null());
     if let Some(d) = dir {
         c.current_dir(d);
     }
     let out = c.output().await.map_err(|e| format!("{program}: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "{program} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(format!("{program} {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -175,21 +147,15 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
     let t0 = Instant::now();
     let result = async {
         phase(ctx, job, "fetching");
-        let checkout = fetch_repository(ctx, repository)
-            .instrument(debug_span!(target: W, "fetch_repository", repository))
-            .await?;
+        let checkout = fetch_repository(ctx, repository).instrument(debug_span!(target: W, "fetch_repository", repository)).await?;
         let fetch_ms = t0.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_flake");
         let t1 = Instant::now();
-        let (paths, eval_metric) = evaluate_flake(ctx, job, &checkout)
-            .instrument(debug_span!(target: W, "evaluate_flake", job))
-            .await?;
+        let (paths, eval_metric) = evaluate_flake(ctx, job, &checkout).instrument(debug_span!(target: W, "evaluate_flake", job)).await?;
         let flake_ms = t1.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_derivations");
         let t2 = Instant::now();
-        let count = evaluate_derivations(ctx, job, paths)
-            .instrument(debug_span!(target: W, "evaluate_derivations", job))
-            .await?;
+        let count = evaluate_derivations(ctx, job, paths).instrument(debug_span!(target: W, "evaluate_derivations", job)).await?;
         let mut metric = eval_metric;
         metric["fetch_ms"] = fetch_ms.into();
         metric["flake_ms"] = flake_ms.into();
@@ -201,15 +167,8 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
     .instrument(debug_span!(target: W, "job", job))
     .await;
     let msg = match result {
-        Ok(metric) => ToServer::EvalDone {
-            job: job.to_string(),
-            metric,
-        },
-        Err((attr, message)) => ToServer::EvalFailed {
-            job: job.to_string(),
-            attr,
-            message,
-        },
+        Ok(metric) => ToServer::EvalDone { job: job.to_string(), metric },
+        Err((attr, message)) => ToServer::EvalFailed { job: job.to_string(), attr, message },
     };
     let _ = ctx.out.send(msg);
     let _ = ctx.out.send(ToServer::RequestJob);
@@ -226,27 +185,15 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .collect();
-    let dir = ctx
-        .sources
-        .join(if name.is_empty() { "repo".into() } else { name });
+    let dir = ctx.sources.join(if name.is_empty() { "repo".into() } else { name });
     let e = |m: String| (None, m);
     async {
         if dir.join(".git").is_dir() {
             cmd("git", &["fetch", "--quiet", repository, "HEAD"], Some(&dir)).await?;
-            cmd(
-                "git",
-                &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"],
-                Some(&dir),
-            )
-            .await?;
+            cmd("git", &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], Some(&dir)).await?;
         } else {
             std::fs::create_dir_all(&ctx.sources).map_err(|x| x.to_string())?;
-            cmd(
-                "git",
-                &["clone", "--quiet", repository, &dir.to_string_lossy()],
-                None,
-            )
-            .await?;
+            cmd("git", &["clone", "--quiet", repository, &dir.to_string_lossy()], None).await?;
         }
         Ok::<(), String>(())
     }
@@ -254,40 +201,23 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
     .await
     .map_err(e)?;
     let d = dir.to_string_lossy().to_string();
-    cmd(
-        "nix",
-        &["flake", "metadata", "--json", "--no-write-lock-file", &d],
-        None,
-    )
-    .instrument(debug_span!(target: W, "run_input_update"))
-    .await
-    .map_err(e)?;
-    let archived = cmd(
-        "nix",
-        &["flake", "archive", "--json", "--no-write-lock-file", &d],
-        None,
-    )
-    .instrument(debug_span!(target: W, "fetch_inputs"))
-    .await
-    .map_err(e)?;
-    let store_path = serde_json::from_str::<serde_json::Value>(&archived)
-        .ok()
-        .and_then(|v| v["path"].as_str().map(String::from));
+    cmd("nix", &["flake", "metadata", "--json", "--no-write-lock-file", &d], None)
+        .instrument(debug_span!(target: W, "run_input_update"))
+        .await
+        .map_err(e)?;
+    let archived = cmd("nix", &["flake", "archive", "--json", "--no-write-lock-file", &d], None)
+        .instrument(debug_span!(target: W, "fetch_inputs"))
+        .await
+        .map_err(e)?;
+    let store_path = serde_json::from_str::<serde_json::Value>(&archived).ok().and_then(|v| v["path"].as_str().map(String::from));
     if let Some(p) = store_path {
-        cmd("nix", &["path-info", &p], None)
-            .instrument(debug_span!(target: W, "missing_paths", paths = 1u32))
-            .await
-            .map_err(e)?;
+        cmd("nix", &["path-info", &p], None).instrument(debug_span!(target: W, "missing_paths", paths = 1u32)).await.map_err(e)?;
     }
     Ok(dir)
 }
 
 /// Runs the eval subprocess; returns the derivation paths it resolved.
-async fn evaluate_flake(
-    _ctx: &Ctx,
-    job: &str,
-    checkout: &Path,
-) -> Result<(Vec<String>, serde_json::Value), JobErr> {
+async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<String>, serde_json::Value), JobErr> {
     let exe = std::env::current_exe().map_err(|e| (None, e.to_string()))?;
     let mut command = tokio::process::Command::new(exe);
     // SAFETY: prctl is async-signal-safe. The eval subprocess dies with its worker.
@@ -336,10 +266,7 @@ async fn evaluate_flake(
 async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Result<usize, JobErr> {
     // Two attributes may name one derivation (`default` is one of the packages).
     let mut seen: HashSet<String> = HashSet::new();
-    let mut queue: VecDeque<String> = roots
-        .into_iter()
-        .filter(|r| seen.insert(r.clone()))
-        .collect();
+    let mut queue: VecDeque<String> = roots.into_iter().filter(|r| seen.insert(r.clone())).collect();
     let mut n = 0u32;
     let mut total = 0usize;
     while !queue.is_empty() {
@@ -366,28 +293,18 @@ async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Resul
             let (tx, rx) = oneshot::channel();
             ctx.pending.lock().await.insert(id, tx);
             let known: HashSet<String> = async {
-                let _ = ctx.out.send(ToServer::Known {
-                    id,
-                    drvs: drvs.iter().map(|d| d.path.clone()).collect(),
-                });
+                let _ = ctx.out.send(ToServer::Known { id, drvs: drvs.iter().map(|d| d.path.clone()).collect() });
                 rx.await.unwrap_or_default().into_iter().collect()
             }
             .instrument(debug_span!(target: W, "query_known_derivations", drvs = drvs.len()))
             .await;
-            Ok::<Vec<Drv>, JobErr>(
-                drvs.into_iter()
-                    .filter(|d| !known.contains(&d.path))
-                    .collect(),
-            )
+            Ok::<Vec<Drv>, JobErr>(drvs.into_iter().filter(|d| !known.contains(&d.path)).collect())
         }
         .instrument(span.clone())
         .await?;
         let _w = span.enter();
         let _r = debug_span!(target: W, "report_eval_result", job, drvs = drvs.len()).entered();
-        let _ = ctx.out.send(ToServer::EvalResult {
-            job: job.to_string(),
-            drvs,
-        });
+        let _ = ctx.out.send(ToServer::EvalResult { job: job.to_string(), drvs });
         n += 1;
     }
     Ok(total)

@@ -40,7 +40,11 @@ pub fn href(path: &str) -> String {
 
 /// A file name made from a pass name: only a safe alphabet.
 pub fn file_safe(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect::<String>().trim_start_matches('.').to_string()
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
 }
 
 #[cfg(test)]

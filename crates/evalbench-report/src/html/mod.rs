@@ -39,7 +39,8 @@ impl Page {
     /// Inline chart, also written as `<pass>-<name>.svg`.
     fn chart(&mut self, pass: &str, name: &str, svg: String) {
         let file = format!("{}-{}.svg", file_safe(pass), file_safe(name));
-        let _ = write!(self.body, "<figure>{svg}<figcaption><a href=\"{}\">{}</a></figcaption></figure>", esc::esc(&esc::href(&file)), esc::esc(&file));
+        let _ =
+            write!(self.body, "<figure>{svg}<figcaption><a href=\"{}\">{}</a></figcaption></figure>", esc::esc(&esc::href(&file)), esc::esc(&file));
         self.charts.push((file, svg));
     }
 }
@@ -126,10 +127,5 @@ pub fn render(bundle: &Bundle, out: &Path) -> Result<Rendered, String> {
     html.push_str("</main></body></html>\n");
     let index = out.join("index.html");
     evalbench_bundle::write_atomic(&index, html.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(Rendered {
-        page: index,
-        page_bytes: html.len() as u64,
-        charts: page.charts.len(),
-        spans: passes.iter().map(|p| p.data.span_count()).sum(),
-    })
+    Ok(Rendered { page: index, page_bytes: html.len() as u64, charts: page.charts.len(), spans: passes.iter().map(|p| p.data.span_count()).sum() })
 }

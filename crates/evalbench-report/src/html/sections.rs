@@ -13,7 +13,8 @@ use super::svg::{self, ms, Item};
 use super::Page;
 
 fn missing(page: &mut Page, pass: &Pass, file: &str) {
-    let _ = write!(page.body, "<p class=\"missing\">Not captured in this pass: <code>{}</code> is missing.</p>", esc(&format!("{}/{file}", pass.name)));
+    let _ =
+        write!(page.body, "<p class=\"missing\">Not captured in this pass: <code>{}</code> is missing.</p>", esc(&format!("{}/{file}", pass.name)));
 }
 
 fn mode(p: &Pass) -> String {
@@ -41,7 +42,9 @@ pub fn overview(page: &mut Page, passes: &[Pass]) {
         let evaluated = p.run["evaluated_s"].as_f64().map(|s| format!("{s:.3} s")).unwrap_or_else(|| "unknown".into());
         let wall = p.extent().map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
         let metric = match &p.run["evaluation_metric"] {
-            Value::Object(m) => m.iter().filter(|(k, _)| *k != "evaluation" && *k != "recorded_at").map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+            Value::Object(m) => {
+                m.iter().filter(|(k, _)| *k != "evaluation" && *k != "recorded_at").map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+            }
             _ => "none".into(),
         };
         let _ = write!(
@@ -96,7 +99,9 @@ pub fn pass_header(page: &mut Page, p: &Pass) {
     page.h2(&format!("pass-{}", super::esc::file_safe(&p.name)), &format!("Pass {}", p.name));
     let _ = write!(page.body, "<p><b>{}</b>. {}</p>", esc(&mode(p)), esc(&offset_line(p)));
     if !p.clean {
-        page.body.push_str("<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>");
+        page.body.push_str(
+            "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>",
+        );
     }
     if let Some(off) = p.run["captures_off"].as_array().filter(|a| !a.is_empty()) {
         let names: Vec<String> = off.iter().filter_map(|v| v.as_str().map(String::from)).collect();
@@ -147,9 +152,9 @@ pub fn assignment(page: &mut Page, p: &Pass) {
             steps.push(("evaluate request (runner)".into(), r, r));
         }
         steps.reverse();
-        let job_span = names
-            .get(&("worker", "job"))
-            .and_then(|v| v.iter().find(|s| p.field(s.stream, s.idx, "job").and_then(|j| j.as_str().map(String::from)).as_deref() == Some(job.as_str())));
+        let job_span = names.get(&("worker", "job")).and_then(|v| {
+            v.iter().find(|s| p.field(s.stream, s.idx, "job").and_then(|j| j.as_str().map(String::from)).as_deref() == Some(job.as_str()))
+        });
         if let Some(j) = job_span {
             steps.push(("worker job".into(), j.start, j.end.min(j.start + 1.0)));
         }
@@ -167,7 +172,14 @@ pub fn assignment(page: &mut Page, p: &Pass) {
             };
             let title = format!("{label}: at +{}, waited {wait_s}, took {}", ms(s - t0), ms(e - s));
             rows.push((label.clone(), vec![Item { start: *s, end: e.max(*s + 1.0), label: label.clone(), title }]));
-            let _ = write!(table, "<tr><td>{}</td><td class=\"n\">+{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", esc(label), esc(&ms(s - t0)), esc(&wait_s), esc(&ms(e - s)));
+            let _ = write!(
+                table,
+                "<tr><td>{}</td><td class=\"n\">+{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(label),
+                esc(&ms(s - t0)),
+                esc(&wait_s),
+                esc(&ms(e - s))
+            );
             prev_end = Some(prev_end.map_or(*e, |pe: f64| pe.max(*e)));
         }
         table.push_str("</table>");
@@ -244,7 +256,12 @@ pub fn spans(page: &mut Page, p: &Pass) {
             let e = group.iter().map(|g| g.1).fold(s, f64::max);
             if group.len() == 1 {
                 let g = group[0];
-                items.push(Item { start: g.0, end: g.1, label: g.2.to_string(), title: format!("{}: at +{}, took {}", g.2, ms(g.0 - t0), ms(g.1 - g.0)) });
+                items.push(Item {
+                    start: g.0,
+                    end: g.1,
+                    label: g.2.to_string(),
+                    title: format!("{}: at +{}, took {}", g.2, ms(g.0 - t0), ms(g.1 - g.0)),
+                });
             } else {
                 let mut counts: HashMap<&str, usize> = HashMap::new();
                 for g in group.iter() {
@@ -254,7 +271,12 @@ pub fn spans(page: &mut Page, p: &Pass) {
                 c.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
                 let names: Vec<String> = c.iter().take(5).map(|(n, k)| format!("{n} ×{k}")).collect();
                 *merged += group.len();
-                items.push(Item { start: s, end: e, label: c[0].0.to_string(), title: format!("{} spans merged (narrower than a pixel): {}; +{}..+{}", group.len(), names.join(", "), ms(s - t0), ms(e - t0)) });
+                items.push(Item {
+                    start: s,
+                    end: e,
+                    label: c[0].0.to_string(),
+                    title: format!("{} spans merged (narrower than a pixel): {}; +{}..+{}", group.len(), names.join(", "), ms(s - t0), ms(e - t0)),
+                });
             }
             group.clear();
         };
@@ -304,7 +326,10 @@ pub fn spans(page: &mut Page, p: &Pass) {
     let (flame, merged) = svg::flame(&format!("{} span flame graph (self time, folded by nesting)", p.name), &stacks, &|v| ms(v));
     page.chart(&p.name, "span-flame", flame);
     if merged > 0 {
-        let _ = write!(page.body, "<p class=\"note\">{merged} nesting paths narrower than half a pixel are not drawn; their time is inside their parents' bars.</p>");
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{merged} nesting paths narrower than half a pixel are not drawn; their time is inside their parents' bars.</p>"
+        );
     }
     let stats = span_stats(&p.data.streams);
     let shown: Vec<(String, f64, String)> = stats
@@ -314,7 +339,17 @@ pub fn spans(page: &mut Page, p: &Pass) {
             (
                 format!("{} ({})", s.name, s.process),
                 s.total_us as f64,
-                format!("{} {}: {} spans, total {}, mean {}, p50 {}, p95 {}, max {}", s.process, s.name, s.count, ms(s.total_us as f64), ms(s.mean_us as f64), ms(s.p50_us as f64), ms(s.p95_us as f64), ms(s.max_us as f64)),
+                format!(
+                    "{} {}: {} spans, total {}, mean {}, p50 {}, p95 {}, max {}",
+                    s.process,
+                    s.name,
+                    s.count,
+                    ms(s.total_us as f64),
+                    ms(s.mean_us as f64),
+                    ms(s.p50_us as f64),
+                    ms(s.p95_us as f64),
+                    ms(s.max_us as f64)
+                ),
             )
         })
         .collect();
@@ -359,10 +394,16 @@ pub fn database(page: &mut Page, p: &Pass) {
         match evalbench_decode::stats::statements(&p.file(layout::PG_STAT_STATEMENTS)) {
             Ok(rows) => {
                 let mut bars = Vec::new();
-                let mut table = String::from("<table class=\"sql\"><tr><th>total</th><th>calls</th><th>mean</th><th>planning</th><th>rows</th><th>statement</th></tr>");
+                let mut table = String::from(
+                    "<table class=\"sql\"><tr><th>total</th><th>calls</th><th>mean</th><th>planning</th><th>rows</th><th>statement</th></tr>",
+                );
                 for r in rows.iter().take(25) {
                     let plan = r.total_plan_time.unwrap_or(0.0);
-                    bars.push((r.query.clone(), r.total_exec_time * 1000.0, format!("{}\n{} calls, {:.3} ms executing, {:.3} ms planning", r.query, r.calls, r.total_exec_time, plan)));
+                    bars.push((
+                        r.query.clone(),
+                        r.total_exec_time * 1000.0,
+                        format!("{}\n{} calls, {:.3} ms executing, {:.3} ms planning", r.query, r.calls, r.total_exec_time, plan),
+                    ));
                     let _ = write!(
                         table,
                         "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{}</td><td class=\"n\">{:.3} ms</td><td class=\"n\">{plan:.3} ms</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
@@ -460,13 +501,19 @@ fn pg_latencies(page: &mut Page, p: &Pass) {
     let mut rows: Vec<(String, Vec<i64>, u64)> = agg.into_iter().map(|(k, (v, e))| (k, v, e)).collect();
     rows.sort_by(|a, b| b.1.iter().sum::<i64>().cmp(&a.1.iter().sum::<i64>()).then_with(|| a.0.cmp(&b.0)));
     let mut bars = Vec::new();
-    let mut table = String::from("<table class=\"sql\"><tr><th>total</th><th>count</th><th>p50</th><th>p95</th><th>max</th><th>errors</th><th>statement</th></tr>");
+    let mut table = String::from(
+        "<table class=\"sql\"><tr><th>total</th><th>count</th><th>p50</th><th>p95</th><th>max</th><th>errors</th><th>statement</th></tr>",
+    );
     for (sql, mut v, errors) in rows.into_iter().take(25) {
         v.sort_unstable();
         let n = v.len();
         let total: i64 = v.iter().sum();
         let at = |q: f64| evalbench_analyze::stats::percentile(&v, q) as f64;
-        bars.push((sql.clone(), total as f64, format!("{sql}\n{n} executions, total {}, p50 {}, p95 {}, max {}", ms(total as f64), ms(at(0.5)), ms(at(0.95)), ms(at(1.0)))));
+        bars.push((
+            sql.clone(),
+            total as f64,
+            format!("{sql}\n{n} executions, total {}, p50 {}, p95 {}, max {}", ms(total as f64), ms(at(0.5)), ms(at(0.95)), ms(at(1.0))),
+        ));
         let _ = write!(
             table,
             "<tr><td class=\"n\">{}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{errors}</td><td><code>{}</code></td></tr>",
@@ -492,7 +539,13 @@ fn auto_explain(page: &mut Page, p: &Pass) {
         .by_statement
         .iter()
         .take(25)
-        .map(|b| (b.statement.clone(), b.total_ms * 1000.0, format!("{}\n{} plans, total {:.3} ms, slowest {:.3} ms", b.statement, b.count, b.total_ms, b.max_ms)))
+        .map(|b| {
+            (
+                b.statement.clone(),
+                b.total_ms * 1000.0,
+                format!("{}\n{} plans, total {:.3} ms, slowest {:.3} ms", b.statement, b.count, b.total_ms, b.max_ms),
+            )
+        })
         .collect();
     if !bars.is_empty() {
         page.chart(&p.name, "auto-explain", svg::hbars(&format!("{} auto_explain statements by total time", p.name), &bars, &|v| ms(v)));
@@ -549,7 +602,9 @@ pub fn cpu(page: &mut Page, p: &Pass) {
         return;
     }
     page.h3(&p.name, "cpu", "CPU");
-    for (folded, svgf, what) in [("flame.folded", "flame.svg", "server host"), ("worker/flame.folded", "worker/flame.svg", "worker host, eval subprocess included")] {
+    for (folded, svgf, what) in
+        [("flame.folded", "flame.svg", "server host"), ("worker/flame.folded", "worker/flame.svg", "worker host, eval subprocess included")]
+    {
         let Ok(text) = std::fs::read_to_string(p.file(folded)) else {
             missing(page, p, svgf);
             continue;
@@ -567,7 +622,11 @@ pub fn cpu(page: &mut Page, p: &Pass) {
         page.chart(&p.name, &format!("cpu-{}", if folded.starts_with("worker") { "worker" } else { "server" }), chart);
         if p.file(svgf).exists() {
             page.copies.push((format!("{}/{svgf}", super::esc::file_safe(&p.name)), p.file(svgf)));
-            let _ = write!(page.body, "<p><a href=\"{}\">Interactive flame graph (inferno)</a></p>", esc(&href(&format!("{}/{svgf}", super::esc::file_safe(&p.name)))));
+            let _ = write!(
+                page.body,
+                "<p><a href=\"{}\">Interactive flame graph (inferno)</a></p>",
+                esc(&href(&format!("{}/{svgf}", super::esc::file_safe(&p.name))))
+            );
         }
     }
 }

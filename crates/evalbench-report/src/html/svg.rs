@@ -153,30 +153,39 @@ pub fn flame(title: &str, stacks: &[(Vec<String>, f64)], unit: &dyn Fn(f64) -> S
     let h = levels as f64 * row_h + 10.0;
     let total = root.value.max(1e-9);
     let mut s = open(w, h, title);
-    let mut merged = 0usize;
-    fn walk(s: &mut String, n: &Node, name: &str, x: f64, level: usize, levels: usize, w: f64, total: f64, row_h: f64, h: f64, unit: &dyn Fn(f64) -> String, merged: &mut usize) {
-        let bw = w * n.value / total;
-        if level >= levels {
+    /// What stays the same through the walk.
+    struct Frame<'u> {
+        levels: usize,
+        w: f64,
+        total: f64,
+        row_h: f64,
+        h: f64,
+        unit: &'u dyn Fn(f64) -> String,
+    }
+    fn walk(s: &mut String, f: &Frame<'_>, n: &Node, name: &str, x: f64, level: usize, merged: &mut usize) {
+        let bw = f.w * n.value / f.total;
+        if level >= f.levels {
             return;
         }
-        let y = h - 5.0 - (level as f64 + 1.0) * row_h;
+        let y = f.h - 5.0 - (level as f64 + 1.0) * f.row_h;
         let label = if level == 0 { "all" } else { name };
-        bar(s, x, y, bw, row_h - 1.0, &color(label), &format!("{label}: {} ({:.1}%)", unit(n.value), 100.0 * n.value / total));
+        bar(s, x, y, bw, f.row_h - 1.0, &color(label), &format!("{label}: {} ({:.1}%)", (f.unit)(n.value), 100.0 * n.value / f.total));
         if bw > 30.0 {
             text(s, x + 3.0, y + 11.0, "start", &clip(label, bw - 6.0));
         }
         let mut cx = x;
         for (cname, c) in &n.children {
-            let cw = w * c.value / total;
+            let cw = f.w * c.value / f.total;
             if cw < 0.5 {
                 *merged += 1;
             } else {
-                walk(s, c, cname, cx, level + 1, levels, w, total, row_h, h, unit, merged);
+                walk(s, f, c, cname, cx, level + 1, merged);
             }
             cx += cw;
         }
     }
-    walk(&mut s, &root, "all", 0.0, 0, levels, w, total, row_h, h, unit, &mut merged);
+    let mut merged = 0usize;
+    walk(&mut s, &Frame { levels, w, total, row_h, h, unit }, &root, "all", 0.0, 0, &mut merged);
     s.push_str("</svg>");
     (s, merged)
 }
