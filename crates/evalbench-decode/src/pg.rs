@@ -129,7 +129,6 @@ pub struct PgDecoder {
     pub summary: PgSummary,
 }
 
-
 impl PgDecoder {
     pub fn event(&mut self, e: Event<'_>, out: &mut dyn FnMut(Execution)) {
         match e {
