@@ -21,5 +21,5 @@ pub mod num;
 pub use archive::{pack_dir, unpack, Limits};
 pub use error::BundleError;
 pub use open::{readable_temp, write_atomic, Bundle, PassDir};
-pub use run_info::RunInfo;
+pub use run_info::{CapturePorts, RunInfo, RunnerInfo, StatusChange};
 pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Fnv, Malformed, Span, SpanFile, Stream, TextRef};

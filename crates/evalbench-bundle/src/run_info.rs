@@ -37,9 +37,50 @@ pub struct RunInfo {
     /// The `evaluation_metric` row of the CI, when the target has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluation_metric: Option<serde_json::Value>,
+    /// What the runner adds about its captures; absent in bundles other
+    /// tools wrote.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<RunnerInfo>,
     /// Everything, as read.
     #[serde(skip)]
     pub raw: serde_json::Value,
+}
+
+/// The runner's own record of a pass: where it ran, when the captures ran,
+/// what went wrong with them. Every key is always written (an empty list, a
+/// null), so a reader tells "nothing happened" from "not recorded".
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunnerInfo {
+    /// `lab` or `gradient`.
+    #[serde(default)]
+    pub target: String,
+    /// The server's own status timeline, on the server's clock.
+    #[serde(default)]
+    pub server_statuses: Vec<StatusChange>,
+    /// Unix microseconds, runner clock, when the captures were armed and stopped.
+    #[serde(default)]
+    pub capture_started_us: i64,
+    #[serde(default)]
+    pub capture_stopped_us: i64,
+    /// The evaluation's error message, as the server gave it.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Captures that failed to start, stop or be written, in words.
+    #[serde(default)]
+    pub problems: Vec<String>,
+    /// Captures a pass of this kind has that were switched off.
+    #[serde(default)]
+    pub captures_off: Vec<String>,
+    /// The server side of each capture, for decoders of captures that began
+    /// mid-connection.
+    #[serde(default)]
+    pub capture_ports: Option<CapturePorts>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CapturePorts {
+    pub pg: u16,
+    pub proto: u16,
 }
 
 impl RunInfo {

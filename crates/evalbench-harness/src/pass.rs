@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use evalbench_bundle::run_info::StatusChange;
-use evalbench_bundle::{layout, write_atomic, RunInfo};
-use serde_json::{json, Value};
+use evalbench_bundle::{layout, write_atomic, CapturePorts, RunInfo, RunnerInfo};
+use serde_json::Value;
 
 use crate::api::{left_evaluation, terminal, Api};
 use crate::capture::{perf, pgstat::Db, strace::Strace, tcpdump::Tcpdump, Captures};
@@ -275,18 +275,23 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         requested_us: Some(requested_us),
         captures: c.names().into_iter().map(String::from).collect(),
         evaluation_metric: metric,
+        runner: Some(RunnerInfo {
+            target: target.name().to_string(),
+            server_statuses: timeline
+                .iter()
+                .filter_map(|s| Some(StatusChange { status: s["status"].as_str()?.to_string(), ts_us: s["ts_us"].as_i64()? }))
+                .collect(),
+            capture_started_us,
+            capture_stopped_us,
+            error: last["error"].as_str().map(String::from),
+            problems: problems.clone(),
+            captures_off: off_list(&c, plan.name).into_iter().map(String::from).collect(),
+            capture_ports: Some(CapturePorts { pg: cap.pg_port, proto: cap.proto_port }),
+        }),
         raw: Value::Null,
     };
-    let mut doc = serde_json::to_value(&info).expect("serializes");
-    doc["target"] = json!(target.name());
-    doc["server_statuses"] = json!(timeline);
-    doc["capture_started_us"] = json!(capture_started_us);
-    doc["capture_stopped_us"] = json!(capture_stopped_us);
-    doc["error"] = last["error"].clone();
-    doc["problems"] = json!(problems);
-    doc["captures_off"] = json!(off_list(&c, plan.name));
-    // The decoders need the server side of each capture when it began mid-connection.
-    doc["capture_ports"] = json!({"pg": cap.pg_port, "proto": cap.proto_port});
+    // Through a Value, so the keys come out sorted as they always have.
+    let doc = serde_json::to_value(&info).expect("serializes");
     write_json(&dir.join(layout::RUN_JSON), &doc).map_err(err)?;
 
     if let Some(f) = failure {

@@ -170,6 +170,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         requested_us: Some(requested_us),
         captures: vec!["spans".into()],
         evaluation_metric: metric,
+        runner: None,
         raw: serde_json::Value::Null,
     };
     info.write(&dir.join(layout::RUN_JSON)).map_err(|e| e.to_string())?;
