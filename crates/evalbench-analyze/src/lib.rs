@@ -4,12 +4,15 @@
 //! one process out so that each track nests (what Perfetto needs).
 
 pub mod align;
+pub mod latency;
 pub mod pass;
 pub mod stats;
 pub mod tracks;
 pub mod verdict;
+pub mod view;
 
 pub use align::{align_pass, Alignment, HostAlignment};
+pub use latency::{LatencyTable, StatementLatency};
 pub use pass::{load_pass, PassData, Warning};
 pub use stats::{span_stats, SpanStat};
 pub use tracks::{assign as assign_tracks, Tracks};

@@ -38,6 +38,23 @@ impl PassData {
     pub fn span_count(&self) -> usize {
         self.streams.iter().map(|s| s.spans.len()).sum()
     }
+
+    /// The time span of the pass: first span start and last span end, on
+    /// the server's clock. None without spans.
+    pub fn extent(&self, alignment: &crate::Alignment) -> Option<(i64, i64)> {
+        let mut r: Option<(i64, i64)> = None;
+        for st in &self.streams {
+            let off = alignment.offset_for(st);
+            for s in &st.spans {
+                let (a, b) = (s.ts_us + off, s.end_us() + off);
+                r = Some(match r {
+                    None => (a, b),
+                    Some((x, y)) => (x.min(a), y.max(b)),
+                });
+            }
+        }
+        r
+    }
 }
 
 /// Loads a pass. Problems with its files become warnings; only an unreadable

@@ -1,4 +1,4 @@
-//! File names of the bundle (DESIGN.md, "Bundle layout"), in one place.
+//! File names of the bundle, in one place (docs/ARCHITECTURE.md, "The bundle").
 
 pub const RUN_JSON: &str = "run.json";
 pub const TRACE_JSON: &str = "trace.json";
@@ -12,6 +12,22 @@ pub const PG_STAT_STATEMENTS: &str = "pg/pg_stat_statements.json";
 pub const WAIT_SAMPLES: &str = "pg/wait_samples.json";
 pub const JOB_PHASES: &str = "pg/job_phases.json";
 pub const AUTO_EXPLAIN: &str = "pg/auto_explain.log";
+/// The server host's profile (instrumented passes), its flame graph and the
+/// folded stacks the graph was drawn from.
+pub const PERF_DATA: &str = "perf.data";
+pub const FLAME_SVG: &str = "flame.svg";
+pub const FLAME_FOLDED: &str = "flame.folded";
+/// The same for the worker host, eval subprocesses included.
+pub const WORKER_PERF_DATA: &str = "worker/perf.data";
+pub const WORKER_FLAME_SVG: &str = "worker/flame.svg";
+pub const WORKER_FLAME_FOLDED: &str = "worker/flame.folded";
+/// `strace -ff` of the worker: one `worker.<pid>` file per thread.
+pub const WORKER_STRACE_DIR: &str = "worker/strace";
+pub const STRACE_FILE_PREFIX: &str = "worker.";
+/// The folded stacks beside a flame graph (`flame.svg` -> `flame.folded`).
+pub fn folded_beside(svg: &std::path::Path) -> std::path::PathBuf {
+    svg.with_extension("folded")
+}
 
 /// The four passes, in the order they run and are reported.
 pub const PASSES: [&str; 4] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"];

@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
+use evalbench_bundle::layout;
 use evalbench_lab::host::now_us;
 
 use serde::{Deserialize, Serialize};
@@ -269,7 +270,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
         n += 1;
         dir = out.join(format!("gate.{n}"));
     }
-    let trace = dir.join("trace");
+    let trace = dir.join(layout::TRACE_DIR);
     std::fs::create_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     for (k, r) in results.iter().enumerate() {
         let process = safe(&r.step.name);
@@ -313,7 +314,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
             "steps": results,
         }
     });
-    evalbench_bundle::write_atomic(&dir.join("run.json"), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())
+    evalbench_bundle::write_atomic(&dir.join(layout::RUN_JSON), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())
         .map_err(|e| e.to_string())?;
     Ok(dir)
 }

@@ -57,7 +57,7 @@ pub fn expected_files(c: &Captures) -> Vec<&'static str> {
         v.push(layout::WAIT_SAMPLES);
     }
     if c.perf {
-        v.extend(["perf.data", "flame.svg", "worker/perf.data", "worker/flame.svg"]);
+        v.extend([layout::PERF_DATA, layout::FLAME_SVG, layout::WORKER_PERF_DATA, layout::WORKER_FLAME_SVG]);
     }
     if c.auto_explain {
         v.push(layout::AUTO_EXPLAIN);
@@ -75,11 +75,11 @@ fn missing_files(dir: &Path, c: &Captures) -> Vec<String> {
         missing.push("trace/*.jsonl".into());
     }
     if c.strace {
-        let any = std::fs::read_dir(dir.join("worker/strace"))
-            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("worker.")))
+        let any = std::fs::read_dir(dir.join(layout::WORKER_STRACE_DIR))
+            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with(layout::STRACE_FILE_PREFIX)))
             .unwrap_or(false);
         if !any {
-            missing.push("worker/strace/worker.<pid>".into());
+            missing.push(format!("{}/{}<pid>", layout::WORKER_STRACE_DIR, layout::STRACE_FILE_PREFIX));
         }
     }
     missing
@@ -136,13 +136,13 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
             armed.sampler = Some(db.start_wait_samples(&cap.ci_role)?);
         }
         if c.perf {
-            armed.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join("perf.data"))?);
+            armed.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join(layout::PERF_DATA))?);
             let w = *target.worker_pids()?.first().ok_or("no worker to profile")?;
-            armed.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join("worker/perf.data"))?);
+            armed.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join(layout::WORKER_PERF_DATA))?);
         }
         if c.strace {
             let w = *target.worker_pids()?.first().ok_or("no worker to trace")?;
-            armed.strace = Some(Strace::start(&cap.worker, w, &dir.join("worker/strace"))?);
+            armed.strace = Some(Strace::start(&cap.worker, w, &dir.join(layout::WORKER_STRACE_DIR))?);
         }
         Ok(())
     };
@@ -248,9 +248,10 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     }
     target.collect_spans(&trace_dir).unwrap_or_else(|e| problems.push(e));
     if c.perf {
-        for (data, svg, title) in
-            [("perf.data", "flame.svg", "server host"), ("worker/perf.data", "worker/flame.svg", "worker host (eval subprocess included)")]
-        {
+        for (data, svg, title) in [
+            (layout::PERF_DATA, layout::FLAME_SVG, "server host"),
+            (layout::WORKER_PERF_DATA, layout::WORKER_FLAME_SVG, "worker host (eval subprocess included)"),
+        ] {
             if dir.join(data).exists() {
                 perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name)).unwrap_or_else(|e| problems.push(e));
             }

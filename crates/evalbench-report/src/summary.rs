@@ -101,16 +101,7 @@ pub struct Summary {
 
 impl PassSummary {
     pub fn new(pass: &PassData, alignment: &Alignment) -> PassSummary {
-        let mut first = i64::MAX;
-        let mut last = i64::MIN;
-        for st in &pass.streams {
-            let off = alignment.offset_for(st);
-            for s in &st.spans {
-                first = first.min(s.ts_us + off);
-                last = last.max(s.end_us() + off);
-            }
-        }
-        let traced_wall_s = if first <= last { (last - first) as f64 / 1e6 } else { 0.0 };
+        let traced_wall_s = pass.extent(alignment).map(|(first, last)| (last - first) as f64 / 1e6).unwrap_or(0.0);
         let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);
         let main = alignment.main();
         PassSummary {

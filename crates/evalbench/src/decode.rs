@@ -4,8 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_decode::normalize::normalize_sql;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kind {
     /// PostgreSQL wire protocol from a pcap/pcapng (pg.pcap).
@@ -38,37 +36,32 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     let mut w = std::io::BufWriter::new(stdout.lock());
     match a.kind {
         Kind::Pg => {
-            let mut agg: std::collections::BTreeMap<String, Vec<(i64, bool)>> = Default::default();
+            let mut table = evalbench_analyze::LatencyTable::default();
             let summary = evalbench_decode::pg::decode_file(&a.file, a.port, &mut |x| {
                 if a.json {
                     let _ = serde_json::to_writer(&mut w, &x);
                     let _ = w.write_all(b"\n");
                 } else {
-                    agg.entry(normalize_sql(&x.sql)).or_default().push((x.latency_us, x.error.is_some()));
+                    table.add(&x);
                 }
             })?;
             if a.json {
                 let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                let mut rows: Vec<(String, Vec<(i64, bool)>)> = agg.into_iter().collect();
-                rows.sort_by_key(|(_, v)| std::cmp::Reverse(v.iter().map(|x| x.0).sum::<i64>()));
                 let _ =
                     writeln!(w, "{:>7} {:>12} {:>10} {:>10} {:>10} {:>6}  statement", "count", "total ms", "p50 ms", "p95 ms", "max ms", "errors");
-                for (sql, mut v) in rows {
-                    v.sort();
-                    let n = v.len();
-                    let total: i64 = v.iter().map(|x| x.0).sum();
-                    let latencies: Vec<i64> = v.iter().map(|x| x.0).collect();
-                    let pct = |q: f64| evalbench_analyze::stats::percentile(&latencies, q) as f64 / 1000.0;
-                    let errors = v.iter().filter(|x| x.1).count();
+                let ms = |us: i64| us as f64 / 1000.0;
+                for r in table.finish() {
                     let _ = writeln!(
                         w,
-                        "{n:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {errors:>6}  {}",
-                        total as f64 / 1000.0,
-                        pct(0.5),
-                        pct(0.95),
-                        pct(1.0),
-                        sql.chars().take(120).collect::<String>()
+                        "{:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {:>6}  {}",
+                        r.count,
+                        ms(r.total_us),
+                        ms(r.p50_us),
+                        ms(r.p95_us),
+                        ms(r.max_us),
+                        r.errors,
+                        r.sql.chars().take(120).collect::<String>()
                     );
                 }
                 let _ = writeln!(w, "\n{}", serde_json::to_string_pretty(&summary).expect("serializes"));

@@ -24,7 +24,8 @@ pub struct Args {
 pub fn run(a: Args) -> Result<ExitCode, String> {
     let t = Instant::now();
     let bundle = Bundle::open(&a.bundle, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
-    let r = evalbench_report::html::render(&bundle, &a.out)?;
+    let passes = evalbench_analyze::view::analyse(&bundle);
+    let r = evalbench_report::html::render(&bundle.source, &passes, &a.out)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
     } else {
@@ -43,5 +44,5 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
 /// For `run`: render a bundle directory into `out`.
 pub fn render_dir(bundle: &Path, out: &Path) -> Result<(), String> {
     let b = Bundle::open(bundle, Limits::default()).map_err(|e| e.to_string())?;
-    evalbench_report::html::render(&b, out).map(|_| ())
+    evalbench_report::html::render(&b.source, &evalbench_analyze::view::analyse(&b), out).map(|_| ())
 }

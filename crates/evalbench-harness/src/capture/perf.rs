@@ -20,7 +20,7 @@ impl Perf {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        let scratch = host.scratch_for(out, "perf.data")?;
+        let scratch = host.scratch_for(out, evalbench_bundle::layout::PERF_DATA)?;
         let mut c = host.command("perf");
         c.args(["record", "-e", "cpu-clock", "-F", "999", "-g", "-p", &pid.to_string(), "-o"])
             .arg(&scratch)
@@ -42,7 +42,7 @@ impl Perf {
 /// perf.data to flame.svg: folded by the decoder, drawn by inferno.
 pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), String> {
     let folded = evalbench_decode::perf::fold(data)?;
-    let folded_path = svg.with_extension("folded");
+    let folded_path = evalbench_bundle::layout::folded_beside(svg);
     std::fs::write(&folded_path, &folded).map_err(|e| format!("{}: {e}", folded_path.display()))?;
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();

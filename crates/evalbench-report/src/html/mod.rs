@@ -4,14 +4,14 @@
 //! for Perfetto.
 
 mod esc;
-mod model;
 mod sections;
 mod svg;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use evalbench_bundle::{layout, Bundle};
+use evalbench_analyze::view::PassView;
+use evalbench_bundle::layout;
 
 pub use esc::{esc as escape, file_safe};
 
@@ -70,13 +70,13 @@ pub struct Rendered {
     pub spans: usize,
 }
 
-/// Renders `bundle` into `out`.
-pub fn render(bundle: &Bundle, out: &Path) -> Result<Rendered, String> {
+/// Renders analysed passes into `out`; `source` (the bundle as the user
+/// named it) titles the page.
+pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let passes: Vec<model::Pass> = bundle.passes.iter().map(model::Pass::load).collect();
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
-    sections::overview(&mut page, &passes);
-    for p in &passes {
+    sections::overview(&mut page, passes);
+    for p in passes {
         sections::pass_header(&mut page, p);
         sections::assignment(&mut page, p);
         sections::jobs(&mut page, p);
@@ -108,7 +108,7 @@ pub fn render(bundle: &Bundle, out: &Path) -> Result<Rendered, String> {
         evalbench_bundle::write_atomic(&out.join(file), doc.as_bytes()).map_err(|e| e.to_string())?;
     }
     let mut html = String::with_capacity(page.body.len() + 16 * 1024);
-    let title = format!("evalbench report: {}", bundle.source.display());
+    let title = format!("evalbench report: {}", source.display());
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\

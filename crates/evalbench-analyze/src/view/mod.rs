@@ -1,0 +1,162 @@
+//! Everything `inspect`'s page shows of a pass, computed here, so that the
+//! report only formats: spans on the server clock, the assignment walk, job
+//! phases, root-span lanes, span time folded by nesting, and the decoded
+//! PostgreSQL, network and CPU captures. A capture that is missing or that
+//! does not decode is a [`Section::Missing`] or [`Section::Unreadable`], for
+//! the page to say so where the section would be.
+
+mod assignment;
+mod captures;
+mod jobs;
+mod nesting;
+mod timeline;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use evalbench_bundle::{layout, Bundle, PassDir, RunInfo};
+
+use crate::{align_pass, load_pass, span_stats, Alignment, PassData, SpanStat};
+
+/// The decoders' records a view holds, for the report to read without
+/// depending on the decoders.
+pub mod records {
+    pub use evalbench_decode::explain::{ExplainSummary, Plan, StatementPlans};
+    pub use evalbench_decode::pg::PgSummary;
+    pub use evalbench_decode::stats::Statement;
+    pub use evalbench_decode::ws::WsSummary;
+}
+
+pub use assignment::{Assignment, JobWalk, Step};
+pub use captures::{CpuProfile, Database, WaitColumn};
+pub use jobs::{JobPhases, Phase};
+pub use timeline::{Bar, Lane, Timeline, TIMELINE_PIXELS};
+
+/// A capture as the page can show it.
+#[derive(Debug)]
+pub enum Section<T> {
+    Ready(T),
+    /// The file the pass should have, relative to the pass directory.
+    Missing(&'static str),
+    /// The decoder's error, naming the file and where.
+    Unreadable(String),
+}
+
+/// One pass, analysed.
+pub struct PassView {
+    pub name: String,
+    pub dir: PathBuf,
+    pub clean: bool,
+    pub cold: bool,
+    pub data: PassData,
+    pub align: Alignment,
+    /// First span start and last span end, server clock.
+    pub extent: Option<(f64, f64)>,
+    pub span_stats: Vec<SpanStat>,
+    pub assignment: Assignment,
+    pub jobs: Section<JobPhases>,
+    pub timeline: Option<Timeline>,
+    /// Self time per path of span names (process first), in path order.
+    pub nesting: Vec<(Vec<String>, f64)>,
+    pub database: Database,
+    /// `/proto` traffic; clean passes only.
+    pub network: Option<Section<evalbench_decode::ws::WsSummary>>,
+    /// perf profiles of the server and the worker host; instrumented passes only.
+    pub cpu: Vec<CpuProfile>,
+}
+
+/// A span on the server clock.
+pub struct ServerSpan<'a> {
+    pub stream: usize,
+    pub idx: usize,
+    pub start: f64,
+    pub end: f64,
+    pub name: &'a str,
+    pub process: &'a str,
+}
+
+/// Every pass of a bundle, in the bundle's order.
+pub fn analyse(bundle: &Bundle) -> Vec<PassView> {
+    bundle.passes.iter().map(PassView::load).collect()
+}
+
+impl PassView {
+    pub fn load(p: &PassDir) -> PassView {
+        let data = load_pass(p);
+        let align = align_pass(&data.streams);
+        let extent = data.extent(&align).map(|(a, b)| (a as f64, b as f64));
+        let mut v = PassView {
+            name: p.name.clone(),
+            dir: p.path.clone(),
+            clean: layout::is_clean(&p.name),
+            cold: layout::is_cold(&p.name),
+            span_stats: span_stats(&data.streams),
+            data,
+            align,
+            extent,
+            assignment: Assignment::default(),
+            jobs: Section::Missing(layout::JOB_PHASES),
+            timeline: None,
+            nesting: Vec::new(),
+            database: Database::Instrumented { auto_explain: Section::Missing(layout::AUTO_EXPLAIN) },
+            network: None,
+            cpu: Vec::new(),
+        };
+        v.assignment = assignment::walk(&v);
+        v.jobs = jobs::read(&v.file(layout::JOB_PHASES));
+        v.timeline = v.extent.map(|(t0, t1)| timeline::lanes(&v, t0, t1));
+        v.nesting = nesting::fold(&v.data.streams);
+        v.database = captures::database(&v);
+        v.network = v.clean.then(|| captures::network(&v));
+        if !v.clean {
+            v.cpu = captures::cpu(&v);
+        }
+        v
+    }
+
+    pub fn run(&self) -> Option<&RunInfo> {
+        self.data.run.as_ref()
+    }
+
+    pub fn file(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    pub fn spans(&self) -> impl Iterator<Item = ServerSpan<'_>> {
+        self.data.streams.iter().enumerate().flat_map(move |(si, st)| {
+            let off = self.align.offset_for(st) as f64;
+            st.spans.iter().enumerate().map(move |(i, s)| ServerSpan {
+                stream: si,
+                idx: i,
+                start: s.ts_us as f64 + off,
+                end: s.end_us() as f64 + off,
+                name: st.name(s),
+                process: &st.process,
+            })
+        })
+    }
+
+    /// A span's field, as written.
+    pub fn field(&self, stream: usize, idx: usize, key: &str) -> Option<serde_json::Value> {
+        let st = &self.data.streams[stream];
+        st.field(&st.spans[idx], key)
+    }
+
+    /// Spans by (process, name), each list by start.
+    pub fn by_name(&self) -> HashMap<(&str, &str), Vec<ServerSpan<'_>>> {
+        let mut m: HashMap<(&str, &str), Vec<ServerSpan<'_>>> = HashMap::new();
+        for s in self.spans() {
+            m.entry((s.process, s.name)).or_default().push(s);
+        }
+        for v in m.values_mut() {
+            v.sort_by(|a, b| a.start.total_cmp(&b.start));
+        }
+        m
+    }
+}
+
+/// A JSON file, or None when it is missing or not JSON.
+pub(crate) fn read_json(p: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(p).ok()?;
+    serde_json::from_str(&text).ok()
+}

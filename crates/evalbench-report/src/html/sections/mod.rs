@@ -1,0 +1,64 @@
+//! The page's sections, one file each, in the order the benchmark's contract
+//! lists them: the passes side by side, then per pass its header, the
+//! assignment walk, jobs, spans, database, network and CPU.
+
+mod assignment;
+mod cpu;
+mod database;
+mod jobs;
+mod network;
+mod overview;
+mod spans;
+
+use std::fmt::Write;
+
+use evalbench_analyze::view::{PassView, Section};
+
+use super::esc::esc;
+use super::Page;
+
+pub use assignment::assignment;
+pub use cpu::cpu;
+pub use database::database;
+pub use jobs::jobs;
+pub use network::network;
+pub use overview::{overview, pass_header};
+pub use spans::spans;
+
+fn missing(page: &mut Page, pass: &PassView, file: &str) {
+    let _ =
+        write!(page.body, "<p class=\"missing\">Not captured in this pass: <code>{}</code> is missing.</p>", esc(&format!("{}/{file}", pass.name)));
+}
+
+/// A section's data, or what the page says instead.
+fn ready<'a, T>(page: &mut Page, p: &PassView, s: &'a Section<T>) -> Option<&'a T> {
+    match s {
+        Section::Ready(v) => Some(v),
+        Section::Missing(file) => {
+            missing(page, p, file);
+            None
+        }
+        Section::Unreadable(e) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(e));
+            None
+        }
+    }
+}
+
+fn mode(p: &PassView) -> String {
+    format!("{}, {}", if p.cold { "cold" } else { "warm" }, if p.clean { "clean" } else { "instrumented (timings distorted)" })
+}
+
+fn offset_line(p: &PassView) -> String {
+    match p.align.main() {
+        Some(h) if h.aligned => format!(
+            "Worker clock offset {:+} µs ± {} µs ({} upstream, {} downstream pairs).",
+            h.offset_us,
+            h.bound_us.unwrap_or(0),
+            h.upstream_pairs,
+            h.downstream_pairs
+        ),
+        Some(h) => format!("Worker clock unaligned: {}.", h.note.clone().unwrap_or_default()),
+        None => "No worker spans: nothing to align.".into(),
+    }
+}

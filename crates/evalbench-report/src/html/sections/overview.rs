@@ -1,0 +1,91 @@
+//! The passes side by side, and each pass's header.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use evalbench_analyze::view::PassView;
+use serde_json::Value;
+
+use super::super::esc::{esc, file_safe};
+use super::super::svg::ms;
+use super::super::Page;
+use super::{mode, offset_line};
+
+/// Span names shown side by side, largest first.
+const SIDE_BY_SIDE: usize = 30;
+
+pub fn overview(page: &mut Page, passes: &[PassView]) {
+    page.h2("passes", "All passes");
+    page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>evaluation_metric</th></tr>");
+    for p in passes {
+        let evaluated = p.run().and_then(|r| r.evaluated_s).map(|s| format!("{s:.3} s")).unwrap_or_else(|| "unknown".into());
+        let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
+        let metric = match p.run().and_then(|r| r.evaluation_metric.as_ref()) {
+            Some(Value::Object(m)) => {
+                m.iter().filter(|(k, _)| *k != "evaluation" && *k != "recorded_at").map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+            }
+            _ => "none".into(),
+        };
+        let _ = write!(
+            page.body,
+            "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td><small>{}</small></td></tr>",
+            if p.clean { "clean" } else { "distorted" },
+            esc(&file_safe(&p.name)),
+            esc(&p.name),
+            esc(&mode(p)),
+            esc(&evaluated),
+            esc(&wall),
+            esc(&offset_line(p)),
+            p.data.span_count(),
+            esc(&metric)
+        );
+    }
+    page.body.push_str("</table>");
+    // Span totals side by side: the names that matter most in any pass.
+    let stats: Vec<HashMap<(&str, &str), i64>> =
+        passes.iter().map(|p| p.span_stats.iter().map(|s| ((s.process.as_str(), s.name.as_str()), s.total_us)).collect()).collect();
+    let mut best: HashMap<(&str, &str), i64> = HashMap::new();
+    for m in &stats {
+        for (k, v) in m {
+            let e = best.entry(*k).or_insert(0);
+            *e = (*e).max(*v);
+        }
+    }
+    let mut keys: Vec<((&str, &str), i64)> = best.into_iter().collect();
+    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let shown = keys.len().min(SIDE_BY_SIDE);
+    page.body.push_str("<h3>Span totals side by side</h3><table><tr><th>span</th><th>process</th>");
+    for p in passes {
+        let _ = write!(page.body, "<th>{}</th>", esc(&p.name));
+    }
+    page.body.push_str("</tr>");
+    for ((process, name), _) in keys.iter().take(shown) {
+        let _ = write!(page.body, "<tr><td>{}</td><td>{}</td>", esc(name), esc(process));
+        for m in &stats {
+            let v = m.get(&(*process, *name)).map(|v| ms(*v as f64)).unwrap_or_else(|| "–".into());
+            let _ = write!(page.body, "<td class=\"n\">{}</td>", esc(&v));
+        }
+        page.body.push_str("</tr>");
+    }
+    page.body.push_str("</table>");
+    if keys.len() > shown {
+        let _ = write!(page.body, "<p class=\"note\">{} more span names are in summary.json.</p>", keys.len() - shown);
+    }
+}
+
+pub fn pass_header(page: &mut Page, p: &PassView) {
+    page.h2(&format!("pass-{}", file_safe(&p.name)), &format!("Pass {}", p.name));
+    let _ = write!(page.body, "<p><b>{}</b>. {}</p>", esc(&mode(p)), esc(&offset_line(p)));
+    if !p.clean {
+        page.body.push_str(
+            "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>",
+        );
+    }
+    let off = p.run().and_then(|r| r.runner.as_ref()).map(|r| r.captures_off.as_slice()).unwrap_or(&[]);
+    if !off.is_empty() {
+        let _ = write!(page.body, "<p class=\"note\">Switched off for this run: {}.</p>", esc(&off.join(", ")));
+    }
+    for w in p.data.warnings.iter().take(10) {
+        let _ = write!(page.body, "<p class=\"note\">{}</p>", esc(&w.to_string()));
+    }
+}
