@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use evalbench_lab::host::is_root;
+use evalbench_host::is_root;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]

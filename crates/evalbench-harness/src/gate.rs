@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use evalbench_bundle::layout;
-use evalbench_lab::host::now_us;
+use evalbench_host::now_us;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,6 @@
 pub mod api;
 pub mod capture;
 pub mod cmdbench;
-pub mod exec;
 pub mod gate;
 pub mod pass;
 pub mod target;

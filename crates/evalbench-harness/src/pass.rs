@@ -17,7 +17,7 @@ use crate::target::Target;
 /// Set by SIGINT: stop captures and services, keep what was captured.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-use evalbench_lab::host::now_us;
+use evalbench_host::now_us;
 
 /// A pass that failed, with the file or step that made it fail.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ struct Armed {
     log_start: Option<u64>,
 }
 
-fn file_size(host: &crate::exec::HostExec, path: &str) -> Result<u64, String> {
+fn file_size(host: &evalbench_host::HostExec, path: &str) -> Result<u64, String> {
     let out = host.run(host.sh(&format!("stat -c %s '{path}'")))?;
     out.trim().parse().map_err(|_| format!("stat {path}: {out:?}"))
 }

@@ -2,7 +2,7 @@
 //! that runs it. A missing one stops the run with the Debian package to install.
 
 use crate::capture::Captures;
-use crate::exec::HostExec;
+use evalbench_host::HostExec;
 
 fn has(host: &HostExec, tool: &str) -> bool {
     host.run(host.sh(&format!("command -v {tool}"))).is_ok()

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::host::{alive, free_port, is_root, now_us, spawn_detached, stop, Host};
 use crate::netns::{self, Names};
 use crate::pg::{self, Pg};
 use crate::state::{LabState, Net, NIX_CONFIG};
+use evalbench_host::{alive, free_port, is_root, now_us, spawn_detached, stop, HostExec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetMode {
@@ -31,8 +31,9 @@ pub struct UpOpts {
     pub eval_workers: u32,
 }
 
-fn hosts(st: &LabState) -> (Host, Host) {
-    (Host { netns: st.net.server_ns.clone() }, Host { netns: st.net.worker_ns.clone() })
+fn hosts(st: &LabState) -> (HostExec, HostExec) {
+    let on = |ns: &Option<String>| ns.as_deref().map_or_else(HostExec::local, HostExec::netns);
+    (on(&st.net.server_ns), on(&st.net.worker_ns))
 }
 
 pub fn pg_of(st: &LabState) -> Result<Pg, String> {
@@ -127,10 +128,10 @@ pub fn up(o: &UpOpts) -> Result<LabState, String> {
 }
 
 fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host: &str) {
-    cmd.env("EVALBENCH_PROCESS", process).env("EVALBENCH_HOST", host).env("NIX_CONFIG", NIX_CONFIG);
+    cmd.env(evalbench_trace::ENV_PROCESS, process).env(evalbench_trace::ENV_HOST, host).env("NIX_CONFIG", NIX_CONFIG);
     match &st.trace_dir {
-        Some(t) => cmd.env("EVALBENCH_TRACE_DIR", t),
-        None => cmd.env_remove("EVALBENCH_TRACE_DIR"),
+        Some(t) => cmd.env(evalbench_trace::ENV_TRACE_DIR, t),
+        None => cmd.env_remove(evalbench_trace::ENV_TRACE_DIR),
     };
 }
 
@@ -142,25 +143,25 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
         std::fs::create_dir_all(t).map_err(|e| format!("{}: {e}", t.display()))?;
     }
     let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
-    let mut c = srv.command(&exe, None);
+    let mut c = srv.command(&exe);
     c.args(["lab", "server", "--listen", &listen, "--database", &st.database_url(), "--provision"]).arg(st.dir.join("provision.json"));
     if st.proto_port != st.server_port && st.proto_port != 0 {
         c.args(["--proto-listen", &format!("127.0.0.1:{}", st.proto_port)]);
     }
     trace_env(&mut c, st, "server", "server");
-    c.env_remove("EVALBENCH_CLOCK_SKEW_US");
+    c.env_remove(evalbench_trace::ENV_CLOCK_SKEW_US);
     st.server_pid = Some(spawn_detached(c, &st.logs().join("server.log"))?);
     wait_for(st, |h| h.is_some(), "the server to answer")?;
     st.worker_pids.clear();
     for k in 0..st.workers {
-        let mut c = wrk.command(&exe, None);
+        let mut c = wrk.command(&exe);
         let port = if st.proto_port == 0 { st.server_port } else { st.proto_port };
         c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, port), "--name", &format!("worker-{k}"), "--sources"])
             .arg(st.sources());
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
-        c.env("EVALBENCH_CLOCK_SKEW_US", (st.worker_clock_skew_ms * 1000).to_string())
+        c.env(evalbench_trace::ENV_CLOCK_SKEW_US, (st.worker_clock_skew_ms * 1000).to_string())
             .env("XDG_CACHE_HOME", st.eval_cache())
-            .env("EVALBENCH_LAB_EVAL_SHARDS", st.eval_workers.max(1).to_string());
+            .env(crate::eval::ENV_EVAL_SHARDS, st.eval_workers.max(1).to_string());
         st.worker_pids.push(spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?);
     }
     let n = st.workers as u64;

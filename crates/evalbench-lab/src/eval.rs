@@ -18,6 +18,10 @@ use std::sync::Mutex;
 
 use tracing::{debug_span, field::Empty, Span};
 
+/// How many evaluators (shards) the eval subprocess runs; the worker sets it
+/// from `lab up --eval-workers`.
+pub const ENV_EVAL_SHARDS: &str = "EVALBENCH_LAB_EVAL_SHARDS";
+
 const E: &str = "gradient_eval";
 const SYSTEM: &str = "x86_64-linux";
 /// At most this many lines of nix's error are kept.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::host::run;
+use evalbench_host::run;
 
 /// A self-contained flake (no nixpkgs): `count` packages built with
 /// `builtins.derivation`, each depending on two earlier ones, each doing

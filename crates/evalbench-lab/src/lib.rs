@@ -11,7 +11,6 @@
 pub mod control;
 pub mod eval;
 pub mod flake;
-pub mod host;
 pub mod msg;
 pub mod netns;
 pub mod pg;
@@ -133,7 +132,7 @@ pub enum Cmd {
         flake: PathBuf,
         #[arg(long)]
         job: String,
-        #[arg(long, default_value_t = 1, env = "EVALBENCH_LAB_EVAL_SHARDS")]
+        #[arg(long, default_value_t = 1, env = eval::ENV_EVAL_SHARDS)]
         shards: usize,
     },
 }

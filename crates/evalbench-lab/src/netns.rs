@@ -3,7 +3,7 @@
 //! server to the root namespace, where the runner is. Addresses are private
 //! to these namespaces; nothing is routed anywhere else.
 
-use crate::host::run;
+use evalbench_host::run;
 use std::process::Command;
 
 pub struct Names {
@@ -20,7 +20,7 @@ pub struct Names {
 impl Names {
     /// Names and a /24 derived from the lab directory, so two labs can coexist.
     pub fn for_dir(dir: &std::path::Path) -> Names {
-        let h = crate::host::dir_hash(dir);
+        let h = evalbench_host::dir_hash(dir);
         let id = format!("{:05x}", h & 0xfffff);
         Names {
             server_ns: format!("eb{id}-srv"),
@@ -91,7 +91,7 @@ pub fn remove(n: &Names) {
             // Anything still running in there would keep the namespace alive.
             if let Ok(pids) = ip(&["netns", "pids", ns]) {
                 for pid in pids.split_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
-                    crate::host::stop(pid, std::time::Duration::from_secs(5));
+                    evalbench_host::stop(pid, std::time::Duration::from_secs(5));
                 }
             }
             let _ = ip(&["netns", "del", ns]);

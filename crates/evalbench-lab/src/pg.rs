@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::{is_root, run, Host};
+use evalbench_host::{is_root, run, HostExec};
 
 /// The system user PostgreSQL runs as when the lab runs as root.
 pub const PG_USER: &str = "evalbench-pg";
@@ -15,7 +15,7 @@ pub const CI_ROLE: &str = "gradient";
 pub struct Pg {
     pub dir: PathBuf,
     pub port: u16,
-    pub host: Host,
+    pub host: HostExec,
     pub user: Option<String>,
     pub bin: PathBuf,
     /// Extra address to listen on, for the runner's statistics connection.
@@ -70,7 +70,7 @@ impl Pg {
         self.dir.join("sock")
     }
     fn tool(&self, name: &str) -> std::process::Command {
-        self.host.command(self.bin.join(name), self.user.as_deref())
+        self.host.command_as(self.bin.join(name), self.user.as_deref())
     }
     fn chown(&self, p: &Path) -> Result<(), String> {
         if let Some(u) = &self.user {

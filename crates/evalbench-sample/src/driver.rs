@@ -1,20 +1,17 @@
 //! The driver: runs each pass (server, workers, their eval children) and
 //! writes the pass's run.json next to the spans the processes wrote.
 
+use evalbench_host::now_us;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use evalbench_bundle::run_info::StatusChange;
 use evalbench_bundle::{layout, RunInfo};
 
 use crate::Args;
-
-fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
-}
 
 /// Kills what is still running when a pass ends early.
 struct Procs(Vec<Child>);
@@ -86,10 +83,10 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     let mut server = Command::new(&exe)
         .args(["sample", "--role", "server", "--job", &eval_id])
         .args(["--jobs", &args.jobs.to_string(), "--drvs", &args.drvs.to_string(), "--workers", &args.workers.to_string()])
-        .env("EVALBENCH_TRACE_DIR", &trace)
-        .env("EVALBENCH_PROCESS", "server")
-        .env("EVALBENCH_HOST", "server")
-        .env_remove("EVALBENCH_CLOCK_SKEW_US")
+        .env(evalbench_trace::ENV_TRACE_DIR, &trace)
+        .env(evalbench_trace::ENV_PROCESS, "server")
+        .env(evalbench_trace::ENV_HOST, "server")
+        .env_remove(evalbench_trace::ENV_CLOCK_SKEW_US)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -118,10 +115,10 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
             .args(["sample", "--role", "worker", "--connect", &format!("127.0.0.1:{port}")])
             .arg("--cache")
             .arg(cache.join(format!("worker-{w}")))
-            .env("EVALBENCH_TRACE_DIR", &trace)
-            .env("EVALBENCH_PROCESS", "worker")
-            .env("EVALBENCH_HOST", format!("worker-{w}"))
-            .env("EVALBENCH_CLOCK_SKEW_US", (skew_ms * 1000).to_string())
+            .env(evalbench_trace::ENV_TRACE_DIR, &trace)
+            .env(evalbench_trace::ENV_PROCESS, "worker")
+            .env(evalbench_trace::ENV_HOST, format!("worker-{w}"))
+            .env(evalbench_trace::ENV_CLOCK_SKEW_US, (skew_ms * 1000).to_string())
             .spawn()
             .map_err(|e| format!("starting a sample worker: {e}"))?;
         procs.0.push(child);

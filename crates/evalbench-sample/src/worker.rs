@@ -75,7 +75,7 @@ fn run_job(conn: &mut Conn, msg: &Value, cache: &Path) -> std::io::Result<()> {
             .args(["sample", "--role", "eval", "--job", &job, "--drvs", &drvs.to_string(), "--shard", &shard.to_string()])
             .arg("--cache")
             .arg(cache)
-            .env("EVALBENCH_PROCESS", "eval")
+            .env(evalbench_trace::ENV_PROCESS, "eval")
             .stdout(Stdio::piped())
             .spawn()?;
         let out = BufReader::new(child.stdout.take().expect("piped"));

@@ -77,7 +77,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 
 fn default_lab_dir(out: &Path) -> PathBuf {
     let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_lab::host::dir_hash(&abs)))
+    PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
 }
 
 pub fn run(a: Args) -> Result<ExitCode, String> {

@@ -52,7 +52,7 @@ type Segment = (i64, (std::net::IpAddr, u16), (std::net::IpAddr, u16), u32, bool
 #[test]
 fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     let tmp = tempfile::tempdir().unwrap();
-    let port = evalbench_lab::host::free_port().unwrap();
+    let port = evalbench_host::free_port().unwrap();
     let cap = Capture::start("any", port, &tmp.path().join("proto.pcap"));
     tokio::runtime::Runtime::new().unwrap().block_on(websocket_traffic(port));
     let pcap = cap.stop();

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio_postgres::{Client, NoTls};
@@ -122,7 +122,7 @@ impl Db {
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
                 while !flag.load(Ordering::Relaxed) {
                     tick.tick().await;
-                    let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
+                    let ts = evalbench_host::now_us();
                     let rows = client.query(&q, &[&role]).await.map_err(|e| e.to_string())?;
                     let backends: Vec<Value> = rows
                         .iter()

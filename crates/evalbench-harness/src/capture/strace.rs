@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::exec::{interrupt, HostExec};
+use evalbench_host::{interrupt, HostExec};
 
 pub struct Strace {
     child: Child,

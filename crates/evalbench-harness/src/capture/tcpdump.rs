@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::exec::{interrupt, HostExec};
+use evalbench_host::{interrupt, HostExec};
 
 pub struct Tcpdump {
     child: Child,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::{CaptureInfo, Endpoint, Target};
-use crate::exec::HostExec;
+use evalbench_host::HostExec;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GradientConfig {

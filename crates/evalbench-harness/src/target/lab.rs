@@ -6,7 +6,7 @@ use evalbench_lab::control::{self, NetMode, UpOpts};
 use evalbench_lab::LabState;
 
 use super::{CaptureInfo, Endpoint, Target};
-use crate::exec::HostExec;
+use evalbench_host::HostExec;
 
 pub struct Lab {
     pub dir: PathBuf,

@@ -6,7 +6,7 @@ pub mod lab;
 
 use std::path::Path;
 
-use crate::exec::HostExec;
+use evalbench_host::HostExec;
 
 /// The Gradient HTTP API subset: base URL, Bearer key, organization and project.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

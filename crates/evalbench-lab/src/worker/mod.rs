@@ -230,7 +230,7 @@ async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<S
     let mut child = command
         .args(["lab", "eval", "--job", job, "--flake"])
         .arg(checkout)
-        .env("EVALBENCH_PROCESS", "eval")
+        .env(evalbench_trace::ENV_PROCESS, "eval")
         .env("NIX_CONFIG", crate::state::NIX_CONFIG)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())

@@ -57,7 +57,7 @@ pub struct Capture {
 
 impl Capture {
     pub fn start(iface: &str, port: u16, file: &Path) -> Capture {
-        let host = evalbench_harness::exec::HostExec::local();
+        let host = evalbench_host::HostExec::local();
         let tcpdump = evalbench_harness::capture::tcpdump::Tcpdump::start(&host, iface, port, file).expect("tcpdump (apt-get install tcpdump)");
         Capture { tcpdump, file: file.to_path_buf() }
     }
@@ -78,7 +78,7 @@ impl TestPg {
     pub fn start(dir: &Path) -> TestPg {
         let pg = evalbench_lab::pg::Pg {
             dir: dir.join("pg"),
-            port: evalbench_lab::host::free_port().unwrap(),
+            port: evalbench_host::free_port().unwrap(),
             host: Default::default(),
             user: evalbench_lab::pg::ensure_user().unwrap(),
             bin: evalbench_lab::pg::bin_dir().unwrap(),

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+/// Where a command runs.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct HostExec {
     /// Words put before every command; empty runs it here.
@@ -68,10 +69,17 @@ impl HostExec {
         });
         r
     }
-    pub fn command(&self, program: &str) -> Command {
-        let mut words: Vec<&str> = self.prefix.iter().map(String::as_str).collect();
-        words.push(program);
-        let mut c = Command::new(words[0]);
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        self.command_as(program, None)
+    }
+    /// A command on this host, as `user` when given (`runuser`, which needs root).
+    pub fn command_as(&self, program: impl AsRef<std::ffi::OsStr>, user: Option<&str>) -> Command {
+        let mut words: Vec<std::ffi::OsString> = self.prefix.iter().map(Into::into).collect();
+        if let Some(u) = user {
+            words.extend(["runuser".into(), "-u".into(), u.into(), "--".into()]);
+        }
+        words.push(program.as_ref().to_os_string());
+        let mut c = Command::new(&words[0]);
         c.args(&words[1..]);
         c
     }

@@ -1,32 +1,16 @@
-//! Running commands on a lab host: in a network namespace or not, as root or
-//! as the unprivileged PostgreSQL user; detached daemons and their stopping.
+//! `evalbench-host`: the machine evalbench runs on, in one place: the
+//! clock spans and status timelines are stamped with, whether we are root,
+//! commands on a host (here, in a network namespace, over ssh, as another
+//! user) and the daemons the lab starts. The lab, the harness and the sample
+//! pipeline all use it, so none depends on another for these.
+
+mod exec;
+
+pub use exec::{interrupt, HostExec};
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Where a command runs.
-#[derive(Debug, Clone, Default)]
-pub struct Host {
-    pub netns: Option<String>,
-}
-
-impl Host {
-    /// A command on this host, optionally as another user.
-    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, user: Option<&str>) -> Command {
-        let mut parts: Vec<std::ffi::OsString> = Vec::new();
-        if let Some(ns) = &self.netns {
-            parts.extend(["ip".into(), "netns".into(), "exec".into(), ns.into()]);
-        }
-        if let Some(u) = user {
-            parts.extend(["runuser".into(), "-u".into(), u.into(), "--".into()]);
-        }
-        parts.push(program.as_ref().to_os_string());
-        let mut c = Command::new(&parts[0]);
-        c.args(&parts[1..]);
-        c
-    }
-}
 
 /// Unix microseconds now, from the system clock.
 pub fn now_us() -> i64 {
