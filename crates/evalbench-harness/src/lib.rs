@@ -4,7 +4,6 @@
 //! EvaluatingDerivation. It writes the pass directories of the bundle; the
 //! summary, traces, archive and report are made from them afterwards.
 
-pub mod api;
 pub mod capture;
 pub mod cmdbench;
 pub mod gate;

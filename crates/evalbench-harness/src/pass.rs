@@ -10,9 +10,9 @@ use evalbench_bundle::run_info::StatusChange;
 use evalbench_bundle::{layout, write_atomic, CapturePorts, RunInfo, RunnerInfo};
 use serde_json::Value;
 
-use crate::api::{left_evaluation, terminal, Api};
 use crate::capture::{perf, pgstat::Db, strace::Strace, tcpdump::Tcpdump, Captures};
 use crate::target::Target;
+use evalbench_api::{left_evaluation, left_evaluation_us, terminal, Client, Follow};
 
 /// Set by SIGINT: stop captures and services, keep what was captured.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -112,7 +112,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     target.prepare(plan.cold, &trace_dir).map_err(err)?;
     let cap = target.capture();
     let db = Db::connect(&cap.admin_database_url).map_err(err)?;
-    let api = Api::new(target.endpoint());
+    let api = Client::new(target.endpoint(), Duration::from_secs(30));
     let c = plan.captures;
 
     // Arm the captures.
@@ -150,7 +150,6 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
 
     // Request and follow the evaluation until it leaves EvaluatingDerivation.
     let capture_started_us = now_us();
-    let mut statuses: Vec<StatusChange> = Vec::new();
     let mut eval_id = None;
     let mut failure: Option<String> = armed_result.err();
     let mut last = Value::Null;
@@ -162,36 +161,23 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         }
     }
     let t0 = Instant::now();
-    let follow = |stop_when: &dyn Fn(&str) -> bool,
-                  statuses: &mut Vec<StatusChange>,
-                  last: &mut Value,
-                  progress: &mut dyn FnMut(&str)|
-     -> Result<(), String> {
+    let mut seen: Vec<(String, i64)> = Vec::new();
+    let follow = |until: &dyn Fn(&str) -> bool, seen: &mut Vec<(String, i64)>, last: &mut Value, progress: &mut dyn FnMut(&str)| {
         let Some(id) = &eval_id else { return Ok(()) };
-        loop {
+        let mut on_poll = |status: &str, _changed: bool| -> Result<(), String> {
             if INTERRUPTED.load(Ordering::Relaxed) {
                 return Err("interrupted".into());
             }
-            let v = api.status(id)?;
-            let status = v["status"].as_str().unwrap_or("?").to_string();
-            if statuses.last().map(|s| s.status.as_str()) != Some(status.as_str()) {
-                statuses.push(StatusChange { status: status.clone(), ts_us: now_us() });
-            }
             progress(&format!("{status} {:.1} s", t0.elapsed().as_secs_f64()));
-            *last = v;
-            if stop_when(&status) {
-                return Ok(());
-            }
-            if t0.elapsed() > plan.timeout {
-                return Err(format!("evaluation {id} still {status} after {} s (--timeout-s)", plan.timeout.as_secs()));
-            }
-            // Every poll is an API call the CI answers with SQL as its own role:
-            // poll gently. Exact change times come from the server's timeline.
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            Ok(())
+        };
+        // Exact change times come from the server's timeline: poll gently.
+        let mut f =
+            Follow { poll: Duration::from_millis(100), started: t0, timeout: plan.timeout, timeout_hint: " (--timeout-s)", on_poll: &mut on_poll };
+        api.follow(id, until, seen, last, &mut f)
     };
     if failure.is_none() {
-        if let Err(e) = follow(&left_evaluation, &mut statuses, &mut last, progress) {
+        if let Err(e) = follow(&left_evaluation, &mut seen, &mut last, progress) {
             failure = Some(e);
         }
     }
@@ -235,10 +221,11 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     // The pass ends at Completed.
     if failure.is_none() {
         progress("waiting for Completed");
-        if let Err(e) = follow(&terminal, &mut statuses, &mut last, progress) {
+        if let Err(e) = follow(&terminal, &mut seen, &mut last, progress) {
             failure = Some(e);
         }
     }
+    let statuses: Vec<StatusChange> = seen.into_iter().map(|(status, ts_us)| StatusChange { status, ts_us }).collect();
     let status = last["status"].as_str().map(String::from);
     if let Some(id) = &eval_id {
         match db.job_phases(id) {
@@ -260,12 +247,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
 
     // run.json: what happened, as the runner saw it, and the server's own timeline.
     let timeline = last["statuses"].as_array().cloned().unwrap_or_default();
-    let left_us = timeline
-        .iter()
-        .position(|s| s["status"] == "EvaluatingDerivation")
-        .and_then(|i| timeline.get(i + 1))
-        .and_then(|s| s["ts_us"].as_i64())
-        .or_else(|| statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
+    let left_us = left_evaluation_us(&timeline).or_else(|| statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
     let metric = eval_id.as_deref().map(|id| db.evaluation_metric(id).unwrap_or(Value::Null)).filter(|v| !v.is_null());
     let info = RunInfo {
         pass: Some(plan.name.to_string()),

@@ -2,13 +2,14 @@
 //! Every step is idempotent: `up` twice is one lab, `down` twice is none.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::netns::{self, Names};
 use crate::pg::{self, Pg};
 use crate::state::{LabState, Net, NIX_CONFIG};
+use evalbench_api::{left_evaluation_us, terminal, Client, Endpoint, Follow};
 use evalbench_host::{alive, free_port, is_root, now_us, spawn_detached, stop, HostExec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -168,30 +169,24 @@ pub fn start_services(st: &mut LabState) -> Result<(), String> {
     wait_for(st, |h| h.and_then(|v| v["message"]["workers"].as_u64()).is_some_and(|w| w >= n), "the workers to connect")
 }
 
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(10))).build().into()
+fn client(st: &LabState, timeout: Duration) -> Client {
+    let ep = Endpoint { url: st.base_url(), api_key: st.api_key.clone(), organization: st.organization.clone(), project: st.project.clone() };
+    Client::new(ep, timeout)
 }
 
-fn health(st: &LabState) -> Option<Value> {
-    let mut r = agent().get(format!("{}/api/v1/health", st.base_url())).call().ok()?;
-    r.body_mut().read_json::<Value>().ok()
-}
-
-fn wait_for(st: &LabState, ok: impl Fn(Option<Value>) -> bool, what: &str) -> Result<(), String> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if ok(health(st)) {
-            return Ok(());
-        }
+fn wait_for(st: &LabState, ok: impl Fn(Option<&Value>) -> bool, what: &str) -> Result<(), String> {
+    let mut alive_check = || {
         if !st.server_pid.is_some_and(alive) {
             return Err(format!("the lab server exited; see {}", st.logs().join("server.log").display()));
         }
         if let Some(dead) = st.worker_pids.iter().find(|p| !alive(**p)) {
             return Err(format!("a lab worker (pid {dead}) exited; see {}", st.logs().display()));
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err(format!("timed out waiting for {what}; logs in {}", st.logs().display()))
+        Ok(())
+    };
+    client(st, Duration::from_secs(10))
+        .wait_healthy(Duration::from_secs(60), &ok, &mut alive_check)
+        .map_err(|e| e.unwrap_or_else(|| format!("timed out waiting for {what}; logs in {}", st.logs().display())))
 }
 
 /// Stops the workers, then the server (SIGTERM: they flush their spans).
@@ -249,53 +244,33 @@ pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, St
     Ok(st)
 }
 
-const TERMINAL: [&str; 3] = ["Completed", "Failed", "Aborted"];
-
 /// Requests an evaluation and follows it to the end: status changes as the
 /// runner saw them (its clock), and the seconds until it left EvaluatingDerivation.
 pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -> Result<Value, String> {
     let st = LabState::load(dir)?;
-    let a = agent();
-    let auth = format!("Bearer {}", st.api_key);
-    let url = format!("{}/api/v1/projects/{}/{}/evaluate", st.base_url(), st.organization, st.project);
+    let api = client(&st, Duration::from_secs(10));
     let requested_us = now_us();
-    let mut r = a.post(&url).header("Authorization", &auth).send_json(json!({})).map_err(|e| format!("{url}: {e}"))?;
-    let body: Value = r.body_mut().read_json().map_err(|e| format!("{url}: {e}"))?;
-    if body["error"] != false {
-        return Err(format!("{url}: {}", body["message"]));
-    }
-    let id = body["message"].as_str().ok_or_else(|| format!("{url}: no evaluation id in {body}"))?.to_string();
-    let mut statuses: Vec<Value> = Vec::new();
-    let deadline = Instant::now() + timeout;
-    loop {
-        let mut r = a.get(format!("{}/api/v1/evals/{id}", st.base_url())).header("Authorization", &auth).call().map_err(|e| e.to_string())?;
-        let v: Value = r.body_mut().read_json().map_err(|e| e.to_string())?;
-        let status = v["message"]["status"].as_str().unwrap_or("?").to_string();
-        if statuses.last().and_then(|s| s["status"].as_str()) != Some(status.as_str()) {
-            progress(&status);
-            statuses.push(json!({"status": status, "ts_us": now_us()}));
+    let id = api.evaluate()?;
+    let (mut seen, mut last) = (Vec::new(), Value::Null);
+    let mut on_poll = |status: &str, changed: bool| {
+        if changed {
+            progress(status);
         }
-        if TERMINAL.contains(&status.as_str()) {
-            // The server's own timeline has every change, even those between two polls.
-            let timeline = v["message"]["statuses"].as_array().cloned().unwrap_or_default();
-            let left = timeline
-                .iter()
-                .position(|s| s["status"] == "EvaluatingDerivation")
-                .and_then(|i| timeline.get(i + 1))
-                .and_then(|s| s["ts_us"].as_i64());
-            return Ok(json!({
-                "evaluation_id": id,
-                "status": status,
-                "error": v["message"]["error"],
-                "statuses": statuses,
-                "server_statuses": v["message"]["statuses"],
-                "requested_us": requested_us,
-                "evaluated_s": left.map(|t| (t - requested_us) as f64 / 1e6),
-            }));
-        }
-        if Instant::now() > deadline {
-            return Err(format!("evaluation {id} still {status} after {} s", timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        Ok(())
+    };
+    let mut f = Follow { poll: Duration::from_millis(20), started: std::time::Instant::now(), timeout, timeout_hint: "", on_poll: &mut on_poll };
+    api.follow(&id, &terminal, &mut seen, &mut last, &mut f)?;
+    // The server's own timeline has every change, even those between two polls.
+    let timeline = last["statuses"].as_array().cloned().unwrap_or_default();
+    let left = left_evaluation_us(&timeline);
+    let statuses: Vec<Value> = seen.into_iter().map(|(status, ts_us)| json!({"status": status, "ts_us": ts_us})).collect();
+    Ok(json!({
+        "evaluation_id": id,
+        "status": last["status"],
+        "error": last["error"],
+        "statuses": statuses,
+        "server_statuses": last["statuses"],
+        "requested_us": requested_us,
+        "evaluated_s": left.map(|t| (t - requested_us) as f64 / 1e6),
+    }))
 }

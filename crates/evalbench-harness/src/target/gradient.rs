@@ -4,9 +4,11 @@
 //! namespace, or through `ssh host`), and how to restart and reset it.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::{CaptureInfo, Endpoint, Target};
+use evalbench_api::Endpoint;
+
+use super::{CaptureInfo, Target};
 use evalbench_host::HostExec;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -71,20 +73,12 @@ impl Gradient {
     }
 
     fn wait_ready(&self) -> Result<(), String> {
-        let agent: ureq::Agent =
-            ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(2))).build().into();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while Instant::now() < deadline {
-            if let Ok(mut r) = agent.get(format!("{}/api/v1/health", self.config.url)).call() {
-                // Any answer means the server is up; where it says how many workers, wait for one.
-                let workers = r.body_mut().read_json::<serde_json::Value>().ok().and_then(|v| v["message"]["workers"].as_u64());
-                if workers.is_none_or(|w| w > 0) {
-                    return Ok(());
-                }
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Err(format!("{} did not answer within 120 s after the restart", self.config.url))
+        let client = evalbench_api::Client::new(self.endpoint(), Duration::from_secs(2));
+        // Any answer means the server is up; where it says how many workers, wait for one.
+        let ready = |h: Option<&serde_json::Value>| h.is_some_and(|v| v["message"]["workers"].as_u64().is_none_or(|w| w > 0));
+        client
+            .wait_healthy(Duration::from_secs(120), &ready, &mut || Ok(()))
+            .map_err(|e| e.unwrap_or_else(|| format!("{} did not answer within 120 s after the restart", self.config.url)))
     }
 
     fn sql(&self, url: &str, sql: &str) -> Result<(), String> {

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use evalbench_lab::control::{self, NetMode, UpOpts};
 use evalbench_lab::LabState;
 
-use super::{CaptureInfo, Endpoint, Target};
+use evalbench_api::Endpoint;
+
+use super::{CaptureInfo, Target};
 use evalbench_host::HostExec;
 
 pub struct Lab {

@@ -6,16 +6,8 @@ pub mod lab;
 
 use std::path::Path;
 
+use evalbench_api::Endpoint;
 use evalbench_host::HostExec;
-
-/// The Gradient HTTP API subset: base URL, Bearer key, organization and project.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Endpoint {
-    pub url: String,
-    pub api_key: String,
-    pub organization: String,
-    pub project: String,
-}
 
 /// Where and how to capture.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
