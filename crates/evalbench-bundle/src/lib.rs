@@ -12,6 +12,7 @@
 
 mod archive;
 mod error;
+pub mod fnv;
 pub mod layout;
 mod open;
 pub mod run_info;
@@ -20,6 +21,7 @@ pub mod spans;
 pub mod num;
 pub use archive::{pack_dir, unpack, Limits};
 pub use error::BundleError;
+pub use fnv::Fnv;
 pub use open::{readable_temp, write_atomic, Bundle, PassDir};
 pub use run_info::{CapturePorts, RunInfo, RunnerInfo, StatusChange};
-pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Fnv, Malformed, Span, SpanFile, Stream, TextRef};
+pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Malformed, Span, SpanFile, Stream, TextRef};

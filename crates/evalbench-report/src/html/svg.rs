@@ -7,10 +7,7 @@ use super::esc::esc;
 
 /// A stable colour per name, so one span looks the same in every chart.
 pub fn color(name: &str) -> String {
-    let mut h: u32 = 2166136261;
-    for b in name.bytes() {
-        h = (h ^ b as u32).wrapping_mul(16777619);
-    }
+    let h = evalbench_bundle::fnv::hash32(name.as_bytes());
     format!("hsl({},{}%,{}%)", h % 360, 45 + (h >> 9) % 25, 55 + (h >> 17) % 15)
 }
 

@@ -1,0 +1,161 @@
+//! A trace directory read on every core: whole files, and large files in
+//! chunks cut at line ends, merged back in order with their line numbers.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::parse::read_spans;
+use super::{SpanFile, Stream, MAX_LISTED};
+use crate::error::{io, BundleError};
+use crate::Fnv;
+
+/// Files above this size are read in chunks, one per core.
+const CHUNK: u64 = 16 << 20;
+
+/// Reads bytes `start..end` of a span file; line numbers are relative to `start`.
+fn read_span_range(path: &Path, start: u64, end: u64) -> Result<SpanFile, BundleError> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).map_err(io(path))?;
+    f.seek(SeekFrom::Start(start)).map_err(io(path))?;
+    read_spans(BufReader::with_capacity(256 * 1024, f.take(end - start)), path)
+}
+
+/// Chunk boundaries of a file, each just after a newline.
+fn chunk_bounds(path: &Path, size: u64, chunk: u64) -> Result<Vec<u64>, BundleError> {
+    use std::io::{Seek, SeekFrom};
+    let n = size.div_ceil(chunk).max(1);
+    let mut bounds = vec![0];
+    let mut f = File::open(path).map_err(io(path))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    for k in 1..n {
+        let mut pos = (k * size / n).max(*bounds.last().unwrap_or(&0));
+        f.seek(SeekFrom::Start(pos)).map_err(io(path))?;
+        loop {
+            let got = f.read(&mut buf).map_err(io(path))?;
+            if got == 0 {
+                pos = size;
+                break;
+            }
+            if let Some(i) = memchr::memchr(b'\n', &buf[..got]) {
+                pos += i as u64 + 1;
+                break;
+            }
+            pos += got as u64;
+        }
+        if pos < size && pos > *bounds.last().unwrap_or(&0) {
+            bounds.push(pos);
+        }
+    }
+    bounds.push(size);
+    Ok(bounds)
+}
+
+/// Joins the chunks of one file, in order: streams merged by identity, names
+/// re-interned, malformed line numbers made absolute.
+fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
+    let mut out = SpanFile { path: path.to_path_buf(), ..Default::default() };
+    let mut index: HashMap<(Option<String>, String, u32), usize> = HashMap::new();
+    let mut names: Vec<HashMap<String, u32, Fnv>> = Vec::new();
+    let mut base = 0u64;
+    for part in parts {
+        out.lines += part.lines;
+        out.malformed_total += part.malformed_total;
+        out.dropped = out.dropped.max(part.dropped);
+        for mut m in part.malformed {
+            if out.malformed.len() < MAX_LISTED {
+                m.line += base;
+                out.malformed.push(m);
+            }
+        }
+        base += part.physical_lines;
+        for st in part.streams {
+            let key = (st.host.clone(), st.process.clone(), st.pid);
+            let si = *index.entry(key).or_insert_with(|| {
+                out.streams.push(Stream {
+                    host: st.host.clone(),
+                    process: st.process.clone(),
+                    pid: st.pid,
+                    file: st.file.clone(),
+                    ..Default::default()
+                });
+                names.push(HashMap::default());
+                out.streams.len() - 1
+            });
+            let target = &mut out.streams[si];
+            let remap: Vec<u32> = st
+                .names
+                .iter()
+                .map(|n| {
+                    *names[si].entry(n.clone()).or_insert_with(|| {
+                        target.names.push(n.clone());
+                        target.names.len() as u32 - 1
+                    })
+                })
+                .collect();
+            let base = target.text.len() as u64;
+            target.text.push_str(&st.text);
+            target.spans.reserve(st.spans.len());
+            for mut s in st.spans {
+                s.name = remap[s.name as usize];
+                s.target = remap[s.target as usize];
+                s.fields.start += base;
+                target.spans.push(s);
+            }
+        }
+    }
+    out.physical_lines = base;
+    out
+}
+
+/// Reads every `*.jsonl` file of a directory, in name order. Files, and
+/// chunks of large files, are parsed on every core.
+pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
+    read_trace_dir_chunked(dir, CHUNK)
+}
+
+/// [`read_trace_dir`] with a chosen chunk size (tests use small ones).
+#[doc(hidden)]
+pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, BundleError> {
+    let chunk = chunk.max(1);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut units: Vec<(usize, u64, u64)> = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
+        let size = std::fs::metadata(p).map_err(io(p))?.len();
+        let bounds = if size > chunk { chunk_bounds(p, size, chunk)? } else { vec![0, size] };
+        units.extend(bounds.windows(2).map(|w| (i, w[0], w[1])));
+    }
+    // Biggest first, so one large chunk does not start last.
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&u| std::cmp::Reverse(units[u].2 - units[u].1));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(units.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<SpanFile, BundleError>>> = (0..units.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&u) = order.get(k) else { break };
+                let (i, start, end) = units[u];
+                let r = read_span_range(&paths[i], start, end);
+                slots.lock().unwrap_or_else(|e| e.into_inner())[u] = Some(r);
+            });
+        }
+    });
+    let mut per_file: Vec<Vec<SpanFile>> = (0..paths.len()).map(|_| Vec::new()).collect();
+    for (u, r) in results.into_iter().enumerate() {
+        per_file[units[u].0].push(r.expect("every chunk was read")?);
+    }
+    Ok(per_file
+        .into_iter()
+        .zip(&paths)
+        .map(|(parts, p)| if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) })
+        .collect())
+}

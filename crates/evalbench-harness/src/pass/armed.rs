@@ -1,0 +1,95 @@
+//! The captures of one pass: armed before the evaluation is requested,
+//! stopped newest first when it leaves EvaluatingDerivation, each writing
+//! its file into the pass directory. A capture that fails to stop or write
+//! is a problem recorded in run.json, not the end of the pass.
+
+use std::path::Path;
+
+use evalbench_bundle::{layout, write_atomic};
+
+use super::files::write_json;
+use crate::capture::{perf, pgstat::Db, strace::Strace, tcpdump::Tcpdump, Captures};
+use crate::target::{CaptureInfo, Target};
+
+/// Running captures, stopped in reverse order.
+#[derive(Default)]
+pub(super) struct Armed {
+    tcpdumps: Vec<Tcpdump>,
+    perfs: Vec<perf::Perf>,
+    strace: Option<Strace>,
+    sampler: Option<crate::capture::pgstat::WaitSampler>,
+    log_start: Option<u64>,
+}
+
+fn file_size(host: &evalbench_host::HostExec, path: &str) -> Result<u64, String> {
+    let out = host.run(host.sh(&format!("stat -c %s '{path}'")))?;
+    out.trim().parse().map_err(|_| format!("stat {path}: {out:?}"))
+}
+
+impl Armed {
+    /// Starts every capture `c` asks for; on an error the ones started so
+    /// far stay in `self`, to be stopped.
+    pub(super) fn arm(&mut self, c: Captures, target: &mut dyn Target, cap: &CaptureInfo, db: &Db, dir: &Path) -> Result<(), String> {
+        if c.pg_stats {
+            db.reset_statements()?;
+        }
+        if c.auto_explain {
+            if let Some(log) = &cap.pg_log {
+                self.log_start = Some(file_size(&cap.server, log)?);
+            }
+            db.auto_explain(true)?;
+        }
+        if c.pcap {
+            self.tcpdumps.push(Tcpdump::start(&cap.server, &cap.proto_iface, cap.proto_port, &dir.join(layout::PROTO_PCAP))?);
+            self.tcpdumps.push(Tcpdump::start(&cap.server, &cap.pg_iface, cap.pg_port, &dir.join(layout::PG_PCAP))?);
+        }
+        if c.wait_samples {
+            self.sampler = Some(db.start_wait_samples(&cap.ci_role)?);
+        }
+        if c.perf {
+            self.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join(layout::PERF_DATA))?);
+            let w = *target.worker_pids()?.first().ok_or("no worker to profile")?;
+            self.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join(layout::WORKER_PERF_DATA))?);
+        }
+        if c.strace {
+            let w = *target.worker_pids()?.first().ok_or("no worker to trace")?;
+            self.strace = Some(Strace::start(&cap.worker, w, &dir.join(layout::WORKER_STRACE_DIR))?);
+        }
+        Ok(())
+    }
+
+    /// Stops the captures, newest first, and writes what each captured.
+    pub(super) fn disarm(mut self, c: Captures, cap: &CaptureInfo, db: &Db, dir: &Path, problems: &mut Vec<String>) {
+        if let Some(s) = self.strace.take() {
+            s.stop().unwrap_or_else(|e| problems.push(e));
+        }
+        for p in self.perfs.drain(..) {
+            p.stop().unwrap_or_else(|e| problems.push(e));
+        }
+        if let Some(s) = self.sampler.take() {
+            match s.stop() {
+                Ok(v) => write_json(&dir.join(layout::WAIT_SAMPLES), &v).unwrap_or_else(|e| problems.push(e)),
+                Err(e) => problems.push(format!("wait samples: {e}")),
+            }
+        }
+        for t in self.tcpdumps.drain(..) {
+            t.stop().unwrap_or_else(|e| problems.push(e));
+        }
+        if c.auto_explain {
+            db.auto_explain(false).unwrap_or_else(|e| problems.push(e));
+            if let (Some(log), Some(start)) = (&cap.pg_log, self.log_start) {
+                let cut = cap.server.run(cap.server.sh(&format!("tail -c +{} '{log}'", start + 1)));
+                match cut {
+                    Ok(text) => write_atomic(&dir.join(layout::AUTO_EXPLAIN), text.as_bytes()).unwrap_or_else(|e| problems.push(e.to_string())),
+                    Err(e) => problems.push(e),
+                }
+            }
+        }
+        if c.pg_stats {
+            match db.statements(&cap.ci_role) {
+                Ok(v) => write_json(&dir.join(layout::PG_STAT_STATEMENTS), &v).unwrap_or_else(|e| problems.push(e)),
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+}

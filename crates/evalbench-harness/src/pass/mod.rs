@@ -1,0 +1,148 @@
+//! One pass: reset or restart the target, arm the captures, request the
+//! evaluation, stop the captures when it leaves EvaluatingDerivation, wait
+//! for Completed, and write what was captured into the pass directory.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use evalbench_bundle::run_info::StatusChange;
+use evalbench_bundle::{layout, RunInfo};
+use serde_json::Value;
+
+use crate::capture::{pgstat::Db, Captures};
+use crate::target::Target;
+use evalbench_api::{left_evaluation, terminal, Client, Follow};
+
+/// Set by SIGINT: stop captures and services, keep what was captured.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+use evalbench_host::now_us;
+
+mod armed;
+mod files;
+mod record;
+
+use armed::Armed;
+pub use files::expected_files;
+use files::{missing_files, write_json};
+use record::{collect, run_info, Observed};
+
+/// A pass that failed, with the file or step that made it fail.
+#[derive(Debug)]
+pub struct PassError {
+    pub pass: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for PassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pass {}: {}", self.pass, self.message)
+    }
+}
+
+pub struct PassPlan<'a> {
+    pub name: &'a str,
+    pub cold: bool,
+    pub captures: Captures,
+    pub dir: PathBuf,
+    pub timeout: Duration,
+}
+
+pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {
+    let err = |m: String| PassError { pass: plan.name.to_string(), message: m };
+    let dir = &plan.dir;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    }
+    let trace_dir = dir.join(layout::TRACE_DIR);
+    std::fs::create_dir_all(dir.join("pg")).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    progress(if plan.cold { "cold reset" } else { "warm restart" });
+    target.prepare(plan.cold, &trace_dir).map_err(err)?;
+    let cap = target.capture();
+    let db = Db::connect(&cap.admin_database_url).map_err(err)?;
+    let api = Client::new(target.endpoint(), Duration::from_secs(30));
+    let c = plan.captures;
+
+    // Arm the captures.
+    progress("arming captures");
+    let mut armed = Armed::default();
+    let armed_result = armed.arm(c, target, &cap, &db, dir);
+
+    // Request and follow the evaluation until it leaves EvaluatingDerivation.
+    let capture_started_us = now_us();
+    let mut eval_id = None;
+    let mut failure: Option<String> = armed_result.err();
+    let mut last = Value::Null;
+    let requested_us = now_us();
+    if failure.is_none() {
+        match api.evaluate() {
+            Ok(id) => eval_id = Some(id),
+            Err(e) => failure = Some(e),
+        }
+    }
+    let t0 = Instant::now();
+    let mut seen: Vec<(String, i64)> = Vec::new();
+    let follow = |until: &dyn Fn(&str) -> bool, seen: &mut Vec<(String, i64)>, last: &mut Value, progress: &mut dyn FnMut(&str)| {
+        let Some(id) = &eval_id else { return Ok(()) };
+        let mut on_poll = |status: &str, _changed: bool| -> Result<(), String> {
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                return Err("interrupted".into());
+            }
+            progress(&format!("{status} {:.1} s", t0.elapsed().as_secs_f64()));
+            Ok(())
+        };
+        // Exact change times come from the server's timeline: poll gently.
+        let mut f =
+            Follow { poll: Duration::from_millis(100), started: t0, timeout: plan.timeout, timeout_hint: " (--timeout-s)", on_poll: &mut on_poll };
+        api.follow(id, until, seen, last, &mut f)
+    };
+    if failure.is_none() {
+        if let Err(e) = follow(&left_evaluation, &mut seen, &mut last, progress) {
+            failure = Some(e);
+        }
+    }
+    let capture_stopped_us = now_us();
+
+    // Disarm, newest first, and write what each captured.
+    progress("stopping captures");
+    let mut problems: Vec<String> = Vec::new();
+    armed.disarm(c, &cap, &db, dir, &mut problems);
+
+    // The pass ends at Completed.
+    if failure.is_none() {
+        progress("waiting for Completed");
+        if let Err(e) = follow(&terminal, &mut seen, &mut last, progress) {
+            failure = Some(e);
+        }
+    }
+    let statuses: Vec<StatusChange> = seen.into_iter().map(|(status, ts_us)| StatusChange { status, ts_us }).collect();
+    let status = last["status"].as_str().map(String::from);
+    collect(target, &db, eval_id.as_deref(), plan, &mut problems);
+
+    // run.json: what happened, as the runner saw it, and the server's own timeline.
+    let seen = Observed { eval_id: eval_id.clone(), requested_us, capture_started_us, capture_stopped_us, statuses, last };
+    let info = run_info(target.name(), &cap, &db, plan, &seen, &problems);
+    // Through a Value, so the keys come out sorted as they always have.
+    let doc = serde_json::to_value(&info).expect("serializes");
+    write_json(&plan.dir.join(layout::RUN_JSON), &doc).map_err(err)?;
+    let last = seen.last;
+
+    if let Some(f) = failure {
+        return Err(err(f));
+    }
+    if status.as_deref() != Some("Completed") {
+        return Err(err(format!(
+            "evaluation {} ended {}: {}",
+            eval_id.unwrap_or_default(),
+            status.unwrap_or_else(|| "without a status".into()),
+            last["error"].as_str().unwrap_or("no error message")
+        )));
+    }
+    let missing = missing_files(dir, &c);
+    if !missing.is_empty() {
+        let why = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
+        return Err(err(format!("missing capture file(s) in {}: {}{why}", dir.display(), missing.join(", "))));
+    }
+    Ok(info)
+}
