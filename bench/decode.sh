@@ -16,8 +16,8 @@ cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-decodebench.XXXXXX)"
 chmod 755 "$WORK"
-trap '"$BIN" lab down --dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
-"$BIN" lab up --dir "$WORK/lab" --net off >/dev/null 2>&1
+trap '"$BIN" lab down --lab-dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+"$BIN" lab up --lab-dir "$WORK/lab" --net off >/dev/null 2>&1
 PORT=$(python3 -c "import json; print(json.load(open('$WORK/lab/lab.json'))['pg_port'])")
 PGB=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
 export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres

@@ -27,7 +27,7 @@ printf '  %-10s %10s %12s %12s %12s %14s\n' spans render "peak RSS" "page size" 
 for spec in "2 1600" "4 8000" "4 85000"; do
     set -- $spec
     B="$WORK/b$2"
-    EVALBENCH_TRACE_QUEUE=4000000 "$BIN" sample --out "$B" --passes cold-clean --jobs "$1" --drvs "$2" 2>/dev/null
+    EVALBENCH_TRACE_QUEUE=4000000 "$BIN" sample --out "$B" --passes cold-clean --ci-jobs "$1" --drvs "$2" 2>/dev/null
     SPANS=$(cat "$B"/cold-clean/trace/*.jsonl | grep -c '"name"')
     R=(); M=(); L=(); E=()
     for i in $(seq "$RUNS"); do

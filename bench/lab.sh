@@ -14,13 +14,13 @@ cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-labbench.XXXXXX)"
 chmod 755 "$WORK"
-trap '"$BIN" lab down --dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
-"$BIN" lab up --dir "$WORK/lab" --flake examples/hello-flake --eval-workers "$EVAL_WORKERS" >/dev/null
+trap '"$BIN" lab down --lab-dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+"$BIN" lab up --lab-dir "$WORK/lab" --flake examples/hello-flake --eval-workers "$EVAL_WORKERS" >/dev/null
 for i in $(seq "$RUNS"); do
-    "$BIN" lab reset --dir "$WORK/lab" --trace-dir "$WORK/cold$i"
-    "$BIN" lab evaluate --dir "$WORK/lab" > "$WORK/cold$i.json" 2>/dev/null
-    "$BIN" lab restart --dir "$WORK/lab" --trace-dir "$WORK/warm$i"
-    "$BIN" lab evaluate --dir "$WORK/lab" > "$WORK/warm$i.json" 2>/dev/null
+    "$BIN" lab reset --lab-dir "$WORK/lab" --trace-dir "$WORK/cold$i"
+    "$BIN" lab evaluate --lab-dir "$WORK/lab" > "$WORK/cold$i.json" 2>/dev/null
+    "$BIN" lab restart --lab-dir "$WORK/lab" --trace-dir "$WORK/warm$i"
+    "$BIN" lab evaluate --lab-dir "$WORK/lab" > "$WORK/warm$i.json" 2>/dev/null
     say "run $i of $RUNS done"
 done
 python3 - "$WORK" "$RUNS" "$(jq -r .net.mode "$WORK/lab/lab.json")" <<'PY'

@@ -17,7 +17,7 @@ build_release
 WORK="$(mktemp -d /tmp/evalbench-bench.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 say "generating the bundle ($JOBS jobs x $DRVS derivations) in $WORK"
-EVALBENCH_TRACE_QUEUE=4000000 "$BIN" sample --out "$WORK/b" --passes cold-clean --jobs "$JOBS" --drvs "$DRVS" 2>/dev/null
+EVALBENCH_TRACE_QUEUE=4000000 "$BIN" sample --out "$WORK/b" --passes cold-clean --ci-jobs "$JOBS" --drvs "$DRVS" 2>/dev/null
 FILES=("$WORK"/b/cold-clean/trace/*.jsonl)
 SPANS=$(cat "${FILES[@]}" | grep -c '"name"')
 DROPPED=$(cat "${FILES[@]}" | { grep -h dropped_spans || true; } | wc -l)

@@ -1,4 +1,4 @@
-//! Clock alignment (DESIGN.md "Clock alignment", seed 000).
+//! Clock alignment (docs/ARCHITECTURE.md, "Clock alignment").
 //!
 //! Let θ be what must be added to a worker timestamp to read it on the server
 //! clock. A message the worker sends at worker time s and the server receives
@@ -10,15 +10,15 @@
 //! report. It holds whatever the delays, as long as every receive comes after
 //! its send.
 //!
-//! One correction to the seed: it takes `assign_job`'s end as the downstream
+//! One correction to the benchmark's contract: it takes `assign_job`'s end as the downstream
 //! send time, but the send happens inside the span; a server thread that is
 //! descheduled between the send and the span's close makes the worker appear
 //! to receive before the send, and the (up + down)/2 bound stops holding (seen
-//! on a loaded 2-core machine). So the offset is the seed's, and the bound is
+//! on a loaded 2-core machine). So the offset is the contract's, and the bound is
 //! the honest one: the true offset lies in [−min d_down(start), min d_up],
 //! where d_down(start) measures from `assign_job`'s start (always before the
 //! send); the bound is the estimate's distance to the far end of that range.
-//! With no descheduling it equals the seed's (min up + min down)/2.
+//! With no descheduling it equals the contract's (min up + min down)/2.
 
 use std::collections::HashMap;
 
@@ -28,9 +28,9 @@ use serde::Serialize;
 /// The server's own process name; every other process is on a worker host.
 pub const SERVER: &str = "server";
 
-/// The seed's estimate from two sets of one-way delays, in microseconds:
+/// The contract's estimate from two sets of one-way delays, in microseconds:
 /// `(offset, bound)`, or `None` when a direction has no pair. The bound here
-/// is the seed's (min up + min down)/2, exact when sends are instants.
+/// is the contract's (min up + min down)/2, exact when sends are instants.
 pub fn estimate(up: &[i64], down: &[i64]) -> Option<(i64, i64)> {
     let min_up = *up.iter().min()?;
     let min_down = *down.iter().min()?;
@@ -40,7 +40,7 @@ pub fn estimate(up: &[i64], down: &[i64]) -> Option<(i64, i64)> {
     Some((offset, bound))
 }
 
-/// The seed's offset from `down_end` (delays measured from the end of the
+/// The contract's offset from `down_end` (delays measured from the end of the
 /// sending span), and a bound that holds when the send happened anywhere in
 /// that span: `down_start` measures the same pairs from the span's start.
 pub fn estimate_interval(up: &[i64], down_end: &[i64], down_start: &[i64]) -> Option<(i64, i64)> {
@@ -141,7 +141,7 @@ fn pairs_up(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<St
     out
 }
 
-/// Downstream pairs measured from `assign_job`'s end (the seed) and from its start.
+/// Downstream pairs measured from `assign_job`'s end (the contract's) and from its start.
 fn pairs_down(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> (Vec<Pair>, Vec<i64>) {
     let mut out = Vec::new();
     let mut from_start = Vec::new();
@@ -277,7 +277,7 @@ mod tests {
             let (est, bound) = estimate_interval(&ups, &down_end, &down_start).unwrap();
             prop_assert!((est - theta).abs() <= bound, "est {} theta {} bound {}", est, theta, bound);
             let (seed_est, _) = estimate(&ups, &down_end).unwrap();
-            prop_assert_eq!(est, seed_est, "the offset is the seed's");
+            prop_assert_eq!(est, seed_est, "the offset is the contract's");
         }
     }
 

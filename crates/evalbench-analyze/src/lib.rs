@@ -6,6 +6,7 @@
 pub mod align;
 pub mod latency;
 pub mod pass;
+pub mod runs;
 pub mod stats;
 pub mod tracks;
 pub mod verdict;

@@ -20,7 +20,7 @@ pub struct Run {
     pub sys_s: f64,
     pub peak_bytes: Option<u64>,
     pub exit: Option<i32>,
-    /// Seconds from the first run's start, for --parallel timelines.
+    /// Seconds from the first run's start, for --jobs timelines.
     pub started_s: f64,
 }
 

@@ -37,7 +37,7 @@ pub struct RunOpts {
 
 impl RunOpts {
     /// What a pass captures: clean passes the cheap captures, instrumented
-    /// passes the distorting ones (DESIGN.md "Passes").
+    /// passes the distorting ones (docs/ARCHITECTURE.md, "Passes").
     pub fn captures_for(&self, pass: &str) -> Captures {
         let clean = layout::is_clean(pass);
         if self.bare {

@@ -4,7 +4,8 @@
 //! the lab has its shape at a small size: a real PostgreSQL, a server with
 //! the Gradient HTTP API subset and `/proto` over WebSocket, workers that
 //! clone the project's git repository and run an eval subprocess with the
-//! real `nix`, every span of the seed at the place its name says. When run
+//! real `nix`, every span of the benchmark's contract at the place its name
+//! says. When run
 //! as root, server and worker are two hosts (network namespaces joined by a
 //! veth pair); otherwise they share loopback.
 
@@ -33,7 +34,8 @@ pub struct Args {
 pub enum Cmd {
     /// Start PostgreSQL, the server and the workers (idempotent).
     Up {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
         /// The flake to evaluate (a directory with flake.nix); committed into the lab's own git
         /// repository. Default: the embedded hello flake.
@@ -42,6 +44,8 @@ pub enum Cmd {
         /// Where server, worker and eval processes write their spans.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
+        /// Server and worker in network namespaces joined by a veth pair (netns, needs
+        /// root), on loopback (loopback), or netns when root (auto).
         #[arg(long, value_enum, default_value = "auto")]
         net: control::NetMode,
         /// Shift every worker and eval span timestamp by this much (tests alignment).
@@ -57,45 +61,57 @@ pub enum Cmd {
     },
     /// Stop everything the lab started and remove its namespaces (idempotent).
     Down {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
     },
     /// Restart server and workers, optionally with another trace directory.
     Restart {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
+        /// Where the restarted processes write their spans (none when absent).
         #[arg(long)]
         trace_dir: Option<PathBuf>,
     },
     /// Cold reset: drop and recreate the database, empty the eval cache, restart.
     Reset {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
+        /// Where the restarted processes write their spans (none when absent).
         #[arg(long)]
         trace_dir: Option<PathBuf>,
     },
     /// Request an evaluation, follow it to the end, print its timeline as JSON.
     Evaluate {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
+        /// Give up when the evaluation has not ended after this many seconds.
         #[arg(long, default_value_t = 600)]
         timeout_s: u64,
     },
     /// Run SQL as the PostgreSQL superuser in the CI database; prints rows, one per line, fields separated by |.
     Sql {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
+        /// The SQL to run.
         query: String,
     },
     /// Print lab.json (where things run, the API key).
     Status {
-        #[arg(long, default_value = "lab")]
+        /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+        #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
         dir: PathBuf,
     },
     /// Write a self-contained flake with COUNT packages.
     GenFlake {
+        /// The directory to write flake.nix into.
         #[arg(long)]
         out: PathBuf,
+        /// Packages in the flake (`packages.<system>.pkg0` ...).
         #[arg(long, default_value_t = flake::HELLO_COUNT)]
         packages: u32,
         /// Evaluation work per package (list length folded over).

@@ -3,6 +3,7 @@
 
 pub mod html;
 pub mod perfetto;
+pub mod summarize;
 pub mod summary;
 
 pub use perfetto::write_trace;

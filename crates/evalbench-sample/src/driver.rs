@@ -82,7 +82,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     let eval_id = format!("{:08x}-{pass}", (now_us() as u64 ^ (k as u64) << 40) & 0xffff_ffff);
     let mut server = Command::new(&exe)
         .args(["sample", "--role", "server", "--job", &eval_id])
-        .args(["--jobs", &args.jobs.to_string(), "--drvs", &args.drvs.to_string(), "--workers", &args.workers.to_string()])
+        .args(["--ci-jobs", &args.jobs.to_string(), "--drvs", &args.drvs.to_string(), "--workers", &args.workers.to_string()])
         .env(evalbench_trace::ENV_TRACE_DIR, &trace)
         .env(evalbench_trace::ENV_PROCESS, "server")
         .env(evalbench_trace::ENV_HOST, "server")

@@ -1,7 +1,7 @@
 //! `evalbench-sample`: real test data without a real CI.
 //!
 //! Three kinds of process, each instrumented with `evalbench-trace` and
-//! emitting the seed's span names with their fields: a server that schedules
+//! emitting the span names of the benchmark's contract with their fields: a server that schedules
 //! jobs and records derivations through a graph-writer mailbox, workers that
 //! take jobs over a loopback TCP connection, and an eval child per job that
 //! "evaluates" (hashes) attributes and keeps a cache between passes, so warm
@@ -30,8 +30,9 @@ pub struct Args {
     /// Passes to run, in order. A `cold-*` pass empties the eval cache first.
     #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
     pub passes: Vec<String>,
-    /// Jobs the evaluation is split into.
-    #[arg(long, default_value_t = 4)]
+    /// CI jobs the evaluation is split into (a size of the workload, not a
+    /// concurrency: `--jobs` elsewhere means how many run at once).
+    #[arg(long = "ci-jobs", default_value_t = 4)]
     pub jobs: u32,
     /// Derivations each job evaluates.
     #[arg(long, default_value_t = 50)]

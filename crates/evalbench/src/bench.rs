@@ -18,11 +18,12 @@ pub struct Args {
     /// Runs before the measured ones, not recorded.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    /// Measured runs of each command (at least 2 for a spread; 6 a side for a verdict at 5%).
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
     /// Runs of one command at once: throughput and latency are both reported.
-    #[arg(long, default_value_t = 1)]
-    pub parallel: usize,
+    #[arg(long, short, default_value_t = 1, alias = "parallel")]
+    pub jobs: usize,
     /// Print the results as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -53,7 +54,7 @@ struct CommandResult {
     peak_mib: Option<Spread>,
     failed_runs: usize,
     parallel: usize,
-    /// Runs per second over the whole batch (with --parallel, all at once).
+    /// Runs per second over the whole batch (with --jobs, all at once).
     throughput_per_s: f64,
     /// Each run's own wall time: median.
     latency_s: f64,
@@ -101,7 +102,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     // bench weighs on every command alike instead of on whichever ran last.
     for argv in &commands {
         if a.warmup > 0 {
-            run_many(argv, a.prepare.as_deref(), a.warmup, a.parallel, !a.show_output, !a.no_memory, &|_| {})?;
+            run_many(argv, a.prepare.as_deref(), a.warmup, a.jobs, !a.show_output, !a.no_memory, &|_| {})?;
         }
     }
     let total = (a.runs * commands.len()) as u64;
@@ -112,7 +113,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     });
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); commands.len()];
     let mut batch_wall = vec![0.0f64; commands.len()];
-    if a.parallel <= 1 {
+    if a.jobs <= 1 {
         for round in 0..a.runs {
             for k in 0..commands.len() {
                 // Alternate the order too, so no command always goes first.
@@ -135,7 +136,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                     b.inc(1);
                 }
             };
-            let (r, w) = run_many(argv, a.prepare.as_deref(), a.runs, a.parallel, !a.show_output, !a.no_memory, &progress)?;
+            let (r, w) = run_many(argv, a.prepare.as_deref(), a.runs, a.jobs, !a.show_output, !a.no_memory, &progress)?;
             runs[k] = r;
             batch_wall[k] = w;
         }
@@ -155,7 +156,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             sys_s: spread(&runs.iter().map(|r| r.sys_s).collect::<Vec<_>>()).rounded(6),
             peak_mib: (!peaks.is_empty()).then(|| spread(&peaks).rounded(3)),
             failed_runs: runs.iter().filter(|r| r.exit != Some(0)).count(),
-            parallel: a.parallel,
+            parallel: a.jobs,
             throughput_per_s: evalbench_bundle::num::round_to(runs.len() as f64 / batch_wall[k].max(1e-9), 3),
             latency_s: evalbench_bundle::num::s(spread(&walls).median),
             cold: a.prepare.is_some(),

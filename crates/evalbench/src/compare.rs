@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use evalbench_analyze::runs;
 use evalbench_analyze::verdict::{judge, Family, Measured, Rules, Verdict};
-use evalbench_analyze::{align_pass, load_pass, span_stats};
-use evalbench_bundle::{layout, Bundle, Limits, PassDir};
+use evalbench_bundle::{layout, Bundle, Limits};
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -24,6 +24,7 @@ pub struct Args {
     /// ... against this pass of B. Refused when one is cold and the other warm.
     #[arg(long, requires = "pass_a")]
     pub pass_b: Option<String>,
+    /// Print every verdict as JSON on stdout (per pass: headline, spans, statements, families).
     #[arg(long)]
     pub json: bool,
     /// Exit 1 when a pass's wall time is slower outside noise by at least this many percent.
@@ -38,62 +39,13 @@ pub struct Args {
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
     #[arg(long, default_value_t = 50.0, value_name = "US")]
     pub min_abs_us: f64,
+    /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
+    #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
+    pub max_unpacked: u64,
 }
 
 /// evaluated_s comes from µs timestamps: its resolution.
 const EVALUATED_RESOLUTION_S: f64 = 1e-6;
-
-/// Per run of a pass: wall seconds, span totals, statement totals.
-struct Samples {
-    runs: usize,
-    wall: Vec<f64>,
-    spans: BTreeMap<String, Vec<f64>>,
-    statements: BTreeMap<String, Vec<f64>>,
-}
-
-fn samples(dirs: &[&PassDir]) -> Samples {
-    let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new() };
-    for (i, d) in dirs.iter().enumerate() {
-        let data = load_pass(d);
-        let align = align_pass(&data.streams);
-        let wall = data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| {
-            let (mut a, mut b) = (i64::MAX, i64::MIN);
-            for st in &data.streams {
-                let off = align.offset_for(st);
-                for sp in &st.spans {
-                    a = a.min(sp.ts_us + off);
-                    b = b.max(sp.end_us() + off);
-                }
-            }
-            if a <= b {
-                (b - a) as f64 / 1e6
-            } else {
-                0.0
-            }
-        });
-        s.wall.push(wall);
-        for st in span_stats(&data.streams) {
-            let v = s.spans.entry(format!("{} {}", st.process, st.name)).or_insert_with(|| vec![0.0; i]);
-            v.push(st.total_us as f64 / 1e3);
-        }
-        if let Ok(rows) = evalbench_decode::stats::statements(&d.file(layout::PG_STAT_STATEMENTS)) {
-            for r in rows {
-                let key = evalbench_decode::normalize::normalize_sql(&r.query);
-                let v = s.statements.entry(key).or_insert_with(|| vec![0.0; i]);
-                if v.len() == i + 1 {
-                    *v.last_mut().expect("one") += r.total_exec_time;
-                } else {
-                    v.push(r.total_exec_time);
-                }
-            }
-        }
-        // A name absent from this run counts as zero.
-        for v in s.spans.values_mut().chain(s.statements.values_mut()) {
-            v.resize(i + 1, 0.0);
-        }
-    }
-    s
-}
 
 #[derive(Serialize)]
 struct Row {
@@ -114,14 +66,6 @@ struct PassComparison {
     families: Vec<Family>,
 }
 
-fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
-    let mut m: BTreeMap<String, Vec<&PassDir>> = BTreeMap::new();
-    for p in &b.passes {
-        m.entry(layout::base_name(&p.name).to_string()).or_default().push(p);
-    }
-    m
-}
-
 /// Span and statement totals are in milliseconds; one family per kind and pass.
 fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, floor_ms: f64, rules: Rules) -> (Vec<Row>, Family) {
     let items: Vec<Measured> =
@@ -138,9 +82,9 @@ fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64
 }
 
 pub fn run(a: Args) -> Result<ExitCode, String> {
-    let ba = Bundle::open(&a.a, Limits::default()).map_err(|e| e.to_string())?;
-    let bb = Bundle::open(&a.b, Limits::default()).map_err(|e| e.to_string())?;
-    let (ga, gb) = (group(&ba), group(&bb));
+    let ba = Bundle::open(&a.a, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
+    let bb = Bundle::open(&a.b, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
+    let (ga, gb) = (runs::group(&ba), runs::group(&bb));
     let pairs: Vec<(String, String)> = match (&a.pass_a, &a.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
@@ -169,7 +113,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
             return Err(format!("no pass {pa} in {} or no pass {pb} in {}", a.a.display(), a.b.display()));
         };
-        let (sa, sb) = (samples(da), samples(db));
+        let (sa, sb) = (runs::samples(da), runs::samples(db));
         headlines.push(Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S });
         let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
         let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);

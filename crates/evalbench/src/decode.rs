@@ -20,8 +20,10 @@ pub enum Kind {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// What the file holds.
     #[arg(value_enum)]
     pub kind: Kind,
+    /// The capture file (for strace, a file or a directory of worker.<pid> files).
     pub file: PathBuf,
     /// JSON lines: one record per line, then {"summary": {...}}.
     #[arg(long)]

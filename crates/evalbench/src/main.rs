@@ -50,18 +50,6 @@ enum Command {
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
     Sample(evalbench_sample::Args),
-    /// Internal: sleep BASE seconds ± JITTER (a fraction), the jitter seeded and advanced per call through a counter file.
-    #[command(hide = true)]
-    SleepJitter {
-        #[arg(long)]
-        state: std::path::PathBuf,
-        #[arg(long)]
-        base: f64,
-        #[arg(long)]
-        jitter: f64,
-        #[arg(long)]
-        seed: u64,
-    },
     /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
     Lab(evalbench_lab::Args),
 }
@@ -74,20 +62,6 @@ fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Decode(a) => decode::run(a),
         Command::Bench(a) => bench::run(a),
-        Command::SleepJitter { state, base, jitter, seed } => {
-            let n: u64 = std::fs::read_to_string(&state).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
-            let _ = std::fs::write(&state, (n + 1).to_string());
-            // xorshift seeded by (seed, n): a known sequence of durations.
-            let mut x = seed.wrapping_mul(0x9e3779b97f4a7c15) ^ n.wrapping_mul(0xbf58476d1ce4e5b9) | 1;
-            for _ in 0..4 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-            }
-            let u = (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            std::thread::sleep(std::time::Duration::from_secs_f64(base * (1.0 + jitter * u)));
-            Ok(ExitCode::SUCCESS)
-        }
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
@@ -100,5 +74,34 @@ fn main() -> ExitCode {
             // 1 is kept for verdicts against the user (see --help).
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every flag and argument a user can see says what it does.
+    #[test]
+    fn every_visible_flag_has_a_help_line() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if a.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if !sub.is_hide_set() {
+                    walk(sub, &format!("{path} {}", sub.get_name()), missing);
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "evalbench", &mut missing);
+        assert!(missing.is_empty(), "flags without help: {missing:?}");
     }
 }

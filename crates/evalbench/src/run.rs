@@ -22,6 +22,7 @@ pub enum TargetKind {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// What to measure: the lab (started and stopped by the run) or a Gradient deployment.
     #[arg(long, value_enum, default_value = "lab")]
     pub target: TargetKind,
     /// The flake the lab evaluates (default: the embedded hello flake).
@@ -55,6 +56,8 @@ pub struct Args {
     /// The lab's directory (PostgreSQL, sources, eval cache); must be world-traversable.
     #[arg(long)]
     pub lab_dir: Option<PathBuf>,
+    /// The lab's network: server and worker in network namespaces joined by a veth pair
+    /// (netns, needs root), on loopback (loopback), or netns when root (auto).
     #[arg(long, value_enum, default_value = "auto")]
     pub net: NetMode,
     /// Shift the lab worker's clock by this much (to see alignment work).
@@ -170,7 +173,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
 
 /// summary, traces, report, archive, build products.
 fn finish_bundle(out: &Path, report: bool) -> Result<String, String> {
-    let (_, text) = crate::summarize::summarize_bundle(out, out, u64::MAX, false, true)?;
+    let text = crate::summarize::summarize_dir(out)?;
     if report {
         crate::inspect::render_dir(out, &out.join("report")).map_err(|e| format!("report: {e}"))?;
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 use common::*;
 
 fn small_bundle(dir: &Path) -> std::path::PathBuf {
-    sample(dir, &["--passes", "cold-clean,warm-clean", "--jobs", "2", "--drvs", "10"])
+    sample(dir, &["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", "10"])
 }
 
 fn stderr_of(cmd: &mut std::process::Command) -> (bool, String) {
@@ -163,7 +163,7 @@ fn archives_cannot_write_outside_or_link_out_or_explode() {
 #[test]
 fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     let tmp = tempfile::tempdir().unwrap();
-    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean", "--jobs", "2", "--drvs", "300"]);
+    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean", "--ci-jobs", "2", "--drvs", "300"]);
     let trace = b.join("cold-clean/trace");
     let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
     // Corrupt a line in the middle of the file and one at the end.

@@ -10,13 +10,35 @@ use common::*;
 
 /// A command that sleeps `base` seconds ± `jitter` (a fraction), the jitter
 /// drawn from a seeded generator advanced by a counter file, one draw per run.
+/// A small Python program written beside the counter: a test helper has no
+/// place in the shipped binary.
 fn sleeper(dir: &Path, name: &str, base: f64, jitter: f64, seed: u64) -> String {
-    format!(
-        "{} sleep-jitter --state {} --base {base} --jitter {jitter} --seed {seed}",
-        env!("CARGO_BIN_EXE_evalbench"),
-        dir.join(format!("{name}.state")).display()
-    )
+    let script = dir.join("sleep_jitter.py");
+    if !script.exists() {
+        std::fs::write(&script, SLEEP_JITTER).unwrap();
+    }
+    format!("python3 {} {} {base} {jitter} {seed}", script.display(), dir.join(format!("{name}.state")).display())
 }
+
+/// xorshift seeded by (seed, n), n counted in the state file: a known
+/// sequence of durations.
+const SLEEP_JITTER: &str = r#"
+import sys, time
+state, base, jitter, seed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+M = (1 << 64) - 1
+try:
+    n = int(open(state).read().strip())
+except (OSError, ValueError):
+    n = 0
+open(state, "w").write(str(n + 1))
+x = ((seed * 0x9E3779B97F4A7C15) & M) ^ ((n * 0xBF58476D1CE4E5B9) & M) | 1
+for _ in range(4):
+    x ^= (x << 13) & M
+    x ^= x >> 7
+    x ^= (x << 17) & M
+u = (x >> 11) / float(1 << 53) * 2.0 - 1.0
+time.sleep(base * (1.0 + jitter * u))
+"#;
 
 /// The timing tests run one at a time: they measure, and the machine has two cores.
 static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -64,7 +86,7 @@ fn the_peak_memory_of_a_process_tree_is_measured() {
 #[test]
 fn parallel_runs_report_throughput_and_latency_both() {
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
-    let r = bench(&["--runs", "2", "--warmup", "0", "--parallel", "2", "--", "sleep", "1"]);
+    let r = bench(&["--runs", "2", "--warmup", "0", "--jobs", "2", "--", "sleep", "1"]);
     let c = &r["commands"][0];
     let throughput = c["throughput_per_s"].as_f64().unwrap();
     let latency = c["latency_s"].as_f64().unwrap();
@@ -83,7 +105,7 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
         let b = tmp.path().join(name);
         for i in 1..=RUNS {
             let s = tmp.path().join(format!("{name}-s{i}"));
-            sample(&s, &["--passes", "cold-clean,warm-clean", "--jobs", "2", "--drvs", drvs]);
+            sample(&s, &["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", drvs]);
             for pass in ["cold-clean", "warm-clean"] {
                 let dest = if i == 1 { pass.to_string() } else { format!("{pass}.{i}") };
                 std::fs::create_dir_all(&b).unwrap();
@@ -110,7 +132,7 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     assert_eq!(st.status.code(), Some(1));
     // One run on a side: no noise estimate, never a verdict.
     let single = tmp.path().join("single");
-    sample(&single, &["--passes", "cold-clean,warm-clean", "--jobs", "1", "--drvs", "10"]);
+    sample(&single, &["--passes", "cold-clean,warm-clean", "--ci-jobs", "1", "--drvs", "10"]);
     let out = run_ok(evalbench().args(["compare", "--json"]).arg(&single).arg(&b));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["passes"][0]["wall"]["kind"], "no noise estimate");
@@ -148,8 +170,8 @@ fn check_precision(what: &str, key: &str, v: &serde_json::Value) {
 #[test]
 fn json_numbers_are_written_at_their_units_precision() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--jobs", "2", "--drvs", "20"]);
-    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--jobs", "2", "--drvs", "20"]);
+    let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"]);
+    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"]);
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&a));
     check_precision("summary.json", "", &read_json(&a.join("summary.json")));
     let cmp = run_ok(evalbench().arg("compare").arg(&a).arg(&b).arg("--json"));

@@ -12,7 +12,7 @@ struct Lab(std::path::PathBuf);
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        let _ = evalbench().args(["lab", "down", "--dir"]).arg(&self.0).output();
+        let _ = evalbench().args(["lab", "down", "--lab-dir"]).arg(&self.0).output();
     }
 }
 
@@ -26,7 +26,7 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake");
     let traces = dir.join("gtrace");
     let st: serde_json::Value = serde_json::from_slice(
-        &run_ok(evalbench().args(["lab", "up", "--dir"]).arg(&dir).arg("--flake").arg(&hello).arg("--trace-dir").arg(&traces)).stdout,
+        &run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(&dir).arg("--flake").arg(&hello).arg("--trace-dir").arg(&traces)).stdout,
     )
     .unwrap();
     let prefix = |ns: &serde_json::Value| match ns.as_str() {
@@ -50,7 +50,7 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         "worker_pid_cmd": format!("pgrep -o -f -- '--sources {d}/sources'"),
         "server_trace_dir": traces.display().to_string(),
         "worker_trace_dir": traces.display().to_string(),
-        "restart_cmd": format!("{exe} lab restart --dir {d} --trace-dir {}", traces.display()),
+        "restart_cmd": format!("{exe} lab restart --lab-dir {d} --trace-dir {}", traces.display()),
         "clear_eval_cache_cmd": format!("rm -rf {d}/worker-cache"),
         "proto_iface": st["net"]["proto_if"].as_str().unwrap_or("lo"),
         "proto_port": st["proto_port"],

@@ -102,7 +102,7 @@ fn artifacts() -> PathBuf {
 #[test]
 fn the_report_of_a_real_bundle_opens_clean_in_a_browser() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", "300", "--jobs", "3", "--drvs", "40"]);
+    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", "300", "--ci-jobs", "3", "--drvs", "40"]);
     let report = tmp.path().join("report");
     run_ok(evalbench().args(["inspect"]).arg(&bundle).arg("-o").arg(&report));
     let page = report.join("index.html");
@@ -151,7 +151,7 @@ const SCRIPT: &str = "<script>document.title='pwned';document.body.setAttribute(
 #[test]
 fn hostile_strings_are_shown_as_text_and_run_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--jobs", "2", "--drvs", "10"]);
+    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "2", "--drvs", "10"]);
     // Span names and fields, SQL text, a pass directory name: all hostile.
     let trace = bundle.join("cold-clean/trace");
     for e in std::fs::read_dir(&trace).unwrap() {
@@ -230,7 +230,7 @@ fn files_of(dir: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, u32)> {
 #[test]
 fn renders_are_byte_identical_and_readable_by_others() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--jobs", "3", "--drvs", "40"]);
+    let bundle = sample(&tmp.path().join("b"), &["--ci-jobs", "3", "--drvs", "40"]);
     let mut renders = Vec::new();
     for k in 0..3 {
         let (report, summary) = (tmp.path().join(format!("report{k}")), tmp.path().join(format!("summary{k}")));

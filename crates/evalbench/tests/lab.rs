@@ -1,6 +1,6 @@
 //! The lab, started for real: PostgreSQL, server, worker, nix. One story per
 //! test function, because every start costs seconds: cold then warm
-//! evaluation of the hello flake, every span of the seed, job phases and
+//! evaluation of the hello flake, every span of the benchmark's contract, job phases and
 //! evaluation_metric rows, a broken flake, a worker killed mid-job, and a
 //! clean stop.
 
@@ -20,7 +20,7 @@ struct Lab(PathBuf);
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        let _ = evalbench().args(["lab", "down", "--dir"]).arg(&self.0).output();
+        let _ = evalbench().args(["lab", "down", "--lab-dir"]).arg(&self.0).output();
     }
 }
 
@@ -34,18 +34,18 @@ fn lab_dir() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn up(dir: &Path, flake: &Path, trace: &Path, extra: &[&str]) -> serde_json::Value {
-    let out = run_ok(evalbench().args(["lab", "up", "--dir"]).arg(dir).arg("--flake").arg(flake).arg("--trace-dir").arg(trace).args(extra));
+    let out = run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(dir).arg("--flake").arg(flake).arg("--trace-dir").arg(trace).args(extra));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn evaluate(dir: &Path) -> (bool, serde_json::Value) {
-    let out = evalbench().args(["lab", "evaluate", "--timeout-s", "300", "--dir"]).arg(dir).output().unwrap();
+    let out = evalbench().args(["lab", "evaluate", "--timeout-s", "300", "--lab-dir"]).arg(dir).output().unwrap();
     let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("no JSON from evaluate: {}", String::from_utf8_lossy(&out.stderr)));
     (out.status.success(), v)
 }
 
 fn sql(dir: &Path, q: &str) -> String {
-    String::from_utf8(run_ok(evalbench().args(["lab", "sql", "--dir"]).arg(dir).arg(q)).stdout).unwrap()
+    String::from_utf8(run_ok(evalbench().args(["lab", "sql", "--lab-dir"]).arg(dir).arg(q)).stdout).unwrap()
 }
 
 fn statuses(v: &serde_json::Value) -> Vec<String> {
@@ -137,7 +137,7 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     let (ok, c) = evaluate(&dir);
     assert!(ok, "cold evaluation: {c}");
     assert_eq!(statuses(&c), ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"]);
-    run_ok(evalbench().args(["lab", "restart", "--dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
+    run_ok(evalbench().args(["lab", "restart", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
     let (ok, w) = evaluate(&dir);
     assert!(ok, "warm evaluation: {w}");
     assert_eq!(statuses(&w), statuses(&c));
@@ -145,7 +145,7 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
         std::fs::write(tmp.path().join("bundle").join(pass).join("run.json"), serde_json::to_vec(v).unwrap()).unwrap();
     }
 
-    // Every span of the seed, with its fields, in both passes; except that a
+    // Every span of the contract, with its fields, in both passes; except that a
     // warm pass records no derivation: the server knows them all already.
     for trace in [&cold, &warm] {
         let spans = spans_in(trace);
@@ -210,7 +210,7 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
 
     // A worker killed mid-job fails the evaluation instead of hanging it.
     up(&dir, &hello, &tmp.path().join("kill-trace"), &[]);
-    run_ok(evalbench().args(["lab", "reset", "--dir"]).arg(&dir));
+    run_ok(evalbench().args(["lab", "reset", "--lab-dir"]).arg(&dir));
     let state = read_json(&dir.join("lab.json"));
     let worker = state["worker_pids"][0].as_u64().unwrap() as i32;
     let d2 = dir.clone();
@@ -228,8 +228,8 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     assert!(k["error"].as_str().unwrap().contains("disconnected"), "{k}");
 
     // Down leaves nothing behind, and twice is fine.
-    run_ok(evalbench().args(["lab", "down", "--dir"]).arg(&dir));
-    run_ok(evalbench().args(["lab", "down", "--dir"]).arg(&dir));
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
     let state = read_json(&dir.join("lab.json"));
     if let Some(ns) = state["net"]["server_ns"].as_str() {
         assert!(!Path::new("/run/netns").join(ns).exists(), "namespace {ns} left behind");
@@ -333,7 +333,7 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
 
     // Warm: every attribute answered from nix's eval cache.
     let warm = tmp.path().join("two-warm");
-    run_ok(evalbench().args(["lab", "restart", "--dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
+    run_ok(evalbench().args(["lab", "restart", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
     let (ok, w2) = evaluate(&dir);
     assert!(ok, "{w2}");
     let hits: Vec<serde_json::Value> = eval_spans(&warm, "resolve").into_iter().filter(|r| r["fields"]["eval_cache"] == "hit").collect();
@@ -342,7 +342,7 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     // The same derivations from one evaluator as from two.
     let one = tmp.path().join("one");
     up(&dir, &hello, &one, &["--eval-workers", "1"]);
-    run_ok(evalbench().args(["lab", "reset", "--dir"]).arg(&dir).arg("--trace-dir").arg(&one));
+    run_ok(evalbench().args(["lab", "reset", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&one));
     let (ok, c1) = evaluate(&dir);
     assert!(ok, "{c1}");
     assert_eq!(eval_spans(&one, "evaluator").len(), 1);

@@ -61,7 +61,7 @@ const SEED_SPANS: &[(&str, &[&str])] = &[
 fn summary_of_a_skewed_bundle_aligns_within_the_bound_and_reports_clean_passes_only() {
     let tmp = tempfile::tempdir().unwrap();
     let skew_ms = 1500;
-    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", &skew_ms.to_string(), "--jobs", "6", "--drvs", "80"]);
+    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", &skew_ms.to_string(), "--ci-jobs", "6", "--drvs", "80"]);
     let out = run_ok(evalbench().args(["summarize", "--quiet"]).arg(&bundle));
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text, std::fs::read_to_string(bundle.join("summary.txt")).unwrap(), "stdout is summary.txt");
@@ -170,7 +170,7 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
 #[test]
 fn trace_json_for_every_pass_on_the_server_clock() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", "-700", "--jobs", "3", "--drvs", "40"]);
+    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", "-700", "--ci-jobs", "3", "--drvs", "40"]);
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("o")).arg(&bundle));
     let summary = read_json(&tmp.path().join("o/summary.json"));
     for pass in ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"] {
@@ -195,7 +195,7 @@ fn several_worker_hosts_each_get_their_own_offset() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = sample(
         &tmp.path().join("b"),
-        &["--workers", "2", "--worker-clock-skew-ms", "400", "--skew-per-worker", "--jobs", "8", "--drvs", "20", "--passes", "cold-clean"],
+        &["--workers", "2", "--worker-clock-skew-ms", "400", "--skew-per-worker", "--ci-jobs", "8", "--drvs", "20", "--passes", "cold-clean"],
     );
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&bundle));
     let summary = read_json(&bundle.join("summary.json"));
@@ -222,7 +222,7 @@ fn several_worker_hosts_each_get_their_own_offset() {
 #[test]
 fn archives_summarize_like_directories() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,warm-clean", "--jobs", "2", "--drvs", "10"]);
+    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", "10"]);
     let archive = tmp.path().join("evalbench.tar.gz");
     evalbench_bundle::pack_dir(&bundle, &archive, &[]).unwrap();
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&bundle));

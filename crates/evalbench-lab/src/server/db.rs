@@ -1,7 +1,7 @@
 //! The server's schema and declarative provisioning. The schema is created
 //! at every start (IF NOT EXISTS) and the provisioning file applied again,
 //! so a dropped and recreated database is whole after the next start, as
-//! the seed's cold reset expects.
+//! the benchmark's cold reset expects.
 
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;

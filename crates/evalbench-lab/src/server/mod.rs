@@ -1,6 +1,6 @@
 //! The lab's server: the Gradient HTTP API subset, `/proto` for workers, a
 //! scheduler, job events, and a graph writer behind a mailbox, each at the
-//! place the seed's span names say.
+//! place the span names of the benchmark's contract say.
 
 mod api;
 pub mod db;

@@ -1,0 +1,94 @@
+//! Summarizing a bundle: summary.txt and summary.json for its clean passes,
+//! and `<pass>/trace.json` for every pass, written into a directory.
+
+use std::path::Path;
+use std::time::Instant;
+
+use evalbench_analyze::{align_pass, load_pass, Warning};
+use evalbench_bundle::{layout, write_atomic, Bundle};
+
+use crate::summary::{NotSummarized, RepeatGroup};
+use crate::{write_trace, PassSummary, Summary};
+
+/// What summarizing writes besides the summaries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SummarizeOpts {
+    /// Do not write `<pass>/trace.json`.
+    pub no_trace: bool,
+}
+
+/// Writes summary.txt, summary.json and the traces of `bundle` into `out`;
+/// returns the two summaries' text (JSON, then text).
+/// `progress` hears one line per pass and one at the end.
+pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progress: &mut dyn FnMut(String)) -> Result<(String, String), String> {
+    let t0 = Instant::now();
+    let bundle_path = &bundle.source;
+    let no_trace = opts.no_trace;
+    let mut summary = Summary {
+        evalbench_version: env!("CARGO_PKG_VERSION"),
+        bundle: bundle_path.display().to_string(),
+        passes: Vec::new(),
+        repeats: Vec::new(),
+        not_summarized: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut usable = 0usize;
+    for pass in &bundle.passes {
+        let t = Instant::now();
+        let data = load_pass(pass);
+        let alignment = align_pass(&data.streams);
+        let spans = data.span_count();
+        // Warnings name files inside the bundle as the bundle names them.
+        summary.warnings.extend(data.warnings.iter().cloned().map(|w| relative(w, &bundle.root)));
+        if spans > 0 || data.run.is_some() {
+            usable += 1;
+        }
+        // The statistics are computed while the trace is written: both only read the spans.
+        let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
+        let (traced, pass_summary) = std::thread::scope(|s| {
+            let stats = s.spawn(|| wants_summary.then(|| PassSummary::new(&data, &alignment)));
+            let traced = if spans > 0 && !no_trace {
+                let path = out.join(&pass.name).join(layout::TRACE_JSON);
+                write_trace(&path, &pass.name, &data.streams, &alignment).map(|_| ()).map_err(|e| format!("{}: {e}", path.display()))
+            } else {
+                Ok(())
+            };
+            (traced, stats.join().unwrap_or(None))
+        });
+        traced?;
+        if layout::is_clean(&pass.name) {
+            match pass_summary {
+                Some(p) => summary.passes.push(p),
+                None => summary.not_summarized.push(NotSummarized { pass: pass.name.clone(), reason: "no spans and no run.json".into() }),
+            }
+        } else {
+            summary.not_summarized.push(NotSummarized {
+                pass: pass.name.clone(),
+                reason: "instrumented pass: perf, strace and auto_explain distort its timings (trace.json written)".into(),
+            });
+        }
+        progress(format!("{}: {spans} spans from {} processes in {:.2} s", pass.name, data.streams.len(), t.elapsed().as_secs_f64()));
+    }
+    if usable == 0 {
+        for w in &summary.warnings {
+            progress(w.to_string());
+        }
+        return Err(format!("{}: nothing usable: no pass has spans or a readable run.json", bundle_path.display()));
+    }
+    summary.repeats = RepeatGroup::group(&summary.passes);
+    let json = summary.to_json();
+    let text = summary.to_text();
+    write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes()).map_err(|e| e.to_string())?;
+    progress(format!("wrote {} and {} in {:.2} s", out.join(layout::SUMMARY_TXT).display(), layout::SUMMARY_JSON, t0.elapsed().as_secs_f64()));
+    Ok((json, text))
+}
+
+fn relative(mut w: Warning, root: &Path) -> Warning {
+    if let Some(f) = &w.file {
+        if let Ok(r) = f.strip_prefix(root) {
+            w.file = Some(r.to_path_buf());
+        }
+    }
+    w
+}

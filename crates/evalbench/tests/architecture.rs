@@ -1,0 +1,98 @@
+//! The crate rules and habits of docs/ARCHITECTURE.md, checked against the
+//! tree: which crate may depend on which, no source file over 500 lines, no
+//! comment citing documents outside the repository.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// Our crates a crate's `[dependencies]` names (dev-dependencies aside).
+fn our_deps(manifest: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let mut in_deps = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_deps = l == "[dependencies]";
+            continue;
+        }
+        if in_deps {
+            if let Some(name) = l.split([' ', '=', '.']).next().filter(|n| n.starts_with("evalbench-")) {
+                out.push(name.trim_start_matches("evalbench-").to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn crates_depend_only_on_what_the_architecture_allows() {
+    let allowed: BTreeMap<&str, &[&str]> = BTreeMap::from([
+        ("trace", &[][..]),
+        ("host", &[][..]),
+        ("api", &["host"][..]),
+        ("lab", &["api", "host", "trace"][..]),
+        ("sample", &["bundle", "host", "trace"][..]),
+        ("harness", &["api", "bundle", "decode", "host", "lab"][..]),
+        ("bundle", &[][..]),
+        ("decode", &[][..]),
+        ("analyze", &["bundle", "decode"][..]),
+        ("report", &["analyze", "bundle"][..]),
+    ]);
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(short) = name.strip_prefix("evalbench-") else { continue };
+        seen.push(short.to_string());
+        let deps = our_deps(&e.path().join("Cargo.toml"));
+        let ok = allowed.get(short).unwrap_or_else(|| panic!("crate {name} is not in docs/ARCHITECTURE.md's table"));
+        for d in &deps {
+            assert!(ok.contains(&d.as_str()), "{name} depends on evalbench-{d}; docs/ARCHITECTURE.md allows {ok:?}");
+        }
+    }
+    assert_eq!(seen.len(), allowed.len(), "crates {seen:?} against the table's {:?}", allowed.keys().collect::<Vec<_>>());
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "target" && n != "corpus" && n != "artifacts") {
+                rust_files(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_source_file_is_over_500_lines_or_cites_outside_documents() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates"), &mut files);
+    rust_files(&root().join("fuzz"), &mut files);
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let mut long = Vec::new();
+    let mut citing = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let n = text.lines().count();
+        if n > 500 {
+            long.push(format!("{} ({n} lines)", f.display()));
+        }
+        for (i, l) in text.lines().enumerate() {
+            let c = l.trim_start();
+            let comment = c.starts_with("//");
+            if comment && (c.contains("DESIGN.md") || c.contains("seed 0") || c.contains("seeds/")) {
+                citing.push(format!("{}:{}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(long.is_empty(), "over 500 lines: {long:?}");
+    assert!(citing.is_empty(), "comments citing documents outside the repository: {citing:?}");
+}
