@@ -63,7 +63,11 @@ impl LatencyTable {
 
 /// Decodes `pcap` (server on `port` when given) into its summary and table;
 /// `each` sees every execution as it is decoded.
-pub fn from_capture(pcap: &Path, port: Option<u16>, each: &mut dyn FnMut(&Execution)) -> Result<(PgSummary, Vec<StatementLatency>), String> {
+pub fn from_capture(
+    pcap: &Path,
+    port: Option<u16>,
+    each: &mut dyn FnMut(&Execution),
+) -> Result<(PgSummary, Vec<StatementLatency>), evalbench_decode::DecodeError> {
     let mut table = LatencyTable::default();
     let summary = evalbench_decode::pg::decode_file(pcap, port, &mut |x| {
         each(&x);

@@ -8,6 +8,26 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// What went wrong talking to the API; every message names the request.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No answer (refused, timed out, not HTTP).
+    #[error("{request}: {source}")]
+    Transport { request: String, source: ureq::Error },
+    /// An answer that is not the JSON the API gives.
+    #[error("{request}: HTTP {code}, not JSON: {source}")]
+    NotJson { request: String, code: u16, source: ureq::Error },
+    /// The API said no (`"error": true`), or left out what it must give.
+    #[error("{request}: {message}")]
+    Refused { request: String, message: String },
+    /// Following an evaluation took longer than allowed.
+    #[error("evaluation {id} still {status} after {secs} s{hint}")]
+    Timeout { id: String, status: String, secs: u64, hint: String },
+    /// Following stopped because the caller asked (an interrupt).
+    #[error("{0}")]
+    Stopped(String),
+}
+
 /// Base URL, Bearer key, organization and project.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Endpoint {
@@ -49,7 +69,7 @@ pub struct Follow<'a> {
     pub timeout_hint: &'a str,
     /// Called at every poll with the status and whether it changed; an
     /// error stops following (an interrupt, say).
-    pub on_poll: &'a mut dyn FnMut(&str, bool) -> Result<(), String>,
+    pub on_poll: &'a mut dyn FnMut(&str, bool) -> Result<(), ApiError>,
 }
 
 pub struct Client {
@@ -69,25 +89,37 @@ impl Client {
     }
 
     /// POST .../evaluate: the evaluation's id.
-    pub fn evaluate(&self) -> Result<String, String> {
+    pub fn evaluate(&self) -> Result<String, ApiError> {
         let url = format!("{}/api/v1/projects/{}/{}/evaluate", self.ep.url, self.ep.organization, self.ep.project);
-        let mut r =
-            self.agent.post(&url).header("Authorization", &self.auth()).send_json(serde_json::json!({})).map_err(|e| format!("POST {url}: {e}"))?;
-        let code = r.status();
-        let body: Value = r.body_mut().read_json().map_err(|e| format!("POST {url}: HTTP {code}, not JSON: {e}"))?;
+        let request = format!("POST {url}");
+        let mut r = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.auth())
+            .send_json(serde_json::json!({}))
+            .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
+        let code = r.status().as_u16();
+        let body: Value = r.body_mut().read_json().map_err(|source| ApiError::NotJson { request: request.clone(), code, source })?;
         if body["error"] != false {
-            return Err(format!("POST {url}: HTTP {code}: {}", body["message"]));
+            return Err(ApiError::Refused { message: format!("HTTP {code}: {}", body["message"]), request });
         }
-        body["message"].as_str().map(String::from).ok_or_else(|| format!("POST {url}: no evaluation id in {body}"))
+        body["message"].as_str().map(String::from).ok_or_else(|| ApiError::Refused { message: format!("no evaluation id in {body}"), request })
     }
 
     /// GET /api/v1/evals/{id}: the whole `message` object.
-    pub fn status(&self, id: &str) -> Result<Value, String> {
+    pub fn status(&self, id: &str) -> Result<Value, ApiError> {
         let url = format!("{}/api/v1/evals/{id}", self.ep.url);
-        let mut r = self.agent.get(&url).header("Authorization", &self.auth()).call().map_err(|e| format!("GET {url}: {e}"))?;
-        let body: Value = r.body_mut().read_json().map_err(|e| format!("GET {url}: {e}"))?;
+        let request = format!("GET {url}");
+        let mut r = self
+            .agent
+            .get(&url)
+            .header("Authorization", &self.auth())
+            .call()
+            .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
+        let code = r.status().as_u16();
+        let body: Value = r.body_mut().read_json().map_err(|source| ApiError::NotJson { request: request.clone(), code, source })?;
         if body["error"] != false {
-            return Err(format!("GET {url}: {}", body["message"]));
+            return Err(ApiError::Refused { message: body["message"].to_string(), request });
         }
         Ok(body["message"].clone())
     }
@@ -102,7 +134,7 @@ impl Client {
         seen: &mut Vec<(String, i64)>,
         last: &mut Value,
         f: &mut Follow<'_>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ApiError> {
         loop {
             let v = self.status(id)?;
             let status = v["status"].as_str().unwrap_or("?").to_string();
@@ -116,7 +148,7 @@ impl Client {
                 return Ok(());
             }
             if f.started.elapsed() > f.timeout {
-                return Err(format!("evaluation {id} still {status} after {} s{}", f.timeout.as_secs(), f.timeout_hint));
+                return Err(ApiError::Timeout { id: id.into(), status, secs: f.timeout.as_secs(), hint: f.timeout_hint.into() });
             }
             std::thread::sleep(f.poll);
         }
@@ -132,12 +164,12 @@ impl Client {
     /// Polls health until `ready` holds, for at most `within`. `alive` is
     /// asked between polls and stops the wait with its error (a server that
     /// exited). Err(None) is the timeout, for the caller to word.
-    pub fn wait_healthy(
+    pub fn wait_healthy<E>(
         &self,
         within: Duration,
         ready: &dyn Fn(Option<&Value>) -> bool,
-        alive: &mut dyn FnMut() -> Result<(), String>,
-    ) -> Result<(), Option<String>> {
+        alive: &mut dyn FnMut() -> Result<(), E>,
+    ) -> Result<(), Option<E>> {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
             if ready(self.health().as_ref()) {
@@ -147,5 +179,12 @@ impl Client {
             std::thread::sleep(Duration::from_millis(50));
         }
         Err(None)
+    }
+}
+
+/// For callers that still carry errors as text.
+impl From<ApiError> for String {
+    fn from(e: ApiError) -> String {
+        e.to_string()
     }
 }

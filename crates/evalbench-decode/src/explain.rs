@@ -1,6 +1,7 @@
 //! auto_explain in a PostgreSQL log (text or JSON plan format): each plan
 //! with its statement, duration and plan tree; aggregated by statement.
 
+use crate::error::DecodeError;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -82,20 +83,20 @@ fn finish(at: String, line: u64, duration: f64, body: &[String], out: &mut dyn F
 }
 
 /// Reads a log; every plan goes to `each`.
-pub fn decode(path: &Path, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn decode(path: &Path, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary, DecodeError> {
+    let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     decode_from(std::io::BufReader::new(f), &path.display().to_string(), each)
 }
 
 /// Reads a log from any reader; `name` is what errors call it.
-pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary, String> {
+pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary, DecodeError> {
     let mut s = ExplainSummary::default();
     let mut cur: Option<(String, u64, f64, Vec<String>, usize)> = None;
     let mut plans: Vec<Plan> = Vec::new();
     let mut malformed = 0u64;
     let mut push = |p: Plan| plans.push(p);
     for (n, line) in r.split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("{}:{}: {e}", name, n + 1))?;
+        let line = line.map_err(|source| DecodeError::Line { name: name.into(), line: n as u64 + 1, source })?;
         let l = String::from_utf8_lossy(&line);
         if let Some(rest) = l.strip_prefix('\t') {
             if let Some((_, _, _, body, size)) = &mut cur {

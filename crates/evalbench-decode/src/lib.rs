@@ -3,6 +3,7 @@
 //! (connections, statements in flight), never by what a length field claims,
 //! and reports what it could not read instead of guessing.
 
+pub mod error;
 pub mod explain;
 pub mod framer;
 pub mod normalize;
@@ -13,3 +14,5 @@ pub mod stats;
 pub mod strace;
 pub mod tcp;
 pub mod ws;
+
+pub use error::DecodeError;

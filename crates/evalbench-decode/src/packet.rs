@@ -2,6 +2,7 @@
 //! the container as a stream), then link layer (Ethernet, Linux cooked SLL
 //! and SLL2, BSD loopback/null, raw IP), IPv4 or IPv6, TCP.
 
+use crate::error::DecodeError;
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
@@ -132,16 +133,16 @@ pub fn parse_tcp(ts_us: i64, ip: &[u8]) -> Result<Segment<'_>, bool> {
 }
 
 /// Reads every TCP segment of a capture, in file order, into `each`.
-pub fn for_each_segment(path: &Path, mut each: impl FnMut(Segment<'_>)) -> Result<PacketStats, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn for_each_segment(path: &Path, mut each: impl FnMut(Segment<'_>)) -> Result<PacketStats, DecodeError> {
+    let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     for_each_segment_in(f, &path.display().to_string(), &mut each)
 }
 
-pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut(Segment<'_>)) -> Result<PacketStats, String> {
+pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut(Segment<'_>)) -> Result<PacketStats, DecodeError> {
     let mut reader = match pcap_parser::create_reader(1 << 20, r) {
         Ok(r) => r,
-        Err(PcapError::Eof) => return Err(format!("{name}: empty file, expected a pcap or pcapng capture")),
-        Err(_) => return Err(format!("{name}: at byte 0: not a pcap or pcapng file (unknown magic number)")),
+        Err(PcapError::Eof) => return Err(DecodeError::format(name, "", "empty file, expected a pcap or pcapng capture")),
+        Err(_) => return Err(DecodeError::format(name, "at byte 0: ", "not a pcap or pcapng file (unknown magic number)")),
     };
     let mut stats = PacketStats::default();
     let mut legacy_link = ETHERNET;
@@ -184,7 +185,7 @@ pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut
             Err(PcapError::Eof) => break,
             Err(PcapError::Incomplete(_)) => {
                 if reader.refill().is_err() {
-                    return Err(format!("{name}: at byte {consumed}: read error"));
+                    return Err(DecodeError::format(name, format!("at byte {consumed}: "), "read error"));
                 }
                 if reader.reader_exhausted() {
                     // Nothing more to read: either a clean end, or a record cut short.
@@ -202,8 +203,8 @@ pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut
                 stats.file_truncated = true;
                 break;
             }
-            Err(PcapError::BufferTooSmall) => return Err(format!("{name}: at byte {consumed}: a record larger than 1 MiB")),
-            Err(e) => return Err(format!("{name}: at byte {consumed}: corrupt record ({e:?})")),
+            Err(PcapError::BufferTooSmall) => return Err(DecodeError::format(name, format!("at byte {consumed}: "), "a record larger than 1 MiB")),
+            Err(e) => return Err(DecodeError::format(name, format!("at byte {consumed}: "), format!("corrupt record ({e:?})"))),
         }
     }
     Ok(stats)

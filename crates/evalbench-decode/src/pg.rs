@@ -2,6 +2,7 @@
 //! every statement the server was sent, simple or extended, matched to its
 //! completion, with latency from its first request byte.
 
+use crate::error::DecodeError;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
@@ -430,13 +431,18 @@ impl Conn {
 }
 
 /// Decodes a capture file; `server_port` tells the server side when known.
-pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, DecodeError> {
+    let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     decode_from(f, &path.display().to_string(), server_port, out)
 }
 
 /// Decodes a capture from any reader; `name` is what errors call it.
-pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, String> {
+pub fn decode_from(
+    r: impl std::io::Read + Send,
+    name: &str,
+    server_port: Option<u16>,
+    out: &mut dyn FnMut(Execution),
+) -> Result<PgSummary, DecodeError> {
     let mut tcp = Reassembler::new(server_port);
     let mut pg = PgDecoder::default();
     let stats = for_each_segment_in(r, name, &mut |seg| {

@@ -2,6 +2,7 @@
 //! columns and of the column names PostgreSQL 13 to 17 use (13 renamed
 //! `total_time` to `total_exec_time`; 17 renamed the block timing columns).
 
+use crate::error::DecodeError;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -82,18 +83,19 @@ pub struct JobPhase {
     pub ended_us: Option<i64>,
 }
 
-fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: line {}, column {}: {e}", path.display(), e.line(), e.column()))
+fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, DecodeError> {
+    let text = std::fs::read_to_string(path).map_err(DecodeError::io(path))?;
+    serde_json::from_str(&text)
+        .map_err(|e| DecodeError::format(path.display().to_string(), format!("line {}, column {}: ", e.line(), e.column()), e.to_string()))
 }
 
-pub fn statements(path: &Path) -> Result<Vec<Statement>, String> {
+pub fn statements(path: &Path) -> Result<Vec<Statement>, DecodeError> {
     read(path)
 }
-pub fn wait_samples(path: &Path) -> Result<WaitSamples, String> {
+pub fn wait_samples(path: &Path) -> Result<WaitSamples, DecodeError> {
     read(path)
 }
-pub fn job_phases(path: &Path) -> Result<Vec<JobPhase>, String> {
+pub fn job_phases(path: &Path) -> Result<Vec<JobPhase>, DecodeError> {
     read(path)
 }
 

@@ -2,6 +2,7 @@
 //! total and max time, per thread; the slowest calls with their arguments.
 //! Unfinished/resumed pairs are joined; signals and exits are counted.
 
+use crate::error::DecodeError;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
@@ -224,37 +225,33 @@ fn tid_of(path: &Path) -> u64 {
 }
 
 /// A file, or a directory of `-ff` files (`worker.<pid>`).
-pub fn decode(path: &Path) -> Result<StraceSummary, String> {
+pub fn decode(path: &Path) -> Result<StraceSummary, DecodeError> {
     let mut files: Vec<std::path::PathBuf> = if path.is_dir() {
-        std::fs::read_dir(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect()
+        std::fs::read_dir(path).map_err(DecodeError::io(path))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect()
     } else {
         vec![path.to_path_buf()]
     };
     files.sort();
     let mut acc = Acc::default();
     for f in &files {
-        let r = std::io::BufReader::new(std::fs::File::open(f).map_err(|e| format!("{}: {e}", f.display()))?);
+        let r = std::io::BufReader::new(std::fs::File::open(f).map_err(DecodeError::io(f))?);
         acc.file(r, tid_of(f), &f.display().to_string())?;
     }
     Ok(acc.finish())
 }
 
 /// One strace file from any reader (`tid` for lines without a pid prefix).
-pub fn decode_from(r: impl BufRead, tid: u64, name: &str) -> Result<StraceSummary, String> {
+pub fn decode_from(r: impl BufRead, tid: u64, name: &str) -> Result<StraceSummary, DecodeError> {
     let mut acc = Acc::default();
     acc.file(r, tid, name)?;
     Ok(acc.finish())
 }
 
 impl Acc {
-    fn file(&mut self, r: impl BufRead, tid: u64, name: &str) -> Result<(), String> {
+    fn file(&mut self, r: impl BufRead, tid: u64, name: &str) -> Result<(), DecodeError> {
         self.s.files += 1;
         for (n, line) in r.split(b'\n').enumerate() {
-            let line = line.map_err(|e| format!("{name}:{}: {e}", n + 1))?;
+            let line = line.map_err(|source| DecodeError::Line { name: name.into(), line: n as u64 + 1, source })?;
             if line.len() > MAX_LINE {
                 self.s.unparsed_lines += 1;
                 continue;

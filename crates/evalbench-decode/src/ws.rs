@@ -3,6 +3,7 @@
 //! counted, never kept. Round trips are a worker message followed by the
 //! next server message, and the other way round.
 
+use crate::error::DecodeError;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -198,13 +199,18 @@ impl Dir {
 }
 
 /// Decodes /proto traffic of a capture; `server_port` tells the server side when known.
-pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, DecodeError> {
+    let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     decode_from(f, &path.display().to_string(), server_port, out)
 }
 
 /// Decodes /proto traffic from any reader; `name` is what errors call it.
-pub fn decode_from(r: impl std::io::Read + Send, name: &str, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, String> {
+pub fn decode_from(
+    r: impl std::io::Read + Send,
+    name: &str,
+    server_port: Option<u16>,
+    out: &mut dyn FnMut(&Message),
+) -> Result<WsSummary, DecodeError> {
     let mut tcp = Reassembler::new(server_port);
     let mut conns: HashMap<u64, Conn> = HashMap::new();
     let mut s = WsSummary::default();

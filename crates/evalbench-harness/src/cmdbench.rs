@@ -3,6 +3,7 @@
 //! cgroup's peak (v2 `memory.peak`, v1 `memory.max_usage_in_bytes`) where
 //! one can be made, else the summed RSS of the tree sampled every 10 ms.
 
+use crate::error::HarnessError;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -89,12 +90,12 @@ fn tree_rss(root: u32) -> u64 {
 
 /// Runs `argv` once (through `sh -c` when it is one word with spaces).
 /// Without `memory`, no cgroup and no sampling: the leanest timing.
-pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Result<Run, String> {
+pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Result<Run, HarnessError> {
     run_once_with(argv, t0, quiet, memory, None)
 }
 
 /// As [`run_once`], with the command's stderr kept in a file (for its error message).
-pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, stderr_to: Option<&std::path::Path>) -> Result<Run, String> {
+pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, stderr_to: Option<&std::path::Path>) -> Result<Run, HarnessError> {
     let mut cmd = if argv.len() == 1 && argv[0].contains(' ') {
         let mut c = Command::new("sh");
         c.args(["-c", &argv[0]]);
@@ -124,7 +125,7 @@ pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, st
     .map(|b| b.join(format!("evalbench-bench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
     if let Some(dir) = &cg {
         std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
+        let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes()).map_err(|e| format!("{}: {e}", dir.display()))?;
         // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
@@ -168,7 +169,7 @@ pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, st
     let wall = started.elapsed().as_secs_f64();
     drop(child);
     if r < 0 {
-        return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+        return Err(HarnessError::Message(format!("wait4: {}", std::io::Error::last_os_error())));
     }
     let peak = match (&cg, sampling) {
         (Some(dir), _) => {
@@ -207,10 +208,10 @@ pub fn run_many(
     quiet: bool,
     memory: bool,
     progress: &(dyn Fn(usize) + Sync),
-) -> Result<(Vec<Run>, f64), String> {
+) -> Result<(Vec<Run>, f64), HarnessError> {
     let t0 = Instant::now();
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Result<Run, String>>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Result<Run, HarnessError>>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..parallel.max(1) {
             s.spawn(|| loop {
@@ -221,7 +222,7 @@ pub fn run_many(
                 if let Some(p) = prepare {
                     let ok = Command::new("sh").args(["-c", p]).stdin(Stdio::null()).stdout(Stdio::null()).status();
                     if !ok.is_ok_and(|s| s.success()) {
-                        results.lock().unwrap_or_else(|e| e.into_inner()).push(Err(format!("--prepare {p:?} failed")));
+                        results.lock().unwrap_or_else(|e| e.into_inner()).push(Err(HarnessError::Message(format!("--prepare {p:?} failed"))));
                         break;
                     }
                 }

@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod cmdbench;
+mod error;
 pub mod gate;
 pub mod pass;
 pub mod target;
@@ -66,11 +67,11 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
     }
     progress("setup", &format!("starting the {} target", target.name()));
     let result = (|| {
-        target.start().map_err(setup)?;
+        target.start().map_err(|e| setup(e.to_string()))?;
         // Every tool any pass will need, checked before the first one.
         let any = opts.passes.iter().map(|p| opts.captures_for(p)).fold(Captures::NONE, Captures::union);
         let cap = target.capture();
-        tools::check(&any, &cap.server, &cap.worker, target.name() == "lab").map_err(setup)?;
+        tools::check(&any, &cap.server, &cap.worker, target.name() == "lab").map_err(|e| setup(e.to_string()))?;
         let mut infos = Vec::new();
         for round in 1..=opts.repeat.max(1) {
             for base in &opts.passes {

@@ -2,13 +2,14 @@
 //! that runs it. A missing one stops the run with the Debian package to install.
 
 use crate::capture::Captures;
+use crate::error::HarnessError;
 use evalbench_host::HostExec;
 
 fn has(host: &HostExec, tool: &str) -> bool {
     host.run(host.sh(&format!("command -v {tool}"))).is_ok()
 }
 
-pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, lab: bool) -> Result<(), String> {
+pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, lab: bool) -> Result<(), HarnessError> {
     let mut missing: Vec<String> = Vec::new();
     let mut need = |host: &HostExec, where_: &str, tool: &str, pkg: &str| {
         if !has(host, tool) {
@@ -40,7 +41,7 @@ pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, lab:
         }
     }
     if !missing.is_empty() {
-        return Err(format!("missing before the first pass: {}", missing.join("; ")));
+        return Err(HarnessError::Message(format!("missing before the first pass: {}", missing.join("; "))));
     }
     if captures_any.perf {
         let probe = server.run({
@@ -49,7 +50,7 @@ pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, lab:
             c
         });
         if let Err(e) = probe {
-            return Err(format!("perf cannot record here ({e}); run with --no-perf"));
+            return Err(HarnessError::Message(format!("perf cannot record here ({e}); run with --no-perf")));
         }
     }
     Ok(())

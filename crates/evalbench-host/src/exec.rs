@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use crate::HostError;
+
 /// Where a command runs.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct HostExec {
@@ -31,7 +33,7 @@ impl HostExec {
 
     /// Where a capture tool on this host writes `local`: the path itself on a
     /// shared file system, else a scratch path on the host (made here).
-    pub fn scratch_for(&self, local: &Path, name: &str) -> Result<String, String> {
+    pub fn scratch_for(&self, local: &Path, name: &str) -> Result<String, HostError> {
         if !self.is_remote() {
             return Ok(local.to_string_lossy().into_owned());
         }
@@ -46,7 +48,7 @@ impl HostExec {
     }
 
     /// Brings a file or directory written at `scratch` on the host to `local`, then removes it there.
-    pub fn bring_back(&self, scratch: &str, local: &Path, is_dir: bool) -> Result<(), String> {
+    pub fn bring_back(&self, scratch: &str, local: &Path, is_dir: bool) -> Result<(), HostError> {
         if !self.is_remote() {
             return Ok(());
         }
@@ -56,9 +58,9 @@ impl HostExec {
             let mut c = self.command("cat");
             c.arg(scratch).stdin(Stdio::null());
             match c.output() {
-                Ok(o) if o.status.success() => std::fs::write(local, &o.stdout).map_err(|e| format!("{}: {e}", local.display())),
-                Ok(o) => Err(format!("fetching {scratch}: {}", String::from_utf8_lossy(&o.stderr).trim())),
-                Err(e) => Err(format!("fetching {scratch}: {e}")),
+                Ok(o) if o.status.success() => std::fs::write(local, &o.stdout).map_err(HostError::io(local)),
+                Ok(o) => Err(HostError::Fetch { what: scratch.into(), why: String::from_utf8_lossy(&o.stderr).trim().into() }),
+                Err(e) => Err(HostError::Fetch { what: scratch.into(), why: e.to_string() }),
             }
         };
         let parent = scratch.rsplit_once('/').map_or(scratch, |(d, _)| d).to_string();
@@ -89,26 +91,22 @@ impl HostExec {
         c.args(["-c", script]);
         c
     }
-    pub fn run(&self, mut c: Command) -> Result<String, String> {
-        let out = c.stdin(Stdio::null()).output().map_err(|e| format!("{c:?}: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("{c:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    pub fn run(&self, mut c: Command) -> Result<String, HostError> {
+        crate::run(&mut c)
     }
     /// Copies the files of `remote_dir` on the host into `local_dir`.
-    pub fn fetch_dir(&self, remote_dir: &str, local_dir: &Path) -> Result<(), String> {
-        std::fs::create_dir_all(local_dir).map_err(|e| format!("{}: {e}", local_dir.display()))?;
+    pub fn fetch_dir(&self, remote_dir: &str, local_dir: &Path) -> Result<(), HostError> {
+        std::fs::create_dir_all(local_dir).map_err(HostError::io(local_dir))?;
         let mut tar = self.command("tar");
         tar.args(["-C", remote_dir, "-cf", "-", "."]).stdout(Stdio::piped()).stdin(Stdio::null());
-        let mut child = tar.spawn().map_err(|e| format!("{tar:?}: {e}"))?;
+        let mut child = tar.spawn().map_err(HostError::spawn(&tar))?;
         let stdout = child.stdout.take().expect("piped");
         let mut untar = Command::new("tar");
         untar.args(["--no-same-owner", "-xf", "-", "-C"]).arg(local_dir).stdin(stdout);
-        let out = untar.output().map_err(|e| format!("tar: {e}"))?;
-        let st = child.wait().map_err(|e| e.to_string())?;
+        let out = untar.output().map_err(HostError::spawn(&untar))?;
+        let st = child.wait().map_err(HostError::spawn(&tar))?;
         if !st.success() || !out.status.success() {
-            return Err(format!("fetching {remote_dir}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(HostError::Fetch { what: remote_dir.into(), why: String::from_utf8_lossy(&out.stderr).trim().into() });
         }
         Ok(())
     }

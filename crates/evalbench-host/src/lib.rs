@@ -4,7 +4,10 @@
 //! user) and the daemons the lab starts. The lab, the harness and the sample
 //! pipeline all use it, so none depends on another for these.
 
+mod error;
 mod exec;
+
+pub use error::HostError;
 
 pub use exec::{interrupt, HostExec};
 
@@ -32,22 +35,23 @@ pub fn is_root() -> bool {
 }
 
 /// Runs a command to completion; an error carries its stderr.
-pub fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.stdin(Stdio::null()).output().map_err(|e| format!("{cmd:?}: {e}"))?;
+pub fn run(cmd: &mut Command) -> Result<String, HostError> {
+    let out = cmd.stdin(Stdio::null()).output().map_err(HostError::spawn(cmd))?;
     if !out.status.success() {
-        return Err(format!("{cmd:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(HostError::Failed { command: format!("{cmd:?}"), status: out.status, stderr });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Starts a daemon in its own session, output to `log`; returns its pid.
-pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, String> {
+pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, HostError> {
     use std::os::unix::process::CommandExt;
     if let Some(dir) = log.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(HostError::io(dir))?;
     }
-    let f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
-    let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(HostError::io(log))?;
+    let f2 = f.try_clone().map_err(HostError::io(log))?;
     cmd.stdin(Stdio::null()).stdout(f).stderr(f2);
     // SAFETY: setsid is async-signal-safe; it detaches the daemon from our session.
     unsafe {
@@ -56,7 +60,7 @@ pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, String> {
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| format!("{cmd:?}: {e}"))?;
+    let child = cmd.spawn().map_err(HostError::spawn(&cmd))?;
     let pid = child.id();
     // Reap it in the background if it dies while we still run.
     std::thread::spawn(move || {
@@ -95,7 +99,8 @@ pub fn stop(pid: u32, grace: Duration) {
 }
 
 /// A free TCP port on loopback (of the current namespace).
-pub fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+pub fn free_port() -> Result<u16, HostError> {
+    let io = |source| HostError::Io { path: "127.0.0.1:0".into(), source };
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(io)?;
+    Ok(l.local_addr().map_err(io)?.port())
 }

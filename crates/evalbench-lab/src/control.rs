@@ -1,6 +1,7 @@
 //! `evalbench lab up|down|restart|reset|evaluate`: the lab's life cycle.
 //! Every step is idempotent: `up` twice is one lab, `down` twice is none.
 
+use crate::error::LabError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ fn hosts(st: &LabState) -> (HostExec, HostExec) {
     (on(&st.net.server_ns), on(&st.net.worker_ns))
 }
 
-pub fn pg_of(st: &LabState) -> Result<Pg, String> {
+pub fn pg_of(st: &LabState) -> Result<Pg, LabError> {
     Ok(Pg {
         dir: st.pg_dir(),
         port: st.pg_port,
@@ -48,7 +49,7 @@ pub fn pg_of(st: &LabState) -> Result<Pg, String> {
     })
 }
 
-pub fn up(o: &UpOpts) -> Result<LabState, String> {
+pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     std::fs::create_dir_all(&o.dir).map_err(|e| format!("{}: {e}", o.dir.display()))?;
     let dir = o.dir.canonicalize().map_err(|e| format!("{}: {e}", o.dir.display()))?;
     {
@@ -137,7 +138,7 @@ fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host
 }
 
 /// Starts the server and the workers and waits until they are connected.
-pub fn start_services(st: &mut LabState) -> Result<(), String> {
+pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let (srv, wrk) = hosts(st);
     if let Some(t) = &st.trace_dir {
@@ -174,19 +175,19 @@ fn client(st: &LabState, timeout: Duration) -> Client {
     Client::new(ep, timeout)
 }
 
-fn wait_for(st: &LabState, ok: impl Fn(Option<&Value>) -> bool, what: &str) -> Result<(), String> {
+fn wait_for(st: &LabState, ok: impl Fn(Option<&Value>) -> bool, what: &str) -> Result<(), LabError> {
     let mut alive_check = || {
         if !st.server_pid.is_some_and(alive) {
-            return Err(format!("the lab server exited; see {}", st.logs().join("server.log").display()));
+            return Err(LabError::Message(format!("the lab server exited; see {}", st.logs().join("server.log").display())));
         }
         if let Some(dead) = st.worker_pids.iter().find(|p| !alive(**p)) {
-            return Err(format!("a lab worker (pid {dead}) exited; see {}", st.logs().display()));
+            return Err(LabError::Message(format!("a lab worker (pid {dead}) exited; see {}", st.logs().display())));
         }
         Ok(())
     };
     client(st, Duration::from_secs(10))
         .wait_healthy(Duration::from_secs(60), &ok, &mut alive_check)
-        .map_err(|e| e.unwrap_or_else(|| format!("timed out waiting for {what}; logs in {}", st.logs().display())))
+        .map_err(|e| e.unwrap_or_else(|| format!("timed out waiting for {what}; logs in {}", st.logs().display()).into()))
 }
 
 /// Stops the workers, then the server (SIGTERM: they flush their spans).
@@ -199,7 +200,7 @@ pub fn stop_services(st: &mut LabState) {
     }
 }
 
-pub fn down(dir: &Path) -> Result<(), String> {
+pub fn down(dir: &Path) -> Result<(), LabError> {
     let Ok(dir) = dir.canonicalize() else {
         return Ok(());
     };
@@ -219,7 +220,7 @@ pub fn down(dir: &Path) -> Result<(), String> {
 }
 
 /// Restarts server and workers, e.g. to write spans to another directory.
-pub fn restart(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, String> {
+pub fn restart(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, LabError> {
     let mut st = LabState::load(dir)?;
     stop_services(&mut st);
     st.trace_dir = trace_dir;
@@ -230,7 +231,7 @@ pub fn restart(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, Strin
 
 /// The cold reset: database dropped and recreated (the server restarted
 /// re-provisions it), eval cache emptied; fetched sources kept.
-pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, String> {
+pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, LabError> {
     let mut st = LabState::load(dir)?;
     stop_services(&mut st);
     pg_of(&st)?.recreate_ci_db()?;
@@ -246,7 +247,7 @@ pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, St
 
 /// Requests an evaluation and follows it to the end: status changes as the
 /// runner saw them (its clock), and the seconds until it left EvaluatingDerivation.
-pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -> Result<Value, String> {
+pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -> Result<Value, LabError> {
     let st = LabState::load(dir)?;
     let api = client(&st, Duration::from_secs(10));
     let requested_us = now_us();

@@ -1,6 +1,7 @@
 //! Flakes for the lab: the project repository made from a flake directory,
 //! and a generator for self-contained flakes of any size.
 
+use crate::error::LabError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -79,7 +80,7 @@ pub fn machines_flake_text(machines: u32, count: u32, work: u32) -> String {
 pub const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.nix");
 
 /// Writes the embedded hello flake into `dir` and returns it.
-pub fn hello_flake(dir: &Path) -> Result<PathBuf, String> {
+pub fn hello_flake(dir: &Path) -> Result<PathBuf, LabError> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir.to_path_buf())
@@ -88,18 +89,18 @@ pub fn hello_flake(dir: &Path) -> Result<PathBuf, String> {
 pub const HELLO_COUNT: u32 = 100;
 pub const HELLO_WORK: u32 = 1500;
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    run(Command::new("git")
+fn git(dir: &Path, args: &[&str]) -> Result<String, LabError> {
+    Ok(run(Command::new("git")
         .arg("-C")
         .arg(dir)
         .args(args)
         .env("GIT_AUTHOR_NAME", "evalbench")
         .env("GIT_AUTHOR_EMAIL", "evalbench@localhost")
         .env("GIT_COMMITTER_NAME", "evalbench")
-        .env("GIT_COMMITTER_EMAIL", "evalbench@localhost"))
+        .env("GIT_COMMITTER_EMAIL", "evalbench@localhost"))?)
 }
 
-fn copy_tree(src: &Path, dst: &Path) -> Result<(), String> {
+fn copy_tree(src: &Path, dst: &Path) -> Result<(), LabError> {
     std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
     for e in std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))? {
         let e = e.map_err(|e| e.to_string())?;
@@ -118,9 +119,9 @@ fn copy_tree(src: &Path, dst: &Path) -> Result<(), String> {
 
 /// The project's git repository: the flake's files committed in `dir/repo`.
 /// A changed flake makes a new commit; an unchanged one keeps the commit.
-pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, String> {
+pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, LabError> {
     if !flake.join("flake.nix").is_file() {
-        return Err(format!("{}: no flake.nix here", flake.display()));
+        return Err(LabError::Message(format!("{}: no flake.nix here", flake.display())));
     }
     let repo = lab_dir.join("repo");
     if !repo.join(".git").is_dir() {

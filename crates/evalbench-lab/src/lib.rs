@@ -10,6 +10,7 @@
 //! veth pair); otherwise they share loopback.
 
 pub mod control;
+mod error;
 pub mod eval;
 pub mod flake;
 pub mod msg;
@@ -19,6 +20,7 @@ pub mod server;
 pub mod state;
 mod worker;
 
+pub use error::LabError;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -160,7 +162,7 @@ fn init_tracing() -> evalbench_trace::TraceGuard {
     guard
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), LabError> {
     match args.command {
         Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers } => {
             let flake = match flake {
@@ -181,7 +183,7 @@ pub fn run(args: Args) -> Result<(), String> {
             if r["status"] == "Completed" {
                 Ok(())
             } else {
-                Err(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"]))
+                Err(LabError::Message(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"])))
             }
         }
         Cmd::Sql { dir, query } => {
@@ -195,25 +197,25 @@ pub fn run(args: Args) -> Result<(), String> {
             Ok(())
         }
         Cmd::GenFlake { out, packages, work, machines } => {
-            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            std::fs::create_dir_all(&out).map_err(|source| LabError::Io { path: out.clone(), source })?;
             let p = out.join("flake.nix");
             let text = match machines {
                 Some(m) => flake::machines_flake_text(m, packages, work),
                 None => flake::flake_text(packages, work),
             };
-            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+            std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })
         }
         Cmd::Server { listen, proto_listen, database, provision } => {
             let _g = init_tracing();
-            server::serve(listen, proto_listen, &database, &provision)
+            Ok(server::serve(listen, proto_listen, &database, &provision)?)
         }
         Cmd::Worker { server, name, sources } => {
             let _g = init_tracing();
-            worker::work(&server, &name, &sources)
+            Ok(worker::work(&server, &name, &sources)?)
         }
         Cmd::Eval { flake, job, shards } => {
             let _g = init_tracing();
-            eval::eval(&flake, &job, shards)
+            Ok(eval::eval(&flake, &job, shards)?)
         }
     }
 }

@@ -3,6 +3,7 @@
 //! server to the root namespace, where the runner is. Addresses are private
 //! to these namespaces; nothing is routed anywhere else.
 
+use crate::error::LabError;
 use evalbench_host::run;
 use std::process::Command;
 
@@ -46,8 +47,8 @@ impl Names {
     }
 }
 
-fn ip(args: &[&str]) -> Result<String, String> {
-    run(Command::new("ip").args(args))
+fn ip(args: &[&str]) -> Result<String, LabError> {
+    Ok(run(Command::new("ip").args(args))?)
 }
 
 pub fn exists(ns: &str) -> bool {
@@ -55,7 +56,7 @@ pub fn exists(ns: &str) -> bool {
 }
 
 /// Creates both namespaces and links; idempotent (a half-made set is removed first).
-pub fn create(n: &Names) -> Result<(), String> {
+pub fn create(n: &Names) -> Result<(), LabError> {
     if exists(&n.server_ns) && exists(&n.worker_ns) {
         return Ok(());
     }

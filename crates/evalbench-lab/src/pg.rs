@@ -3,6 +3,7 @@
 //! root), with pg_stat_statements and auto_explain preloaded, and a CI role
 //! `gradient` distinct from the superuser so statistics filter by role.
 
+use crate::error::LabError;
 use std::path::{Path, PathBuf};
 
 use evalbench_host::{is_root, run, HostExec};
@@ -23,7 +24,7 @@ pub struct Pg {
 }
 
 /// The newest PostgreSQL installed under /usr/lib/postgresql.
-pub fn bin_dir() -> Result<PathBuf, String> {
+pub fn bin_dir() -> Result<PathBuf, LabError> {
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .map_err(|_| "PostgreSQL is not installed: apt-get install postgresql postgresql-contrib".to_string())?
         .filter_map(|e| e.ok())
@@ -35,7 +36,7 @@ pub fn bin_dir() -> Result<PathBuf, String> {
 }
 
 /// Creates the unprivileged user when running as root; returns who runs PostgreSQL.
-pub fn ensure_user() -> Result<Option<String>, String> {
+pub fn ensure_user() -> Result<Option<String>, LabError> {
     if !is_root() {
         return Ok(None);
     }
@@ -46,16 +47,16 @@ pub fn ensure_user() -> Result<Option<String>, String> {
 }
 
 /// Every directory above `dir` must let PostgreSQL's user through.
-pub fn check_reachable(dir: &Path) -> Result<(), String> {
+pub fn check_reachable(dir: &Path) -> Result<(), LabError> {
     use std::os::unix::fs::PermissionsExt;
     for a in dir.ancestors().skip(1) {
         if let Ok(m) = std::fs::metadata(a) {
             if m.permissions().mode() & 0o001 == 0 {
-                return Err(format!(
+                return Err(LabError::Message(format!(
                     "{}: PostgreSQL runs as {PG_USER} and cannot enter this directory (mode {:o}); use a lab directory under a world-traversable path, or chmod o+x it",
                     a.display(),
                     m.permissions().mode() & 0o7777
-                ));
+                )));
             }
         }
     }
@@ -72,7 +73,7 @@ impl Pg {
     fn tool(&self, name: &str) -> std::process::Command {
         self.host.command_as(self.bin.join(name), self.user.as_deref())
     }
-    fn chown(&self, p: &Path) -> Result<(), String> {
+    fn chown(&self, p: &Path) -> Result<(), LabError> {
         if let Some(u) = &self.user {
             run(std::process::Command::new("chown").args(["-R", &format!("{u}:")]).arg(p))?;
         }
@@ -80,7 +81,7 @@ impl Pg {
     }
 
     /// initdb once; later calls find the cluster and do nothing.
-    pub fn init(&self) -> Result<(), String> {
+    pub fn init(&self) -> Result<(), LabError> {
         if self.data().join("PG_VERSION").is_file() {
             return Ok(());
         }
@@ -94,7 +95,7 @@ impl Pg {
 
     /// The runner reads statistics as the superuser from the root namespace:
     /// let exactly its address in.
-    fn allow_admin(&self) -> Result<(), String> {
+    fn allow_admin(&self) -> Result<(), LabError> {
         let Some(addr) = &self.admin_addr else {
             return Ok(());
         };
@@ -121,7 +122,7 @@ impl Pg {
         text.lines().nth(3)?.trim().parse().ok()
     }
 
-    pub fn start(&self) -> Result<(), String> {
+    pub fn start(&self) -> Result<(), LabError> {
         if self.running() {
             if self.running_port() == Some(self.port) {
                 return Ok(());
@@ -157,8 +158,8 @@ impl Pg {
     }
 
     /// Runs SQL as the superuser over the Unix socket.
-    pub fn psql(&self, db: &str, sql: &str) -> Result<String, String> {
-        run(self.tool("psql").arg("-h").arg(self.sock()).args([
+    pub fn psql(&self, db: &str, sql: &str) -> Result<String, LabError> {
+        Ok(run(self.tool("psql").arg("-h").arg(self.sock()).args([
             "-p",
             &self.port.to_string(),
             "-U",
@@ -173,11 +174,11 @@ impl Pg {
             "ON_ERROR_STOP=1",
             "-c",
             sql,
-        ]))
+        ]))?)
     }
 
     /// The CI role and its database, with pg_stat_statements; idempotent.
-    pub fn create_ci(&self) -> Result<(), String> {
+    pub fn create_ci(&self) -> Result<(), LabError> {
         let has_role = self.psql("postgres", &format!("SELECT 1 FROM pg_roles WHERE rolname = '{CI_ROLE}'"))?;
         if has_role.trim().is_empty() {
             self.psql("postgres", &format!("CREATE ROLE {CI_ROLE} LOGIN"))?;
@@ -199,7 +200,7 @@ impl Pg {
     }
 
     /// The cold reset: the CI database dropped and made again, empty.
-    pub fn recreate_ci_db(&self) -> Result<(), String> {
+    pub fn recreate_ci_db(&self) -> Result<(), LabError> {
         self.psql("postgres", &format!("DROP DATABASE IF EXISTS {CI_ROLE} WITH (FORCE)"))?;
         self.create_ci()
     }

@@ -1,6 +1,7 @@
 //! The lab's directory and `lab.json`: what is running, where, and how to
 //! reach it. Every control command reads it; `up` and `down` write it.
 
+use crate::error::LabError;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -52,16 +53,20 @@ impl LabState {
     pub fn path(dir: &Path) -> PathBuf {
         dir.join("lab.json")
     }
-    pub fn load(dir: &Path) -> Result<LabState, String> {
+    pub fn load(dir: &Path) -> Result<LabState, LabError> {
         let p = Self::path(dir);
         let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e} (is the lab up? `evalbench lab up`)", p.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
+        Ok(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?)
     }
-    pub fn save(&self) -> Result<(), String> {
+    pub fn save(&self) -> Result<(), LabError> {
         let p = Self::path(&self.dir);
         let tmp = p.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self).expect("state serializes")).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| LabError::Io { path, source }
+        };
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).expect("state serializes")).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &p).map_err(io(&p))
     }
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.net.server_addr, self.server_port)

@@ -1,10 +1,12 @@
 //! `evalbench-report`: writes what people and scripts read. Each output
 //! format is its own module and reads only analysed passes.
 
+mod error;
 pub mod html;
 pub mod perfetto;
 pub mod summarize;
 pub mod summary;
 
+pub use error::ReportError;
 pub use perfetto::write_trace;
 pub use summary::{PassSummary, Summary};

@@ -8,7 +8,7 @@ use evalbench_analyze::{align_pass, load_pass, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
 use crate::summary::{NotSummarized, RepeatGroup};
-use crate::{write_trace, PassSummary, Summary};
+use crate::{write_trace, PassSummary, ReportError, Summary};
 
 /// What summarizing writes besides the summaries.
 #[derive(Debug, Clone, Copy, Default)]
@@ -20,7 +20,7 @@ pub struct SummarizeOpts {
 /// Writes summary.txt, summary.json and the traces of `bundle` into `out`;
 /// returns the two summaries' text (JSON, then text).
 /// `progress` hears one line per pass and one at the end.
-pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progress: &mut dyn FnMut(String)) -> Result<(String, String), String> {
+pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progress: &mut dyn FnMut(String)) -> Result<(String, String), ReportError> {
     let t0 = Instant::now();
     let bundle_path = &bundle.source;
     let no_trace = opts.no_trace;
@@ -49,7 +49,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             let stats = s.spawn(|| wants_summary.then(|| PassSummary::new(&data, &alignment)));
             let traced = if spans > 0 && !no_trace {
                 let path = out.join(&pass.name).join(layout::TRACE_JSON);
-                write_trace(&path, &pass.name, &data.streams, &alignment).map(|_| ()).map_err(|e| format!("{}: {e}", path.display()))
+                write_trace(&path, &pass.name, &data.streams, &alignment).map(|_| ()).map_err(ReportError::io(&path))
             } else {
                 Ok(())
             };
@@ -73,13 +73,13 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         for w in &summary.warnings {
             progress(w.to_string());
         }
-        return Err(format!("{}: nothing usable: no pass has spans or a readable run.json", bundle_path.display()));
+        return Err(ReportError::NothingUsable { bundle: bundle_path.clone() });
     }
     summary.repeats = RepeatGroup::group(&summary.passes);
     let json = summary.to_json();
     let text = summary.to_text();
-    write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes()).map_err(|e| e.to_string())?;
-    write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes())?;
+    write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes())?;
     progress(format!("wrote {} and {} in {:.2} s", out.join(layout::SUMMARY_TXT).display(), layout::SUMMARY_JSON, t0.elapsed().as_secs_f64()));
     Ok((json, text))
 }

@@ -1,6 +1,7 @@
 //! The driver: runs each pass (server, workers, their eval children) and
 //! writes the pass's run.json next to the spans the processes wrote.
 
+use crate::error::SampleError;
 use evalbench_host::now_us;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -28,30 +29,30 @@ impl Drop for Procs {
 }
 
 /// Entry point of `evalbench sample`: a role when `--role` is given, else the driver.
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), SampleError> {
     match args.role.as_deref() {
         Some("server") => {
             let _g = crate::init_tracing();
             let id = args.job.clone().unwrap_or_else(|| "eval".into());
-            crate::server::serve(args.jobs, args.drvs, args.workers, &id).map_err(|e| format!("sample server: {e}"))
+            Ok(crate::server::serve(args.jobs, args.drvs, args.workers, &id).map_err(|e| format!("sample server: {e}"))?)
         }
         Some("worker") => {
             let _g = crate::init_tracing();
             let addr = args.connect.as_deref().ok_or("sample worker: --connect is required")?;
             let cache = args.cache.as_deref().ok_or("sample worker: --cache is required")?;
-            crate::worker::work(addr, cache).map_err(|e| format!("sample worker: {e}"))
+            Ok(crate::worker::work(addr, cache).map_err(|e| format!("sample worker: {e}"))?)
         }
         Some("eval") => {
             let _g = crate::init_tracing();
             let cache = args.cache.as_deref().ok_or("sample eval: --cache is required")?;
-            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache).map_err(|e| format!("sample eval: {e}"))
+            Ok(crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache).map_err(|e| format!("sample eval: {e}"))?)
         }
-        Some(other) => Err(format!("unknown sample role {other:?}")),
+        Some(other) => Err(SampleError::Message(format!("unknown sample role {other:?}"))),
         None => drive(&args),
     }
 }
 
-fn drive(args: &Args) -> Result<(), String> {
+fn drive(args: &Args) -> Result<(), SampleError> {
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let cache = args.out.join(".sample-eval-cache");
     for (k, pass) in args.passes.iter().enumerate() {
@@ -71,14 +72,14 @@ fn drive(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, String> {
+fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, SampleError> {
     let dir = args.out.join(pass);
     let trace = dir.join(layout::TRACE_DIR);
     if trace.exists() {
         std::fs::remove_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     }
     std::fs::create_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|source| SampleError::Io { path: "/proc/self/exe".into(), source })?;
     let eval_id = format!("{:08x}-{pass}", (now_us() as u64 ^ (k as u64) << 40) & 0xffff_ffff);
     let mut server = Command::new(&exe)
         .args(["sample", "--role", "server", "--job", &eval_id])
@@ -103,9 +104,9 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         }
     });
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-    let next = |what: &str| -> Result<(i64, String), String> {
+    let next = |what: &str| -> Result<(i64, String), SampleError> {
         let left = deadline.saturating_duration_since(Instant::now());
-        rx.recv_timeout(left).map_err(|_| format!("{pass}: the sample server stopped or timed out waiting for {what}"))
+        Ok(rx.recv_timeout(left).map_err(|_| format!("{pass}: the sample server stopped or timed out waiting for {what}"))?)
     };
     let (_, port_line) = next("its port")?;
     let port = port_line.strip_prefix("PORT ").ok_or_else(|| format!("{pass}: unexpected server line {port_line:?}"))?.to_string();
@@ -125,7 +126,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     }
     let (_, ready) = next("the workers")?;
     if ready != "READY" {
-        return Err(format!("{pass}: unexpected server line {ready:?}"));
+        return Err(SampleError::Message(format!("{pass}: unexpected server line {ready:?}")));
     }
     let requested_us = now_us();
     writeln!(stdin, "evaluate").map_err(|e| format!("{pass}: {e}"))?;
@@ -170,9 +171,9 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         runner: None,
         raw: serde_json::Value::Null,
     };
-    info.write(&dir.join(layout::RUN_JSON)).map_err(|e| e.to_string())?;
+    info.write(&dir.join(layout::RUN_JSON))?;
     if status.as_deref() != Some("Completed") {
-        return Err(format!("{pass}: the evaluation ended {}", status.as_deref().unwrap_or("without a status")));
+        return Err(SampleError::Message(format!("{pass}: the evaluation ended {}", status.as_deref().unwrap_or("without a status"))));
     }
     Ok(info)
 }

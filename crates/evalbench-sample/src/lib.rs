@@ -12,6 +12,7 @@
 //! one exists so every test and benchmark can make bundles in a second.
 
 mod driver;
+mod error;
 mod eval;
 mod proto;
 mod server;
@@ -20,6 +21,7 @@ mod worker;
 use std::path::PathBuf;
 
 pub use driver::run;
+pub use error::SampleError;
 
 /// Options of `evalbench sample`.
 #[derive(clap::Args, Debug, Clone)]

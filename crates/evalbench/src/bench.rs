@@ -88,13 +88,13 @@ fn split(words: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-pub fn run(a: Args) -> Result<ExitCode, String> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let commands = split(&a.commands);
     if commands.is_empty() {
-        return Err("no command given: evalbench bench [options] -- CMD [-- CMD2 ...]".into());
+        anyhow::bail!("no command given: evalbench bench [options] -- CMD [-- CMD2 ...]");
     }
     if a.runs == 0 {
-        return Err("--runs must be at least 1".into());
+        anyhow::bail!("--runs must be at least 1");
     }
     let tty = std::io::stderr().is_terminal() && !a.json;
     // Warm-up, then the measured runs. With one run at a time, the commands
@@ -187,7 +187,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     let report = Report { memory_source: memory_source(), commands: results, comparisons, families };
     let json = serde_json::to_string_pretty(&report).expect("serializes");
     if let Some(p) = &a.export_json {
-        evalbench_bundle::write_atomic(p, json.as_bytes()).map_err(|e| e.to_string())?;
+        evalbench_bundle::write_atomic(p, json.as_bytes())?;
     }
     if a.json {
         println!("{json}");

@@ -81,20 +81,20 @@ fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64
     (out, family)
 }
 
-pub fn run(a: Args) -> Result<ExitCode, String> {
-    let ba = Bundle::open(&a.a, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
-    let bb = Bundle::open(&a.b, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let ba = Bundle::open(&a.a, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() })?;
+    let bb = Bundle::open(&a.b, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() })?;
     let (ga, gb) = (runs::group(&ba), runs::group(&bb));
     let pairs: Vec<(String, String)> = match (&a.pass_a, &a.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
             if layout::is_cold(&x) != layout::is_cold(&y) {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "refusing to compare {x} with {y}: one is cold (empty eval cache) and the other warm; a warm run's speed is the cache's, not the change's"
                 ));
             }
             if layout::is_clean(&x) != layout::is_clean(&y) {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "refusing to compare {x} with {y}: an instrumented pass's timings are distorted by perf, strace and auto_explain"
                 ));
             }
@@ -103,7 +103,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
         _ => ga.keys().filter(|k| gb.contains_key(*k)).map(|k| (k.clone(), k.clone())).collect(),
     };
     if pairs.is_empty() {
-        return Err(format!("{} and {} have no pass in common", a.a.display(), a.b.display()));
+        return Err(anyhow::anyhow!("{} and {} have no pass in common", a.a.display(), a.b.display()));
     }
     let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
     let floor_ms = a.min_abs_us / 1e3;
@@ -111,7 +111,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
     let mut headlines = Vec::new();
     for (pa, pb) in pairs {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
-            return Err(format!("no pass {pa} in {} or no pass {pb} in {}", a.a.display(), a.b.display()));
+            return Err(anyhow::anyhow!("no pass {pa} in {} or no pass {pb} in {}", a.a.display(), a.b.display()));
         };
         let (sa, sb) = (runs::samples(da), runs::samples(db));
         headlines.push(Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S });

@@ -33,7 +33,7 @@ pub struct Args {
     pub port: Option<u16>,
 }
 
-pub fn run(a: Args) -> Result<ExitCode, String> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     match a.kind {

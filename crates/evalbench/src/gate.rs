@@ -82,17 +82,17 @@ fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-pub fn run(a: Args) -> Result<ExitCode, String> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let tmp;
     let (flake, machines) = if a.self_test {
-        tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-        std::fs::write(tmp.path().join("flake.nix"), SELF_TEST_FLAKE).map_err(|e| e.to_string())?;
+        tmp = tempfile::tempdir()?;
+        std::fs::write(tmp.path().join("flake.nix"), SELF_TEST_FLAKE)?;
         (tmp.path().to_string_lossy().to_string(), Some("machines".to_string()))
     } else {
         (a.flake.clone(), a.machines.clone())
     };
     let flake_path = Path::new(&flake);
-    let flake = if flake_path.exists() { std::path::absolute(flake_path).map_err(|e| e.to_string())?.to_string_lossy().to_string() } else { flake };
+    let flake = if flake_path.exists() { std::path::absolute(flake_path)?.to_string_lossy().to_string() } else { flake };
     let opts = GateOpts {
         flake: PathBuf::from(&flake),
         machines,
@@ -168,7 +168,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             println!("self-test passed: the gate is red and names machine broken and check fails, each with its error; the good steps passed");
             Ok(ExitCode::SUCCESS)
         } else {
-            Err(format!("self-test FAILED: expected exactly machine broken and check fails to fail; got: {line}"))
+            Err(anyhow::anyhow!("self-test FAILED: expected exactly machine broken and check fails to fail; got: {line}"))
         };
     }
     println!("{line}");

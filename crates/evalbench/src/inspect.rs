@@ -21,9 +21,9 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> Result<ExitCode, String> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
-    let bundle = Bundle::open(&a.bundle, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() }).map_err(|e| e.to_string())?;
+    let bundle = Bundle::open(&a.bundle, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() })?;
     let passes = evalbench_analyze::view::analyse(&bundle);
     let r = evalbench_report::html::render(&bundle.source, &passes, &a.out)?;
     if a.json {
@@ -42,7 +42,8 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
 }
 
 /// For `run`: render a bundle directory into `out`.
-pub fn render_dir(bundle: &Path, out: &Path) -> Result<(), String> {
-    let b = Bundle::open(bundle, Limits::default()).map_err(|e| e.to_string())?;
-    evalbench_report::html::render(&b.source, &evalbench_analyze::view::analyse(&b), out).map(|_| ())
+pub fn render_dir(bundle: &Path, out: &Path) -> anyhow::Result<()> {
+    let b = Bundle::open(bundle, Limits::default())?;
+    evalbench_report::html::render(&b.source, &evalbench_analyze::view::analyse(&b), out)?;
+    Ok(())
 }

@@ -64,13 +64,14 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
-        Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(|e| e.to_string()),
-        Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
+        Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
     };
     match result {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("evalbench: {msg}");
+        Err(e) => {
+            // The chain, outermost first: "what we were doing: why it failed".
+            eprintln!("evalbench: {e:#}");
             // 1 is kept for verdicts against the user (see --help).
             ExitCode::from(2)
         }

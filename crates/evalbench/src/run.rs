@@ -1,6 +1,7 @@
 //! `evalbench run`: the passes, then everything made from them: summary,
 //! traces, the archive, the report and Hydra's build products.
 
+use anyhow::Context;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -83,15 +84,15 @@ fn default_lab_dir(out: &Path) -> PathBuf {
     PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
 }
 
-pub fn run(a: Args) -> Result<ExitCode, String> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
-    let out = std::path::absolute(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let out = std::path::absolute(&a.out).with_context(|| a.out.display().to_string())?;
     let mut target: Box<dyn Target> = match a.target {
         TargetKind::Lab => {
             let lab_dir = a.lab_dir.clone().unwrap_or_else(|| default_lab_dir(&out));
             if let Some(parent) = lab_dir.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
             }
             let flake = match &a.flake {
                 Some(f) => f.clone(),
@@ -102,7 +103,7 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
             Box::new(lab)
         }
         TargetKind::Gradient => {
-            let cfg = a.target_config.as_ref().ok_or("--target gradient needs --target-config FILE")?;
+            let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
             Box::new(Gradient::load(cfg)?)
         }
     };
@@ -165,19 +166,19 @@ pub fn run(a: Args) -> Result<ExitCode, String> {
                 eprintln!("evalbench run: {e} (what was captured is in {})", out.display());
                 return Ok(ExitCode::from(1));
             }
-            Err(format!("{e} (what was captured is in {})", out.display()))
+            Err(anyhow::anyhow!("{e} (what was captured is in {})", out.display()))
         }
         (Ok(_), Err(m)) => Err(m),
     }
 }
 
 /// summary, traces, report, archive, build products.
-fn finish_bundle(out: &Path, report: bool) -> Result<String, String> {
+fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     let text = crate::summarize::summarize_dir(out)?;
     if report {
-        crate::inspect::render_dir(out, &out.join("report")).map_err(|e| format!("report: {e}"))?;
+        crate::inspect::render_dir(out, &out.join("report")).context("report")?;
     }
-    pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, "nix-support"]).map_err(|e| e.to_string())?;
+    pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, "nix-support"])?;
     let products = format!(
         "file evalbench-bundle {}\nfile summary {}\nfile summary-json {}\nfile report {}\n",
         out.join(layout::ARCHIVE).display(),
@@ -185,7 +186,7 @@ fn finish_bundle(out: &Path, report: bool) -> Result<String, String> {
         out.join(layout::SUMMARY_JSON).display(),
         out.join("report/index.html").display()
     );
-    write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes())?;
     Ok(text)
 }
 

@@ -38,10 +38,10 @@ fn default_out(bundle: &Path) -> PathBuf {
     bundle.with_file_name(if stem.is_empty() || stem == name { "evalbench-summary" } else { stem })
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.bundle));
     let limits = Limits { max_unpacked_bytes: args.max_unpacked, ..Limits::default() };
-    let bundle = Bundle::open(&args.bundle, limits).map_err(|e| e.to_string())?;
+    let bundle = Bundle::open(&args.bundle, limits)?;
     let quiet = args.quiet;
     let mut progress = |msg: String| {
         if !quiet {
@@ -59,7 +59,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 }
 
 /// For `run` and `gate`: summarize a bundle directory into itself, quietly.
-pub fn summarize_dir(dir: &Path) -> Result<String, String> {
-    let bundle = Bundle::open(dir, Limits::default()).map_err(|e| e.to_string())?;
-    summarize_bundle(&bundle, dir, SummarizeOpts::default(), &mut |_| {}).map(|(_, text)| text)
+pub fn summarize_dir(dir: &Path) -> anyhow::Result<String> {
+    let bundle = Bundle::open(dir, Limits::default())?;
+    let (_, text) = summarize_bundle(&bundle, dir, SummarizeOpts::default(), &mut |_| {})?;
+    Ok(text)
 }

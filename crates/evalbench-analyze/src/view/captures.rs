@@ -40,10 +40,10 @@ pub struct CpuProfile {
     pub stacks: Section<Vec<(Vec<String>, f64)>>,
 }
 
-fn decoded<T>(r: Result<T, String>) -> Section<T> {
+fn decoded<T>(r: Result<T, evalbench_decode::DecodeError>) -> Section<T> {
     match r {
         Ok(v) => Section::Ready(v),
-        Err(e) => Section::Unreadable(e),
+        Err(e) => Section::Unreadable(e.to_string()),
     }
 }
 
@@ -63,7 +63,7 @@ pub(super) fn database(p: &PassView) -> Database {
     let statements = match evalbench_decode::stats::statements(&p.file(layout::PG_STAT_STATEMENTS)) {
         Ok(rows) => Section::Ready(rows),
         Err(_) if !p.file(layout::PG_STAT_STATEMENTS).exists() => Section::Missing(layout::PG_STAT_STATEMENTS),
-        Err(e) => Section::Unreadable(e),
+        Err(e) => Section::Unreadable(e.to_string()),
     };
     let wait_samples = match read_json(&p.file(layout::WAIT_SAMPLES)) {
         Some(v) => Section::Ready(wait_columns(&v)),

@@ -2,6 +2,7 @@
 //! threads and the children it starts, such as the eval subprocess), then
 //! `perf script` folded by inferno into flame.svg.
 
+use crate::error::HarnessError;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -16,7 +17,7 @@ pub struct Perf {
 }
 
 impl Perf {
-    pub fn start(host: &HostExec, pid: u32, out: &Path) -> Result<Perf, String> {
+    pub fn start(host: &HostExec, pid: u32, out: &Path) -> Result<Perf, HarnessError> {
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
@@ -33,25 +34,26 @@ impl Perf {
         Ok(Perf { child, host: host.clone(), scratch, local: out.to_path_buf() })
     }
 
-    pub fn stop(mut self) -> Result<(), String> {
+    pub fn stop(mut self) -> Result<(), HarnessError> {
         interrupt(&mut self.child, Duration::from_secs(30));
-        self.host.bring_back(&self.scratch, &self.local, false)
+        Ok(self.host.bring_back(&self.scratch, &self.local, false)?)
     }
 }
 
 /// perf.data to flame.svg: folded by the decoder, drawn by inferno.
-pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), String> {
+pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), HarnessError> {
     let folded = evalbench_decode::perf::fold(data)?;
     let folded_path = evalbench_bundle::layout::folded_beside(svg);
     std::fs::write(&folded_path, &folded).map_err(|e| format!("{}: {e}", folded_path.display()))?;
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    let file = std::fs::File::create(svg).map_err(|e| format!("{}: {e}", svg.display()))?;
+    let io = |source| HarnessError::Io { path: svg.to_path_buf(), source };
+    let file = std::fs::File::create(svg).map_err(io)?;
     if folded.is_empty() {
         // No samples (an idle process): still a valid, empty graph.
         opts.title = format!("{title} (no samples)");
-        return inferno::flamegraph::from_lines(&mut opts, ["idle 1"], file).map_err(|e| e.to_string());
+        return Ok(inferno::flamegraph::from_lines(&mut opts, ["idle 1"], file).map_err(io)?);
     }
     let text = String::from_utf8_lossy(&folded);
-    inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))
+    Ok(inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))?)
 }

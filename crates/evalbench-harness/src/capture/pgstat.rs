@@ -5,6 +5,7 @@
 //! The runner connects as the superuser; its own queries are not the
 //! role's, so they stay out of the statistics.
 
+use crate::error::HarnessError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +31,7 @@ pub struct Db {
     url: String,
 }
 
-async fn connect(url: &str) -> Result<Client, String> {
+async fn connect(url: &str) -> Result<Client, HarnessError> {
     let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("connecting to {url}: {e}"))?;
     tokio::spawn(async move {
         let _ = conn.await;
@@ -39,27 +40,27 @@ async fn connect(url: &str) -> Result<Client, String> {
 }
 
 impl Db {
-    pub fn connect(url: &str) -> Result<Db, String> {
+    pub fn connect(url: &str) -> Result<Db, HarnessError> {
         let rt = rt();
         let client = rt.block_on(connect(url))?;
         Ok(Db { rt, client, url: url.to_string() })
     }
 
-    fn json(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Value, String> {
+    fn json(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Value, HarnessError> {
         let row = self.rt.block_on(self.client.query_one(sql, params)).map_err(|e| format!("{sql}: {}", pg_error(&e)))?;
         Ok(row.get::<_, Option<Value>>(0).unwrap_or(Value::Null))
     }
 
-    fn exec(&self, sql: &str) -> Result<(), String> {
-        self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| format!("{sql}: {}", pg_error(&e)))
+    fn exec(&self, sql: &str) -> Result<(), HarnessError> {
+        Ok(self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| format!("{sql}: {}", pg_error(&e)))?)
     }
 
-    pub fn reset_statements(&self) -> Result<(), String> {
+    pub fn reset_statements(&self) -> Result<(), HarnessError> {
         self.exec("SELECT pg_stat_statements_reset()")
     }
 
     /// Top 100 statements of `role` by total execution time, with planning time.
-    pub fn statements(&self, role: &str) -> Result<Value, String> {
+    pub fn statements(&self, role: &str) -> Result<Value, HarnessError> {
         self.json(
             "SELECT coalesce(json_agg(t), '[]'::json) FROM (
                SELECT s.queryid, s.query, s.calls, s.rows, s.total_exec_time, s.mean_exec_time, s.max_exec_time,
@@ -71,14 +72,14 @@ impl Db {
     }
 
     /// auto_explain of every statement (ANALYZE, no per-node timing), or off again.
-    pub fn auto_explain(&self, on: bool) -> Result<(), String> {
+    pub fn auto_explain(&self, on: bool) -> Result<(), HarnessError> {
         let v = if on { "0" } else { "-1" };
         // ALTER SYSTEM refuses to run inside a transaction: two statements, two round trips.
         self.exec(&format!("ALTER SYSTEM SET auto_explain.log_min_duration = {v}"))?;
         self.exec("SELECT pg_reload_conf()")
     }
 
-    pub fn job_phases(&self, evaluation: &str) -> Result<Value, String> {
+    pub fn job_phases(&self, evaluation: &str) -> Result<Value, HarnessError> {
         self.json(
             "SELECT coalesce(json_agg(t ORDER BY t.started_us), '[]'::json) FROM (
                SELECT p.job::text AS job, p.worker, p.phase,
@@ -89,24 +90,24 @@ impl Db {
         )
     }
 
-    pub fn evaluation_metric(&self, evaluation: &str) -> Result<Value, String> {
+    pub fn evaluation_metric(&self, evaluation: &str) -> Result<Value, HarnessError> {
         self.json("SELECT row_to_json(m) FROM evaluation_metric m WHERE m.evaluation::text = $1", &[&evaluation]).or(Ok(Value::Null))
     }
 
     /// Samples the role's busy backends every 100 ms on a connection of its own.
-    pub fn start_wait_samples(&self, role: &str) -> Result<WaitSampler, String> {
+    pub fn start_wait_samples(&self, role: &str) -> Result<WaitSampler, HarnessError> {
         let url = self.url.clone();
         let role = role.to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let handle = std::thread::spawn(move || -> Result<Vec<Value>, String> {
+        let handle = std::thread::spawn(move || -> Result<Vec<Value>, HarnessError> {
             let rt = rt();
             rt.block_on(async move {
                 let client = match connect(&url).await {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e.clone()));
+                        let _ = ready_tx.send(Err(e.to_string()));
                         return Err(e);
                     }
                 };
@@ -115,15 +116,14 @@ impl Db {
                         "SELECT a.pid, a.state, a.wait_event_type, a.wait_event, left(a.query, 2000), a.backend_type
                          FROM pg_stat_activity a WHERE a.usename = $1 AND a.state IS DISTINCT FROM 'idle' AND a.pid <> pg_backend_pid()",
                     )
-                    .await
-                    .map_err(|e| e.to_string())?;
+                    .await?;
                 let _ = ready_tx.send(Ok(()));
                 let mut samples = Vec::new();
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
                 while !flag.load(Ordering::Relaxed) {
                     tick.tick().await;
                     let ts = evalbench_host::now_us();
-                    let rows = client.query(&q, &[&role]).await.map_err(|e| e.to_string())?;
+                    let rows = client.query(&q, &[&role]).await?;
                     let backends: Vec<Value> = rows
                         .iter()
                         .map(|r| {
@@ -149,11 +149,11 @@ impl Db {
 
 pub struct WaitSampler {
     stop: Arc<AtomicBool>,
-    handle: std::thread::JoinHandle<Result<Vec<Value>, String>>,
+    handle: std::thread::JoinHandle<Result<Vec<Value>, HarnessError>>,
 }
 
 impl WaitSampler {
-    pub fn stop(self) -> Result<Value, String> {
+    pub fn stop(self) -> Result<Value, HarnessError> {
         self.stop.store(true, Ordering::Relaxed);
         let samples = self.handle.join().map_err(|_| "the wait sampler panicked".to_string())??;
         Ok(serde_json::json!({"interval_ms": 100, "samples": samples}))

@@ -1,6 +1,7 @@
 //! Syscalls of the worker and its children: `strace -ff -ttt -T`, one file
 //! per thread and child (`worker.<pid>`), attached for the capture window.
 
+use crate::error::HarnessError;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -15,7 +16,7 @@ pub struct Strace {
 }
 
 impl Strace {
-    pub fn start(host: &HostExec, pid: u32, dir: &Path) -> Result<Strace, String> {
+    pub fn start(host: &HostExec, pid: u32, dir: &Path) -> Result<Strace, HarnessError> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         // On a host of its own, strace writes into a scratch directory fetched afterwards.
         let scratch_dir = host.scratch_for(dir, "strace")?;
@@ -37,8 +38,8 @@ impl Strace {
         Ok(Strace { child, host: host.clone(), scratch: scratch_dir, local: dir.to_path_buf() })
     }
 
-    pub fn stop(mut self) -> Result<(), String> {
+    pub fn stop(mut self) -> Result<(), HarnessError> {
         interrupt(&mut self.child, Duration::from_secs(10));
-        self.host.bring_back(&self.scratch, &self.local, true)
+        Ok(self.host.bring_back(&self.scratch, &self.local, true)?)
     }
 }

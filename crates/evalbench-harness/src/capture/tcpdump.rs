@@ -1,6 +1,7 @@
 //! Packets: tcpdump on the server host, on one interface with a port
 //! filter, writing pcap to its stdout so it works through any host prefix.
 
+use crate::error::HarnessError;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -15,7 +16,7 @@ pub struct Tcpdump {
 
 impl Tcpdump {
     /// Starts and waits until tcpdump says it is listening.
-    pub fn start(host: &HostExec, iface: &str, port: u16, out: &Path) -> Result<Tcpdump, String> {
+    pub fn start(host: &HostExec, iface: &str, port: u16, out: &Path) -> Result<Tcpdump, HarnessError> {
         let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
         let mut c = host.command("tcpdump");
         // --immediate-mode: without it, packets wait in a kernel block that SIGINT throws away.
@@ -46,15 +47,15 @@ impl Tcpdump {
         let deadline = Instant::now() + Duration::from_secs(10);
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Ok(())) => Ok(Tcpdump { child, what: format!("{iface} port {port}") }),
-            Ok(Err(msg)) => Err(format!("tcpdump on {iface} port {port}: {}", msg.trim())),
+            Ok(Err(msg)) => Err(HarnessError::Message(format!("tcpdump on {iface} port {port}: {}", msg.trim()))),
             Err(_) => {
                 let _ = child.kill();
-                Err(format!("tcpdump on {iface} port {port} did not start"))
+                Err(HarnessError::Message(format!("tcpdump on {iface} port {port} did not start")))
             }
         }
     }
 
-    pub fn stop(mut self) -> Result<(), String> {
+    pub fn stop(mut self) -> Result<(), HarnessError> {
         interrupt(&mut self.child, Duration::from_secs(5));
         let _ = &self.what;
         Ok(())

@@ -1,6 +1,7 @@
 //! The gate's bundle: one span per step with its wall, user and sys time,
 //! peak memory, exit status and eval-cache use.
 
+use crate::error::HarnessError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,7 @@ use evalbench_bundle::layout;
 use super::{safe, GateOpts, StepResult};
 
 /// The gate as a bundle: pass `gate` (or `gate.N` when one exists), one span per step.
-pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s: f64) -> Result<PathBuf, String> {
+pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s: f64) -> Result<PathBuf, HarnessError> {
     let mut n = 1;
     let mut dir = out.join("gate");
     while dir.exists() {
@@ -17,11 +18,12 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
         dir = out.join(format!("gate.{n}"));
     }
     let trace = dir.join(layout::TRACE_DIR);
-    std::fs::create_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    std::fs::create_dir_all(&trace).map_err(|source| HarnessError::Io { path: trace.clone(), source })?;
     for (k, r) in results.iter().enumerate() {
         let process = safe(&r.step.name);
         let pid = k as u32 + 1;
-        let mut f = std::fs::File::create(trace.join(format!("{process}.{pid}.jsonl"))).map_err(|e| e.to_string())?;
+        let path = trace.join(format!("{process}.{pid}.jsonl"));
+        let mut f = std::fs::File::create(&path).map_err(|source| HarnessError::Io { path: path.clone(), source })?;
         let line = serde_json::json!({
             "name": r.step.kind,
             "target": "gradient_gate",
@@ -42,7 +44,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
                 "eval_cache": r.eval_cache,
             }
         });
-        writeln!(f, "{line}").map_err(|e| e.to_string())?;
+        writeln!(f, "{line}").map_err(|source| HarnessError::Io { path: path.clone(), source })?;
     }
     let failed: Vec<&str> = results.iter().filter(|r| !r.ok).map(|r| r.step.name.as_str()).collect();
     let run = serde_json::json!({
@@ -60,7 +62,6 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
             "steps": results,
         }
     });
-    evalbench_bundle::write_atomic(&dir.join(layout::RUN_JSON), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())
-        .map_err(|e| e.to_string())?;
+    evalbench_bundle::write_atomic(&dir.join(layout::RUN_JSON), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())?;
     Ok(dir)
 }

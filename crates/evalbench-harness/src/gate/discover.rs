@@ -1,11 +1,12 @@
 //! The gate's steps: every machine toplevel and every check of the flake,
 //! each its own nix process.
 
+use crate::error::HarnessError;
 use std::process::{Command, Stdio};
 
 use super::{nix_config, GateOpts, Step, SYSTEM};
 
-fn nix_json(flake: &str, attr: &str, eval_cache: bool) -> Result<Option<Vec<String>>, String> {
+fn nix_json(flake: &str, attr: &str, eval_cache: bool) -> Result<Option<Vec<String>>, HarnessError> {
     let out = Command::new("nix")
         .args(["eval", "--json", &format!("{flake}#{attr}"), "--apply", "builtins.attrNames"])
         .env("NIX_CONFIG", nix_config(eval_cache))
@@ -17,13 +18,13 @@ fn nix_json(flake: &str, attr: &str, eval_cache: bool) -> Result<Option<Vec<Stri
         if err.contains("does not provide attribute") {
             return Ok(None);
         }
-        return Err(format!("listing {attr}: {}", err.trim()));
+        return Err(HarnessError::Message(format!("listing {attr}: {}", err.trim())));
     }
-    serde_json::from_slice(&out.stdout).map(Some).map_err(|e| format!("listing {attr}: {e}"))
+    Ok(serde_json::from_slice(&out.stdout).map(Some).map_err(|e| format!("listing {attr}: {e}"))?)
 }
 
 /// Machines and checks of the flake, each a step.
-pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
+pub fn discover(o: &GateOpts) -> Result<Vec<Step>, HarnessError> {
     let flake = o.flake.to_string_lossy().to_string();
     let mut steps = Vec::new();
     // `nix path-info --derivation` forces the toplevel's drvPath through nix's
@@ -46,7 +47,7 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
                 });
             }
         }
-        None if o.machines.is_some() => return Err(format!("{flake} has no attribute {set}")),
+        None if o.machines.is_some() => return Err(HarnessError::Message(format!("{flake} has no attribute {set}"))),
         None => {}
     }
     let checks = o.checks.clone().unwrap_or_else(|| format!("checks.{SYSTEM}"));
@@ -63,7 +64,7 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, String> {
         }
     }
     if steps.is_empty() {
-        return Err(format!("{flake}: no machines (nixosConfigurations, or --machines ATTR) and no checks found"));
+        return Err(HarnessError::Message(format!("{flake}: no machines (nixosConfigurations, or --machines ATTR) and no checks found")));
     }
     Ok(steps)
 }

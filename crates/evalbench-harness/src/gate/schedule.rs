@@ -1,6 +1,7 @@
 //! Up to K steps at once, never more than the memory budget holds by each
 //! step's peak on the previous run.
 
+use crate::error::HarnessError;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use super::{cache_holds, nix_config, safe, GateOpts, State, Step, StepResult, DE
 use crate::cmdbench::{run_once_with, Run};
 
 /// Runs every step; never stops at the first failure.
-pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<StepResult>, String> {
+pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<StepResult>, HarnessError> {
     std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
     let state_path = o.out.join("gate-state.json");
     let state: State = std::fs::read_to_string(&state_path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
@@ -74,7 +75,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                         step: step.clone(),
                         run: Run { wall_s: 0.0, user_s: 0.0, sys_s: 0.0, peak_bytes: None, exit: None, started_s: 0.0 },
                         ok: false,
-                        error: Some(e),
+                        error: Some(e.to_string()),
                         expected_peak: expected(step),
                         start_us,
                         eval_cache: cache,

@@ -3,6 +3,7 @@
 //! its file into the pass directory. A capture that fails to stop or write
 //! is a problem recorded in run.json, not the end of the pass.
 
+use crate::error::HarnessError;
 use std::path::Path;
 
 use evalbench_bundle::{layout, write_atomic};
@@ -21,15 +22,15 @@ pub(super) struct Armed {
     log_start: Option<u64>,
 }
 
-fn file_size(host: &evalbench_host::HostExec, path: &str) -> Result<u64, String> {
+fn file_size(host: &evalbench_host::HostExec, path: &str) -> Result<u64, HarnessError> {
     let out = host.run(host.sh(&format!("stat -c %s '{path}'")))?;
-    out.trim().parse().map_err(|_| format!("stat {path}: {out:?}"))
+    Ok(out.trim().parse().map_err(|_| format!("stat {path}: {out:?}"))?)
 }
 
 impl Armed {
     /// Starts every capture `c` asks for; on an error the ones started so
     /// far stay in `self`, to be stopped.
-    pub(super) fn arm(&mut self, c: Captures, target: &mut dyn Target, cap: &CaptureInfo, db: &Db, dir: &Path) -> Result<(), String> {
+    pub(super) fn arm(&mut self, c: Captures, target: &mut dyn Target, cap: &CaptureInfo, db: &Db, dir: &Path) -> Result<(), HarnessError> {
         if c.pg_stats {
             db.reset_statements()?;
         }
@@ -61,34 +62,34 @@ impl Armed {
     /// Stops the captures, newest first, and writes what each captured.
     pub(super) fn disarm(mut self, c: Captures, cap: &CaptureInfo, db: &Db, dir: &Path, problems: &mut Vec<String>) {
         if let Some(s) = self.strace.take() {
-            s.stop().unwrap_or_else(|e| problems.push(e));
+            s.stop().unwrap_or_else(|e| problems.push(e.to_string()));
         }
         for p in self.perfs.drain(..) {
-            p.stop().unwrap_or_else(|e| problems.push(e));
+            p.stop().unwrap_or_else(|e| problems.push(e.to_string()));
         }
         if let Some(s) = self.sampler.take() {
             match s.stop() {
-                Ok(v) => write_json(&dir.join(layout::WAIT_SAMPLES), &v).unwrap_or_else(|e| problems.push(e)),
+                Ok(v) => write_json(&dir.join(layout::WAIT_SAMPLES), &v).unwrap_or_else(|e| problems.push(e.to_string())),
                 Err(e) => problems.push(format!("wait samples: {e}")),
             }
         }
         for t in self.tcpdumps.drain(..) {
-            t.stop().unwrap_or_else(|e| problems.push(e));
+            t.stop().unwrap_or_else(|e| problems.push(e.to_string()));
         }
         if c.auto_explain {
-            db.auto_explain(false).unwrap_or_else(|e| problems.push(e));
+            db.auto_explain(false).unwrap_or_else(|e| problems.push(e.to_string()));
             if let (Some(log), Some(start)) = (&cap.pg_log, self.log_start) {
                 let cut = cap.server.run(cap.server.sh(&format!("tail -c +{} '{log}'", start + 1)));
                 match cut {
                     Ok(text) => write_atomic(&dir.join(layout::AUTO_EXPLAIN), text.as_bytes()).unwrap_or_else(|e| problems.push(e.to_string())),
-                    Err(e) => problems.push(e),
+                    Err(e) => problems.push(e.to_string()),
                 }
             }
         }
         if c.pg_stats {
             match db.statements(&cap.ci_role) {
-                Ok(v) => write_json(&dir.join(layout::PG_STAT_STATEMENTS), &v).unwrap_or_else(|e| problems.push(e)),
-                Err(e) => problems.push(e),
+                Ok(v) => write_json(&dir.join(layout::PG_STAT_STATEMENTS), &v).unwrap_or_else(|e| problems.push(e.to_string())),
+                Err(e) => problems.push(e.to_string()),
             }
         }
     }

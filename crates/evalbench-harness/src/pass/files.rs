@@ -1,5 +1,6 @@
 //! What a pass must have written, and what it switched off.
 
+use crate::error::HarnessError;
 use std::path::Path;
 
 use evalbench_bundle::{layout, write_atomic};
@@ -7,8 +8,8 @@ use serde_json::Value;
 
 use crate::capture::Captures;
 
-pub(super) fn write_json(path: &Path, v: &Value) -> Result<(), String> {
-    write_atomic(path, serde_json::to_string_pretty(v).expect("serializes").as_bytes()).map_err(|e| e.to_string())
+pub(super) fn write_json(path: &Path, v: &Value) -> Result<(), HarnessError> {
+    Ok(write_atomic(path, serde_json::to_string_pretty(v).expect("serializes").as_bytes())?)
 }
 
 /// Files a pass must have, by what it captured (docs/ARCHITECTURE.md, "The bundle").

@@ -58,9 +58,9 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let trace_dir = dir.join(layout::TRACE_DIR);
     std::fs::create_dir_all(dir.join("pg")).map_err(|e| err(format!("{}: {e}", dir.display())))?;
     progress(if plan.cold { "cold reset" } else { "warm restart" });
-    target.prepare(plan.cold, &trace_dir).map_err(err)?;
+    target.prepare(plan.cold, &trace_dir).map_err(|e| err(e.to_string()))?;
     let cap = target.capture();
-    let db = Db::connect(&cap.admin_database_url).map_err(err)?;
+    let db = Db::connect(&cap.admin_database_url).map_err(|e| err(e.to_string()))?;
     let api = Client::new(target.endpoint(), Duration::from_secs(30));
     let c = plan.captures;
 
@@ -72,22 +72,22 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     // Request and follow the evaluation until it leaves EvaluatingDerivation.
     let capture_started_us = now_us();
     let mut eval_id = None;
-    let mut failure: Option<String> = armed_result.err();
+    let mut failure: Option<String> = armed_result.err().map(|e| e.to_string());
     let mut last = Value::Null;
     let requested_us = now_us();
     if failure.is_none() {
         match api.evaluate() {
             Ok(id) => eval_id = Some(id),
-            Err(e) => failure = Some(e),
+            Err(e) => failure = Some(e.to_string()),
         }
     }
     let t0 = Instant::now();
     let mut seen: Vec<(String, i64)> = Vec::new();
     let follow = |until: &dyn Fn(&str) -> bool, seen: &mut Vec<(String, i64)>, last: &mut Value, progress: &mut dyn FnMut(&str)| {
         let Some(id) = &eval_id else { return Ok(()) };
-        let mut on_poll = |status: &str, _changed: bool| -> Result<(), String> {
+        let mut on_poll = |status: &str, _changed: bool| -> Result<(), evalbench_api::ApiError> {
             if INTERRUPTED.load(Ordering::Relaxed) {
-                return Err("interrupted".into());
+                return Err(evalbench_api::ApiError::Stopped("interrupted".into()));
             }
             progress(&format!("{status} {:.1} s", t0.elapsed().as_secs_f64()));
             Ok(())
@@ -99,7 +99,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     };
     if failure.is_none() {
         if let Err(e) = follow(&left_evaluation, &mut seen, &mut last, progress) {
-            failure = Some(e);
+            failure = Some(e.to_string());
         }
     }
     let capture_stopped_us = now_us();
@@ -113,7 +113,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     if failure.is_none() {
         progress("waiting for Completed");
         if let Err(e) = follow(&terminal, &mut seen, &mut last, progress) {
-            failure = Some(e);
+            failure = Some(e.to_string());
         }
     }
     let statuses: Vec<StatusChange> = seen.into_iter().map(|(status, ts_us)| StatusChange { status, ts_us }).collect();
@@ -125,7 +125,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let info = run_info(target.name(), &cap, &db, plan, &seen, &problems);
     // Through a Value, so the keys come out sorted as they always have.
     let doc = serde_json::to_value(&info).expect("serializes");
-    write_json(&plan.dir.join(layout::RUN_JSON), &doc).map_err(err)?;
+    write_json(&plan.dir.join(layout::RUN_JSON), &doc).map_err(|e| err(e.to_string()))?;
     let last = seen.last;
 
     if let Some(f) = failure {

@@ -29,18 +29,18 @@ pub(super) fn collect(target: &mut dyn Target, db: &Db, eval_id: Option<&str>, p
     let dir = &plan.dir;
     if let Some(id) = eval_id {
         match db.job_phases(id) {
-            Ok(v) => write_json(&dir.join(layout::JOB_PHASES), &v).unwrap_or_else(|e| problems.push(e)),
-            Err(e) => problems.push(e),
+            Ok(v) => write_json(&dir.join(layout::JOB_PHASES), &v).unwrap_or_else(|e| problems.push(e.to_string())),
+            Err(e) => problems.push(e.to_string()),
         }
     }
-    target.collect_spans(&dir.join(layout::TRACE_DIR)).unwrap_or_else(|e| problems.push(e));
+    target.collect_spans(&dir.join(layout::TRACE_DIR)).unwrap_or_else(|e| problems.push(e.to_string()));
     if plan.captures.perf {
         for (data, svg, title) in [
             (layout::PERF_DATA, layout::FLAME_SVG, "server host"),
             (layout::WORKER_PERF_DATA, layout::WORKER_FLAME_SVG, "worker host (eval subprocess included)"),
         ] {
             if dir.join(data).exists() {
-                perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name)).unwrap_or_else(|e| problems.push(e));
+                perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name)).unwrap_or_else(|e| problems.push(e.to_string()));
             }
         }
     }

@@ -3,6 +3,7 @@
 //! database, how commands run on the server and worker hosts (locally, in a
 //! namespace, or through `ssh host`), and how to restart and reset it.
 
+use crate::error::HarnessError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -66,35 +67,35 @@ pub struct Gradient {
 }
 
 impl Gradient {
-    pub fn load(path: &Path) -> Result<Gradient, String> {
+    pub fn load(path: &Path) -> Result<Gradient, HarnessError> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let config = serde_json::from_str(&text).map_err(|e| format!("{}: line {}, column {}: {e}", path.display(), e.line(), e.column()))?;
         Ok(Gradient { config, source: path.to_path_buf() })
     }
 
-    fn wait_ready(&self) -> Result<(), String> {
+    fn wait_ready(&self) -> Result<(), HarnessError> {
         let client = evalbench_api::Client::new(self.endpoint(), Duration::from_secs(2));
         // Any answer means the server is up; where it says how many workers, wait for one.
         let ready = |h: Option<&serde_json::Value>| h.is_some_and(|v| v["message"]["workers"].as_u64().is_none_or(|w| w > 0));
-        client
+        Ok(client
             .wait_healthy(Duration::from_secs(120), &ready, &mut || Ok(()))
-            .map_err(|e| e.unwrap_or_else(|| format!("{} did not answer within 120 s after the restart", self.config.url)))
+            .map_err(|e| e.unwrap_or_else(|| format!("{} did not answer within 120 s after the restart", self.config.url)))?)
     }
 
-    fn sql(&self, url: &str, sql: &str) -> Result<(), String> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-        rt.block_on(async {
+    fn sql(&self, url: &str, sql: &str) -> Result<(), HarnessError> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| format!("tokio runtime: {e}"))?;
+        Ok(rt.block_on(async {
             let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("{url}: {e}"))?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
             client.batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))
-        })
+        })?)
     }
 
-    fn pid(&self, host: &HostExec, cmd: &str) -> Result<u32, String> {
+    fn pid(&self, host: &HostExec, cmd: &str) -> Result<u32, HarnessError> {
         let out = host.run(host.sh(cmd))?;
-        out.split_whitespace().next().and_then(|p| p.parse().ok()).ok_or_else(|| format!("`{cmd}` printed no pid"))
+        Ok(out.split_whitespace().next().and_then(|p| p.parse().ok()).ok_or_else(|| format!("`{cmd}` printed no pid"))?)
     }
 }
 
@@ -102,10 +103,10 @@ impl Target for Gradient {
     fn name(&self) -> &str {
         "gradient"
     }
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), HarnessError> {
         self.wait_ready()
     }
-    fn prepare(&mut self, cold: bool, _trace_dir: &Path) -> Result<(), String> {
+    fn prepare(&mut self, cold: bool, _trace_dir: &Path) -> Result<(), HarnessError> {
         let c = &self.config;
         if cold {
             let db = &c.database;
@@ -120,7 +121,7 @@ impl Target for Gradient {
         HostExec::local().run(HostExec::local().sh(&c.restart_cmd))?;
         self.wait_ready()
     }
-    fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), String> {
+    fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), HarnessError> {
         // Writers flush when idle; give them a moment after Completed.
         std::thread::sleep(Duration::from_millis(300));
         let c = &self.config;
@@ -148,10 +149,10 @@ impl Target for Gradient {
             ci_role: c.ci_role.clone(),
         }
     }
-    fn server_pid(&self) -> Result<u32, String> {
+    fn server_pid(&self) -> Result<u32, HarnessError> {
         self.pid(&self.config.server, &self.config.server_pid_cmd)
     }
-    fn worker_pids(&self) -> Result<Vec<u32>, String> {
+    fn worker_pids(&self) -> Result<Vec<u32>, HarnessError> {
         Ok(vec![self.pid(&self.config.worker, &self.config.worker_pid_cmd)?])
     }
     fn finish(&mut self) {}

@@ -1,5 +1,6 @@
 //! The lab as a target: started, reset and stopped by the runner itself.
 
+use crate::error::HarnessError;
 use std::path::{Path, PathBuf};
 
 use evalbench_lab::control::{self, NetMode, UpOpts};
@@ -33,7 +34,7 @@ impl Target for Lab {
     fn name(&self) -> &str {
         "lab"
     }
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), HarnessError> {
         let st = control::up(&UpOpts {
             dir: self.dir.clone(),
             flake: self.flake.clone(),
@@ -46,7 +47,7 @@ impl Target for Lab {
         self.state = Some(st);
         Ok(())
     }
-    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), String> {
+    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), HarnessError> {
         let st = if cold {
             control::reset_cold(&self.dir, Some(trace_dir.to_path_buf()))?
         } else {
@@ -55,7 +56,7 @@ impl Target for Lab {
         self.state = Some(st);
         Ok(())
     }
-    fn collect_spans(&mut self, _trace_dir: &Path) -> Result<(), String> {
+    fn collect_spans(&mut self, _trace_dir: &Path) -> Result<(), HarnessError> {
         // Stopping the services flushes their span writers; the next pass starts them again.
         let mut st = LabState::load(&self.dir)?;
         control::stop_services(&mut st);
@@ -84,10 +85,10 @@ impl Target for Lab {
             ci_role: evalbench_lab::pg::CI_ROLE.into(),
         }
     }
-    fn server_pid(&self) -> Result<u32, String> {
+    fn server_pid(&self) -> Result<u32, HarnessError> {
         self.st().server_pid.ok_or_else(|| "the lab server is not running".into())
     }
-    fn worker_pids(&self) -> Result<Vec<u32>, String> {
+    fn worker_pids(&self) -> Result<Vec<u32>, HarnessError> {
         Ok(self.st().worker_pids.clone())
     }
     fn finish(&mut self) {

@@ -4,6 +4,7 @@
 pub mod gradient;
 pub mod lab;
 
+use crate::error::HarnessError;
 use std::path::Path;
 
 use evalbench_api::Endpoint;
@@ -31,16 +32,16 @@ pub struct CaptureInfo {
 pub trait Target {
     fn name(&self) -> &str;
     /// Brings the target up (the lab) or checks that it answers.
-    fn start(&mut self) -> Result<(), String>;
+    fn start(&mut self) -> Result<(), HarnessError>;
     /// Before a pass: a cold reset (database recreated, eval cache emptied) or
     /// a warm restart. Spans of the pass go to `trace_dir`, or are fetched there.
-    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), String>;
+    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), HarnessError>;
     /// After a pass: make sure every span of the pass is in `trace_dir`.
-    fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), String>;
+    fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), HarnessError>;
     fn endpoint(&self) -> Endpoint;
     fn capture(&self) -> CaptureInfo;
-    fn server_pid(&self) -> Result<u32, String>;
-    fn worker_pids(&self) -> Result<Vec<u32>, String>;
+    fn server_pid(&self) -> Result<u32, HarnessError>;
+    fn worker_pids(&self) -> Result<Vec<u32>, HarnessError>;
     /// Stops what `start` started. Never fails.
     fn finish(&mut self);
 }

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use evalbench_analyze::view::PassView;
 use evalbench_bundle::layout;
 
+use crate::ReportError;
+
 pub use esc::{esc as escape, file_safe};
 
 /// The page under construction and the files that go beside it.
@@ -72,8 +74,8 @@ pub struct Rendered {
 
 /// Renders analysed passes into `out`; `source` (the bundle as the user
 /// named it) titles the page.
-pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered, ReportError> {
+    std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
     sections::overview(&mut page, passes);
     for p in passes {
@@ -87,7 +89,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
         // trace.json beside the page, for ui.perfetto.dev.
         if p.data.span_count() > 0 {
             let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
-            crate::write_trace(&dest, &p.name, &p.data.streams, &p.align).map_err(|e| format!("{}: {e}", dest.display()))?;
+            crate::write_trace(&dest, &p.name, &p.data.streams, &p.align).map_err(ReportError::io(&dest))?;
             let _ = write!(
                 page.body,
                 "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server clock).</p>",
@@ -99,13 +101,13 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
     for (dest, src) in &page.copies {
         let d = out.join(dest);
         if let Some(parent) = d.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(ReportError::io(parent))?;
         }
-        std::fs::copy(src, &d).map_err(|e| format!("{}: {e}", src.display()))?;
+        std::fs::copy(src, &d).map_err(ReportError::io(src))?;
     }
     for (file, svg) in &page.charts {
         let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
-        evalbench_bundle::write_atomic(&out.join(file), doc.as_bytes()).map_err(|e| e.to_string())?;
+        evalbench_bundle::write_atomic(&out.join(file), doc.as_bytes())?;
     }
     let mut html = String::with_capacity(page.body.len() + 16 * 1024);
     let title = format!("evalbench report: {}", source.display());
@@ -126,6 +128,6 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
     html.push_str(&page.body);
     html.push_str("</main></body></html>\n");
     let index = out.join("index.html");
-    evalbench_bundle::write_atomic(&index, html.as_bytes()).map_err(|e| e.to_string())?;
+    evalbench_bundle::write_atomic(&index, html.as_bytes())?;
     Ok(Rendered { page: index, page_bytes: html.len() as u64, charts: page.charts.len(), spans: passes.iter().map(|p| p.data.span_count()).sum() })
 }
