@@ -52,7 +52,7 @@ pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), HarnessErr
     if folded.is_empty() {
         // No samples (an idle process): still a valid, empty graph.
         opts.title = format!("{title} (no samples)");
-        return Ok(inferno::flamegraph::from_lines(&mut opts, ["idle 1"], file).map_err(io)?);
+        return inferno::flamegraph::from_lines(&mut opts, ["idle 1"], file).map_err(io);
     }
     let text = String::from_utf8_lossy(&folded);
     Ok(inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))?)
