@@ -8,9 +8,9 @@ pub enum ReportError {
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Bundle(#[from] evalbench_bundle::BundleError),
-    /// No pass holds anything to summarize.
-    #[error("{}: nothing usable: no pass has spans or a readable run.json", bundle.display())]
-    NothingUsable { bundle: PathBuf },
+    /// No pass holds anything to summarize; the reader's warnings say why.
+    #[error("{}: nothing usable: no pass has spans or a readable run.json{}", bundle.display(), warnings.iter().map(|w| format!("\n  {w}")).collect::<String>())]
+    NothingUsable { bundle: PathBuf, warnings: Vec<String> },
 }
 
 impl ReportError {

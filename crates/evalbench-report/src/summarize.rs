@@ -70,10 +70,8 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         progress(format!("{}: {spans} spans from {} processes in {:.2} s", pass.name, data.streams.len(), t.elapsed().as_secs_f64()));
     }
     if usable == 0 {
-        for w in &summary.warnings {
-            progress(w.to_string());
-        }
-        return Err(ReportError::NothingUsable { bundle: bundle_path.clone() });
+        let warnings = summary.warnings.iter().map(|w| w.to_string()).collect();
+        return Err(ReportError::NothingUsable { bundle: bundle_path.clone(), warnings });
     }
     summary.repeats = RepeatGroup::group(&summary.passes);
     let json = summary.to_json();

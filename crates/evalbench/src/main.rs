@@ -70,12 +70,27 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            // The chain, outermost first: "what we were doing: why it failed".
-            eprintln!("evalbench: {e:#}");
+            eprintln!("evalbench: {}", chain(&e));
             // 1 is kept for verdicts against the user (see --help).
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, outermost first ("what we were doing: why it
+/// failed"); a cause the message above already quotes is not repeated.
+fn chain(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&c);
+        }
+    }
+    text
 }
 
 #[cfg(test)]
