@@ -9,36 +9,32 @@ use std::path::Path;
 use common::*;
 
 /// A command that sleeps `base` seconds ± `jitter` (a fraction), the jitter
-/// drawn from a seeded generator advanced by a counter file, one draw per run.
-/// A small Python program written beside the counter: a test helper has no
-/// place in the shipped binary.
+/// drawn from a seeded generator, one draw per run: the durations are drawn
+/// here and written one per line; a shell script sleeps the next one, counted
+/// in a state file. A test helper has no place in the shipped binary, and a
+/// shell with `sed` and `sleep` starts in a few milliseconds.
 fn sleeper(dir: &Path, name: &str, base: f64, jitter: f64, seed: u64) -> String {
-    let script = dir.join("sleep_jitter.py");
+    let script = dir.join("sleep_next.sh");
     if !script.exists() {
-        std::fs::write(&script, SLEEP_JITTER).unwrap();
+        std::fs::write(&script, "n=$(cat \"$1\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$1\"\nexec sleep \"$(sed -n \"$((n + 1))p\" \"$2\")\"\n")
+            .unwrap();
     }
-    format!("python3 {} {} {base} {jitter} {seed}", script.display(), dir.join(format!("{name}.state")).display())
+    let durations: String = (0..64u64).map(|n| format!("{:.6}\n", base * (1.0 + jitter * draw(seed, n)))).collect();
+    let list = dir.join(format!("{name}.durations"));
+    std::fs::write(&list, durations).unwrap();
+    format!("sh {} {} {}", script.display(), dir.join(format!("{name}.state")).display(), list.display())
 }
 
-/// xorshift seeded by (seed, n), n counted in the state file: a known
-/// sequence of durations.
-const SLEEP_JITTER: &str = r#"
-import sys, time
-state, base, jitter, seed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-M = (1 << 64) - 1
-try:
-    n = int(open(state).read().strip())
-except (OSError, ValueError):
-    n = 0
-open(state, "w").write(str(n + 1))
-x = ((seed * 0x9E3779B97F4A7C15) & M) ^ ((n * 0xBF58476D1CE4E5B9) & M) | 1
-for _ in range(4):
-    x ^= (x << 13) & M
-    x ^= x >> 7
-    x ^= (x << 17) & M
-u = (x >> 11) / float(1 << 53) * 2.0 - 1.0
-time.sleep(base * (1.0 + jitter * u))
-"#;
+/// xorshift seeded by (seed, n): a known value in [-1, 1).
+fn draw(seed: u64, n: u64) -> f64 {
+    let mut x = seed.wrapping_mul(0x9e3779b97f4a7c15) ^ n.wrapping_mul(0xbf58476d1ce4e5b9) | 1;
+    for _ in 0..4 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
 
 /// The timing tests run one at a time: they measure, and the machine has two cores.
 static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
