@@ -88,11 +88,16 @@ pub struct Rules {
     pub alpha: f64,
     /// Changes smaller than this percentage of A's median are negligible.
     pub min_change_pct: f64,
+    /// Bootstrap the interval only for items whose adjusted p passes: a
+    /// history of thousands of comparisons cannot afford 2,000 resamples
+    /// each. Such items are then "inside noise" even where the interval
+    /// would have lain within the floor ("negligible").
+    pub interval_only_when_significant: bool,
 }
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules { alpha: ALPHA, min_change_pct: 1.0 }
+        Rules { alpha: ALPHA, min_change_pct: 1.0, interval_only_when_significant: false }
     }
 }
 
@@ -210,6 +215,21 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         }
         .rounded(unit);
     };
+    if rules.interval_only_when_significant && q >= rules.alpha {
+        let text = format!("{change:+.1}%: inside run-to-run noise (Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4})");
+        return Verdict {
+            a: sa,
+            b: sb,
+            change_pct: change,
+            ratio_interval: None,
+            p_value: Some(p),
+            p_adjusted: Some(q),
+            floor,
+            kind: "inside noise",
+            text,
+        }
+        .rounded(unit);
+    }
     let (lo, hi) = bootstrap_ratio(&it.a, &it.b);
     let diff = sb.median - sa.median;
     let rel_floor = if sa.median != 0.0 { floor / sa.median.abs() } else { f64::INFINITY };

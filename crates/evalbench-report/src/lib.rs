@@ -2,7 +2,9 @@
 //! format is its own module and reads only analysed passes.
 
 mod error;
+pub mod history;
 pub mod html;
+pub mod hydra;
 pub mod perfetto;
 pub mod summarize;
 pub mod summary;

@@ -9,6 +9,7 @@ mod bench;
 mod compare;
 mod decode;
 mod gate;
+mod history;
 mod inspect;
 mod run;
 mod size;
@@ -50,6 +51,8 @@ enum Command {
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
     Sample(evalbench_sample::Args),
+    /// Every run kept under its commit (SQLite or a shared PostgreSQL): add bundles, show the series and its changes, write a page.
+    History(history::Args),
     /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
     Lab(evalbench_lab::Args),
 }
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
+        Command::History(a) => history::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
         Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
     };

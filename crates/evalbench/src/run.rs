@@ -187,6 +187,8 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
         out.join("report/index.html").display()
     );
     write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes())?;
+    let bundle = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default())?;
+    write_atomic(&out.join("nix-support/hydra-metrics"), evalbench_report::hydra::metrics(&bundle).as_bytes())?;
     Ok(text)
 }
 

@@ -1,0 +1,16 @@
+//! `evalbench-history`: every run kept, so "when did it get slower?" has an
+//! answer. `history add` reads a bundle (its passes' evaluated seconds,
+//! span and statement totals, evaluation_metric, alignment) and stores it
+//! under a commit in SQLite or in a PostgreSQL server shared by many CI
+//! machines; `history show` and `history report` read the series back and
+//! judge each commit against the ones before it with `compare`'s rules.
+
+mod error;
+pub mod record;
+pub mod series;
+pub mod store;
+
+pub use error::HistoryError;
+pub use record::BundleRecord;
+pub use series::{build, Change, Commit, History, Point};
+pub use store::{open, Meta, Store, Stored, SCHEMA_VERSION};

@@ -1,0 +1,85 @@
+//! What the history keeps of a bundle: per pass run, the evaluated
+//! seconds, every span total, every statement total, the evaluation_metric
+//! and the alignment. Read once from the bundle, written in one transaction.
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
+
+use evalbench_analyze::{align_pass, load_pass, span_stats};
+use evalbench_bundle::{layout, Bundle, Fnv};
+
+use crate::HistoryError;
+
+/// One run of one pass (`cold-clean.3` is run 3 of `cold-clean`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassRun {
+    /// The base name: `cold-clean`.
+    pub pass: String,
+    /// 1 for `cold-clean`, k for `cold-clean.k`.
+    pub repeat: i64,
+    pub evaluated_s: Option<f64>,
+    /// `<process> <span>` to its total, ms.
+    pub spans: BTreeMap<String, f64>,
+    /// Normalized statement to its pg_stat_statements total, ms.
+    pub statements: BTreeMap<String, f64>,
+    pub metric: Option<serde_json::Value>,
+    pub offset_us: Option<i64>,
+    pub bound_us: Option<i64>,
+}
+
+/// A bundle, as the history stores it.
+#[derive(Debug, Clone)]
+pub struct BundleRecord {
+    /// A hash of every pass's name and run.json: the same bundle gives the same digest.
+    pub digest: String,
+    /// The bundle's run time (the earliest evaluate request), Unix seconds.
+    pub run_time: Option<i64>,
+    pub runs: Vec<PassRun>,
+}
+
+impl BundleRecord {
+    pub fn read(bundle: &Bundle) -> Result<BundleRecord, HistoryError> {
+        let mut runs = Vec::new();
+        let mut h = Fnv.build_hasher();
+        let mut run_time: Option<i64> = None;
+        for p in &bundle.passes {
+            let run_json = std::fs::read(p.file(layout::RUN_JSON)).unwrap_or_default();
+            h.write(p.name.as_bytes());
+            h.write(&[0]);
+            h.write(&run_json);
+            let data = load_pass(p);
+            let Some(run) = &data.run else { continue };
+            let align = align_pass(&data.streams);
+            let main = align.main();
+            let base = layout::base_name(&p.name).to_string();
+            let repeat = p.name.strip_prefix(&format!("{base}.")).and_then(|k| k.parse().ok()).unwrap_or(1);
+            let spans = span_stats(&data.streams).into_iter().map(|s| (format!("{} {}", s.process, s.name), s.total_us as f64 / 1e3)).collect();
+            let mut statements = BTreeMap::new();
+            if let Ok(rows) = evalbench_decode::stats::statements(&p.file(layout::PG_STAT_STATEMENTS)) {
+                for r in rows {
+                    *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
+                }
+            }
+            if let Some(t) = run.requested_us {
+                run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
+            }
+            runs.push(PassRun {
+                pass: base,
+                repeat,
+                evaluated_s: run.evaluated_s,
+                spans,
+                statements,
+                metric: run.evaluation_metric.clone(),
+                offset_us: main.filter(|m| m.aligned).map(|m| m.offset_us),
+                bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),
+            });
+        }
+        if runs.is_empty() {
+            return Err(HistoryError::Invalid(format!(
+                "{}: no pass with a readable run.json: nothing to keep (is it an evalbench bundle?)",
+                bundle.source.display()
+            )));
+        }
+        Ok(BundleRecord { digest: format!("{:016x}", h.finish()), run_time, runs })
+    }
+}

@@ -1,0 +1,204 @@
+//! The history read back: per pass, one point per commit (its runs'
+//! evaluated seconds and span totals), and the changes along the series.
+//!
+//! A commit is judged against a baseline: the runs of the commits before it
+//! since the last change, at most [`BASELINE_COMMITS`] of them. Against the
+//! previous commit alone, 5 runs a side could never pass the correction a
+//! series needs (the exact test's smallest p at 5 vs 5 is 0.0079; eleven
+//! steps at 5% leave 0.0045 each). The rules are `compare`'s (exact
+//! Mann-Whitney, Holm within a family, a bootstrap interval that excludes 1,
+//! the floor), with the family-wise 5% split over the series' steps
+//! (Bonferroni), so an A/A series of any length flags nothing in 95% of
+//! series. A change resets the baseline: a step is flagged once, at the
+//! commit where it happened.
+
+use std::collections::BTreeMap;
+
+use evalbench_analyze::verdict::{judge, spread, Measured, Rules, Spread, ALPHA};
+use serde::Serialize;
+
+use crate::store::Stored;
+
+/// How many commits before a commit make its baseline at most.
+pub const BASELINE_COMMITS: usize = 10;
+/// The resolution of evaluated seconds, and the smallest span change that counts per run (50 µs).
+const EVALUATED_FLOOR_S: f64 = 1e-6;
+const SPAN_FLOOR_MS: f64 = 0.05;
+/// Spans shown per point.
+const TOP_SPANS: usize = 5;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Commit {
+    pub commit: String,
+    /// Unix seconds.
+    pub commit_time: i64,
+    pub branch: Option<String>,
+    pub machines: Vec<String>,
+    /// Bundles added for this commit.
+    pub bundles: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    /// Index into [`History::commits`].
+    pub commit: usize,
+    pub evaluated_s: Spread,
+    /// The largest spans by median total, ms.
+    pub top_spans: Vec<(String, f64)>,
+    #[serde(skip)]
+    pub runs: Vec<Stored>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub commit: String,
+    pub pass: String,
+    /// `evaluated` for the headline, `<process> <span>` for a span.
+    pub what: String,
+    pub kind: &'static str,
+    pub change_pct: f64,
+    pub p_adjusted: Option<f64>,
+    /// The commits the baseline held, and the runs on each side.
+    pub baseline_commits: usize,
+    pub runs_a: usize,
+    pub runs_b: usize,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    pub commits: Vec<Commit>,
+    /// Pass name to its points, in commit order.
+    pub passes: BTreeMap<String, Vec<Point>>,
+    pub changes: Vec<Change>,
+    /// Per pass, said when the run counts make a verdict impossible.
+    pub power: Vec<String>,
+}
+
+/// Orders the stored runs by commit time, then by when they were added, and
+/// judges each commit against its baseline.
+pub fn build(rows: Vec<Stored>, only_pass: Option<&str>) -> History {
+    let mut commits: Vec<Commit> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut by_pass: BTreeMap<String, BTreeMap<usize, Vec<Stored>>> = BTreeMap::new();
+    let mut order: Vec<&Stored> = rows.iter().collect();
+    order.sort_by_key(|r| (r.commit_time, r.added_us, r.run_id));
+    for r in order {
+        let i = *index.entry(r.commit.clone()).or_insert_with(|| {
+            commits.push(Commit { commit: r.commit.clone(), commit_time: r.commit_time, branch: r.branch.clone(), machines: Vec::new(), bundles: 0 });
+            commits.len() - 1
+        });
+        if let Some(m) = &r.machine {
+            if !commits[i].machines.contains(m) {
+                commits[i].machines.push(m.clone());
+            }
+        }
+        if only_pass.is_none_or(|p| p == r.pass) {
+            by_pass.entry(r.pass.clone()).or_default().entry(i).or_default().push(r.clone());
+        }
+    }
+    let mut seen_runs: BTreeMap<usize, std::collections::BTreeSet<i64>> = BTreeMap::new();
+    for r in &rows {
+        if let Some(&i) = index.get(&r.commit) {
+            seen_runs.entry(i).or_default().insert(r.run_id);
+        }
+    }
+    for (i, c) in commits.iter_mut().enumerate() {
+        c.bundles = seen_runs.get(&i).map_or(0, |s| s.len());
+    }
+    let mut passes = BTreeMap::new();
+    let mut changes = Vec::new();
+    let mut power = Vec::new();
+    for (pass, points) in by_pass {
+        let points: Vec<Point> = points.into_iter().map(|(commit, runs)| point(commit, runs)).collect();
+        judge_series(&pass, &points, &commits, &mut changes, &mut power);
+        passes.insert(pass, points);
+    }
+    History { commits, passes, changes, power }
+}
+
+fn point(commit: usize, runs: Vec<Stored>) -> Point {
+    let evaluated: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
+    let mut per_span: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for r in &runs {
+        for (k, v) in &r.spans {
+            per_span.entry(k).or_default().push(*v);
+        }
+    }
+    let mut top: Vec<(String, f64)> = per_span.iter().map(|(k, v)| (k.to_string(), spread(v).median)).collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(TOP_SPANS);
+    Point { commit, evaluated_s: spread(&evaluated), top_spans: top, runs }
+}
+
+/// Span totals per run of these points, 0 where a run lacks the span.
+fn span_samples(points: &[&Point]) -> BTreeMap<String, Vec<f64>> {
+    let runs: Vec<&Stored> = points.iter().flat_map(|p| p.runs.iter()).collect();
+    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        for (k, v) in &r.spans {
+            let e = out.entry(k.clone()).or_insert_with(|| vec![0.0; i]);
+            e.resize(i, 0.0);
+            e.push(*v);
+        }
+    }
+    for v in out.values_mut() {
+        v.resize(runs.len(), 0.0);
+    }
+    out
+}
+
+fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut Vec<Change>, power: &mut Vec<String>) {
+    let steps = points.len().saturating_sub(1);
+    if steps == 0 {
+        return;
+    }
+    let rules = Rules { alpha: ALPHA / steps as f64, min_change_pct: 1.0, interval_only_when_significant: true };
+    let mut start = 0usize;
+    let mut powerless = 0usize;
+    for i in 1..points.len() {
+        let from = start.max(i.saturating_sub(BASELINE_COMMITS));
+        let base: Vec<&Point> = points[from..i].iter().collect();
+        let a: Vec<f64> = base.iter().flat_map(|p| p.runs.iter().filter_map(|r| r.evaluated_s)).collect();
+        let b: Vec<f64> = points[i].runs.iter().filter_map(|r| r.evaluated_s).collect();
+        let head =
+            judge("evaluated", vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }], "s", ("faster", "slower"), rules);
+        if head.power.is_some() {
+            powerless += 1;
+        }
+        let (sa, sb) = (span_samples(&base), span_samples(&[&points[i]]));
+        let items: Vec<Measured> = sa
+            .iter()
+            .filter_map(|(k, va)| sb.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: SPAN_FLOOR_MS }))
+            .collect();
+        let spans = judge("spans", items, "ms", ("faster", "slower"), rules);
+        let runs_a = base.iter().map(|p| p.runs.len()).sum();
+        let mut flagged = false;
+        for (what, v) in head.verdicts.iter().chain(spans.verdicts.iter()) {
+            if matches!(v.kind, "faster" | "slower") {
+                flagged = true;
+                changes.push(Change {
+                    commit: commits[points[i].commit].commit.clone(),
+                    pass: pass.to_string(),
+                    what: what.clone(),
+                    kind: v.kind,
+                    change_pct: v.change_pct,
+                    p_adjusted: v.p_adjusted,
+                    baseline_commits: base.len(),
+                    runs_a,
+                    runs_b: points[i].runs.len(),
+                    text: v.text.clone(),
+                });
+            }
+        }
+        if flagged {
+            start = i;
+        }
+    }
+    if powerless > 0 {
+        power.push(format!(
+            "{pass}: {powerless} of {steps} commits had too few runs on a side for any verdict at {:.4} (5% over {steps} steps); more runs per commit, or more commits in the baseline, allow it",
+            ALPHA / steps as f64
+        ));
+    }
+}

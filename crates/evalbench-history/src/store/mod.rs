@@ -1,0 +1,113 @@
+//! Where the history lives: an embedded SQLite file (the default) or a
+//! PostgreSQL server many CI machines write to. The same tables in both,
+//! made on first use and versioned; every `add` is one transaction, so a
+//! writer killed half-way leaves nothing of its bundle behind.
+
+mod postgres;
+mod sqlite;
+
+use std::collections::BTreeMap;
+
+use crate::record::BundleRecord;
+use crate::HistoryError;
+
+/// The schema this evalbench writes; a database with a higher one is refused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Where the bundle came from, as `history add` was told.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub commit: String,
+    /// Unix seconds.
+    pub commit_time: i64,
+    pub branch: Option<String>,
+    pub machine: Option<String>,
+    /// The bundle's path, for messages.
+    pub bundle: String,
+}
+
+/// One pass run as stored, with its commit.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub run_id: i64,
+    pub commit: String,
+    pub commit_time: i64,
+    /// Unix µs when it was added: orders runs of one commit time.
+    pub added_us: i64,
+    pub branch: Option<String>,
+    pub machine: Option<String>,
+    pub pass: String,
+    pub repeat: i64,
+    pub evaluated_s: Option<f64>,
+    pub spans: BTreeMap<String, f64>,
+}
+
+pub trait Store {
+    /// Adds a bundle in one transaction; refuses one added before.
+    fn add(&mut self, meta: &Meta, record: &BundleRecord) -> Result<i64, HistoryError>;
+    /// Every stored pass run with its span totals.
+    fn load(&mut self) -> Result<Vec<Stored>, HistoryError>;
+}
+
+/// `postgresql://...` (or `postgres://...`) is a server; anything else a SQLite file.
+pub fn open(db: &str) -> Result<Box<dyn Store>, HistoryError> {
+    if db.starts_with("postgresql://") || db.starts_with("postgres://") {
+        Ok(Box::new(postgres::PgStore::open(db)?))
+    } else {
+        Ok(Box::new(sqlite::SqliteStore::open(db)?))
+    }
+}
+
+/// The tables; `{id}` is the backend's auto-increment key, `{float}` its double.
+const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS evalbench_schema (version BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id {id},
+    digest TEXT NOT NULL UNIQUE,
+    commit_rev TEXT NOT NULL,
+    commit_time BIGINT NOT NULL,
+    added_us BIGINT NOT NULL,
+    branch TEXT,
+    machine TEXT,
+    bundle TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS passes (
+    id {id},
+    run_id BIGINT NOT NULL REFERENCES runs(id),
+    pass TEXT NOT NULL,
+    repeat BIGINT NOT NULL,
+    evaluated_s {float},
+    metric TEXT,
+    offset_us BIGINT,
+    bound_us BIGINT
+);
+CREATE TABLE IF NOT EXISTS span_totals (
+    pass_id BIGINT NOT NULL REFERENCES passes(id),
+    what TEXT NOT NULL,
+    total_ms {float} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS statement_totals (
+    pass_id BIGINT NOT NULL REFERENCES passes(id),
+    statement TEXT NOT NULL,
+    total_ms {float} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS span_totals_pass ON span_totals (pass_id);
+CREATE INDEX IF NOT EXISTS passes_run ON passes (run_id);
+";
+
+fn tables(id: &str, float: &str) -> String {
+    TABLES.replace("{id}", id).replace("{float}", float)
+}
+
+/// What `add` says when the digest is there already.
+fn duplicate(meta: &Meta, added_us: i64, commit: String) -> HistoryError {
+    HistoryError::Duplicate { bundle: meta.bundle.clone(), added: format!("at Unix time {}", added_us / 1_000_000), commit }
+}
+
+fn newer(db: &str, found: i64) -> HistoryError {
+    HistoryError::NewerSchema { db: db.to_string(), found, known: SCHEMA_VERSION }
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+}

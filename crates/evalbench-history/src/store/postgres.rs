@@ -1,0 +1,174 @@
+//! The shared store: a PostgreSQL server that every CI machine writes to.
+//! First use makes the tables under an advisory lock (four machines may
+//! start at once); each `add` is one transaction, its span and statement
+//! rows sent as arrays, one statement per table.
+
+use std::collections::HashMap;
+
+use tokio_postgres::{Client, NoTls};
+
+use super::{duplicate, newer, now_us, tables, Meta, Store, Stored, SCHEMA_VERSION};
+use crate::error::pg;
+use crate::record::BundleRecord;
+use crate::HistoryError;
+
+/// The advisory lock key that serializes migrations ("evalbench" in ASCII, folded).
+const MIGRATION_LOCK: i64 = 0x6576_616c_6265_6e63;
+
+pub struct PgStore {
+    url: String,
+    rt: tokio::runtime::Runtime,
+    client: Client,
+}
+
+/// The URL without its password, for messages.
+fn shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let user = &url[s + 3..at];
+            let user = user.split(':').next().unwrap_or(user);
+            format!("{}{user}{}", &url[..s + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl PgStore {
+    pub fn open(url: &str) -> Result<PgStore, HistoryError> {
+        let db = shown(url);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| HistoryError::Postgres { db: db.clone(), message: format!("tokio runtime: {e}") })?;
+        let client = rt.block_on(async {
+            let (client, conn) = tokio::time::timeout(std::time::Duration::from_secs(10), tokio_postgres::connect(url, NoTls))
+                .await
+                .map_err(|_| HistoryError::Postgres { db: db.clone(), message: "no answer within 10 s".into() })?
+                .map_err(|e| pg(&db, e))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Ok::<_, HistoryError>(client)
+        })?;
+        let mut s = PgStore { url: db, rt, client };
+        s.migrate()?;
+        Ok(s)
+    }
+
+    fn migrate(&mut self) -> Result<(), HistoryError> {
+        let db = self.url.clone();
+        let ddl = tables("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION");
+        let found = self.rt.block_on(async {
+            let tx = self.client.transaction().await.map_err(|e| pg(&db, e))?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(|e| pg(&db, e))?;
+            // DDL only on an empty database: even CREATE INDEX IF NOT EXISTS
+            // takes a SHARE lock, which deadlocks against another machine's
+            // add (seen with four writers starting at once).
+            let made: Option<String> = tx.query_one("SELECT to_regclass('evalbench_schema')::text", &[]).await.map_err(|e| pg(&db, e))?.get(0);
+            if made.is_none() {
+                tx.batch_execute(&ddl).await.map_err(|e| pg(&db, e))?;
+            }
+            let found: Option<i64> = tx.query_one("SELECT max(version) FROM evalbench_schema", &[]).await.map_err(|e| pg(&db, e))?.get(0);
+            if found.is_none() {
+                tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).await.map_err(|e| pg(&db, e))?;
+            }
+            tx.commit().await.map_err(|e| pg(&db, e))?;
+            Ok::<_, HistoryError>(found)
+        })?;
+        match found {
+            Some(v) if v > SCHEMA_VERSION => Err(newer(&self.url, v)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Store for PgStore {
+    fn add(&mut self, meta: &Meta, record: &BundleRecord) -> Result<i64, HistoryError> {
+        let db = self.url.clone();
+        let e = |x| pg(&db, x);
+        self.rt.block_on(async {
+            let tx = self.client.transaction().await.map_err(e)?;
+            // Two machines adding the same bundle at once: the UNIQUE digest
+            // makes the second fail; checking first gives it a clear word.
+            if let Some(r) = tx.query_opt("SELECT added_us, commit_rev FROM runs WHERE digest = $1", &[&record.digest]).await.map_err(e)? {
+                return Err(duplicate(meta, r.get(0), r.get(1)));
+            }
+            let run_id: i64 = tx
+                .query_one(
+                    "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    &[&record.digest, &meta.commit, &meta.commit_time, &now_us(), &meta.branch, &meta.machine, &meta.bundle],
+                )
+                .await
+                .map_err(e)?
+                .get(0);
+            for r in &record.runs {
+                let metric = r.metric.as_ref().map(|m| m.to_string());
+                let pass_id: i64 = tx
+                    .query_one(
+                        "INSERT INTO passes (run_id, pass, repeat, evaluated_s, metric, offset_us, bound_us)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                        &[&run_id, &r.pass, &r.repeat, &r.evaluated_s, &metric, &r.offset_us, &r.bound_us],
+                    )
+                    .await
+                    .map_err(e)?
+                    .get(0);
+                let (what, ms): (Vec<&str>, Vec<f64>) = r.spans.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
+                tx.execute(
+                    "INSERT INTO span_totals (pass_id, what, total_ms) SELECT $1, * FROM unnest($2::text[], $3::float8[])",
+                    &[&pass_id, &what, &ms],
+                )
+                .await
+                .map_err(e)?;
+                let (what, ms): (Vec<&str>, Vec<f64>) = r.statements.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
+                tx.execute(
+                    "INSERT INTO statement_totals (pass_id, statement, total_ms) SELECT $1, * FROM unnest($2::text[], $3::float8[])",
+                    &[&pass_id, &what, &ms],
+                )
+                .await
+                .map_err(e)?;
+            }
+            tx.commit().await.map_err(e)?;
+            Ok(run_id)
+        })
+    }
+
+    fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
+        let db = self.url.clone();
+        let e = |x| pg(&db, x);
+        self.rt.block_on(async {
+            let rows = self
+                .client
+                .query(
+                    "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s
+                     FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
+                    &[],
+                )
+                .await
+                .map_err(e)?;
+            let mut out = Vec::with_capacity(rows.len());
+            let mut at: HashMap<i64, usize> = HashMap::new();
+            for r in rows {
+                at.insert(r.get(0), out.len());
+                out.push(Stored {
+                    run_id: r.get(1),
+                    commit: r.get(2),
+                    commit_time: r.get(3),
+                    added_us: r.get(4),
+                    branch: r.get(5),
+                    machine: r.get(6),
+                    pass: r.get(7),
+                    repeat: r.get(8),
+                    evaluated_s: r.get(9),
+                    spans: Default::default(),
+                });
+            }
+            for r in self.client.query("SELECT pass_id, what, total_ms FROM span_totals", &[]).await.map_err(e)? {
+                if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
+                    out[i].spans.insert(r.get(1), r.get(2));
+                }
+            }
+            Ok(out)
+        })
+    }
+}

@@ -1,0 +1,135 @@
+//! The embedded store: one SQLite file, written in WAL mode with a busy
+//! timeout, so several `history add` on one machine queue rather than fail.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use super::{duplicate, newer, now_us, tables, Meta, Store, Stored, SCHEMA_VERSION};
+use crate::record::BundleRecord;
+use crate::HistoryError;
+
+pub struct SqliteStore {
+    path: String,
+    c: Connection,
+}
+
+impl SqliteStore {
+    pub fn open(path: &str) -> Result<SqliteStore, HistoryError> {
+        let e = |source| HistoryError::Sqlite { db: path.to_string(), source };
+        let c = Connection::open(path).map_err(e)?;
+        c.busy_timeout(std::time::Duration::from_secs(60)).map_err(e)?;
+        c.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
+        c.pragma_update(None, "foreign_keys", "ON").map_err(e)?;
+        let mut s = SqliteStore { path: path.to_string(), c };
+        s.migrate()?;
+        Ok(s)
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
+        move |source| HistoryError::Sqlite { db: self.path.clone(), source }
+    }
+
+    fn migrate(&mut self) -> Result<(), HistoryError> {
+        let path = self.path.clone();
+        let e = |source| HistoryError::Sqlite { db: path.clone(), source };
+        let tx = self.c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        tx.execute_batch(&tables("INTEGER PRIMARY KEY AUTOINCREMENT", "DOUBLE PRECISION")).map_err(e)?;
+        let found: Option<i64> = tx.query_row("SELECT max(version) FROM evalbench_schema", [], |r| r.get(0)).map_err(e)?;
+        match found {
+            Some(v) if v > SCHEMA_VERSION => return Err(newer(&self.path, v)),
+            Some(_) => {}
+            None => {
+                tx.execute("INSERT INTO evalbench_schema (version) VALUES (?1)", [SCHEMA_VERSION]).map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)
+    }
+}
+
+impl Store for SqliteStore {
+    fn add(&mut self, meta: &Meta, record: &BundleRecord) -> Result<i64, HistoryError> {
+        let path = self.path.clone();
+        let e = |source| HistoryError::Sqlite { db: path.clone(), source };
+        let tx = self.c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
+        let before: Option<(i64, String)> = tx
+            .query_row("SELECT added_us, commit_rev FROM runs WHERE digest = ?1", [&record.digest], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(e)?;
+        if let Some((added, commit)) = before {
+            return Err(duplicate(meta, added, commit));
+        }
+        tx.execute(
+            "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![record.digest, meta.commit, meta.commit_time, now_us(), meta.branch, meta.machine, meta.bundle],
+        )
+        .map_err(e)?;
+        let run_id = tx.last_insert_rowid();
+        {
+            let mut pass = tx
+                .prepare("INSERT INTO passes (run_id, pass, repeat, evaluated_s, metric, offset_us, bound_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .map_err(e)?;
+            let mut span = tx.prepare("INSERT INTO span_totals (pass_id, what, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
+            let mut stmt = tx.prepare("INSERT INTO statement_totals (pass_id, statement, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
+            for r in &record.runs {
+                let metric = r.metric.as_ref().map(|m| m.to_string());
+                pass.execute(params![run_id, r.pass, r.repeat, r.evaluated_s, metric, r.offset_us, r.bound_us]).map_err(e)?;
+                let pass_id = tx.last_insert_rowid();
+                for (what, ms) in &r.spans {
+                    span.execute(params![pass_id, what, ms]).map_err(e)?;
+                }
+                for (what, ms) in &r.statements {
+                    stmt.execute(params![pass_id, what, ms]).map_err(e)?;
+                }
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(run_id)
+    }
+
+    fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
+        let e = self.err();
+        let mut q = self
+            .c
+            .prepare(
+                "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s
+                 FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
+            )
+            .map_err(&e)?;
+        let rows = q
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    Stored {
+                        run_id: r.get(1)?,
+                        commit: r.get(2)?,
+                        commit_time: r.get(3)?,
+                        added_us: r.get(4)?,
+                        branch: r.get(5)?,
+                        machine: r.get(6)?,
+                        pass: r.get(7)?,
+                        repeat: r.get(8)?,
+                        evaluated_s: r.get(9)?,
+                        spans: Default::default(),
+                    },
+                ))
+            })
+            .map_err(&e)?;
+        let mut out = Vec::new();
+        let mut at: HashMap<i64, usize> = HashMap::new();
+        for row in rows {
+            let (pass_id, s) = row.map_err(&e)?;
+            at.insert(pass_id, out.len());
+            out.push(s);
+        }
+        let mut q = self.c.prepare("SELECT pass_id, what, total_ms FROM span_totals").map_err(&e)?;
+        let mut rows = q.query([]).map_err(&e)?;
+        while let Some(r) = rows.next().map_err(&e)? {
+            let pass_id: i64 = r.get(0).map_err(&e)?;
+            if let Some(&i) = at.get(&pass_id) {
+                out[i].spans.insert(r.get(1).map_err(&e)?, r.get(2).map_err(&e)?);
+            }
+        }
+        Ok(out)
+    }
+}

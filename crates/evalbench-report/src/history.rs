@@ -1,0 +1,226 @@
+//! `evalbench history report`: one self-contained page (CSS and SVG inline,
+//! no script, the same Content-Security-Policy as `inspect`): per pass, the
+//! evaluated seconds along the commits with each point's spread and its
+//! change points marked, hover titles with commit, runs and verdict; small
+//! multiples of the spans that moved most; the changes as a table.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use evalbench_history::{Change, History, Point};
+
+use crate::html::{escape as esc, file_safe};
+use crate::ReportError;
+
+/// Span charts per pass.
+const SMALL_MULTIPLES: usize = 6;
+
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:8px 24px 48px;color:#222}\
+h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}\
+th{background:#f0f0f4;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}\
+.multiples{display:flex;flex-wrap:wrap;gap:8px}.multiples figure{margin:0}figcaption{font-size:11px;color:#667;max-width:360px;overflow-wrap:anywhere}\
+svg circle.change{fill:#c33}svg circle{fill:#335}svg line.spread{stroke:#99a}svg line.cp{stroke:#c33;stroke-dasharray:4 3}";
+
+/// What was written.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Written {
+    pub page: PathBuf,
+    pub page_bytes: u64,
+    pub commits: usize,
+    pub points: usize,
+}
+
+pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError> {
+    std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
+    let mut body = String::new();
+    let title = format!("evalbench history: {db}");
+    let _ = write!(
+        body,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+         <title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>\
+         <p class=\"note\">{} commits, ordered by commit time. Each commit is judged against the commits before it since the last change \
+         (at most 10), with compare's rules and 5% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
+        esc(&title),
+        esc(&title),
+        h.commits.len()
+    );
+    for note in &h.power {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(note));
+    }
+    let mut points = 0;
+    for (pass, series) in &h.passes {
+        points += series.len();
+        let changes: Vec<&Change> = h.changes.iter().filter(|c| &c.pass == pass).collect();
+        let _ = write!(body, "<h2 id=\"{}\">{}</h2>", esc(&file_safe(pass)), esc(pass));
+        body.push_str(&evaluated_chart(h, pass, series, &changes));
+        small_multiples(&mut body, h, pass, series, &changes);
+        if changes.is_empty() {
+            body.push_str("<p>No change along this series.</p>");
+        } else {
+            body.push_str("<table><tr><th>commit</th><th>what</th><th>verdict</th><th>change</th><th>p (adjusted)</th><th>baseline</th></tr>");
+            for c in &changes {
+                let _ = write!(
+                    body,
+                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{}</td><td>{} commits, {} runs against {}</td></tr>",
+                    esc(&c.commit),
+                    esc(&c.what),
+                    esc(c.kind),
+                    c.change_pct,
+                    c.p_adjusted.map(|p| format!("{p:.6}")).unwrap_or_else(|| "–".into()),
+                    c.baseline_commits,
+                    c.runs_a,
+                    c.runs_b
+                );
+            }
+            body.push_str("</table>");
+        }
+    }
+    body.push_str("</body></html>\n");
+    let page = out.join("index.html");
+    evalbench_bundle::write_atomic(&page, body.as_bytes())?;
+    Ok(Written { page, page_bytes: body.len() as u64, commits: h.commits.len(), points })
+}
+
+fn verdict_of<'a>(changes: &'a [&Change], commit: &str, what: &str) -> Option<&'a Change> {
+    changes.iter().copied().find(|c| c.commit == commit && c.what == what)
+}
+
+/// (x, y) of a value for a chart `w` × `h` over `n` commits and `lo..hi`.
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    n: usize,
+    lo: f64,
+    hi: f64,
+}
+
+impl Frame {
+    fn x(&self, i: usize) -> f64 {
+        let span = (self.n.max(2) - 1) as f64;
+        self.left + (self.w - self.left - 10.0) * i as f64 / span
+    }
+    fn y(&self, v: f64) -> f64 {
+        let r = (self.hi - self.lo).max(1e-12);
+        10.0 + (self.h - 30.0) * (1.0 - (v - self.lo) / r)
+    }
+}
+
+fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change]) -> String {
+    let lo = series.iter().map(|p| p.evaluated_s.min).fold(f64::INFINITY, f64::min);
+    let hi = series.iter().map(|p| p.evaluated_s.max).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if lo.is_finite() { (lo * 0.95, hi * 1.05) } else { (0.0, 1.0) };
+    let f = Frame { w: 1100.0, h: 280.0, left: 60.0, n: h.commits.len(), lo, hi };
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\"><title>{}</title>",
+        f.w,
+        f.h,
+        f.w,
+        f.h,
+        esc(&format!("{pass}: evaluated seconds per commit"))
+    );
+    let _ =
+        write!(s, "<text x=\"4\" y=\"16\" font-size=\"11\">{:.3} s</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.3} s</text>", hi, f.h - 20.0, lo);
+    for p in series {
+        let commit = &h.commits[p.commit];
+        let x = f.x(p.commit);
+        let e = &p.evaluated_s;
+        let change = verdict_of(changes, &commit.commit, "evaluated");
+        if change.is_some() {
+            let _ = write!(s, "<line class=\"cp\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"8\" y2=\"{:.1}\"/>", f.h - 20.0);
+        }
+        let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(e.min), f.y(e.max));
+        let verdict = match change {
+            Some(c) => c.text.clone(),
+            None => "no change against the baseline".into(),
+        };
+        let tip = format!(
+            "commit {} (Unix time {}), {} runs: median {:.3} s, MAD {:.3} s, {:.3}..{:.3} s; {verdict}",
+            commit.commit, commit.commit_time, e.n, e.median, e.mad, e.min, e.max
+        );
+        let _ = write!(
+            s,
+            "<circle class=\"{}\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"{}\"><title>{}</title></circle>",
+            if change.is_some() { "change" } else { "point" },
+            f.y(e.median),
+            if change.is_some() { 5 } else { 3 },
+            esc(&tip)
+        );
+    }
+    if let (Some(first), Some(last)) = (h.commits.first(), h.commits.last()) {
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
+            f.left,
+            f.h - 4.0,
+            esc(&first.commit),
+            f.w - 10.0,
+            f.h - 4.0,
+            esc(&last.commit)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The spans whose median moved most along the series (flagged ones first).
+fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point], changes: &[&Change]) {
+    let mut medians: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
+    for p in series {
+        let mut per: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for r in &p.runs {
+            for (k, v) in &r.spans {
+                per.entry(k.as_str()).or_default().push(*v);
+            }
+        }
+        for (k, v) in per {
+            medians.entry(k).or_default().push((p.commit, evalbench_analyze::verdict::spread(&v).median));
+        }
+    }
+    let mut ranked: Vec<(&str, bool, f64)> = medians
+        .iter()
+        .map(|(k, v)| {
+            let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x.1), b.max(x.1)));
+            let mean = v.iter().map(|x| x.1).sum::<f64>() / v.len().max(1) as f64;
+            let flagged = changes.iter().any(|c| c.what == *k);
+            (*k, flagged, if mean > 0.0 { (hi - lo) / mean } else { 0.0 })
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
+    if ranked.is_empty() {
+        return;
+    }
+    body.push_str("<h3>Spans that moved most (median total per commit, ms)</h3><div class=\"multiples\">");
+    for (name, flagged, _) in ranked.into_iter().take(SMALL_MULTIPLES) {
+        let v = &medians[name];
+        let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min) * 0.95;
+        let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max) * 1.05;
+        let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: h.commits.len(), lo, hi };
+        let pts: Vec<String> = v.iter().map(|(c, m)| format!("{:.1},{:.1}", f.x(*c), f.y(*m))).collect();
+        let _ = write!(
+            body,
+            "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"360\" height=\"110\" viewBox=\"0 0 360 110\" role=\"img\"><title>{}</title>\
+             <polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>",
+            esc(&format!("{pass}: {name}")),
+            if flagged { "#c33" } else { "#335" },
+            pts.join(" ")
+        );
+        for (c, m) in v {
+            if let Some(ch) = changes.iter().find(|x| x.what == name && x.commit == h.commits[*c].commit) {
+                let _ = write!(
+                    body,
+                    "<circle class=\"change\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\"><title>{}</title></circle>",
+                    f.x(*c),
+                    f.y(*m),
+                    esc(&ch.text)
+                );
+            }
+        }
+        let _ = write!(body, "</svg><figcaption>{} ({:.3}..{:.3} ms)</figcaption></figure>", esc(name), lo / 0.95, hi / 1.05);
+    }
+    body.push_str("</div>");
+}

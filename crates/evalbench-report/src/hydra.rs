@@ -1,0 +1,27 @@
+//! `nix-support/hydra-metrics`: what Hydra charts per job with nothing else
+//! installed. One line per metric, `NAME VALUE UNIT`: the evaluated seconds
+//! of each clean pass (the median of its repeats) and the eval subprocess's
+//! peak RSS from the CI's evaluation_metric.
+
+use std::fmt::Write as _;
+
+use evalbench_bundle::{layout, Bundle, RunInfo};
+
+pub fn metrics(bundle: &Bundle) -> String {
+    let mut out = String::new();
+    for (pass, dirs) in evalbench_analyze::runs::group(bundle) {
+        if !layout::is_clean(&pass) {
+            continue;
+        }
+        let runs: Vec<RunInfo> = dirs.iter().filter_map(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).collect();
+        let evaluated: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
+        if !evaluated.is_empty() {
+            let _ = writeln!(out, "evalbench.{pass}.evaluated {:.6} s", evalbench_analyze::verdict::spread(&evaluated).median);
+        }
+        let rss: Vec<f64> = runs.iter().filter_map(|r| r.evaluation_metric.as_ref()?.get("eval_peak_rss_kb")?.as_f64()).collect();
+        if !rss.is_empty() {
+            let _ = writeln!(out, "evalbench.{pass}.eval_peak_rss {:.0} KiB", evalbench_analyze::verdict::spread(&rss).median);
+        }
+    }
+    out
+}

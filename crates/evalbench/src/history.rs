@@ -1,0 +1,197 @@
+//! `evalbench history add|show|report`: every run kept under its commit, in
+//! SQLite (default) or a PostgreSQL shared by many CI machines.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use evalbench_bundle::{Bundle, Limits};
+use evalbench_history::{BundleRecord, Meta};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+/// The database: a SQLite file, or `postgresql://user@host:port/db`.
+#[derive(clap::Args, Clone)]
+pub struct Db {
+    /// Where the history lives: a SQLite file (made on first use) or postgresql://USER@HOST:PORT/DB.
+    #[arg(long, env = "EVALBENCH_DB", default_value = "evalbench-history.sqlite")]
+    pub db: String,
+}
+
+#[derive(clap::Subcommand)]
+pub enum Cmd {
+    /// Store every pass of a bundle under a commit (one transaction; a bundle is added once).
+    Add {
+        /// The bundle: a directory, or a .tar.gz of one.
+        bundle: PathBuf,
+        /// The commit the bundle measured (any revision string).
+        #[arg(long)]
+        commit: String,
+        /// When the commit was made: RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds. Default: the bundle's run time.
+        #[arg(long)]
+        commit_time: Option<String>,
+        /// The branch, shown beside the commit.
+        #[arg(long)]
+        branch: Option<String>,
+        /// The machine that ran it (default: this host's name).
+        #[arg(long)]
+        machine: Option<String>,
+        #[command(flatten)]
+        db: Db,
+        /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
+        #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
+        max_unpacked: u64,
+    },
+    /// The series per pass (commit, time, median and spread of the evaluated seconds, top spans) and the changes along it.
+    Show {
+        #[command(flatten)]
+        db: Db,
+        /// Only this pass (cold-clean, warm-clean, ...).
+        #[arg(long)]
+        pass: Option<String>,
+        /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One self-contained HTML page: evaluated seconds across commits, change points, the spans that moved most.
+    Report {
+        #[command(flatten)]
+        db: Db,
+        /// Only this pass.
+        #[arg(long)]
+        pass: Option<String>,
+        /// Where to write index.html.
+        #[arg(short, long, default_value = "history-report")]
+        out: PathBuf,
+        /// Print what was written as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    match a.command {
+        Cmd::Add { bundle, commit, commit_time, branch, machine, db, max_unpacked } => {
+            let b = Bundle::open(&bundle, Limits { max_unpacked_bytes: max_unpacked, ..Limits::default() })?;
+            let record = BundleRecord::read(&b)?;
+            let commit_time = match commit_time {
+                Some(t) => parse_time(&t).with_context(|| format!("--commit-time {t:?}"))?,
+                None => record.run_time.unwrap_or_else(|| evalbench_host::now_us() / 1_000_000),
+            };
+            let machine = machine.or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()));
+            let meta = Meta { commit: commit.clone(), commit_time, branch, machine, bundle: bundle.display().to_string() };
+            let mut store = evalbench_history::open(&db.db)?;
+            let id = store.add(&meta, &record)?;
+            eprintln!("evalbench history: {} added as run {id}: commit {commit}, {} pass runs, in {}", bundle.display(), record.runs.len(), db.db);
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Show { db, pass, json } => {
+            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, pass.as_deref());
+            if json {
+                let series: serde_json::Map<String, serde_json::Value> =
+                    h.passes.iter().map(|(p, pts)| (p.clone(), serde_json::to_value(pts).expect("serializes"))).collect();
+                let doc = serde_json::json!({"commits": h.commits, "series": series, "changes": h.changes, "power": h.power});
+                println!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
+            } else {
+                print!("{}", text(&h));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Report { db, pass, out, json } => {
+            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, pass.as_deref());
+            let w = evalbench_report::history::render(&h, &db.db, &out)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&w).expect("serializes"));
+            } else {
+                eprintln!("evalbench history: {} ({} bytes, {} commits, {} points)", w.page.display(), w.page_bytes, w.commits, w.points);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn text(h: &evalbench_history::History) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    for (pass, points) in &h.passes {
+        let _ = writeln!(t, "== {pass}");
+        let _ = writeln!(t, "  {:<14} {:>12} {:>5} {:>12} {:>10}  top spans (median ms)", "commit", "time", "runs", "evaluated s", "MAD");
+        for p in points {
+            let c = &h.commits[p.commit];
+            let spans: Vec<String> = p.top_spans.iter().take(3).map(|(k, v)| format!("{k} {v:.1}")).collect();
+            let flag = if h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass) { " *" } else { "" };
+            let _ = writeln!(
+                t,
+                "  {:<14} {:>12} {:>5} {:>12.3} {:>10.3}  {}{flag}",
+                c.commit.chars().take(14).collect::<String>(),
+                c.commit_time,
+                p.evaluated_s.n,
+                p.evaluated_s.median,
+                p.evaluated_s.mad,
+                spans.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(t, "changes: {}", if h.changes.is_empty() { "none" } else { "" });
+    for c in &h.changes {
+        let _ = writeln!(t, "  {} {} {}: {}", c.commit, c.pass, c.what, c.text);
+    }
+    for p in &h.power {
+        let _ = writeln!(t, "note: {p}");
+    }
+    t
+}
+
+/// RFC 3339 (`2026-11-30T12:00:00Z`, `...+01:00`, fractions ignored) or Unix seconds.
+fn parse_time(s: &str) -> anyhow::Result<i64> {
+    if let Ok(n) = s.parse::<i64>() {
+        return Ok(n);
+    }
+    let bad = || anyhow::anyhow!("expected RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds");
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+        return Err(bad());
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(bad);
+    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return Err(bad());
+    }
+    let mut rest = &s[19..];
+    if let Some(r) = rest.strip_prefix('.') {
+        rest = r.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        r if r.len() == 6 && (r.starts_with('+') || r.starts_with('-')) && &r[3..4] == ":" => {
+            let sign = if r.starts_with('-') { -1 } else { 1 };
+            sign * (r[1..3].parse::<i64>().map_err(|_| bad())? * 3600 + r[4..6].parse::<i64>().map_err(|_| bad())? * 60)
+        }
+        _ => return Err(bad()),
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y2, m2) = if mo <= 2 { (y - 1, mo + 9) } else { (y, mo - 3) };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * m2 + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146097 + doe - 719468;
+    Ok(days * 86400 + h * 3600 + mi * 60 + se - offset)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_parse_as_rfc3339_or_unix_seconds() {
+        assert_eq!(super::parse_time("1700000000").unwrap(), 1_700_000_000);
+        assert_eq!(super::parse_time("1970-01-01T00:00:00Z").unwrap(), 0);
+        assert_eq!(super::parse_time("2023-11-14T22:13:20Z").unwrap(), 1_700_000_000);
+        assert_eq!(super::parse_time("2023-11-14T23:13:20.5+01:00").unwrap(), 1_700_000_000);
+        assert!(super::parse_time("2023-11-14").is_err());
+        assert!(super::parse_time("2023-13-14T22:13:20Z").is_err());
+    }
+}

@@ -1,0 +1,222 @@
+//! `history`: series built by construction (seeded bundles, 12 commits,
+//! 5 runs each) stored in SQLite and in a real PostgreSQL started here;
+//! writers at once and a writer killed mid-transaction; bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::synthetic::*;
+use common::*;
+
+const COMMITS: usize = 12;
+/// The 8th commit (index 7) makes cold-clean's evaluation 25% slower.
+const STEP_AT: usize = 7;
+
+/// `COMMITS` bundles of 5 runs a pass; with `step`, cold-clean is 25% slower from the 8th on.
+fn series(dir: &Path, step: bool, seed: u64) -> Vec<PathBuf> {
+    (0..COMMITS)
+        .map(|i| {
+            let mut truth = Truth::baseline();
+            if step && i >= STEP_AT {
+                truth.evaluated_s[0] *= 1.25;
+            }
+            let b = dir.join(format!("b{i:02}"));
+            write_bundle(&b, &truth, 5, seed + i as u64);
+            b
+        })
+        .collect()
+}
+
+fn add(db: &str, bundle: &Path, i: usize) -> Command {
+    let mut c = evalbench();
+    c.args(["history", "add", "--db", db, "--commit", &format!("c{i:02}"), "--commit-time", &(1_700_000_000 + 3600 * i as i64).to_string()])
+        .arg(bundle);
+    c
+}
+
+fn show(db: &str) -> serde_json::Value {
+    let out = run_ok(evalbench().args(["history", "show", "--json", "--db", db]));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (commit, pass, what, kind) of every change.
+fn changes(v: &serde_json::Value) -> Vec<(String, String, String, String)> {
+    v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap().to_string();
+            (s("commit"), s("pass"), s("what"), s("kind"))
+        })
+        .collect()
+}
+
+fn check_series(db: &str, bundles: &[PathBuf], expect_step: bool) {
+    for (i, b) in bundles.iter().enumerate() {
+        run_ok(&mut add(db, b, i));
+    }
+    let v = show(db);
+    let commits: Vec<&str> = v["commits"].as_array().unwrap().iter().map(|c| c["commit"].as_str().unwrap()).collect();
+    assert_eq!(commits, (0..COMMITS).map(|i| format!("c{i:02}")).collect::<Vec<_>>(), "ordered by commit time");
+    for pass in PASSES {
+        let points = v["series"][pass].as_array().unwrap();
+        assert_eq!(points.len(), COMMITS);
+        assert!(points.iter().all(|p| p["evaluated_s"]["n"] == 5), "five runs a commit");
+        assert_eq!(points[0]["top_spans"].as_array().unwrap().len(), 5);
+    }
+    let got = changes(&v);
+    if expect_step {
+        assert_eq!(got, vec![(format!("c{STEP_AT:02}"), "cold-clean".into(), "evaluated".into(), "slower".into())], "{:#}", v["changes"]);
+        let c = &v["changes"][0];
+        assert!((15.0..35.0).contains(&c["change_pct"].as_f64().unwrap()), "{c}");
+        assert!(c["p_adjusted"].as_f64().unwrap() < 0.05 / 11.0, "{c}");
+    } else {
+        assert!(got.is_empty(), "an A/A series flagged {got:?}");
+    }
+}
+
+#[test]
+fn a_step_is_flagged_once_at_its_commit_and_an_aa_series_flags_nothing_in_sqlite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite").display().to_string();
+    let bundles = series(&tmp.path().join("step"), true, 100);
+    check_series(&db, &bundles, true);
+    // Added twice: refused, exit 2, nothing changed.
+    let out = add(&db, &bundles[3], 3).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already in the history"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(show(&db)["commits"].as_array().unwrap().len(), COMMITS);
+    let aa = tmp.path().join("aa.sqlite").display().to_string();
+    check_series(&aa, &series(&tmp.path().join("aa"), false, 300), false);
+
+    // The page: no script, every point titled, the change marked.
+    let page = tmp.path().join("page");
+    run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(&page));
+    let html = std::fs::read_to_string(page.join("index.html")).unwrap();
+    assert!(!html.contains("<script"));
+    assert!(html.contains("Content-Security-Policy"));
+    assert_eq!(html.matches("<circle class=\"change\"").count(), 1, "one change point drawn");
+    assert!(html.contains("commit c07 (Unix time 1700025200), 5 runs"), "hover titles name commit and runs");
+    let dom = chromium_dom(&page.join("index.html"), tmp.path());
+    assert_eq!(dom.matches("<circle").count(), html.matches("<circle").count(), "the browser drew every point");
+    assert!(dom.contains("cold-clean") && dom.contains("slower by"), "the change's verdict is on the page");
+}
+
+/// The page as Chromium's DOM after loading it headless (no network, no script).
+fn chromium_dom(page: &Path, work: &Path) -> String {
+    let bin = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|c| Path::new(c).exists())
+        .expect("chromium is installed by scripts/test");
+    let out = Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--virtual-time-budget=2000"])
+        .arg(format!("--user-data-dir={}", work.join("chromium-profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    evalbench_lab::pg::check_reachable(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let pg = TestPg::start(tmp.path());
+    pg.0.psql("postgres", "CREATE DATABASE history").unwrap();
+    let url = format!("postgresql://postgres@127.0.0.1:{}/history", pg.0.port);
+
+    // The same step series as in SQLite: one change, at the 8th commit.
+    check_series(&url, &series(&tmp.path().join("step"), true, 100), true);
+
+    // Four writers at once, three bundles each, into a second database.
+    pg.0.psql("postgres", "CREATE DATABASE together").unwrap();
+    let url2 = format!("postgresql://postgres@127.0.0.1:{}/together", pg.0.port);
+    let bundles = series(&tmp.path().join("aa"), false, 500);
+    let writers: Vec<std::thread::JoinHandle<()>> = (0..4)
+        .map(|w| {
+            let (url2, bundles) = (url2.clone(), bundles.clone());
+            std::thread::spawn(move || {
+                for k in 0..3 {
+                    let i = w * 3 + k;
+                    let out = add(&url2, &bundles[i], i).output().unwrap();
+                    assert!(out.status.success(), "writer {w}: {}", String::from_utf8_lossy(&out.stderr));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let v = show(&url2);
+    assert_eq!(v["commits"].as_array().unwrap().len(), COMMITS, "twelve commits stored");
+    assert!(v["series"]["cold-clean"].as_array().unwrap().iter().all(|p| p["evaluated_s"]["n"] == 5), "nothing lost");
+
+    // A writer killed inside its transaction: it has written its run and
+    // pass rows and waits on the span table another session holds.
+    let extra = tmp.path().join("extra");
+    write_bundle(&extra, &Truth::baseline(), 5, 999);
+    let pg2 = pg.0.clone();
+    let holder = std::thread::spawn(move || pg2.psql("together", "BEGIN; LOCK TABLE span_totals IN SHARE MODE; SELECT pg_sleep(6); COMMIT;"));
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let mut victim = add(&url2, &extra, 12).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let waiting =
+            pg.0.psql("together", "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO span_totals%'")
+                .unwrap();
+        if waiting.trim() == "1" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the writer never reached the locked table");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    holder.join().unwrap().unwrap();
+    let v = show(&url2);
+    assert_eq!(v["commits"].as_array().unwrap().len(), COMMITS, "nothing of the killed add");
+    let orphans = pg.0.psql("together", "SELECT count(*) FROM passes p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL").unwrap();
+    assert_eq!(orphans.trim(), "0");
+    run_ok(&mut add(&url2, &extra, 12));
+    assert_eq!(show(&url2)["commits"].as_array().unwrap().len(), COMMITS + 1, "the same bundle adds whole afterwards");
+
+    // A database of a newer schema is refused with a clear error.
+    pg.0.psql("together", "INSERT INTO evalbench_schema (version) VALUES (99)").unwrap();
+    let out = evalbench().args(["history", "show", "--db", &url2]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 99 is newer"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_status_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite").display().to_string();
+    std::fs::write(tmp.path().join("x.txt"), "x").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["add".into(), "--db".into(), db.clone(), "--commit".into(), "c".into(), tmp.path().join("x.txt").display().to_string()], ".tar.gz"),
+        (vec!["add".into(), "--db".into(), db.clone(), "--commit".into(), "c".into(), tmp.path().display().to_string()], "not an evalbench bundle"),
+        (vec!["show".into(), "--db".into(), "postgresql://postgres@127.0.0.1:1/none".into()], "127.0.0.1:1"),
+        (vec!["show".into(), "--db".into(), tmp.path().join("no/such/dir/h.sqlite").display().to_string()], "no/such/dir"),
+    ];
+    for (args, expect) in cases {
+        let out = evalbench().arg("history").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+    // A SQLite file of a newer schema.
+    let b = tmp.path().join("b");
+    write_bundle(&b, &Truth::baseline(), 2, 1);
+    run_ok(evalbench().args(["history", "add", "--db", &db, "--commit", "c1"]).arg(&b));
+    let py = format!("import sqlite3; c = sqlite3.connect({db:?}); c.execute('INSERT INTO evalbench_schema (version) VALUES (7)'); c.commit()");
+    assert!(Command::new("python3").args(["-c", &py]).status().unwrap().success());
+    let out = evalbench().args(["history", "show", "--db", &db]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 7 is newer"), "{}", String::from_utf8_lossy(&out.stderr));
+}
