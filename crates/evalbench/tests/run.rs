@@ -93,6 +93,18 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         let path = l.split_whitespace().nth(2).unwrap();
         assert!(l.starts_with("file ") && Path::new(path).is_file(), "{l}");
     }
+    // Hydra's metrics: evaluated seconds of each clean pass (as in run.json)
+    // and the eval subprocess's peak RSS from the CI's evaluation_metric.
+    let metrics = std::fs::read_to_string(out.join("nix-support/hydra-metrics")).unwrap();
+    for pass in ["cold-clean", "warm-clean"] {
+        let run = read_json(&out.join(pass).join("run.json"));
+        let want = format!("evalbench.{pass}.evaluated {:.6} s", run["evaluated_s"].as_f64().unwrap());
+        assert!(metrics.lines().any(|l| l == want), "{want:?} in {metrics}");
+        let rss = run["evaluation_metric"]["eval_peak_rss_kb"].as_i64().unwrap();
+        assert!(rss > 10_000, "an evaluator's peak RSS in KiB: {rss}");
+        assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.eval_peak_rss {rss} KiB")), "{metrics}");
+    }
+    assert!(!metrics.contains("instrumented"), "timings of instrumented passes are not metrics: {metrics}");
     // The archive is a whole bundle of its own.
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("from-archive")).arg(out.join("evalbench.tar.gz")));
     assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);

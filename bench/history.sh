@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# history at scale: COMMITS commits (default 1000) of 4 passes with RUNS runs
+# each (default 3) and 50 spans, added one `history add` at a time into
+# SQLite (and into PostgreSQL with PG=1); then `history show --json` and
+# `history report` timed (median of REPEAT), with the page's size and its
+# load time in headless Chromium. Bundles are drawn by a seeded generator,
+# with cold-clean 25% slower from the middle commit on: show must find it.
+source "$(dirname "$0")/../scripts/lib.sh"
+need_rust
+need_browser
+COMMITS="${COMMITS:-1000}"; RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-3}"
+cd "$ROOT"
+build_release
+WORK="$(mktemp -d /tmp/evalbench-historybench.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+python3 - "$WORK/bundles" "$COMMITS" "$RUNS" <<'PY'
+import json, math, os, random, sys
+root, commits, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+passes = {"cold-clean": 6.0, "warm-clean": 0.9, "cold-instrumented": 9.0, "warm-instrumented": 1.5}
+base = random.Random(1)
+spans = [500.0 * 1000 ** base.random() for _ in range(50)]
+for c in range(commits):
+    r = random.Random(1000 + c)
+    for p, ev in passes.items():
+        for k in range(1, runs + 1):
+            name = p if k == 1 else f"{p}.{k}"
+            d = os.path.join(root, f"c{c:04}", name)
+            os.makedirs(os.path.join(d, "trace"))
+            e = ev * (1.25 if p == "cold-clean" and c >= commits // 2 else 1.0) * math.exp(0.02 * r.gauss(0, 1))
+            json.dump({"pass": name, "status": "Completed", "evaluated_s": round(e, 6)}, open(os.path.join(d, "run.json"), "w"))
+            ts, lines = 1_800_000_000_000_000, []
+            for i, m in enumerate(spans):
+                dur = max(1, round(m * math.exp(0.04 * r.gauss(0, 1))))
+                lines.append(json.dumps({"name": f"step_{i:02}", "target": "t", "ts_us": ts, "dur_us": dur, "pid": 7, "process": "eval", "id": i + 1}))
+                ts += dur + 10
+            open(os.path.join(d, "trace", "eval.7.jsonl"), "w").write("\n".join(lines) + "\n")
+PY
+median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; t1=$(date +%s.%N); python3 -c "print($t1 - $t0)"; }
+run_db() { # label db
+    local label="$1" db="$2" t0 t1
+    t0=$(date +%s.%N)
+    for c in $(seq 0 $((COMMITS - 1))); do
+        "$BIN" history add "$WORK/bundles/$(printf c%04d "$c")" --db "$db" --commit "$(printf c%04d "$c")" --commit-time $((1700000000 + 3600 * c)) 2>/dev/null \
+            || { echo "add $c failed" >&2; exit 1; }
+    done
+    t1=$(date +%s.%N)
+    "$BIN" history show --json --db "$db" > "$WORK/show.json"
+    python3 - "$WORK/show.json" "$COMMITS" <<'PY' || exit 1
+import json, sys
+v = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+assert len(v["commits"]) == n, len(v["commits"])
+head = [(c["commit"], c["pass"]) for c in v["changes"] if c["what"] == "evaluated"]
+assert head == [(f"c{n // 2:04}", "cold-clean")], head
+print(f"  checked: {n} commits, the one step found at c{n // 2:04}; {len(v['changes'])} change(s) in all")
+PY
+    local show=() rep=()
+    for _ in $(seq "$REPEAT"); do
+        show+=("$(secs "$BIN" history show --json --db "$db")")
+        rep+=("$(secs "$BIN" history report --db "$db" -o "$WORK/page")")
+    done
+    local size load
+    size=$(stat -c %s "$WORK/page/index.html")
+    load=$(secs chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/profile" --dump-dom "file://$WORK/page/index.html")
+    printf '  %-10s add %6.1f s in all (%5.1f ms each); show %7s s, report %7s s (median of %s); page %s bytes, Chromium load %.2f s\n' \
+        "$label" "$(python3 -c "print($t1 - $t0)")" "$(python3 -c "print(($t1 - $t0) * 1000 / $COMMITS)")" "$(median "${show[@]}")" "$(median "${rep[@]}")" "$REPEAT" "$size" "$load"
+}
+printf 'history bench: %s commits x 4 passes x %s runs x 50 spans\n' "$COMMITS" "$RUNS"
+run_db sqlite "$WORK/h.sqlite"
+if [ "${PG:-0}" = 1 ]; then
+    need_postgres
+    PGDIR="$WORK/pg"; mkdir -p "$PGDIR"; chmod 755 "$WORK"
+    PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+    id evalbench-pg >/dev/null 2>&1 || useradd --system --no-create-home evalbench-pg
+    chown evalbench-pg "$PGDIR"
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    runuser -u evalbench-pg -- "$PGBIN/initdb" -D "$PGDIR/data" -U postgres --auth=trust >/dev/null
+    runuser -u evalbench-pg -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -o "-p $PORT -k $PGDIR -c listen_addresses=127.0.0.1" -l "$PGDIR/log" -w start >/dev/null
+    trap 'runuser -u evalbench-pg -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+    run_db postgresql "postgresql://postgres@127.0.0.1:$PORT/postgres"
+fi
