@@ -270,9 +270,46 @@ impl Verdict {
     }
 }
 
+/// Samples up to this many values in all get the exact test (when the
+/// smaller has at most 30); above it, the normal approximation.
+const EXACT_UP_TO: usize = 400;
+
+/// Ways to pick `k` of the doubled ranks whose sum is s, for every s.
+fn rank_sum_counts(ranks2: &[usize], k: usize, n: usize) -> Vec<f64> {
+    // No pick of k doubled ranks sums to more than k × 2n.
+    let total: usize = ranks2.iter().sum::<usize>().min(2 * n * k);
+    let mut counts = vec![vec![0.0f64; total + 1]; k + 1];
+    counts[0][0] = 1.0;
+    for (seen, &r) in ranks2.iter().enumerate() {
+        for j in (1..=k.min(seen + 1)).rev() {
+            let (lower, upper) = counts.split_at_mut(j);
+            for s in (r..=total).rev() {
+                upper[0][s] += lower[j - 1][s - r];
+            }
+        }
+    }
+    counts.swap_remove(k)
+}
+
+thread_local! {
+    static UNTIED: std::cell::RefCell<std::collections::HashMap<(usize, usize), std::rc::Rc<Vec<f64>>>> = Default::default();
+}
+
+fn untied_distribution(k: usize, n: usize) -> std::rc::Rc<Vec<f64>> {
+    UNTIED.with(|c| {
+        c.borrow_mut()
+            .entry((k, n))
+            .or_insert_with(|| {
+                let ranks2: Vec<usize> = (1..=n).map(|i| 2 * i).collect();
+                std::rc::Rc::new(rank_sum_counts(&ranks2, k, n))
+            })
+            .clone()
+    })
+}
+
 /// Two-sided p-value of the Mann-Whitney U test: exact (the permutation
-/// distribution of the rank sum, mid-ranks for ties) when both samples have
-/// at most 30 values, normal approximation with tie correction otherwise.
+/// distribution of the rank sum, mid-ranks for ties) when the smaller sample
+/// has at most 30 values and both at most 400 together, normal approximation with tie correction otherwise.
 /// Exact with ties matters: span totals are whole microseconds, and two runs
 /// of a short span often tie, where the approximation would cost power.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
@@ -297,31 +334,21 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
     }
     let n = n1 + n2;
     let r1: usize = all.iter().zip(&ranks2).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
-    if n1 <= 30 && n2 <= 30 {
+    if n1.min(n2) <= 30 && n <= EXACT_UP_TO {
         // Count picks of the smaller side: the two-sided p is the same for
         // either side's rank sum (one is the other's complement), and the
         // table is k × sum, so 30 runs against 3 costs a tenth.
         let (k_side, r_side) = if n2 < n1 { (n2, ranks2.iter().sum::<usize>() - r1) } else { (n1, r1) };
         let (n1, r1) = (k_side, r_side);
-        // counts[k][s]: ways to pick k values whose doubled ranks sum to s.
-        // No pick of n1 doubled ranks sums to more than n1 × 2n.
-        let total: usize = ranks2.iter().sum::<usize>().min(2 * n * n1);
-        let mut counts = vec![vec![0.0f64; total + 1]; n1 + 1];
-        counts[0][0] = 1.0;
-        for (seen, &r) in ranks2.iter().enumerate() {
-            for k in (1..=n1.min(seen + 1)).rev() {
-                let (lower, upper) = counts.split_at_mut(k);
-                for s in (r..=total).rev() {
-                    upper[0][s] += lower[k - 1][s - r];
-                }
-            }
-        }
+        // Without ties the distribution depends on (n1, n) alone: a history
+        // judges thousands of spans at the same run counts.
+        let dist = if ties == 0.0 { untied_distribution(n1, n) } else { std::rc::Rc::new(rank_sum_counts(&ranks2, n1, n)) };
         // r1 is a doubled rank sum, whose mean is n1 (n + 1): count the
         // arrangements at least as far from it, on either side.
         let mean2 = (n1 * (n + 1)) as i64;
         let dev = (r1 as i64 - mean2).abs();
         let (mut extreme, mut all_ways) = (0.0, 0.0);
-        for (s, &c) in counts[n1].iter().enumerate() {
+        for (s, &c) in dist.iter().enumerate() {
             if c == 0.0 {
                 continue;
             }

@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::store::Stored;
 
 /// How many commits before a commit make its baseline at most.
-pub const BASELINE_COMMITS: usize = 10;
+pub const BASELINE_COMMITS: usize = 30;
 /// The resolution of evaluated seconds, and the smallest span change that counts per run (50 µs).
 const EVALUATED_FLOOR_S: f64 = 1e-6;
 const SPAN_FLOOR_MS: f64 = 0.05;

@@ -41,7 +41,7 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
          <title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>\
          <p class=\"note\">{} commits, ordered by commit time. Each commit is judged against the commits before it since the last change \
-         (at most 10), with compare's rules and 5% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
+         (at most 30), with compare's rules and 5% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
         esc(&title),
         esc(&title),
         h.commits.len()
