@@ -291,8 +291,11 @@ fn rank_sum_counts(ranks2: &[usize], k: usize, n: usize) -> Vec<f64> {
     counts.swap_remove(k)
 }
 
+/// Rank-sum distributions without ties, by (picks, values).
+type UntiedCache = std::cell::RefCell<std::collections::HashMap<(usize, usize), std::rc::Rc<Vec<f64>>>>;
+
 thread_local! {
-    static UNTIED: std::cell::RefCell<std::collections::HashMap<(usize, usize), std::rc::Rc<Vec<f64>>>> = Default::default();
+    static UNTIED: UntiedCache = Default::default();
 }
 
 fn untied_distribution(k: usize, n: usize) -> std::rc::Rc<Vec<f64>> {
