@@ -280,10 +280,13 @@ fn rank_sum_counts(ranks2: &[usize], k: usize, n: usize) -> Vec<f64> {
     let total: usize = ranks2.iter().sum::<usize>().min(2 * n * k);
     let mut counts = vec![vec![0.0f64; total + 1]; k + 1];
     counts[0][0] = 1.0;
+    // The ranks come in ascending order, so j picks among those seen so far
+    // sum to at most j × r: the rows fill from the left.
     for (seen, &r) in ranks2.iter().enumerate() {
         for j in (1..=k.min(seen + 1)).rev() {
             let (lower, upper) = counts.split_at_mut(j);
-            for s in (r..=total).rev() {
+            let top = (j * r).min(total);
+            for s in (r..=top).rev() {
                 upper[0][s] += lower[j - 1][s - r];
             }
         }

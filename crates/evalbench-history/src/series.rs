@@ -109,9 +109,25 @@ pub fn build(rows: Vec<Stored>, only_pass: Option<&str>) -> History {
     let mut passes = BTreeMap::new();
     let mut changes = Vec::new();
     let mut power = Vec::new();
-    for (pass, points) in by_pass {
-        let points: Vec<Point> = points.into_iter().map(|(commit, runs)| point(commit, runs)).collect();
-        judge_series(&pass, &points, &commits, &mut changes, &mut power);
+    // Passes are judged apart, so on every core at once.
+    let judged: Vec<(String, Vec<Point>, Vec<Change>, Vec<String>)> = std::thread::scope(|sc| {
+        let commits = &commits;
+        let handles: Vec<_> = by_pass
+            .into_iter()
+            .map(|(pass, points)| {
+                sc.spawn(move || {
+                    let points: Vec<Point> = points.into_iter().map(|(commit, runs)| point(commit, runs)).collect();
+                    let (mut ch, mut pw) = (Vec::new(), Vec::new());
+                    judge_series(&pass, &points, commits, &mut ch, &mut pw);
+                    (pass, points, ch, pw)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a pass's judging panicked")).collect()
+    });
+    for (pass, points, ch, pw) in judged {
+        changes.extend(ch);
+        power.extend(pw);
         passes.insert(pass, points);
     }
     History { commits, passes, changes, power }
