@@ -110,7 +110,7 @@ pub fn build(rows: Vec<Stored>, only_pass: Option<&str>) -> History {
     let mut changes = Vec::new();
     let mut power = Vec::new();
     // Passes are judged apart, so on every core at once.
-    let judged: Vec<(String, Vec<Point>, Vec<Change>, Vec<String>)> = std::thread::scope(|sc| {
+    let judged: Vec<Judged> = std::thread::scope(|sc| {
         let commits = &commits;
         let handles: Vec<_> = by_pass
             .into_iter()
@@ -132,6 +132,9 @@ pub fn build(rows: Vec<Stored>, only_pass: Option<&str>) -> History {
     }
     History { commits, passes, changes, power }
 }
+
+/// A pass judged: its name, points, changes and power notes.
+type Judged = (String, Vec<Point>, Vec<Change>, Vec<String>);
 
 fn point(commit: usize, runs: Vec<Stored>) -> Point {
     let evaluated: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
