@@ -5,6 +5,7 @@
 
 pub mod align;
 pub mod latency;
+pub mod mann_whitney;
 pub mod pass;
 pub mod runs;
 pub mod stats;
