@@ -1,10 +1,14 @@
 //! Any bytes as a span file: never a panic; whatever parses also survives
-//! alignment, statistics and track layout.
+//! alignment, statistics and track layout; the fast line reader reads every
+//! line as serde does, or leaves it to serde.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    for line in data.split(|&b| b == b'\n') {
+        assert!(evalbench_bundle::spans::fast_path_agrees(line), "fast and serde readers disagree on {:?}", String::from_utf8_lossy(line));
+    }
     if let Ok(file) = evalbench_bundle::spans::read_spans_from_bytes(data, "fuzz.1.jsonl") {
         let _ = evalbench_analyze::align_pass(&file.streams);
         let _ = evalbench_analyze::span_stats(&file.streams);

@@ -8,11 +8,18 @@
 //! listed with its file and line number, never fatal; a line longer than
 //! [`MAX_LINE`] is skipped without reading it into memory whole.
 
+mod fast;
 mod parallel;
 mod parse;
 
 pub use parallel::{read_trace_dir, read_trace_dir_chunked};
 pub use parse::{read_span_file, read_spans, read_spans_from_bytes};
+
+/// Whether the fast line reader agrees with serde on `line` (for the fuzz target).
+#[doc(hidden)]
+pub fn fast_path_agrees(line: &[u8]) -> bool {
+    fast::agrees(line)
+}
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;

@@ -94,7 +94,11 @@ impl Parser {
             return;
         }
         self.out.lines += 1;
-        let line: Line<'_> = match serde_json::from_slice(text) {
+        let parsed = match super::fast::line(text) {
+            Some(l) => Ok(l),
+            None => serde_json::from_slice::<Line<'_>>(text),
+        };
+        let line = match parsed {
             Ok(l) => l,
             Err(e) => {
                 self.bad(format!("not a JSON object: {e}"));
@@ -166,12 +170,12 @@ impl Parser {
                 }
                 s.push_str(&serde_json::to_string(k.as_ref()).unwrap_or_default());
                 s.push(':');
-                s.push_str(v.get());
+                s.push_str(v);
             }
             s.push('}');
             Some(s.into_boxed_str())
         };
-        let fields = line.fields.map(|f| stream.push_text(f.get())).unwrap_or_default();
+        let fields = line.fields.map(|f| stream.push_text(f)).unwrap_or_default();
         stream.spans.push(Span { name, target, ts_us, dur_us, id: line.id, parent: line.parent, thread: line.thread, fields, extra });
     }
 }
@@ -242,21 +246,22 @@ impl<'de> Deserialize<'de> for Str<'de> {
 }
 
 /// One line as written, before it is checked.
-#[derive(Default)]
-struct Line<'a> {
-    name: Option<Cow<'a, str>>,
-    target: Option<Cow<'a, str>>,
-    process: Option<Cow<'a, str>>,
-    host: Option<Cow<'a, str>>,
-    ts_us: Option<i64>,
-    dur_us: Option<i64>,
-    pid: Option<u32>,
-    id: Option<u64>,
-    parent: Option<u64>,
-    thread: Option<u64>,
-    fields: Option<&'a RawValue>,
-    dropped_spans: Option<u64>,
-    extra: Vec<(Cow<'a, str>, &'a RawValue)>,
+#[derive(Default, Debug, PartialEq)]
+pub(super) struct Line<'a> {
+    pub name: Option<Cow<'a, str>>,
+    pub target: Option<Cow<'a, str>>,
+    pub process: Option<Cow<'a, str>>,
+    pub host: Option<Cow<'a, str>>,
+    pub ts_us: Option<i64>,
+    pub dur_us: Option<i64>,
+    pub pid: Option<u32>,
+    pub id: Option<u64>,
+    pub parent: Option<u64>,
+    pub thread: Option<u64>,
+    /// The `fields` value's text, as written.
+    pub fields: Option<&'a str>,
+    pub dropped_spans: Option<u64>,
+    pub extra: Vec<(Cow<'a, str>, &'a str)>,
 }
 
 impl<'de> Deserialize<'de> for Line<'de> {
@@ -281,9 +286,9 @@ impl<'de> Deserialize<'de> for Line<'de> {
                         "id" => l.id = m.next_value()?,
                         "parent" => l.parent = m.next_value()?,
                         "thread" => l.thread = m.next_value()?,
-                        "fields" => l.fields = Some(m.next_value()?),
+                        "fields" => l.fields = Some(m.next_value::<&'de RawValue>()?.get()),
                         "dropped_spans" => l.dropped_spans = Some(m.next_value()?),
-                        _ => l.extra.push((k, m.next_value()?)),
+                        _ => l.extra.push((k, m.next_value::<&'de RawValue>()?.get())),
                     }
                 }
                 Ok(l)
