@@ -58,6 +58,14 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
     let mut out = SpanFile { path: path.to_path_buf(), ..Default::default() };
     let mut index: HashMap<(Option<String>, String, u32), usize> = HashMap::new();
     let mut names: Vec<HashMap<String, u32, Fnv>> = Vec::new();
+    // Every part's spans of a stream, counted first: one allocation per
+    // stream instead of a copy of everything so far at each part.
+    let mut sizes: HashMap<(Option<String>, String, u32), (usize, usize)> = HashMap::new();
+    for st in parts.iter().flat_map(|p| &p.streams) {
+        let e = sizes.entry((st.host.clone(), st.process.clone(), st.pid)).or_default();
+        e.0 += st.spans.len();
+        e.1 += st.text.len();
+    }
     let mut base = 0u64;
     for part in parts {
         out.lines += part.lines;
@@ -72,12 +80,15 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
         base += part.physical_lines;
         for st in part.streams {
             let key = (st.host.clone(), st.process.clone(), st.pid);
+            let (spans, text) = sizes.get(&key).copied().unwrap_or_default();
             let si = *index.entry(key).or_insert_with(|| {
                 out.streams.push(Stream {
                     host: st.host.clone(),
                     process: st.process.clone(),
                     pid: st.pid,
                     file: st.file.clone(),
+                    spans: Vec::with_capacity(spans),
+                    text: String::with_capacity(text),
                     ..Default::default()
                 });
                 names.push(HashMap::default());
@@ -96,7 +107,6 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
                 .collect();
             let base = target.text.len() as u64;
             target.text.push_str(&st.text);
-            target.spans.reserve(st.spans.len());
             for mut s in st.spans {
                 s.name = remap[s.name as usize];
                 s.target = remap[s.target as usize];
