@@ -11,7 +11,7 @@ need_pkg tshark tshark
 need_pkg /usr/bin/time time
 RUNS="${RUNS:-3}"
 SECONDS_OF_LOAD="${LOAD_S:-20}"
-TARGET_GB="${TARGET_GB:-1}"
+TARGET_GB="${TARGET_GB:-1}"   # whole GiB
 cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-decodebench.XXXXXX)"

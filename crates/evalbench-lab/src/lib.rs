@@ -46,8 +46,8 @@ pub enum Cmd {
         /// Where server, worker and eval processes write their spans.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
-        /// Server and worker in network namespaces joined by a veth pair (netns, needs
-        /// root), on loopback (loopback), or netns when root (auto).
+        /// on = server and worker in network namespaces joined by a veth pair (needs
+        /// root), off = both on loopback, auto = on when root.
         #[arg(long, value_enum, default_value = "auto")]
         net: control::NetMode,
         /// Shift every worker and eval span timestamp by this much (tests alignment).

@@ -57,8 +57,8 @@ pub struct Args {
     /// The lab's directory (PostgreSQL, sources, eval cache); must be world-traversable.
     #[arg(long)]
     pub lab_dir: Option<PathBuf>,
-    /// The lab's network: server and worker in network namespaces joined by a veth pair
-    /// (netns, needs root), on loopback (loopback), or netns when root (auto).
+    /// The lab's network: on = server and worker in network namespaces joined by a veth
+    /// pair (needs root), off = both on loopback, auto = on when root.
     #[arg(long, value_enum, default_value = "auto")]
     pub net: NetMode,
     /// Shift the lab worker's clock by this much (to see alignment work).
