@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use evalbench_bundle::{layout, Bundle, PassDir};
 
-use crate::{align_pass, load_pass, span_stats};
+use crate::{align_pass, load_pass, span_stats, PassData};
 
 /// Per run of a pass: wall seconds, span totals, statement totals.
 pub struct Samples {
@@ -18,6 +18,25 @@ pub struct Samples {
     pub statements: BTreeMap<String, Vec<f64>>,
 }
 
+/// One run's totals: "<process> <span>" to its total, and each normalized
+/// statement to its pg_stat_statements total, both in ms.
+pub struct Totals {
+    pub spans: BTreeMap<String, f64>,
+    pub statements: BTreeMap<String, f64>,
+}
+
+/// The totals of one run of a pass, from its loaded spans and its directory.
+pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
+    let spans = span_stats(&data.streams).into_iter().map(|st| (format!("{} {}", st.process, st.name), st.total_us as f64 / 1e3)).collect();
+    let mut statements = BTreeMap::new();
+    if let Ok(rows) = evalbench_decode::stats::statements(&dir.file(layout::PG_STAT_STATEMENTS)) {
+        for r in rows {
+            *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
+        }
+    }
+    Totals { spans, statements }
+}
+
 /// The runs of one pass, in order.
 pub fn samples(dirs: &[&PassDir]) -> Samples {
     let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new() };
@@ -27,24 +46,16 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         let wall =
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
-        for st in span_stats(&data.streams) {
-            let v = s.spans.entry(format!("{} {}", st.process, st.name)).or_insert_with(|| vec![0.0; i]);
-            v.push(st.total_us as f64 / 1e3);
-        }
-        if let Ok(rows) = evalbench_decode::stats::statements(&d.file(layout::PG_STAT_STATEMENTS)) {
-            for r in rows {
-                let key = evalbench_decode::normalize::normalize_sql(&r.query);
-                let v = s.statements.entry(key).or_insert_with(|| vec![0.0; i]);
-                if v.len() == i + 1 {
-                    *v.last_mut().expect("one") += r.total_exec_time;
-                } else {
-                    v.push(r.total_exec_time);
-                }
+        let t = totals(&data, d);
+        for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements)] {
+            for (k, v) in from {
+                let e = into.entry(k).or_insert_with(|| vec![0.0; i]);
+                e.push(v);
             }
-        }
-        // A name absent from this run counts as zero.
-        for v in s.spans.values_mut().chain(s.statements.values_mut()) {
-            v.resize(i + 1, 0.0);
+            // A name absent from this run counts as zero.
+            for v in into.values_mut() {
+                v.resize(i + 1, 0.0);
+            }
         }
     }
     s

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 
-use evalbench_analyze::{align_pass, load_pass, span_stats};
+use evalbench_analyze::{align_pass, load_pass};
 use evalbench_bundle::{layout, Bundle, Fnv};
 
 use crate::HistoryError;
@@ -53,13 +53,7 @@ impl BundleRecord {
             let main = align.main();
             let base = layout::base_name(&p.name).to_string();
             let repeat = p.name.strip_prefix(&format!("{base}.")).and_then(|k| k.parse().ok()).unwrap_or(1);
-            let spans = span_stats(&data.streams).into_iter().map(|s| (format!("{} {}", s.process, s.name), s.total_us as f64 / 1e3)).collect();
-            let mut statements = BTreeMap::new();
-            if let Ok(rows) = evalbench_decode::stats::statements(&p.file(layout::PG_STAT_STATEMENTS)) {
-                for r in rows {
-                    *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
-                }
-            }
+            let totals = evalbench_analyze::runs::totals(&data, p);
             if let Some(t) = run.requested_us {
                 run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
             }
@@ -67,8 +61,8 @@ impl BundleRecord {
                 pass: base,
                 repeat,
                 evaluated_s: run.evaluated_s,
-                spans,
-                statements,
+                spans: totals.spans,
+                statements: totals.statements,
                 metric: run.evaluation_metric.clone(),
                 offset_us: main.filter(|m| m.aligned).map(|m| m.offset_us),
                 bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use evalbench_analyze::verdict::{judge, spread, Measured, Rules, Spread, ALPHA};
+use evalbench_analyze::verdict::{judge, median, spread, Measured, Rules, Spread, ALPHA};
 use serde::Serialize;
 
 use crate::store::Stored;
@@ -45,6 +45,9 @@ pub struct Point {
     pub evaluated_s: Spread,
     /// The largest spans by median total, ms.
     pub top_spans: Vec<(String, f64)>,
+    /// Every span's median total over the commit's runs, ms.
+    #[serde(skip)]
+    pub span_medians: BTreeMap<String, f64>,
     #[serde(skip)]
     pub runs: Vec<Stored>,
 }
@@ -77,34 +80,30 @@ pub struct History {
 
 /// Orders the stored runs by commit time, then by when they were added, and
 /// judges each commit against its baseline.
-pub fn build(rows: Vec<Stored>, only_pass: Option<&str>) -> History {
+pub fn build(mut rows: Vec<Stored>, only_pass: Option<&str>) -> History {
     let mut commits: Vec<Commit> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut bundles: Vec<std::collections::BTreeSet<i64>> = Vec::new();
     let mut by_pass: BTreeMap<String, BTreeMap<usize, Vec<Stored>>> = BTreeMap::new();
-    let mut order: Vec<&Stored> = rows.iter().collect();
-    order.sort_by_key(|r| (r.commit_time, r.added_us, r.run_id));
-    for r in order {
+    rows.sort_by_key(|r| (r.commit_time, r.added_us, r.run_id));
+    for r in rows {
         let i = *index.entry(r.commit.clone()).or_insert_with(|| {
             commits.push(Commit { commit: r.commit.clone(), commit_time: r.commit_time, branch: r.branch.clone(), machines: Vec::new(), bundles: 0 });
+            bundles.push(Default::default());
             commits.len() - 1
         });
+        bundles[i].insert(r.run_id);
         if let Some(m) = &r.machine {
             if !commits[i].machines.contains(m) {
                 commits[i].machines.push(m.clone());
             }
         }
         if only_pass.is_none_or(|p| p == r.pass) {
-            by_pass.entry(r.pass.clone()).or_default().entry(i).or_default().push(r.clone());
+            by_pass.entry(r.pass.clone()).or_default().entry(i).or_default().push(r);
         }
     }
-    let mut seen_runs: BTreeMap<usize, std::collections::BTreeSet<i64>> = BTreeMap::new();
-    for r in &rows {
-        if let Some(&i) = index.get(&r.commit) {
-            seen_runs.entry(i).or_default().insert(r.run_id);
-        }
-    }
-    for (i, c) in commits.iter_mut().enumerate() {
-        c.bundles = seen_runs.get(&i).map_or(0, |s| s.len());
+    for (c, b) in commits.iter_mut().zip(&bundles) {
+        c.bundles = b.len();
     }
     let mut passes = BTreeMap::new();
     let mut changes = Vec::new();
@@ -144,10 +143,11 @@ fn point(commit: usize, runs: Vec<Stored>) -> Point {
             per_span.entry(k).or_default().push(*v);
         }
     }
-    let mut top: Vec<(String, f64)> = per_span.iter().map(|(k, v)| (k.to_string(), spread(v).median)).collect();
+    let span_medians: BTreeMap<String, f64> = per_span.iter().map(|(k, v)| (k.to_string(), median(v))).collect();
+    let mut top: Vec<(String, f64)> = span_medians.iter().map(|(k, v)| (k.clone(), *v)).collect();
     top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(TOP_SPANS);
-    Point { commit, evaluated_s: spread(&evaluated), top_spans: top, runs }
+    Point { commit, evaluated_s: spread(&evaluated), top_spans: top, span_medians, runs }
 }
 
 /// Span totals per run of these points, 0 where a run lacks the span.

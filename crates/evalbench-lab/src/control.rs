@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::netns::{self, Names};
 use crate::pg::{self, Pg};
 use crate::state::{LabState, Net, NIX_CONFIG};
-use evalbench_api::{left_evaluation_us, terminal, Client, Endpoint, Follow};
+use evalbench_api::{left_evaluation_us, terminal, Client, Follow};
 use evalbench_host::{alive, free_port, is_root, now_us, spawn_detached, stop, HostExec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -171,8 +171,7 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
 }
 
 fn client(st: &LabState, timeout: Duration) -> Client {
-    let ep = Endpoint { url: st.base_url(), api_key: st.api_key.clone(), organization: st.organization.clone(), project: st.project.clone() };
-    Client::new(ep, timeout)
+    Client::new(st.endpoint(), timeout)
 }
 
 fn wait_for(st: &LabState, ok: impl Fn(Option<&Value>) -> bool, what: &str) -> Result<(), LabError> {

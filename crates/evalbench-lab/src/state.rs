@@ -71,6 +71,15 @@ impl LabState {
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.net.server_addr, self.server_port)
     }
+    /// Where and as whom the lab's API answers.
+    pub fn endpoint(&self) -> evalbench_api::Endpoint {
+        evalbench_api::Endpoint {
+            url: self.base_url(),
+            api_key: self.api_key.clone(),
+            organization: self.organization.clone(),
+            project: self.project.clone(),
+        }
+    }
     pub fn pg_dir(&self) -> PathBuf {
         self.dir.join("pg")
     }

@@ -171,14 +171,8 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
 fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point], changes: &[&Change]) {
     let mut medians: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
     for p in series {
-        let mut per: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-        for r in &p.runs {
-            for (k, v) in &r.spans {
-                per.entry(k.as_str()).or_default().push(*v);
-            }
-        }
-        for (k, v) in per {
-            medians.entry(k).or_default().push((p.commit, evalbench_analyze::verdict::spread(&v).median));
+        for (k, m) in &p.span_medians {
+            medians.entry(k.as_str()).or_default().push((p.commit, *m));
         }
     }
     let mut ranked: Vec<(&str, bool, f64)> = medians

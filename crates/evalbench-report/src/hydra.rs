@@ -16,11 +16,11 @@ pub fn metrics(bundle: &Bundle) -> String {
         let runs: Vec<RunInfo> = dirs.iter().filter_map(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).collect();
         let evaluated: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
         if !evaluated.is_empty() {
-            let _ = writeln!(out, "evalbench.{pass}.evaluated {:.6} s", evalbench_analyze::verdict::spread(&evaluated).median);
+            let _ = writeln!(out, "evalbench.{pass}.evaluated {:.6} s", evalbench_analyze::verdict::median(&evaluated));
         }
         let rss: Vec<f64> = runs.iter().filter_map(|r| r.evaluation_metric.as_ref()?.get("eval_peak_rss_kb")?.as_f64()).collect();
         if !rss.is_empty() {
-            let _ = writeln!(out, "evalbench.{pass}.eval_peak_rss {:.0} KiB", evalbench_analyze::verdict::spread(&rss).median);
+            let _ = writeln!(out, "evalbench.{pass}.eval_peak_rss {:.0} KiB", evalbench_analyze::verdict::median(&rss));
         }
     }
     out

@@ -1,6 +1,6 @@
 //! `evalbench inspect`: a bundle (directory or .tar.gz) to one HTML page.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -39,11 +39,4 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// For `run`: render a bundle directory into `out`.
-pub fn render_dir(bundle: &Path, out: &Path) -> anyhow::Result<()> {
-    let b = Bundle::open(bundle, Limits::default())?;
-    evalbench_report::html::render(&b.source, &evalbench_analyze::view::analyse(&b), out)?;
-    Ok(())
 }

@@ -174,9 +174,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 /// summary, traces, report, archive, build products.
 fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
-    let text = crate::summarize::summarize_dir(out)?;
+    // One reading of the directory serves the summary, the report and the metrics.
+    let bundle = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default())?;
+    let opts = evalbench_report::summarize::SummarizeOpts::default();
+    let (_, text) = evalbench_report::summarize::summarize_bundle(&bundle, out, opts, &mut |_| {})?;
     if report {
-        crate::inspect::render_dir(out, &out.join("report")).context("report")?;
+        let passes = evalbench_analyze::view::analyse(&bundle);
+        evalbench_report::html::render(&bundle.source, &passes, &out.join("report")).context("report")?;
     }
     pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, "nix-support"])?;
     let products = format!(
@@ -187,7 +191,6 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
         out.join("report/index.html").display()
     );
     write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes())?;
-    let bundle = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default())?;
     write_atomic(&out.join("nix-support/hydra-metrics"), evalbench_report::hydra::metrics(&bundle).as_bytes())?;
     Ok(text)
 }

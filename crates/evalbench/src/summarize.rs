@@ -58,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// For `run` and `gate`: summarize a bundle directory into itself, quietly.
+/// For `gate`: summarize a bundle directory into itself, quietly.
 pub fn summarize_dir(dir: &Path) -> anyhow::Result<String> {
     let bundle = Bundle::open(dir, Limits::default())?;
     let (_, text) = summarize_bundle(&bundle, dir, SummarizeOpts::default(), &mut |_| {})?;

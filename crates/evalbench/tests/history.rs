@@ -7,6 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::browser::browse;
 use common::synthetic::*;
 use common::*;
 
@@ -100,27 +101,9 @@ fn a_step_is_flagged_once_at_its_commit_and_an_aa_series_flags_nothing_in_sqlite
     assert!(html.contains("Content-Security-Policy"));
     assert_eq!(html.matches("<circle class=\"change\"").count(), 1, "one change point drawn");
     assert!(html.contains("commit c07 (Unix time 1700025200), 5 runs"), "hover titles name commit and runs");
-    let dom = chromium_dom(&page.join("index.html"), tmp.path());
+    let dom = browse(&page.join("index.html"), tmp.path(), None).dom;
     assert_eq!(dom.matches("<circle").count(), html.matches("<circle").count(), "the browser drew every point");
     assert!(dom.contains("cold-clean") && dom.contains("slower by"), "the change's verdict is on the page");
-}
-
-/// The page as Chromium's DOM after loading it headless (no network, no script).
-fn chromium_dom(page: &Path, work: &Path) -> String {
-    let bin = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .into_iter()
-        .find(|c| Path::new(c).exists())
-        .expect("chromium is installed by scripts/test");
-    let out = Command::new(bin)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--virtual-time-budget=2000"])
-        .arg(format!("--user-data-dir={}", work.join("chromium-profile").display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

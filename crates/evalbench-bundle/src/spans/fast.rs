@@ -90,6 +90,17 @@ impl<'a> Cur<'a> {
         }
         self.u64().map(Some)
     }
+    /// After an object member: `,` (true, another follows) or `}` (false, the end).
+    fn more(&mut self) -> Option<bool> {
+        self.ws();
+        let more = match self.b.get(self.i)? {
+            b',' => true,
+            b'}' => false,
+            _ => return None,
+        };
+        self.i += 1;
+        Some(more)
+    }
     /// `{}` or `{"k": scalar, ...}` with flat scalars; its text, as written.
     fn flat_object(&mut self) -> Option<&'a str> {
         self.ws();
@@ -113,14 +124,8 @@ impl<'a> Cur<'a> {
                     }
                     _ => return None,
                 }
-                self.ws();
-                match self.b.get(self.i)? {
-                    b',' => self.i += 1,
-                    b'}' => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return None,
+                if !self.more()? {
+                    break;
                 }
             }
         }
@@ -191,14 +196,8 @@ pub(super) fn line(b: &[u8]) -> Option<Line<'_>> {
             "fields" => l.fields = Some(c.flat_object()?),
             _ => return None,
         }
-        c.ws();
-        match c.b.get(c.i)? {
-            b',' => c.i += 1,
-            b'}' => {
-                c.i += 1;
-                break;
-            }
-            _ => return None,
+        if !c.more()? {
+            break;
         }
     }
     trailing(&mut c).then_some(l)

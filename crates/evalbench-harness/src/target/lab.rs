@@ -65,8 +65,7 @@ impl Target for Lab {
         Ok(())
     }
     fn endpoint(&self) -> Endpoint {
-        let st = self.st();
-        Endpoint { url: st.base_url(), api_key: st.api_key.clone(), organization: st.organization.clone(), project: st.project.clone() }
+        self.st().endpoint()
     }
     fn capture(&self) -> CaptureInfo {
         let st = self.st();

@@ -107,7 +107,3 @@ fn duplicate(meta: &Meta, added_us: i64, commit: String) -> HistoryError {
 fn newer(db: &str, found: i64) -> HistoryError {
     HistoryError::NewerSchema { db: db.to_string(), found, known: SCHEMA_VERSION }
 }
-
-fn now_us() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
-}

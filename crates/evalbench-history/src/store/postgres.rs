@@ -7,7 +7,9 @@ use std::collections::HashMap;
 
 use tokio_postgres::{Client, NoTls};
 
-use super::{duplicate, newer, now_us, tables, Meta, Store, Stored, SCHEMA_VERSION};
+use evalbench_host::now_us;
+
+use super::{duplicate, newer, tables, Meta, Store, Stored, SCHEMA_VERSION};
 use crate::error::pg;
 use crate::record::BundleRecord;
 use crate::HistoryError;

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::{duplicate, newer, now_us, tables, Meta, Store, Stored, SCHEMA_VERSION};
+use evalbench_host::now_us;
+
+use super::{duplicate, newer, tables, Meta, Store, Stored, SCHEMA_VERSION};
 use crate::record::BundleRecord;
 use crate::HistoryError;
 

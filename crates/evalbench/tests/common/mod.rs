@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
