@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use evalbench_bundle::spans::IdMap;
 use evalbench_bundle::Stream;
 
 /// Where each span of a stream goes.
@@ -115,44 +116,6 @@ pub fn assign(stream: &Stream) -> Tracks {
         })
         .collect();
     Tracks { of_span, names }
-}
-
-/// Span id to track. Our layer numbers spans 1, 2, 3, ... per process, so a
-/// vector indexed by id serves; other writers' ids fall back to a hash map.
-enum IdMap {
-    Dense(Vec<u32>),
-    Sparse(HashMap<u64, u32, evalbench_bundle::Fnv>),
-}
-
-impl IdMap {
-    const NONE: u32 = u32::MAX;
-
-    fn new(spans: &[evalbench_bundle::Span]) -> IdMap {
-        let max = spans.iter().filter_map(|s| s.id).max().unwrap_or(0);
-        if max <= (spans.len() as u64).saturating_mul(4).max(1024) {
-            IdMap::Dense(vec![Self::NONE; max as usize + 1])
-        } else {
-            IdMap::Sparse(HashMap::with_capacity_and_hasher(spans.len(), evalbench_bundle::Fnv))
-        }
-    }
-    fn get(&self, id: u64) -> Option<u32> {
-        match self {
-            IdMap::Dense(v) => v.get(id as usize).copied().filter(|&t| t != Self::NONE),
-            IdMap::Sparse(m) => m.get(&id).copied(),
-        }
-    }
-    fn insert(&mut self, id: u64, t: u32) {
-        match self {
-            IdMap::Dense(v) => {
-                if let Some(slot) = v.get_mut(id as usize) {
-                    *slot = t;
-                }
-            }
-            IdMap::Sparse(m) => {
-                m.insert(id, t);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -45,7 +45,8 @@ pub struct Step {
 }
 
 pub(super) fn walk(p: &PassView) -> Assignment {
-    let names = p.by_name();
+    let wanted: Vec<(&str, &str)> = PATH.iter().copied().chain([("worker", "job")]).collect();
+    let names = p.by_name(&wanted);
     let assigns = names.get(&("server", "assign_job")).map(|v| v.as_slice()).unwrap_or(&[]);
     let requested = p.run().and_then(|r| r.requested_us).map(|v| v as f64);
     let mut walks = Vec::new();

@@ -142,11 +142,13 @@ impl PassView {
         st.field(&st.spans[idx], key)
     }
 
-    /// Spans by (process, name), each list by start.
-    pub fn by_name(&self) -> HashMap<(&str, &str), Vec<ServerSpan<'_>>> {
+    /// The spans of the given (process, name) pairs, each list by start.
+    pub fn by_name<'a>(&'a self, wanted: &[(&str, &str)]) -> HashMap<(&'a str, &'a str), Vec<ServerSpan<'a>>> {
         let mut m: HashMap<(&str, &str), Vec<ServerSpan<'_>>> = HashMap::new();
         for s in self.spans() {
-            m.entry((s.process, s.name)).or_default().push(s);
+            if wanted.contains(&(s.process, s.name)) {
+                m.entry((s.process, s.name)).or_default().push(s);
+            }
         }
         for v in m.values_mut() {
             v.sort_by(|a, b| a.start.total_cmp(&b.start));

@@ -9,9 +9,11 @@
 //! [`MAX_LINE`] is skipped without reading it into memory whole.
 
 mod fast;
+mod ids;
 mod parallel;
 mod parse;
 
+pub use ids::IdMap;
 pub use parallel::{read_trace_dir, read_trace_dir_chunked};
 pub use parse::{read_span_file, read_spans, read_spans_from_bytes};
 
