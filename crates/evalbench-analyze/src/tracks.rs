@@ -46,7 +46,7 @@ impl Track {
 pub fn assign(stream: &Stream) -> Tracks {
     let spans = &stream.spans;
     // Sort compact keys, not indices into the spans: far fewer cache misses.
-    let mut keys: Vec<(i64, i64, u64, u32)> = spans.iter().enumerate().map(|(i, s)| (s.ts_us, -s.dur_us, s.id.unwrap_or(0), i as u32)).collect();
+    let mut keys: Vec<(i64, i64, u64, u32)> = spans.iter().enumerate().map(|(i, s)| (s.ts_us, -s.dur_us, s.id().unwrap_or(0), i as u32)).collect();
     keys.sort_unstable();
     let order: Vec<u32> = keys.into_iter().map(|k| k.3).collect();
     let mut tracks: Vec<Track> = Vec::new();
@@ -56,9 +56,9 @@ pub fn assign(stream: &Stream) -> Tracks {
     for &i in &order {
         let s = &spans[i as usize];
         let end = s.end_us();
-        let id = s.id.unwrap_or(u64::MAX);
+        let id = s.id().unwrap_or(u64::MAX);
         let mut placed = None;
-        match s.parent.and_then(|p| track_of_id.get(p).map(|t| (p, t))) {
+        match s.parent().and_then(|p| track_of_id.get(p).map(|t| (p, t))) {
             Some((parent, t)) => {
                 let tr = &mut tracks[t as usize];
                 tr.pop_ended(s.ts_us);
@@ -66,7 +66,7 @@ pub fn assign(stream: &Stream) -> Tracks {
                     placed = Some(t);
                 }
             }
-            None if s.parent.is_none() && s.id.is_none() => {
+            None if s.parent().is_none() && s.id().is_none() => {
                 // No ids at all: nest by time on the first track that takes it.
                 for (t, tr) in tracks.iter_mut().enumerate() {
                     tr.pop_ended(s.ts_us);
@@ -96,7 +96,7 @@ pub fn assign(stream: &Stream) -> Tracks {
         }
         let t = placed.expect("placed");
         tracks[t as usize].stack.push((end, id));
-        if let Some(id) = s.id {
+        if let Some(id) = s.id() {
             track_of_id.insert(id, t);
         }
         of_span[i as usize] = t;
@@ -124,7 +124,7 @@ mod tests {
     use evalbench_bundle::Span;
 
     fn span(name: u32, ts: i64, dur: i64, id: Option<u64>, parent: Option<u64>) -> Span {
-        Span { name, target: 0, ts_us: ts, dur_us: dur, id, parent, thread: None, fields: Default::default(), extra: None }
+        Span::new(name, 0, ts, dur).with_ids(id, parent, None)
     }
 
     fn nests(stream: &Stream, t: &Tracks) -> bool {

@@ -24,4 +24,4 @@ pub use error::BundleError;
 pub use fnv::Fnv;
 pub use open::{readable_temp, write_atomic, Bundle, PassDir};
 pub use run_info::{CapturePorts, RunInfo, RunnerInfo, StatusChange};
-pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Malformed, Span, SpanFile, Stream, TextRef};
+pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Malformed, Span, SpanFile, Stream};

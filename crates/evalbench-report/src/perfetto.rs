@@ -203,15 +203,15 @@ fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> V
             any = true;
             buf.extend_from_slice(k);
         };
-        if let Some(id) = s.id {
+        if let Some(id) = s.id() {
             key(&mut buf, b"\"span.id\":");
             push_u64(&mut buf, id);
         }
-        if let Some(p) = s.parent {
+        if let Some(p) = s.parent() {
             key(&mut buf, b"\"span.parent\":");
             push_u64(&mut buf, p);
         }
-        if let Some(t) = s.thread {
+        if let Some(t) = s.thread() {
             key(&mut buf, b"\"span.thread\":");
             push_u64(&mut buf, t);
         }
@@ -226,7 +226,7 @@ fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> V
                 buf.extend_from_slice(fields.as_bytes());
             }
         }
-        if let Some(extra) = &s.extra {
+        if let Some(extra) = st.extra(s) {
             key(&mut buf, b"\"span.extra\":");
             buf.extend_from_slice(extra.as_bytes());
         }

@@ -184,7 +184,7 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
             for (x, y) in a.streams.iter().zip(&w.streams) {
                 assert_eq!(x.spans.len(), y.spans.len());
                 for (s, t) in x.spans.iter().zip(&y.spans) {
-                    assert_eq!((x.name(s), s.ts_us, s.dur_us, s.id, x.fields(s)), (y.name(t), t.ts_us, t.dur_us, t.id, y.fields(t)));
+                    assert_eq!((x.name(s), s.ts_us, s.dur_us, s.id(), x.fields(s)), (y.name(t), t.ts_us, t.dur_us, t.id(), y.fields(t)));
                 }
             }
         }

@@ -21,7 +21,7 @@ pub(super) fn fold(streams: &[Stream]) -> Vec<(Vec<String>, f64)> {
     let mut folded: HashMap<Vec<String>, f64> = HashMap::new();
     for st in streams {
         let ids = IdMap::indices(&st.spans);
-        let parent: Vec<u32> = st.spans.iter().map(|s| s.parent.and_then(|p| ids.get(p)).unwrap_or(NONE)).collect();
+        let parent: Vec<u32> = st.spans.iter().map(|s| s.parent().and_then(|p| ids.get(p)).unwrap_or(NONE)).collect();
         drop(ids);
         let mut self_us: Vec<i64> = st.spans.iter().map(|s| s.dur_us).collect();
         for (s, &pi) in st.spans.iter().zip(&parent) {
@@ -117,7 +117,7 @@ mod tests {
     use evalbench_bundle::Span;
 
     fn span(name: u32, dur: i64, id: Option<u64>, parent: Option<u64>) -> Span {
-        Span { name, target: 0, ts_us: 0, dur_us: dur, id, parent, thread: None, fields: Default::default(), extra: None }
+        Span::new(name, 0, 0, dur).with_ids(id, parent, None)
     }
 
     fn stream(spans: Vec<Span>, names: usize) -> Stream {
@@ -140,8 +140,8 @@ mod tests {
     fn reference(streams: &[Stream]) -> Vec<(Vec<String>, f64)> {
         let mut folded: HashMap<Vec<String>, f64> = HashMap::new();
         for st in streams {
-            let by_id: HashMap<u64, usize> = st.spans.iter().enumerate().filter_map(|(i, s)| s.id.map(|id| (id, i))).collect();
-            let parent = |i: usize| st.spans[i].parent.and_then(|pa| by_id.get(&pa)).copied();
+            let by_id: HashMap<u64, usize> = st.spans.iter().enumerate().filter_map(|(i, s)| s.id().map(|id| (id, i))).collect();
+            let parent = |i: usize| st.spans[i].parent().and_then(|pa| by_id.get(&pa)).copied();
             let mut child_sum = vec![0i64; st.spans.len()];
             for i in 0..st.spans.len() {
                 if let Some(pi) = parent(i) {

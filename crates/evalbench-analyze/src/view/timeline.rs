@@ -42,11 +42,11 @@ pub(super) fn lanes(p: &PassView, t0: f64, t1: f64) -> Timeline {
     let mut merged_total = 0usize;
     for st in &p.data.streams {
         let off = p.align.offset_for(st) as f64;
-        let ids: HashSet<u64> = st.spans.iter().filter_map(|s| s.id).collect();
+        let ids: HashSet<u64> = st.spans.iter().filter_map(|s| s.id()).collect();
         let mut roots: Vec<(f64, f64, &str)> = st
             .spans
             .iter()
-            .filter(|s| s.parent.is_none_or(|pa| !ids.contains(&pa)))
+            .filter(|s| s.parent().is_none_or(|pa| !ids.contains(&pa)))
             .map(|s| (s.ts_us as f64 + off, s.end_us() as f64 + off, st.name(s)))
             .collect();
         roots.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)).then_with(|| a.2.cmp(b.2)));

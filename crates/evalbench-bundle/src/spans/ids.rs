@@ -16,7 +16,7 @@ impl IdMap {
 
     /// An empty map sized for the ids of `spans`.
     pub fn new(spans: &[Span]) -> IdMap {
-        let max = spans.iter().filter_map(|s| s.id).max().unwrap_or(0);
+        let max = spans.iter().filter_map(|s| s.id()).max().unwrap_or(0);
         if max <= (spans.len() as u64).saturating_mul(4).max(1024) {
             IdMap::Dense(vec![Self::NONE; max as usize + 1])
         } else {
@@ -28,7 +28,7 @@ impl IdMap {
     pub fn indices(spans: &[Span]) -> IdMap {
         let mut m = IdMap::new(spans);
         for (i, s) in spans.iter().enumerate() {
-            if let Some(id) = s.id {
+            if let Some(id) = s.id() {
                 m.insert(id, i as u32);
             }
         }

@@ -34,32 +34,69 @@ pub const MAX_LINE: usize = 1 << 20;
 /// How many malformed lines are listed one by one; the rest are only counted.
 pub const MAX_LISTED: usize = 100;
 
-/// One closed span. Names and targets are indices into [`Stream::names`].
-#[derive(Debug, Clone)]
+/// One closed span. Names and targets are indices into [`Stream::names`];
+/// its `fields` and extra keys are text in [`Stream::text`].
+///
+/// 64 bytes: a million spans are held at once, so the optional ids keep
+/// their "known" bits beside the extra text's length, not in three Options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
     pub name: u32,
     pub target: u32,
     pub ts_us: i64,
     pub dur_us: i64,
-    pub id: Option<u64>,
-    pub parent: Option<u64>,
-    pub thread: Option<u64>,
-    /// Where the `fields` object, as written (raw JSON), lies in [`Stream::text`].
-    pub fields: TextRef,
-    /// Unknown top-level keys, as a raw JSON object, kept for the trace.
-    pub extra: Option<Box<str>>,
+    /// id, parent, thread; each meaningful where its known bit is set.
+    ids: [u64; 3],
+    /// Where the fields, then the extra keys, start in [`Stream::text`].
+    text_start: u64,
+    fields_len: u32,
+    /// The extra keys' text length (below [`KNOWN_SHIFT`]) and the ids' known bits.
+    extra_len_known: u32,
 }
 
-/// A slice of a stream's text arena: one allocation per stream, not per span.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TextRef {
-    pub start: u64,
-    pub len: u32,
-}
+/// Lines are at most [`MAX_LINE`] bytes, so a text length needs 21 bits;
+/// the top three of `extra_len_known` say which ids are known.
+const KNOWN_SHIFT: u32 = 29;
+const LEN_MASK: u32 = (1 << KNOWN_SHIFT) - 1;
 
 impl Span {
+    /// A span without ids or text.
+    pub fn new(name: u32, target: u32, ts_us: i64, dur_us: i64) -> Span {
+        Span { name, target, ts_us, dur_us, ids: [0; 3], text_start: 0, fields_len: 0, extra_len_known: 0 }
+    }
+
+    /// With its `id`, `parent` and `thread`, each where known.
+    pub fn with_ids(mut self, id: Option<u64>, parent: Option<u64>, thread: Option<u64>) -> Span {
+        self.extra_len_known &= LEN_MASK;
+        for (k, v) in [id, parent, thread].into_iter().enumerate() {
+            if let Some(v) = v {
+                self.ids[k] = v;
+                self.extra_len_known |= 1 << (KNOWN_SHIFT + k as u32);
+            }
+        }
+        self
+    }
+
+    fn known(&self, k: usize) -> Option<u64> {
+        (self.extra_len_known & (1 << (KNOWN_SHIFT + k as u32)) != 0).then_some(self.ids[k])
+    }
+    pub fn id(&self) -> Option<u64> {
+        self.known(0)
+    }
+    pub fn parent(&self) -> Option<u64> {
+        self.known(1)
+    }
+    pub fn thread(&self) -> Option<u64> {
+        self.known(2)
+    }
+
     pub fn end_us(&self) -> i64 {
         self.ts_us.saturating_add(self.dur_us)
+    }
+
+    /// Moves the span's text by `by` bytes (its stream's text joined after another's).
+    pub(crate) fn shift_text(&mut self, by: u64) {
+        self.text_start += by;
     }
 }
 
@@ -72,15 +109,25 @@ pub struct Stream {
     pub file: PathBuf,
     pub names: Vec<String>,
     pub spans: Vec<Span>,
-    /// Every span's raw `fields` text, end to end.
+    /// Every span's raw `fields` and extra text, end to end.
     pub text: String,
 }
 
 impl Stream {
+    fn text_of(&self, start: u64, len: u32) -> &str {
+        let start = start as usize;
+        self.text.get(start..start + len as usize).unwrap_or("")
+    }
+
     /// The span's `fields` as written (raw JSON object), or "".
     pub fn fields(&self, s: &Span) -> &str {
-        let start = s.fields.start as usize;
-        self.text.get(start..start + s.fields.len as usize).unwrap_or("")
+        self.text_of(s.text_start, s.fields_len)
+    }
+
+    /// Unknown top-level keys of the span's line, as a raw JSON object, kept for the trace.
+    pub fn extra(&self, s: &Span) -> Option<&str> {
+        let len = s.extra_len_known & LEN_MASK;
+        (len > 0).then(|| self.text_of(s.text_start + s.fields_len as u64, len))
     }
 
     /// One field's value, parsed.
@@ -93,14 +140,18 @@ impl Stream {
         map.get(key).and_then(|v| serde_json::from_str(v.get()).ok())
     }
 
-    /// Appends raw fields text to the arena.
-    pub fn push_text(&mut self, raw: &str) -> TextRef {
-        if raw.len() > u32::MAX as usize {
-            return TextRef::default();
-        }
-        let r = TextRef { start: self.text.len() as u64, len: raw.len() as u32 };
-        self.text.push_str(raw);
-        r
+    /// Appends `span` with its raw `fields` and `extra` text (either may be
+    /// ""). A text longer than a line can be is not kept (lines over
+    /// [`MAX_LINE`] never reach here).
+    pub fn push(&mut self, mut span: Span, fields: &str, extra: &str) {
+        let fits = |t: &str| t.len() <= LEN_MASK as usize;
+        let (fields, extra) = (if fits(fields) { fields } else { "" }, if fits(extra) { extra } else { "" });
+        span.text_start = self.text.len() as u64;
+        span.fields_len = fields.len() as u32;
+        span.extra_len_known = (span.extra_len_known & !LEN_MASK) | extra.len() as u32;
+        self.text.push_str(fields);
+        self.text.push_str(extra);
+        self.spans.push(span);
     }
 
     pub fn name(&self, s: &Span) -> &str {
@@ -137,4 +188,30 @@ pub struct SpanFile {
     pub dropped: u64,
     /// Physical lines read, blank ones included (to number lines across chunks).
     pub physical_lines: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_is_64_bytes_and_keeps_ids_and_text_apart() {
+        assert_eq!(std::mem::size_of::<Span>(), 64);
+        let mut st = Stream::default();
+        st.push(Span::new(0, 0, 1, 2).with_ids(Some(0), None, Some(u64::MAX)), r#"{"a":1}"#, r#"{"zone":"eu"}"#);
+        st.push(Span::new(0, 0, 3, 4).with_ids(None, Some(7), None), "", "");
+        st.push(Span::new(0, 0, 5, 6), r#"{"b":2}"#, "");
+        let [a, b, c] = [st.spans[0], st.spans[1], st.spans[2]];
+        assert_eq!((a.id(), a.parent(), a.thread()), (Some(0), None, Some(u64::MAX)));
+        assert_eq!((b.id(), b.parent(), b.thread()), (None, Some(7), None));
+        assert_eq!((c.id(), c.parent(), c.thread()), (None, None, None));
+        assert_eq!((st.fields(&a), st.extra(&a)), (r#"{"a":1}"#, Some(r#"{"zone":"eu"}"#)));
+        assert_eq!((st.fields(&b), st.extra(&b)), ("", None));
+        assert_eq!((st.fields(&c), st.extra(&c)), (r#"{"b":2}"#, None));
+        // A text past what a line can hold is dropped, never spilling into the known bits.
+        let long = "x".repeat(LEN_MASK as usize + 1);
+        st.push(Span::new(0, 0, 7, 8).with_ids(Some(1), Some(2), Some(3)), "", &long);
+        let d = st.spans[3];
+        assert_eq!((d.id(), d.parent(), d.thread(), st.extra(&d)), (Some(1), Some(2), Some(3), None));
+    }
 }

@@ -110,7 +110,7 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
             for mut s in st.spans {
                 s.name = remap[s.name as usize];
                 s.target = remap[s.target as usize];
-                s.fields.start += base;
+                s.shift_text(base);
                 target.spans.push(s);
             }
         }

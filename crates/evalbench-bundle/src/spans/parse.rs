@@ -41,6 +41,7 @@ pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleEr
         line_no: 0,
         default_process,
         default_pid,
+        extra: String::new(),
     };
     let mut buf = Vec::with_capacity(4096);
     loop {
@@ -73,6 +74,8 @@ struct Parser {
     line_no: u64,
     default_process: String,
     default_pid: u32,
+    /// The extra keys of the current line, as a JSON object.
+    extra: String,
 }
 
 impl Parser {
@@ -160,23 +163,22 @@ impl Parser {
         };
         let name = intern(&name);
         let target = intern(line.target.as_deref().unwrap_or(""));
-        let extra = if line.extra.is_empty() {
-            None
-        } else {
-            let mut s = String::from("{");
+        let extra = &mut self.extra;
+        extra.clear();
+        if !line.extra.is_empty() {
+            extra.push('{');
             for (i, (k, v)) in line.extra.iter().enumerate() {
                 if i > 0 {
-                    s.push(',');
+                    extra.push(',');
                 }
-                s.push_str(&serde_json::to_string(k.as_ref()).unwrap_or_default());
-                s.push(':');
-                s.push_str(v);
+                extra.push_str(&serde_json::to_string(k.as_ref()).unwrap_or_default());
+                extra.push(':');
+                extra.push_str(v);
             }
-            s.push('}');
-            Some(s.into_boxed_str())
-        };
-        let fields = line.fields.map(|f| stream.push_text(f)).unwrap_or_default();
-        stream.spans.push(Span { name, target, ts_us, dur_us, id: line.id, parent: line.parent, thread: line.thread, fields, extra });
+            extra.push('}');
+        }
+        let span = Span::new(name, target, ts_us, dur_us).with_ids(line.id, line.parent, line.thread);
+        stream.push(span, line.fields.unwrap_or(""), extra);
     }
 }
 
