@@ -250,18 +250,27 @@ fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[
 }
 
 /// Decimal digits of an integer, without `fmt` machinery.
+/// `v` in decimal, appended: two digits a step, then one fixed-size copy
+/// and a truncate (a copy of varying length is a call to memmove, and there
+/// are four numbers an event).
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+                                5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let mut digits = [0u8; 20];
+    let mut i = n;
+    while i >= 2 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        digits[i - 2..i].copy_from_slice(&PAIRS[pair..pair + 2]);
+        i -= 2;
     }
-    out.extend_from_slice(&tmp[i..]);
+    if i == 1 {
+        digits[0] = b'0' + v as u8;
+    }
+    let len = out.len();
+    out.extend_from_slice(&digits);
+    out.truncate(len + n);
 }
 
 fn push_int(out: &mut Vec<u8>, n: i64) {
@@ -279,4 +288,33 @@ fn escaped(s: &str) -> Vec<u8> {
 fn object_body(raw: &str) -> Option<&str> {
     let t = raw.trim();
     t.strip_prefix('{')?.strip_suffix('}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{push_int, push_u64};
+
+    #[test]
+    fn numbers_are_written_as_format_writes_them() {
+        let mut values = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1, i64::MAX as u64];
+        values.extend((0..20).map(|k| 10u64.pow(k)));
+        values.extend((1..20).map(|k| 10u64.pow(k) - 1));
+        let mut x = 0x853c49e6748fea9bu64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        let mut out = b"head".to_vec();
+        let mut expected = b"head".to_vec();
+        for &v in &values {
+            push_u64(&mut out, v);
+            out.push(b',');
+            push_int(&mut out, (v as i64).wrapping_neg());
+            out.push(b' ');
+            expected.extend_from_slice(format!("{v},{} ", (v as i64).wrapping_neg()).as_bytes());
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(expected).unwrap());
+    }
 }

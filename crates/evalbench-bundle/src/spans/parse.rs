@@ -69,7 +69,8 @@ pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleEr
 struct Parser {
     out: SpanFile,
     index: HashMap<(Option<String>, String, u32), usize>,
-    names: Vec<HashMap<String, u32, Fnv>>,
+    /// Per stream: name to index, and the last name and target interned.
+    names: Vec<(HashMap<String, u32, Fnv>, [u32; 2])>,
     last: Option<usize>,
     line_no: u64,
     default_process: String,
@@ -142,7 +143,7 @@ impl Parser {
                             file: self.out.path.clone(),
                             ..Default::default()
                         });
-                        self.names.push(HashMap::default());
+                        self.names.push((HashMap::default(), [u32::MAX; 2]));
                         self.index.insert(key, i);
                         i
                     }
@@ -151,18 +152,27 @@ impl Parser {
         };
         self.last = Some(si);
         let stream = &mut self.out.streams[si];
-        let table = &mut self.names[si];
-        let mut intern = |s: &str| -> u32 {
-            if let Some(&i) = table.get(s) {
-                return i;
+        let (table, recent) = &mut self.names[si];
+        // Runs of one name are common (a loop's spans close one after another):
+        // the last name or target seen is compared before the table is hashed.
+        let mut intern = |s: &str, last: &mut u32| -> u32 {
+            if stream.names.get(*last as usize).is_some_and(|n| n == s) {
+                return *last;
             }
-            let i = stream.names.len() as u32;
-            stream.names.push(s.to_string());
-            table.insert(s.to_string(), i);
+            let i = match table.get(s) {
+                Some(&i) => i,
+                None => {
+                    let i = stream.names.len() as u32;
+                    stream.names.push(s.to_string());
+                    table.insert(s.to_string(), i);
+                    i
+                }
+            };
+            *last = i;
             i
         };
-        let name = intern(&name);
-        let target = intern(line.target.as_deref().unwrap_or(""));
+        let name = intern(&name, &mut recent[0]);
+        let target = intern(line.target.as_deref().unwrap_or(""), &mut recent[1]);
         let extra = &mut self.extra;
         extra.clear();
         if !line.extra.is_empty() {
