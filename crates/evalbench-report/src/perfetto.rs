@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use evalbench_analyze::{assign_tracks, Alignment, Tracks};
 use evalbench_bundle::Stream;
 
-/// Spans per formatting segment: a few megabytes of JSON.
-const SEGMENT: usize = 16 * 1024;
+/// Spans per formatting segment: about a megabyte of JSON, small enough to
+/// be still in cache when this thread copies it into the file.
+const SEGMENT: usize = 4 * 1024;
 
 fn process_rank(p: &str) -> u32 {
     match p {
@@ -78,18 +79,23 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(threads() * 2);
+    // Written buffers go back to the formatters: fresh ones cost a page fault
+    // per page and a cache miss per line.
+    let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
     let mut events = 0u64;
     let result = std::thread::scope(|s| -> io::Result<()> {
         for _ in 0..threads() {
             let tx = tx.clone();
-            let (lanes, segments, next, failed) = (&lanes, &segments, &next, &failed);
+            let (lanes, segments, next, failed, spare) = (&lanes, &segments, &next, &failed, &spare);
             s.spawn(move || loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
                 let Some(&(l, a, b)) = segments.get(k) else { break };
-                let buf = format_segment(&lanes[l], a, b, k == 0);
+                let mut buf = spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+                buf.clear();
+                format_segment(&mut buf, &lanes[l], a, b, k == 0);
                 if tx.send((k, buf)).is_err() {
                     break;
                 }
@@ -106,6 +112,7 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
                     failed.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
+                spare.lock().unwrap_or_else(|e| e.into_inner()).push(buf);
                 want += 1;
             }
         }
@@ -151,9 +158,9 @@ fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) ->
         .collect()
 }
 
-fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> Vec<u8> {
+fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) {
     let st = lane.stream;
-    let mut buf: Vec<u8> = Vec::with_capacity((b - a) * 240 + 1024);
+    buf.reserve((b - a) * 240 + 1024);
     let mut first = first_of_file;
     let mut sep = |buf: &mut Vec<u8>| {
         if first {
@@ -168,32 +175,32 @@ fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> V
             Some(h) => format!("{} {} (pid {})", st.process, h, st.pid),
             None => format!("{} (pid {})", st.process, st.pid),
         };
-        sep(&mut buf);
-        meta(&mut buf, "process_name", pid, 0, b"name", &escaped(&label));
-        sep(&mut buf);
-        meta(&mut buf, "process_sort_index", pid, 0, b"sort_index", (pid - 1).to_string().as_bytes());
+        sep(buf);
+        meta(buf, "process_name", pid, 0, b"name", &escaped(&label));
+        sep(buf);
+        meta(buf, "process_sort_index", pid, 0, b"sort_index", (pid - 1).to_string().as_bytes());
         for (t, name) in lane.tracks.names.iter().enumerate() {
-            sep(&mut buf);
-            meta(&mut buf, "thread_name", pid, t as i64 + 1, b"name", &escaped(name));
-            sep(&mut buf);
-            meta(&mut buf, "thread_sort_index", pid, t as i64 + 1, b"sort_index", t.to_string().as_bytes());
+            sep(buf);
+            meta(buf, "thread_name", pid, t as i64 + 1, b"name", &escaped(name));
+            sep(buf);
+            meta(buf, "thread_sort_index", pid, t as i64 + 1, b"sort_index", t.to_string().as_bytes());
         }
     }
     for k in a..b {
         let s = &st.spans[k];
-        sep(&mut buf);
+        sep(buf);
         buf.extend_from_slice(b"{\"ph\":\"X\",\"name\":");
         buf.extend_from_slice(&lane.names[s.name as usize]);
         buf.extend_from_slice(b",\"cat\":");
         buf.extend_from_slice(&lane.names[s.target as usize]);
         buf.extend_from_slice(b",\"ts\":");
-        push_int(&mut buf, s.ts_us + lane.offset);
+        push_int(buf, s.ts_us + lane.offset);
         buf.extend_from_slice(b",\"dur\":");
-        push_int(&mut buf, s.dur_us);
+        push_int(buf, s.dur_us);
         buf.extend_from_slice(b",\"pid\":");
-        push_int(&mut buf, pid);
+        push_int(buf, pid);
         buf.extend_from_slice(b",\"tid\":");
-        push_int(&mut buf, lane.tracks.of_span[k] as i64 + 1);
+        push_int(buf, lane.tracks.of_span[k] as i64 + 1);
         buf.extend_from_slice(b",\"args\":{");
         let mut any = false;
         let mut key = |buf: &mut Vec<u8>, k: &[u8]| {
@@ -204,35 +211,34 @@ fn format_segment(lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> V
             buf.extend_from_slice(k);
         };
         if let Some(id) = s.id() {
-            key(&mut buf, b"\"span.id\":");
-            push_u64(&mut buf, id);
+            key(buf, b"\"span.id\":");
+            push_u64(buf, id);
         }
         if let Some(p) = s.parent() {
-            key(&mut buf, b"\"span.parent\":");
-            push_u64(&mut buf, p);
+            key(buf, b"\"span.parent\":");
+            push_u64(buf, p);
         }
         if let Some(t) = s.thread() {
-            key(&mut buf, b"\"span.thread\":");
-            push_u64(&mut buf, t);
+            key(buf, b"\"span.thread\":");
+            push_u64(buf, t);
         }
         // The span's own fields join our keys; a non-object stays whole under "fields".
         let fields = st.fields(s);
         match object_body(fields) {
             Some(inner) if inner.trim().is_empty() => {}
-            Some(inner) => key(&mut buf, inner.as_bytes()),
+            Some(inner) => key(buf, inner.as_bytes()),
             None if fields.is_empty() => {}
             None => {
-                key(&mut buf, b"\"fields\":");
+                key(buf, b"\"fields\":");
                 buf.extend_from_slice(fields.as_bytes());
             }
         }
         if let Some(extra) = st.extra(s) {
-            key(&mut buf, b"\"span.extra\":");
+            key(buf, b"\"span.extra\":");
             buf.extend_from_slice(extra.as_bytes());
         }
         buf.extend_from_slice(b"}}");
     }
-    buf
 }
 
 fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[u8]) {
