@@ -25,12 +25,22 @@ pub struct Framer {
     cur: Option<(Msg, u64)>,
     /// Set when the stream cannot be framed (garbage); the caller decides.
     pub broken: bool,
+    /// Bodies handed back by the caller, for the next kept messages.
+    spare: Vec<Vec<u8>>,
 }
 
 /// Whether `kind`'s content is worth keeping.
 pub type Keep = fn(u8) -> bool;
 
 impl Framer {
+    /// Takes back a message's body, so the next one kept need not allocate.
+    pub fn recycle(&mut self, mut body: Vec<u8>) {
+        if self.spare.len() < 4 && body.capacity() > 0 && body.capacity() <= 64 * 1024 {
+            body.clear();
+            self.spare.push(body);
+        }
+    }
+
     pub fn reset(&mut self) {
         self.head.clear();
         self.cur = None;
@@ -75,7 +85,8 @@ impl Framer {
                 self.broken = true;
                 return;
             }
-            let msg = Msg { kind, wire_len: len as u64 + 1, body: Vec::new(), truncated: false, ts_us: first_ts };
+            let body = if keep(kind) && len > 4 { self.spare.pop().unwrap_or_default() } else { Vec::new() };
+            let msg = Msg { kind, wire_len: len as u64 + 1, body, truncated: false, ts_us: first_ts };
             match len as u64 - 4 {
                 0 => out(msg),
                 left => self.cur = Some((msg, left)),

@@ -3,14 +3,16 @@
 //! completion, with latency from its first request byte.
 
 use crate::error::DecodeError;
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::framer::{Framer, Msg};
 use crate::packet::{for_each_segment_in, PacketStats};
-use crate::tcp::{Event, Reassembler};
+use crate::tcp::{ConnTable, Event, Reassembler};
 
 /// One statement execution.
 #[derive(Debug, Clone, Serialize)]
@@ -18,10 +20,12 @@ pub struct Execution {
     pub conn: u64,
     pub start_us: i64,
     pub latency_us: i64,
-    pub sql: String,
+    /// Shared with the other executions of the same prepared statement.
+    pub sql: Arc<str>,
     /// Rows from the command tag, where the tag has a count.
     pub rows: Option<u64>,
-    pub tag: Option<String>,
+    /// Shared with this connection's earlier executions of the same tag.
+    pub tag: Option<Arc<str>>,
     /// "SQLSTATE: message" for an ErrorResponse.
     pub error: Option<String>,
     pub bytes_in: u64,
@@ -56,8 +60,8 @@ enum Phase {
 
 #[derive(Debug)]
 enum Pending {
-    Simple { sql: String, start: i64, bytes_in: u64, bytes_out: u64, answered: bool },
-    Extended { sql: String, start: i64, bytes_in: u64, bytes_out: u64, partial: bool },
+    Simple { sql: Arc<str>, start: i64, bytes_in: u64, bytes_out: u64, answered: bool },
+    Extended { sql: Arc<str>, start: i64, bytes_in: u64, bytes_out: u64, partial: bool },
     Sync,
 }
 
@@ -66,13 +70,43 @@ struct Conn {
     up: Framer,
     down: Framer,
     startup_buf: Vec<u8>,
-    statements: HashMap<String, String>,
-    portals: HashMap<String, String>,
+    /// Prepared statements' and portals' SQL: shared, as every Bind and
+    /// Execute of the unnamed ones would copy it otherwise.
+    statements: HashMap<String, Arc<str>>,
+    portals: HashMap<String, Arc<str>>,
     pending: VecDeque<Pending>,
     batch_start: Option<i64>,
     batch_bytes: u64,
     /// Started mid-stream or crossed a gap: what we match may be off.
     unsure: bool,
+    /// The messages of one segment, kept to be reused.
+    msgs: Vec<Msg>,
+    /// Command tags: most answers repeat one of a handful ("SELECT 1", "UPDATE 1").
+    tags: Recent,
+    /// Statement texts: drivers parse the unnamed statement again and again
+    /// with one of a few texts.
+    texts: Recent,
+}
+
+/// The last few strings of a kind seen on a connection, shared: a string
+/// that repeats one of them costs a comparison, not an allocation.
+#[derive(Default)]
+struct Recent(VecDeque<Arc<str>>);
+
+impl Recent {
+    const KEPT: usize = 8;
+
+    fn get(&mut self, s: Cow<'_, str>) -> Arc<str> {
+        if let Some(a) = self.0.iter().find(|k| ***k == *s) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(s);
+        if self.0.len() == Self::KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(a.clone());
+        a
+    }
 }
 
 const FRONTEND: &[u8] = b"QPBESDCHXdcfpF";
@@ -91,11 +125,12 @@ fn valid_back(k: u8, len: u32) -> bool {
     BACKEND.contains(&k) && k != b' ' && len < (1 << 30)
 }
 
-fn cstr(b: &[u8], at: &mut usize) -> String {
+/// The NUL-terminated string at `at` (or the rest), borrowed where it is UTF-8.
+fn cstr<'a>(b: &'a [u8], at: &mut usize) -> Cow<'a, str> {
     let start = (*at).min(b.len());
-    let end = b[start..].iter().position(|&c| c == 0).map_or(b.len(), |p| start + p);
+    let end = memchr::memchr(0, &b[start..]).map_or(b.len(), |p| start + p);
     *at = end + 1;
-    String::from_utf8_lossy(&b[start..end]).into_owned()
+    String::from_utf8_lossy(&b[start..end])
 }
 
 /// Rows from a command tag: `SELECT 5`, `INSERT 0 1`, `UPDATE 3`, `COPY 10`.
@@ -116,8 +151,8 @@ fn error_text(body: &[u8]) -> String {
         i += 1;
         let v = cstr(body, &mut i);
         match f {
-            b'C' => code = v,
-            b'M' => msg = v,
+            b'C' => code = v.into_owned(),
+            b'M' => msg = v.into_owned(),
             _ => {}
         }
     }
@@ -126,7 +161,7 @@ fn error_text(body: &[u8]) -> String {
 
 #[derive(Default)]
 pub struct PgDecoder {
-    conns: HashMap<u64, Conn>,
+    conns: ConnTable<Conn>,
     pub summary: PgSummary,
 }
 
@@ -148,12 +183,15 @@ impl PgDecoder {
                         batch_start: None,
                         batch_bytes: 0,
                         unsure: !saw_syn,
+                        msgs: Vec::new(),
+                        tags: Recent::default(),
+                        texts: Recent::default(),
                     },
                 );
             }
             Event::Gap { conn, to_server, .. } => {
                 self.summary.gaps += 1;
-                if let Some(c) = self.conns.get_mut(&conn) {
+                if let Some(c) = self.conns.get_mut(conn) {
                     c.unsure = true;
                     // Resynchronise at the next segment boundary.
                     if to_server {
@@ -164,7 +202,7 @@ impl PgDecoder {
                 }
             }
             Event::Close { conn } => {
-                if let Some(c) = self.conns.remove(&conn) {
+                if let Some(c) = self.conns.remove(conn) {
                     self.summary.unanswered += c.unanswered();
                     match c.phase {
                         Phase::Tls => self.summary.tls_connections += 1,
@@ -174,7 +212,7 @@ impl PgDecoder {
                 }
             }
             Event::Data { conn, to_server, ts_us, bytes } => {
-                let Some(c) = self.conns.get_mut(&conn) else { return };
+                let Some(c) = self.conns.get_mut(conn) else { return };
                 let summary = &mut self.summary;
                 let mut emit = |x: Execution| {
                     summary.statements += 1;
@@ -192,7 +230,7 @@ impl PgDecoder {
     }
 
     pub fn finish(&mut self) {
-        for (_, c) in self.conns.drain() {
+        for c in self.conns.drain() {
             self.summary.unanswered += c.unanswered();
         }
     }
@@ -262,7 +300,7 @@ impl Conn {
         if bytes.is_empty() {
             return;
         }
-        let mut msgs = Vec::new();
+        let mut msgs = std::mem::take(&mut self.msgs);
         let framer = if to_server { &mut self.up } else { &mut self.down };
         if to_server {
             framer.push(bytes, ts, keep_front, &valid_front, &mut |m| msgs.push(m));
@@ -277,38 +315,46 @@ impl Conn {
                 self.phase = Phase::NotPg;
             }
         }
-        for m in msgs {
+        for m in msgs.drain(..) {
             if to_server {
-                self.frontend(m);
+                self.frontend(&m);
+                self.up.recycle(m.body);
             } else {
-                self.backend(id, m, out);
+                self.backend(id, &m, out);
+                self.down.recycle(m.body);
             }
         }
+        self.msgs = msgs;
     }
 
-    fn frontend(&mut self, m: Msg) {
+    fn frontend(&mut self, m: &Msg) {
         let mut at = 0;
         match m.kind {
             b'Q' => {
-                let sql = cstr(&m.body, &mut at);
+                let sql = self.texts.get(cstr(&m.body, &mut at));
                 self.pending.push_back(Pending::Simple { sql, start: m.ts_us, bytes_in: m.wire_len, bytes_out: 0, answered: false });
             }
             b'P' => {
                 let name = cstr(&m.body, &mut at);
-                let sql = cstr(&m.body, &mut at);
-                self.statements.insert(name, sql);
+                let sql = self.texts.get(cstr(&m.body, &mut at));
+                match self.statements.get_mut(name.as_ref()) {
+                    Some(old) => *old = sql,
+                    None => {
+                        self.statements.insert(name.into_owned(), sql);
+                    }
+                }
                 self.batch(m.ts_us, m.wire_len);
             }
             b'B' => {
                 let portal = cstr(&m.body, &mut at);
                 let stmt = cstr(&m.body, &mut at);
-                let sql = self.statements.get(&stmt).cloned();
+                let sql = self.statements.get(stmt.as_ref()).cloned();
                 match sql {
                     Some(s) => {
-                        self.portals.insert(portal, s);
+                        self.portals.insert(portal.into_owned(), s);
                     }
                     None => {
-                        self.portals.remove(&portal);
+                        self.portals.remove(portal.as_ref());
                     }
                 }
                 self.batch(m.ts_us, m.wire_len);
@@ -316,9 +362,9 @@ impl Conn {
             b'E' => {
                 let portal = cstr(&m.body, &mut at);
                 self.batch(m.ts_us, m.wire_len);
-                let (sql, partial) = match self.portals.get(&portal) {
+                let (sql, partial) = match self.portals.get(portal.as_ref()) {
                     Some(s) => (s.clone(), self.unsure),
-                    None => ("(statement prepared before the capture began)".to_string(), true),
+                    None => (Arc::from("(statement prepared before the capture began)"), true),
                 };
                 let start = self.batch_start.take().unwrap_or(m.ts_us);
                 self.pending.push_back(Pending::Extended { sql, start, bytes_in: std::mem::take(&mut self.batch_bytes), bytes_out: 0, partial });
@@ -334,9 +380,9 @@ impl Conn {
                 at = 1;
                 let name = cstr(&m.body, &mut at);
                 if what == Some(b'S') {
-                    self.statements.remove(&name);
+                    self.statements.remove(name.as_ref());
                 } else {
-                    self.portals.remove(&name);
+                    self.portals.remove(name.as_ref());
                 }
                 self.batch(m.ts_us, m.wire_len);
             }
@@ -366,31 +412,32 @@ impl Conn {
         }
     }
 
-    fn backend(&mut self, id: u64, m: Msg, out: &mut dyn FnMut(Execution)) {
+    fn backend(&mut self, id: u64, m: &Msg, out: &mut dyn FnMut(Execution)) {
         match m.kind {
             b'C' | b'E' | b'I' | b's' => {
                 self.add_out(m.wire_len);
                 let (tag, error) = match m.kind {
                     b'C' => {
                         let mut at = 0;
-                        (Some(cstr(&m.body, &mut at)), None)
+                        (Some(self.tags.get(cstr(&m.body, &mut at))), None)
                     }
                     b'E' => (None, Some(error_text(&m.body))),
-                    b's' => (Some("(portal suspended)".to_string()), None),
-                    _ => (Some("(empty query)".to_string()), None),
+                    b's' => (Some(self.tags.get(Cow::Borrowed("(portal suspended)"))), None),
+                    _ => (Some(self.tags.get(Cow::Borrowed("(empty query)"))), None),
                 };
                 let Some(front) = self.pending.iter().position(|p| !matches!(p, Pending::Sync)) else {
                     return; // an answer to something sent before the capture
                 };
                 // A Sync before the answered statement was already answered; drop it.
-                let mk = |sql: &str, start: i64, bytes_in: u64, bytes_out: u64, partial: bool| Execution {
+                // One answer, one Execution: the tag and error move into it.
+                let mk = move |sql: Arc<str>, start: i64, bytes_in: u64, bytes_out: u64, partial: bool| Execution {
                     conn: id,
                     start_us: start,
                     latency_us: (m.ts_us - start).max(0),
-                    sql: sql.to_string(),
+                    sql,
                     rows: tag.as_deref().and_then(tag_rows),
-                    tag: tag.clone(),
-                    error: error.clone(),
+                    tag,
+                    error,
                     bytes_in,
                     bytes_out,
                     partial,
@@ -398,7 +445,7 @@ impl Conn {
                 let is_simple = matches!(self.pending[front], Pending::Simple { .. });
                 if is_simple {
                     if let Pending::Simple { sql, start, bytes_in, bytes_out, answered } = &mut self.pending[front] {
-                        out(mk(sql, *start, *bytes_in, *bytes_out, self.unsure));
+                        out(mk(sql.clone(), *start, *bytes_in, *bytes_out, self.unsure));
                         *answered = true;
                         // Several statements in one Query: the next one's latency starts here.
                         *start = m.ts_us;
@@ -406,7 +453,7 @@ impl Conn {
                         *bytes_out = 0;
                     }
                 } else if let Some(Pending::Extended { sql, start, bytes_in, bytes_out, partial }) = self.pending.remove(front) {
-                    out(mk(&sql, start, bytes_in, bytes_out, partial));
+                    out(mk(sql, start, bytes_in, bytes_out, partial));
                     if m.kind == b'E' {
                         // The server skips to the next Sync: those Executes never ran.
                         while let Some(p) = self.pending.front() {
@@ -421,8 +468,7 @@ impl Conn {
             b'Z' => {
                 // ReadyForQuery ends a simple query or an extended batch.
                 if let Some(i) = self.pending.iter().position(|p| matches!(p, Pending::Simple { .. } | Pending::Sync)) {
-                    let stale: Vec<Pending> = self.pending.drain(..=i).collect();
-                    let _ = stale;
+                    self.pending.drain(..=i);
                 }
             }
             _ => self.add_out(m.wire_len),

@@ -3,12 +3,91 @@
 //! middle of a connection starts at its first segment; a hole that never
 //! fills is reported as a gap once too much is waiting behind it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
 
 use crate::packet::Segment;
 
 pub type Endpoint = (IpAddr, u16);
+
+/// State per connection, found by the ids [`Reassembler`] gives (1, 2, 3,
+/// ...): a window of slots, not a hash map, as each packet looks one up.
+/// Connections close roughly in the order they opened, so the window drops
+/// closed slots from its front and stays small.
+pub struct ConnTable<T> {
+    /// The id of `slots[0]`.
+    base: u64,
+    slots: VecDeque<Option<Box<T>>>,
+}
+
+impl<T> Default for ConnTable<T> {
+    fn default() -> Self {
+        ConnTable { base: 0, slots: VecDeque::new() }
+    }
+}
+
+impl<T> ConnTable<T> {
+    fn index(&self, conn: u64) -> Option<usize> {
+        conn.checked_sub(self.base).and_then(|i| usize::try_from(i).ok())
+    }
+    /// `conn` must be newer than every id inserted before.
+    pub fn insert(&mut self, conn: u64, value: T) {
+        if self.slots.is_empty() {
+            self.base = conn;
+        }
+        let Some(i) = self.index(conn) else { return };
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i] = Some(Box::new(value));
+    }
+    pub fn get_mut(&mut self, conn: u64) -> Option<&mut T> {
+        let i = self.index(conn)?;
+        self.slots.get_mut(i).and_then(|s| s.as_deref_mut())
+    }
+    pub fn remove(&mut self, conn: u64) -> Option<T> {
+        let i = self.index(conn)?;
+        let v = self.slots.get_mut(i).and_then(|s| s.take()).map(|b| *b);
+        while self.slots.front().is_some_and(|s| s.is_none()) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        v
+    }
+    /// What is still open, in id order.
+    pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+        self.slots.drain(..).flatten().map(|b| *b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConnTable;
+
+    #[test]
+    fn the_window_follows_what_is_open() {
+        let mut t = ConnTable::default();
+        for id in 1..=1000u64 {
+            t.insert(id, id);
+            // Connections 1 and 2 stay open; the rest close two behind.
+            if id > 4 {
+                assert_eq!(t.remove(id - 2), Some(id - 2));
+            }
+        }
+        // The oldest open connection holds the window's front.
+        assert_eq!(t.slots.len(), 1000);
+        assert_eq!(t.remove(1), Some(1));
+        assert_eq!(t.remove(1), None);
+        assert_eq!(t.get_mut(2).copied(), Some(2));
+        assert_eq!(t.remove(2), Some(2));
+        assert_eq!(t.slots.len(), 2);
+        assert_eq!(t.get_mut(999).copied(), Some(999));
+        assert_eq!(t.get_mut(5000), None);
+        assert_eq!(t.get_mut(0), None);
+        assert_eq!(t.drain().collect::<Vec<_>>(), vec![999, 1000]);
+    }
+}
 
 /// Bytes buffered behind a hole, per direction, before we give up on it.
 pub const MAX_PENDING: usize = 1 << 20;
@@ -98,33 +177,36 @@ impl Reassembler {
                 out(Event::Close { conn: c.id });
             }
         }
-        if !self.conns.contains_key(&k) {
-            // Pure ACKs, FINs and RSTs after a close open nothing.
-            if s.rst || (!s.syn && s.payload.is_empty()) {
-                return;
-            }
-            let client = match self.server_port {
-                Some(p) if s.dst.1 == p => s.src,
-                Some(p) if s.src.1 == p => s.dst,
-                // A SYN comes from the client (a SYN-ACK from the server);
-                // otherwise the higher port is the client's.
-                _ if client_syn => s.src,
-                _ if s.syn => s.dst,
-                _ => {
-                    if s.src.1 > s.dst.1 {
-                        s.src
-                    } else {
-                        s.dst
-                    }
+        // One lookup for the packets of a known connection, the most of them.
+        let c = match self.conns.entry(k) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(v) => {
+                // Pure ACKs, FINs and RSTs after a close open nothing.
+                if s.rst || (!s.syn && s.payload.is_empty()) {
+                    return;
                 }
-            };
-            let server = if client == s.src { s.dst } else { s.src };
-            let id = self.next_id;
-            self.next_id += 1;
-            out(Event::Open { conn: id, client, server, ts_us: s.ts_us, saw_syn: s.syn });
-            self.conns.insert(k, Conn { id, client, up: Dir::default(), down: Dir::default() });
-        }
-        let c = self.conns.get_mut(&k).expect("inserted above");
+                let client = match self.server_port {
+                    Some(p) if s.dst.1 == p => s.src,
+                    Some(p) if s.src.1 == p => s.dst,
+                    // A SYN comes from the client (a SYN-ACK from the server);
+                    // otherwise the higher port is the client's.
+                    _ if client_syn => s.src,
+                    _ if s.syn => s.dst,
+                    _ => {
+                        if s.src.1 > s.dst.1 {
+                            s.src
+                        } else {
+                            s.dst
+                        }
+                    }
+                };
+                let server = if client == s.src { s.dst } else { s.src };
+                let id = self.next_id;
+                self.next_id += 1;
+                out(Event::Open { conn: id, client, server, ts_us: s.ts_us, saw_syn: s.syn });
+                v.insert(Conn { id, client, up: Dir::default(), down: Dir::default() })
+            }
+        };
         let to_server = s.src == c.client;
         let id = c.id;
         let dir = if to_server { &mut c.up } else { &mut c.down };

@@ -4,13 +4,12 @@
 //! next server message, and the other way round.
 
 use crate::error::DecodeError;
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::packet::{for_each_segment_in, PacketStats};
-use crate::tcp::{Event, Reassembler};
+use crate::tcp::{ConnTable, Event, Reassembler};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Message {
@@ -212,7 +211,7 @@ pub fn decode_from(
     out: &mut dyn FnMut(&Message),
 ) -> Result<WsSummary, DecodeError> {
     let mut tcp = Reassembler::new(server_port);
-    let mut conns: HashMap<u64, Conn> = HashMap::new();
+    let mut conns: ConnTable<Conn> = ConnTable::default();
     let mut s = WsSummary::default();
     let mut messages: Vec<Message> = Vec::new();
     let (mut fw, mut fs) = (FrameCounts::default(), FrameCounts::default());
@@ -223,7 +222,7 @@ pub fn decode_from(
             conns.insert(conn, Conn { up: mk(), down: mk(), midstream: !saw_syn });
         }
         Event::Data { conn, to_server, ts_us, bytes } => {
-            if let Some(c) = conns.get_mut(&conn) {
+            if let Some(c) = conns.get_mut(conn) {
                 let mut emit = |m: Message| messages.push(m);
                 if to_server {
                     c.up.push(conn, "worker", ts_us, bytes, &mut fw, &mut emit);
@@ -234,13 +233,13 @@ pub fn decode_from(
         }
         Event::Gap { conn, .. } => {
             s.gaps += 1;
-            if let Some(c) = conns.get_mut(&conn) {
+            if let Some(c) = conns.get_mut(conn) {
                 c.up.broken = true;
                 c.down.broken = true;
             }
         }
         Event::Close { conn } => {
-            if let Some(c) = conns.remove(&conn) {
+            if let Some(c) = conns.remove(conn) {
                 if c.midstream {
                     s.midstream_connections += 1;
                 } else if c.up.http_done && c.down.http_done {

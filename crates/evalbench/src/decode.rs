@@ -39,14 +39,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.kind {
         Kind::Pg => {
             let mut table = evalbench_analyze::LatencyTable::default();
-            let summary = evalbench_decode::pg::decode_file(&a.file, a.port, &mut |x| {
-                if a.json {
-                    let _ = serde_json::to_writer(&mut w, &x);
-                    let _ = w.write_all(b"\n");
-                } else {
-                    table.add(&x);
-                }
-            })?;
+            let (file, port) = (&a.file, a.port);
+            let summary = pipelined(
+                |out| evalbench_decode::pg::decode_file(file, port, out),
+                |x| {
+                    if a.json {
+                        let _ = serde_json::to_writer(&mut w, &x);
+                        let _ = w.write_all(b"\n");
+                    } else {
+                        table.add(&x);
+                    }
+                },
+            )?;
             if a.json {
                 let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
@@ -155,4 +159,29 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `decode` on a thread of its own and hands what it emits, in
+/// batches, to `each` on this one: decoding a capture and formatting its
+/// records take turns on one core otherwise.
+fn pipelined<T: Send, R: Send>(decode: impl FnOnce(&mut dyn FnMut(T)) -> R + Send, mut each: impl FnMut(T)) -> R {
+    const BATCH: usize = 1024;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<T>>(4);
+    std::thread::scope(|s| {
+        let decoder = s.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH);
+            let r = decode(&mut |x| {
+                batch.push(x);
+                if batch.len() == BATCH {
+                    let _ = tx.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+                }
+            });
+            let _ = tx.send(batch);
+            r
+        });
+        for batch in rx {
+            batch.into_iter().for_each(&mut each);
+        }
+        decoder.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
 }
