@@ -36,18 +36,27 @@ for i in $(seq "$RUNS"); do
     E+=("$(t "$BIN" decode pg --json --port "$PORT" "$WORK/pg.pcap")")
     T+=("$(t tshark -r "$WORK/pg.pcap" -d "tcp.port==$PORT,pgsql" -Y 'pgsql.type == "Simple query" || pgsql.type == "Parse"' -T fields -e pgsql.query)")
 done
-OURS=$("$BIN" decode pg --json --port "$PORT" "$WORK/pg.pcap" | tail -1 | python3 -c "import json,sys; print(json.load(sys.stdin)['summary']['statements'])")
+# Same answer first: every statement the clients sent (tshark's Simple query
+# and Parse messages, each occurrence in a frame) is one we decoded or one
+# still unanswered when the capture stopped (pgbench -M extended parses each
+# execution).
+THEIRS=$(tshark -r "$WORK/pg.pcap" -d "tcp.port==$PORT,pgsql" -Y 'pgsql.type == "Simple query" || pgsql.type == "Parse"' -T fields -E occurrence=a -E aggregator=, -e pgsql.type \
+    | tr ',' '\n' | grep -c -E '^(Simple query|Parse)$')
+read -r OURS UNANSWERED < <("$BIN" decode pg --json --port "$PORT" "$WORK/pg.pcap" | tail -1 | python3 -c "import json,sys; s=json.load(sys.stdin)['summary']; print(s['statements'], s['unanswered'])")
+if [ "$((OURS + UNANSWERED))" != "$THEIRS" ]; then
+    say "decode pg and tshark disagree: $OURS statements + $UNANSWERED unanswered, tshark $THEIRS Parse/Simple query messages"; exit 1
+fi
 # ~1 GB of the same traffic, concatenated.
 N=$(( TARGET_GB * 1073741824 / SIZE + 1 ))
 FILES=(); for i in $(seq "$N"); do FILES+=("$WORK/pg.pcap"); done
 mergecap -a -w "$WORK/big.pcap" "${FILES[@]}"
 BIG=$(stat -c %s "$WORK/big.pcap")
 B=$(t "$BIN" decode pg --port "$PORT" "$WORK/big.pcap")
-python3 - "$PACKETS" "$OURS" "$BIG" "$B" "${E[@]}" -- "${T[@]}" <<'PY'
+python3 - "$PACKETS" "$OURS" "$BIG" "$B" "$UNANSWERED" "$THEIRS" "${E[@]}" -- "${T[@]}" <<'PY'
 import statistics, sys
 a = sys.argv[1:]
-packets, statements, big, b = int(a[0]), int(a[1]), int(a[2]), a[3]
-rest = a[4:]
+packets, statements, big, b, unanswered, theirs = int(a[0]), int(a[1]), int(a[2]), a[3], int(a[4]), int(a[5])
+rest = a[6:]
 sep = rest.index("--")
 ours = [float(x.split()[0]) for x in rest[:sep]]
 ts = [float(x.split()[0]) for x in rest[sep + 1:]]
@@ -55,7 +64,7 @@ o, t = statistics.median(ours), statistics.median(ts)
 print(f"decode bench: {packets} packets of pgbench traffic, {statements} statements, median of {len(ours)} runs each")
 print(f"  evalbench decode pg --json   {o:7.2f} s  {packets / o:10.0f} packets/s")
 print(f"  tshark -Y pgsql -T fields     {t:7.2f} s  {packets / t:10.0f} packets/s")
-print(f"  ratio tshark / evalbench      {t / o:7.1f}x   (goal >= 10x)")
+print(f"  ratio tshark / evalbench      {t / o:7.1f}x   (goal >= 40x; same statements checked: {statements} + {unanswered} unanswered = tshark's {theirs})")
 secs, kib = b.split()
 print(f"  {big / 2**30:.2f} GiB capture: {float(secs):.1f} s, peak RSS {int(kib) / 1024:.0f} MiB (goal <= 256 MiB)")
 PY

@@ -38,5 +38,8 @@ for spec in "2 1600" "4 8000" "4 85000"; do
     done
     SIZE=$(stat -c %s "$WORK/r$2/index.html")
     printf '  %-10s %9ss %9s MiB %9s MiB %11ss %13ss\n' "$SPANS" "$(median "${R[@]}")" "$(( $(printf '%s\n' "${M[@]}" | sort -n | tail -1) / 1024 ))" "$(python3 -c "print(f'{$SIZE/1048576:.2f}')")" "$(median "${L[@]}")" "$(median "${E[@]}")"
+    LAST=("$SPANS" "$(median "${R[@]}")" "$(( $(printf '%s\n' "${M[@]}" | sort -n | tail -1) / 1024 ))")
     rm -rf "$B"
 done
+printf '  goal on %s spans: render <= 1.5 s (measured %s s), peak RSS <= 200 MiB (measured %s MiB)\n' "${LAST[@]}"
+

@@ -72,8 +72,8 @@ struct Conn {
     startup_buf: Vec<u8>,
     /// Prepared statements' and portals' SQL: shared, as every Bind and
     /// Execute of the unnamed ones would copy it otherwise.
-    statements: HashMap<String, Arc<str>>,
-    portals: HashMap<String, Arc<str>>,
+    statements: Names,
+    portals: Names,
     pending: VecDeque<Pending>,
     batch_start: Option<i64>,
     batch_bytes: u64,
@@ -86,6 +86,40 @@ struct Conn {
     /// Statement texts: drivers parse the unnamed statement again and again
     /// with one of a few texts.
     texts: Recent,
+}
+
+/// Prepared statements or portals by name. Most drivers use only the
+/// unnamed one (""), so it has a slot of its own beside the map.
+#[derive(Default)]
+struct Names {
+    unnamed: Option<Arc<str>>,
+    named: HashMap<String, Arc<str>>,
+}
+
+impl Names {
+    fn get(&self, name: &str) -> Option<&Arc<str>> {
+        if name.is_empty() {
+            self.unnamed.as_ref()
+        } else {
+            self.named.get(name)
+        }
+    }
+    fn insert(&mut self, name: Cow<'_, str>, sql: Arc<str>) {
+        if name.is_empty() {
+            self.unnamed = Some(sql);
+        } else if let Some(old) = self.named.get_mut(name.as_ref()) {
+            *old = sql;
+        } else {
+            self.named.insert(name.into_owned(), sql);
+        }
+    }
+    fn remove(&mut self, name: &str) {
+        if name.is_empty() {
+            self.unnamed = None;
+        } else {
+            self.named.remove(name);
+        }
+    }
 }
 
 /// The last few strings of a kind seen on a connection, shared: a string
@@ -177,8 +211,8 @@ impl PgDecoder {
                         up: Framer::default(),
                         down: Framer::default(),
                         startup_buf: Vec::new(),
-                        statements: HashMap::new(),
-                        portals: HashMap::new(),
+                        statements: Names::default(),
+                        portals: Names::default(),
                         pending: VecDeque::new(),
                         batch_start: None,
                         batch_bytes: 0,
@@ -337,32 +371,22 @@ impl Conn {
             b'P' => {
                 let name = cstr(&m.body, &mut at);
                 let sql = self.texts.get(cstr(&m.body, &mut at));
-                match self.statements.get_mut(name.as_ref()) {
-                    Some(old) => *old = sql,
-                    None => {
-                        self.statements.insert(name.into_owned(), sql);
-                    }
-                }
+                self.statements.insert(name, sql);
                 self.batch(m.ts_us, m.wire_len);
             }
             b'B' => {
                 let portal = cstr(&m.body, &mut at);
                 let stmt = cstr(&m.body, &mut at);
-                let sql = self.statements.get(stmt.as_ref()).cloned();
-                match sql {
-                    Some(s) => {
-                        self.portals.insert(portal.into_owned(), s);
-                    }
-                    None => {
-                        self.portals.remove(portal.as_ref());
-                    }
+                match self.statements.get(&stmt).cloned() {
+                    Some(s) => self.portals.insert(portal, s),
+                    None => self.portals.remove(&portal),
                 }
                 self.batch(m.ts_us, m.wire_len);
             }
             b'E' => {
                 let portal = cstr(&m.body, &mut at);
                 self.batch(m.ts_us, m.wire_len);
-                let (sql, partial) = match self.portals.get(portal.as_ref()) {
+                let (sql, partial) = match self.portals.get(&portal) {
                     Some(s) => (s.clone(), self.unsure),
                     None => (Arc::from("(statement prepared before the capture began)"), true),
                 };
@@ -380,9 +404,9 @@ impl Conn {
                 at = 1;
                 let name = cstr(&m.body, &mut at);
                 if what == Some(b'S') {
-                    self.statements.remove(name.as_ref());
+                    self.statements.remove(&name);
                 } else {
-                    self.portals.remove(name.as_ref());
+                    self.portals.remove(&name);
                 }
                 self.batch(m.ts_us, m.wire_len);
             }
