@@ -4,7 +4,7 @@
 
 use crate::error::DecodeError;
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,6 +13,9 @@ use serde::Serialize;
 use crate::framer::{Framer, Msg};
 use crate::packet::{for_each_segment_in, PacketStats};
 use crate::tcp::{ConnTable, Event, Reassembler};
+
+mod names;
+use names::{Names, Recent};
 
 /// One statement execution.
 #[derive(Debug, Clone, Serialize)]
@@ -86,61 +89,6 @@ struct Conn {
     /// Statement texts: drivers parse the unnamed statement again and again
     /// with one of a few texts.
     texts: Recent,
-}
-
-/// Prepared statements or portals by name. Most drivers use only the
-/// unnamed one (""), so it has a slot of its own beside the map.
-#[derive(Default)]
-struct Names {
-    unnamed: Option<Arc<str>>,
-    named: HashMap<String, Arc<str>>,
-}
-
-impl Names {
-    fn get(&self, name: &str) -> Option<&Arc<str>> {
-        if name.is_empty() {
-            self.unnamed.as_ref()
-        } else {
-            self.named.get(name)
-        }
-    }
-    fn insert(&mut self, name: Cow<'_, str>, sql: Arc<str>) {
-        if name.is_empty() {
-            self.unnamed = Some(sql);
-        } else if let Some(old) = self.named.get_mut(name.as_ref()) {
-            *old = sql;
-        } else {
-            self.named.insert(name.into_owned(), sql);
-        }
-    }
-    fn remove(&mut self, name: &str) {
-        if name.is_empty() {
-            self.unnamed = None;
-        } else {
-            self.named.remove(name);
-        }
-    }
-}
-
-/// The last few strings of a kind seen on a connection, shared: a string
-/// that repeats one of them costs a comparison, not an allocation.
-#[derive(Default)]
-struct Recent(VecDeque<Arc<str>>);
-
-impl Recent {
-    const KEPT: usize = 8;
-
-    fn get(&mut self, s: Cow<'_, str>) -> Arc<str> {
-        if let Some(a) = self.0.iter().find(|k| ***k == *s) {
-            return a.clone();
-        }
-        let a: Arc<str> = Arc::from(s);
-        if self.0.len() == Self::KEPT {
-            self.0.pop_front();
-        }
-        self.0.push_back(a.clone());
-        a
-    }
 }
 
 const FRONTEND: &[u8] = b"QPBESDCHXdcfpF";
