@@ -256,27 +256,27 @@ fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[
 }
 
 /// Decimal digits of an integer, without `fmt` machinery.
-/// `v` in decimal, appended: two digits a step, then one fixed-size copy
-/// and a truncate (a copy of varying length is a call to memmove, and there
-/// are four numbers an event).
+/// `v` in decimal, appended: two digits a step, written in place (digits
+/// built in a scratch array and copied out were read back before their
+/// stores landed, and there are four numbers an event).
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
                                 5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
-    let mut digits = [0u8; 20];
+    let len = out.len();
+    out.resize(len + n, b'0');
+    let digits = &mut out[len..];
     let mut i = n;
     while i >= 2 {
         let pair = (v % 100) as usize * 2;
         v /= 100;
-        digits[i - 2..i].copy_from_slice(&PAIRS[pair..pair + 2]);
+        digits[i - 2] = PAIRS[pair];
+        digits[i - 1] = PAIRS[pair + 1];
         i -= 2;
     }
     if i == 1 {
         digits[0] = b'0' + v as u8;
     }
-    let len = out.len();
-    out.extend_from_slice(&digits);
-    out.truncate(len + n);
 }
 
 fn push_int(out: &mut Vec<u8>, n: i64) {
