@@ -11,6 +11,7 @@
 //! Nothing here interprets timings; that is `evalbench-analyze`'s job.
 
 mod archive;
+mod atomic;
 mod error;
 pub mod fnv;
 pub mod layout;
@@ -20,8 +21,9 @@ pub mod spans;
 
 pub mod num;
 pub use archive::{pack_dir, unpack, Limits};
+pub use atomic::{persist, readable_temp, write_atomic};
 pub use error::BundleError;
 pub use fnv::Fnv;
-pub use open::{readable_temp, write_atomic, Bundle, PassDir};
+pub use open::{Bundle, PassDir};
 pub use run_info::{CapturePorts, RunInfo, RunnerInfo, StatusChange};
 pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Malformed, Span, SpanFile, Stream};

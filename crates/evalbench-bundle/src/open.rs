@@ -98,24 +98,3 @@ impl Bundle {
         Ok(Bundle { source: source.into(), root, passes, _unpacked: unpacked })
     }
 }
-
-/// Writes a file under a temporary name and renames it into place, so a
-/// reader never sees half of it.
-/// A temporary file beside the output, created with mode 0666 less the
-/// umask (0644 under 022) as any other file the user writes: the outputs
-/// are served by Hydra or Gradient as another user. (tempfile's default is
-/// 0600, right for secrets, wrong for a report.)
-pub fn readable_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    use std::os::unix::fs::PermissionsExt;
-    tempfile::Builder::new().permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir)
-}
-
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
-    use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut tmp = readable_temp(dir).map_err(io(path))?;
-    tmp.write_all(bytes).map_err(io(path))?;
-    tmp.persist(path).map_err(|e| BundleError::Io { path: path.into(), source: e.error })?;
-    Ok(())
-}

@@ -100,6 +100,6 @@ impl RunInfo {
 
     pub fn write(&self, path: &Path) -> Result<(), BundleError> {
         let text = serde_json::to_string_pretty(self).expect("run info serializes");
-        crate::open::write_atomic(path, text.as_bytes())
+        crate::write_atomic(path, text.as_bytes())
     }
 }

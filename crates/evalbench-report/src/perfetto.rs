@@ -123,7 +123,7 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
         events += lane.stream.spans.len() as u64;
     }
     file.write_all(b"\n]}\n")?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    evalbench_bundle::persist(tmp, path)?;
     Ok(events)
 }
 
