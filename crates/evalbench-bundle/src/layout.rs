@@ -24,6 +24,11 @@ pub const WORKER_FLAME_FOLDED: &str = "worker/flame.folded";
 /// `strace -ff` of the worker: one `worker.<pid>` file per thread.
 pub const WORKER_STRACE_DIR: &str = "worker/strace";
 pub const STRACE_FILE_PREFIX: &str = "worker.";
+/// nix's own statistics (`NIX_SHOW_STATS`), one file per nix evaluation of
+/// the lab's eval subprocess, as nix wrote them: `nix-stats.<shard>.json`
+/// per evaluator and `nix-stats.discover.json` for the attribute listing.
+pub const EVAL_DIR: &str = "eval";
+pub const NIX_STATS_PREFIX: &str = "nix-stats.";
 /// The folded stacks beside a flame graph (`flame.svg` -> `flame.folded`).
 pub fn folded_beside(svg: &std::path::Path) -> std::path::PathBuf {
     svg.with_extension("folded")

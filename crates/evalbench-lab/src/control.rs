@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::netns::{self, Names};
 use crate::pg::{self, Pg};
-use crate::state::{LabState, Net, NIX_CONFIG};
+use crate::state::{LabState, Net, PassOutput, NIX_CONFIG};
 use evalbench_api::{left_evaluation_us, terminal, Client, Follow};
 use evalbench_host::{alive, free_port, is_root, now_us, spawn_detached, stop, HostExec};
 
@@ -64,7 +64,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     st.workers = o.workers.max(1);
     st.eval_workers = o.eval_workers.max(1);
     st.worker_clock_skew_ms = o.worker_clock_skew_ms;
-    st.trace_dir = o.trace_dir.clone();
+    st.set_output(&PassOutput::spans_to(o.trace_dir.clone()));
     let use_netns = match o.net {
         NetMode::On => true,
         NetMode::Off => false,
@@ -164,6 +164,16 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
         c.env(evalbench_trace::ENV_CLOCK_SKEW_US, (st.worker_clock_skew_ms * 1000).to_string())
             .env("XDG_CACHE_HOME", st.eval_cache())
             .env(crate::eval::ENV_EVAL_SHARDS, st.eval_workers.max(1).to_string());
+        match &st.nix_stats_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+                c.env(crate::eval::ENV_NIX_STATS_DIR, d);
+            }
+            None => {
+                c.env_remove(crate::eval::ENV_NIX_STATS_DIR);
+            }
+        }
+        c.env(crate::eval::ENV_COUNT_CALLS, if st.count_calls { "true" } else { "false" });
         st.worker_pids.push(spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?);
     }
     let n = st.workers as u64;
@@ -219,10 +229,10 @@ pub fn down(dir: &Path) -> Result<(), LabError> {
 }
 
 /// Restarts server and workers, e.g. to write spans to another directory.
-pub fn restart(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, LabError> {
+pub fn restart(dir: &Path, out: &PassOutput) -> Result<LabState, LabError> {
     let mut st = LabState::load(dir)?;
     stop_services(&mut st);
-    st.trace_dir = trace_dir;
+    st.set_output(out);
     start_services(&mut st)?;
     st.save()?;
     Ok(st)
@@ -230,7 +240,7 @@ pub fn restart(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, LabEr
 
 /// The cold reset: database dropped and recreated (the server restarted
 /// re-provisions it), eval cache emptied; fetched sources kept.
-pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, LabError> {
+pub fn reset_cold(dir: &Path, out: &PassOutput) -> Result<LabState, LabError> {
     let mut st = LabState::load(dir)?;
     stop_services(&mut st);
     pg_of(&st)?.recreate_ci_db()?;
@@ -238,7 +248,7 @@ pub fn reset_cold(dir: &Path, trace_dir: Option<PathBuf>) -> Result<LabState, La
     if cache.exists() {
         std::fs::remove_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
     }
-    st.trace_dir = trace_dir;
+    st.set_output(out);
     start_services(&mut st)?;
     st.save()?;
     Ok(st)

@@ -24,7 +24,7 @@ pub use error::LabError;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use state::LabState;
+pub use state::{LabState, PassOutput};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -75,6 +75,12 @@ pub enum Cmd {
         /// Where the restarted processes write their spans (none when absent).
         #[arg(long)]
         trace_dir: Option<PathBuf>,
+        /// Where each nix evaluation writes its statistics (`nix-stats.<shard>.json`).
+        #[arg(long)]
+        nix_stats_dir: Option<PathBuf>,
+        /// nix also counts calls by primop, function and attribute (NIX_COUNT_CALLS).
+        #[arg(long)]
+        count_calls: bool,
     },
     /// Cold reset: drop and recreate the database, empty the eval cache, restart.
     Reset {
@@ -84,6 +90,12 @@ pub enum Cmd {
         /// Where the restarted processes write their spans (none when absent).
         #[arg(long)]
         trace_dir: Option<PathBuf>,
+        /// Where each nix evaluation writes its statistics (`nix-stats.<shard>.json`).
+        #[arg(long)]
+        nix_stats_dir: Option<PathBuf>,
+        /// nix also counts calls by primop, function and attribute (NIX_COUNT_CALLS).
+        #[arg(long)]
+        count_calls: bool,
     },
     /// Request an evaluation, follow it to the end, print its timeline as JSON.
     Evaluate {
@@ -152,6 +164,10 @@ pub enum Cmd {
         job: String,
         #[arg(long, default_value_t = 1, env = eval::ENV_EVAL_SHARDS)]
         shards: usize,
+        #[arg(long, env = eval::ENV_NIX_STATS_DIR)]
+        nix_stats_dir: Option<PathBuf>,
+        #[arg(long, env = eval::ENV_COUNT_CALLS)]
+        count_calls: bool,
     },
 }
 
@@ -175,8 +191,12 @@ pub fn run(args: Args) -> Result<(), LabError> {
             Ok(())
         }
         Cmd::Down { dir } => control::down(&dir),
-        Cmd::Restart { dir, trace_dir } => control::restart(&dir, trace_dir).map(|_| ()),
-        Cmd::Reset { dir, trace_dir } => control::reset_cold(&dir, trace_dir).map(|_| ()),
+        Cmd::Restart { dir, trace_dir, nix_stats_dir, count_calls } => {
+            control::restart(&dir, &PassOutput { trace_dir, nix_stats_dir, count_calls }).map(|_| ())
+        }
+        Cmd::Reset { dir, trace_dir, nix_stats_dir, count_calls } => {
+            control::reset_cold(&dir, &PassOutput { trace_dir, nix_stats_dir, count_calls }).map(|_| ())
+        }
         Cmd::Evaluate { dir, timeout_s } => {
             let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| eprintln!("evalbench lab: {s}"))?;
             println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
@@ -213,9 +233,9 @@ pub fn run(args: Args) -> Result<(), LabError> {
             let _g = init_tracing();
             Ok(worker::work(&server, &name, &sources)?)
         }
-        Cmd::Eval { flake, job, shards } => {
+        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls } => {
             let _g = init_tracing();
-            Ok(eval::eval(&flake, &job, shards)?)
+            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls })?)
         }
     }
 }

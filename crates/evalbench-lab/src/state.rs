@@ -38,11 +38,31 @@ pub struct LabState {
     pub project: String,
     pub repository: PathBuf,
     pub trace_dir: Option<PathBuf>,
+    /// Where the eval subprocess writes nix's statistics (`<pass>/eval`).
+    #[serde(default)]
+    pub nix_stats_dir: Option<PathBuf>,
+    /// nix counts calls too (instrumented passes).
+    #[serde(default)]
+    pub count_calls: bool,
     pub worker_clock_skew_ms: i64,
     pub workers: u32,
     /// Evaluators (shards) each worker's eval subprocess runs at once.
     #[serde(default = "one")]
     pub eval_workers: u32,
+}
+
+/// Where the next pass's spans and nix statistics go, and whether nix counts calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassOutput {
+    pub trace_dir: Option<PathBuf>,
+    pub nix_stats_dir: Option<PathBuf>,
+    pub count_calls: bool,
+}
+
+impl PassOutput {
+    pub fn spans_to(trace_dir: Option<PathBuf>) -> PassOutput {
+        PassOutput { trace_dir, ..PassOutput::default() }
+    }
 }
 
 fn one() -> u32 {
@@ -67,6 +87,11 @@ impl LabState {
         };
         std::fs::write(&tmp, serde_json::to_vec_pretty(self).expect("state serializes")).map_err(io(&tmp))?;
         std::fs::rename(&tmp, &p).map_err(io(&p))
+    }
+    pub fn set_output(&mut self, out: &PassOutput) {
+        self.trace_dir = out.trace_dir.clone();
+        self.nix_stats_dir = out.nix_stats_dir.clone();
+        self.count_calls = out.count_calls;
     }
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.net.server_addr, self.server_port)

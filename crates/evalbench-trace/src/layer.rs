@@ -53,8 +53,30 @@ impl Clock {
         Clock { base_us: unix_us(std::time::SystemTime::now()) + skew_us, base }
     }
     fn ticks(&self) -> u64 {
-        self.base.elapsed().as_micros() as u64
+        let now = PINNED.with(|p| p.get()).unwrap_or_else(Instant::now);
+        now.saturating_duration_since(self.base).as_micros() as u64
     }
+}
+
+thread_local! {
+    /// The instant this thread's spans open and close at, inside [`at_one_instant`].
+    static PINNED: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every span this thread closes or opens in it stamped with
+/// one instant, the moment `f` starts. For spans that are back to back by
+/// definition (one attribute ends where the next begins): without it, the
+/// layer's own work and any descheduling between the close and the open
+/// would show as a gap that belongs to neither.
+pub fn at_one_instant<R>(f: impl FnOnce() -> R) -> R {
+    struct Unpin(Option<Instant>);
+    impl Drop for Unpin {
+        fn drop(&mut self) {
+            PINNED.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Unpin(PINNED.with(|p| p.replace(Some(Instant::now()))));
+    f()
 }
 
 /// Per-span state kept in the registry's extensions.

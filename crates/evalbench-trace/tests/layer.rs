@@ -103,3 +103,38 @@ fn flush_puts_spans_on_disk_while_the_service_runs() {
     let ts = spans[0]["ts_us"].as_i64().unwrap();
     assert!(now - ts >= 5_000_000 && now - ts < 6_000_000, "the injected skew moves timestamps");
 }
+
+#[test]
+fn spans_closed_and_opened_at_one_instant_are_back_to_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (layer, guard) = evalbench_trace::Builder::new().trace_dir(dir.path()).process("eval").build();
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        let mut on = tracing::debug_span!(target: "gradient_eval", "resolve", attr = 0u64);
+        for i in 1..50u64 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            on = evalbench_trace::at_one_instant(|| {
+                drop(on);
+                // Work between the close and the open is no one's.
+                std::thread::sleep(std::time::Duration::from_micros(300));
+                tracing::debug_span!(target: "gradient_eval", "resolve", attr = i)
+            });
+        }
+        // Outside the closure the clock runs again.
+        let t = tracing::debug_span!(target: "gradient_eval", "after");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        drop(t);
+    });
+    let path = guard.path().unwrap().to_path_buf();
+    drop(guard);
+    let spans = lines(&path);
+    let mut resolves: Vec<&Value> = spans.iter().filter(|s| s["name"] == "resolve").collect();
+    resolves.sort_by_key(|s| s["fields"]["attr"].as_u64());
+    assert_eq!(resolves.len(), 50);
+    for w in resolves.windows(2) {
+        let end = w[0]["ts_us"].as_i64().unwrap() + w[0]["dur_us"].as_i64().unwrap();
+        assert_eq!(w[1]["ts_us"].as_i64().unwrap(), end, "{:?}", w);
+        assert!(w[0]["dur_us"].as_i64().unwrap() >= 200);
+    }
+    let after = spans.iter().find(|s| s["name"] == "after").unwrap();
+    assert!(after["dur_us"].as_i64().unwrap() >= 2000, "{after}");
+}

@@ -270,7 +270,7 @@ fn derivations_of(dir: &Path, evaluation: &serde_json::Value) -> Vec<String> {
 /// `ps` lines of nix evaluators still running over `source`.
 fn evaluators_over(source: &str) -> String {
     let ps = std::process::Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
-    String::from_utf8_lossy(&ps.stdout).lines().filter(|l| l.contains("path-info") && l.contains(source)).collect::<Vec<_>>().join("\n")
+    String::from_utf8_lossy(&ps.stdout).lines().filter(|l| l.contains(" nix ") && l.contains(source)).collect::<Vec<_>>().join("\n")
 }
 
 #[test]

@@ -58,7 +58,11 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let trace_dir = dir.join(layout::TRACE_DIR);
     std::fs::create_dir_all(dir.join("pg")).map_err(|e| err(format!("{}: {e}", dir.display())))?;
     progress(if plan.cold { "cold reset" } else { "warm restart" });
-    target.prepare(plan.cold, &trace_dir).map_err(|e| err(e.to_string()))?;
+    let eval_dir = dir.join(layout::EVAL_DIR);
+    let instrumented = !layout::is_clean(plan.name);
+    target
+        .prepare(plan.cold, &crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented })
+        .map_err(|e| err(e.to_string()))?;
     let cap = target.capture();
     let db = Db::connect(&cap.admin_database_url).map_err(|e| err(e.to_string()))?;
     let api = Client::new(target.endpoint(), Duration::from_secs(30));

@@ -106,7 +106,7 @@ impl Target for Gradient {
     fn start(&mut self) -> Result<(), HarnessError> {
         self.wait_ready()
     }
-    fn prepare(&mut self, cold: bool, _trace_dir: &Path) -> Result<(), HarnessError> {
+    fn prepare(&mut self, cold: bool, _place: &super::PassPlace<'_>) -> Result<(), HarnessError> {
         let c = &self.config;
         if cold {
             let db = &c.database;

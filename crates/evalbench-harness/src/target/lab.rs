@@ -4,11 +4,11 @@ use crate::error::HarnessError;
 use std::path::{Path, PathBuf};
 
 use evalbench_lab::control::{self, NetMode, UpOpts};
-use evalbench_lab::LabState;
+use evalbench_lab::{LabState, PassOutput};
 
 use evalbench_api::Endpoint;
 
-use super::{CaptureInfo, Target};
+use super::{CaptureInfo, PassPlace, Target};
 use evalbench_host::HostExec;
 
 pub struct Lab {
@@ -47,12 +47,13 @@ impl Target for Lab {
         self.state = Some(st);
         Ok(())
     }
-    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), HarnessError> {
-        let st = if cold {
-            control::reset_cold(&self.dir, Some(trace_dir.to_path_buf()))?
-        } else {
-            control::restart(&self.dir, Some(trace_dir.to_path_buf()))?
+    fn prepare(&mut self, cold: bool, place: &PassPlace<'_>) -> Result<(), HarnessError> {
+        let out = PassOutput {
+            trace_dir: Some(place.trace_dir.to_path_buf()),
+            nix_stats_dir: Some(place.eval_dir.to_path_buf()),
+            count_calls: place.instrumented,
         };
+        let st = if cold { control::reset_cold(&self.dir, &out)? } else { control::restart(&self.dir, &out)? };
         self.state = Some(st);
         Ok(())
     }

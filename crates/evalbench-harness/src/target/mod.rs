@@ -29,13 +29,21 @@ pub struct CaptureInfo {
     pub ci_role: String,
 }
 
+/// Where a pass's files go, and whether it is instrumented.
+pub struct PassPlace<'a> {
+    pub trace_dir: &'a Path,
+    /// nix's statistics (`<pass>/eval`), where the target can write them.
+    pub eval_dir: &'a Path,
+    pub instrumented: bool,
+}
+
 pub trait Target {
     fn name(&self) -> &str;
     /// Brings the target up (the lab) or checks that it answers.
     fn start(&mut self) -> Result<(), HarnessError>;
     /// Before a pass: a cold reset (database recreated, eval cache emptied) or
-    /// a warm restart. Spans of the pass go to `trace_dir`, or are fetched there.
-    fn prepare(&mut self, cold: bool, trace_dir: &Path) -> Result<(), HarnessError>;
+    /// a warm restart. Spans of the pass go to `place.trace_dir`, or are fetched there.
+    fn prepare(&mut self, cold: bool, place: &PassPlace<'_>) -> Result<(), HarnessError>;
     /// After a pass: make sure every span of the pass is in `trace_dir`.
     fn collect_spans(&mut self, trace_dir: &Path) -> Result<(), HarnessError>;
     fn endpoint(&self) -> Endpoint;

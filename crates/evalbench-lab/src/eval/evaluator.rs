@@ -1,0 +1,287 @@
+//! One evaluator: a single `nix eval` that evaluates every attribute of its
+//! shard in one Nix evaluation, the flake's outputs opened once.
+//!
+//! nix 2.8 has no C API to keep an EvalState as Gradient does, and giving it
+//! one installable per attribute (`nix path-info FLAKE#a FLAKE#b ...`) made
+//! it open the flake and evaluate its outputs again for every installable:
+//! 37-94 ms an attribute against well under 1 ms for the attribute itself.
+//! So the evaluator is one `nix eval --json path:SOURCE#packages.<system>
+//! --apply F`, where F picks this shard's attributes (every `shards`-th name
+//! of `builtins.attrNames`, as [`super::plan`] deals them) and forces each
+//! drvPath between two `builtins.trace` markers:
+//!
+//! ```text
+//! trace: evalbench:opened:<attributes in packages.<system>>
+//! trace: evalbench:begin:<j>          before attribute j of the shard is touched
+//! trace: evalbench:end:<j>:<drvPath>  after its drvPath is forced (its .drv written)
+//! ```
+//!
+//! How close the `resolve` spans are to nix's work: nix writes each trace
+//! with one `write(2)` to unbuffered stderr, and we read the pipe on a
+//! thread of our own, so a marker reaches us microseconds after nix printed
+//! it (more only if this thread is descheduled). The first attribute's span
+//! opens on `begin:0`; each span closes on its `end:j` and the next opens in
+//! the statement after, so the spans are back to back and nix's step from
+//! one list element to the next (forcing a thunk and printing `begin:j+1`,
+//! microseconds) is counted in the next attribute. A span holds the
+//! attribute's own evaluation: work it shares with attributes evaluated
+//! before it (a dependency already forced) was counted where it was first
+//! forced. nix's start, reading the flake and evaluating its outputs up to
+//! the attribute names are `start_evaluator` (up to `opened`); after the last
+//! attribute nix prints the JSON list and its statistics, which only the
+//! `evaluator` span holds.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use tracing::{debug_span, field::Empty, Span};
+
+use super::cache::Entry;
+use super::nix;
+use super::{E, SYSTEM};
+
+/// At most this many lines of nix's error are kept.
+const ERROR_LINES: usize = 40;
+const MARK: &str = "trace: evalbench:";
+
+/// Why an evaluator failed: the attribute it was on (if any) and nix's message.
+pub(super) struct Failure {
+    pub attr: Option<String>,
+    pub message: String,
+}
+
+/// What one shard resolved: (attribute, drvPath) in plan order, and the
+/// evaluator's peak RSS in KiB (0 when answered from the cache).
+pub(super) struct Resolved {
+    pub drvs: Vec<(String, String)>,
+    pub peak_kb: i64,
+}
+
+/// What every evaluator shares: the kill switch for the others once one fails.
+#[derive(Default)]
+pub(super) struct Shared {
+    pub failed: AtomicBool,
+    pids: Mutex<Vec<i32>>,
+}
+
+impl Shared {
+    fn fail(&self) {
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            for &pid in self.pids.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                // SAFETY: kill(2) on a child we spawned and have not reaped:
+                // an evaluator leaves this list before its thread reaps it.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+pub(super) struct Evaluator<'a> {
+    pub shard: usize,
+    pub shards: usize,
+    /// This shard's attributes, in plan order.
+    pub attrs: &'a [String],
+    /// How many attributes `packages.<system>` has (the evaluator checks it).
+    pub total: usize,
+    /// The locked source, `path:/nix/store/...-source`.
+    pub source: &'a str,
+    pub parent: &'a Span,
+    pub shared: &'a Shared,
+    pub stats_file: &'a Path,
+    pub count_calls: bool,
+}
+
+/// The `--apply` function: attribute j of shard k of n is name k + j*n.
+fn apply(shard: usize, shards: usize) -> String {
+    format!(
+        r#"ps: let
+  names = builtins.attrNames ps;
+  total = builtins.length names;
+  count = (total - {shard} + {shards} - 1) / {shards};
+  one = j: let name = builtins.elemAt names ({shard} + j * {shards}); in
+    builtins.trace "evalbench:begin:${{toString j}}"
+      (let d = ps.${{name}}.drvPath; in builtins.seq d (builtins.trace "evalbench:end:${{toString j}}:${{d}}" d));
+in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList one count)"#
+    )
+}
+
+impl Evaluator<'_> {
+    fn span(&self) -> Span {
+        debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), pid = Empty,
+            peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty)
+    }
+
+    fn resolve_span(&self, attr: &str, cache: &str) -> Span {
+        debug_span!(target: E, "resolve", attr = format!("packages.{SYSTEM}.{attr}").as_str(), shard = self.shard, eval_cache = cache,
+            drv = Empty, rss_kb = Empty, rss_delta_kb = Empty)
+    }
+
+    /// Opens attribute j's span, then reads the RSS it starts from.
+    fn open(&self, j: usize, pid: i32) -> (usize, Span, i64) {
+        let r = self.resolve_span(&self.attrs[j], "miss");
+        (j, r, nix::rss_kb(pid).unwrap_or(0))
+    }
+
+    /// The whole shard from the lab's cache, or None if any attribute misses
+    /// (then the whole shard is evaluated: one evaluation either way).
+    pub fn answer_from_cache(&self, entry: &Entry) -> Option<Resolved> {
+        let drvs: Vec<(String, String)> = self.attrs.iter().map(|a| entry.hit(a).map(|d| (a.clone(), d.to_string()))).collect::<Option<_>>()?;
+        let span = self.span();
+        span.record("end", "cached");
+        let _in = span.enter();
+        for (a, d) in &drvs {
+            self.resolve_span(a, "hit").record("drv", d.as_str());
+        }
+        Some(Resolved { drvs, peak_kb: 0 })
+    }
+
+    pub fn run(&self) -> Result<Resolved, Failure> {
+        let span = self.span();
+        let _in = span.enter();
+        let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
+        let mut c = nix::command();
+        c.args(["eval", "--json", "--option", "eval-cache", "false"])
+            .arg(format!("{}#packages.{SYSTEM}", self.source))
+            .args(["--apply", &apply(self.shard, self.shards)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        nix::Stats { path: self.stats_file, count_calls: self.count_calls }.apply(&mut c);
+        let fail = |attr: Option<String>, message: String| {
+            self.shared.fail();
+            span.record("end", "failed");
+            Failure { attr, message }
+        };
+        if self.shared.failed.load(Ordering::SeqCst) {
+            return Err(fail(None, "another evaluator failed first".into()));
+        }
+        let mut child = c.spawn().map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
+        let pid = child.id() as i32;
+        span.record("pid", pid);
+        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+        if self.shared.failed.load(Ordering::SeqCst) {
+            // Failed between our check and our registration: nobody else will kill it.
+            // SAFETY: our own unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        // nix prints the JSON list only at the end; read it on its own thread
+        // so a full stdout pipe never stalls nix while we read stderr.
+        let mut stdout = child.stdout.take().expect("piped");
+        let printed = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+
+        let mut starting = Some(starting);
+        let mut on: Option<(usize, Span, i64)> = None; // attribute j, its span, RSS at its start
+        let mut drvs: Vec<(String, String)> = Vec::with_capacity(self.attrs.len());
+        let mut error: Vec<String> = Vec::new();
+        let mut unexpected: Option<String> = None;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match stderr.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&buf);
+            let line = line.trim_end_matches('\n');
+            if !error.is_empty() || line.starts_with("error:") {
+                if error.len() < ERROR_LINES {
+                    error.push(line.to_string());
+                }
+                continue;
+            }
+            let Some(mark) = line.strip_prefix(MARK) else { continue };
+            if let Some(total) = mark.strip_prefix("opened:") {
+                drop(starting.take());
+                if total.parse::<usize>().ok() != Some(self.total) {
+                    unexpected = Some(format!("packages.{SYSTEM} has {total} attributes now, {} at discovery", self.total));
+                }
+            } else if let Some(j) = mark.strip_prefix("begin:") {
+                // Attribute j is usually open already (see below); the first one opens here.
+                let Some(j) = j.parse::<usize>().ok().filter(|&j| j < self.attrs.len()) else { continue };
+                if on.as_ref().map(|o| o.0) != Some(j) {
+                    drop(on.take());
+                    on = Some(self.open(j, pid));
+                }
+            } else if let Some(rest) = mark.strip_prefix("end:") {
+                let Some((j, drv)) = rest.split_once(':') else { continue };
+                if let Some((at, r, rss0)) = on.take() {
+                    if j.parse::<usize>().ok() == Some(at) {
+                        let rss = nix::rss_kb(pid).unwrap_or(0);
+                        r.record("drv", drv);
+                        r.record("rss_kb", rss);
+                        r.record("rss_delta_kb", rss - rss0);
+                        drvs.push((self.attrs[at].clone(), drv.to_string()));
+                        // Back to back: the next attribute opens at the instant this one closes.
+                        on = evalbench_trace::at_one_instant(|| {
+                            drop(r);
+                            (at + 1 < self.attrs.len()).then(|| self.resolve_span(&self.attrs[at + 1], "miss"))
+                        })
+                        .map(|r| (at + 1, r, nix::rss_kb(pid).unwrap_or(0)));
+                    }
+                }
+            }
+        }
+        let at = on.as_ref().map(|(j, _, _)| format!("packages.{SYSTEM}.{}", self.attrs[*j]));
+        drop(on);
+        drop(starting);
+        // Off the kill list before it is reaped: a reaped pid may be reused.
+        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
+        let (status, peak_kb) = nix::wait4(pid);
+        span.record("peak_rss_kb", peak_kb);
+        self.record_stats(&span);
+        let printed = printed.join().unwrap_or_default();
+        if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
+            span.record("end", "failed");
+            return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
+        }
+        if status != Some(0) || !error.is_empty() {
+            let message = if error.is_empty() {
+                format!("nix eval ended with {}", nix::describe(status))
+            } else {
+                nix::message(error.iter().map(String::as_str))
+            };
+            return Err(fail(at, message));
+        }
+        if let Some(m) = unexpected {
+            return Err(fail(None, m));
+        }
+        // The markers and nix's own output must agree: they are two readings of one evaluation.
+        let listed: Vec<String> = serde_json::from_str(&printed).unwrap_or_default();
+        if listed.len() != self.attrs.len() || drvs.iter().map(|(_, d)| d).ne(listed.iter()) {
+            return Err(fail(
+                at,
+                format!(
+                    "nix printed {} drvPaths, its markers named {} of {} attributes (is this nix 2.8?)",
+                    listed.len(),
+                    drvs.len(),
+                    self.attrs.len()
+                ),
+            ));
+        }
+        span.record("end", "done");
+        Ok(Resolved { drvs, peak_kb })
+    }
+
+    /// A few of nix's counters on the evaluator span, for the trace; the
+    /// whole file stays in the bundle.
+    fn record_stats(&self, span: &Span) {
+        let Ok(text) = std::fs::read(self.stats_file) else { return };
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) else { return };
+        if let Some(n) = v["nrFunctionCalls"].as_u64() {
+            span.record("nix_function_calls", n);
+        }
+        if let Some(n) = v["nrThunks"].as_u64() {
+            span.record("nix_thunks", n);
+        }
+        if let Some(n) = v["gc"]["totalBytes"].as_u64() {
+            span.record("nix_gc_total_bytes", n);
+        }
+    }
+}

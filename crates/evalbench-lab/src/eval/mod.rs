@@ -1,0 +1,241 @@
+//! The eval subprocess: a child of the worker that evaluates the flake with
+//! the real `nix` and prints one JSON line per derivation on stdout.
+//!
+//! Like Gradient's eval worker it locks the flake once, discovers the
+//! attributes, deals them over `shards` evaluators and evaluates each shard
+//! in one Nix evaluation ([`evaluator`]). A warm pass is answered from the
+//! lab's own eval cache ([`cache`]). Every nix evaluation writes its own
+//! statistics (`NIX_SHOW_STATS`): the bundle keeps them as exact counts of
+//! the work done, next to the spans' times.
+
+use std::path::{Path, PathBuf};
+
+use tracing::{debug_span, field::Empty};
+
+mod cache;
+mod evaluator;
+mod nix;
+
+pub use nix::{cache_home, eval_cache_files};
+
+use evaluator::{Evaluator, Failure, Resolved, Shared};
+
+/// How many evaluators (shards) the eval subprocess runs; the worker sets it
+/// from `lab up --eval-workers`.
+pub const ENV_EVAL_SHARDS: &str = "EVALBENCH_LAB_EVAL_SHARDS";
+/// Where nix's statistics go, one `nix-stats.<shard>.json` per evaluator and
+/// `nix-stats.discover.json` (set by the runner to `<pass>/eval`).
+pub const ENV_NIX_STATS_DIR: &str = "EVALBENCH_LAB_NIX_STATS_DIR";
+/// Set in instrumented passes: nix also counts calls (`NIX_COUNT_CALLS`).
+pub const ENV_COUNT_CALLS: &str = "EVALBENCH_LAB_NIX_COUNT_CALLS";
+
+const E: &str = "gradient_eval";
+const SYSTEM: &str = "x86_64-linux";
+
+/// How the eval subprocess runs.
+#[derive(Debug, Clone, Default)]
+pub struct EvalOpts {
+    pub shards: usize,
+    /// Where nix's statistics files go; without it they are read and dropped.
+    pub stats_dir: Option<PathBuf>,
+    pub count_calls: bool,
+}
+
+fn emit(v: serde_json::Value) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{v}");
+    let _ = o.flush();
+}
+
+fn rusage_kb(who: i32) -> i64 {
+    // SAFETY: getrusage writes into the struct we give it.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut u);
+        u.ru_maxrss
+    }
+}
+
+/// Attributes dealt round-robin over `shards` evaluators, each shard keeping
+/// the discovery order (the evaluator's `--apply` picks the same ones).
+pub fn plan(attrs: &[String], shards: usize) -> Vec<Vec<String>> {
+    let shards = shards.clamp(1, attrs.len().max(1));
+    let mut plan = vec![Vec::new(); shards];
+    for (i, a) in attrs.iter().enumerate() {
+        plan[i % shards].push(a.clone());
+    }
+    plan
+}
+
+/// The statistics directory for this run: the configured one, or a private
+/// temporary one removed when the run ends.
+struct StatsDir {
+    path: PathBuf,
+    temporary: bool,
+}
+
+impl StatsDir {
+    fn new(o: &EvalOpts) -> Result<StatsDir, String> {
+        let (path, temporary) = match &o.stats_dir {
+            Some(d) => (d.clone(), false),
+            None => (std::env::temp_dir().join(format!("evalbench-nix-stats.{}", std::process::id())), true),
+        };
+        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(StatsDir { path, temporary })
+    }
+    fn file(&self, who: &str) -> PathBuf {
+        self.path.join(format!("nix-stats.{who}.json"))
+    }
+}
+
+impl Drop for StatsDir {
+    fn drop(&mut self) {
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// The locked source: its store path (with the flake's directory inside
+/// it, for a flake below a repository's root) and the cache key, its narHash.
+fn lock(flake: &str) -> Result<(String, String, Option<String>), String> {
+    let mut c = nix::command();
+    c.args(["flake", "metadata", "--json", "--no-write-lock-file", flake]);
+    let m: serde_json::Value = serde_json::from_str(&nix::output(c)?).map_err(|e| format!("nix flake metadata: {e}"))?;
+    let path = m["path"].as_str().ok_or("nix flake metadata: no store path")?.to_string();
+    let hash = m["locked"]["narHash"].as_str();
+    match m["locked"]["dir"].as_str().filter(|d| !d.is_empty()) {
+        Some(dir) => Ok((path.clone(), format!("path:{path}/{dir}"), hash.map(|h| format!("{h}?dir={dir}")))),
+        None => Ok((path.clone(), format!("path:{path}"), hash.map(String::from))),
+    }
+}
+
+fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, String> {
+    let mut c = nix::command();
+    c.args(["eval", "--json", "--option", "eval-cache", "false", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
+    nix::Stats { path: &stats.file("discover"), count_calls: o.count_calls }.apply(&mut c);
+    serde_json::from_str::<Vec<String>>(&nix::output(c)?).map_err(|e| format!("nix eval: {e}"))
+}
+
+pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
+    let flake_s = flake.to_string_lossy().to_string();
+    let open = debug_span!(target: E, "open", job, flake = flake_s.as_str());
+    let _open = open.enter();
+    let fail = |attr: Option<String>, msg: String| {
+        emit(serde_json::json!({"error": msg, "attr": attr}));
+        Err(match attr {
+            Some(a) => format!("{a}: {msg}"),
+            None => msg,
+        })
+    };
+    if !flake.join("flake.nix").is_file() {
+        return fail(None, format!("{}: no flake.nix", flake.display()));
+    }
+    let home = cache_home();
+    let cached = cache::entries(&home);
+    let stats = StatsDir::new(o)?;
+    // The evaluators read the locked source from the store as a `path:` flake:
+    // given the git checkout, nix 2.8 re-locks it with git processes; Gradient
+    // locks once. Same content, same source, same cache key.
+    let (source, nar_hash) = {
+        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty).entered();
+        match lock(&flake_s) {
+            Ok((p, source, key)) => {
+                _l.record("source", p.as_str());
+                (source, key)
+            }
+            Err(e) => return fail(None, e),
+        }
+    };
+    let entry = nar_hash.as_deref().and_then(|h| cache::load(&home, h));
+    let attrs: Vec<String> = {
+        let d = debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" }).entered();
+        let listed = match &entry {
+            Some(e) => Ok(e.attrs.clone()),
+            None => discover(&source, &stats, o),
+        };
+        match listed {
+            Ok(a) => {
+                d.record("attrs", a.len());
+                a
+            }
+            Err(e) => return fail(Some(format!("packages.{SYSTEM}")), e),
+        }
+    };
+    let plan: Vec<Vec<String>> = {
+        let p = plan(&attrs, o.shards);
+        let sizes: Vec<String> = p.iter().map(|s| s.len().to_string()).collect();
+        let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes = sizes.join(",").as_str()).entered();
+        p
+    };
+    let shared = Shared::default();
+    let files: Vec<PathBuf> = (0..plan.len()).map(|k| stats.file(&k.to_string())).collect();
+    let results: Vec<Result<Resolved, Failure>> = std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .iter()
+            .enumerate()
+            .filter(|(_, attrs)| !attrs.is_empty())
+            .map(|(shard, shard_attrs)| {
+                let ev = Evaluator {
+                    shard,
+                    shards: plan.len(),
+                    attrs: shard_attrs,
+                    total: attrs.len(),
+                    source: &source,
+                    parent: &open,
+                    shared: &shared,
+                    stats_file: &files[shard],
+                    count_calls: o.count_calls,
+                };
+                let entry = entry.as_ref();
+                s.spawn(move || match entry.and_then(|e| ev.answer_from_cache(e)) {
+                    Some(r) => Ok(r),
+                    None => ev.run(),
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Failure { attr: None, message: "an evaluator thread panicked".into() })))
+            .collect()
+    });
+    // The failure that came first names the attribute; the others were stopped by it.
+    if let Some(f) =
+        results.iter().filter_map(|r| r.as_ref().err()).find(|f| f.attr.is_some()).or_else(|| results.iter().find_map(|r| r.as_ref().err()))
+    {
+        return fail(Some(f.attr.clone().unwrap_or_else(|| format!("packages.{SYSTEM}"))), f.message.clone());
+    }
+    let resolved: Vec<Resolved> = results.into_iter().flatten().collect();
+    let evaluator_peaks: Vec<i64> = resolved.iter().map(|r| r.peak_kb).collect();
+    if let (Some(h), true) = (&nar_hash, evaluator_peaks.iter().any(|&p| p > 0) || entry.is_none()) {
+        let e = cache::Entry { nar_hash: h.clone(), attrs: attrs.clone(), drvs: resolved.iter().flat_map(|r| r.drvs.iter().cloned()).collect() };
+        // A cache that cannot be written makes the next pass cold, not this one wrong.
+        if let Err(err) = cache::store(&home, &e) {
+            tracing::warn!(target: E, "eval cache not written: {err}");
+        }
+    }
+    for r in &resolved {
+        for (_, d) in &r.drvs {
+            emit(serde_json::json!({"drv": d}));
+        }
+    }
+    let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
+    emit(serde_json::json!({"done": {"attrs": attrs.len(), "eval_peak_rss_kb": peak, "evaluator_peak_rss_kb": evaluator_peaks,
+                            "eval_cache_entries": cached, "shards": evaluator_peaks.len()}}));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_deals_round_robin_and_keeps_order() {
+        let attrs: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
+        let p = plan(&attrs, 3);
+        assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
+        assert_eq!(plan(&attrs, 0).len(), 1);
+        assert_eq!(plan(&attrs[..2], 5).len(), 2);
+    }
+}
