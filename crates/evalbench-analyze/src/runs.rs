@@ -16,6 +16,8 @@ pub struct Samples {
     pub spans: BTreeMap<String, Vec<f64>>,
     /// Normalized statement to its pg_stat_statements total per run, ms.
     pub statements: BTreeMap<String, Vec<f64>>,
+    /// nix's counters per run, for the runs that have them (see `counters`).
+    pub counters: BTreeMap<String, Vec<f64>>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -39,13 +41,17 @@ pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
 
 /// The runs of one pass, in order.
 pub fn samples(dirs: &[&PassDir]) -> Samples {
-    let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new() };
+    let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new(), counters: BTreeMap::new() };
     for (i, d) in dirs.iter().enumerate() {
         let data = load_pass(d);
         let align = align_pass(&data.streams);
         let wall =
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
+        // A counter is a count of this run or absent: never filled with zeros.
+        for (k, v) in crate::counters::of_pass(&data).unwrap_or_default() {
+            s.counters.entry(k).or_default().push(v);
+        }
         let t = totals(&data, d);
         for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements)] {
             for (k, v) in from {

@@ -15,6 +15,7 @@ mod atomic;
 mod error;
 pub mod fnv;
 pub mod layout;
+pub mod nix_stats;
 mod open;
 pub mod run_info;
 pub mod spans;

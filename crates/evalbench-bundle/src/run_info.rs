@@ -37,6 +37,10 @@ pub struct RunInfo {
     /// The `evaluation_metric` row of the CI, when the target has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluation_metric: Option<serde_json::Value>,
+    /// nix's own counters, summed over the pass's nix evaluations
+    /// (`eval/nix-stats.*.json`; see `nix_stats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nix_stats: Option<serde_json::Value>,
     /// What the runner adds about its captures; absent in bundles other
     /// tools wrote.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]

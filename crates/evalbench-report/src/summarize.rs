@@ -7,7 +7,7 @@ use std::time::Instant;
 use evalbench_analyze::{align_pass, load_pass, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
-use crate::summary::{NotSummarized, RepeatGroup};
+use crate::summary::{NotSummarized, PassCounters, RepeatGroup};
 use crate::{write_trace, PassSummary, ReportError, Summary};
 
 /// What summarizing writes besides the summaries.
@@ -30,6 +30,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         passes: Vec::new(),
         repeats: Vec::new(),
         not_summarized: Vec::new(),
+        nix_stats: Vec::new(),
         warnings: Vec::new(),
     };
     let mut usable = 0usize;
@@ -42,6 +43,9 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         summary.warnings.extend(data.warnings.iter().cloned().map(|w| relative(w, &bundle.root)));
         if spans > 0 || data.run.is_some() {
             usable += 1;
+        }
+        if let Some(c) = evalbench_analyze::counters::of_pass(&data) {
+            summary.nix_stats.push(PassCounters { pass: pass.name.clone(), counters: evalbench_bundle::nix_stats::to_json(&c) });
         }
         // The statistics are computed while the trace is written: both only read the spans.
         let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());

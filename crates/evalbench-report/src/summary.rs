@@ -29,6 +29,9 @@ pub struct PassSummary {
     /// Every worker host's alignment (one entry per host).
     pub hosts: Vec<HostAlignment>,
     pub evaluation_metric: Option<serde_json::Value>,
+    /// nix's counters, summed over the pass's nix evaluations (exact counts
+    /// but for `cpuTime` and `gc.heapSize`).
+    pub nix_stats: Option<serde_json::Value>,
     pub span_count: usize,
     pub processes: usize,
     pub dropped_spans: u64,
@@ -96,7 +99,16 @@ pub struct Summary {
     /// Passes run more than once, with medians and spreads.
     pub repeats: Vec<RepeatGroup>,
     pub not_summarized: Vec<NotSummarized>,
+    /// nix's counters of every pass that has them, instrumented ones too:
+    /// counts are not distorted by the captures that distort times.
+    pub nix_stats: Vec<PassCounters>,
     pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassCounters {
+    pub pass: String,
+    pub counters: serde_json::Value,
 }
 
 impl PassSummary {
@@ -122,6 +134,7 @@ impl PassSummary {
             drift_us: main.and_then(|h| h.drift_us),
             hosts: alignment.hosts.clone(),
             evaluation_metric: pass.run.as_ref().and_then(|r| r.evaluation_metric.clone()),
+            nix_stats: evalbench_analyze::counters::of_pass(pass).map(|c| evalbench_bundle::nix_stats::to_json(&c)),
             span_count: pass.span_count(),
             processes: pass.streams.len(),
             dropped_spans: pass.dropped,
@@ -246,6 +259,7 @@ impl Summary {
                 );
             }
         }
+        counters_text(&mut t, &self.nix_stats);
         if !self.not_summarized.is_empty() {
             let _ = writeln!(t);
             let _ = writeln!(t, "Not summarized:");
@@ -264,5 +278,33 @@ impl Summary {
             }
         }
         t
+    }
+}
+
+/// nix's counters, one column per pass: the headline counters first, then
+/// the rest by name.
+fn counters_text(t: &mut String, passes: &[PassCounters]) {
+    use evalbench_analyze::counters::{grouped, HEADLINE, NOISY};
+    if passes.is_empty() {
+        return;
+    }
+    let mut names: Vec<String> = passes.iter().flat_map(|p| p.counters.as_object().into_iter().flat_map(|m| m.keys().cloned())).collect();
+    names.sort_by_key(|n| (HEADLINE.iter().position(|(k, _)| k == n).unwrap_or(HEADLINE.len()), n.clone()));
+    names.dedup();
+    let _ = writeln!(t);
+    let _ = writeln!(t, "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a time or the heap's size):");
+    let _ = write!(t, "  {:<32}", "counter");
+    for p in passes {
+        let _ = write!(t, " {:>20}", p.pass);
+    }
+    let _ = writeln!(t);
+    for n in &names {
+        let mark = if NOISY.contains(&n.as_str()) { "*" } else { "" };
+        let _ = write!(t, "  {:<32}", format!("{n}{mark}"));
+        for p in passes {
+            let v = p.counters.get(n).and_then(|v| v.as_f64()).map(grouped).unwrap_or_else(|| "-".into());
+            let _ = write!(t, " {v:>20}");
+        }
+        let _ = writeln!(t);
     }
 }

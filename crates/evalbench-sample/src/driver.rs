@@ -168,6 +168,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         requested_us: Some(requested_us),
         captures: vec!["spans".into()],
         evaluation_metric: metric,
+        nix_stats: None,
         runner: None,
         raw: serde_json::Value::Null,
     };

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use evalbench_analyze::counters::{judge_counters, CounterVerdict};
 use evalbench_analyze::runs;
 use evalbench_analyze::verdict::{judge, Family, Measured, Rules, Verdict};
 use evalbench_bundle::{layout, Bundle, Limits};
@@ -62,6 +63,8 @@ struct PassComparison {
     wall: Verdict,
     spans: Vec<Row>,
     statements: Vec<Row>,
+    /// nix's counters: exact ones by equality, the rest like times.
+    counters: Vec<CounterVerdict>,
     /// The families these verdicts were corrected in, with a word on power.
     families: Vec<Family>,
 }
@@ -117,7 +120,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         headlines.push(Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S });
         let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
         let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);
-        out.push((pa, pb, sa.runs, sb.runs, spans, statements, vec![fs, fq]));
+        let (counters, fc) = judge_counters(&pa, &sa.counters, &sb.counters, rules);
+        out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc]));
     }
     // The headlines of the passes compared are one family: two passes tested
     // at 5% each would call identical inputs changed in one pair of ten.
@@ -126,9 +130,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let out: Vec<PassComparison> = out
         .into_iter()
         .zip(walls)
-        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, mut families), (_, wall))| {
+        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families), (_, wall))| {
             families.insert(0, head.clone());
-            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, families }
+            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families }
         })
         .collect();
     if a.json {
@@ -138,6 +142,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let label = if layout::base_name(&c.pass_a).ends_with("-instrumented") { "  (instrumented: distorted timings)" } else { "" };
             println!("{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
             println!("  evaluated: {}", c.wall.text);
+            if !c.counters.is_empty() {
+                let same = c.counters.iter().filter(|v| v.kind == "same").count();
+                println!("  nix's counters (exact counts unless said; nix-stats.*.json):");
+                for v in c.counters.iter().filter(|v| v.kind != "same").take(a.top) {
+                    println!("    {}", v.text);
+                }
+                if same > 0 {
+                    println!("    {same} counters the same on both sides");
+                }
+            }
             for (k, (title, rows)) in
                 [("spans (total ms per run)", &c.spans), ("statements (pg_stat_statements, total ms per run)", &c.statements)].into_iter().enumerate()
             {

@@ -77,7 +77,27 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
             assert!(!d.join("proto.pcap").exists());
         }
     }
+    // nix's own statistics: as nix wrote them per evaluation, summed in
+    // run.json; calls counted only where the pass is instrumented. A warm
+    // pass is answered from the lab's eval cache: no nix evaluation at all.
+    for pass in ["cold-clean", "cold-instrumented"] {
+        let eval = out.join(pass).join("eval");
+        let files: Vec<serde_json::Value> = ["nix-stats.discover.json", "nix-stats.0.json"].iter().map(|f| read_json(&eval.join(f))).collect();
+        let run = read_json(&out.join(pass).join("run.json"));
+        let calls: u64 = files.iter().map(|f| f["nrFunctionCalls"].as_u64().unwrap()).sum();
+        assert!(calls > 100_000, "{pass}: {calls}");
+        assert_eq!(run["nix_stats"]["nrFunctionCalls"].as_u64(), Some(calls), "{pass}: run.json sums the files");
+        let bytes: u64 = files.iter().map(|f| f["gc"]["totalBytes"].as_u64().unwrap()).sum();
+        assert_eq!(run["nix_stats"]["gc.totalBytes"].as_u64(), Some(bytes), "{pass}: nested keys joined with '.'");
+        assert_eq!(files[1].get("primops").is_some(), pass.ends_with("instrumented"), "{pass}: NIX_COUNT_CALLS only when instrumented");
+    }
+    let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
+    assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
+    for pass in ["warm-clean", "warm-instrumented"] {
+        assert!(read_json(&out.join(pass).join("run.json")).get("nix_stats").is_none(), "{pass}: answered from the cache");
+    }
     let text = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(text.contains("nix's counters") && text.contains("nrFunctionCalls"), "{text}");
     assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
     assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
     let summary = read_json(&out.join("summary.json"));
@@ -104,6 +124,8 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!(rss > 10_000, "an evaluator's peak RSS in KiB: {rss}");
         assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.eval_peak_rss {rss} KiB")), "{metrics}");
     }
+    let calls = read_json(&out.join("cold-clean/run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
+    assert!(metrics.lines().any(|l| l == format!("evalbench.cold-clean.nix.nrFunctionCalls {calls} calls")), "{metrics}");
     assert!(!metrics.contains("instrumented"), "timings of instrumented passes are not metrics: {metrics}");
     // The archive is a whole bundle of its own.
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("from-archive")).arg(out.join("evalbench.tar.gz")));

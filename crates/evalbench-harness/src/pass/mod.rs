@@ -126,7 +126,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
 
     // run.json: what happened, as the runner saw it, and the server's own timeline.
     let seen = Observed { eval_id: eval_id.clone(), requested_us, capture_started_us, capture_stopped_us, statuses, last };
-    let info = run_info(target.name(), &cap, &db, plan, &seen, &problems);
+    let info = run_info(target.name(), &cap, &db, plan, &seen, &mut problems);
     // Through a Value, so the keys come out sorted as they always have.
     let doc = serde_json::to_value(&info).expect("serializes");
     write_json(&plan.dir.join(layout::RUN_JSON), &doc).map_err(|e| err(e.to_string()))?;

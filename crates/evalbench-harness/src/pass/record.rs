@@ -46,7 +46,7 @@ pub(super) fn collect(target: &mut dyn Target, db: &Db, eval_id: Option<&str>, p
     }
 }
 
-pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan<'_>, o: &Observed, problems: &[String]) -> RunInfo {
+pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan<'_>, o: &Observed, problems: &mut Vec<String>) -> RunInfo {
     let c = plan.captures;
     let timeline = o.last["statuses"].as_array().cloned().unwrap_or_default();
     let left_us = left_evaluation_us(&timeline).or_else(|| o.statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
@@ -60,6 +60,13 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
         requested_us: Some(o.requested_us),
         captures: c.names().into_iter().map(String::from).collect(),
         evaluation_metric: metric,
+        nix_stats: match evalbench_bundle::nix_stats::read(&plan.dir) {
+            Ok(s) => s.map(|s| evalbench_bundle::nix_stats::to_json(&s.counters)),
+            Err(e) => {
+                problems.push(e.to_string());
+                None
+            }
+        },
         runner: Some(RunnerInfo {
             target: target.to_string(),
             server_statuses: timeline
@@ -69,7 +76,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             capture_started_us: o.capture_started_us,
             capture_stopped_us: o.capture_stopped_us,
             error: o.last["error"].as_str().map(String::from),
-            problems: problems.to_vec(),
+            problems: problems.clone(),
             captures_off: off_list(&c, plan.name).into_iter().map(String::from).collect(),
             capture_ports: Some(CapturePorts { pg: cap.pg_port, proto: cap.proto_port }),
         }),

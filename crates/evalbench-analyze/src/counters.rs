@@ -1,0 +1,189 @@
+//! nix's own counters as measurements. nix counts its work exactly
+//! (function calls, thunks, bytes allocated): the same input gives the same
+//! counts run after run, while wall time here swings by a third. So an exact
+//! counter needs no statistics: equal is `same`, anything else is `more` or
+//! `less` by exactly that much. A counter that is a time (`cpuTime`), or one
+//! that can differ between repeats of one input (the GC's heap size, which
+//! follows when collections happen), is judged like a time, with the
+//! verdict rules of [`crate::verdict`]. A counter that differs between the
+//! repeats on either side is treated the same way, whatever its name.
+
+use std::collections::BTreeMap;
+
+use evalbench_bundle::nix_stats::{self, Counters};
+use serde::Serialize;
+
+use crate::verdict::{judge, Family, Measured, Rules};
+use crate::PassData;
+
+/// Counters that are not exact counts of work: times, and the heap's size.
+pub const NOISY: &[&str] = &["cpuTime", "gc.heapSize", "gc.cycles", "time.cpu", "time.gc", "time.gcFraction"];
+
+/// Counters shown first and in Hydra's metrics, with the words for them.
+pub const HEADLINE: &[(&str, &str)] = &[
+    ("nrFunctionCalls", "function calls"),
+    ("nrThunks", "thunks"),
+    ("gc.totalBytes", "bytes allocated"),
+    ("nrPrimOpCalls", "primop calls"),
+    ("nrLookups", "attribute lookups"),
+    ("envs.number", "environments"),
+    ("values.number", "values"),
+];
+
+/// The words for a counter, or its key.
+pub fn words(name: &str) -> &str {
+    HEADLINE.iter().find(|(k, _)| *k == name).map_or(name, |(_, w)| w)
+}
+
+/// A pass's counters: run.json's `nix_stats`, else the statistics files
+/// themselves (a bundle written by another tool). None when it has neither.
+pub fn of_pass(data: &PassData) -> Option<Counters> {
+    if let Some(c) = data.run.as_ref().and_then(|r| r.nix_stats.as_ref()).and_then(nix_stats::from_json) {
+        return Some(c);
+    }
+    nix_stats::read(&data.dir).ok().flatten().map(|s| s.counters)
+}
+
+/// One counter, A against B.
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterVerdict {
+    /// nix's own key, nested keys joined with '.'.
+    pub name: String,
+    /// The value (an exact counter) or the median over the runs (a noisy one).
+    pub a: serde_json::Value,
+    pub b: serde_json::Value,
+    /// None when A is 0 (a change from nothing has no percentage).
+    pub change_pct: Option<f64>,
+    /// same, more, less (exact); for noisy counters the verdict's kind:
+    /// less, more, inside noise, negligible, no noise estimate.
+    pub kind: &'static str,
+    pub exact: bool,
+    pub text: String,
+}
+
+/// Thousands separated, for counts people read.
+pub fn grouped(v: f64) -> String {
+    if v.fract() != 0.0 || v.abs() >= 1e18 {
+        return format!("{v}");
+    }
+    let s = format!("{}", v.abs() as u64);
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+fn all_equal(v: &[f64]) -> bool {
+    v.windows(2).all(|w| w[0] == w[1])
+}
+
+/// Judges every counter both sides have. Exact ones by equality; the rest in
+/// one family, corrected together. Largest changes first, `same` last.
+pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, rules: Rules) -> (Vec<CounterVerdict>, Family) {
+    let mut out = Vec::new();
+    let mut noisy = Vec::new();
+    for (name, va) in a {
+        let Some(vb) = b.get(name) else { continue };
+        if va.is_empty() || vb.is_empty() {
+            continue;
+        }
+        if NOISY.contains(&name.as_str()) || !all_equal(va) || !all_equal(vb) {
+            noisy.push(Measured { what: name.clone(), a: va.clone(), b: vb.clone(), floor_abs: 0.0 });
+            continue;
+        }
+        let (x, y) = (va[0], vb[0]);
+        let change = (x != 0.0).then(|| (y / x - 1.0) * 100.0);
+        let pct = change.map(|c| format!("{:.1}% ", c.abs())).unwrap_or_default();
+        let exact = format!("exact: {} → {}", grouped(x), grouped(y));
+        let w = words(name);
+        let label = if w == name { name.to_string() } else { format!("{w} ({name})") };
+        let (kind, text) = if x == y {
+            ("same", format!("the same {label} ({exact})"))
+        } else if y > x {
+            ("more", format!("nix did {pct}more {label} ({exact})"))
+        } else {
+            ("less", format!("nix did {pct}fewer {label} ({exact})"))
+        };
+        out.push(CounterVerdict {
+            name: name.clone(),
+            a: nix_stats::number(x),
+            b: nix_stats::number(y),
+            change_pct: change.map(|c| evalbench_bundle::num::round_to(c, 3)),
+            kind,
+            exact: true,
+            text,
+        });
+    }
+    let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", ("less", "more"), rules);
+    for (name, v) in std::mem::take(&mut family.verdicts) {
+        let note = if NOISY.contains(&name.as_str()) { "not an exact count" } else { "differs between repeats of one input" };
+        out.push(CounterVerdict {
+            a: nix_stats::number(v.a.median),
+            b: nix_stats::number(v.b.median),
+            change_pct: v.change_pct.is_finite().then_some(v.change_pct),
+            kind: v.kind,
+            exact: false,
+            text: format!("{name} ({note}): {}", v.text),
+            name,
+        });
+    }
+    out.sort_by(|x, y| {
+        let changed = |c: &CounterVerdict| c.kind != "same";
+        changed(y)
+            .cmp(&changed(x))
+            .then(y.exact.cmp(&x.exact))
+            .then(y.change_pct.unwrap_or(f64::INFINITY).abs().total_cmp(&x.change_pct.unwrap_or(f64::INFINITY).abs()))
+            .then(x.name.cmp(&y.name))
+    });
+    (out, family)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(v: &[(&str, &[f64])]) -> BTreeMap<String, Vec<f64>> {
+        v.iter().map(|(k, x)| (k.to_string(), x.to_vec())).collect()
+    }
+
+    #[test]
+    fn exact_counters_are_same_more_or_less_without_statistics() {
+        let a = side(&[("nrFunctionCalls", &[1_204_118.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.015]), ("gc.heapSize", &[4.0e8])]);
+        let b = side(&[("nrFunctionCalls", &[1_448_790.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.017]), ("gc.heapSize", &[4.0e8])]);
+        let (v, _) = judge_counters("cold-clean", &a, &b, Rules::default());
+        assert_eq!(v[0].name, "nrFunctionCalls");
+        assert_eq!(v[0].kind, "more");
+        assert_eq!(v[0].text, "nix did 20.3% more function calls (nrFunctionCalls) (exact: 1,204,118 → 1,448,790)");
+        let thunks = v.iter().find(|c| c.name == "nrThunks").unwrap();
+        assert_eq!((thunks.kind, thunks.change_pct), ("same", Some(0.0)));
+        let cpu = v.iter().find(|c| c.name == "cpuTime").unwrap();
+        assert!(!cpu.exact && cpu.kind == "no noise estimate", "{cpu:?}");
+        assert_eq!(v.last().unwrap().kind, "same");
+    }
+
+    #[test]
+    fn a_counter_that_differs_between_repeats_is_judged_like_a_time() {
+        let a = side(&[("values.number", &[10.0, 11.0, 10.0, 12.0, 10.0])]);
+        let b = side(&[("values.number", &[10.0, 11.0, 10.0, 10.0, 12.0])]);
+        let (v, f) = judge_counters("p", &a, &b, Rules::default());
+        assert!(!v[0].exact);
+        assert!(matches!(v[0].kind, "inside noise" | "negligible"), "{:?}", v[0]);
+        assert_eq!(f.tests, 1);
+    }
+
+    #[test]
+    fn grouping() {
+        assert_eq!(grouped(1_448_790.0), "1,448,790");
+        assert_eq!(grouped(999.0), "999");
+        assert_eq!(grouped(0.5), "0.5");
+        assert_eq!(grouped(-1000.0), "-1,000");
+    }
+}

@@ -1,0 +1,180 @@
+//! nix's own statistics of a pass: `<pass>/eval/nix-stats.*.json`, one file
+//! per nix evaluation, as nix wrote them (`NIX_SHOW_STATS`). Read here into
+//! one set of counters per pass, every numeric value under its keys joined
+//! with '.' (`gc.totalBytes`, `values.bytes`), summed over the files; and,
+//! where nix counted calls (`NIX_COUNT_CALLS`), the calls by primop, by
+//! function position and by attribute position, summed likewise.
+//!
+//! Left out of the counters: `sizes` (the byte sizes of nix's own structs, a
+//! property of the nix build, not of the evaluation) and the call lists,
+//! which are profiles and come back as [`Calls`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{io, BundleError};
+use crate::layout;
+
+/// Counter name (nix's keys joined with '.') -> value, summed over the files.
+pub type Counters = BTreeMap<String, f64>;
+
+/// Calls counted by nix (`NIX_COUNT_CALLS`), summed over the files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Calls {
+    /// primop name -> calls
+    pub primops: BTreeMap<String, u64>,
+    /// `file:line:col` of a lambda -> calls (its name, when nix knows one, in the key's tail: ` (name)`)
+    pub functions: BTreeMap<String, u64>,
+    /// `file:line:col` of an attribute selection -> times selected
+    pub attributes: BTreeMap<String, u64>,
+}
+
+/// A pass's statistics: the files read, the counters, the calls.
+#[derive(Debug, Clone, Default)]
+pub struct NixStats {
+    pub files: Vec<PathBuf>,
+    pub counters: Counters,
+    pub calls: Calls,
+}
+
+const LEFT_OUT: &[&str] = &["sizes", "primops", "functions", "attributes"];
+
+/// The statistics files of a pass directory, sorted by name.
+pub fn files(pass_dir: &Path) -> Vec<PathBuf> {
+    let dir = pass_dir.join(layout::EVAL_DIR);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(layout::NIX_STATS_PREFIX) && n.ends_with(".json")))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Reads a pass's statistics; None when the pass has no statistics files.
+/// A file that is not nix's JSON is an error naming it and the place.
+pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
+    let files = files(pass_dir);
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut s = NixStats { files: files.clone(), ..NixStats::default() };
+    for f in &files {
+        let text = std::fs::read(f).map_err(io(f))?;
+        let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| BundleError::Io {
+            path: f.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}, column {}: {e}", e.line(), e.column())),
+        })?;
+        let Some(obj) = v.as_object() else {
+            return Err(BundleError::Io {
+                path: f.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, "expected nix's statistics, a JSON object"),
+            });
+        };
+        for (k, v) in obj {
+            if !LEFT_OUT.contains(&k.as_str()) {
+                flatten(k, v, &mut s.counters);
+            }
+        }
+        add_calls(&v, &mut s.calls);
+    }
+    Ok(Some(s))
+}
+
+fn flatten(key: &str, v: &serde_json::Value, out: &mut Counters) {
+    match v {
+        serde_json::Value::Number(n) => {
+            if let Some(x) = n.as_f64().filter(|x| x.is_finite()) {
+                *out.entry(key.to_string()).or_insert(0.0) += x;
+            }
+        }
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                flatten(&format!("{key}.{k}"), v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn position(v: &serde_json::Value) -> Option<String> {
+    let file = v["file"].as_str()?;
+    Some(format!("{file}:{}:{}", v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0)))
+}
+
+fn add_calls(v: &serde_json::Value, c: &mut Calls) {
+    if let Some(m) = v["primops"].as_object() {
+        for (name, n) in m {
+            *c.primops.entry(name.clone()).or_default() += n.as_u64().unwrap_or(0);
+        }
+    }
+    for f in v["functions"].as_array().into_iter().flatten() {
+        let Some(mut at) = position(f) else { continue };
+        if let Some(name) = f["name"].as_str() {
+            at = format!("{at} ({name})");
+        }
+        *c.functions.entry(at).or_default() += f["count"].as_u64().unwrap_or(0);
+    }
+    for a in v["attributes"].as_array().into_iter().flatten() {
+        // nix lists the selections it has no position for under no file.
+        let at = position(a).unwrap_or_else(|| "(no position)".into());
+        *c.attributes.entry(at).or_default() += a["count"].as_u64().unwrap_or(0);
+    }
+}
+
+/// The counters as a JSON object, integers as integers.
+pub fn to_json(c: &Counters) -> serde_json::Value {
+    let m: serde_json::Map<String, serde_json::Value> = c.iter().map(|(k, &v)| (k.clone(), number(v))).collect();
+    serde_json::Value::Object(m)
+}
+
+/// A counter as JSON: an integer when it is one, else the float.
+pub fn number(v: f64) -> serde_json::Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        serde_json::Value::from(v as i64)
+    } else {
+        serde_json::Value::from(v)
+    }
+}
+
+/// Counters back from JSON (run.json's `nix_stats`).
+pub fn from_json(v: &serde_json::Value) -> Option<Counters> {
+    let m = v.as_object()?;
+    Some(m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_flattened_and_summed_and_calls_merged() {
+        let d = tempfile::tempdir().unwrap();
+        let e = d.path().join(layout::EVAL_DIR);
+        std::fs::create_dir_all(&e).unwrap();
+        let one = r#"{"cpuTime": 0.5, "nrThunks": 10, "gc": {"heapSize": 100, "totalBytes": 7}, "sizes": {"Env": 16},
+            "primops": {"map": 2}, "functions": [{"name": null, "file": "/f.nix", "line": 1, "column": 2, "count": 3}],
+            "attributes": [{"count": 4}, {"file": "/f.nix", "line": 5, "column": 6, "count": 1}]}"#;
+        std::fs::write(e.join("nix-stats.0.json"), one).unwrap();
+        std::fs::write(e.join("nix-stats.1.json"), one).unwrap();
+        std::fs::write(e.join("other.json"), "not read").unwrap();
+        let s = read(d.path()).unwrap().unwrap();
+        assert_eq!(s.files.len(), 2);
+        assert_eq!(s.counters["nrThunks"], 20.0);
+        assert_eq!(s.counters["gc.totalBytes"], 14.0);
+        assert_eq!(s.counters["cpuTime"], 1.0);
+        assert!(!s.counters.contains_key("sizes.Env") && !s.counters.keys().any(|k| k.starts_with("primops")));
+        assert_eq!(s.calls.primops["map"], 4);
+        assert_eq!(s.calls.functions["/f.nix:1:2"], 6);
+        assert_eq!(s.calls.attributes["(no position)"], 8);
+        assert_eq!(to_json(&s.counters)["nrThunks"], 20);
+        assert_eq!(from_json(&to_json(&s.counters)).unwrap(), s.counters);
+
+        std::fs::write(e.join("nix-stats.2.json"), "{\"nrThunks\": ").unwrap();
+        let err = read(d.path()).unwrap_err().to_string();
+        assert!(err.contains("nix-stats.2.json") && err.contains("line 1"), "{err}");
+        assert!(read(&d.path().join("nowhere")).unwrap().is_none());
+    }
+}
