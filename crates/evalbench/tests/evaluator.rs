@@ -1,0 +1,132 @@
+//! The lab's evaluator on its own (`evalbench lab eval`, the worker's eval
+//! subprocess), against nix's own answers: the same derivations as `nix
+//! path-info --derivation` gives per installable, with one evaluator and
+//! with two; and nix's counters, identical run after run.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";
+
+fn gen_flake(dir: &Path, packages: u32, work: u32) {
+    run_ok(evalbench().args(["lab", "gen-flake", "--out"]).arg(dir).args(["--packages", &packages.to_string(), "--work", &work.to_string()]));
+}
+
+/// One run of the eval subprocess with an empty cache: the drvPaths it printed.
+fn lab_eval(flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<String> {
+    let mut c = evalbench();
+    c.args(["lab", "eval", "--job", "t", "--shards", &shards.to_string(), "--flake"]).arg(flake).env("XDG_CACHE_HOME", cache);
+    if let Some(s) = stats {
+        c.arg("--nix-stats-dir").arg(s);
+    }
+    let out = run_ok(&mut c);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?["drv"].as_str().map(String::from))
+        .collect()
+}
+
+fn nix(args: &[&str]) -> String {
+    let out = Command::new("nix").args(args).env("NIX_CONFIG", NIX_CONFIG).output().expect("nix runs");
+    assert!(out.status.success(), "nix {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn store_path(flake: &Path) -> String {
+    let m: serde_json::Value = serde_json::from_str(&nix(&["flake", "metadata", "--json", flake.to_str().unwrap()])).unwrap();
+    m["path"].as_str().unwrap().to_string()
+}
+
+/// `nix path-info --derivation` over the given attributes, one installable each.
+fn path_info(source: &str, attrs: &[String]) -> BTreeSet<String> {
+    let mut args = vec!["path-info".to_string(), "--derivation".to_string()];
+    args.extend(attrs.iter().map(|a| format!("path:{source}#packages.x86_64-linux.{a}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    nix(&args).lines().map(String::from).collect()
+}
+
+#[test]
+fn the_same_derivations_as_nix_path_info_with_one_evaluator_and_two() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The bundled hello flake: every installable through path-info.
+    let hello = tmp.path().join("hello");
+    gen_flake(&hello, 100, 1500);
+    let source = store_path(&hello);
+    let mut attrs: Vec<String> = (0..100).map(|i| format!("pkg{i}")).collect();
+    attrs.push("default".into());
+    let truth = path_info(&source, &attrs);
+    assert_eq!(truth.len(), 100, "default is pkg99");
+    for shards in [1, 2] {
+        let got = lab_eval(&hello, shards, &tmp.path().join(format!("cache-hello-{shards}")), None);
+        assert_eq!(got.len(), 101, "one drvPath per attribute");
+        assert_eq!(got.iter().cloned().collect::<BTreeSet<_>>(), truth, "hello flake, {shards} evaluator(s)");
+    }
+
+    // 2,000 packages: path-info pays 0.1 s an installable here, so it answers
+    // for every 20th attribute; nix's own one-evaluation answer for all.
+    let big = tmp.path().join("big");
+    gen_flake(&big, 2000, 100);
+    let source = store_path(&big);
+    let all: BTreeMap<String, String> = serde_json::from_str(&nix(&[
+        "eval",
+        "--json",
+        "--option",
+        "eval-cache",
+        "false",
+        &format!("path:{source}#packages.x86_64-linux"),
+        "--apply",
+        "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
+    ]))
+    .unwrap();
+    assert_eq!(all.len(), 2001);
+    let sample: Vec<String> = all.keys().step_by(20).cloned().collect();
+    let sampled = path_info(&source, &sample);
+    let expected: BTreeSet<String> = sample.iter().map(|a| all[a].clone()).collect();
+    assert_eq!(sampled, expected, "nix eval and nix path-info agree on the sample");
+    let got = lab_eval(&big, 2, &tmp.path().join("cache-big"), None);
+    assert_eq!(got.len(), 2001);
+    assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>(), "2,000 packages, two evaluators");
+}
+
+#[test]
+fn nix_counts_the_same_work_every_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flake = tmp.path().join("f");
+    gen_flake(&flake, 100, 300);
+    let mut seen: Vec<BTreeMap<String, f64>> = Vec::new();
+    for i in 0..10 {
+        let stats = tmp.path().join(format!("stats{i}"));
+        lab_eval(&flake, 1, &tmp.path().join(format!("cache{i}")), Some(&stats));
+        // The bundle's reading of them: every numeric value, nested keys joined.
+        let mut counters = BTreeMap::new();
+        for f in ["nix-stats.discover.json", "nix-stats.0.json"] {
+            fn walk(k: &str, v: &serde_json::Value, out: &mut BTreeMap<String, f64>) {
+                match v {
+                    serde_json::Value::Object(m) => m.iter().for_each(|(n, v)| walk(&if k.is_empty() { n.clone() } else { format!("{k}.{n}") }, v, out)),
+                    serde_json::Value::Number(n) => *out.entry(k.to_string()).or_insert(0.0) += n.as_f64().unwrap(),
+                    _ => {}
+                }
+            }
+            walk("", &read_json(&stats.join(f)), &mut counters);
+        }
+        seen.push(counters);
+    }
+    let exact: Vec<&String> = seen[0].keys().filter(|k| !evalbench_noisy(k)).collect();
+    assert!(exact.iter().any(|k| *k == "nrFunctionCalls") && exact.iter().any(|k| *k == "gc.totalBytes"));
+    for (i, s) in seen.iter().enumerate().skip(1) {
+        for k in &exact {
+            assert_eq!(s[*k], seen[0][*k], "run {i}: {k} differs between runs of one input");
+        }
+    }
+}
+
+/// What the verdicts judge like times, and `sizes` (constants of the nix build).
+fn evalbench_noisy(k: &str) -> bool {
+    evalbench_analyze::counters::NOISY.contains(&k) || k.starts_with("sizes.")
+}
