@@ -23,6 +23,8 @@ pub struct PassRun {
     /// Normalized statement to its pg_stat_statements total, ms.
     pub statements: BTreeMap<String, f64>,
     pub metric: Option<serde_json::Value>,
+    /// nix's counters (run.json's `nix_stats`), when the pass evaluated with nix.
+    pub counters: BTreeMap<String, f64>,
     pub offset_us: Option<i64>,
     pub bound_us: Option<i64>,
 }
@@ -64,6 +66,7 @@ impl BundleRecord {
                 spans: totals.spans,
                 statements: totals.statements,
                 metric: run.evaluation_metric.clone(),
+                counters: evalbench_analyze::counters::of_pass(&data).unwrap_or_default(),
                 offset_us: main.filter(|m| m.aligned).map(|m| m.offset_us),
                 bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),
             });

@@ -213,11 +213,48 @@ fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut 
         if flagged {
             start = i;
         }
+        counter_steps(pass, &points[i - 1], &points[i], commits, changes);
     }
     if powerless > 0 {
         power.push(format!(
             "{pass}: {powerless} of {steps} commits had too few runs on a side for any verdict at {:.4} (5% over {steps} steps); more runs per commit, or more commits in the baseline, allow it",
             ALPHA / steps as f64
         ));
+    }
+}
+
+/// A counter's value at a point: the one value all its runs agree on. None
+/// when the runs disagree (then it is no exact count) or lack it.
+fn exact_value(p: &Point, name: &str) -> Option<f64> {
+    let mut v = p.runs.iter().map(|r| r.counters.get(name).copied());
+    let first = v.next()??;
+    v.all(|x| x == Some(first)).then_some(first)
+}
+
+/// nix's headline counters against the previous commit: exact counts, so
+/// any step is a change, without statistics (and without spending the
+/// series' 5%). Counters that are times or differ between runs are left to
+/// the evaluated seconds.
+fn counter_steps(pass: &str, before: &Point, at: &Point, commits: &[Commit], changes: &mut Vec<Change>) {
+    use evalbench_analyze::counters::{grouped, words, HEADLINE, NOISY};
+    for (name, _) in HEADLINE.iter().filter(|(n, _)| !NOISY.contains(n)) {
+        let (Some(a), Some(b)) = (exact_value(before, name), exact_value(at, name)) else { continue };
+        if a == b {
+            continue;
+        }
+        let pct = if a != 0.0 { (b / a - 1.0) * 100.0 } else { f64::INFINITY };
+        let (kind, word) = if b > a { ("more", "more") } else { ("less", "fewer") };
+        changes.push(Change {
+            commit: commits[at.commit].commit.clone(),
+            pass: pass.to_string(),
+            what: format!("nix {name}"),
+            kind,
+            change_pct: evalbench_bundle::num::round_to(pct, 3),
+            p_adjusted: None,
+            baseline_commits: 1,
+            runs_a: before.runs.len(),
+            runs_b: at.runs.len(),
+            text: format!("nix did {:.1}% {word} {} ({name}, exact: {} → {})", pct.abs(), words(name), grouped(a), grouped(b)),
+        });
     }
 }

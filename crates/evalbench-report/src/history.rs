@@ -63,9 +63,10 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
             for c in &changes {
                 let _ = write!(
                     body,
-                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{}</td><td>{} commits, {} runs against {}</td></tr>",
+                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{}</td><td>{} commits, {} runs against {}</td></tr>",
                     esc(&c.commit),
                     esc(&c.what),
+                    esc(&c.text),
                     esc(c.kind),
                     c.change_pct,
                     c.p_adjusted.map(|p| format!("{p:.6}")).unwrap_or_else(|| "–".into()),

@@ -188,3 +188,40 @@ fn json_numbers_are_written_at_their_units_precision() {
         check_precision("decode strace --json", "", &serde_json::from_str(l).unwrap());
     }
 }
+
+#[test]
+fn nix_counters_are_exact_measurements_same_or_more_by_their_percentage() {
+    use common::synthetic::{with_counters, write_bundle, Truth};
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, aa, b) = (tmp.path().join("a"), tmp.path().join("aa"), tmp.path().join("b"));
+    write_bundle(&a, &Truth::baseline(), 3, 1);
+    write_bundle(&aa, &Truth::baseline(), 3, 2);
+    write_bundle(&b, &Truth::baseline(), 3, 3);
+    with_counters(&a, 1_204_118, 8_057);
+    with_counters(&aa, 1_204_118, 8_057);
+    with_counters(&b, 1_448_790, 8_057);
+    let json = |x: &Path, y: &Path| -> serde_json::Value {
+        serde_json::from_slice(&run_ok(evalbench().arg("compare").arg(x).arg(y).arg("--json")).stdout).unwrap()
+    };
+    // A/A: every exact counter the same, in every pass.
+    for p in json(&a, &aa)["passes"].as_array().unwrap() {
+        let c = p["counters"].as_array().unwrap();
+        assert_eq!(c.len(), 4, "{c:?}");
+        for v in c.iter().filter(|v| v["exact"] == true) {
+            assert_eq!(v["kind"], "same", "{v}");
+        }
+        let cpu = c.iter().find(|v| v["name"] == "cpuTime").unwrap();
+        assert_eq!(cpu["exact"], false, "cpuTime is a time");
+    }
+    let v = json(&a, &b);
+    for p in v["passes"].as_array().unwrap() {
+        let first = &p["counters"][0];
+        assert_eq!(
+            (first["name"].as_str(), first["kind"].as_str(), first["change_pct"].as_f64()),
+            (Some("nrFunctionCalls"), Some("more"), Some(20.32))
+        );
+        assert_eq!((first["a"].as_u64(), first["b"].as_u64()), (Some(1_204_118), Some(1_448_790)));
+    }
+    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
+    assert!(text.contains("nix did 20.3% more function calls (nrFunctionCalls) (exact: 1,204,118 → 1,448,790)"), "{text}");
+}

@@ -108,7 +108,9 @@ fn nix_counts_the_same_work_every_time() {
         for f in ["nix-stats.discover.json", "nix-stats.0.json"] {
             fn walk(k: &str, v: &serde_json::Value, out: &mut BTreeMap<String, f64>) {
                 match v {
-                    serde_json::Value::Object(m) => m.iter().for_each(|(n, v)| walk(&if k.is_empty() { n.clone() } else { format!("{k}.{n}") }, v, out)),
+                    serde_json::Value::Object(m) => {
+                        m.iter().for_each(|(n, v)| walk(&if k.is_empty() { n.clone() } else { format!("{k}.{n}") }, v, out))
+                    }
                     serde_json::Value::Number(n) => *out.entry(k.to_string()).or_insert(0.0) += n.as_f64().unwrap(),
                     _ => {}
                 }

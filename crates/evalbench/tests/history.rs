@@ -203,3 +203,31 @@ fn bad_input_is_a_clear_error_with_status_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 7 is newer"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite").display().to_string();
+    for i in 0..6 {
+        let b = tmp.path().join(format!("b{i}"));
+        write_bundle(&b, &Truth::baseline(), 3, 500 + i as u64);
+        with_counters(&b, if i >= 3 { 541_208 } else { 451_007 }, 153_036);
+        run_ok(&mut add(&db, &b, i));
+    }
+    let v = show(&db);
+    let got = changes(&v);
+    let expected: Vec<(String, String, String, String)> =
+        PASSES.iter().map(|p| ("c03".to_string(), p.to_string(), "nix nrFunctionCalls".to_string(), "more".to_string())).collect();
+    let mut sorted = got.clone();
+    sorted.sort();
+    let mut want = expected.clone();
+    want.sort();
+    assert_eq!(sorted, want, "{:#}", v["changes"]);
+    let c = v["changes"].as_array().unwrap().iter().find(|c| c["what"] == "nix nrFunctionCalls").unwrap();
+    assert_eq!(c["change_pct"].as_f64(), Some(20.0), "{c}");
+    assert_eq!(c["text"], "nix did 20.0% more function calls (nrFunctionCalls, exact: 451,007 → 541,208)");
+    let page = tmp.path().join("page");
+    run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(&page));
+    let html = std::fs::read_to_string(page.join("index.html")).unwrap();
+    assert!(html.contains("nix did 20.0% more function calls"), "the page names the counter's step");
+}

@@ -40,6 +40,8 @@ pub struct Stored {
     pub repeat: i64,
     pub evaluated_s: Option<f64>,
     pub spans: BTreeMap<String, f64>,
+    /// nix's counters of the run (empty when it had none).
+    pub counters: BTreeMap<String, f64>,
 }
 
 pub trait Store {
@@ -90,6 +92,12 @@ CREATE TABLE IF NOT EXISTS statement_totals (
     pass_id BIGINT NOT NULL REFERENCES passes(id),
     statement TEXT NOT NULL,
     total_ms {float} NOT NULL
+);
+-- Added after schema 1 went out: made on first use by an older database too.
+CREATE TABLE IF NOT EXISTS counter_totals (
+    pass_id BIGINT NOT NULL REFERENCES passes(id),
+    name TEXT NOT NULL,
+    value {float} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS span_totals_pass ON span_totals (pass_id);
 CREATE INDEX IF NOT EXISTS passes_run ON passes (run_id);

@@ -129,6 +129,13 @@ impl Store for PgStore {
                 )
                 .await
                 .map_err(e)?;
+                let (name, v): (Vec<&str>, Vec<f64>) = r.counters.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
+                tx.execute(
+                    "INSERT INTO counter_totals (pass_id, name, value) SELECT $1, * FROM unnest($2::text[], $3::float8[])",
+                    &[&pass_id, &name, &v],
+                )
+                .await
+                .map_err(e)?;
             }
             tx.commit().await.map_err(e)?;
             Ok(run_id)
@@ -163,11 +170,17 @@ impl Store for PgStore {
                     repeat: r.get(8),
                     evaluated_s: r.get(9),
                     spans: Default::default(),
+                    counters: Default::default(),
                 });
             }
             for r in self.client.query("SELECT pass_id, what, total_ms FROM span_totals", &[]).await.map_err(e)? {
                 if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
                     out[i].spans.insert(r.get(1), r.get(2));
+                }
+            }
+            for r in self.client.query("SELECT pass_id, name, value FROM counter_totals", &[]).await.map_err(e)? {
+                if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
+                    out[i].counters.insert(r.get(1), r.get(2));
                 }
             }
             Ok(out)

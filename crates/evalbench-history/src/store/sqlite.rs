@@ -73,6 +73,7 @@ impl Store for SqliteStore {
                 .map_err(e)?;
             let mut span = tx.prepare("INSERT INTO span_totals (pass_id, what, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
             let mut stmt = tx.prepare("INSERT INTO statement_totals (pass_id, statement, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
+            let mut counter = tx.prepare("INSERT INTO counter_totals (pass_id, name, value) VALUES (?1, ?2, ?3)").map_err(e)?;
             for r in &record.runs {
                 let metric = r.metric.as_ref().map(|m| m.to_string());
                 pass.execute(params![run_id, r.pass, r.repeat, r.evaluated_s, metric, r.offset_us, r.bound_us]).map_err(e)?;
@@ -82,6 +83,9 @@ impl Store for SqliteStore {
                 }
                 for (what, ms) in &r.statements {
                     stmt.execute(params![pass_id, what, ms]).map_err(e)?;
+                }
+                for (name, v) in &r.counters {
+                    counter.execute(params![pass_id, name, v]).map_err(e)?;
                 }
             }
         }
@@ -113,6 +117,7 @@ impl Store for SqliteStore {
                         repeat: r.get(8)?,
                         evaluated_s: r.get(9)?,
                         spans: Default::default(),
+                        counters: Default::default(),
                     },
                 ))
             })
@@ -130,6 +135,14 @@ impl Store for SqliteStore {
             let pass_id: i64 = r.get(0).map_err(&e)?;
             if let Some(&i) = at.get(&pass_id) {
                 out[i].spans.insert(r.get(1).map_err(&e)?, r.get(2).map_err(&e)?);
+            }
+        }
+        let mut q = self.c.prepare("SELECT pass_id, name, value FROM counter_totals").map_err(&e)?;
+        let mut rows = q.query([]).map_err(&e)?;
+        while let Some(r) = rows.next().map_err(&e)? {
+            let pass_id: i64 = r.get(0).map_err(&e)?;
+            if let Some(&i) = at.get(&pass_id) {
+                out[i].counters.insert(r.get(1).map_err(&e)?, r.get(2).map_err(&e)?);
             }
         }
         Ok(out)

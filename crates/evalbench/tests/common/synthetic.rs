@@ -95,3 +95,13 @@ pub fn write_bundle(dir: &Path, truth: &Truth, runs: usize, seed: u64) {
         }
     }
 }
+
+/// Adds nix's counters to every run.json of a bundle.
+pub fn with_counters(bundle: &Path, calls: u64, thunks: u64) {
+    for e in std::fs::read_dir(bundle).unwrap() {
+        let run = e.unwrap().path().join("run.json");
+        let mut v = super::read_json(&run);
+        v["nix_stats"] = serde_json::json!({"nrFunctionCalls": calls, "nrThunks": thunks, "gc.totalBytes": 35_200_528u64, "cpuTime": 0.05});
+        std::fs::write(&run, v.to_string()).unwrap();
+    }
+}
