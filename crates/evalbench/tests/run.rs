@@ -105,7 +105,11 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
         assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} ± {b}, truth {}", p["pass"], -skew_ms * 1000);
     }
-    assert!(std::fs::read_to_string(out.join("report/index.html")).unwrap().contains("Pass warm-instrumented"));
+    let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(page.contains("Pass warm-instrumented"));
+    assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
+    assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");
+    assert!(page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS");
     let products = std::fs::read_to_string(out.join("nix-support/hydra-build-products")).unwrap();
     let lines: Vec<&str> = products.lines().collect();
     assert_eq!(lines.len(), 4);

@@ -7,6 +7,7 @@
 
 mod assignment;
 mod captures;
+mod evaluator;
 mod jobs;
 mod nesting;
 mod timeline;
@@ -29,6 +30,7 @@ pub mod records {
 
 pub use assignment::{Assignment, JobWalk, Step};
 pub use captures::{CpuProfile, Database, WaitColumn};
+pub use evaluator::{Attribute, Evaluator};
 pub use jobs::{JobPhases, Phase};
 pub use timeline::{Bar, Lane, Timeline, TIMELINE_PIXELS};
 
@@ -63,6 +65,8 @@ pub struct PassView {
     pub network: Option<Section<evalbench_decode::ws::WsSummary>>,
     /// perf profiles of the server and the worker host; instrumented passes only.
     pub cpu: Vec<CpuProfile>,
+    /// nix's counters and calls, and the attributes' spans.
+    pub evaluator: Section<Evaluator>,
 }
 
 /// A span on the server clock.
@@ -101,6 +105,7 @@ impl PassView {
             database: Database::Instrumented { auto_explain: Section::Missing(layout::AUTO_EXPLAIN) },
             network: None,
             cpu: Vec::new(),
+            evaluator: Section::Missing(layout::EVAL_DIR),
         };
         v.assignment = assignment::walk(&v);
         v.jobs = jobs::read(&v.file(layout::JOB_PHASES));
@@ -111,6 +116,7 @@ impl PassView {
         if !v.clean {
             v.cpu = captures::cpu(&v);
         }
+        v.evaluator = evaluator::read(&v);
         v
     }
 

@@ -78,6 +78,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
     sections::overview(&mut page, passes);
+    sections::counters_side_by_side(&mut page, passes);
     for p in passes {
         sections::pass_header(&mut page, p);
         sections::assignment(&mut page, p);
@@ -86,6 +87,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
         sections::database(&mut page, p);
         sections::network(&mut page, p);
         sections::cpu(&mut page, p);
+        sections::evaluator(&mut page, p);
         // trace.json beside the page, for ui.perfetto.dev.
         if p.data.span_count() > 0 {
             let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);

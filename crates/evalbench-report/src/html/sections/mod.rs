@@ -5,6 +5,7 @@
 mod assignment;
 mod cpu;
 mod database;
+mod evaluator;
 mod jobs;
 mod network;
 mod overview;
@@ -20,6 +21,7 @@ use super::Page;
 pub use assignment::assignment;
 pub use cpu::cpu;
 pub use database::database;
+pub use evaluator::{counters_side_by_side, evaluator};
 pub use jobs::jobs;
 pub use network::network;
 pub use overview::{overview, pass_header};
