@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The lab at scale: a generated flake of PACKAGES packages (default 2000),
-# one cold-clean pass through `evalbench run`. Prints the evaluated seconds,
+# one cold-clean pass through `evalbench run`. Prints the evaluated seconds
+# (and per package: run PACKAGES=200, 2000 and 10000 to see how it grows),
 # the sum of the evaluators' resolve spans against the eval subprocess's
 # open, every seed span present or not, and the evaluators' peak RSS.
 #
@@ -32,10 +33,12 @@ resolves = [s for s in spans if s["name"] == "resolve"]
 ev = [s for s in spans if s["name"] == "evaluator"]
 metric = run.get("evaluation_metric") or {}
 print(f"lab at scale: {packages} packages, one cold-clean pass")
-print(f"  evaluated: {run['evaluated_s']:.3f} s; status {run['status']}")
+print(f"  evaluated: {run['evaluated_s']:.3f} s ({run['evaluated_s'] / packages * 1e3:.3f} ms a package); status {run['status']}")
 print(f"  resolve spans: {len(resolves)}; sum {total('resolve') / 1e6:.3f} s against open {total('open') / 1e6:.3f} s ({total('resolve') / max(total('open'), 1):.3f})")
 print(f"  the slowest resolve: {max(s['dur_us'] for s in resolves) / 1e3:.1f} ms; the fastest {min(s['dur_us'] for s in resolves) / 1e3:.1f} ms")
 print(f"  evaluator peak RSS: {[e['fields'].get('peak_rss_kb') for e in ev]} KiB; eval subprocess metric {metric}")
+nix = run.get("nix_stats") or {}
+print(f"  nix: {nix.get('nrFunctionCalls')} function calls, {nix.get('nrThunks')} thunks, {nix.get('gc.totalBytes')} bytes allocated; cpuTime {nix.get('cpuTime')} s")
 names = {(s['process'], s['name']) for s in spans}
 print(f"  distinct span names: {len(names)}; spans in all {len(spans)}")
 PY

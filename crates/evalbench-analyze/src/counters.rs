@@ -64,7 +64,9 @@ pub struct CounterVerdict {
 /// Thousands separated, for counts people read.
 pub fn grouped(v: f64) -> String {
     if v.fract() != 0.0 || v.abs() >= 1e18 {
-        return format!("{v}");
+        // Times (cpuTime): to the microsecond, as nix writes them.
+        let s = format!("{v:.6}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
     }
     let s = format!("{}", v.abs() as u64);
     let mut out = String::new();
@@ -131,7 +133,8 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
             change_pct: v.change_pct.is_finite().then_some(v.change_pct),
             kind: v.kind,
             exact: false,
-            text: format!("{name} ({note}): {}", v.text),
+            // The family has no unit: no space before the parenthesis.
+            text: format!("{name} ({note}): {}", v.text.replace(" ):", "):").replace(" ).", ").")),
             name,
         });
     }
@@ -184,6 +187,7 @@ mod tests {
         assert_eq!(grouped(1_448_790.0), "1,448,790");
         assert_eq!(grouped(999.0), "999");
         assert_eq!(grouped(0.5), "0.5");
+        assert_eq!(grouped(0.08976200000000001), "0.089762");
         assert_eq!(grouped(-1000.0), "-1,000");
     }
 }

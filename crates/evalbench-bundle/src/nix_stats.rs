@@ -67,20 +67,25 @@ pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
             path: f.clone(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}, column {}: {e}", e.line(), e.column())),
         })?;
-        let Some(obj) = v.as_object() else {
+        if !v.is_object() {
             return Err(BundleError::Io {
                 path: f.clone(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidData, "expected nix's statistics, a JSON object"),
             });
-        };
-        for (k, v) in obj {
-            if !LEFT_OUT.contains(&k.as_str()) {
-                flatten(k, v, &mut s.counters);
-            }
         }
+        flatten_into(&v, &mut s.counters);
         add_calls(&v, &mut s.calls);
     }
     Ok(Some(s))
+}
+
+/// One file's counters (nix's JSON, read): added into `out`.
+pub fn flatten_into(v: &serde_json::Value, out: &mut Counters) {
+    for (k, v) in v.as_object().into_iter().flatten() {
+        if !LEFT_OUT.contains(&k.as_str()) {
+            flatten(k, v, out);
+        }
+    }
 }
 
 fn flatten(key: &str, v: &serde_json::Value, out: &mut Counters) {

@@ -96,6 +96,18 @@ pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Resu
 
 /// As [`run_once`], with the command's stderr kept in a file (for its error message).
 pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, stderr_to: Option<&std::path::Path>) -> Result<Run, HarnessError> {
+    run_once_env(argv, t0, quiet, memory, stderr_to, &[])
+}
+
+/// As [`run_once_with`], with variables added to the command's environment.
+pub fn run_once_env(
+    argv: &[String],
+    t0: Instant,
+    quiet: bool,
+    memory: bool,
+    stderr_to: Option<&std::path::Path>,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<Run, HarnessError> {
     let mut cmd = if argv.len() == 1 && argv[0].contains(' ') {
         let mut c = Command::new("sh");
         c.args(["-c", &argv[0]]);
@@ -112,6 +124,7 @@ pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, st
         cmd.stderr(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     cmd.stdin(Stdio::null());
+    cmd.envs(env.iter().copied());
     let source = memory_source();
     let cg: Option<PathBuf> = if !memory {
         None

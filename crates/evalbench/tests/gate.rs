@@ -52,6 +52,16 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
         assert_eq!(s["run"]["exit"], 0);
     }
     assert_eq!(step_spans(&out1.join("gate")).len(), 4);
+    // nix counts each step's work: its statistics in the bundle, summed in run.json.
+    let calls: u64 = steps
+        .iter()
+        .map(|s| {
+            let f = out1.join("gate/eval").join(format!("nix-stats.{}.json", s["step"]["name"].as_str().unwrap().replace(' ', "_")));
+            read_json(&f)["nrFunctionCalls"].as_u64().unwrap()
+        })
+        .sum();
+    assert!(calls > 0);
+    assert_eq!(run["nix_stats"]["nrFunctionCalls"].as_u64(), Some(calls));
     // Later runs find the machines in nix's eval cache, and say so. (Two
     // writers at once can lose a cache write: sqlite has one writer. A serial
     // run fills what is missing.)
@@ -88,5 +98,11 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
     let cmp = run_ok(evalbench().args(["compare", "--json"]).arg(&out1).arg(&out2));
     let v: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
     assert_eq!(v["passes"][0]["pass_a"], "gate");
+    let counters = v["passes"][0]["counters"].as_array().unwrap();
+    // gate, gate.2 and gate.3 of out1 are its runs, and the later ones were
+    // answered from nix's eval cache: fewer calls, so not one exact count.
+    let calls = counters.iter().find(|c| c["name"] == "nrFunctionCalls").unwrap();
+    assert_eq!(calls["exact"], false, "{calls}");
+    assert!(calls["text"].as_str().unwrap().contains("differs between repeats"), "{calls}");
     assert_eq!(v["passes"][0]["wall"]["kind"], "no noise estimate");
 }

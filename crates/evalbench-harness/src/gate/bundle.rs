@@ -19,6 +19,25 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
     }
     let trace = dir.join(layout::TRACE_DIR);
     std::fs::create_dir_all(&trace).map_err(|source| HarnessError::Io { path: trace.clone(), source })?;
+    // nix's statistics per step, as nix wrote them, where the bundle keeps them.
+    let eval = dir.join(layout::EVAL_DIR);
+    let mut step_counters: Vec<Option<evalbench_bundle::nix_stats::Counters>> = Vec::new();
+    for r in results {
+        let Some(src) = &r.nix_stats_file else {
+            step_counters.push(None);
+            continue;
+        };
+        std::fs::create_dir_all(&eval).map_err(|source| HarnessError::Io { path: eval.clone(), source })?;
+        let text = std::fs::read(src).map_err(|source| HarnessError::Io { path: src.clone(), source })?;
+        let to = eval.join(format!("{}{}.json", layout::NIX_STATS_PREFIX, safe(&r.step.name)));
+        evalbench_bundle::write_atomic(&to, &text)?;
+        step_counters.push(serde_json::from_slice::<serde_json::Value>(&text).ok().map(|v| {
+            let mut c = evalbench_bundle::nix_stats::Counters::new();
+            evalbench_bundle::nix_stats::flatten_into(&v, &mut c);
+            c
+        }));
+    }
+    let nix_stats = evalbench_bundle::nix_stats::read(&dir)?.map(|s| evalbench_bundle::nix_stats::to_json(&s.counters));
     for (k, r) in results.iter().enumerate() {
         let process = safe(&r.step.name);
         let pid = k as u32 + 1;
@@ -42,6 +61,9 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
                 "ok": r.ok,
                 "error": r.error,
                 "eval_cache": r.eval_cache,
+                "nix_function_calls": step_counters[k].as_ref().and_then(|c| c.get("nrFunctionCalls")).map(|v| *v as u64),
+                "nix_thunks": step_counters[k].as_ref().and_then(|c| c.get("nrThunks")).map(|v| *v as u64),
+                "nix_gc_total_bytes": step_counters[k].as_ref().and_then(|c| c.get("gc.totalBytes")).map(|v| *v as u64),
             }
         });
         writeln!(f, "{line}").map_err(|source| HarnessError::Io { path: path.clone(), source })?;
@@ -53,6 +75,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
         "evaluated_s": wall_s,
         "captures": ["spans"],
         "target": "gate",
+        "nix_stats": nix_stats,
         "gate": {
             "flake": opts.flake,
             "jobs": opts.jobs,

@@ -64,6 +64,9 @@ pub struct StepResult {
     pub start_us: i64,
     /// "hit" (the eval cache held the step's drvPath when it started), "miss", or "off".
     pub eval_cache: &'static str,
+    /// nix's statistics of the step as nix wrote them (NIX_SHOW_STATS), when it wrote them.
+    #[serde(skip)]
+    pub nix_stats_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use std::time::Instant;
 use evalbench_host::now_us;
 
 use super::{cache_holds, nix_config, safe, GateOpts, State, Step, StepResult, DEFAULT_STEP_PEAK};
-use crate::cmdbench::{run_once_with, Run};
+use crate::cmdbench::{run_once_env, Run};
 
 /// Runs every step; never stops at the first failure.
 pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<StepResult>, HarnessError> {
@@ -60,8 +60,12 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                 };
                 progress(&format!("{} started (eval cache {cache})", step.name));
                 let errf = logs.join(format!("{}.stderr", safe(&step.name)));
+                // nix counts the step's work exactly: its statistics beside its stderr.
+                let statsf = logs.join(format!("{}.nix-stats.json", safe(&step.name)));
+                let _ = std::fs::remove_file(&statsf);
+                let env = [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", statsf.as_os_str())];
                 let start_us = now_us();
-                let res = match run_once_with(&step.argv, t0, true, true, Some(&errf)) {
+                let res = match run_once_env(&step.argv, t0, true, true, Some(&errf), &env) {
                     Ok(run) => {
                         let ok = run.exit == Some(0);
                         let error = (!ok).then(|| {
@@ -69,7 +73,8 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
                             lines[lines.len().saturating_sub(6)..].join("\n")
                         });
-                        StepResult { step: step.clone(), run, ok, error, expected_peak: expected(step), start_us, eval_cache: cache }
+                        let nix_stats_file = statsf.is_file().then(|| statsf.clone());
+                        StepResult { step: step.clone(), run, ok, error, expected_peak: expected(step), start_us, eval_cache: cache, nix_stats_file }
                     }
                     Err(e) => StepResult {
                         step: step.clone(),
@@ -79,6 +84,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                         expected_peak: expected(step),
                         start_us,
                         eval_cache: cache,
+                        nix_stats_file: None,
                     },
                 };
                 progress(&format!("{} {} in {:.2} s", step.name, if res.ok { "passed" } else { "FAILED" }, res.run.wall_s));
