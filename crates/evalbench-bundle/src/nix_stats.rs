@@ -144,6 +144,12 @@ pub fn number(v: f64) -> serde_json::Value {
     }
 }
 
+/// For `#[serde(serialize_with)]`: counters written as [`to_json`] writes them.
+pub fn serialize_opt<S: serde::Serializer>(c: &Option<Counters>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    c.as_ref().map(to_json).serialize(s)
+}
+
 /// Counters back from JSON (run.json's `nix_stats`).
 pub fn from_json(v: &serde_json::Value) -> Option<Counters> {
     let m = v.as_object()?;

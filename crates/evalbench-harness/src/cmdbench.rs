@@ -23,6 +23,9 @@ pub struct Run {
     pub exit: Option<i32>,
     /// Seconds from the first run's start, for --jobs timelines.
     pub started_s: f64,
+    /// nix's counters of the run (`bench --nix-stats`), when nix wrote them.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "evalbench_bundle::nix_stats::serialize_opt")]
+    pub nix_stats: Option<evalbench_bundle::nix_stats::Counters>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
@@ -209,10 +212,21 @@ pub fn run_once_env(
         peak_bytes: peak,
         exit,
         started_s: s(started.duration_since(t0).as_secs_f64()),
+        nix_stats: None,
     })
 }
 
+/// Where `run_many` has nix write its statistics, one file per run
+/// (`NIX_SHOW_STATS_PATH`): nix writes it when it exits, so a command that
+/// runs nix several times leaves the last one's.
+pub struct NixStats<'a> {
+    pub dir: &'a std::path::Path,
+}
+
+static STATS_FILE: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs `runs` measured runs, `parallel` at a time; returns them and the wall of the whole batch.
+#[allow(clippy::too_many_arguments)]
 pub fn run_many(
     argv: &[String],
     prepare: Option<&str>,
@@ -220,6 +234,7 @@ pub fn run_many(
     parallel: usize,
     quiet: bool,
     memory: bool,
+    nix_stats: Option<&NixStats<'_>>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(Vec<Run>, f64), HarnessError> {
     let t0 = Instant::now();
@@ -239,7 +254,21 @@ pub fn run_many(
                         break;
                     }
                 }
-                let r = run_once(argv, t0, quiet, memory);
+                let r = match nix_stats {
+                    None => run_once(argv, t0, quiet, memory),
+                    Some(n) => {
+                        let f = n.dir.join(format!("run-{}.json", STATS_FILE.fetch_add(1, Ordering::Relaxed)));
+                        let env = [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", f.as_os_str())];
+                        run_once_env(argv, t0, quiet, memory, None, &env).map(|mut r| {
+                            r.nix_stats = std::fs::read(&f).ok().and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok()).map(|v| {
+                                let mut c = evalbench_bundle::nix_stats::Counters::new();
+                                evalbench_bundle::nix_stats::flatten_into(&v, &mut c);
+                                c
+                            });
+                            r
+                        })
+                    }
+                };
                 let mut g = results.lock().unwrap_or_else(|e| e.into_inner());
                 g.push(r);
                 progress(g.len());

@@ -4,8 +4,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use evalbench_analyze::counters::{judge_counters, CounterVerdict};
 use evalbench_analyze::verdict::{judge, spread, Family, Measured, Rules, Spread, Verdict};
-use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, Run};
+use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, NixStats, Run};
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -36,6 +37,11 @@ pub struct Args {
     /// No peak memory (no cgroup, no sampling): the leanest timing, for very short commands.
     #[arg(long)]
     pub no_memory: bool,
+    /// Have nix count its work in every run (NIX_SHOW_STATS) and judge the counts: an exact
+    /// count is the same or more/less by exactly its change. A command that runs nix several
+    /// times keeps the counts of the last one to exit.
+    #[arg(long)]
+    pub nix_stats: bool,
     /// A change smaller than this percentage of the first command's median is "negligible".
     #[arg(long, default_value_t = 1.0, value_name = "PCT")]
     pub min_change: f64,
@@ -69,6 +75,16 @@ struct Report {
     comparisons: Vec<(String, String, Verdict, Option<Verdict>)>,
     /// The families the verdicts were corrected in (Holm): wall times, peak memories.
     families: Vec<Family>,
+    /// With --nix-stats: nix's counters of each command against the first's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    counters: Vec<CommandCounters>,
+}
+
+#[derive(Serialize)]
+struct CommandCounters {
+    a: String,
+    b: String,
+    counters: Vec<CounterVerdict>,
 }
 
 /// Wall times are read from a monotonic clock in ns; peak memory in pages.
@@ -97,12 +113,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--runs must be at least 1");
     }
     let tty = std::io::stderr().is_terminal() && !a.json;
+    let stats_dir = if a.nix_stats { Some(tempfile::Builder::new().prefix("evalbench-nix-stats.").tempdir()?) } else { None };
+    let stats = stats_dir.as_ref().map(|d| NixStats { dir: d.path() });
+    let stats = stats.as_ref();
     // Warm-up, then the measured runs. With one run at a time, the commands
     // take turns (A B A B ...), so a machine whose load drifts during the
     // bench weighs on every command alike instead of on whichever ran last.
     for argv in &commands {
         if a.warmup > 0 {
-            run_many(argv, a.prepare.as_deref(), a.warmup, a.jobs, !a.show_output, !a.no_memory, &|_| {})?;
+            run_many(argv, a.prepare.as_deref(), a.warmup, a.jobs, !a.show_output, !a.no_memory, stats, &|_| {})?;
         }
     }
     let total = (a.runs * commands.len()) as u64;
@@ -118,7 +137,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             for k in 0..commands.len() {
                 // Alternate the order too, so no command always goes first.
                 let k = if round % 2 == 0 { k } else { commands.len() - 1 - k };
-                let (mut r, w) = run_many(&commands[k], a.prepare.as_deref(), 1, 1, !a.show_output, !a.no_memory, &|_| {})?;
+                let (mut r, w) = run_many(&commands[k], a.prepare.as_deref(), 1, 1, !a.show_output, !a.no_memory, stats, &|_| {})?;
                 batch_wall[k] += w;
                 runs[k].append(&mut r);
                 if let Some(b) = &bar {
@@ -136,7 +155,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     b.inc(1);
                 }
             };
-            let (r, w) = run_many(argv, a.prepare.as_deref(), a.runs, a.jobs, !a.show_output, !a.no_memory, &progress)?;
+            let (r, w) = run_many(argv, a.prepare.as_deref(), a.runs, a.jobs, !a.show_output, !a.no_memory, stats, &progress)?;
             runs[k] = r;
             batch_wall[k] = w;
         }
@@ -183,8 +202,25 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let comparisons =
         std::mem::take(&mut wall_family.verdicts).into_iter().zip(mem).map(|((command, wall), m)| (base.command.clone(), command, wall, m)).collect();
-    let families = vec![wall_family, mem_family];
-    let report = Report { memory_source: memory_source(), commands: results, comparisons, families };
+    let mut families = vec![wall_family, mem_family];
+    let per_run = |c: &CommandResult| -> std::collections::BTreeMap<String, Vec<f64>> {
+        let mut m: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+        for (k, v) in c.runs.iter().filter_map(|r| r.nix_stats.as_ref()).flatten() {
+            m.entry(k.clone()).or_default().push(*v);
+        }
+        m
+    };
+    let mut counters = Vec::new();
+    if a.nix_stats {
+        for o in others {
+            let (v, f) = judge_counters(&o.command, &per_run(base), &per_run(o), rules);
+            if !v.is_empty() {
+                counters.push(CommandCounters { a: base.command.clone(), b: o.command.clone(), counters: v });
+                families.push(f);
+            }
+        }
+    }
+    let report = Report { memory_source: memory_source(), commands: results, comparisons, families, counters };
     let json = serde_json::to_string_pretty(&report).expect("serializes");
     if let Some(p) = &a.export_json {
         evalbench_bundle::write_atomic(p, json.as_bytes())?;
@@ -221,6 +257,16 @@ fn print_text(r: &Report) {
         println!("{b}\n  against {a}: wall time {}", t.text);
         if let Some(m) = m {
             println!("  peak memory {}", m.text);
+        }
+    }
+    for c in &r.counters {
+        println!("{}\n  against {}: nix's counters (exact counts unless said)", c.b, c.a);
+        for v in c.counters.iter().filter(|v| v.kind != "same").take(10) {
+            println!("    {}", v.text);
+        }
+        let same = c.counters.iter().filter(|v| v.kind == "same").count();
+        if same > 0 {
+            println!("    {same} counters the same");
         }
     }
     for f in &r.families {

@@ -225,3 +225,26 @@ fn nix_counters_are_exact_measurements_same_or_more_by_their_percentage() {
     let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
     assert!(text.contains("nix did 20.3% more function calls (nrFunctionCalls) (exact: 1,204,118 → 1,448,790)"), "{text}");
 }
+
+#[test]
+fn bench_judges_nix_counters_exactly_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmds = Vec::new();
+    for (name, work) in [("a", 300), ("b", 600)] {
+        let d = tmp.path().join(name);
+        run_ok(evalbench().args(["lab", "gen-flake", "--packages", "10", "--work", &work.to_string(), "--out"]).arg(&d));
+        cmds.push(format!(
+            "NIX_CONFIG='experimental-features = nix-command flakes' nix eval --option eval-cache false --json path:{}#packages.x86_64-linux --apply 'ps: builtins.mapAttrs (n: p: p.drvPath) ps' >/dev/null",
+            d.display()
+        ));
+    }
+    let v = bench(&["--nix-stats", "--runs", "2", "--warmup", "0", "--no-memory", "--", &cmds[0], "--", &cmds[0], "--", &cmds[1]]);
+    let runs = v["commands"][0]["runs"].as_array().unwrap();
+    assert!(runs.iter().all(|r| r["nix_stats"]["nrFunctionCalls"].as_u64().is_some_and(|n| n > 0)), "{runs:?}");
+    let counters = v["counters"].as_array().unwrap();
+    assert_eq!(counters.len(), 2);
+    let calls = |i: usize| counters[i]["counters"].as_array().unwrap().iter().find(|c| c["name"] == "nrFunctionCalls").unwrap().clone();
+    assert_eq!(calls(0)["kind"], "same", "the same command twice: {}", calls(0));
+    assert_eq!(calls(1)["kind"], "more", "twice the work: {}", calls(1));
+    assert!(calls(1)["change_pct"].as_f64().unwrap() > 50.0, "{}", calls(1));
+}

@@ -78,7 +78,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                     }
                     Err(e) => StepResult {
                         step: step.clone(),
-                        run: Run { wall_s: 0.0, user_s: 0.0, sys_s: 0.0, peak_bytes: None, exit: None, started_s: 0.0 },
+                        run: Run { wall_s: 0.0, user_s: 0.0, sys_s: 0.0, peak_bytes: None, exit: None, started_s: 0.0, nix_stats: None },
                         ok: false,
                         error: Some(e.to_string()),
                         expected_peak: expected(step),
