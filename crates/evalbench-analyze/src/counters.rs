@@ -134,7 +134,7 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
             kind: v.kind,
             exact: false,
             // The family has no unit: no space before the parenthesis.
-            text: format!("{name} ({note}): {}", v.text.replace(" ):", "):").replace(" ).", ").")),
+            text: format!("{name} ({note}): {}", v.text.replace(" ):", "):").replace(" ).", ").").replace("  (", " (")),
             name,
         });
     }

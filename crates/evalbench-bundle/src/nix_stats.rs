@@ -109,7 +109,8 @@ fn position(v: &serde_json::Value) -> Option<String> {
     Some(format!("{file}:{}:{}", v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0)))
 }
 
-fn add_calls(v: &serde_json::Value, c: &mut Calls) {
+/// One file's calls (nix's JSON, read): added into `c`.
+pub fn add_calls(v: &serde_json::Value, c: &mut Calls) {
     if let Some(m) = v["primops"].as_object() {
         for (name, n) in m {
             *c.primops.entry(name.clone()).or_default() += n.as_u64().unwrap_or(0);
