@@ -79,6 +79,14 @@ pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
     Ok(Some(s))
 }
 
+/// One file's counters from its bytes; None when it is not JSON.
+pub fn counters_of(text: &[u8]) -> Option<Counters> {
+    let v: serde_json::Value = serde_json::from_slice(text).ok()?;
+    let mut c = Counters::new();
+    flatten_into(&v, &mut c);
+    Some(c)
+}
+
 /// One file's counters (nix's JSON, read): added into `out`.
 pub fn flatten_into(v: &serde_json::Value, out: &mut Counters) {
     for (k, v) in v.as_object().into_iter().flatten() {

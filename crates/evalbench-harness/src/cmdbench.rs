@@ -260,11 +260,7 @@ pub fn run_many(
                         let f = n.dir.join(format!("run-{}.json", STATS_FILE.fetch_add(1, Ordering::Relaxed)));
                         let env = [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", f.as_os_str())];
                         run_once_env(argv, t0, quiet, memory, None, &env).map(|mut r| {
-                            r.nix_stats = std::fs::read(&f).ok().and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok()).map(|v| {
-                                let mut c = evalbench_bundle::nix_stats::Counters::new();
-                                evalbench_bundle::nix_stats::flatten_into(&v, &mut c);
-                                c
-                            });
+                            r.nix_stats = std::fs::read(&f).ok().and_then(|t| evalbench_bundle::nix_stats::counters_of(&t));
                             r
                         })
                     }

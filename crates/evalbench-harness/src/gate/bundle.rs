@@ -31,11 +31,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
         let text = std::fs::read(src).map_err(|source| HarnessError::Io { path: src.clone(), source })?;
         let to = eval.join(format!("{}{}.json", layout::NIX_STATS_PREFIX, safe(&r.step.name)));
         evalbench_bundle::write_atomic(&to, &text)?;
-        step_counters.push(serde_json::from_slice::<serde_json::Value>(&text).ok().map(|v| {
-            let mut c = evalbench_bundle::nix_stats::Counters::new();
-            evalbench_bundle::nix_stats::flatten_into(&v, &mut c);
-            c
-        }));
+        step_counters.push(evalbench_bundle::nix_stats::counters_of(&text));
     }
     let nix_stats = evalbench_bundle::nix_stats::read(&dir)?.map(|s| evalbench_bundle::nix_stats::to_json(&s.counters));
     for (k, r) in results.iter().enumerate() {
