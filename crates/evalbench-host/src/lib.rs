@@ -6,6 +6,7 @@
 
 mod error;
 mod exec;
+pub mod out;
 
 pub use error::HostError;
 

@@ -178,7 +178,11 @@ fn init_tracing() -> evalbench_trace::TraceGuard {
     guard
 }
 
-pub fn run(args: Args) -> Result<(), LabError> {
+/// Runs a lab command; what it prints for the user goes to `out`.
+pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
+    let mut print = |text: String| -> Result<(), LabError> {
+        out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
+    };
     match args.command {
         Cmd::Up { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers } => {
             let flake = match flake {
@@ -187,8 +191,7 @@ pub fn run(args: Args) -> Result<(), LabError> {
             };
             let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
-            println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
-            Ok(())
+            print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
         Cmd::Down { dir } => control::down(&dir),
         Cmd::Restart { dir, trace_dir, nix_stats_dir, count_calls } => {
@@ -199,7 +202,7 @@ pub fn run(args: Args) -> Result<(), LabError> {
         }
         Cmd::Evaluate { dir, timeout_s } => {
             let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| eprintln!("evalbench lab: {s}"))?;
-            println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
+            print(format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;
             if r["status"] == "Completed" {
                 Ok(())
             } else {
@@ -208,13 +211,11 @@ pub fn run(args: Args) -> Result<(), LabError> {
         }
         Cmd::Sql { dir, query } => {
             let st = LabState::load(&dir)?;
-            print!("{}", control::pg_of(&st)?.psql(pg::CI_ROLE, &query)?);
-            Ok(())
+            print(control::pg_of(&st)?.psql(pg::CI_ROLE, &query)?)
         }
         Cmd::Status { dir } => {
             let st = LabState::load(&dir)?;
-            println!("{}", serde_json::to_string_pretty(&st).expect("serializes"));
-            Ok(())
+            print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
         Cmd::GenFlake { out, packages, work, machines } => {
             std::fs::create_dir_all(&out).map_err(|source| LabError::Io { path: out.clone(), source })?;

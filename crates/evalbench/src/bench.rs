@@ -1,6 +1,8 @@
 //! `evalbench bench`: commands measured run by run, compared with verdicts.
 
 use std::io::IsTerminal;
+
+use evalbench_host::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -226,52 +228,65 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         evalbench_bundle::write_atomic(p, json.as_bytes())?;
     }
     if a.json {
-        println!("{json}");
+        crate::emit(&format!("{json}\n"))?;
     } else {
-        print_text(&report);
+        let mut w = evalbench_host::out::stdout();
+        print_text(&mut w, &report);
+        crate::done(w)?;
     }
     let failed = report.commands.iter().any(|c| c.failed_runs > 0);
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-fn print_text(r: &Report) {
+fn print_text<W: std::io::Write>(w: &mut evalbench_host::out::Out<W>, r: &Report) {
     for c in &r.commands {
-        println!("{}{}", c.command, if c.cold { "  (cold: --prepare before every run)" } else { "" });
-        println!(
+        outln!(w, "{}{}", c.command, if c.cold { "  (cold: --prepare before every run)" } else { "" });
+        outln!(
+            w,
             "  wall     median {:.4} s  min {:.4}  max {:.4}  MAD {:.4}  ({} runs)",
-            c.wall_s.median, c.wall_s.min, c.wall_s.max, c.wall_s.mad, c.wall_s.n
+            c.wall_s.median,
+            c.wall_s.min,
+            c.wall_s.max,
+            c.wall_s.mad,
+            c.wall_s.n
         );
-        println!("  user     median {:.4} s   sys median {:.4} s", c.user_s.median, c.sys_s.median);
+        outln!(w, "  user     median {:.4} s   sys median {:.4} s", c.user_s.median, c.sys_s.median);
         if let Some(p) = &c.peak_mib {
             let caveat = if r.memory_source == MemorySource::CgroupV1 { ", cgroup v1: includes the page cache the tree caused" } else { "" };
-            println!("  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?}{caveat})", p.median, p.max, r.memory_source);
+            outln!(w, "  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?}{caveat})", p.median, p.max, r.memory_source);
         }
         if c.parallel > 1 {
-            println!("  parallel {} at once: throughput {:.2} runs/s, latency {:.4} s per run (median)", c.parallel, c.throughput_per_s, c.latency_s);
+            outln!(
+                w,
+                "  parallel {} at once: throughput {:.2} runs/s, latency {:.4} s per run (median)",
+                c.parallel,
+                c.throughput_per_s,
+                c.latency_s
+            );
         }
         if c.failed_runs > 0 {
-            println!("  FAILED   {} of {} runs exited non-zero", c.failed_runs, c.runs.len());
+            outln!(w, "  FAILED   {} of {} runs exited non-zero", c.failed_runs, c.runs.len());
         }
     }
     for (a, b, t, m) in &r.comparisons {
-        println!("{b}\n  against {a}: wall time {}", t.text);
+        outln!(w, "{b}\n  against {a}: wall time {}", t.text);
         if let Some(m) = m {
-            println!("  peak memory {}", m.text);
+            outln!(w, "  peak memory {}", m.text);
         }
     }
     for c in &r.counters {
-        println!("{}\n  against {}: nix's counters (exact counts unless said)", c.b, c.a);
+        outln!(w, "{}\n  against {}: nix's counters (exact counts unless said)", c.b, c.a);
         for v in c.counters.iter().filter(|v| v.kind != "same").take(10) {
-            println!("    {}", v.text);
+            outln!(w, "    {}", v.text);
         }
         let same = c.counters.iter().filter(|v| v.kind == "same").count();
         if same > 0 {
-            println!("    {same} counters the same");
+            outln!(w, "    {same} counters the same");
         }
     }
     for f in &r.families {
         if let Some(p) = &f.power {
-            println!("note: {p}");
+            outln!(w, "note: {p}");
         }
     }
 }

@@ -4,6 +4,8 @@
 //! against a warm one.
 
 use std::collections::BTreeMap;
+
+use evalbench_host::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -135,21 +137,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families }
         })
         .collect();
+    let mut w = evalbench_host::out::stdout();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "a": a.a, "b": a.b, "passes": out })).expect("serializes"));
+        outln!(w, "{}", serde_json::to_string_pretty(&serde_json::json!({ "a": a.a, "b": a.b, "passes": out })).expect("serializes"));
     } else {
         for c in &out {
             let label = if layout::base_name(&c.pass_a).ends_with("-instrumented") { "  (instrumented: distorted timings)" } else { "" };
-            println!("{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
-            println!("  evaluated: {}", c.wall.text);
+            outln!(w, "{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
+            outln!(w, "  evaluated: {}", c.wall.text);
             if !c.counters.is_empty() {
                 let same = c.counters.iter().filter(|v| v.kind == "same").count();
-                println!("  nix's counters (exact counts unless said; nix-stats.*.json):");
+                outln!(w, "  nix's counters (exact counts unless said; nix-stats.*.json):");
                 for v in c.counters.iter().filter(|v| v.kind != "same").take(a.top) {
-                    println!("    {}", v.text);
+                    outln!(w, "    {}", v.text);
                 }
                 if same > 0 {
-                    println!("    {same} counters the same on both sides");
+                    outln!(w, "    {same} counters the same on both sides");
                 }
             }
             for (k, (title, rows)) in
@@ -158,22 +161,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 if rows.is_empty() {
                     continue;
                 }
-                println!("  {title}:");
+                outln!(w, "  {title}:");
                 if let Some(p) = &c.families[k + 1].power {
-                    println!("    note: {p}");
+                    outln!(w, "    note: {p}");
                 }
                 for r in rows.iter().take(a.top) {
-                    println!("    {:<60} {}", r.what.chars().take(60).collect::<String>(), r.verdict.text);
+                    outln!(w, "    {:<60} {}", r.what.chars().take(60).collect::<String>(), r.verdict.text);
                 }
                 if rows.len() > a.top {
-                    println!("    ... {} more in --json", rows.len() - a.top);
+                    outln!(w, "    ... {} more in --json", rows.len() - a.top);
                 }
             }
         }
     }
     if let Some(p) = out.first().and_then(|c| c.families[0].power.as_ref()).filter(|_| !a.json) {
-        println!("note: {p}");
+        outln!(w, "note: {p}");
     }
+    crate::done(w)?;
     if let Some(pct) = a.fail_on_regression {
         if out.iter().any(|c| c.wall.kind == "slower" && c.wall.change_pct >= pct) {
             eprintln!("evalbench compare: a pass is slower by {pct}% or more, outside noise");

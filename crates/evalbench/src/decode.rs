@@ -1,6 +1,6 @@
 //! `evalbench decode KIND FILE`: one decoder on one file, for a person's own captures.
 
-use std::io::Write;
+use evalbench_host::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,8 +34,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut w = evalbench_host::out::stdout();
     match a.kind {
         Kind::Pg => {
             let mut table = evalbench_analyze::LatencyTable::default();
@@ -44,21 +43,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 |out| evalbench_decode::pg::decode_file(file, port, out),
                 |x| {
                     if a.json {
-                        let _ = serde_json::to_writer(&mut w, &x);
-                        let _ = w.write_all(b"\n");
+                        json_line(&mut w, &x);
                     } else {
                         table.add(&x);
                     }
                 },
             )?;
             if a.json {
-                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+                outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                let _ =
-                    writeln!(w, "{:>7} {:>12} {:>10} {:>10} {:>10} {:>6}  statement", "count", "total ms", "p50 ms", "p95 ms", "max ms", "errors");
+                outln!(w, "{:>7} {:>12} {:>10} {:>10} {:>10} {:>6}  statement", "count", "total ms", "p50 ms", "p95 ms", "max ms", "errors");
                 let ms = |us: i64| us as f64 / 1000.0;
                 for r in table.finish() {
-                    let _ = writeln!(
+                    outln!(
                         w,
                         "{:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {:>6}  {}",
                         r.count,
@@ -70,51 +67,46 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                         r.sql.chars().take(120).collect::<String>()
                     );
                 }
-                let _ = writeln!(w, "\n{}", serde_json::to_string_pretty(&summary).expect("serializes"));
+                outln!(w, "\n{}", serde_json::to_string_pretty(&summary).expect("serializes"));
             }
         }
         Kind::Proto => {
             let summary = evalbench_decode::ws::decode_file(&a.file, a.port, &mut |m| {
                 if a.json {
-                    let _ = serde_json::to_writer(&mut w, m);
-                    let _ = w.write_all(b"\n");
+                    json_line(&mut w, m);
                 }
             })?;
             if a.json {
-                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+                outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                let _ = writeln!(w, "{}", serde_json::to_string_pretty(&summary).expect("serializes"));
+                outln!(w, "{}", serde_json::to_string_pretty(&summary).expect("serializes"));
             }
         }
         Kind::Strace => {
             let summary = evalbench_decode::strace::decode(&a.file)?;
             if a.json {
                 for c in &summary.slowest {
-                    let _ = serde_json::to_writer(&mut w, c);
-                    let _ = w.write_all(b"\n");
+                    json_line(&mut w, c);
                 }
-                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+                outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                let _ = writeln!(
+                outln!(
                     w,
                     "{} calls in {} threads ({} files), {} signals, {} exits, {} unparsed lines",
-                    summary.calls, summary.threads, summary.files, summary.signals, summary.exits, summary.unparsed_lines
+                    summary.calls,
+                    summary.threads,
+                    summary.files,
+                    summary.signals,
+                    summary.exits,
+                    summary.unparsed_lines
                 );
-                let _ = writeln!(w, "{:>8} {:>12} {:>10} {:>7}  syscall", "count", "total ms", "max ms", "errors");
+                outln!(w, "{:>8} {:>12} {:>10} {:>7}  syscall", "count", "total ms", "max ms", "errors");
                 for s in summary.by_syscall.iter().take(30) {
-                    let _ = writeln!(
-                        w,
-                        "{:>8} {:>12.3} {:>10.3} {:>7}  {}",
-                        s.count,
-                        s.total_us as f64 / 1000.0,
-                        s.max_us as f64 / 1000.0,
-                        s.errors,
-                        s.name
-                    );
+                    outln!(w, "{:>8} {:>12.3} {:>10.3} {:>7}  {}", s.count, s.total_us as f64 / 1000.0, s.max_us as f64 / 1000.0, s.errors, s.name);
                 }
-                let _ = writeln!(w, "slowest calls:");
+                outln!(w, "slowest calls:");
                 for c in summary.slowest.iter().take(10) {
-                    let _ = writeln!(
+                    outln!(
                         w,
                         "  {:>10.3} ms  tid {}  {}({}) = {}",
                         c.dur_us as f64 / 1000.0,
@@ -129,22 +121,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Kind::AutoExplain => {
             let summary = evalbench_decode::explain::decode(&a.file, &mut |p| {
                 if a.json {
-                    let _ = serde_json::to_writer(&mut w, p);
-                    let _ = w.write_all(b"\n");
+                    json_line(&mut w, p);
                 }
             })?;
             if a.json {
-                let _ = writeln!(
+                outln!(
                     w,
                     "{}",
                     serde_json::json!({ "summary": { "plans": summary.plans, "malformed": summary.malformed, "by_statement": summary.by_statement } })
                 );
             } else {
-                let _ = writeln!(w, "{} plans ({} malformed)", summary.plans, summary.malformed);
-                let _ = writeln!(w, "{:>7} {:>12} {:>10}  statement", "plans", "total ms", "max ms");
+                outln!(w, "{} plans ({} malformed)", summary.plans, summary.malformed);
+                outln!(w, "{:>7} {:>12} {:>10}  statement", "plans", "total ms", "max ms");
                 for s in summary.by_statement.iter().take(30) {
-                    let _ =
-                        writeln!(w, "{:>7} {:>12.3} {:>10.3}  {}", s.count, s.total_ms, s.max_ms, s.statement.chars().take(120).collect::<String>());
+                    outln!(w, "{:>7} {:>12.3} {:>10.3}  {}", s.count, s.total_ms, s.max_ms, s.statement.chars().take(120).collect::<String>());
                 }
             }
         }
@@ -152,13 +142,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let folded = evalbench_decode::perf::fold(&a.file)?;
             let summary = evalbench_decode::perf::summarize(&folded);
             if a.json {
-                let _ = writeln!(w, "{}", serde_json::json!({ "summary": summary }));
+                outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                let _ = w.write_all(&folded);
+                w.bytes(&folded);
             }
         }
     }
+    crate::done(w)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One JSON record and a newline.
+fn json_line<W: std::io::Write>(w: &mut evalbench_host::out::Out<W>, x: &impl serde::Serialize) {
+    if let Err(e) = serde_json::to_writer(&mut *w, x) {
+        w.fail(std::io::Error::other(e));
+    }
+    w.bytes(b"\n");
 }
 
 /// Runs `decode` on a thread of its own and hands what it emits, in

@@ -3,6 +3,8 @@
 //! inspect and compare.
 
 use std::path::{Path, PathBuf};
+
+use evalbench_host::outln;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -125,11 +127,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         say(&format!("no summary.txt: {e}"));
     }
     let failed: Vec<&StepResult> = results.iter().filter(|r| !r.ok).collect();
+    let mut w = evalbench_host::out::stdout();
     for r in &failed {
-        println!("FAILED {}: {}", r.step.name, r.error.as_deref().unwrap_or("(no message)").replace('\n', "\n    "));
+        outln!(w, "FAILED {}: {}", r.step.name, r.error.as_deref().unwrap_or("(no message)").replace('\n', "\n    "));
     }
     for r in &results {
-        println!(
+        outln!(
+            w,
             "{:<7} {:<40} eval cache {:<4}  wall {:>8.3} s  user {:>7.3} s  sys {:>7.3} s  peak {:>8.1} MiB",
             if r.ok { "ok" } else { "FAILED" },
             r.step.name,
@@ -165,12 +169,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             && failed.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("on purpose")));
         let _ = std::fs::remove_dir_all(&opts.out);
         return if ok {
-            println!("self-test passed: the gate is red and names machine broken and check fails, each with its error; the good steps passed");
+            outln!(w, "self-test passed: the gate is red and names machine broken and check fails, each with its error; the good steps passed");
+            crate::done(w)?;
             Ok(ExitCode::SUCCESS)
         } else {
             Err(anyhow::anyhow!("self-test FAILED: expected exactly machine broken and check fails to fail; got: {line}"))
         };
     }
-    println!("{line}");
+    outln!(w, "{line}");
+    crate::done(w)?;
     Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -95,9 +95,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 let series: serde_json::Map<String, serde_json::Value> =
                     h.passes.iter().map(|(p, pts)| (p.clone(), serde_json::to_value(pts).expect("serializes"))).collect();
                 let doc = serde_json::json!({"commits": h.commits, "series": series, "changes": h.changes, "power": h.power});
-                println!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
+                crate::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes")))?;
             } else {
-                print!("{}", text(&h));
+                crate::emit(&text(&h))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -105,7 +105,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, pass.as_deref());
             let w = evalbench_report::history::render(&h, &db.db, &out)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&w).expect("serializes"));
+                crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
             } else {
                 eprintln!("evalbench history: {} ({} bytes, {} commits, {} points)", w.page.display(), w.page_bytes, w.commits, w.points);
             }

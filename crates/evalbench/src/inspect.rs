@@ -27,7 +27,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let passes = evalbench_analyze::view::analyse(&bundle);
     let r = evalbench_report::html::render(&bundle.source, &passes, &a.out)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r).expect("serializes"));
+        crate::emit(&format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;
     } else {
         eprintln!(
             "evalbench inspect: {} ({} bytes, {} charts, {} spans) in {:.2} s",

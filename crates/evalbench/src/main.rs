@@ -69,16 +69,54 @@ fn main() -> ExitCode {
         Command::Gate(a) => gate::run(a),
         Command::History(a) => history::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
-        Command::Lab(a) => evalbench_lab::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
+        Command::Lab(a) => {
+            let mut w = evalbench_host::out::stdout();
+            let r = evalbench_lab::run(a, &mut w);
+            // A write that failed is said first: the lab saw none fail.
+            done(w).and(r.map(|_| ExitCode::SUCCESS).map_err(Into::into))
+        }
     };
     match result {
         Ok(code) => code,
         Err(e) => {
+            // A reader that went away (`| head`) ends the command quietly, as Unix tools do.
+            if e.downcast_ref::<StdoutError>().is_some_and(|s| s.0.kind() == std::io::ErrorKind::BrokenPipe) {
+                return ExitCode::SUCCESS;
+            }
             eprintln!("evalbench: {}", chain(&e));
             // 1 is kept for verdicts against the user (see --help).
             ExitCode::from(2)
         }
     }
+}
+
+/// A failed write to standard output (see `evalbench_host::out`): `main`
+/// tells a closed pipe, a quiet end, from a real error.
+#[derive(Debug)]
+pub struct StdoutError(std::io::Error);
+
+impl std::fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "writing to standard output: {}", self.0)
+    }
+}
+
+impl std::error::Error for StdoutError {}
+
+pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
+    StdoutError(e).into()
+}
+
+/// Writes `text` to standard output, checked and flushed.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    let mut w = evalbench_host::out::stdout();
+    w.bytes(text.as_bytes());
+    w.finish().map_err(stdout_error)
+}
+
+/// Flushes a command's output; its first write error, if any.
+pub fn done<W: std::io::Write>(w: evalbench_host::out::Out<W>) -> anyhow::Result<()> {
+    w.finish().map_err(stdout_error)
 }
 
 /// The error and its causes, outermost first ("what we were doing: why it

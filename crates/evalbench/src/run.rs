@@ -152,7 +152,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let made = finish_bundle(&out, !a.no_report);
     match (result, made) {
         (Ok(_), Ok(text)) => {
-            print!("{text}");
+            crate::emit(&text)?;
             eprintln!("evalbench run: bundle in {}", out.display());
             Ok(ExitCode::SUCCESS)
         }

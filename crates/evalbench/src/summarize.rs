@@ -51,9 +51,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = SummarizeOpts { no_trace: args.no_trace };
     let (json, text) = summarize_bundle(&bundle, &out, opts, &mut progress)?;
     if args.json {
-        println!("{json}");
+        crate::emit(&format!("{json}\n"))?;
     } else {
-        print!("{text}");
+        crate::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
 }
