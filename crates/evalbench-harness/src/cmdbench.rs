@@ -196,7 +196,9 @@ pub fn run_once_env(
         }
         (None, Some((stop, peak, h))) => {
             stop.store(true, Ordering::Relaxed);
-            let _ = h.join();
+            if h.join().is_err() {
+                return Err(HarnessError::Message("the memory sampler thread panicked: no peak for this run".into()));
+            }
             let p = *peak.lock().unwrap_or_else(|e| e.into_inner());
             Some(p)
         }

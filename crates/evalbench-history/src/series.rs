@@ -122,7 +122,8 @@ pub fn build(mut rows: Vec<Stored>, only_pass: Option<&str>) -> History {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a pass's judging panicked")).collect()
+        // A panic here is a bug: it goes on with its own message, never as a missing pass.
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     for (pass, points, ch, pw) in judged {
         changes.extend(ch);

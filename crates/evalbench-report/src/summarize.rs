@@ -57,9 +57,10 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             } else {
                 Ok(())
             };
-            (traced, stats.join().unwrap_or(None))
+            (traced, crate::error::joined(stats, &format!("the summary of {}", pass.name)))
         });
         traced?;
+        let pass_summary = pass_summary?;
         if layout::is_clean(&pass.name) {
             match pass_summary {
                 Some(p) => summary.passes.push(p),

@@ -72,7 +72,10 @@ impl Drop for TraceGuard {
     fn drop(&mut self) {
         if let Some((tx, handle, _)) = self.inner.take() {
             let _ = tx.send(Msg::Shutdown);
-            let _ = handle.join();
+            if handle.join().is_err() {
+                // Its spans are lost: say so where someone will see it.
+                eprintln!("evalbench-trace: the writer thread panicked; spans of this process may be missing from {:?}", self.path);
+            }
         }
     }
 }

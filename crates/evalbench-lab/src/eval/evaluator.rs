@@ -236,7 +236,9 @@ impl Evaluator<'_> {
         let (status, peak_kb) = nix::wait4(pid);
         span.record("peak_rss_kb", peak_kb);
         self.record_stats(&span);
-        let printed = printed.join().unwrap_or_default();
+        let Ok(printed) = printed.join() else {
+            return Err(fail(at, "reading nix's standard output failed: the reader thread panicked".into()));
+        };
         if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
             span.record("end", "failed");
             return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
