@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use evalbench_bundle::nix_stats::{self, Counters};
 use serde::Serialize;
 
-use crate::verdict::{judge, Family, Measured, Rules};
+use crate::verdict::{judge, Family, Kind, Measured, Rules, AMOUNT};
 use crate::PassData;
 
 /// Counters that are not exact counts of work: times, and the heap's size.
@@ -56,7 +56,7 @@ pub struct CounterVerdict {
     pub change_pct: Option<f64>,
     /// same, more, less (exact); for noisy counters the verdict's kind:
     /// less, more, inside noise, negligible, no noise estimate.
-    pub kind: &'static str,
+    pub kind: Kind,
     pub exact: bool,
     pub text: String,
 }
@@ -108,11 +108,11 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
         let w = words(name);
         let label = if w == name { name.to_string() } else { format!("{w} ({name})") };
         let (kind, text) = if x == y {
-            ("same", format!("the same {label} ({exact})"))
+            (Kind::Same, format!("the same {label} ({exact})"))
         } else if y > x {
-            ("more", format!("nix did {pct}more {label} ({exact})"))
+            (Kind::More, format!("nix did {pct}more {label} ({exact})"))
         } else {
-            ("less", format!("nix did {pct}fewer {label} ({exact})"))
+            (Kind::Less, format!("nix did {pct}fewer {label} ({exact})"))
         };
         out.push(CounterVerdict {
             name: name.clone(),
@@ -124,7 +124,7 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
             text,
         });
     }
-    let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", ("less", "more"), rules);
+    let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", AMOUNT, rules);
     for (name, v) in std::mem::take(&mut family.verdicts) {
         let note = if NOISY.contains(&name.as_str()) { "not an exact count" } else { "differs between repeats of one input" };
         out.push(CounterVerdict {
@@ -139,7 +139,7 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
         });
     }
     out.sort_by(|x, y| {
-        let changed = |c: &CounterVerdict| c.kind != "same";
+        let changed = |c: &CounterVerdict| c.kind != Kind::Same;
         changed(y)
             .cmp(&changed(x))
             .then(y.exact.cmp(&x.exact))
@@ -163,13 +163,13 @@ mod tests {
         let b = side(&[("nrFunctionCalls", &[1_448_790.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.017]), ("gc.heapSize", &[4.0e8])]);
         let (v, _) = judge_counters("cold-clean", &a, &b, Rules::default());
         assert_eq!(v[0].name, "nrFunctionCalls");
-        assert_eq!(v[0].kind, "more");
+        assert_eq!(v[0].kind, Kind::More);
         assert_eq!(v[0].text, "nix did 20.3% more function calls (nrFunctionCalls) (exact: 1,204,118 → 1,448,790)");
         let thunks = v.iter().find(|c| c.name == "nrThunks").unwrap();
-        assert_eq!((thunks.kind, thunks.change_pct), ("same", Some(0.0)));
+        assert_eq!((thunks.kind, thunks.change_pct), (Kind::Same, Some(0.0)));
         let cpu = v.iter().find(|c| c.name == "cpuTime").unwrap();
-        assert!(!cpu.exact && cpu.kind == "no noise estimate", "{cpu:?}");
-        assert_eq!(v.last().unwrap().kind, "same");
+        assert!(!cpu.exact && cpu.kind == Kind::NoNoiseEstimate, "{cpu:?}");
+        assert_eq!(v.last().unwrap().kind, Kind::Same);
     }
 
     #[test]
@@ -178,7 +178,7 @@ mod tests {
         let b = side(&[("values.number", &[10.0, 11.0, 10.0, 10.0, 12.0])]);
         let (v, f) = judge_counters("p", &a, &b, Rules::default());
         assert!(!v[0].exact);
-        assert!(matches!(v[0].kind, "inside noise" | "negligible"), "{:?}", v[0]);
+        assert!(matches!(v[0].kind, Kind::InsideNoise | Kind::Negligible), "{:?}", v[0]);
         assert_eq!(f.tests, 1);
     }
 

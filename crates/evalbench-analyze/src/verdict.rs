@@ -17,6 +17,68 @@ use serde::Serialize;
 pub use crate::mann_whitney::{mann_whitney, smallest_p};
 
 pub const ALPHA: f64 = 0.05;
+
+/// What a verdict says. Serialized as the words the JSON has always had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    #[serde(rename = "faster")]
+    Faster,
+    #[serde(rename = "slower")]
+    Slower,
+    #[serde(rename = "less")]
+    Less,
+    #[serde(rename = "more")]
+    More,
+    /// An exact count, equal on both sides.
+    #[serde(rename = "same")]
+    Same,
+    #[serde(rename = "inside noise")]
+    InsideNoise,
+    #[serde(rename = "negligible")]
+    Negligible,
+    #[serde(rename = "no noise estimate")]
+    NoNoiseEstimate,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Faster => "faster",
+            Kind::Slower => "slower",
+            Kind::Less => "less",
+            Kind::More => "more",
+            Kind::Same => "same",
+            Kind::InsideNoise => "inside noise",
+            Kind::Negligible => "negligible",
+            Kind::NoNoiseEstimate => "no noise estimate",
+        }
+    }
+    /// A change called real: faster, slower, less or more.
+    pub fn is_change(self) -> bool {
+        matches!(self, Kind::Faster | Kind::Slower | Kind::Less | Kind::More)
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The words of a family of times, and of amounts (bytes, counts).
+pub const TIME: (Kind, Kind) = (Kind::Faster, Kind::Slower);
+pub const AMOUNT: (Kind, Kind) = (Kind::Less, Kind::More);
+
+/// A change in percent for people: `+12.3%`, or how it changed where A is 0.
+pub fn pct(change: f64, a: f64, b: f64) -> String {
+    if change.is_finite() {
+        format!("{change:+.1}%")
+    } else if a == b {
+        "+0.0%".into()
+    } else {
+        format!("from {} to {}", fmt(a), fmt(b))
+    }
+}
 const BOOTSTRAP: usize = 2000;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -78,8 +140,7 @@ pub struct Verdict {
     /// The smallest change that counts, in the unit: the larger of the
     /// relative floor (of A's median) and the absolute one.
     pub floor: f64,
-    /// "faster", "slower" (or "less", "more"), "inside noise", "negligible", "no noise estimate"
-    pub kind: &'static str,
+    pub kind: Kind,
     pub text: String,
 }
 
@@ -149,15 +210,18 @@ pub fn runs_needed(m: usize, alpha: f64) -> usize {
 /// Judges B against A for every item of a family: the exact Mann-Whitney
 /// test per item, Holm's correction over the family, a bootstrap interval of
 /// the ratio of medians that must exclude 1 as well, and a floor under which
-/// a change is negligible. `words` are (better, worse): ("faster", "slower")
-/// for times, ("less", "more") for amounts.
-pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (&'static str, &'static str), rules: Rules) -> Family {
+/// a change is negligible. `words` are (better, worse): [`TIME`] for times,
+/// [`AMOUNT`] for amounts.
+pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (Kind, Kind), rules: Rules) -> Family {
     let testable: Vec<usize> = (0..items.len()).filter(|&i| items[i].a.len() >= 2 && items[i].b.len() >= 2).collect();
     let p: Vec<f64> = testable.iter().map(|&i| mann_whitney(&items[i].a, &items[i].b)).collect();
     let adjusted = holm(&p);
     let m = testable.len();
+    let untested = items.len() - m;
     let power = if m == 0 {
-        None
+        // One run on a side: said once for the family, not on every line.
+        (untested > 0)
+            .then(|| format!("{name}: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get one"))
     } else {
         let n1 = testable.iter().map(|&i| items[i].a.len()).max().unwrap_or(0);
         let n2 = testable.iter().map(|&i| items[i].b.len()).max().unwrap_or(0);
@@ -182,18 +246,21 @@ pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (&'static str,
     Family { name: name.to_string(), tests: m, correction: "holm", power, verdicts }
 }
 
-fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, worse): (&'static str, &'static str), rules: Rules) -> Verdict {
+fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, worse): (Kind, Kind), rules: Rules) -> Verdict {
     let (sa, sb) = (spread(&it.a), spread(&it.b));
-    let change = if sa.median != 0.0 { (sb.median / sa.median - 1.0) * 100.0 } else { f64::NAN };
+    // No NaN anywhere: 0 to 0 is no change; from 0 to anything has no percentage (null in JSON).
+    let change = if sa.median != 0.0 {
+        (sb.median / sa.median - 1.0) * 100.0
+    } else if sb.median == 0.0 {
+        0.0
+    } else {
+        f64::NAN
+    };
+    let change_text = pct(change, sa.median, sb.median);
     let floor = (rules.min_change_pct / 100.0 * sa.median.abs()).max(it.floor_abs);
     let Some((p, q)) = p else {
         return Verdict {
-            text: format!(
-                "{:+.1}% ({} → {} {unit}): no noise estimate (one run on a side); repeat to get a verdict",
-                change,
-                fmt(sa.median),
-                fmt(sb.median)
-            ),
+            text: format!("{change_text} ({} → {} {unit}): no noise estimate", fmt(sa.median), fmt(sb.median)),
             a: sa,
             b: sb,
             change_pct: change,
@@ -201,12 +268,12 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             p_value: None,
             p_adjusted: None,
             floor,
-            kind: "no noise estimate",
+            kind: Kind::NoNoiseEstimate,
         }
         .rounded(unit);
     };
     if rules.interval_only_when_significant && q >= rules.alpha {
-        let text = format!("{change:+.1}%: inside run-to-run noise (Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4})");
+        let text = format!("{change_text}: inside run-to-run noise (Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4})");
         return Verdict {
             a: sa,
             b: sb,
@@ -215,7 +282,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             p_value: Some(p),
             p_adjusted: Some(q),
             floor,
-            kind: "inside noise",
+            kind: Kind::InsideNoise,
             text,
         }
         .rounded(unit);
@@ -227,15 +294,15 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     let tests = format!("Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4}; 95% interval of the ratio of medians {lo:.3}..{hi:.3}");
     let floor_text = format!("floor {} {unit}", fmt(floor));
     let (kind, text) = if significant && diff.abs() < floor {
-        ("negligible", format!("{change:+.1}%: negligible, real but under the {floor_text} ({tests})"))
+        (Kind::Negligible, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"))
     } else if significant && diff < 0.0 {
         (better, format!("{better} by {:.1}% (outside noise: {tests})", -change))
     } else if significant {
         (worse, format!("{worse} by {change:.1}% (outside noise: {tests})"))
     } else if lo >= 1.0 - rel_floor && hi <= 1.0 + rel_floor {
-        ("negligible", format!("{change:+.1}%: negligible, the interval lies within the {floor_text} ({tests})"))
+        (Kind::Negligible, format!("{change_text}: negligible, the interval lies within the {floor_text} ({tests})"))
     } else {
-        ("inside noise", format!("{change:+.1}%: inside run-to-run noise ({tests})"))
+        (Kind::InsideNoise, format!("{change_text}: inside run-to-run noise ({tests})"))
     };
     Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }
         .rounded(unit)
@@ -294,7 +361,7 @@ pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> (f64, f64) {
 /// One verdict on its own (a family of one), for a time: smaller is faster.
 pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -> Verdict {
     let it = Measured { what: String::new(), a: a.to_vec(), b: b.to_vec(), floor_abs };
-    judge("", vec![it], unit, ("faster", "slower"), rules).verdicts.remove(0).1
+    judge("", vec![it], unit, TIME, rules).verdicts.remove(0).1
 }
 
 fn fmt(x: f64) -> String {
@@ -320,7 +387,7 @@ mod tests {
 
     #[test]
     fn one_run_gives_no_verdict() {
-        assert_eq!(compare(&[1.0], &[2.0, 2.1], "s", 1e-6, Rules::default()).kind, "no noise estimate");
+        assert_eq!(compare(&[1.0], &[2.0, 2.1], "s", 1e-6, Rules::default()).kind, Kind::NoNoiseEstimate);
     }
 
     #[test]
@@ -363,9 +430,9 @@ mod tests {
                 floor_abs: 0.05,
             })
             .collect();
-        let f = judge("spans", items, "ms", ("faster", "slower"), Rules::default());
+        let f = judge("spans", items, "ms", TIME, Rules::default());
         assert!(f.power.as_deref().unwrap().contains("7 runs a side"), "{:?}", f.power);
-        assert!(f.verdicts.iter().all(|(_, v)| v.kind == "inside noise"), "fully separated, yet not significant after the correction");
+        assert!(f.verdicts.iter().all(|(_, v)| v.kind == Kind::InsideNoise), "fully separated, yet not significant after the correction");
     }
 
     #[test]
@@ -373,8 +440,32 @@ mod tests {
         let a: Vec<f64> = (0..8).map(|k| 100.0 + k as f64 * 0.01).collect();
         let b: Vec<f64> = a.iter().map(|x| x + 0.5).collect();
         let v = compare(&a, &b, "ms", 0.05, Rules::default());
-        assert_eq!(v.kind, "negligible", "{}", v.text);
+        assert_eq!(v.kind, Kind::Negligible, "{}", v.text);
         let b: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
-        assert_eq!(compare(&a, &b, "ms", 0.05, Rules::default()).kind, "slower");
+        assert_eq!(compare(&a, &b, "ms", 0.05, Rules::default()).kind, Kind::Slower);
+    }
+}
+
+#[cfg(test)]
+mod one_run {
+    use super::*;
+
+    #[test]
+    fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
+        let items = vec![
+            Measured { what: "zero".into(), a: vec![0.0], b: vec![0.0], floor_abs: 0.05 },
+            Measured { what: "new".into(), a: vec![0.0], b: vec![2.0], floor_abs: 0.05 },
+            Measured { what: "up".into(), a: vec![1.0], b: vec![2.0], floor_abs: 0.05 },
+        ];
+        let f = judge("spans", items, "ms", TIME, Rules::default());
+        assert!(f.power.as_deref().unwrap().contains("one run on a side"), "{:?}", f.power);
+        for (what, v) in &f.verdicts {
+            assert_eq!(v.kind, Kind::NoNoiseEstimate);
+            assert!(!v.text.contains("NaN") && !v.text.contains("repeat"), "{what}: {}", v.text);
+        }
+        assert_eq!(f.verdicts[0].1.change_pct, 0.0);
+        assert!(f.verdicts[1].1.text.starts_with("from 0.000 to 2.000"), "{}", f.verdicts[1].1.text);
+        let json = serde_json::to_string(&f.verdicts.iter().map(|(_, v)| v).collect::<Vec<_>>()).unwrap();
+        assert!(!json.contains("NaN"), "{json}");
     }
 }

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use evalbench_analyze::verdict::{judge, median, spread, Measured, Rules, Spread, ALPHA};
+use evalbench_analyze::verdict::{judge, median, spread, Kind, Measured, Rules, Spread, ALPHA, TIME};
 use serde::Serialize;
 
 use crate::store::Stored;
@@ -58,7 +58,7 @@ pub struct Change {
     pub pass: String,
     /// `evaluated` for the headline, `<process> <span>` for a span.
     pub what: String,
-    pub kind: &'static str,
+    pub kind: Kind,
     pub change_pct: f64,
     pub p_adjusted: Option<f64>,
     /// The commits the baseline held, and the runs on each side.
@@ -181,8 +181,7 @@ fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut 
         let base: Vec<&Point> = points[from..i].iter().collect();
         let a: Vec<f64> = base.iter().flat_map(|p| p.runs.iter().filter_map(|r| r.evaluated_s)).collect();
         let b: Vec<f64> = points[i].runs.iter().filter_map(|r| r.evaluated_s).collect();
-        let head =
-            judge("evaluated", vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }], "s", ("faster", "slower"), rules);
+        let head = judge("evaluated", vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }], "s", TIME, rules);
         if head.power.is_some() {
             powerless += 1;
         }
@@ -191,11 +190,11 @@ fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut 
             .iter()
             .filter_map(|(k, va)| sb.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: SPAN_FLOOR_MS }))
             .collect();
-        let spans = judge("spans", items, "ms", ("faster", "slower"), rules);
+        let spans = judge("spans", items, "ms", TIME, rules);
         let runs_a = base.iter().map(|p| p.runs.len()).sum();
         let mut flagged = false;
         for (what, v) in head.verdicts.iter().chain(spans.verdicts.iter()) {
-            if matches!(v.kind, "faster" | "slower") {
+            if v.kind.is_change() {
                 flagged = true;
                 changes.push(Change {
                     commit: commits[points[i].commit].commit.clone(),
@@ -244,7 +243,7 @@ fn counter_steps(pass: &str, before: &Point, at: &Point, commits: &[Commit], cha
             continue;
         }
         let pct = if a != 0.0 { (b / a - 1.0) * 100.0 } else { f64::INFINITY };
-        let (kind, word) = if b > a { ("more", "more") } else { ("less", "fewer") };
+        let (kind, word) = if b > a { (Kind::More, "more") } else { (Kind::Less, "fewer") };
         changes.push(Change {
             commit: commits[at.commit].commit.clone(),
             pass: pass.to_string(),

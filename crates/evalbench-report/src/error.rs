@@ -26,21 +26,22 @@ pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "no message".into())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_panicking_thread_is_an_error_with_its_message() {
-        let r: Result<Option<u32>, _> = std::thread::scope(|s| super::joined(s.spawn(|| -> Option<u32> { panic!("boom at span 7") }), "summary of cold-clean"));
-        let e = r.unwrap_err().to_string();
-        assert!(e.contains("summary of cold-clean") && e.contains("boom at span 7") && e.contains("panicked"), "{e}");
-        let ok = std::thread::scope(|s| super::joined(s.spawn(|| Some(3)), "x")).unwrap();
-        assert_eq!(ok, Some(3));
-    }
-}
-
 impl ReportError {
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ReportError {
         let path = path.into();
         move |source| ReportError::Io { path, source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_panicking_thread_is_an_error_with_its_message() {
+        let r: Result<Option<u32>, _> =
+            std::thread::scope(|s| super::joined(s.spawn(|| -> Option<u32> { panic!("boom at span 7") }), "summary of cold-clean"));
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("summary of cold-clean") && e.contains("boom at span 7") && e.contains("panicked"), "{e}");
+        let ok = std::thread::scope(|s| super::joined(s.spawn(|| Some(3)), "x")).unwrap();
+        assert_eq!(ok, Some(3));
     }
 }

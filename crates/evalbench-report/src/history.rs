@@ -67,7 +67,7 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
                     esc(&c.commit),
                     esc(&c.what),
                     esc(&c.text),
-                    esc(c.kind),
+                    esc(c.kind.as_str()),
                     c.change_pct,
                     c.p_adjusted.map(|p| format!("{p:.6}")).unwrap_or_else(|| "–".into()),
                     c.baseline_commits,

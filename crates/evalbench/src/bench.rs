@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use evalbench_analyze::counters::{judge_counters, CounterVerdict};
-use evalbench_analyze::verdict::{judge, spread, Family, Measured, Rules, Spread, Verdict};
+use evalbench_analyze::verdict::{judge, spread, Family, Kind, Measured, Rules, Spread, Verdict, AMOUNT, TIME};
 use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, NixStats, Run};
 use serde::Serialize;
 
@@ -190,14 +190,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let peaks = |c: &CommandResult| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
     let others = &results[1..];
     let wall_items = others.iter().map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S }).collect();
-    let mut wall_family = judge("wall time", wall_items, "s", ("faster", "slower"), rules);
+    let mut wall_family = judge("wall time", wall_items, "s", TIME, rules);
     // Commands may repeat (an A/A run): verdicts are matched by position.
     let with_memory: Vec<usize> = (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
     let mem_items = with_memory
         .iter()
         .map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES })
         .collect();
-    let mut mem_family = judge("peak memory", mem_items, "bytes", ("less", "more"), rules);
+    let mut mem_family = judge("peak memory", mem_items, "bytes", AMOUNT, rules);
     let mut mem: Vec<Option<Verdict>> = vec![None; others.len()];
     for (&i, (_, v)) in with_memory.iter().zip(std::mem::take(&mut mem_family.verdicts)) {
         mem[i] = Some(v);
@@ -276,10 +276,10 @@ fn print_text<W: std::io::Write>(w: &mut evalbench_host::out::Out<W>, r: &Report
     }
     for c in &r.counters {
         outln!(w, "{}\n  against {}: nix's counters (exact counts unless said)", c.b, c.a);
-        for v in c.counters.iter().filter(|v| v.kind != "same").take(10) {
+        for v in c.counters.iter().filter(|v| v.kind != Kind::Same).take(10) {
             outln!(w, "    {}", v.text);
         }
-        let same = c.counters.iter().filter(|v| v.kind == "same").count();
+        let same = c.counters.iter().filter(|v| v.kind == Kind::Same).count();
         if same > 0 {
             outln!(w, "    {same} counters the same");
         }

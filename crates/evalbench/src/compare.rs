@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use evalbench_analyze::counters::{judge_counters, CounterVerdict};
 use evalbench_analyze::runs;
-use evalbench_analyze::verdict::{judge, Family, Measured, Rules, Verdict};
+use evalbench_analyze::verdict::{judge, Family, Kind, Measured, Rules, Verdict, TIME};
 use evalbench_bundle::{layout, Bundle, Limits};
 use serde::Serialize;
 
@@ -75,12 +75,12 @@ struct PassComparison {
 fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, floor_ms: f64, rules: Rules) -> (Vec<Row>, Family) {
     let items: Vec<Measured> =
         a.iter().filter_map(|(k, va)| b.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms })).collect();
-    let mut family = judge(name, items, "ms", ("faster", "slower"), rules);
+    let mut family = judge(name, items, "ms", TIME, rules);
     let mut out: Vec<Row> = std::mem::take(&mut family.verdicts).into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
     // Verdicts outside noise first, then by size of the change.
     out.sort_by(|x, y| {
-        let ox = matches!(x.verdict.kind, "faster" | "slower");
-        let oy = matches!(y.verdict.kind, "faster" | "slower");
+        let ox = x.verdict.kind.is_change();
+        let oy = y.verdict.kind.is_change();
         oy.cmp(&ox).then(y.verdict.change_pct.abs().total_cmp(&x.verdict.change_pct.abs())).then(x.what.cmp(&y.what))
     });
     (out, family)
@@ -127,7 +127,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     // The headlines of the passes compared are one family: two passes tested
     // at 5% each would call identical inputs changed in one pair of ten.
-    let mut head = judge("evaluated", headlines, "s", ("faster", "slower"), rules);
+    let mut head = judge("evaluated", headlines, "s", TIME, rules);
     let walls = std::mem::take(&mut head.verdicts);
     let out: Vec<PassComparison> = out
         .into_iter()
@@ -146,9 +146,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             outln!(w, "{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
             outln!(w, "  evaluated: {}", c.wall.text);
             if !c.counters.is_empty() {
-                let same = c.counters.iter().filter(|v| v.kind == "same").count();
+                let same = c.counters.iter().filter(|v| v.kind == Kind::Same).count();
                 outln!(w, "  nix's counters (exact counts unless said; nix-stats.*.json):");
-                for v in c.counters.iter().filter(|v| v.kind != "same").take(a.top) {
+                for v in c.counters.iter().filter(|v| v.kind != Kind::Same).take(a.top) {
                     outln!(w, "    {}", v.text);
                 }
                 if same > 0 {
@@ -179,7 +179,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     crate::done(w)?;
     if let Some(pct) = a.fail_on_regression {
-        if out.iter().any(|c| c.wall.kind == "slower" && c.wall.change_pct >= pct) {
+        if out.iter().any(|c| c.wall.kind == Kind::Slower && c.wall.change_pct >= pct) {
             eprintln!("evalbench compare: a pass is slower by {pct}% or more, outside noise");
             return Ok(ExitCode::from(1));
         }

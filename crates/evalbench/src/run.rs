@@ -79,6 +79,14 @@ extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
 
+/// What a progress line says, less the seconds a poll adds at its end
+/// (`EvaluatingFlake 1.2 s`): lines that differ only in those are one line
+/// in a log. The pass stays whole: `cold-clean.2` is not `cold-clean.3`.
+fn progress_key(pass: &str, msg: &str) -> String {
+    let msg = msg.strip_suffix(" s").and_then(|m| m.rsplit_once(' ')).filter(|(_, secs)| secs.parse::<f64>().is_ok()).map_or(msg, |(head, _)| head);
+    format!("{pass}: {msg}")
+}
+
 fn default_lab_dir(out: &Path) -> PathBuf {
     let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
@@ -136,7 +144,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             None => {
                 // Plain lines, without the per-poll elapsed-time noise.
-                let key: String = line.split(|c: char| c.is_ascii_digit()).next().unwrap_or("").to_string();
+                let key = progress_key(pass, msg);
                 if key != last_line {
                     eprintln!("evalbench run: {line}");
                     last_line = key;
@@ -201,4 +209,18 @@ fn evaluation_failed(out: &std::path::Path) -> bool {
         evalbench_bundle::RunInfo::read(&e.path().join(evalbench_bundle::layout::RUN_JSON))
             .is_ok_and(|r| matches!(r.status.as_deref(), Some("Failed" | "Aborted")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_key;
+
+    #[test]
+    fn progress_lines_differ_by_pass_and_status_not_by_seconds() {
+        assert_eq!(progress_key("cold-clean.2", "EvaluatingFlake 1.2 s"), progress_key("cold-clean.2", "EvaluatingFlake 3.4 s"));
+        assert_ne!(progress_key("cold-clean.2", "EvaluatingFlake 1.2 s"), progress_key("cold-clean.3", "EvaluatingFlake 1.2 s"));
+        assert_ne!(progress_key("cold-clean", "Queued 0.1 s"), progress_key("cold-clean", "Fetching 0.2 s"));
+        assert_eq!(progress_key("warm-clean", "arming captures"), "warm-clean: arming captures");
+        assert_eq!(progress_key("p", "waiting 2 workers"), "p: waiting 2 workers", "a number inside a message is kept");
+    }
 }

@@ -248,3 +248,18 @@ fn bench_judges_nix_counters_exactly_when_asked() {
     assert_eq!(calls(1)["kind"], "more", "twice the work: {}", calls(1));
     assert!(calls(1)["change_pct"].as_f64().unwrap() > 50.0, "{}", calls(1));
 }
+
+#[test]
+fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
+    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100"])).stdout).unwrap();
+    let lines = text.lines().filter(|l| l.contains("no noise estimate")).count();
+    let notes = text.matches("one run on a side").count();
+    assert!(lines > 40, "every verdict keeps its kind: {lines}");
+    // The evaluated family, and each pass's spans (the sample has no statements).
+    assert_eq!(notes, 1 + 4, "once per family:\n{text}");
+    assert!(!text.contains("repeat to get a verdict"), "not on every line:\n{text}");
+    let json = String::from_utf8(run_ok(evalbench().arg("compare").arg("--json").arg(&a).arg(&b)).stdout).unwrap();
+    assert!(!text.contains("NaN") && !json.contains("NaN"));
+}
