@@ -13,10 +13,111 @@ use std::process::{Command, Stdio};
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct PerfSummary {
+    /// How many samples: each counts once, whatever its period.
     pub samples: u64,
     pub stacks: u64,
     /// Samples per process name.
     pub by_process: BTreeMap<String, u64>,
+    /// The samples' periods added up, when perf wrote them, in `period_unit`:
+    /// `ns` for cpu-clock and task-clock, else events of that name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_unit: Option<String>,
+}
+
+/// Folded stacks, each sample counted once, and the periods perf gave them.
+#[derive(Debug, Clone, Default)]
+pub struct Folded {
+    /// `comm;frame;frame N` lines, N in samples.
+    pub stacks: Vec<u8>,
+    /// Periods added up, and the event they are of.
+    pub period: Option<(u64, String)>,
+}
+
+/// `perf script` text with each sample's period taken out of its header
+/// line (and added up), so that inferno, which weights a sample by its
+/// period when the text has one, counts every sample once: a profile read
+/// from perf.data and the same profile as text give one count.
+struct Periods<R> {
+    inner: R,
+    line: Vec<u8>,
+    pos: usize,
+    total: u64,
+    event: Option<String>,
+}
+
+impl<R: std::io::BufRead> Periods<R> {
+    fn new(inner: R) -> Self {
+        Periods { inner, line: Vec::new(), pos: 0, total: 0, event: None }
+    }
+
+    /// `comm pid[/tid] [cpu] time: PERIOD event: ...`: PERIOD out, counted.
+    fn rewrite(&mut self) {
+        let l = &self.line;
+        if l.is_empty() || l[0].is_ascii_whitespace() || l[0] == b'#' {
+            return;
+        }
+        let Some(colon) = l.windows(2).position(|w| w == b": ") else { return };
+        let start = l[colon + 2..].iter().position(|b| *b != b' ').map_or(l.len(), |k| colon + 2 + k);
+        let digits = l[start..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 || l.get(start + digits) != Some(&b' ') {
+            return;
+        }
+        let ev_start = start + digits + 1;
+        let ev_len = l[ev_start..].iter().take_while(|b| !b.is_ascii_whitespace()).count();
+        let ev = &l[ev_start..ev_start + ev_len];
+        if !ev.ends_with(b":") {
+            return;
+        }
+        let Ok(period) = std::str::from_utf8(&l[start..start + digits]).unwrap_or("").parse::<u64>() else { return };
+        self.total = self.total.saturating_add(period);
+        if self.event.is_none() {
+            let name = String::from_utf8_lossy(ev).trim_end_matches(':').split(':').next().unwrap_or("").to_string();
+            self.event = Some(name);
+        }
+        self.line.drain(start..start + digits + 1);
+    }
+
+    fn period(&self) -> Option<(u64, String)> {
+        self.event.clone().map(|e| (self.total, e))
+    }
+}
+
+impl<R: std::io::BufRead> std::io::Read for Periods<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::BufRead;
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for Periods<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.pos >= self.line.len() {
+            self.line.clear();
+            self.pos = 0;
+            if self.inner.read_until(b'\n', &mut self.line)? > 0 {
+                self.rewrite();
+            }
+        }
+        Ok(&self.line[self.pos..])
+    }
+    fn consume(&mut self, amt: usize) {
+        self.pos += amt;
+    }
+}
+
+/// The unit of a period: clock events count nanoseconds.
+fn period_unit(event: &str) -> String {
+    if matches!(event, "cpu-clock" | "task-clock") {
+        "ns".into()
+    } else {
+        event.to_string()
+    }
 }
 
 /// perf.data begins with this (perf's header, version 2).
@@ -30,21 +131,22 @@ fn is_perf_data(path: &Path) -> Result<bool, DecodeError> {
     Ok(n == 8 && &head == PERF_DATA_MAGIC)
 }
 
-/// Folded stacks as inferno writes them: `comm;frame;frame N` lines, from
-/// perf.data (through `perf script`) or from `perf script` text.
-pub fn fold(data: &Path) -> Result<Vec<u8>, DecodeError> {
+/// Folded stacks as inferno writes them: `comm;frame;frame N` lines, N in
+/// samples, from perf.data (through `perf script`) or from `perf script` text.
+pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
     if !is_perf_data(data)? {
         let file = std::fs::File::open(data).map_err(DecodeError::io(data))?;
         let mut folded = Vec::new();
         let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
-        inferno::collapse::Collapse::collapse(&mut folder, std::io::BufReader::new(file), &mut folded).map_err(|e| {
+        let mut input = Periods::new(std::io::BufReader::new(file));
+        inferno::collapse::Collapse::collapse(&mut folder, &mut input, &mut folded).map_err(|e| {
             let name = data.display().to_string();
             DecodeError::format(name, "", format!("neither perf.data (no PERFILE2 header) nor `perf script` text inferno can fold: {e}"))
         })?;
-        return Ok(folded);
+        return Ok(Folded { stacks: folded, period: input.period() });
     }
     let mut child = Command::new("perf")
-        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        .args(["script", "-F", "comm,pid,tid,time,period,event,ip,sym,dso", "-i"])
         .arg(data)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -54,7 +156,8 @@ pub fn fold(data: &Path) -> Result<Vec<u8>, DecodeError> {
     let stdout = child.stdout.take().expect("piped");
     let mut folded = Vec::new();
     let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
-    let r = inferno::collapse::Collapse::collapse(&mut folder, std::io::BufReader::new(stdout), &mut folded);
+    let mut input = Periods::new(std::io::BufReader::new(stdout));
+    let r = inferno::collapse::Collapse::collapse(&mut folder, &mut input, &mut folded);
     let st = child.wait().map_err(|e| DecodeError::Tool { tool: "perf script".into(), message: e.to_string() })?;
     r.map_err(|e| DecodeError::Tool { tool: "perf script".into(), message: format!("folding {}: {e}", data.display()) })?;
     if !st.success() {
@@ -63,12 +166,16 @@ pub fn fold(data: &Path) -> Result<Vec<u8>, DecodeError> {
             message: format!("failed ({st}); is it a perf.data file?"),
         });
     }
-    Ok(folded)
+    Ok(Folded { stacks: folded, period: input.period() })
 }
 
-pub fn summarize(folded: &[u8]) -> PerfSummary {
-    let mut s = PerfSummary::default();
-    for l in String::from_utf8_lossy(folded).lines() {
+pub fn summarize(folded: &Folded) -> PerfSummary {
+    let mut s = PerfSummary {
+        period_total: folded.period.as_ref().map(|p| p.0),
+        period_unit: folded.period.as_ref().map(|p| period_unit(&p.1)),
+        ..PerfSummary::default()
+    };
+    for l in String::from_utf8_lossy(&folded.stacks).lines() {
         let Some((stack, n)) = l.rsplit_once(' ') else { continue };
         let n: u64 = n.trim().parse().unwrap_or(0);
         s.samples += n;
@@ -77,4 +184,22 @@ pub fn summarize(folded: &[u8]) -> PerfSummary {
         *s.by_process.entry(comm).or_default() += n;
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn periods_are_taken_out_of_headers_and_added_up() {
+        let text = "python3  4242 [001] 12.345678:    1001001 cpu-clock:ppp: \n\t    7f00 main (/usr/bin/python3)\n\nsh 7/7 1.000000: 5 cycles: \n\t    1 f (x)\n";
+        let mut p = Periods::new(std::io::BufReader::new(text.as_bytes()));
+        let mut out = String::new();
+        p.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("python3  4242 [001] 12.345678:    cpu-clock:ppp: \n"), "{out}");
+        assert!(out.contains("sh 7/7 1.000000: cycles: \n") && out.contains("\t    7f00 main"), "{out}");
+        assert_eq!(p.period(), Some((1_001_006, "cpu-clock".to_string())));
+        assert_eq!(period_unit("cpu-clock"), "ns");
+    }
 }

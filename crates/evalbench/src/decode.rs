@@ -144,7 +144,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if a.json {
                 outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                w.bytes(&folded);
+                w.bytes(&folded.stacks);
             }
         }
     }

@@ -236,8 +236,27 @@ fn perf_stacks_are_told_apart_by_process() {
     std::fs::copy(&data, &binary).unwrap();
     let (stacks_text, s_text) = decode_json("perf", &text_dir.join("perf.data"), &[]);
     let (stacks_bin, s_bin) = decode_json("perf", &binary, &[]);
-    assert_eq!((&stacks_text, &s_text), (&stacks, &s), "perf script text against perf.data");
+    // That text has no periods (`-F` without `period`): the same stacks and counts, no period total.
+    let mut counts = s.clone();
+    counts.as_object_mut().unwrap().retain(|k, _| !k.starts_with("period_"));
+    assert_eq!((&stacks_text, &s_text), (&stacks, &counts), "perf script text against perf.data");
     assert_eq!((&stacks_bin, &s_bin), (&stacks, &s));
+
+    // perf script's own default text carries each sample's period (ns of
+    // cpu-clock here): samples still count samples, and the periods are a
+    // total of their own, in their unit.
+    let default_text = Command::new("perf").args(["script", "-i"]).arg(&data).output().unwrap();
+    assert!(default_text.status.success());
+    assert!(String::from_utf8_lossy(&default_text.stdout).contains("cpu-clock"), "the default text names its event and period");
+    let with_periods = text_dir.join("default.txt");
+    std::fs::write(&with_periods, &default_text.stdout).unwrap();
+    let (_, s_periods) = decode_json("perf", &with_periods, &[]);
+    assert_eq!(s_periods["samples"], s["samples"], "one profile, one count");
+    assert_eq!(s_periods["by_process"], s["by_process"]);
+    assert_eq!((s_periods["period_unit"].as_str(), s["period_unit"].as_str()), (Some("ns"), Some("ns")));
+    assert_eq!(s_periods["period_total"], s["period_total"], "perf.data and its text: the same periods");
+    let per_sample = s["period_total"].as_f64().unwrap() / s["samples"].as_f64().unwrap();
+    assert!((900_000.0..1_200_000.0).contains(&per_sample), "about 1 ms a sample at 999 Hz: {per_sample} ns");
 }
 
 #[test]

@@ -40,20 +40,22 @@ impl Perf {
     }
 }
 
-/// perf.data to flame.svg: folded by the decoder, drawn by inferno.
+/// perf.data to flame.svg: folded by the decoder, drawn by inferno. Both
+/// files are written whole or not at all (`evalbench_bundle::write_atomic`).
 pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), HarnessError> {
-    let folded = evalbench_decode::perf::fold(data)?;
-    let folded_path = evalbench_bundle::layout::folded_beside(svg);
-    std::fs::write(&folded_path, &folded).map_err(|e| format!("{}: {e}", folded_path.display()))?;
+    let folded = evalbench_decode::perf::fold(data)?.stacks;
+    evalbench_bundle::write_atomic(&evalbench_bundle::layout::folded_beside(svg), &folded)?;
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
-    let io = |source| HarnessError::Io { path: svg.to_path_buf(), source };
-    let file = std::fs::File::create(svg).map_err(io)?;
-    if folded.is_empty() {
+    let mut drawn = Vec::new();
+    let r = if folded.is_empty() {
         // No samples (an idle process): still a valid, empty graph.
         opts.title = format!("{title} (no samples)");
-        return inferno::flamegraph::from_lines(&mut opts, ["idle 1"], file).map_err(io);
-    }
-    let text = String::from_utf8_lossy(&folded);
-    Ok(inferno::flamegraph::from_lines(&mut opts, text.lines(), file).map_err(|e| format!("{}: {e}", svg.display()))?)
+        inferno::flamegraph::from_lines(&mut opts, ["idle 1"], &mut drawn)
+    } else {
+        let text = String::from_utf8_lossy(&folded);
+        inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut drawn)
+    };
+    r.map_err(|e| format!("{}: {e}", svg.display()))?;
+    Ok(evalbench_bundle::write_atomic(svg, &drawn)?)
 }
