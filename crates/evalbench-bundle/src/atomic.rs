@@ -1,5 +1,13 @@
 //! Files written whole or not at all: a temporary file beside the output,
 //! then one atomic step puts it in place, so a reader never sees half of it.
+//!
+//! After a crash of evalbench, every output is its old version or its new
+//! one, never part of one. After a crash of the machine (power lost before
+//! the kernel wrote the data out) that holds only for a run's records,
+//! `run.json` and the gate's state, which [`write_record`] syncs to disk
+//! before and after the swap; the rest (traces, reports, captures, which a
+//! rerun remakes) is not synced, since an fsync of a 250 MB trace.json
+//! would cost more than the summary it belongs to.
 
 use std::path::Path;
 
@@ -30,6 +38,29 @@ pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()>
         }
     }
     tmp.persist(path).map(drop).map_err(|e| e.error)
+}
+
+/// As [`write_atomic`], and on disk when it returns: the file's data before
+/// the swap, the directory's entry after it.
+pub fn write_record(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
+    use std::io::Write;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let mut tmp = readable_temp(dir).map_err(io(path))?;
+    tmp.write_all(bytes).map_err(io(path))?;
+    tmp.as_file().sync_all().map_err(io(path))?;
+    persist(tmp, path).map_err(io(path))?;
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+}
+
+/// Copies `src` to `dest` whole or not at all.
+pub fn copy_atomic(src: &Path, dest: &Path) -> Result<(), BundleError> {
+    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let mut from = std::fs::File::open(src).map_err(io(src))?;
+    let mut tmp = readable_temp(dir).map_err(io(dest))?;
+    std::io::copy(&mut from, &mut tmp).map_err(io(dest))?;
+    persist(tmp, dest).map_err(io(dest))
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
@@ -66,6 +97,22 @@ mod tests {
         assert_eq!(names(d.path()), vec!["trace.json"]);
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode & 0o044, 0o044, "readable by others: {mode:o}");
+    }
+
+    #[test]
+    fn records_and_copies_are_whole_too() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("run.json");
+        write_record(&p, b"{}").unwrap();
+        write_record(&p, b"{\"a\": 1}").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{\"a\": 1}");
+        let c = d.path().join("sub/copy.json");
+        copy_atomic(&p, &c).unwrap();
+        assert_eq!(std::fs::read(&c).unwrap(), b"{\"a\": 1}");
+        assert!(copy_atomic(&d.path().join("missing"), &c).is_err());
+        assert_eq!(std::fs::read(&c).unwrap(), b"{\"a\": 1}", "a failed copy leaves the old file");
+        assert_eq!(names(d.path()), vec!["run.json", "sub"]);
+        assert_eq!(names(&d.path().join("sub")), vec!["copy.json"]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod spans;
 
 pub mod num;
 pub use archive::{pack_dir, unpack, Limits};
-pub use atomic::{persist, readable_temp, write_atomic};
+pub use atomic::{copy_atomic, persist, readable_temp, write_atomic, write_record};
 pub use error::BundleError;
 pub use fnv::Fnv;
 pub use open::{Bundle, PassDir};

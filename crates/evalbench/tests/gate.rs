@@ -106,3 +106,17 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
     assert!(calls["text"].as_str().unwrap().contains("differs between repeats"), "{calls}");
     assert_eq!(v["passes"][0]["wall"]["kind"], "no noise estimate");
 }
+
+#[test]
+fn a_state_file_that_cannot_be_written_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flake = machines_flake(&tmp.path().join("flake"));
+    let out = tmp.path().join("out");
+    // A directory where the state file goes: the write must fail, and say so.
+    std::fs::create_dir_all(out.join("gate-state.json/keep")).unwrap();
+    let r = evalbench().args(["gate", "--quiet", "--machines", "machines", "--out"]).arg(&out).arg(&flake).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("gate-state.json"), "{err}");
+    assert!(out.join("gate-state.json/keep").is_dir(), "nothing in the way was touched");
+}

@@ -2,7 +2,6 @@
 //! peak memory, exit status and eval-cache use.
 
 use crate::error::HarnessError;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use evalbench_bundle::layout;
@@ -38,7 +37,6 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
         let process = safe(&r.step.name);
         let pid = k as u32 + 1;
         let path = trace.join(format!("{process}.{pid}.jsonl"));
-        let mut f = std::fs::File::create(&path).map_err(|source| HarnessError::Io { path: path.clone(), source })?;
         let line = serde_json::json!({
             "name": r.step.kind,
             "target": "gradient_gate",
@@ -62,7 +60,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
                 "nix_gc_total_bytes": step_counters[k].as_ref().and_then(|c| c.get("gc.totalBytes")).map(|v| *v as u64),
             }
         });
-        writeln!(f, "{line}").map_err(|source| HarnessError::Io { path: path.clone(), source })?;
+        evalbench_bundle::write_atomic(&path, format!("{line}\n").as_bytes())?;
     }
     let failed: Vec<&str> = results.iter().filter(|r| !r.ok).map(|r| r.step.name.as_str()).collect();
     let run = serde_json::json!({
@@ -81,6 +79,6 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
             "steps": results,
         }
     });
-    evalbench_bundle::write_atomic(&dir.join(layout::RUN_JSON), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())?;
+    evalbench_bundle::write_record(&dir.join(layout::RUN_JSON), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())?;
     Ok(dir)
 }

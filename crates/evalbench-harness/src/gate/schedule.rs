@@ -105,6 +105,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
             next.peaks.insert(r.step.name.clone(), p);
         }
     }
-    let _ = std::fs::write(&state_path, serde_json::to_vec_pretty(&next).unwrap_or_default());
+    // The next run's budget depends on it: a state that cannot be written is an error, said.
+    evalbench_bundle::write_record(&state_path, &serde_json::to_vec_pretty(&next).expect("serializes"))?;
     Ok(results)
 }

@@ -3,13 +3,14 @@
 use crate::error::HarnessError;
 use std::path::Path;
 
-use evalbench_bundle::{layout, write_atomic};
+use evalbench_bundle::layout;
 use serde_json::Value;
 
 use crate::capture::Captures;
 
+/// run.json: a run's record, synced to disk (see `evalbench_bundle::write_record`).
 pub(super) fn write_json(path: &Path, v: &Value) -> Result<(), HarnessError> {
-    Ok(write_atomic(path, serde_json::to_string_pretty(v).expect("serializes").as_bytes())?)
+    Ok(evalbench_bundle::write_record(path, serde_json::to_string_pretty(v).expect("serializes").as_bytes())?)
 }
 
 /// Files a pass must have, by what it captured (docs/ARCHITECTURE.md, "The bundle").

@@ -101,11 +101,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
         }
     }
     for (dest, src) in &page.copies {
-        let d = out.join(dest);
-        if let Some(parent) = d.parent() {
-            std::fs::create_dir_all(parent).map_err(ReportError::io(parent))?;
-        }
-        std::fs::copy(src, &d).map_err(ReportError::io(src))?;
+        evalbench_bundle::copy_atomic(src, &out.join(dest))?;
     }
     for (file, svg) in &page.charts {
         let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
