@@ -77,13 +77,70 @@ pub fn alive(pid: u32) -> bool {
     !stat.is_empty() && stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'))
 }
 
-/// SIGTERM, a grace period, then SIGKILL. Idempotent.
+/// When a process started, in clock ticks since boot (`/proc/PID/stat`'s
+/// 22nd field): with its pid, what tells our process from a later one that
+/// was given the same pid.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold anything.
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A process we started, held by a pidfd and checked against the start time
+/// recorded when we started it: signals reach it, never a stranger that
+/// inherited its pid.
+pub struct Ours(std::os::fd::OwnedFd);
+
+impl Ours {
+    /// The process if `pid` is still the one that started at `started`.
+    pub fn find(pid: u32, started: u64) -> Option<Ours> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a new fd we own.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+        // The pidfd is bound to whoever had the pid when it was opened: checked now, it stays true.
+        (start_time(pid) == Some(started) && alive(pid)).then_some(Ours(fd))
+    }
+
+    fn signal(&self, sig: i32) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: pidfd_send_signal on our own pidfd, no siginfo.
+        unsafe { libc::syscall(libc::SYS_pidfd_send_signal, self.0.as_raw_fd(), sig, std::ptr::null::<libc::siginfo_t>(), 0) == 0 }
+    }
+}
+
+/// Stops the process started at `started` if `pid` is still it; a pid now
+/// held by another process is left alone. See [`stop`].
+pub fn stop_ours(pid: u32, started: Option<u64>, grace: Duration) {
+    match started {
+        Some(t) => {
+            if let Some(p) = Ours::find(pid, t) {
+                stop_with(pid, grace, |sig| p.signal(sig));
+            }
+        }
+        // Recorded by an older evalbench, without a start time: as before.
+        None => stop(pid, grace),
+    }
+}
+
+/// SIGTERM, a grace period, then SIGKILL. Idempotent. Only for a pid known
+/// to be ours right now (a child not yet reaped, a pid just listed in our
+/// namespace); a recorded one goes through [`stop_ours`].
 pub fn stop(pid: u32, grace: Duration) {
+    // SAFETY: plain kill(2) on a pid the caller knows is ours.
+    stop_with(pid, grace, |sig| unsafe { libc::kill(pid as i32, sig) == 0 });
+}
+
+fn stop_with(pid: u32, grace: Duration, signal: impl Fn(i32) -> bool) {
     if !alive(pid) {
         return;
     }
-    // SAFETY: plain kill(2) on a pid we started.
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    signal(libc::SIGTERM);
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
         if !alive(pid) {
@@ -91,8 +148,7 @@ pub fn stop(pid: u32, grace: Duration) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: as above.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    signal(libc::SIGKILL);
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));

@@ -11,7 +11,7 @@ use crate::netns::{self, Names};
 use crate::pg::{self, Pg};
 use crate::state::{LabState, Net, PassOutput, NIX_CONFIG};
 use evalbench_api::{left_evaluation_us, terminal, Client, Follow};
-use evalbench_host::{alive, free_port, is_root, now_us, spawn_detached, stop, HostExec};
+use evalbench_host::{alive, free_port, is_root, now_us, spawn_detached, stop_ours, HostExec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetMode {
@@ -152,9 +152,12 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
     }
     trace_env(&mut c, st, "server", "server");
     c.env_remove(evalbench_trace::ENV_CLOCK_SKEW_US);
-    st.server_pid = Some(spawn_detached(c, &st.logs().join("server.log"))?);
+    let pid = spawn_detached(c, &st.logs().join("server.log"))?;
+    st.server_pid = Some(pid);
+    st.server_started = evalbench_host::start_time(pid);
     wait_for(st, |h| h.is_some(), "the server to answer")?;
     st.worker_pids.clear();
+    st.worker_started.clear();
     for k in 0..st.workers {
         let mut c = wrk.command(&exe);
         let port = if st.proto_port == 0 { st.server_port } else { st.proto_port };
@@ -174,7 +177,9 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
             }
         }
         c.env(crate::eval::ENV_COUNT_CALLS, if st.count_calls { "true" } else { "false" });
-        st.worker_pids.push(spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?);
+        let pid = spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?;
+        st.worker_pids.push(pid);
+        st.worker_started.push(evalbench_host::start_time(pid).unwrap_or(0));
     }
     let n = st.workers as u64;
     wait_for(st, |h| h.and_then(|v| v["message"]["workers"].as_u64()).is_some_and(|w| w >= n), "the workers to connect")
@@ -200,24 +205,62 @@ fn wait_for(st: &LabState, ok: impl Fn(Option<&Value>) -> bool, what: &str) -> R
 }
 
 /// Stops the workers, then the server (SIGTERM: they flush their spans).
+/// Only a recorded pid that is still the process we started is signalled.
 pub fn stop_services(st: &mut LabState) {
-    for pid in st.worker_pids.drain(..) {
-        stop(pid, Duration::from_secs(10));
+    let started = std::mem::take(&mut st.worker_started);
+    for (k, pid) in st.worker_pids.drain(..).enumerate() {
+        stop_ours(pid, started.get(k).copied().filter(|&t| t != 0), Duration::from_secs(10));
     }
     if let Some(pid) = st.server_pid.take() {
-        stop(pid, Duration::from_secs(10));
+        stop_ours(pid, st.server_started.take(), Duration::from_secs(10));
     }
 }
 
+/// Processes whose command line names the lab's directory (server, workers,
+/// PostgreSQL), and those in its namespaces: what a lab without a readable
+/// lab.json may have left running.
+fn still_running(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut pids: std::collections::BTreeSet<u32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != std::process::id())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle)))
+        .collect();
+    pids.extend(netns::pids(&Names::for_dir(dir)));
+    pids.into_iter()
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd: String = String::from_utf8_lossy(&cmd).replace('\0', " ").trim().chars().take(100).collect();
+            format!("pid {pid} ({cmd})")
+        })
+        .collect()
+}
+
 pub fn down(dir: &Path) -> Result<(), LabError> {
-    let Ok(dir) = dir.canonicalize() else {
-        return Ok(());
+    let dir = match dir.canonicalize() {
+        Ok(d) => d,
+        // Never made: nothing to stop.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(LabError::Io { path: dir.to_path_buf(), source }),
     };
+    if !LabState::path(&dir).exists() {
+        netns::remove(&Names::for_dir(&dir));
+        return Ok(());
+    }
     let mut st = match LabState::load(&dir) {
         Ok(s) => s,
-        Err(_) => {
-            netns::remove(&Names::for_dir(&dir));
-            return Ok(());
+        Err(e) => {
+            // Nothing is stopped blind: say what is running, for the user to stop.
+            let running = still_running(&dir);
+            let what = if running.is_empty() {
+                "nothing of the lab is running".to_string()
+            } else {
+                format!("still running: {}; stop them (kill PID) and run `evalbench lab down` again", running.join(", "))
+            };
+            return Err(LabError::Message(format!("{e}: the lab was not stopped; {what}")));
         }
     };
     stop_services(&mut st);

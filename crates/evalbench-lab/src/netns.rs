@@ -84,6 +84,16 @@ pub fn create(n: &Names) -> Result<(), LabError> {
     Ok(())
 }
 
+/// The pids in the set's namespaces.
+pub fn pids(n: &Names) -> Vec<u32> {
+    [&n.server_ns, &n.worker_ns]
+        .into_iter()
+        .filter(|ns| exists(ns))
+        .filter_map(|ns| ip(&["netns", "pids", ns]).ok())
+        .flat_map(|p| p.split_whitespace().filter_map(|x| x.parse::<u32>().ok()).collect::<Vec<_>>())
+        .collect()
+}
+
 /// Removes what exists of the set; never fails.
 pub fn remove(n: &Names) {
     let _ = ip(&["link", "del", &n.runner_root_if]);

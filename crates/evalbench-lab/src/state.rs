@@ -33,6 +33,12 @@ pub struct LabState {
     pub proto_port: u16,
     pub server_pid: Option<u32>,
     pub worker_pids: Vec<u32>,
+    /// When each was started (`/proc/PID/stat` start time): `down` stops a
+    /// recorded pid only while it is still that process.
+    #[serde(default)]
+    pub server_started: Option<u64>,
+    #[serde(default)]
+    pub worker_started: Vec<u64>,
     pub api_key: String,
     pub organization: String,
     pub project: String,

@@ -381,3 +381,56 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     let stopped: Vec<serde_json::Value> = eval_spans(&bt, "resolve").into_iter().filter(|r| r["fields"]["shard"] == 1).collect();
     assert!(stopped.len() < 3, "the other shard was stopped, not run to the end: {stopped:?}");
 }
+
+/// A process that is not the lab's, with `tag` in its command line.
+fn bystander(tag: &str) -> std::process::Child {
+    std::process::Command::new("sh").args(["-c", &format!("sleep 60; : {tag}")]).spawn().unwrap()
+}
+
+fn start_time(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(')').unwrap().1.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
+}
+
+#[test]
+fn down_never_fails_silently_nor_kills_a_stranger() {
+    let (tmp, dir) = lab_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    // lab.json that does not read, and a process of the lab's still running: said, not hidden.
+    std::fs::write(dir.join("lab.json"), "{ not json").unwrap();
+    let mut left = bystander(&dir.display().to_string());
+    let out = evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("lab.json") && err.contains(&format!("pid {}", left.id())), "{err}");
+    assert!(alive(left.id()), "nothing is stopped blind");
+    left.kill().unwrap();
+    left.wait().unwrap();
+
+    // A recorded pid now held by another process (its start time differs): left alone.
+    let mut stranger = bystander("stranger");
+    let pid = stranger.id();
+    let state = |started: u64| {
+        serde_json::json!({
+            "dir": dir, "net": {"mode": "loopback", "server_addr": "127.0.0.1", "server_addr_for_worker": "127.0.0.1"},
+            "pg_port": 1, "server_port": 1, "server_pid": pid, "server_started": started, "worker_pids": [],
+            "api_key": "k", "organization": "o", "project": "p", "repository": tmp.path().join("repo"), "trace_dir": null,
+            "worker_clock_skew_ms": 0, "workers": 1
+        })
+    };
+    std::fs::write(dir.join("lab.json"), state(start_time(pid) + 1).to_string()).unwrap();
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
+    assert!(alive(pid), "a pid reused by another process is not the lab's server");
+    // The same pid with its own start time is ours, and is stopped.
+    std::fs::write(dir.join("lab.json"), state(start_time(pid)).to_string()).unwrap();
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
+    let _ = stranger.wait();
+    assert!(!alive(pid), "the recorded process was stopped");
+    // Never up: nothing to do.
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(tmp.path().join("never")));
+}
