@@ -18,6 +18,7 @@ use std::time::Duration;
 use evalbench_bundle::{layout, RunInfo};
 
 pub use capture::Captures;
+pub use error::HarnessError;
 pub use pass::{PassError, INTERRUPTED};
 pub use target::Target;
 
@@ -58,7 +59,8 @@ impl RunOpts {
 /// Runs every pass; stops at the first failing one (its files are kept).
 /// The target is always finished (the lab stopped), whatever happened.
 pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&str, &str)) -> Result<Vec<RunInfo>, PassError> {
-    let setup = |m: String| PassError { pass: "(before the first pass)".into(), message: m };
+    let setup = |m: String| PassError::new("(before the first pass)", m);
+    let setup_from = |e: HarnessError| PassError::new("(before the first pass)", e);
     std::fs::create_dir_all(&opts.out).map_err(|e| setup(format!("{}: {e}", opts.out.display())))?;
     for p in &opts.passes {
         if !layout::PASSES.contains(&layout::base_name(p)) {
@@ -67,11 +69,11 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
     }
     progress("setup", &format!("starting the {} target", target.name()));
     let result = (|| {
-        target.start().map_err(|e| setup(e.to_string()))?;
+        target.start().map_err(setup_from)?;
         // Every tool any pass will need, checked before the first one.
         let any = opts.passes.iter().map(|p| opts.captures_for(p)).fold(Captures::NONE, Captures::union);
         let cap = target.capture();
-        tools::check(&any, &cap.server, &cap.worker, target.name() == "lab").map_err(|e| setup(e.to_string()))?;
+        tools::check(&any, &cap.server, &cap.worker, target.pipeline_here()).map_err(setup_from)?;
         let mut infos = Vec::new();
         for round in 1..=opts.repeat.max(1) {
             for base in &opts.passes {

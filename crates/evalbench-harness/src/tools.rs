@@ -9,7 +9,7 @@ fn has(host: &HostExec, tool: &str) -> bool {
     host.run(host.sh(&format!("command -v {tool}"))).is_ok()
 }
 
-pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, lab: bool) -> Result<(), HarnessError> {
+pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, pipeline_here: bool) -> Result<(), HarnessError> {
     let mut missing: Vec<String> = Vec::new();
     let mut need = |host: &HostExec, where_: &str, tool: &str, pkg: &str| {
         if !has(host, tool) {
@@ -27,7 +27,7 @@ pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, lab:
         need(worker, "worker", "strace", "strace");
     }
     need(&HostExec::local(), "runner", "tar", "tar");
-    if lab {
+    if pipeline_here {
         need(worker, "worker", "nix", "nix-bin");
         need(worker, "worker", "git", "git");
         if evalbench_lab::pg::bin_dir().is_err() {

@@ -121,7 +121,7 @@ pub fn done<W: std::io::Write>(w: evalbench_host::out::Out<W>) -> anyhow::Result
 
 /// The error and its causes, outermost first ("what we were doing: why it
 /// failed"); a cause the message above already quotes is not repeated.
-fn chain(e: &anyhow::Error) -> String {
+pub fn chain(e: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in e.chain() {
         let c = cause.to_string();

@@ -170,11 +170,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             // An evaluation that ended Failed or Aborted is a verdict on the
             // flake (exit 1), not an error of ours (exit 2): its run.json says so.
+            // The pass's error stays whole: its causes are printed as a chain.
+            let e = anyhow::Error::new(e).context(format!("what was captured is in {}", out.display()));
             if evaluation_failed(&out) {
-                eprintln!("evalbench run: {e} (what was captured is in {})", out.display());
+                eprintln!("evalbench run: {}", crate::chain(&e));
                 return Ok(ExitCode::from(1));
             }
-            Err(anyhow::anyhow!("{e} (what was captured is in {})", out.display()))
+            Err(e)
         }
         (Ok(_), Err(m)) => Err(m),
     }

@@ -11,6 +11,7 @@ use evalbench_bundle::{layout, RunInfo};
 use serde_json::Value;
 
 use crate::capture::{pgstat::Db, Captures};
+use crate::error::HarnessError;
 use crate::target::Target;
 use evalbench_api::{left_evaluation, terminal, Client, Follow};
 
@@ -28,16 +29,36 @@ pub use files::expected_files;
 use files::{missing_files, write_json};
 use record::{collect, run_info, Observed};
 
-/// A pass that failed, with the file or step that made it fail.
-#[derive(Debug)]
+/// A pass that failed: which pass, and the error that stopped it, kept
+/// whole (its own causes included) for the binary to print as a chain.
+#[derive(Debug, thiserror::Error)]
+#[error("pass {pass}")]
 pub struct PassError {
     pub pass: String,
-    pub message: String,
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
-impl std::fmt::Display for PassError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pass {}: {}", self.pass, self.message)
+impl PassError {
+    pub fn new(pass: &str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> PassError {
+        PassError { pass: pass.to_string(), source: source.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn a_pass_error_keeps_its_cause_whole() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = PassError::new("cold-clean", HarnessError::Io { path: "/x/pg".into(), source: io });
+        assert_eq!(e.to_string(), "pass cold-clean");
+        let cause = e.source().unwrap();
+        assert!(matches!(cause.downcast_ref::<HarnessError>(), Some(HarnessError::Io { .. })), "{cause:?}");
+        let root = cause.source().and_then(|c| c.downcast_ref::<std::io::Error>()).unwrap();
+        assert_eq!(root.kind(), std::io::ErrorKind::PermissionDenied, "the chain goes down to the io::Error");
     }
 }
 
@@ -50,21 +71,20 @@ pub struct PassPlan<'a> {
 }
 
 pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {
-    let err = |m: String| PassError { pass: plan.name.to_string(), message: m };
+    let err = |m: String| PassError::new(plan.name, m);
+    let err_from = |e: HarnessError| PassError::new(plan.name, e);
     let dir = &plan.dir;
     if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+        std::fs::remove_dir_all(dir).map_err(|e| err_from(HarnessError::Io { path: dir.clone(), source: e }))?;
     }
     let trace_dir = dir.join(layout::TRACE_DIR);
-    std::fs::create_dir_all(dir.join("pg")).map_err(|e| err(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir.join("pg")).map_err(|e| err_from(HarnessError::Io { path: dir.join("pg"), source: e }))?;
     progress(if plan.cold { "cold reset" } else { "warm restart" });
     let eval_dir = dir.join(layout::EVAL_DIR);
     let instrumented = !layout::is_clean(plan.name);
-    target
-        .prepare(plan.cold, &crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented })
-        .map_err(|e| err(e.to_string()))?;
+    target.prepare(plan.cold, &crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented }).map_err(err_from)?;
     let cap = target.capture();
-    let db = Db::connect(&cap.admin_database_url).map_err(|e| err(e.to_string()))?;
+    let db = Db::connect(&cap.admin_database_url).map_err(err_from)?;
     let api = Client::new(target.endpoint(), Duration::from_secs(30));
     let c = plan.captures;
 
@@ -129,7 +149,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let info = run_info(target.name(), &cap, &db, plan, &seen, &mut problems);
     // Through a Value, so the keys come out sorted as they always have.
     let doc = serde_json::to_value(&info).expect("serializes");
-    write_json(&plan.dir.join(layout::RUN_JSON), &doc).map_err(|e| err(e.to_string()))?;
+    write_json(&plan.dir.join(layout::RUN_JSON), &doc).map_err(err_from)?;
     let last = seen.last;
 
     if let Some(f) = failure {

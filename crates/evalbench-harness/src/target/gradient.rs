@@ -103,6 +103,10 @@ impl Target for Gradient {
     fn name(&self) -> &str {
         "gradient"
     }
+    /// Gradient runs on its own machines; only the capture tools are checked, on its hosts.
+    fn pipeline_here(&self) -> bool {
+        false
+    }
     fn start(&mut self) -> Result<(), HarnessError> {
         self.wait_ready()
     }

@@ -34,6 +34,9 @@ impl Target for Lab {
     fn name(&self) -> &str {
         "lab"
     }
+    fn pipeline_here(&self) -> bool {
+        true
+    }
     fn start(&mut self) -> Result<(), HarnessError> {
         let st = control::up(&UpOpts {
             dir: self.dir.clone(),

@@ -39,6 +39,9 @@ pub struct PassPlace<'a> {
 
 pub trait Target {
     fn name(&self) -> &str;
+    /// Whether the pipeline (nix, git, PostgreSQL) runs on this machine,
+    /// started by us, so its tools are checked before the first pass.
+    fn pipeline_here(&self) -> bool;
     /// Brings the target up (the lab) or checks that it answers.
     fn start(&mut self) -> Result<(), HarnessError>;
     /// Before a pass: a cold reset (database recreated, eval cache emptied) or
