@@ -45,23 +45,6 @@ impl PassError {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::error::Error;
-
-    #[test]
-    fn a_pass_error_keeps_its_cause_whole() {
-        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
-        let e = PassError::new("cold-clean", HarnessError::Io { path: "/x/pg".into(), source: io });
-        assert_eq!(e.to_string(), "pass cold-clean");
-        let cause = e.source().unwrap();
-        assert!(matches!(cause.downcast_ref::<HarnessError>(), Some(HarnessError::Io { .. })), "{cause:?}");
-        let root = cause.source().and_then(|c| c.downcast_ref::<std::io::Error>()).unwrap();
-        assert_eq!(root.kind(), std::io::ErrorKind::PermissionDenied, "the chain goes down to the io::Error");
-    }
-}
-
 pub struct PassPlan<'a> {
     pub name: &'a str,
     pub cold: bool,
@@ -169,4 +152,21 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         return Err(err(format!("missing capture file(s) in {}: {}{why}", dir.display(), missing.join(", "))));
     }
     Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn a_pass_error_keeps_its_cause_whole() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = PassError::new("cold-clean", HarnessError::Io { path: "/x/pg".into(), source: io });
+        assert_eq!(e.to_string(), "pass cold-clean");
+        let cause = e.source().unwrap();
+        assert!(matches!(cause.downcast_ref::<HarnessError>(), Some(HarnessError::Io { .. })), "{cause:?}");
+        let root = cause.source().and_then(|c| c.downcast_ref::<std::io::Error>()).unwrap();
+        assert_eq!(root.kind(), std::io::ErrorKind::PermissionDenied, "the chain goes down to the io::Error");
+    }
 }
