@@ -51,8 +51,15 @@ pub struct RepeatGroup {
     pub pass: String,
     pub runs: usize,
     pub wall_s: evalbench_analyze::verdict::Spread,
-    /// Per (process, name): the spread of the span's total, in µs.
-    pub spans: Vec<(String, String, evalbench_analyze::verdict::Spread)>,
+    /// Per span: the spread of its total over the runs, in µs.
+    pub spans: Vec<SpanSpread>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SpanSpread {
+    pub process: String,
+    pub name: String,
+    pub total_us: evalbench_analyze::verdict::Spread,
 }
 
 impl RepeatGroup {
@@ -69,17 +76,17 @@ impl RepeatGroup {
             let mut keys: Vec<(String, String)> = runs.iter().flat_map(|r| r.spans.iter().map(|s| (s.process.clone(), s.name.clone()))).collect();
             keys.sort();
             keys.dedup();
-            let mut spans: Vec<(String, String, evalbench_analyze::verdict::Spread)> = keys
+            let mut spans: Vec<SpanSpread> = keys
                 .into_iter()
                 .map(|(process, name)| {
                     let v: Vec<f64> = runs
                         .iter()
                         .map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| s.total_us as f64))
                         .collect();
-                    (process, name, evalbench_analyze::verdict::spread(&v).rounded(0))
+                    SpanSpread { process, name, total_us: evalbench_analyze::verdict::spread(&v).rounded(0) }
                 })
                 .collect();
-            spans.sort_by(|a, b| b.2.median.total_cmp(&a.2.median));
+            spans.sort_by(|a, b| b.total_us.median.total_cmp(&a.total_us.median));
             out.push(RepeatGroup {
                 pass: base,
                 runs: runs.len(),
@@ -248,7 +255,7 @@ impl Summary {
                 "== {} x{} runs: evaluated median {:.3} s (min {:.3}, max {:.3}, MAD {:.3})",
                 g.pass, g.runs, g.wall_s.median, g.wall_s.min, g.wall_s.max, g.wall_s.mad
             );
-            for (process, name, sp) in g.spans.iter().take(15) {
+            for SpanSpread { process, name, total_us: sp } in g.spans.iter().take(15) {
                 let _ = writeln!(
                     t,
                     "  {name:<28} {process:<8} median {:>12} MAD {:>10} (min {}, max {})",

@@ -73,13 +73,23 @@ struct CommandResult {
 struct Report {
     memory_source: MemorySource,
     commands: Vec<CommandResult>,
-    /// Each command against the first: (first, other, wall time, peak memory).
-    comparisons: Vec<(String, String, Verdict, Option<Verdict>)>,
+    /// Each command against the first.
+    comparisons: Vec<Comparison>,
     /// The families the verdicts were corrected in (Holm): wall times, peak memories.
     families: Vec<Family>,
     /// With --nix-stats: nix's counters of each command against the first's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     counters: Vec<CommandCounters>,
+}
+
+#[derive(Serialize)]
+struct Comparison {
+    /// The first command, the baseline.
+    a: String,
+    b: String,
+    wall: Verdict,
+    /// None when either side has no peak memory (--no-memory).
+    peak_memory: Option<Verdict>,
 }
 
 #[derive(Serialize)]
@@ -202,8 +212,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for (&i, (_, v)) in with_memory.iter().zip(std::mem::take(&mut mem_family.verdicts)) {
         mem[i] = Some(v);
     }
-    let comparisons =
-        std::mem::take(&mut wall_family.verdicts).into_iter().zip(mem).map(|((command, wall), m)| (base.command.clone(), command, wall, m)).collect();
+    let comparisons = std::mem::take(&mut wall_family.verdicts)
+        .into_iter()
+        .zip(mem)
+        .map(|((command, wall), m)| Comparison { a: base.command.clone(), b: command, wall, peak_memory: m })
+        .collect();
     let mut families = vec![wall_family, mem_family];
     let per_run = |c: &CommandResult| -> std::collections::BTreeMap<String, Vec<f64>> {
         let mut m: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
@@ -268,9 +281,9 @@ fn print_text<W: std::io::Write>(w: &mut evalbench_host::out::Out<W>, r: &Report
             outln!(w, "  FAILED   {} of {} runs exited non-zero", c.failed_runs, c.runs.len());
         }
     }
-    for (a, b, t, m) in &r.comparisons {
-        outln!(w, "{b}\n  against {a}: wall time {}", t.text);
-        if let Some(m) = m {
+    for Comparison { a, b, wall, peak_memory } in &r.comparisons {
+        outln!(w, "{b}\n  against {a}: wall time {}", wall.text);
+        if let Some(m) = peak_memory {
             outln!(w, "  peak memory {}", m.text);
         }
     }

@@ -51,7 +51,13 @@ fn a_twenty_percent_change_is_outside_noise() {
     let a = sleeper(tmp.path(), "a", 0.20, 0.02, 1);
     let b = sleeper(tmp.path(), "b", 0.24, 0.02, 2);
     let r = bench(&["--runs", "8", "--warmup", "0", "--", &a, "--", &b]);
-    let v = &r["comparisons"][0][2];
+    let v = &r["comparisons"][0]["wall"];
+    assert_eq!(
+        (r["comparisons"][0]["a"].as_str(), r["comparisons"][0]["b"].as_str()),
+        (Some(a.as_str()), Some(b.as_str())),
+        "named fields, not positions"
+    );
+    assert!(r["comparisons"][0]["peak_memory"]["kind"].is_string());
     assert_eq!(v["kind"], "slower", "{v}");
     let change = v["change_pct"].as_f64().unwrap();
     assert!((14.0..26.0).contains(&change), "{change}");
@@ -65,7 +71,7 @@ fn a_one_percent_change_under_five_percent_jitter_is_inside_noise() {
     let a = sleeper(tmp.path(), "a", 0.200, 0.05, 3);
     let b = sleeper(tmp.path(), "b", 0.202, 0.05, 4);
     let r = bench(&["--runs", "8", "--warmup", "0", "--", &a, "--", &b]);
-    let v = &r["comparisons"][0][2];
+    let v = &r["comparisons"][0]["wall"];
     assert_eq!(v["kind"], "inside noise", "{v}");
     assert!(v["text"].as_str().unwrap().contains("inside run-to-run noise"));
 }
@@ -123,6 +129,8 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&a));
     let s = read_json(&a.join("summary.json"));
     assert_eq!(s["repeats"][0]["runs"], RUNS);
+    let top = &s["repeats"][0]["spans"][0];
+    assert!(top["process"].is_string() && top["name"].is_string() && top["total_us"]["median"].is_number(), "named fields: {top}");
     // A regression gate for CI.
     let st = evalbench().args(["compare", "--fail-on-regression", "5"]).arg(&a).arg(&b).output().unwrap();
     assert_eq!(st.status.code(), Some(1));
