@@ -4,6 +4,7 @@
 //! one process out so that each track nests (what Perfetto needs).
 
 pub mod align;
+pub mod comparison;
 pub mod counters;
 pub mod latency;
 pub mod mann_whitney;

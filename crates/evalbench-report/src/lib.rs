@@ -5,6 +5,7 @@ mod error;
 pub mod history;
 pub mod html;
 pub mod hydra;
+pub mod output;
 pub mod perfetto;
 pub mod summarize;
 pub mod summary;

@@ -53,9 +53,12 @@ pub enum Cmd {
         /// Only this pass (cold-clean, warm-clean, ...).
         #[arg(long)]
         pass: Option<String>,
-        /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout.
+        /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout; --format json.
         #[arg(long)]
         json: bool,
+        /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::Format,
     },
     /// One self-contained HTML page: evaluated seconds across commits, change points, the spans that moved most.
     Report {
@@ -89,15 +92,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             eprintln!("evalbench history: {} added as run {id}: commit {commit}, {} pass runs, in {}", bundle.display(), record.runs.len(), db.db);
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Show { db, pass, json } => {
+        Cmd::Show { db, pass, json, format } => {
             let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, pass.as_deref());
-            if json {
+            let format = if json { crate::Format::Json } else { format };
+            if format == crate::Format::Markdown {
+                crate::emit(&evalbench_report::output::history::markdown(&h))?;
+            } else if format == crate::Format::Json {
                 let series: serde_json::Map<String, serde_json::Value> =
                     h.passes.iter().map(|(p, pts)| (p.clone(), serde_json::to_value(pts).expect("serializes"))).collect();
                 let doc = serde_json::json!({"commits": h.commits, "series": series, "changes": h.changes, "power": h.power});
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes")))?;
             } else {
-                crate::emit(&text(&h))?;
+                crate::emit(&evalbench_report::output::history::text(&h))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -112,38 +118,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn text(h: &evalbench_history::History) -> String {
-    use std::fmt::Write as _;
-    let mut t = String::new();
-    for (pass, points) in &h.passes {
-        let _ = writeln!(t, "== {pass}");
-        let _ = writeln!(t, "  {:<14} {:>12} {:>5} {:>12} {:>10}  top spans (median ms)", "commit", "time", "runs", "evaluated s", "MAD");
-        for p in points {
-            let c = &h.commits[p.commit];
-            let spans: Vec<String> = p.top_spans.iter().take(3).map(|(k, v)| format!("{k} {v:.1}")).collect();
-            let flag = if h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass) { " *" } else { "" };
-            let _ = writeln!(
-                t,
-                "  {:<14} {:>12} {:>5} {:>12.3} {:>10.3}  {}{flag}",
-                c.commit.chars().take(14).collect::<String>(),
-                c.commit_time,
-                p.evaluated_s.n,
-                p.evaluated_s.median,
-                p.evaluated_s.mad,
-                spans.join(", ")
-            );
-        }
-    }
-    let _ = writeln!(t, "changes: {}", if h.changes.is_empty() { "none" } else { "" });
-    for c in &h.changes {
-        let _ = writeln!(t, "  {} {} {}: {}", c.commit, c.pass, c.what, c.text);
-    }
-    for p in &h.power {
-        let _ = writeln!(t, "note: {p}");
-    }
-    t
 }
 
 /// RFC 3339 (`2026-11-30T12:00:00Z`, `...+01:00`, fractions dropped) or Unix seconds.

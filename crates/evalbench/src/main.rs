@@ -90,6 +90,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// How a command prints what it found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
 /// A failed write to standard output (see `evalbench_host::out`): `main`
 /// tells a closed pipe, a quiet end, from a real error.
 #[derive(Debug)]

@@ -271,3 +271,20 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
     let json = String::from_utf8(run_ok(evalbench().arg("compare").arg("--json").arg(&a).arg(&b)).stdout).unwrap();
     assert!(!text.contains("NaN") && !json.contains("NaN"));
 }
+
+#[test]
+fn compare_as_markdown_is_tables_github_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
+    let md = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--format", "markdown", "--top", "5"])).stdout).unwrap();
+    let (tables, links) = markdown_tables(&md);
+    assert!(!links, "links to nothing:\n{md}");
+    let (head, passes) = &tables[0];
+    assert_eq!(head, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change", "verdict"]);
+    assert_eq!(passes.len(), 4, "one row per pass: {passes:?}");
+    assert!(passes.iter().all(|r| r.len() == 6 && r[5] == "no noise estimate"), "{passes:?}");
+    // Per pass its spans, five rows each (--top 5).
+    let spans: Vec<_> = tables.iter().filter(|(h, _)| h.first().map(String::as_str) == Some("what")).collect();
+    assert_eq!(spans.len(), 4);
+    assert!(spans.iter().all(|(_, rows)| rows.len() == 5 && rows.iter().all(|r| r.len() == 6)), "{spans:?}");
+}

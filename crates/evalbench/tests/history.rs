@@ -230,4 +230,18 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(&page));
     let html = std::fs::read_to_string(page.join("index.html")).unwrap();
     assert!(html.contains("nix did 20.0% more function calls"), "the page names the counter's step");
+    // As Markdown: a table per pass (a row per commit), and the changes.
+    let md = String::from_utf8(run_ok(evalbench().args(["history", "show", "--format", "markdown", "--db", &db])).stdout).unwrap();
+    let (tables, links) = markdown_tables(&md);
+    assert!(!links);
+    assert_eq!(tables.len(), PASSES.len() + 1, "{md}");
+    for (head, rows) in &tables[..PASSES.len()] {
+        assert_eq!(head[0], "commit");
+        assert_eq!(rows.len(), 6, "a row per commit");
+        assert!(rows[3][0].ends_with("(change)"), "{rows:?}");
+    }
+    let (head, changes) = tables.last().unwrap();
+    assert_eq!(head, &["commit", "pass", "what", "kind", "change", "verdict"]);
+    assert_eq!(changes.len(), PASSES.len());
+    assert!(changes.iter().all(|r| r[0] == "c03" && r[2] == "nix nrFunctionCalls" && r[3] == "more" && r[4] == "+20.0%"), "{changes:?}");
 }

@@ -99,3 +99,34 @@ impl Drop for TestPg {
         self.0.stop();
     }
 }
+
+/// The tables of a Markdown text as GitHub reads it (pulldown-cmark with
+/// tables on): per table its header cells and its body rows' cells; and
+/// whether the text holds any link.
+pub fn markdown_tables(md: &str) -> (Vec<(Vec<String>, Vec<Vec<String>>)>, bool) {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut tables = Vec::new();
+    let (mut head, mut rows, mut row, mut cell): (Vec<String>, Vec<Vec<String>>, Vec<String>, String) = Default::default();
+    let (mut in_table, mut links) = (false, false);
+    for ev in Parser::new_ext(md, Options::ENABLE_TABLES) {
+        match ev {
+            Event::Start(Tag::Table(_)) => {
+                head.clear();
+                rows.clear();
+                cell.clear();
+                in_table = true;
+            }
+            Event::End(TagEnd::TableHead) => head = std::mem::take(&mut row),
+            Event::End(TagEnd::TableRow) => rows.push(std::mem::take(&mut row)),
+            Event::End(TagEnd::TableCell) => row.push(std::mem::take(&mut cell)),
+            Event::End(TagEnd::Table) => {
+                in_table = false;
+                tables.push((head.clone(), std::mem::take(&mut rows)));
+            }
+            Event::Text(t) | Event::Code(t) if in_table => cell.push_str(&t),
+            Event::Start(Tag::Link { .. }) | Event::Start(Tag::Image { .. }) => links = true,
+            _ => {}
+        }
+    }
+    (tables, links)
+}

@@ -1,0 +1,79 @@
+//! `evalbench history show`: text and Markdown.
+
+use std::fmt::Write;
+
+use evalbench_history::History;
+
+use super::markdown::{cell, table};
+
+pub fn text(h: &History) -> String {
+    let mut t = String::new();
+    for (pass, points) in &h.passes {
+        let _ = writeln!(t, "== {pass}");
+        let _ = writeln!(t, "  {:<14} {:>12} {:>5} {:>12} {:>10}  top spans (median ms)", "commit", "time", "runs", "evaluated s", "MAD");
+        for p in points {
+            let c = &h.commits[p.commit];
+            let spans: Vec<String> = p.top_spans.iter().take(3).map(|(k, v)| format!("{k} {v:.1}")).collect();
+            let flag = if h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass) { " *" } else { "" };
+            let _ = writeln!(
+                t,
+                "  {:<14} {:>12} {:>5} {:>12.3} {:>10.3}  {}{flag}",
+                c.commit.chars().take(14).collect::<String>(),
+                c.commit_time,
+                p.evaluated_s.n,
+                p.evaluated_s.median,
+                p.evaluated_s.mad,
+                spans.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(t, "changes: {}", if h.changes.is_empty() { "none" } else { "" });
+    for c in &h.changes {
+        let _ = writeln!(t, "  {} {} {}: {}", c.commit, c.pass, c.what, c.text);
+    }
+    for p in &h.power {
+        let _ = writeln!(t, "note: {p}");
+    }
+    t
+}
+
+/// GitHub-flavoured Markdown: per pass its series, then the changes.
+pub fn markdown(h: &History) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "## evalbench history\n");
+    for (pass, points) in &h.passes {
+        let _ = writeln!(t, "### {}\n", cell(pass));
+        let rows: Vec<Vec<String>> = points
+            .iter()
+            .map(|p| {
+                let c = &h.commits[p.commit];
+                let changed = h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass);
+                vec![
+                    format!("{}{}", c.commit.chars().take(14).collect::<String>(), if changed { " (change)" } else { "" }),
+                    c.commit_time.to_string(),
+                    p.evaluated_s.n.to_string(),
+                    format!("{:.3}", p.evaluated_s.median),
+                    format!("{:.3}", p.evaluated_s.mad),
+                ]
+            })
+            .collect();
+        table(&mut t, &["commit", "time (Unix s)", "runs", "evaluated s (median)", "MAD"], "lnnnn", &rows);
+    }
+    let _ = writeln!(t, "### Changes\n");
+    if h.changes.is_empty() {
+        let _ = writeln!(t, "None along the series.\n");
+    } else {
+        let rows: Vec<Vec<String>> = h
+            .changes
+            .iter()
+            .map(|c| {
+                vec![c.commit.clone(), c.pass.clone(), c.what.clone(), c.kind.as_str().to_string(), format!("{:+.1}%", c.change_pct), c.text.clone()]
+            })
+            .collect();
+        table(&mut t, &["commit", "pass", "what", "kind", "change", "verdict"], "llllnl", &rows);
+    }
+    for p in &h.power {
+        let _ = writeln!(t, "> {}\n", cell(p));
+    }
+    t
+}
