@@ -100,10 +100,13 @@ impl Drop for TestPg {
     }
 }
 
+/// A Markdown table: its header cells, and its rows' cells.
+pub type Table = (Vec<String>, Vec<Vec<String>>);
+
 /// The tables of a Markdown text as GitHub reads it (pulldown-cmark with
 /// tables on): per table its header cells and its body rows' cells; and
 /// whether the text holds any link.
-pub fn markdown_tables(md: &str) -> (Vec<(Vec<String>, Vec<Vec<String>>)>, bool) {
+pub fn markdown_tables(md: &str) -> (Vec<Table>, bool) {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let mut tables = Vec::new();
     let (mut head, mut rows, mut row, mut cell): (Vec<String>, Vec<Vec<String>>, Vec<String>, String) = Default::default();
