@@ -22,8 +22,7 @@ pub fn percentile(sorted: &[i64], q: f64) -> i64 {
     if sorted.is_empty() {
         return 0;
     }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
+    sorted[evalbench_decode::rank::nearest_rank(sorted.len(), q) - 1]
 }
 
 /// Nearest-rank percentile by selection (reorders `v`).
@@ -31,7 +30,7 @@ pub fn select_rank(v: &mut [i64], q: f64) -> i64 {
     if v.is_empty() {
         return 0;
     }
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    let rank = evalbench_decode::rank::nearest_rank(v.len(), q);
     *v.select_nth_unstable(rank - 1).1
 }
 

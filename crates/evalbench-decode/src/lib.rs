@@ -10,6 +10,7 @@ pub mod normalize;
 pub mod packet;
 pub mod perf;
 pub mod pg;
+pub mod rank;
 pub mod stats;
 pub mod strace;
 pub mod tcp;

@@ -40,7 +40,7 @@ impl Dist {
         }
         v.sort_unstable();
         let n = v.len();
-        let at = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let at = |q: f64| v[crate::rank::nearest_rank(n, q) - 1];
         Dist { count: n as u64, min: v[0], p50: at(0.5), p95: at(0.95), max: v[n - 1], total: v.iter().sum() }
     }
 }

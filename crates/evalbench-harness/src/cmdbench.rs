@@ -177,16 +177,11 @@ pub fn run_once_env(
         });
         (stop, peak, h)
     });
-    let mut status = 0;
-    // SAFETY: rusage is plain data, written by wait4.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child; std's Child is not waited again.
-    let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
+    // std's Child is not waited again: dropping it does not reap.
+    let waited = evalbench_host::wait4(pid);
     let wall = started.elapsed().as_secs_f64();
     drop(child);
-    if r < 0 {
-        return Err(HarnessError::Message(format!("wait4: {}", std::io::Error::last_os_error())));
-    }
+    let (status, ru) = waited.map_err(|e| HarnessError::Message(format!("wait4: {e}")))?;
     let peak = match (&cg, sampling) {
         (Some(dir), _) => {
             let file = if source == MemorySource::CgroupV2 { "memory.peak" } else { "memory.max_usage_in_bytes" };

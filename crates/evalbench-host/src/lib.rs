@@ -23,11 +23,7 @@ pub fn now_us() -> i64 {
 
 /// A stable 32-bit FNV-1a hash of a path: names and subnets derived from a directory.
 pub fn dir_hash(dir: &Path) -> u32 {
-    let mut h: u32 = 2166136261;
-    for b in dir.as_os_str().as_encoded_bytes() {
-        h = (h ^ *b as u32).wrapping_mul(16777619);
-    }
-    h
+    evalbench_bundle::fnv::hash32(dir.as_os_str().as_encoded_bytes())
 }
 
 pub fn is_root() -> bool {
@@ -152,6 +148,25 @@ fn stop_with(pid: u32, grace: Duration, signal: impl Fn(i32) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reaps our child `pid`, retrying when a signal interrupts the wait: its
+/// wait status and its resource usage (peak RSS, user and system time).
+pub fn wait4(pid: u32) -> std::io::Result<(i32, libc::rusage)> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data, written by wait4.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waiting for a child of ours; the caller does not wait for it again.
+        let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
+        if r == pid as i32 {
+            return Ok((status, ru));
+        }
+        let e = std::io::Error::last_os_error();
+        if r < 0 && e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
     }
 }
 

@@ -8,16 +8,15 @@ use tracing::debug_span;
 
 const E: &str = "gradient_eval";
 
-/// A deterministic, unskippable bit of CPU work (FNV-1a rounds).
+/// A deterministic, unskippable bit of CPU work: FNV-1a over the seed, once a round.
 pub fn work(seed: &[u8], rounds: u32) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = evalbench_bundle::Fnv.build_hasher();
     for r in 0..rounds {
-        for &b in seed {
-            h ^= b as u64 ^ r as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
+        h.write_u32(r);
+        h.write(seed);
     }
-    h
+    h.finish()
 }
 
 pub fn eval(job: &str, shard: u64, drvs: u32, cache_dir: &Path) -> std::io::Result<()> {

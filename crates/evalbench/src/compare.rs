@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use evalbench_analyze::comparison::{compare, Opts};
 use evalbench_analyze::verdict::Kind;
-use evalbench_bundle::{Bundle, Limits};
+use evalbench_bundle::Bundle;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,14 +40,13 @@ pub struct Args {
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
     #[arg(long, default_value_t = 50.0, value_name = "US")]
     pub min_abs_us: f64,
-    /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
-    #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
-    pub max_unpacked: u64,
+    #[command(flatten)]
+    pub unpack: crate::size::MaxUnpacked,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let ba = Bundle::open(&a.a, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() })?;
-    let bb = Bundle::open(&a.b, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() })?;
+    let ba = Bundle::open(&a.a, a.unpack.limits())?;
+    let bb = Bundle::open(&a.b, a.unpack.limits())?;
     let opts = Opts { pass_a: a.pass_a.clone(), pass_b: a.pass_b.clone(), min_change: a.min_change, min_abs_us: a.min_abs_us };
     let out = compare(&ba, &bb, &opts).map_err(anyhow::Error::msg)?;
     let text = match if a.json { crate::Format::Json } else { a.format } {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use evalbench_bundle::{Bundle, Limits};
+use evalbench_bundle::Bundle;
 use evalbench_history::{BundleRecord, Meta};
 
 #[derive(clap::Args)]
@@ -42,9 +42,8 @@ pub enum Cmd {
         machine: Option<String>,
         #[command(flatten)]
         db: Db,
-        /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
-        #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
-        max_unpacked: u64,
+        #[command(flatten)]
+        unpack: crate::size::MaxUnpacked,
     },
     /// The series per pass (commit, time, median and spread of the evaluated seconds, top spans) and the changes along it.
     Show {
@@ -78,8 +77,8 @@ pub enum Cmd {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
-        Cmd::Add { bundle, commit, commit_time, branch, machine, db, max_unpacked } => {
-            let b = Bundle::open(&bundle, Limits { max_unpacked_bytes: max_unpacked, ..Limits::default() })?;
+        Cmd::Add { bundle, commit, commit_time, branch, machine, db, unpack } => {
+            let b = Bundle::open(&bundle, unpack.limits())?;
             let record = BundleRecord::read(&b)?;
             let commit_time = match commit_time {
                 Some(t) => parse_time(&t).with_context(|| format!("--commit-time {t:?}"))?,

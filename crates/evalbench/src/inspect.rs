@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use evalbench_bundle::{Bundle, Limits};
+use evalbench_bundle::Bundle;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -13,9 +13,8 @@ pub struct Args {
     /// Where to write index.html, one .svg per chart, and <run>/trace.json.
     #[arg(short, long, default_value = "report")]
     pub out: PathBuf,
-    /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
-    #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
-    pub max_unpacked: u64,
+    #[command(flatten)]
+    pub unpack: crate::size::MaxUnpacked,
     /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
@@ -23,7 +22,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
-    let bundle = Bundle::open(&a.bundle, Limits { max_unpacked_bytes: a.max_unpacked, ..Limits::default() })?;
+    let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
     let passes = evalbench_analyze::view::analyse(&bundle);
     let r = evalbench_report::html::render(&bundle.source, &passes, &a.out)?;
     if a.json {

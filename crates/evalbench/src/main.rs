@@ -11,6 +11,7 @@ mod decode;
 mod gate;
 mod history;
 mod inspect;
+mod lab;
 mod run;
 mod size;
 mod summarize;
@@ -54,7 +55,7 @@ enum Command {
     /// Every run kept under its commit (SQLite or a shared PostgreSQL): add bundles, show the series and its changes, write a page.
     History(history::Args),
     /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
-    Lab(evalbench_lab::Args),
+    Lab(lab::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,12 +70,7 @@ fn main() -> ExitCode {
         Command::Gate(a) => gate::run(a),
         Command::History(a) => history::run(a),
         Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
-        Command::Lab(a) => {
-            let mut w = evalbench_host::out::stdout();
-            let r = evalbench_lab::run(a, &mut w);
-            // A write that failed is said first: the lab saw none fail.
-            done(w).and(r.map(|_| ExitCode::SUCCESS).map_err(Into::into))
-        }
+        Command::Lab(a) => lab::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,19 @@
 //! Sizes on the command line: `512M`, `16G`, `1000000`.
 
+/// `--max-unpacked`, on every command that opens a bundle.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct MaxUnpacked {
+    /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
+    #[arg(long = "max-unpacked", default_value = "16G", value_parser = parse_size)]
+    pub bytes: u64,
+}
+
+impl MaxUnpacked {
+    pub fn limits(self) -> evalbench_bundle::Limits {
+        evalbench_bundle::Limits { max_unpacked_bytes: self.bytes, ..evalbench_bundle::Limits::default() }
+    }
+}
+
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {

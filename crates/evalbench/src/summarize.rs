@@ -18,9 +18,8 @@ pub struct Args {
     /// Print summary.json on stdout instead of summary.txt.
     #[arg(long)]
     pub json: bool,
-    /// Refuse archives that unpack to more than this (e.g. 512M, 16G).
-    #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
-    pub max_unpacked: u64,
+    #[command(flatten)]
+    pub unpack: crate::size::MaxUnpacked,
     /// Do not write <run>/trace.json.
     #[arg(long)]
     pub no_trace: bool,
@@ -40,7 +39,7 @@ fn default_out(bundle: &Path) -> PathBuf {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.bundle));
-    let limits = Limits { max_unpacked_bytes: args.max_unpacked, ..Limits::default() };
+    let limits = args.unpack.limits();
     let bundle = Bundle::open(&args.bundle, limits)?;
     let quiet = args.quiet;
     let mut progress = |msg: String| {

@@ -90,21 +90,9 @@ pub(super) fn rss_kb(pid: i32) -> Option<i64> {
 
 /// Reaps `pid`: its exit code (None if a signal ended it) and its peak RSS in KiB.
 pub(super) fn wait4(pid: i32) -> (Option<i32>, i64) {
-    // SAFETY: wait4 writes the status and the rusage we give it; pid is our child.
-    unsafe {
-        let mut st = 0;
-        let mut u: libc::rusage = std::mem::zeroed();
-        loop {
-            let r = libc::wait4(pid, &mut st, 0, &mut u);
-            if r == pid {
-                break;
-            }
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return (None, 0);
-            }
-        }
-        let code = if libc::WIFEXITED(st) { Some(libc::WEXITSTATUS(st)) } else { None };
-        (code, u.ru_maxrss)
+    match evalbench_host::wait4(pid as u32) {
+        Ok((st, u)) => (libc::WIFEXITED(st).then(|| libc::WEXITSTATUS(st)), u.ru_maxrss),
+        Err(_) => (None, 0),
     }
 }
 

@@ -1,0 +1,229 @@
+//! `evalbench lab`: the lab's command line (its library, `evalbench-lab`,
+//! has the pipeline itself). The hidden commands are the lab's own
+//! processes: server, worker and the worker's eval subprocess.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use evalbench_lab::{control, eval, flake, pg, server, LabError, LabState, PassOutput};
+
+/// The lab's directory, the same flag on every lab command and on `run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LabDir {
+    /// The lab's directory: PostgreSQL, sources, eval cache, logs, lab.json.
+    #[arg(long = "lab-dir", alias = "dir", default_value = "lab")]
+    pub dir: PathBuf,
+}
+
+/// Where a restarted lab writes a pass's spans and nix's statistics.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Output {
+    /// Where the restarted processes write their spans (none when absent).
+    #[arg(long)]
+    trace_dir: Option<PathBuf>,
+    /// Where each nix evaluation writes its statistics (`nix-stats.<shard>.json`).
+    #[arg(long)]
+    nix_stats_dir: Option<PathBuf>,
+    /// nix also counts calls by primop, function and attribute (NIX_COUNT_CALLS).
+    #[arg(long)]
+    count_calls: bool,
+}
+
+impl From<Output> for PassOutput {
+    fn from(o: Output) -> PassOutput {
+        PassOutput { trace_dir: o.trace_dir, nix_stats_dir: o.nix_stats_dir, count_calls: o.count_calls }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// Start PostgreSQL, the server and the workers (idempotent).
+    Up {
+        #[command(flatten)]
+        dir: LabDir,
+        /// The flake to evaluate (a directory with flake.nix); committed into the lab's own git
+        /// repository. Default: the embedded hello flake.
+        #[arg(long)]
+        flake: Option<PathBuf>,
+        /// Where server, worker and eval processes write their spans.
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
+        /// on = server and worker in network namespaces joined by a veth pair (needs
+        /// root), off = both on loopback, auto = on when root.
+        #[arg(long, value_enum, default_value = "auto")]
+        net: evalbench_lab::control::NetMode,
+        /// Shift every worker and eval span timestamp by this much (tests alignment).
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+        worker_clock_skew_ms: i64,
+        /// Workers (each its own process, taking jobs over /proto).
+        #[arg(long, default_value_t = 1)]
+        workers: u32,
+        /// Long-lived nix evaluators per eval subprocess; attributes are sharded over them
+        /// and evaluated at once (Gradient's eval workers).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        eval_workers: u32,
+    },
+    /// Stop everything the lab started and remove its namespaces (idempotent).
+    Down {
+        #[command(flatten)]
+        dir: LabDir,
+    },
+    /// Restart server and workers, optionally with another trace directory.
+    Restart {
+        #[command(flatten)]
+        dir: LabDir,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Cold reset: drop and recreate the database, empty the eval cache, restart.
+    Reset {
+        #[command(flatten)]
+        dir: LabDir,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Request an evaluation, follow it to the end, print its timeline as JSON.
+    Evaluate {
+        #[command(flatten)]
+        dir: LabDir,
+        /// Give up when the evaluation has not ended after this many seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout_s: u64,
+    },
+    /// Run SQL as the PostgreSQL superuser in the CI database; prints rows, one per line, fields separated by |.
+    Sql {
+        #[command(flatten)]
+        dir: LabDir,
+        /// The SQL to run.
+        query: String,
+    },
+    /// Print lab.json (where things run, the API key).
+    Status {
+        #[command(flatten)]
+        dir: LabDir,
+    },
+    /// Write a self-contained flake with COUNT packages.
+    GenFlake {
+        /// The directory to write flake.nix into.
+        #[arg(long)]
+        out: PathBuf,
+        /// Packages in the flake (`packages.<system>.pkg0` ...).
+        #[arg(long, default_value_t = evalbench_lab::flake::HELLO_COUNT)]
+        packages: u32,
+        /// Evaluation work per package (list length folded over).
+        #[arg(long, default_value_t = evalbench_lab::flake::HELLO_WORK)]
+        work: u32,
+        /// Instead: this many machines (`machines.m0` ...), each over --packages packages of its own.
+        #[arg(long)]
+        machines: Option<u32>,
+    },
+    #[command(hide = true)]
+    Server {
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        /// A second listener for /proto (workers), so captures can tell it from API calls.
+        #[arg(long)]
+        proto_listen: Option<std::net::SocketAddr>,
+        #[arg(long)]
+        database: String,
+        #[arg(long)]
+        provision: PathBuf,
+    },
+    #[command(hide = true)]
+    Worker {
+        #[arg(long)]
+        server: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        sources: PathBuf,
+    },
+    #[command(hide = true)]
+    Eval {
+        #[arg(long)]
+        flake: PathBuf,
+        #[arg(long)]
+        job: String,
+        #[arg(long, default_value_t = 1, env = evalbench_lab::eval::ENV_EVAL_SHARDS)]
+        shards: usize,
+        #[arg(long, env = evalbench_lab::eval::ENV_NIX_STATS_DIR)]
+        nix_stats_dir: Option<PathBuf>,
+        #[arg(long, env = evalbench_lab::eval::ENV_COUNT_CALLS)]
+        count_calls: bool,
+    },
+}
+
+/// Runs a lab command; what it prints for the user goes to `out`.
+fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
+    let mut print = |text: String| -> Result<(), LabError> {
+        out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
+    };
+    match args.command {
+        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers } => {
+            let flake = match flake {
+                Some(f) => f,
+                None => flake::hello_flake(&dir.join("hello-flake"))?,
+            };
+            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers })?;
+            eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
+            print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
+        }
+        Cmd::Down { dir: LabDir { dir } } => control::down(&dir),
+        Cmd::Restart { dir: LabDir { dir }, output } => control::restart(&dir, &output.into()).map(|_| ()),
+        Cmd::Reset { dir: LabDir { dir }, output } => control::reset_cold(&dir, &output.into()).map(|_| ()),
+        Cmd::Evaluate { dir: LabDir { dir }, timeout_s } => {
+            let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| eprintln!("evalbench lab: {s}"))?;
+            print(format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;
+            if r["status"] == "Completed" {
+                Ok(())
+            } else {
+                Err(LabError::Message(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"])))
+            }
+        }
+        Cmd::Sql { dir: LabDir { dir }, query } => {
+            let st = LabState::load(&dir)?;
+            print(control::pg_of(&st)?.psql(pg::CI_ROLE, &query)?)
+        }
+        Cmd::Status { dir: LabDir { dir } } => {
+            let st = LabState::load(&dir)?;
+            print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
+        }
+        Cmd::GenFlake { out, packages, work, machines } => {
+            std::fs::create_dir_all(&out).map_err(|source| LabError::Io { path: out.clone(), source })?;
+            let p = out.join("flake.nix");
+            let text = match machines {
+                Some(m) => flake::machines_flake_text(m, packages, work),
+                None => flake::flake_text(packages, work),
+            };
+            std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })
+        }
+        Cmd::Server { listen, proto_listen, database, provision } => {
+            let _g = evalbench_lab::init_tracing();
+            Ok(server::serve(listen, proto_listen, &database, &provision)?)
+        }
+        Cmd::Worker { server, name, sources } => {
+            let _g = evalbench_lab::init_tracing();
+            Ok(evalbench_lab::work(&server, &name, &sources)?)
+        }
+        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls } => {
+            let _g = evalbench_lab::init_tracing();
+            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls })?)
+        }
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let mut w = evalbench_host::out::stdout();
+    let r = dispatch(a, &mut w);
+    // A write that failed is said first: the lab saw none fail.
+    crate::done(w)?;
+    r?;
+    Ok(ExitCode::SUCCESS)
+}
