@@ -6,6 +6,12 @@ pub const TRACE_DIR: &str = "trace";
 pub const SUMMARY_TXT: &str = "summary.txt";
 pub const SUMMARY_JSON: &str = "summary.json";
 pub const ARCHIVE: &str = "evalbench.tar.gz";
+/// The HTML report (`report/index.html`), and what Hydra and Gradient read.
+pub const REPORT_DIR: &str = "report";
+pub const REPORT_PAGE: &str = "report/index.html";
+pub const NIX_SUPPORT_DIR: &str = "nix-support";
+pub const HYDRA_BUILD_PRODUCTS: &str = "nix-support/hydra-build-products";
+pub const HYDRA_METRICS: &str = "nix-support/hydra-metrics";
 pub const PROTO_PCAP: &str = "proto.pcap";
 pub const PG_PCAP: &str = "pg.pcap";
 pub const PG_STAT_STATEMENTS: &str = "pg/pg_stat_statements.json";

@@ -26,6 +26,13 @@ pub fn dir_hash(dir: &Path) -> u32 {
     evalbench_bundle::fnv::hash32(dir.as_os_str().as_encoded_bytes())
 }
 
+/// Memory available for new work now (`/proc/meminfo`'s MemAvailable), bytes.
+pub fn mem_available() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = m.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

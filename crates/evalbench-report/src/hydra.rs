@@ -6,8 +6,20 @@
 //! which for an exact count is its value).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use evalbench_bundle::{layout, Bundle, RunInfo};
+
+/// `nix-support/hydra-build-products`: the four downloads of a bundle in `out`.
+pub fn build_products(out: &Path) -> String {
+    format!(
+        "file evalbench-bundle {}\nfile summary {}\nfile summary-json {}\nfile report {}\n",
+        out.join(layout::ARCHIVE).display(),
+        out.join(layout::SUMMARY_TXT).display(),
+        out.join(layout::SUMMARY_JSON).display(),
+        out.join(layout::REPORT_PAGE).display()
+    )
+}
 
 pub fn metrics(bundle: &Bundle) -> String {
     let mut out = String::new();

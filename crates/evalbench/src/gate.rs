@@ -48,38 +48,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-fn available() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find(|l| l.starts_with("MemAvailable:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
-        .map_or(4 << 30, |kib| kib * 1024)
-}
-
-/// A flake with one broken machine and one failing check, among good ones.
-pub const SELF_TEST_FLAKE: &str = r#"{
-  outputs = { self }:
-    let
-      system = "x86_64-linux";
-      drv = name: ok: builtins.derivation {
-        inherit name system;
-        builder = "/bin/sh";
-        args = [ "-c" (if ok then "echo ok > $out" else "echo this check fails on purpose >&2; exit 1") ];
-      };
-    in
-    {
-      machines = {
-        good = drv "good-toplevel" true;
-        broken = throw "machine broken on purpose: a missing option";
-        other = drv "other-toplevel" true;
-      };
-      checks.${system} = {
-        passes = drv "passing-check" true;
-        fails = drv "failing-check" false;
-      };
-    };
-}
-"#;
-
 fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
@@ -88,8 +56,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let tmp;
     let (flake, machines) = if a.self_test {
         tmp = tempfile::tempdir()?;
-        std::fs::write(tmp.path().join("flake.nix"), SELF_TEST_FLAKE)?;
-        (tmp.path().to_string_lossy().to_string(), Some("machines".to_string()))
+        std::fs::write(tmp.path().join("flake.nix"), gate::SELF_TEST_FLAKE)?;
+        (tmp.path().to_string_lossy().to_string(), Some(gate::SELF_TEST_MACHINES.to_string()))
     } else {
         (a.flake.clone(), a.machines.clone())
     };
@@ -100,7 +68,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         machines,
         checks: a.checks.clone(),
         jobs: a.jobs.max(1),
-        mem_budget: a.mem_budget.unwrap_or_else(|| available() / 2),
+        mem_budget: a.mem_budget.unwrap_or_else(|| evalbench_host::mem_available().unwrap_or(4 << 30) / 2),
         eval_cache: a.eval_cache == OnOff::On,
         out: if a.self_test { std::env::temp_dir().join(format!("evalbench-gate-self-test-{}", std::process::id())) } else { a.out.clone() },
     };
@@ -162,11 +130,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         )
     };
     if a.self_test {
-        let named = |n: &str| failed.iter().any(|r| r.step.name == n);
-        let ok = failed.len() == 2
-            && named("machine broken")
-            && named("check fails")
-            && failed.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("on purpose")));
+        let ok = gate::self_test_passed(&results);
         let _ = std::fs::remove_dir_all(&opts.out);
         return if ok {
             outln!(w, "self-test passed: the gate is red and names machine broken and check fails, each with its error; the good steps passed");

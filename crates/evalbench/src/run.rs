@@ -190,18 +190,11 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     let (_, text) = evalbench_report::summarize::summarize_bundle(&bundle, out, opts, &mut |_| {})?;
     if report {
         let passes = evalbench_analyze::view::analyse(&bundle);
-        evalbench_report::html::render(&bundle.source, &passes, &out.join("report")).context("report")?;
+        evalbench_report::html::render(&bundle.source, &passes, &out.join(layout::REPORT_DIR)).context("report")?;
     }
-    pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, "nix-support"])?;
-    let products = format!(
-        "file evalbench-bundle {}\nfile summary {}\nfile summary-json {}\nfile report {}\n",
-        out.join(layout::ARCHIVE).display(),
-        out.join(layout::SUMMARY_TXT).display(),
-        out.join(layout::SUMMARY_JSON).display(),
-        out.join("report/index.html").display()
-    );
-    write_atomic(&out.join("nix-support/hydra-build-products"), products.as_bytes())?;
-    write_atomic(&out.join("nix-support/hydra-metrics"), evalbench_report::hydra::metrics(&bundle).as_bytes())?;
+    pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, layout::NIX_SUPPORT_DIR])?;
+    write_atomic(&out.join(layout::HYDRA_BUILD_PRODUCTS), evalbench_report::hydra::build_products(out).as_bytes())?;
+    write_atomic(&out.join(layout::HYDRA_METRICS), evalbench_report::hydra::metrics(&bundle).as_bytes())?;
     Ok(text)
 }
 

@@ -15,11 +15,13 @@ mod bundle;
 mod cache;
 mod discover;
 mod schedule;
+mod self_test;
 
 pub use bundle::write_bundle;
 pub use cache::cache_holds;
 pub use discover::discover;
 pub use schedule::run;
+pub use self_test::{self_test_passed, SELF_TEST_FLAKE, SELF_TEST_MACHINES};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
