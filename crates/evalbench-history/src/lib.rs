@@ -12,5 +12,5 @@ pub mod store;
 
 pub use error::HistoryError;
 pub use record::BundleRecord;
-pub use series::{build, Change, Commit, History, Point};
+pub use series::{build, Change, Commit, History, Point, BASELINE_COMMITS};
 pub use store::{open, Meta, Store, Stored, SCHEMA_VERSION};

@@ -35,16 +35,15 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut body = String::new();
     let title = format!("evalbench history: {db}");
+    body.push_str(&crate::html::shell_head(&title, CSS));
     let _ = write!(
         body,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-         <title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>\
-         <p class=\"note\">{} commits, ordered by commit time. Each commit is judged against the commits before it since the last change \
-         (at most 30), with compare's rules and 5% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
+        "<h1>{}</h1><p class=\"note\">{} commits, ordered by commit time. Each commit is judged against the commits before it since the last change \
+         (at most {}), with compare's rules and {}% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
         esc(&title),
-        esc(&title),
-        h.commits.len()
+        h.commits.len(),
+        evalbench_history::BASELINE_COMMITS,
+        evalbench_analyze::verdict::ALPHA * 100.0
     );
     for note in &h.power {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(note));

@@ -74,6 +74,17 @@ pub struct Rendered {
 
 /// Renders analysed passes into `out`; `source` (the bundle as the user
 /// named it) titles the page.
+/// The start of every page we write, up to `<body>`: no script, and a
+/// Content-Security-Policy that would block one anyway; styles inline.
+pub fn shell_head(title: &str, css: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{css}</style></head><body>",
+        esc::esc(title)
+    )
+}
+
 pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
@@ -109,15 +120,8 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
     }
     let mut html = String::with_capacity(page.body.len() + 16 * 1024);
     let title = format!("evalbench report: {}", source.display());
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{CSS}</style></head><body>\
-         <header><h1>{}</h1></header><nav><b>Contents</b>",
-        esc::esc(&title),
-        esc::esc(&title)
-    );
+    html.push_str(&shell_head(&title, CSS));
+    let _ = write!(html, "<header><h1>{}</h1></header><nav><b>Contents</b>", esc::esc(&title));
     for (level, id, t) in &page.toc {
         let _ = write!(html, "<a class=\"l{level}\" href=\"#{}\">{}</a>", esc::esc(id), esc::esc(t));
     }
