@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use evalbench_bundle::run_info::StatusChange;
 use evalbench_bundle::{layout, RunInfo};
 
-use crate::Args;
+use crate::Opts as Args;
 
 /// Kills what is still running when a pass ends early.
 struct Procs(Vec<Child>);

@@ -23,48 +23,36 @@ use std::path::PathBuf;
 pub use driver::run;
 pub use error::SampleError;
 
-/// Options of `evalbench sample`.
-#[derive(clap::Args, Debug, Clone)]
-pub struct Args {
+/// Options of `evalbench sample` (its command line is the binary's), and of
+/// the processes it starts: the same flags, read back by the binary.
+#[derive(Debug, Clone)]
+pub struct Opts {
     /// Bundle directory to write (one sub-directory per pass).
-    #[arg(long, short, default_value = "sample-bundle")]
     pub out: PathBuf,
     /// Passes to run, in order. A `cold-*` pass empties the eval cache first.
-    #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
     pub passes: Vec<String>,
     /// CI jobs the evaluation is split into (a size of the workload, not a
     /// concurrency: `--jobs` elsewhere means how many run at once).
-    #[arg(long = "ci-jobs", default_value_t = 4)]
     pub jobs: u32,
     /// Derivations each job evaluates.
-    #[arg(long, default_value_t = 50)]
     pub drvs: u32,
     /// Worker processes.
-    #[arg(long, default_value_t = 1)]
     pub workers: u32,
     /// Added to every worker and eval timestamp (the truth alignment must find, negated).
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     pub worker_clock_skew_ms: i64,
     /// Give each worker host its own skew: worker k gets skew × (k+1).
-    #[arg(long)]
     pub skew_per_worker: bool,
     /// Give up on a pass after this many seconds.
-    #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
     /// Internal: the role of this process (server, worker, eval).
-    #[arg(long, hide = true)]
     pub role: Option<String>,
     /// Internal: address of the server for workers.
-    #[arg(long, hide = true)]
     pub connect: Option<String>,
     /// Internal: the job an eval child works on.
-    #[arg(long, hide = true)]
     pub job: Option<String>,
     /// Internal: the shard an eval child works on.
-    #[arg(long, hide = true, default_value_t = 0)]
     pub shard: u64,
     /// Internal: the eval cache directory.
-    #[arg(long, hide = true)]
     pub cache: Option<PathBuf>,
 }
 

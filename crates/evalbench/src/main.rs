@@ -13,6 +13,7 @@ mod history;
 mod inspect;
 mod lab;
 mod run;
+mod sample;
 mod size;
 mod summarize;
 
@@ -51,7 +52,7 @@ enum Command {
     /// Summarize a bundle: summary.txt and summary.json (clean passes), and <run>/trace.json for every pass.
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
-    Sample(evalbench_sample::Args),
+    Sample(sample::Args),
     /// Every run kept under its commit (SQLite or a shared PostgreSQL): add bundles, show the series and its changes, write a page.
     History(history::Args),
     /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
@@ -69,7 +70,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => compare::run(a),
         Command::Gate(a) => gate::run(a),
         Command::History(a) => history::run(a),
-        Command::Sample(a) => evalbench_sample::run(a).map(|_| ExitCode::SUCCESS).map_err(Into::into),
+        Command::Sample(a) => sample::run(a),
         Command::Lab(a) => lab::run(a),
     };
     match result {
