@@ -2,14 +2,13 @@
 
 use std::io::IsTerminal;
 
-use evalbench_host::outln;
+use evalbench_report::output::bench::{CommandCounters, CommandResult, Comparison, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_analyze::counters::{judge_counters, CounterVerdict};
-use evalbench_analyze::verdict::{judge, spread, Family, Kind, Measured, Rules, Spread, Verdict, AMOUNT, TIME};
+use evalbench_analyze::counters::judge_counters;
+use evalbench_analyze::verdict::{judge, spread, Measured, Rules, Verdict, AMOUNT, TIME};
 use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, NixStats, Run};
-use serde::Serialize;
 
 #[derive(clap::Args)]
 #[command(after_help = "Example: evalbench bench --runs 10 --prepare 'rm -rf ~/.cache/nix/eval-cache-v*' -- nix eval .#a -- nix eval .#b\n\
@@ -50,53 +49,6 @@ pub struct Args {
     /// The commands, separated by `--`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub commands: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct CommandResult {
-    command: String,
-    runs: Vec<Run>,
-    wall_s: Spread,
-    user_s: Spread,
-    sys_s: Spread,
-    peak_mib: Option<Spread>,
-    failed_runs: usize,
-    parallel: usize,
-    /// Runs per second over the whole batch (with --jobs, all at once).
-    throughput_per_s: f64,
-    /// Each run's own wall time: median.
-    latency_s: f64,
-    cold: bool,
-}
-
-#[derive(Serialize)]
-struct Report {
-    memory_source: MemorySource,
-    commands: Vec<CommandResult>,
-    /// Each command against the first.
-    comparisons: Vec<Comparison>,
-    /// The families the verdicts were corrected in (Holm): wall times, peak memories.
-    families: Vec<Family>,
-    /// With --nix-stats: nix's counters of each command against the first's.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    counters: Vec<CommandCounters>,
-}
-
-#[derive(Serialize)]
-struct Comparison {
-    /// The first command, the baseline.
-    a: String,
-    b: String,
-    wall: Verdict,
-    /// None when either side has no peak memory (--no-memory).
-    peak_memory: Option<Verdict>,
-}
-
-#[derive(Serialize)]
-struct CommandCounters {
-    a: String,
-    b: String,
-    counters: Vec<CounterVerdict>,
 }
 
 /// Wall times are read from a monotonic clock in ns; peak memory in pages.
@@ -196,8 +148,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let base = &results[0];
     let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
-    let walls = |c: &CommandResult| -> Vec<f64> { c.runs.iter().map(|x| x.wall_s).collect() };
-    let peaks = |c: &CommandResult| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
+    let walls = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().map(|x| x.wall_s).collect() };
+    let peaks = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
     let others = &results[1..];
     let wall_items = others.iter().map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S }).collect();
     let mut wall_family = judge("wall time", wall_items, "s", TIME, rules);
@@ -218,7 +170,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .map(|((command, wall), m)| Comparison { a: base.command.clone(), b: command, wall, peak_memory: m })
         .collect();
     let mut families = vec![wall_family, mem_family];
-    let per_run = |c: &CommandResult| -> std::collections::BTreeMap<String, Vec<f64>> {
+    let per_run = |c: &CommandResult<Run>| -> std::collections::BTreeMap<String, Vec<f64>> {
         let mut m: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
         for (k, v) in c.runs.iter().filter_map(|r| r.nix_stats.as_ref()).flatten() {
             m.entry(k.clone()).or_default().push(*v);
@@ -235,7 +187,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let report = Report { memory_source: memory_source(), commands: results, comparisons, families, counters };
+    let report: Report<Run, MemorySource> = Report { memory_source: memory_source(), commands: results, comparisons, families, counters };
     let json = serde_json::to_string_pretty(&report).expect("serializes");
     if let Some(p) = &a.export_json {
         evalbench_bundle::write_atomic(p, json.as_bytes())?;
@@ -243,63 +195,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::emit(&format!("{json}\n"))?;
     } else {
-        let mut w = evalbench_host::out::stdout();
-        print_text(&mut w, &report);
-        crate::done(w)?;
+        crate::emit(&evalbench_report::output::bench::text(&report, report.memory_source == MemorySource::CgroupV1))?;
     }
     let failed = report.commands.iter().any(|c| c.failed_runs > 0);
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-fn print_text<W: std::io::Write>(w: &mut evalbench_host::out::Out<W>, r: &Report) {
-    for c in &r.commands {
-        outln!(w, "{}{}", c.command, if c.cold { "  (cold: --prepare before every run)" } else { "" });
-        outln!(
-            w,
-            "  wall     median {:.4} s  min {:.4}  max {:.4}  MAD {:.4}  ({} runs)",
-            c.wall_s.median,
-            c.wall_s.min,
-            c.wall_s.max,
-            c.wall_s.mad,
-            c.wall_s.n
-        );
-        outln!(w, "  user     median {:.4} s   sys median {:.4} s", c.user_s.median, c.sys_s.median);
-        if let Some(p) = &c.peak_mib {
-            let caveat = if r.memory_source == MemorySource::CgroupV1 { ", cgroup v1: includes the page cache the tree caused" } else { "" };
-            outln!(w, "  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?}{caveat})", p.median, p.max, r.memory_source);
-        }
-        if c.parallel > 1 {
-            outln!(
-                w,
-                "  parallel {} at once: throughput {:.2} runs/s, latency {:.4} s per run (median)",
-                c.parallel,
-                c.throughput_per_s,
-                c.latency_s
-            );
-        }
-        if c.failed_runs > 0 {
-            outln!(w, "  FAILED   {} of {} runs exited non-zero", c.failed_runs, c.runs.len());
-        }
-    }
-    for Comparison { a, b, wall, peak_memory } in &r.comparisons {
-        outln!(w, "{b}\n  against {a}: wall time {}", wall.text);
-        if let Some(m) = peak_memory {
-            outln!(w, "  peak memory {}", m.text);
-        }
-    }
-    for c in &r.counters {
-        outln!(w, "{}\n  against {}: nix's counters (exact counts unless said)", c.b, c.a);
-        for v in c.counters.iter().filter(|v| v.kind != Kind::Same).take(10) {
-            outln!(w, "    {}", v.text);
-        }
-        let same = c.counters.iter().filter(|v| v.kind == Kind::Same).count();
-        if same > 0 {
-            outln!(w, "    {same} counters the same");
-        }
-    }
-    for f in &r.families {
-        if let Some(p) = &f.power {
-            outln!(w, "note: {p}");
-        }
-    }
 }

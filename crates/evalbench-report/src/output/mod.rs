@@ -3,6 +3,7 @@
 //! for a pull request comment or `$GITHUB_STEP_SUMMARY`. Formatting only:
 //! the values come computed from `evalbench-analyze` and `evalbench-history`.
 
+pub mod bench;
 pub mod compare;
 pub mod history;
 pub mod markdown;
