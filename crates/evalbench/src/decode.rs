@@ -52,22 +52,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if a.json {
                 outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                outln!(w, "{:>7} {:>12} {:>10} {:>10} {:>10} {:>6}  statement", "count", "total ms", "p50 ms", "p95 ms", "max ms", "errors");
-                let ms = |us: i64| us as f64 / 1000.0;
-                for r in table.finish() {
-                    outln!(
-                        w,
-                        "{:>7} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {:>6}  {}",
-                        r.count,
-                        ms(r.total_us),
-                        ms(r.p50_us),
-                        ms(r.p95_us),
-                        ms(r.max_us),
-                        r.errors,
-                        r.sql.chars().take(120).collect::<String>()
-                    );
-                }
-                outln!(w, "\n{}", serde_json::to_string_pretty(&summary).expect("serializes"));
+                w.bytes(evalbench_report::output::decode::pg(&table.finish(), &summary).as_bytes());
             }
         }
         Kind::Proto => {
@@ -90,32 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 }
                 outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
-                outln!(
-                    w,
-                    "{} calls in {} threads ({} files), {} signals, {} exits, {} unparsed lines",
-                    summary.calls,
-                    summary.threads,
-                    summary.files,
-                    summary.signals,
-                    summary.exits,
-                    summary.unparsed_lines
-                );
-                outln!(w, "{:>8} {:>12} {:>10} {:>7}  syscall", "count", "total ms", "max ms", "errors");
-                for s in summary.by_syscall.iter().take(30) {
-                    outln!(w, "{:>8} {:>12.3} {:>10.3} {:>7}  {}", s.count, s.total_us as f64 / 1000.0, s.max_us as f64 / 1000.0, s.errors, s.name);
-                }
-                outln!(w, "slowest calls:");
-                for c in summary.slowest.iter().take(10) {
-                    outln!(
-                        w,
-                        "  {:>10.3} ms  tid {}  {}({}) = {}",
-                        c.dur_us as f64 / 1000.0,
-                        c.tid,
-                        c.name,
-                        c.args.chars().take(100).collect::<String>(),
-                        c.ret
-                    );
-                }
+                w.bytes(evalbench_report::output::decode::strace(&summary).as_bytes());
             }
         }
         Kind::AutoExplain => {
@@ -131,11 +91,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     serde_json::json!({ "summary": { "plans": summary.plans, "malformed": summary.malformed, "by_statement": summary.by_statement } })
                 );
             } else {
-                outln!(w, "{} plans ({} malformed)", summary.plans, summary.malformed);
-                outln!(w, "{:>7} {:>12} {:>10}  statement", "plans", "total ms", "max ms");
-                for s in summary.by_statement.iter().take(30) {
-                    outln!(w, "{:>7} {:>12.3} {:>10.3}  {}", s.count, s.total_ms, s.max_ms, s.statement.chars().take(120).collect::<String>());
-                }
+                w.bytes(evalbench_report::output::decode::auto_explain(&summary).as_bytes());
             }
         }
         Kind::Perf => {

@@ -25,6 +25,7 @@ pub mod records {
     pub use evalbench_decode::explain::{ExplainSummary, Plan, StatementPlans};
     pub use evalbench_decode::pg::PgSummary;
     pub use evalbench_decode::stats::Statement;
+    pub use evalbench_decode::strace::StraceSummary;
     pub use evalbench_decode::ws::WsSummary;
 }
 

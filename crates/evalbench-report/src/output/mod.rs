@@ -5,5 +5,6 @@
 
 pub mod bench;
 pub mod compare;
+pub mod decode;
 pub mod history;
 pub mod markdown;
