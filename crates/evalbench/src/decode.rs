@@ -16,6 +16,9 @@ pub enum Kind {
     Strace,
     /// PostgreSQL log with auto_explain plans (text or JSON format).
     AutoExplain,
+    /// nix's function trace (nix 2.8 `--trace-function-calls` on stderr), folded into self time per
+    /// stack of call sites; or Nix 2.30's `--eval-profiler flamegraph` stacks.
+    NixTrace,
 }
 
 #[derive(clap::Args)]
@@ -94,6 +97,34 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 w.bytes(evalbench_report::output::decode::auto_explain(&summary).as_bytes());
             }
         }
+        Kind::NixTrace => match evalbench_decode::nix_trace::read(&a.file)? {
+            evalbench_decode::nix_trace::Profile::Traced(fold) => {
+                if a.json {
+                    for s in fold.stacks() {
+                        json_line(&mut w, &s);
+                    }
+                    json_line(&mut w, &serde_json::json!({ "summary": fold.summary() }));
+                } else {
+                    w.bytes(fold.folded().as_bytes());
+                }
+            }
+            evalbench_decode::nix_trace::Profile::Sampled { stacks, lines } => {
+                if a.json {
+                    for (stack, samples) in &stacks {
+                        json_line(&mut w, &serde_json::json!({ "stack": stack, "samples": samples }));
+                    }
+                    let total: u64 = stacks.iter().map(|s| s.1).sum();
+                    json_line(
+                        &mut w,
+                        &serde_json::json!({ "summary": { "lines": lines, "samples": total, "format": "nix eval-profiler flamegraph" } }),
+                    );
+                } else {
+                    for (stack, samples) in &stacks {
+                        outln!(w, "{} {samples}", stack.join(";"));
+                    }
+                }
+            }
+        },
         Kind::Perf => {
             let folded = evalbench_decode::perf::fold(&a.file)?;
             let summary = evalbench_decode::perf::summarize(&folded);

@@ -1,0 +1,351 @@
+//! nix's own profile of an evaluation, folded as it streams.
+//!
+//! nix 2.8's `--trace-function-calls` writes a line when a function or primop
+//! is entered and one when it returns (`function-trace entered POS at NS`,
+//! `function-trace exited POS at NS`; POS is the call site, or `undefined
+//! position`; NS nanoseconds since the epoch). A small evaluation writes a
+//! million of them, so they are never held: [`Fold`] keeps a stack of the
+//! open calls and, per distinct stack of call sites, the self time (the
+//! call's time less its callees') and the calls. Nix's contrib
+//! `stack-collapse.py` counts inclusive time per stack instead, so a parent
+//! is counted again in every child; here each nanosecond is counted once.
+//!
+//! A root frame can be set while folding ([`Fold::set_root`], the attribute
+//! the lab's evaluator is on): calls opened after it are under it.
+//!
+//! Nix 2.30 and later sample the stack instead (`--eval-profiler
+//! flamegraph`) and write folded stacks (`file:line:col:name;... COUNT`) of
+//! their own; [`read`] reads both.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::error::DecodeError;
+
+/// Position text to a short frame: a store path's `/nix/store/<hash>-<name>/`
+/// is dropped, so a flake's files read as their path inside it.
+pub fn shorten(pos: &str) -> String {
+    if let Some(rest) = pos.strip_prefix("/nix/store/") {
+        if let Some((head, tail)) = rest.split_once('/') {
+            if head.len() > 33 && head.as_bytes()[32] == b'-' {
+                return tail.to_string();
+            }
+        }
+    }
+    pos.to_string()
+}
+
+struct Open {
+    frame: u32,
+    stack: u32,
+    start: u64,
+    child_ns: u64,
+}
+
+/// The fold of one stream (or of several, one after the other).
+#[derive(Default)]
+pub struct Fold {
+    frames: Vec<String>,
+    frame_ids: HashMap<String, u32>,
+    /// stack id -> (parent stack id or NONE, frame id)
+    stacks: Vec<(u32, u32)>,
+    stack_ids: HashMap<(u32, u32), u32>,
+    self_ns: Vec<u64>,
+    calls: Vec<u64>,
+    pos_calls: Vec<u64>,
+    pos_self_ns: Vec<u64>,
+    open: Vec<Open>,
+    root: Option<u32>,
+    base: usize,
+    pub lines: u64,
+    pub entered: u64,
+    /// Lines that are neither a trace line nor anything we skip knowingly.
+    pub unmatched_exits: u64,
+    pub first_ns: Option<u64>,
+    pub last_ns: u64,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// One stack, root first, with its self time and calls.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Stack {
+    pub stack: Vec<String>,
+    pub self_us: u64,
+    pub calls: u64,
+}
+
+/// A call site: how often it was entered and its self time.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Position {
+    pub position: String,
+    pub calls: u64,
+    pub self_us: u64,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    pub lines: u64,
+    pub calls: u64,
+    /// By self time, largest first.
+    pub by_position: Vec<Position>,
+}
+
+fn us(ns: u64) -> u64 {
+    (ns + 500) / 1000
+}
+
+impl Fold {
+    pub fn new() -> Fold {
+        Fold::default()
+    }
+
+    fn frame(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.frame_ids.get(name) {
+            return id;
+        }
+        let id = self.frames.len() as u32;
+        self.frames.push(name.to_string());
+        self.frame_ids.insert(name.to_string(), id);
+        self.pos_calls.push(0);
+        self.pos_self_ns.push(0);
+        id
+    }
+
+    fn stack(&mut self, parent: u32, frame: u32) -> u32 {
+        if let Some(&id) = self.stack_ids.get(&(parent, frame)) {
+            return id;
+        }
+        let id = self.stacks.len() as u32;
+        self.stacks.push((parent, frame));
+        self.stack_ids.insert((parent, frame), id);
+        self.self_ns.push(0);
+        self.calls.push(0);
+        id
+    }
+
+    /// Calls entered from now on are under `root` (an attribute); the calls
+    /// open now stay where they are.
+    pub fn set_root(&mut self, root: &str) {
+        let f = self.frame(&root.replace(';', ":"));
+        self.root = Some(self.stack(NONE, f));
+        self.base = self.open.len();
+    }
+
+    /// Feeds one line; other lines (nix's own messages) are skipped.
+    pub fn line(&mut self, line: &str) {
+        let (entered, rest) = if let Some(r) = line.strip_prefix("function-trace entered ") {
+            (true, r)
+        } else if let Some(r) = line.strip_prefix("function-trace exited ") {
+            (false, r)
+        } else {
+            return;
+        };
+        let Some((pos, ns)) = rest.trim_end().rsplit_once(" at ") else { return };
+        let Ok(ns) = ns.parse::<u64>() else { return };
+        self.lines += 1;
+        self.first_ns.get_or_insert(ns);
+        self.last_ns = self.last_ns.max(ns);
+        let frame = self.frame(&shorten(pos).replace(';', ":"));
+        if entered {
+            self.entered += 1;
+            self.pos_calls[frame as usize] += 1;
+            let parent = if self.open.len() > self.base { self.open.last().map_or(NONE, |o| o.stack) } else { self.root.unwrap_or(NONE) };
+            let stack = self.stack(parent, frame);
+            self.calls[stack as usize] += 1;
+            self.open.push(Open { frame, stack, start: ns, child_ns: 0 });
+            return;
+        }
+        // The innermost open call of this site; calls above it never returned (a throw unwound them).
+        let Some(at) = self.open.iter().rposition(|o| o.frame == frame) else {
+            self.unmatched_exits += 1;
+            return;
+        };
+        while self.open.len() > at {
+            let o = self.open.pop().expect("non-empty");
+            let total = ns.saturating_sub(o.start);
+            let own = total.saturating_sub(o.child_ns);
+            self.self_ns[o.stack as usize] += own;
+            self.pos_self_ns[o.frame as usize] += own;
+            if let Some(p) = self.open.last_mut() {
+                p.child_ns += total;
+            }
+        }
+        self.base = self.base.min(self.open.len());
+    }
+
+    fn path(&self, mut s: u32) -> Vec<String> {
+        let mut v = Vec::new();
+        while s != NONE {
+            let (parent, frame) = self.stacks[s as usize];
+            v.push(self.frames[frame as usize].clone());
+            s = parent;
+        }
+        v.reverse();
+        v
+    }
+
+    /// Every stack with calls, root first, in a stable order.
+    pub fn stacks(&self) -> Vec<Stack> {
+        let mut v: Vec<Stack> = (0..self.stacks.len() as u32)
+            .filter(|&s| self.calls[s as usize] > 0)
+            .map(|s| Stack { stack: self.path(s), self_us: us(self.self_ns[s as usize]), calls: self.calls[s as usize] })
+            .collect();
+        v.sort_by(|a, b| a.stack.cmp(&b.stack));
+        v
+    }
+
+    /// Self time in ns of each root frame's stacks (the attributes), and their calls.
+    pub fn by_root(&self) -> Vec<(String, u64, u64)> {
+        let mut m: HashMap<u32, (u64, u64)> = HashMap::new();
+        for (s, &(_, _)) in self.stacks.iter().enumerate() {
+            let mut r = s as u32;
+            while self.stacks[r as usize].0 != NONE {
+                r = self.stacks[r as usize].0;
+            }
+            let e = m.entry(self.stacks[r as usize].1).or_default();
+            e.0 += self.self_ns[s];
+            e.1 += self.calls[s];
+        }
+        let mut v: Vec<(String, u64, u64)> = m.into_iter().map(|(f, (ns, c))| (self.frames[f as usize].clone(), ns, c)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    }
+
+    /// Inferno's folded lines (`root;frame;frame self_us`), stacks of at least 1 µs.
+    pub fn folded(&self) -> String {
+        let mut out = String::new();
+        for s in self.stacks() {
+            if s.self_us > 0 {
+                out.push_str(&s.stack.join(";"));
+                out.push(' ');
+                out.push_str(&s.self_us.to_string());
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    pub fn summary(&self) -> Summary {
+        let mut by: Vec<Position> = (0..self.frames.len())
+            .filter(|&f| self.pos_calls[f] > 0)
+            .map(|f| Position { position: self.frames[f].clone(), calls: self.pos_calls[f], self_us: us(self.pos_self_ns[f]) })
+            .collect();
+        by.sort_by(|a, b| b.self_us.cmp(&a.self_us).then_with(|| b.calls.cmp(&a.calls)).then_with(|| a.position.cmp(&b.position)));
+        Summary { lines: self.lines, calls: self.entered, by_position: by }
+    }
+
+    /// Nanoseconds from the first trace line to the last.
+    pub fn traced_ns(&self) -> u64 {
+        self.first_ns.map_or(0, |f| self.last_ns.saturating_sub(f))
+    }
+}
+
+/// What a saved profile holds: nix 2.8's trace, folded; or Nix 2.30's
+/// sampled folded stacks as they are (weights in samples).
+pub enum Profile {
+    Traced(Box<Fold>),
+    Sampled { stacks: Vec<(Vec<String>, u64)>, lines: u64 },
+}
+
+/// Reads a saved profile of either kind, a line at a time.
+pub fn read(path: &Path) -> Result<Profile, DecodeError> {
+    let file = std::fs::File::open(path).map_err(DecodeError::io(path))?;
+    let mut r = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    let mut fold = Fold::new();
+    let mut sampled: Vec<(Vec<String>, u64)> = Vec::new();
+    let mut kind: Option<bool> = None; // Some(true): trace lines; Some(false): sampled stacks
+    let mut n = 0u64;
+    loop {
+        buf.clear();
+        if r.read_until(b'\n', &mut buf).map_err(DecodeError::io(path))? == 0 {
+            break;
+        }
+        n += 1;
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        let is_trace = line.starts_with("function-trace ");
+        let k = *kind.get_or_insert(is_trace || !line.rsplit_once(' ').is_some_and(|(_, c)| c.parse::<u64>().is_ok()));
+        if k {
+            fold.line(line);
+        } else {
+            let Some((stack, count)) = line.rsplit_once(' ') else {
+                return Err(DecodeError::format(
+                    path.display().to_string(),
+                    format!("line {n}"),
+                    "expected `frame;frame COUNT` (a Nix flamegraph profile)",
+                ));
+            };
+            let Ok(count) = count.parse::<u64>() else {
+                return Err(DecodeError::format(path.display().to_string(), format!("line {n}"), "expected a sample count after the last space"));
+            };
+            sampled.push((stack.split(';').map(String::from).collect(), count));
+        }
+    }
+    Ok(match kind {
+        Some(false) => Profile::Sampled { stacks: sampled, lines: n },
+        _ => Profile::Traced(Box::new(fold)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold(lines: &[&str]) -> Fold {
+        let mut f = Fold::new();
+        for l in lines {
+            f.line(l);
+        }
+        f
+    }
+
+    #[test]
+    fn self_time_is_counted_once_and_nests() {
+        let f = fold(&[
+            "function-trace entered a.nix:1:1 at 1000",
+            "function-trace entered b.nix:2:2 at 2000",
+            "function-trace exited b.nix:2:2 at 5000",
+            "function-trace entered b.nix:2:2 at 6000",
+            "function-trace exited b.nix:2:2 at 7000",
+            "function-trace exited a.nix:1:1 at 11000",
+        ]);
+        let s = f.stacks();
+        assert_eq!(
+            s,
+            vec![
+                Stack { stack: vec!["a.nix:1:1".into()], self_us: 6, calls: 1 },
+                Stack { stack: vec!["a.nix:1:1".into(), "b.nix:2:2".into()], self_us: 4, calls: 2 },
+            ]
+        );
+        assert_eq!(f.folded(), "a.nix:1:1 6\na.nix:1:1;b.nix:2:2 4\n");
+        assert_eq!(f.summary().calls, 3);
+        assert_eq!(f.traced_ns(), 10_000);
+    }
+
+    #[test]
+    fn roots_store_paths_and_unwound_calls() {
+        let mut f = Fold::new();
+        f.line("function-trace entered (string):1:5 at 0");
+        f.set_root("packages.x86_64-linux.pkg1");
+        f.line("function-trace entered /nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix:10:34 at 1000");
+        f.line("function-trace entered undefined position at 2000");
+        // A throw: the outer call exits with the inner one still open.
+        f.line("function-trace exited /nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix:10:34 at 4000");
+        f.line("function-trace exited (string):1:5 at 5000");
+        f.line("some other line from nix");
+        let s = f.stacks();
+        let paths: Vec<String> = s.iter().map(|x| x.stack.join(";")).collect();
+        assert!(paths.contains(&"packages.x86_64-linux.pkg1;flake.nix:10:34;undefined position".to_string()), "{paths:?}");
+        let root = f.by_root();
+        assert_eq!(root.iter().find(|r| r.0 == "packages.x86_64-linux.pkg1").map(|r| r.1), Some(3000));
+        assert_eq!(f.lines, 5);
+        assert_eq!(shorten("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/lib/fix.nix:3:1"), "lib/fix.nix:3:1");
+        assert_eq!(shorten("//builtin/derivation.nix:9:12"), "//builtin/derivation.nix:9:12");
+    }
+}
