@@ -270,7 +270,7 @@ pub fn read(path: &Path) -> Result<Profile, DecodeError> {
             continue;
         }
         let is_trace = line.starts_with("function-trace ");
-        let k = *kind.get_or_insert(is_trace || !line.rsplit_once(' ').is_some_and(|(_, c)| c.parse::<u64>().is_ok()));
+        let k = *kind.get_or_insert(is_trace || line.rsplit_once(' ').is_none_or(|(_, c)| c.parse::<u64>().is_err()));
         if k {
             fold.line(line);
         } else {
