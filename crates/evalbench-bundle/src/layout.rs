@@ -35,6 +35,13 @@ pub const STRACE_FILE_PREFIX: &str = "worker.";
 /// per evaluator and `nix-stats.discover.json` for the attribute listing.
 pub const EVAL_DIR: &str = "eval";
 pub const NIX_STATS_PREFIX: &str = "nix-stats.";
+/// Instrumented passes: nix's function trace folded as it streamed, self
+/// time per stack of call sites under the attribute (inferno's format, µs),
+/// its summary (calls and self time per call site and per attribute), and
+/// the flame graph drawn from it.
+pub const NIX_PROFILE_FOLDED: &str = "eval/nix-profile.folded";
+pub const NIX_PROFILE_JSON: &str = "eval/nix-profile.json";
+pub const NIX_FLAME_SVG: &str = "eval/nix-flame.svg";
 /// The folded stacks beside a flame graph (`flame.svg` -> `flame.folded`).
 pub fn folded_beside(svg: &std::path::Path) -> std::path::PathBuf {
     svg.with_extension("folded")

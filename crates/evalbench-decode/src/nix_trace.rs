@@ -58,6 +58,8 @@ pub struct Fold {
     open: Vec<Open>,
     root: Option<u32>,
     base: usize,
+    /// Frames a stack keeps below its root; deeper calls count in the deepest kept.
+    max_depth: Option<usize>,
     pub lines: u64,
     pub entered: u64,
     /// Lines that are neither a trace line nor anything we skip knowingly.
@@ -99,6 +101,15 @@ fn us(ns: u64) -> u64 {
 impl Fold {
     pub fn new() -> Fold {
         Fold::default()
+    }
+
+    /// A fold whose stacks keep at most `depth` call sites below the root:
+    /// a deep recursion (a dependency chain evaluated depth-first) makes as
+    /// many distinct stacks as it is deep, and a folded file that grows with
+    /// the square of the depth. Deeper calls count, self time and calls, in
+    /// the deepest frame kept; positions' totals are unaffected.
+    pub fn with_max_depth(depth: usize) -> Fold {
+        Fold { max_depth: Some(depth.max(1)), ..Fold::default() }
     }
 
     fn frame(&mut self, name: &str) -> u32 {
@@ -152,7 +163,10 @@ impl Fold {
             self.entered += 1;
             self.pos_calls[frame as usize] += 1;
             let parent = if self.open.len() > self.base { self.open.last().map_or(NONE, |o| o.stack) } else { self.root.unwrap_or(NONE) };
-            let stack = self.stack(parent, frame);
+            let stack = match self.max_depth {
+                Some(d) if self.open.len() - self.base.min(self.open.len()) >= d && parent != NONE => parent,
+                _ => self.stack(parent, frame),
+            };
             self.calls[stack as usize] += 1;
             self.open.push(Open { frame, stack, start: ns, child_ns: 0 });
             return;

@@ -31,6 +31,8 @@ pub struct UpOpts {
     pub workers: u32,
     /// Long-lived nix evaluators per eval subprocess, attributes sharded over them.
     pub eval_workers: u32,
+    /// Recycle an evaluator past this RSS (bytes) after an attribute.
+    pub eval_max_rss: Option<u64>,
 }
 
 fn hosts(st: &LabState) -> (HostExec, HostExec) {
@@ -63,6 +65,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     st.dir = dir.clone();
     st.workers = o.workers.max(1);
     st.eval_workers = o.eval_workers.max(1);
+    st.eval_max_rss = o.eval_max_rss;
     st.worker_clock_skew_ms = o.worker_clock_skew_ms;
     st.set_output(&PassOutput::spans_to(o.trace_dir.clone()));
     let use_netns = match o.net {
@@ -177,6 +180,10 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
             }
         }
         c.env(crate::eval::ENV_COUNT_CALLS, if st.count_calls { "true" } else { "false" });
+        match st.eval_max_rss {
+            Some(b) => c.env(crate::eval::ENV_EVAL_MAX_RSS, b.to_string()),
+            None => c.env_remove(crate::eval::ENV_EVAL_MAX_RSS),
+        };
         let pid = spawn_detached(c, &st.logs().join(format!("worker-{k}.log")))?;
         st.worker_pids.push(pid);
         st.worker_started.push(evalbench_host::start_time(pid).unwrap_or(0));

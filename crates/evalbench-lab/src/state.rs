@@ -55,6 +55,9 @@ pub struct LabState {
     /// Evaluators (shards) each worker's eval subprocess runs at once.
     #[serde(default = "one")]
     pub eval_workers: u32,
+    /// Recycle an evaluator past this RSS (bytes) after an attribute.
+    #[serde(default)]
+    pub eval_max_rss: Option<u64>,
 }
 
 /// Where the next pass's spans and nix statistics go, and whether nix counts calls.

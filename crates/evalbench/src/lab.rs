@@ -69,6 +69,11 @@ pub enum Cmd {
         /// and evaluated at once (Gradient's eval workers).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
         eval_workers: u32,
+        /// Recycle an evaluator whose resident memory is past this after an attribute (e.g. 512M):
+        /// it is ended and a new one continues with the next attribute, as Gradient and
+        /// nix-eval-jobs do. Default: never.
+        #[arg(long, value_parser = crate::size::parse_size)]
+        eval_max_rss: Option<u64>,
     },
     /// Stop everything the lab started and remove its namespaces (idempotent).
     Down {
@@ -157,6 +162,8 @@ pub enum Cmd {
         nix_stats_dir: Option<PathBuf>,
         #[arg(long, env = evalbench_lab::eval::ENV_COUNT_CALLS)]
         count_calls: bool,
+        #[arg(long, env = evalbench_lab::eval::ENV_EVAL_MAX_RSS)]
+        max_rss: Option<u64>,
     },
 }
 
@@ -166,12 +173,12 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
     };
     match args.command {
-        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers } => {
+        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
             };
-            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers })?;
+            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
@@ -212,9 +219,9 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let _g = evalbench_lab::init_tracing();
             Ok(evalbench_lab::work(&server, &name, &sources)?)
         }
-        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls } => {
+        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls, max_rss } => {
             let _g = evalbench_lab::init_tracing();
-            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls })?)
+            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls, max_rss })?)
         }
     }
 }

@@ -67,6 +67,10 @@ pub struct Args {
     /// Long-lived nix evaluators in the lab's eval subprocess; attributes are sharded over them.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub eval_workers: u32,
+    /// Recycle a lab evaluator whose resident memory is past this after an attribute (e.g. 512M);
+    /// a new one continues with the next attribute. Default: never.
+    #[arg(long, value_parser = crate::size::parse_size)]
+    pub eval_max_rss: Option<u64>,
     /// JSON description of a Gradient deployment (see README), for --target gradient.
     #[arg(long)]
     pub target_config: Option<PathBuf>,
@@ -108,6 +112,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             };
             let mut lab = Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms);
             lab.eval_workers = a.eval_workers;
+            lab.eval_max_rss = a.eval_max_rss;
             Box::new(lab)
         }
         TargetKind::Gradient => {

@@ -91,6 +91,15 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert_eq!(run["nix_stats"]["gc.totalBytes"].as_u64(), Some(bytes), "{pass}: nested keys joined with '.'");
         assert_eq!(files[1].get("primops").is_some(), pass.ends_with("instrumented"), "{pass}: NIX_COUNT_CALLS only when instrumented");
     }
+    // nix's own profile in the instrumented pass only: folded as it streamed, summed, drawn.
+    let prof = read_json(&out.join("cold-instrumented/eval/nix-profile.json"));
+    assert!(prof["lines"].as_u64().unwrap() > 100_000 && prof["by_attribute"].as_array().unwrap().len() >= 101, "one root per attribute");
+    let folded = std::fs::read_to_string(out.join("cold-instrumented/eval/nix-profile.folded")).unwrap();
+    let self_us: u64 = folded.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
+    let traced = prof["traced_us"].as_u64().unwrap();
+    assert!(self_us as f64 >= 0.95 * traced as f64 && self_us <= traced + 1000, "self times {self_us} µs against {traced} µs traced");
+    assert!(std::fs::read_to_string(out.join("cold-instrumented/eval/nix-flame.svg")).unwrap().contains("<svg"));
+    assert!(!out.join("cold-clean/eval/nix-profile.folded").exists(), "clean passes stay unprofiled");
     let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
     assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
     for pass in ["warm-clean", "warm-instrumented"] {
@@ -110,6 +119,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
     assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");
     assert!(page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS");
+    assert!(page.contains("nix's profile") && page.contains("Call sites by self time") && page.contains("Attributes by function calls"));
     let products = std::fs::read_to_string(out.join("nix-support/hydra-build-products")).unwrap();
     let lines: Vec<&str> = products.lines().collect();
     assert_eq!(lines.len(), 4);

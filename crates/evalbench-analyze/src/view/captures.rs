@@ -115,17 +115,20 @@ pub(super) fn cpu(p: &PassView) -> Vec<CpuProfile> {
     .into_iter()
     .map(|(host, folded, svg, what)| {
         let stacks = match std::fs::read_to_string(p.file(folded)) {
-            Ok(text) => Section::Ready(
-                text.lines()
-                    .filter_map(|l| {
-                        let (stack, n) = l.rsplit_once(' ')?;
-                        Some((stack.split(';').map(String::from).collect(), n.trim().parse().ok()?))
-                    })
-                    .collect(),
-            ),
+            Ok(text) => Section::Ready(folded_stacks(&text)),
             Err(_) => Section::Missing(svg),
         };
         CpuProfile { host, what, svg, svg_exists: p.file(svg).exists(), stacks }
     })
     .collect()
+}
+
+/// inferno's folded lines (`frame;frame N`) as stacks and weights.
+pub(super) fn folded_stacks(text: &str) -> Vec<(Vec<String>, f64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (stack, n) = l.rsplit_once(' ')?;
+            Some((stack.split(';').map(String::from).collect(), n.trim().parse().ok()?))
+        })
+        .collect()
 }

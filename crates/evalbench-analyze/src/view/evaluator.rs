@@ -21,6 +21,22 @@ pub struct Attribute {
     pub cached: bool,
 }
 
+/// nix's own profile of the pass (instrumented passes): the folded stacks,
+/// and the call sites and attributes by self time and by calls.
+#[derive(Debug, Default)]
+pub struct NixProfile {
+    pub stacks: Vec<(Vec<String>, f64)>,
+    pub svg_exists: bool,
+    /// (call site, calls, self µs)
+    pub sites_by_self: Vec<(String, u64, u64)>,
+    pub sites_by_calls: Vec<(String, u64, u64)>,
+    /// (attribute, self µs, calls)
+    pub attrs_by_self: Vec<(String, u64, u64)>,
+    pub attrs_by_calls: Vec<(String, u64, u64)>,
+    pub lines: u64,
+    pub traced_us: u64,
+}
+
 #[derive(Debug, Default)]
 pub struct Evaluator {
     /// nix evaluations in the pass (statistics files).
@@ -34,6 +50,35 @@ pub struct Evaluator {
     pub hungriest: Vec<Attribute>,
     pub attributes: usize,
     pub cached: usize,
+    pub profile: Option<Section<NixProfile>>,
+}
+
+fn profile(p: &PassView) -> Option<Section<NixProfile>> {
+    use evalbench_bundle::layout;
+    let folded = std::fs::read_to_string(p.file(layout::NIX_PROFILE_FOLDED)).ok()?;
+    let Some(j) = super::read_json(&p.file(layout::NIX_PROFILE_JSON)) else {
+        return Some(Section::Unreadable(format!("{}/{}: missing or not JSON", p.name, layout::NIX_PROFILE_JSON)));
+    };
+    let rows = |key: &str, a: &str, b: &str, c: &str| -> Vec<(String, u64, u64)> {
+        j[key].as_array().into_iter().flatten().filter_map(|v| Some((v[a].as_str()?.to_string(), v[b].as_u64()?, v[c].as_u64()?))).collect()
+    };
+    let sites = rows("by_position", "position", "calls", "self_us");
+    let attrs = rows("by_attribute", "attr", "self_us", "calls");
+    let top = |mut v: Vec<(String, u64, u64)>, by: fn(&(String, u64, u64)) -> u64| {
+        v.sort_by(|x, y| by(y).cmp(&by(x)).then_with(|| x.0.cmp(&y.0)));
+        v.truncate(TOP);
+        v
+    };
+    Some(Section::Ready(NixProfile {
+        stacks: super::captures::folded_stacks(&folded),
+        svg_exists: p.file(layout::NIX_FLAME_SVG).exists(),
+        sites_by_self: top(sites.clone(), |r| r.2),
+        sites_by_calls: top(sites, |r| r.1),
+        attrs_by_self: top(attrs.clone(), |r| r.1),
+        attrs_by_calls: top(attrs, |r| r.2),
+        lines: j["lines"].as_u64().unwrap_or(0),
+        traced_us: j["traced_us"].as_u64().unwrap_or(0),
+    }))
 }
 
 fn top(m: &std::collections::BTreeMap<String, u64>) -> Vec<(String, u64)> {
@@ -75,6 +120,7 @@ pub(super) fn read(p: &PassView) -> Section<Evaluator> {
     if e.evaluations == 0 && attrs.is_empty() {
         return Section::Missing(evalbench_bundle::layout::EVAL_DIR);
     }
+    e.profile = profile(p);
     e.attributes = attrs.len();
     e.cached = attrs.iter().filter(|a| a.cached).count();
     attrs.sort_by(|a, b| b.dur_us.cmp(&a.dur_us).then_with(|| a.attr.cmp(&b.attr)));

@@ -40,6 +40,23 @@ impl Perf {
     }
 }
 
+/// Folded stacks (nix's profile) to a flame graph, drawn by inferno, written whole.
+pub fn flamegraph_of_folded(folded: &Path, svg: &Path, title: &str, unit: &str) -> Result<(), HarnessError> {
+    let text = std::fs::read_to_string(folded).map_err(|source| HarnessError::Io { path: folded.to_path_buf(), source })?;
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = unit.to_string();
+    let mut drawn = Vec::new();
+    let r = if text.trim().is_empty() {
+        opts.title = format!("{title} (no calls)");
+        inferno::flamegraph::from_lines(&mut opts, ["idle 1"], &mut drawn)
+    } else {
+        inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut drawn)
+    };
+    r.map_err(|e| format!("{}: {e}", svg.display()))?;
+    Ok(evalbench_bundle::write_atomic(svg, &drawn)?)
+}
+
 /// perf.data to flame.svg: folded by the decoder, drawn by inferno. Both
 /// files are written whole or not at all (`evalbench_bundle::write_atomic`).
 pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), HarnessError> {

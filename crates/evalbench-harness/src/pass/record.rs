@@ -34,6 +34,15 @@ pub(super) fn collect(target: &mut dyn Target, db: &Db, eval_id: Option<&str>, p
         }
     }
     target.collect_spans(&dir.join(layout::TRACE_DIR)).unwrap_or_else(|e| problems.push(e.to_string()));
+    if dir.join(layout::NIX_PROFILE_FOLDED).is_file() {
+        perf::flamegraph_of_folded(
+            &dir.join(layout::NIX_PROFILE_FOLDED),
+            &dir.join(layout::NIX_FLAME_SVG),
+            &format!("{} nix evaluator", plan.name),
+            "µs",
+        )
+        .unwrap_or_else(|e| problems.push(e.to_string()));
+    }
     if plan.captures.perf {
         for (data, svg, title) in [
             (layout::PERF_DATA, layout::FLAME_SVG, "server host"),

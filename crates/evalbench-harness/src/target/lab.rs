@@ -18,12 +18,14 @@ pub struct Lab {
     pub worker_clock_skew_ms: i64,
     /// Long-lived nix evaluators per eval subprocess (`lab up --eval-workers`).
     pub eval_workers: u32,
+    /// Recycle an evaluator past this RSS (bytes) after an attribute (`--eval-max-rss`).
+    pub eval_max_rss: Option<u64>,
     state: Option<LabState>,
 }
 
 impl Lab {
     pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
-        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, state: None }
+        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, eval_max_rss: None, state: None }
     }
     fn st(&self) -> &LabState {
         self.state.as_ref().expect("the lab is started before use")
@@ -46,6 +48,7 @@ impl Target for Lab {
             worker_clock_skew_ms: self.worker_clock_skew_ms,
             workers: 1,
             eval_workers: self.eval_workers,
+            eval_max_rss: self.eval_max_rss,
         })?;
         self.state = Some(st);
         Ok(())

@@ -39,6 +39,8 @@ use std::sync::Mutex;
 
 use tracing::{debug_span, field::Empty, Span};
 
+use evalbench_decode::nix_trace::Fold;
+
 use super::cache::Entry;
 use super::nix;
 use super::{E, SYSTEM};
@@ -46,6 +48,8 @@ use super::{E, SYSTEM};
 /// At most this many lines of nix's error are kept.
 const ERROR_LINES: usize = 40;
 const MARK: &str = "trace: evalbench:";
+/// Call sites a profile's stack keeps below its attribute (see `Fold::with_max_depth`).
+const PROFILE_DEPTH: usize = 32;
 
 /// Why an evaluator failed: the attribute it was on (if any) and nix's message.
 pub(super) struct Failure {
@@ -58,6 +62,8 @@ pub(super) struct Failure {
 pub(super) struct Resolved {
     pub drvs: Vec<(String, String)>,
     pub peak_kb: i64,
+    /// nix's function trace folded, when profiled (instrumented passes).
+    pub fold: Option<Fold>,
 }
 
 /// What every evaluator shares: the kill switch for the others once one fails.
@@ -91,11 +97,15 @@ pub(super) struct Evaluator<'a> {
     pub parent: &'a Span,
     pub shared: &'a Shared,
     pub stats_file: &'a Path,
-    pub count_calls: bool,
+    /// Instrumented: nix counts calls (NIX_COUNT_CALLS) and traces them (--trace-function-calls).
+    pub profile: bool,
+    /// Recycle an evaluator whose RSS is past this after an attribute.
+    pub max_rss_kb: Option<i64>,
 }
 
-/// The `--apply` function: attribute j of shard k of n is name k + j*n.
-fn apply(shard: usize, shards: usize) -> String {
+/// The `--apply` function: attribute j of shard k of n is name k + j*n,
+/// from attribute `from` of the shard on.
+fn apply(shard: usize, shards: usize, from: usize) -> String {
     format!(
         r#"ps: let
   names = builtins.attrNames ps;
@@ -104,14 +114,14 @@ fn apply(shard: usize, shards: usize) -> String {
   one = j: let name = builtins.elemAt names ({shard} + j * {shards}); in
     builtins.trace "evalbench:begin:${{toString j}}"
       (let d = ps.${{name}}.drvPath; in builtins.seq d (builtins.trace "evalbench:end:${{toString j}}:${{d}}" d));
-in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList one count)"#
+in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList (j: one ({from} + j)) (count - {from}))"#
     )
 }
 
 impl Evaluator<'_> {
     fn span(&self) -> Span {
         debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), pid = Empty,
-            peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty)
+            from = Empty, peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty)
     }
 
     fn resolve_span(&self, attr: &str, cache: &str) -> Span {
@@ -135,20 +145,47 @@ impl Evaluator<'_> {
         for (a, d) in &drvs {
             self.resolve_span(a, "hit").record("drv", d.as_str());
         }
-        Some(Resolved { drvs, peak_kb: 0 })
+        Some(Resolved { drvs, peak_kb: 0, fold: None })
     }
 
+    /// The shard, in one nix evaluation, or in several when `max_rss_kb`
+    /// recycles an evaluator: one that has grown past it after an attribute
+    /// is ended, and a new one continues with the next attribute.
     pub fn run(&self) -> Result<Resolved, Failure> {
+        let mut out =
+            Resolved { drvs: Vec::with_capacity(self.attrs.len()), peak_kb: 0, fold: self.profile.then(|| Fold::with_max_depth(PROFILE_DEPTH)) };
+        let mut from = 0;
+        let mut segment = 0;
+        loop {
+            match self.segment(from, segment, &mut out)? {
+                Some(next) => {
+                    from = next;
+                    segment += 1;
+                }
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// One nix process, from attribute `from` of the shard: Some(next) when
+    /// it was recycled before the end, None when it evaluated the rest.
+    fn segment(&self, from: usize, segment: usize, out: &mut Resolved) -> Result<Option<usize>, Failure> {
         let span = self.span();
+        span.record("from", from);
         let _in = span.enter();
         let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
         let mut c = nix::command();
-        c.args(["eval", "--json", "--option", "eval-cache", "false"])
-            .arg(format!("{}#packages.{SYSTEM}", self.source))
-            .args(["--apply", &apply(self.shard, self.shards)])
+        c.args(["eval", "--json", "--option", "eval-cache", "false"]);
+        if self.profile {
+            c.arg("--trace-function-calls");
+        }
+        c.arg(format!("{}#packages.{SYSTEM}", self.source))
+            .args(["--apply", &apply(self.shard, self.shards, from)])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        nix::Stats { path: self.stats_file, count_calls: self.count_calls }.apply(&mut c);
+        // A recycled evaluator is killed and writes no statistics: each process has a file of its own.
+        let stats_file = if segment == 0 { self.stats_file.to_path_buf() } else { self.stats_file.with_extension(format!("{segment}.json")) };
+        nix::Stats { path: &stats_file, count_calls: self.profile }.apply(&mut c);
         let fail = |attr: Option<String>, message: String| {
             self.shared.fail();
             span.record("end", "failed");
@@ -178,10 +215,14 @@ impl Evaluator<'_> {
 
         let mut starting = Some(starting);
         let mut on: Option<(usize, Span, i64)> = None; // attribute j, its span, RSS at its start
-        let mut drvs: Vec<(String, String)> = Vec::with_capacity(self.attrs.len());
+        let first = out.drvs.len();
         let mut error: Vec<String> = Vec::new();
         let mut unexpected: Option<String> = None;
+        let mut recycled: Option<usize> = None;
         let mut buf = Vec::new();
+        if let Some(f) = out.fold.as_mut() {
+            f.set_root(&format!("(evaluator {}: opening the flake)", self.shard));
+        }
         loop {
             buf.clear();
             match stderr.read_until(b'\n', &mut buf) {
@@ -190,6 +231,10 @@ impl Evaluator<'_> {
             }
             let line = String::from_utf8_lossy(&buf);
             let line = line.trim_end_matches('\n');
+            if let (Some(f), true) = (out.fold.as_mut(), line.starts_with("function-trace ")) {
+                f.line(line);
+                continue;
+            }
             if !error.is_empty() || line.starts_with("error:") {
                 if error.len() < ERROR_LINES {
                     error.push(line.to_string());
@@ -205,6 +250,9 @@ impl Evaluator<'_> {
             } else if let Some(j) = mark.strip_prefix("begin:") {
                 // Attribute j is usually open already (see below); the first one opens here.
                 let Some(j) = j.parse::<usize>().ok().filter(|&j| j < self.attrs.len()) else { continue };
+                if let Some(f) = out.fold.as_mut() {
+                    f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[j]));
+                }
                 if on.as_ref().map(|o| o.0) != Some(j) {
                     drop(on.take());
                     on = Some(self.open(j, pid));
@@ -217,7 +265,15 @@ impl Evaluator<'_> {
                         r.record("drv", drv);
                         r.record("rss_kb", rss);
                         r.record("rss_delta_kb", rss - rss0);
-                        drvs.push((self.attrs[at].clone(), drv.to_string()));
+                        out.drvs.push((self.attrs[at].clone(), drv.to_string()));
+                        if self.max_rss_kb.is_some_and(|m| rss > m) && at + 1 < self.attrs.len() {
+                            // Over the cap with attributes left: this evaluator is done.
+                            drop(r);
+                            recycled = Some(at + 1);
+                            // SAFETY: our own unreaped child.
+                            unsafe { libc::kill(pid, libc::SIGKILL) };
+                            break;
+                        }
                         // Back to back: the next attribute opens at the instant this one closes.
                         on = evalbench_trace::at_one_instant(|| {
                             drop(r);
@@ -234,11 +290,17 @@ impl Evaluator<'_> {
         // Off the kill list before it is reaped: a reaped pid may be reused.
         self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
         let (status, peak_kb) = nix::wait4(pid);
+        drop(stderr);
         span.record("peak_rss_kb", peak_kb);
-        self.record_stats(&span);
+        out.peak_kb = out.peak_kb.max(peak_kb);
+        self.record_stats(&span, &stats_file);
         let Ok(printed) = printed.join() else {
             return Err(fail(at, "reading nix's standard output failed: the reader thread panicked".into()));
         };
+        if let Some(next) = recycled {
+            span.record("end", "recycled");
+            return Ok(Some(next));
+        }
         if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
             span.record("end", "failed");
             return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
@@ -256,25 +318,26 @@ impl Evaluator<'_> {
         }
         // The markers and nix's own output must agree: they are two readings of one evaluation.
         let listed: Vec<String> = serde_json::from_str(&printed).unwrap_or_default();
-        if listed.len() != self.attrs.len() || drvs.iter().map(|(_, d)| d).ne(listed.iter()) {
+        let mine = &out.drvs[first..];
+        if listed.len() != self.attrs.len() - from || mine.iter().map(|(_, d)| d).ne(listed.iter()) {
             return Err(fail(
                 at,
                 format!(
                     "nix printed {} drvPaths, its markers named {} of {} attributes (is this nix 2.8?)",
                     listed.len(),
-                    drvs.len(),
-                    self.attrs.len()
+                    mine.len(),
+                    self.attrs.len() - from
                 ),
             ));
         }
         span.record("end", "done");
-        Ok(Resolved { drvs, peak_kb })
+        Ok(None)
     }
 
     /// A few of nix's counters on the evaluator span, for the trace; the
     /// whole file stays in the bundle.
-    fn record_stats(&self, span: &Span) {
-        let Ok(text) = std::fs::read(self.stats_file) else { return };
+    fn record_stats(&self, span: &Span, stats_file: &Path) {
+        let Ok(text) = std::fs::read(stats_file) else { return };
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) else { return };
         if let Some(n) = v["nrFunctionCalls"].as_u64() {
             span.record("nix_function_calls", n);

@@ -26,8 +26,16 @@ pub const ENV_EVAL_SHARDS: &str = "EVALBENCH_LAB_EVAL_SHARDS";
 /// Where nix's statistics go, one `nix-stats.<shard>.json` per evaluator and
 /// `nix-stats.discover.json` (set by the runner to `<pass>/eval`).
 pub const ENV_NIX_STATS_DIR: &str = "EVALBENCH_LAB_NIX_STATS_DIR";
-/// Set in instrumented passes: nix also counts calls (`NIX_COUNT_CALLS`).
+/// Set in instrumented passes: nix also counts calls (`NIX_COUNT_CALLS`)
+/// and traces them (`--trace-function-calls`, folded into `nix-profile.*`).
 pub const ENV_COUNT_CALLS: &str = "EVALBENCH_LAB_NIX_COUNT_CALLS";
+/// An evaluator whose RSS is past this many bytes after an attribute is
+/// ended, and a new one continues with the next attribute (recycling, as
+/// Gradient's GRADIENT_MAX_EVAL_RSS and nix-eval-jobs' --max-memory-size).
+pub const ENV_EVAL_MAX_RSS: &str = "EVALBENCH_LAB_EVAL_MAX_RSS";
+/// The folded profile and its summary, beside the statistics.
+pub const PROFILE_FOLDED: &str = "nix-profile.folded";
+pub const PROFILE_SUMMARY: &str = "nix-profile.json";
 
 const E: &str = "gradient_eval";
 const SYSTEM: &str = "x86_64-linux";
@@ -38,7 +46,10 @@ pub struct EvalOpts {
     pub shards: usize,
     /// Where nix's statistics files go; without it they are read and dropped.
     pub stats_dir: Option<PathBuf>,
+    /// Instrumented: NIX_COUNT_CALLS and --trace-function-calls.
     pub count_calls: bool,
+    /// Recycle an evaluator past this RSS (bytes) after an attribute.
+    pub max_rss: Option<u64>,
 }
 
 fn emit(v: serde_json::Value) {
@@ -118,6 +129,59 @@ fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>,
     serde_json::from_str::<Vec<String>>(&nix::output(c)?).map_err(|e| format!("nix eval: {e}"))
 }
 
+/// The evaluators' folds as one profile: `nix-profile.folded` (inferno's
+/// format, self µs) and `nix-profile.json` (calls and self time per call
+/// site, per attribute, and the traced time), each written whole.
+fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), String> {
+    use std::collections::BTreeMap;
+    let folds: Vec<&evalbench_decode::nix_trace::Fold> = resolved.iter().filter_map(|r| r.fold.as_ref()).collect();
+    if folds.is_empty() {
+        return Ok(());
+    }
+    let mut stacks: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut positions: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut attrs: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let (mut lines, mut calls, mut traced_ns) = (0u64, 0u64, 0u64);
+    for f in &folds {
+        for s in f.stacks() {
+            let e = stacks.entry(s.stack.join(";")).or_default();
+            e.0 += s.self_us;
+            e.1 += s.calls;
+        }
+        let sm = f.summary();
+        lines += sm.lines;
+        calls += sm.calls;
+        traced_ns += f.traced_ns();
+        for p in sm.by_position {
+            let e = positions.entry(p.position).or_default();
+            e.0 += p.calls;
+            e.1 += p.self_us;
+        }
+        for (root, ns, c) in f.by_root() {
+            let e = attrs.entry(root).or_default();
+            e.0 += ns / 1000;
+            e.1 += c;
+        }
+    }
+    let folded: String = stacks.iter().filter(|(_, v)| v.0 > 0).map(|(k, v)| format!("{k} {}\n", v.0)).collect();
+    let mut by_position: Vec<serde_json::Value> =
+        positions.into_iter().map(|(p, (c, us))| serde_json::json!({"position": p, "calls": c, "self_us": us})).collect();
+    by_position.sort_by_key(|v| std::cmp::Reverse(v["self_us"].as_u64()));
+    let mut by_attribute: Vec<serde_json::Value> =
+        attrs.into_iter().map(|(a, (us, c))| serde_json::json!({"attr": a, "self_us": us, "calls": c})).collect();
+    by_attribute.sort_by_key(|v| std::cmp::Reverse(v["self_us"].as_u64()));
+    let summary = serde_json::json!({"lines": lines, "calls": calls, "traced_us": traced_ns / 1000, "evaluators": folds.len(),
+        "by_position": by_position, "by_attribute": by_attribute});
+    let put = |name: &str, bytes: &[u8]| -> Result<(), String> {
+        let path = dir.join(name);
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    put(PROFILE_FOLDED, folded.as_bytes())?;
+    put(PROFILE_SUMMARY, serde_json::to_string_pretty(&summary).expect("serializes").as_bytes())
+}
+
 pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
     let flake_s = flake.to_string_lossy().to_string();
     let open = debug_span!(target: E, "open", job, flake = flake_s.as_str());
@@ -186,7 +250,8 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
                     parent: &open,
                     shared: &shared,
                     stats_file: &files[shard],
-                    count_calls: o.count_calls,
+                    profile: o.count_calls,
+                    max_rss_kb: o.max_rss.map(|b| (b / 1024) as i64),
                 };
                 let entry = entry.as_ref();
                 s.spawn(move || match entry.and_then(|e| ev.answer_from_cache(e)) {
@@ -213,6 +278,11 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
         // A cache that cannot be written makes the next pass cold, not this one wrong.
         if let Err(err) = cache::store(&home, &e) {
             tracing::warn!(target: E, "eval cache not written: {err}");
+        }
+    }
+    if o.count_calls {
+        if let Err(e) = write_profile(&stats.path, &resolved) {
+            tracing::warn!(target: E, "nix's profile not written: {e}");
         }
     }
     for r in &resolved {

@@ -5,9 +5,11 @@
 use std::fmt::Write;
 
 use evalbench_analyze::counters::{grouped, words, HEADLINE, NOISY};
-use evalbench_analyze::view::{Attribute, PassView, Section};
+use evalbench_analyze::view::{Attribute, NixProfile, PassView, Section};
+use evalbench_bundle::layout;
 
-use super::super::esc::esc;
+use super::super::esc::{esc, file_safe, href};
+use super::super::svg;
 use super::super::svg::ms;
 use super::super::Page;
 use super::ready;
@@ -68,6 +70,50 @@ fn attribute_rows(page: &mut Page, rows: &[Attribute]) {
     page.body.push_str("</table>");
 }
 
+fn rows3(page: &mut Page, head: [&str; 3], rows: &[(String, u64, u64)], fmt1: fn(u64) -> String, fmt2: fn(u64) -> String) {
+    let _ = write!(page.body, "<table><tr><th>{}</th><th>{}</th><th>{}</th></tr>", head[0], head[1], head[2]);
+    for (what, a, b) in rows {
+        let _ = write!(
+            page.body,
+            "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(what),
+            esc(&fmt1(*a)),
+            esc(&fmt2(*b))
+        );
+    }
+    page.body.push_str("</table>");
+}
+
+/// nix's own profile: where the evaluator's time went, by call site and attribute.
+fn profile(page: &mut Page, p: &PassView, prof: &NixProfile) {
+    let count = |n: u64| grouped(n as f64);
+    let micros = |n: u64| ms(n as f64);
+    let total: f64 = prof.stacks.iter().map(|s| s.1).sum();
+    let _ = write!(
+        page.body,
+        "<h4>nix's profile (--trace-function-calls, {} trace lines)</h4><p class=\"note\">Self time per stack of call sites, under the attribute \
+         being evaluated: {} of self time against {} traced. Stacks keep 32 call sites; deeper calls count in the deepest kept.</p>",
+        grouped(prof.lines as f64),
+        esc(&ms(total)),
+        esc(&ms(prof.traced_us as f64))
+    );
+    let (chart, _) = svg::flame(&format!("{} nix evaluator", p.name), &prof.stacks, &|v| ms(v));
+    page.chart(&p.name, "nix-profile", chart);
+    if prof.svg_exists {
+        let rel = format!("{}/{}", file_safe(&p.name), layout::NIX_FLAME_SVG);
+        page.copies.push((rel.clone(), p.file(layout::NIX_FLAME_SVG)));
+        let _ = write!(page.body, "<p><a href=\"{}\">Interactive flame graph (inferno)</a></p>", esc(&href(&rel)));
+    }
+    page.body.push_str("<h4>Call sites by self time</h4>");
+    rows3(page, ["call site", "calls", "self time"], &prof.sites_by_self, count, micros);
+    page.body.push_str("<h4>Call sites by calls</h4>");
+    rows3(page, ["call site", "calls", "self time"], &prof.sites_by_calls, count, micros);
+    page.body.push_str("<h4>Attributes by self time</h4>");
+    rows3(page, ["attribute", "self time", "calls"], &prof.attrs_by_self, micros, count);
+    page.body.push_str("<h4>Attributes by function calls</h4>");
+    rows3(page, ["attribute", "self time", "calls"], &prof.attrs_by_calls, micros, count);
+}
+
 pub fn evaluator(page: &mut Page, p: &PassView) {
     page.h3(&p.name, "evaluator", "Evaluator");
     let Some(e) = ready(page, p, &p.evaluator) else { return };
@@ -87,6 +133,13 @@ pub fn evaluator(page: &mut Page, p: &PassView) {
             let _ = write!(page.body, "<tr><td><code>{}</code></td><td class=\"n\">{}</td></tr>", esc(what), grouped(*n as f64));
         }
         page.body.push_str("</table>");
+    }
+    match &e.profile {
+        Some(Section::Ready(prof)) => profile(page, p, prof),
+        Some(Section::Unreadable(why)) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(why));
+        }
+        _ => {}
     }
     if !e.slowest.is_empty() {
         page.body.push_str("<h4>Attributes by evaluation time</h4>");

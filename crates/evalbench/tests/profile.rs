@@ -1,0 +1,111 @@
+//! Inside the evaluator, with the real nix: a hot spot planted in one
+//! attribute is found by nix's own profile, an attribute that builds a large
+//! list tops the memory list, and evaluators recycled past a memory cap give
+//! the same derivations.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// A flake of plain attributes, one of which (`hot`) spins in `spin` (line 4)
+/// and one of which (`big`) builds a large list.
+const FLAKE: &str = r#"{ outputs = { self }: let
+    system = "x86_64-linux";
+    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo ${toString v} > $out" ]; };
+    spin = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n);
+    cheap = k: k + 1;
+  in { packages.${system} = {
+    a = drv "a" (cheap 1);
+    b = drv "b" (cheap 2);
+    hot = drv "hot" (spin 200000);
+    big = drv "big" (builtins.length (builtins.genList (i: "item-${toString i}") 300000));
+    c = drv "c" (cheap 3);
+  }; }; }
+"#;
+
+struct Run {
+    drvs: Vec<String>,
+    spans: Vec<serde_json::Value>,
+    stats: std::path::PathBuf,
+}
+
+fn lab_eval(flake: &Path, dir: &Path, extra: &[&str]) -> Run {
+    let (trace, stats) = (dir.join("trace"), dir.join("eval"));
+    let out = run_ok(
+        evalbench()
+            .args(["lab", "eval", "--job", "t", "--flake"])
+            .arg(flake)
+            .arg("--nix-stats-dir")
+            .arg(&stats)
+            .args(extra)
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .env("EVALBENCH_TRACE_DIR", &trace)
+            .env("EVALBENCH_PROCESS", "eval"),
+    );
+    let drvs = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?["drv"].as_str().map(String::from))
+        .collect();
+    Run { drvs, spans: span_lines(dir), stats }
+}
+
+fn flake(dir: &Path) -> std::path::PathBuf {
+    let f = dir.join("flake");
+    std::fs::create_dir_all(&f).unwrap();
+    std::fs::write(f.join("flake.nix"), FLAKE).unwrap();
+    f
+}
+
+#[test]
+fn a_planted_hot_spot_and_a_large_list_are_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = flake(tmp.path());
+    let r = lab_eval(&f, &tmp.path().join("run"), &["--count-calls"]);
+    let prof = read_json(&r.stats.join("nix-profile.json"));
+    // The top call site by self time is in `spin`, on line 4 of flake.nix.
+    let top = prof["by_position"][0]["position"].as_str().unwrap();
+    assert!(top.starts_with("flake.nix:4:"), "top call site {top}: {:#}", prof["by_position"][0]);
+    assert_eq!(prof["by_attribute"][0]["attr"], "packages.x86_64-linux.hot", "{:#}", prof["by_attribute"]);
+    // The folded self times add up to the traced time.
+    let folded = std::fs::read_to_string(r.stats.join("nix-profile.folded")).unwrap();
+    let sum: u64 = folded.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
+    let traced = prof["traced_us"].as_u64().unwrap();
+    assert!((sum as f64 - traced as f64).abs() <= 0.05 * traced as f64, "self {sum} µs against traced {traced} µs");
+    assert!(folded.lines().any(|l| l.starts_with("packages.x86_64-linux.hot;") && l.contains(";flake.nix:4:")), "stacks are rooted at the attribute");
+    // Memory: in a flake without the hot spot, `big` added the most resident memory.
+    let m = tmp.path().join("mem");
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::write(m.join("flake.nix"), FLAKE.replace("hot = drv \"hot\" (spin 200000);", "")).unwrap();
+    let r = lab_eval(&m, &tmp.path().join("mem-run"), &[]);
+    let mut resolves: Vec<&serde_json::Value> = r.spans.iter().filter(|s| s["name"] == "resolve").collect();
+    resolves.sort_by_key(|s| std::cmp::Reverse(s["fields"]["rss_delta_kb"].as_i64().unwrap_or(0)));
+    assert_eq!(
+        resolves[0]["fields"]["attr"],
+        "packages.x86_64-linux.big",
+        "{:?}",
+        resolves.iter().map(|s| (&s["fields"]["attr"], &s["fields"]["rss_delta_kb"])).collect::<Vec<_>>()
+    );
+    // Clean: no profile.
+    assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
+}
+
+#[test]
+fn evaluators_past_a_memory_cap_are_recycled_with_the_same_derivations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = flake(tmp.path());
+    let whole = lab_eval(&f, &tmp.path().join("whole"), &[]);
+    // A cap below any evaluator's RSS: every attribute but the last ends one.
+    let cap = lab_eval(&f, &tmp.path().join("capped"), &["--max-rss", "1000000"]);
+    assert_eq!(cap.drvs, whole.drvs, "recycling changes nothing of what is evaluated");
+    let ends: Vec<&str> = cap.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["end"].as_str().unwrap()).collect();
+    assert_eq!(ends.iter().filter(|e| **e == "recycled").count(), 4, "{ends:?}");
+    assert_eq!(ends.iter().filter(|e| **e == "done").count(), 1, "{ends:?}");
+    let froms: std::collections::BTreeSet<u64> =
+        cap.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["from"].as_u64().unwrap()).collect();
+    assert_eq!(froms, (0..5).collect(), "each new evaluator continues with the next attribute");
+    let whole_ends: Vec<&str> = whole.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["end"].as_str().unwrap()).collect();
+    assert_eq!(whole_ends, ["done"]);
+}
