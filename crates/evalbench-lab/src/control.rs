@@ -53,6 +53,11 @@ pub fn pg_of(st: &LabState) -> Result<Pg, LabError> {
 
 pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     std::fs::create_dir_all(&o.dir).map_err(|e| format!("{}: {e}", o.dir.display()))?;
+    // The flake first: a lab that cannot evaluate it is not started at all
+    // (no namespace, no PostgreSQL left behind by a typo).
+    if !o.flake.join("flake.nix").is_file() {
+        return Err(format!("{}: no flake.nix here", o.flake.display()).into());
+    }
     let dir = o.dir.canonicalize().map_err(|e| format!("{}: {e}", o.dir.display()))?;
     {
         use std::os::unix::fs::PermissionsExt;

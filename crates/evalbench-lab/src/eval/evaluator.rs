@@ -33,7 +33,6 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -179,10 +178,7 @@ impl Evaluator<'_> {
         if self.profile {
             c.arg("--trace-function-calls");
         }
-        c.arg(format!("{}#packages.{SYSTEM}", self.source))
-            .args(["--apply", &apply(self.shard, self.shards, from)])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.arg(format!("{}#packages.{SYSTEM}", self.source)).args(["--apply", &apply(self.shard, self.shards, from)]);
         // A recycled evaluator is killed and writes no statistics: each process has a file of its own.
         let stats_file = if segment == 0 { self.stats_file.to_path_buf() } else { self.stats_file.with_extension(format!("{segment}.json")) };
         nix::Stats { path: &stats_file, count_calls: self.profile }.apply(&mut c);
@@ -194,8 +190,9 @@ impl Evaluator<'_> {
         if self.shared.failed.load(Ordering::SeqCst) {
             return Err(fail(None, "another evaluator failed first".into()));
         }
-        let mut child = c.spawn().map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
-        let pid = child.id() as i32;
+        // Profiled, nix is started untraced: see `nix::spawn`.
+        let child = nix::spawn(&mut c, self.profile).map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
+        let pid = child.pid;
         span.record("pid", pid);
         self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
         if self.shared.failed.load(Ordering::SeqCst) {
@@ -205,13 +202,13 @@ impl Evaluator<'_> {
         }
         // nix prints the JSON list only at the end; read it on its own thread
         // so a full stdout pipe never stalls nix while we read stderr.
-        let mut stdout = child.stdout.take().expect("piped");
+        let mut stdout = child.stdout;
         let printed = std::thread::spawn(move || {
             let mut s = String::new();
             let _ = stdout.read_to_string(&mut s);
             s
         });
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+        let mut stderr = BufReader::new(child.stderr);
 
         let mut starting = Some(starting);
         let mut on: Option<(usize, Span, i64)> = None; // attribute j, its span, RSS at its start
