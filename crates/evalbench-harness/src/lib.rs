@@ -35,6 +35,8 @@ pub struct RunOpts {
     /// Every pass this many times; repeats are named `<pass>.2`, `<pass>.3`, ...
     pub repeat: usize,
     pub timeout: Duration,
+    /// Instrumented passes: nix traces its calls into a profile.
+    pub nix_trace: bool,
 }
 
 impl RunOpts {
@@ -84,6 +86,7 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
                     captures: opts.captures_for(base),
                     dir: opts.out.join(&p),
                     timeout: opts.timeout,
+                    nix_trace: opts.nix_trace,
                 };
                 let mut pp = |m: &str| progress(&p, m);
                 infos.push(pass::run_pass(target, &plan, &mut pp)?);

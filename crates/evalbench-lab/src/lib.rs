@@ -13,6 +13,7 @@ pub mod control;
 mod error;
 pub mod eval;
 pub mod flake;
+pub mod flake_nixpkgs;
 pub mod msg;
 pub mod netns;
 pub mod pg;

@@ -50,6 +50,9 @@ pub struct LabState {
     /// nix counts calls too (instrumented passes).
     #[serde(default)]
     pub count_calls: bool,
+    /// nix traces its calls, folded into a profile (instrumented passes).
+    #[serde(default)]
+    pub nix_trace: bool,
     pub worker_clock_skew_ms: i64,
     pub workers: u32,
     /// Evaluators (shards) each worker's eval subprocess runs at once.
@@ -66,6 +69,7 @@ pub struct PassOutput {
     pub trace_dir: Option<PathBuf>,
     pub nix_stats_dir: Option<PathBuf>,
     pub count_calls: bool,
+    pub nix_trace: bool,
 }
 
 impl PassOutput {
@@ -101,6 +105,7 @@ impl LabState {
         self.trace_dir = out.trace_dir.clone();
         self.nix_stats_dir = out.nix_stats_dir.clone();
         self.count_calls = out.count_calls;
+        self.nix_trace = out.nix_trace;
     }
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.net.server_addr, self.server_port)

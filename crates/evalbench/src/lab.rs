@@ -8,6 +8,13 @@ use std::time::Duration;
 
 use evalbench_lab::{control, eval, flake, pg, server, LabError, LabState, PassOutput};
 
+/// What `gen-flake` generates.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum Shape {
+    Flat,
+    Nixpkgs,
+}
+
 /// The lab's directory, the same flag on every lab command and on `run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LabDir {
@@ -28,11 +35,14 @@ pub struct Output {
     /// nix also counts calls by primop, function and attribute (NIX_COUNT_CALLS).
     #[arg(long)]
     count_calls: bool,
+    /// nix also traces its calls (--trace-function-calls), folded into nix-profile.folded.
+    #[arg(long)]
+    nix_trace: bool,
 }
 
 impl From<Output> for PassOutput {
     fn from(o: Output) -> PassOutput {
-        PassOutput { trace_dir: o.trace_dir, nix_stats_dir: o.nix_stats_dir, count_calls: o.count_calls }
+        PassOutput { trace_dir: o.trace_dir, nix_stats_dir: o.nix_stats_dir, count_calls: o.count_calls, nix_trace: o.nix_trace }
     }
 }
 
@@ -128,6 +138,10 @@ pub enum Cmd {
         /// Instead: this many machines (`machines.m0` ...), each over --packages packages of its own.
         #[arg(long)]
         machines: Option<u32>,
+        /// flat: every package in flake.nix, doing --work steps (the default); nixpkgs: a lib,
+        /// callPackage, an overlay fixpoint and a file per package, as nixpkgs is (--work unused).
+        #[arg(long, value_enum, default_value = "flat")]
+        shape: Shape,
     },
     #[command(hide = true)]
     Server {
@@ -164,6 +178,8 @@ pub enum Cmd {
         count_calls: bool,
         #[arg(long, env = evalbench_lab::eval::ENV_EVAL_MAX_RSS)]
         max_rss: Option<u64>,
+        #[arg(long, env = evalbench_lab::eval::ENV_NIX_TRACE)]
+        nix_trace: bool,
     },
 }
 
@@ -202,14 +218,20 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let st = LabState::load(&dir)?;
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
-        Cmd::GenFlake { out, packages, work, machines } => {
-            std::fs::create_dir_all(&out).map_err(|source| LabError::Io { path: out.clone(), source })?;
-            let p = out.join("flake.nix");
-            let text = match machines {
-                Some(m) => flake::machines_flake_text(m, packages, work),
-                None => flake::flake_text(packages, work),
+        Cmd::GenFlake { out, packages, work, machines, shape } => {
+            let files = match (machines, shape) {
+                (Some(m), _) => vec![("flake.nix".to_string(), flake::machines_flake_text(m, packages, work))],
+                (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(packages, work))],
+                (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(packages),
             };
-            std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })
+            for (rel, text) in files {
+                let p = out.join(rel);
+                if let Some(d) = p.parent() {
+                    std::fs::create_dir_all(d).map_err(|source| LabError::Io { path: d.to_path_buf(), source })?;
+                }
+                std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })?;
+            }
+            Ok(())
         }
         Cmd::Server { listen, proto_listen, database, provision } => {
             let _g = evalbench_lab::init_tracing();
@@ -219,9 +241,9 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let _g = evalbench_lab::init_tracing();
             Ok(evalbench_lab::work(&server, &name, &sources)?)
         }
-        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls, max_rss } => {
+        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls, max_rss, nix_trace } => {
             let _g = evalbench_lab::init_tracing();
-            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls, max_rss })?)
+            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace })?)
         }
     }
 }

@@ -70,6 +70,9 @@ pub struct Args {
     /// Recycle a lab evaluator whose resident memory is past this after an attribute (e.g. 512M);
     /// a new one continues with the next attribute. Default: never.
     #[arg(long, value_parser = crate::size::parse_size)]
+    /// No nix profile in instrumented passes (nix's --trace-function-calls is on by default there).
+    #[arg(long)]
+    pub no_nix_trace: bool,
     pub eval_max_rss: Option<u64>,
     /// JSON description of a Gradient deployment (see README), for --target gradient.
     #[arg(long)]
@@ -129,6 +132,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         bare: a.bare,
         repeat: a.repeat,
         timeout: Duration::from_secs(a.timeout_s),
+        nix_trace: !a.no_nix_trace,
     };
     let tty = std::io::stderr().is_terminal();
     let bar = tty.then(|| {

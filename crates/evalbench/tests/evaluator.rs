@@ -132,3 +132,29 @@ fn nix_counts_the_same_work_every_time() {
 fn evalbench_noisy(k: &str) -> bool {
     evalbench_analyze::counters::NOISY.contains(&k) || k.starts_with("sizes.")
 }
+
+#[test]
+fn a_nixpkgs_shaped_flake_evaluates_to_nix_s_own_derivations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flake = tmp.path().join("np");
+    run_ok(evalbench().args(["lab", "gen-flake", "--shape", "nixpkgs", "--packages", "200", "--out"]).arg(&flake));
+    assert!(flake.join("pkgs/pkg199.nix").is_file() && flake.join("lib.nix").is_file(), "a file per package, and a lib");
+    let source = store_path(&flake);
+    let all: BTreeMap<String, String> = serde_json::from_str(&nix(&[
+        "eval",
+        "--json",
+        "--option",
+        "eval-cache",
+        "false",
+        &format!("path:{source}#packages.x86_64-linux"),
+        "--apply",
+        "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
+    ]))
+    .unwrap();
+    assert_eq!(all.len(), 201);
+    let got = lab_eval(&flake, 2, &tmp.path().join("cache"), None);
+    assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>());
+    // The overlay's override took: pkg0's derivation says so.
+    let drv = std::fs::read_to_string(&all["pkg0"]).unwrap();
+    assert!(drv.contains("from the overlay"), "the overlay fixpoint applied");
+}

@@ -63,7 +63,7 @@ fn flake(dir: &Path) -> std::path::PathBuf {
 fn a_planted_hot_spot_and_a_large_list_are_found() {
     let tmp = tempfile::tempdir().unwrap();
     let f = flake(tmp.path());
-    let r = lab_eval(&f, &tmp.path().join("run"), &["--count-calls"]);
+    let r = lab_eval(&f, &tmp.path().join("run"), &["--count-calls", "--nix-trace"]);
     let prof = read_json(&r.stats.join("nix-profile.json"));
     // The top call site by self time is in `spin`, on line 4 of flake.nix.
     let top = prof["by_position"][0]["position"].as_str().unwrap();

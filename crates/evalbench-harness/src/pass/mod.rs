@@ -51,6 +51,8 @@ pub struct PassPlan<'a> {
     pub captures: Captures,
     pub dir: PathBuf,
     pub timeout: Duration,
+    /// Instrumented passes: nix traces its calls (off with `run --no-nix-trace`).
+    pub nix_trace: bool,
 }
 
 pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {
@@ -65,7 +67,8 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     progress(if plan.cold { "cold reset" } else { "warm restart" });
     let eval_dir = dir.join(layout::EVAL_DIR);
     let instrumented = !layout::is_clean(plan.name);
-    target.prepare(plan.cold, &crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented }).map_err(err_from)?;
+    let nix_trace = instrumented && plan.nix_trace;
+    target.prepare(plan.cold, &crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented, nix_trace }).map_err(err_from)?;
     let cap = target.capture();
     let db = Db::connect(&cap.admin_database_url).map_err(err_from)?;
     let api = Client::new(target.endpoint(), Duration::from_secs(30));

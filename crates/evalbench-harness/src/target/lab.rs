@@ -58,6 +58,7 @@ impl Target for Lab {
             trace_dir: Some(place.trace_dir.to_path_buf()),
             nix_stats_dir: Some(place.eval_dir.to_path_buf()),
             count_calls: place.instrumented,
+            nix_trace: place.nix_trace,
         };
         let st = if cold { control::reset_cold(&self.dir, &out)? } else { control::restart(&self.dir, &out)? };
         self.state = Some(st);

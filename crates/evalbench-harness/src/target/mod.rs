@@ -35,6 +35,8 @@ pub struct PassPlace<'a> {
     /// nix's statistics (`<pass>/eval`), where the target can write them.
     pub eval_dir: &'a Path,
     pub instrumented: bool,
+    /// Instrumented and not switched off: nix traces its calls (a profile).
+    pub nix_trace: bool,
 }
 
 pub trait Target {

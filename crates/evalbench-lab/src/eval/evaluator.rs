@@ -96,7 +96,9 @@ pub(super) struct Evaluator<'a> {
     pub parent: &'a Span,
     pub shared: &'a Shared,
     pub stats_file: &'a Path,
-    /// Instrumented: nix counts calls (NIX_COUNT_CALLS) and traces them (--trace-function-calls).
+    /// Instrumented: nix counts calls (NIX_COUNT_CALLS) ...
+    pub count_calls: bool,
+    /// ... and traces them (--trace-function-calls), folded as they come.
     pub profile: bool,
     /// Recycle an evaluator whose RSS is past this after an attribute.
     pub max_rss_kb: Option<i64>,
@@ -181,7 +183,7 @@ impl Evaluator<'_> {
         c.arg(format!("{}#packages.{SYSTEM}", self.source)).args(["--apply", &apply(self.shard, self.shards, from)]);
         // A recycled evaluator is killed and writes no statistics: each process has a file of its own.
         let stats_file = if segment == 0 { self.stats_file.to_path_buf() } else { self.stats_file.with_extension(format!("{segment}.json")) };
-        nix::Stats { path: &stats_file, count_calls: self.profile }.apply(&mut c);
+        nix::Stats { path: &stats_file, count_calls: self.count_calls }.apply(&mut c);
         let fail = |attr: Option<String>, message: String| {
             self.shared.fail();
             span.record("end", "failed");

@@ -33,6 +33,9 @@ pub const ENV_COUNT_CALLS: &str = "EVALBENCH_LAB_NIX_COUNT_CALLS";
 /// ended, and a new one continues with the next attribute (recycling, as
 /// Gradient's GRADIENT_MAX_EVAL_RSS and nix-eval-jobs' --max-memory-size).
 pub const ENV_EVAL_MAX_RSS: &str = "EVALBENCH_LAB_EVAL_MAX_RSS";
+/// Set in instrumented passes unless switched off (`run --no-nix-trace`):
+/// nix traces its calls (`--trace-function-calls`), folded into `nix-profile.*`.
+pub const ENV_NIX_TRACE: &str = "EVALBENCH_LAB_NIX_TRACE";
 /// The folded profile and its summary, beside the statistics.
 pub const PROFILE_FOLDED: &str = "nix-profile.folded";
 pub const PROFILE_SUMMARY: &str = "nix-profile.json";
@@ -46,8 +49,10 @@ pub struct EvalOpts {
     pub shards: usize,
     /// Where nix's statistics files go; without it they are read and dropped.
     pub stats_dir: Option<PathBuf>,
-    /// Instrumented: NIX_COUNT_CALLS and --trace-function-calls.
+    /// Instrumented: NIX_COUNT_CALLS.
     pub count_calls: bool,
+    /// Instrumented: --trace-function-calls, folded into nix-profile.*.
+    pub trace: bool,
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     pub max_rss: Option<u64>,
 }
@@ -250,7 +255,8 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
                     parent: &open,
                     shared: &shared,
                     stats_file: &files[shard],
-                    profile: o.count_calls,
+                    count_calls: o.count_calls,
+                    profile: o.trace,
                     max_rss_kb: o.max_rss.map(|b| (b / 1024) as i64),
                 };
                 let entry = entry.as_ref();
@@ -280,7 +286,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
             tracing::warn!(target: E, "eval cache not written: {err}");
         }
     }
-    if o.count_calls {
+    if o.trace {
         if let Err(e) = write_profile(&stats.path, &resolved) {
             tracing::warn!(target: E, "nix's profile not written: {e}");
         }
