@@ -70,10 +70,10 @@ pub struct Args {
     /// Recycle a lab evaluator whose resident memory is past this after an attribute (e.g. 512M);
     /// a new one continues with the next attribute. Default: never.
     #[arg(long, value_parser = crate::size::parse_size)]
+    pub eval_max_rss: Option<u64>,
     /// No nix profile in instrumented passes (nix's --trace-function-calls is on by default there).
     #[arg(long)]
     pub no_nix_trace: bool,
-    pub eval_max_rss: Option<u64>,
     /// JSON description of a Gradient deployment (see README), for --target gradient.
     #[arg(long)]
     pub target_config: Option<PathBuf>,
