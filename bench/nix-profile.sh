@@ -4,7 +4,8 @@
 #     and its peak RSS on a trace and on the same trace four times over (it
 #     keeps stacks, not lines: its memory does not grow with the trace);
 #   - an instrumented pass of a nixpkgs-shaped flake of PACKAGES packages,
-#     with the trace (the default) and without (`run --no-nix-trace`):
+#     with the trace (the default) and without (`run --no-nix-trace`), both
+#     without strace (see below):
 #     evaluated seconds and the eval subprocess's time.
 #
 #   bash bench/nix-profile.sh                 # PACKAGES=2000
@@ -28,7 +29,9 @@ done
 for mode in trace no-trace; do
     flag=""; [ "$mode" = no-trace ] && flag="--no-nix-trace"
     say "cold-instrumented pass, $mode"
-    "$BIN" run --flake "$OUT/flake" --passes cold-instrumented --no-report $flag --out "$OUT/$mode" --lab-dir "$OUT/lab" > "$OUT/$mode.log" 2>&1 \
+    # --no-strace: under strace every syscall of an untraced-for-profile nix
+    # is free and every one of a plain nix is not; without it both run alike.
+    "$BIN" run --flake "$OUT/flake" --passes cold-instrumented --no-report --no-strace $flag --out "$OUT/$mode" --lab-dir "$OUT/lab" > "$OUT/$mode.log" 2>&1 \
         || { tail -20 "$OUT/$mode.log"; exit 1; }
 done
 python3 - "$OUT" "$PACKAGES" <<'PY'

@@ -263,12 +263,16 @@ pub enum Profile {
     Sampled { stacks: Vec<(Vec<String>, u64)>, lines: u64 },
 }
 
-/// Reads a saved profile of either kind, a line at a time.
-pub fn read(path: &Path) -> Result<Profile, DecodeError> {
+/// Reads a saved profile of either kind, a line at a time; a trace's stacks
+/// keep at most `max_depth` call sites (None: all; see [`Fold::with_max_depth`]).
+pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeError> {
     let file = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     let mut r = std::io::BufReader::new(file);
     let mut buf = Vec::new();
-    let mut fold = Fold::new();
+    let mut fold = match max_depth {
+        Some(d) => Fold::with_max_depth(d),
+        None => Fold::new(),
+    };
     let mut sampled: Vec<(Vec<String>, u64)> = Vec::new();
     let mut kind: Option<bool> = None; // Some(true): trace lines; Some(false): sampled stacks
     let mut n = 0u64;

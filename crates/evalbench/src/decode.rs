@@ -34,6 +34,10 @@ pub struct Args {
     /// The server's TCP port, when the capture's filter is not enough to tell.
     #[arg(long)]
     pub port: Option<u16>,
+    /// nix-trace: call sites a stack keeps; deeper calls count in the deepest kept (0: all). A
+    /// deep recursion otherwise makes as many stacks as it is deep, each as long.
+    #[arg(long, default_value_t = 64)]
+    pub max_depth: usize,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -97,7 +101,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 w.bytes(evalbench_report::output::decode::auto_explain(&summary).as_bytes());
             }
         }
-        Kind::NixTrace => match evalbench_decode::nix_trace::read(&a.file)? {
+        Kind::NixTrace => match evalbench_decode::nix_trace::read(&a.file, (a.max_depth > 0).then_some(a.max_depth))? {
             evalbench_decode::nix_trace::Profile::Traced(fold) => {
                 if a.json {
                     for s in fold.stacks() {

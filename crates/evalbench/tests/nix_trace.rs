@@ -73,7 +73,7 @@ fn the_fold_is_exact_against_a_direct_count() {
         }
     }
     assert!(lines > 10_000, "a real trace: {lines} lines");
-    let out = run_ok(evalbench().args(["decode", "nix-trace", "--json"]).arg(&trace));
+    let out = run_ok(evalbench().args(["decode", "nix-trace", "--json", "--max-depth", "0"]).arg(&trace));
     let records: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let (summary, stacks) = records.split_last().unwrap();
     let summary = &summary["summary"];
