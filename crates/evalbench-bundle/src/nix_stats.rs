@@ -112,8 +112,26 @@ fn flatten(key: &str, v: &serde_json::Value, out: &mut Counters) {
     }
 }
 
+/// nix names a file by its store path, and an expression given as a string
+/// (`--apply`, its own flake loader) by the whole text: the flake's own path
+/// for the first, `(string)` for the second.
+fn source_name(file: &str) -> &str {
+    if let Some(rest) = file.strip_prefix("/nix/store/") {
+        if let Some((head, tail)) = rest.split_once('/') {
+            if head.len() > 33 && head.as_bytes()[32] == b'-' {
+                return tail;
+            }
+        }
+    }
+    if file.starts_with('/') && !file.contains('\n') {
+        file
+    } else {
+        "(string)"
+    }
+}
+
 fn position(v: &serde_json::Value) -> Option<String> {
-    let file = v["file"].as_str()?;
+    let file = source_name(v["file"].as_str()?);
     Some(format!("{file}:{}:{}", v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0)))
 }
 
@@ -188,6 +206,8 @@ mod tests {
         assert!(!s.counters.contains_key("sizes.Env") && !s.counters.keys().any(|k| k.starts_with("primops")));
         assert_eq!(s.calls.primops["map"], 4);
         assert_eq!(s.calls.functions["/f.nix:1:2"], 6);
+        assert_eq!(super::source_name("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix"), "flake.nix");
+        assert_eq!(super::source_name("ps: let names = builtins.attrNames ps;\n in names"), "(string)");
         assert_eq!(s.calls.attributes["(no position)"], 8);
         assert_eq!(to_json(&s.counters)["nrThunks"], 20);
         assert_eq!(from_json(&to_json(&s.counters)).unwrap(), s.counters);
