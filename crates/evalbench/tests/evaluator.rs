@@ -43,6 +43,21 @@ fn store_path(flake: &Path) -> String {
     m["path"].as_str().unwrap().to_string()
 }
 
+/// nix's own answer, one evaluation: attribute -> drvPath.
+fn drv_paths(source: &str) -> BTreeMap<String, String> {
+    let out = nix(&[
+        "eval",
+        "--json",
+        "--option",
+        "eval-cache",
+        "false",
+        &format!("path:{source}#packages.x86_64-linux"),
+        "--apply",
+        "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
+    ]);
+    serde_json::from_str(&out).unwrap()
+}
+
 /// `nix path-info --derivation` over the given attributes, one installable each.
 fn path_info(source: &str, attrs: &[String]) -> BTreeSet<String> {
     let mut args = vec!["path-info".to_string(), "--derivation".to_string()];
@@ -73,17 +88,7 @@ fn the_same_derivations_as_nix_path_info_with_one_evaluator_and_two() {
     let big = tmp.path().join("big");
     gen_flake(&big, 2000, 100);
     let source = store_path(&big);
-    let all: BTreeMap<String, String> = serde_json::from_str(&nix(&[
-        "eval",
-        "--json",
-        "--option",
-        "eval-cache",
-        "false",
-        &format!("path:{source}#packages.x86_64-linux"),
-        "--apply",
-        "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
-    ]))
-    .unwrap();
+    let all = drv_paths(&source);
     assert_eq!(all.len(), 2001);
     let sample: Vec<String> = all.keys().step_by(20).cloned().collect();
     let sampled = path_info(&source, &sample);
@@ -140,17 +145,7 @@ fn a_nixpkgs_shaped_flake_evaluates_to_nix_s_own_derivations() {
     run_ok(evalbench().args(["lab", "gen-flake", "--shape", "nixpkgs", "--packages", "200", "--out"]).arg(&flake));
     assert!(flake.join("pkgs/pkg199.nix").is_file() && flake.join("lib.nix").is_file(), "a file per package, and a lib");
     let source = store_path(&flake);
-    let all: BTreeMap<String, String> = serde_json::from_str(&nix(&[
-        "eval",
-        "--json",
-        "--option",
-        "eval-cache",
-        "false",
-        &format!("path:{source}#packages.x86_64-linux"),
-        "--apply",
-        "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
-    ]))
-    .unwrap();
+    let all = drv_paths(&source);
     assert_eq!(all.len(), 201);
     let got = lab_eval(&flake, 2, &tmp.path().join("cache"), None);
     assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>());
