@@ -26,8 +26,13 @@ fn started_pg(prefix: &str) -> (tempfile::TempDir, TestPg) {
     (tmp, server)
 }
 
+/// The two captures run one at a time: on two cores, two pgbench runs with
+/// their servers and tcpdumps at once made tcpdump miss packets now and then.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let (tmp, server) = started_pg("evalbench-pgdecode.");
     let pg = &server.0;
     pg.psql("gradient", "SELECT pg_stat_statements_reset()").unwrap();
@@ -127,6 +132,7 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
 fn statement_shapes_group_as_pg_stat_statements_does() {
     use evalbench_decode::normalize::normalize_sql;
     use std::collections::BTreeMap;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let (tmp, server) = started_pg("evalbench-pgshapes.");
     let pg = &server.0;
     assert!(client(pg, "pgbench").args(["-i", "-s", "1", "-q"]).output().unwrap().status.success());
