@@ -102,3 +102,16 @@ impl Target for Lab {
         let _ = control::down(&self.dir);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_runs_its_pipeline_here() {
+        // Which tools are checked before the first pass follows from this, not from the target's name.
+        let lab = Lab::new("/nonexistent/lab".into(), "/nonexistent/flake".into(), NetMode::Off, 0);
+        assert!(lab.pipeline_here());
+        assert_eq!(lab.name(), "lab");
+    }
+}
