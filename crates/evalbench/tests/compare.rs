@@ -98,6 +98,8 @@ fn parallel_runs_report_throughput_and_latency_both() {
 
 #[test]
 fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
+    // Not beside the timing tests: the runs here would be their noise.
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     // Bundles of seven repeats; B evaluates four times the derivations.
     // Seven: after Holm's correction over a pass's ~50 spans, fewer runs a
@@ -173,6 +175,8 @@ fn check_precision(what: &str, key: &str, v: &serde_json::Value) {
 
 #[test]
 fn json_numbers_are_written_at_their_units_precision() {
+    // Not beside the timing tests: the runs here would be their noise.
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"]);
     let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"]);
@@ -199,6 +203,8 @@ fn json_numbers_are_written_at_their_units_precision() {
 
 #[test]
 fn nix_counters_are_exact_measurements_same_or_more_by_their_percentage() {
+    // Not beside the timing tests: the runs here would be their noise.
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     use common::synthetic::{with_counters, write_bundle, Truth};
     let tmp = tempfile::tempdir().unwrap();
     let (a, aa, b) = (tmp.path().join("a"), tmp.path().join("aa"), tmp.path().join("b"));
@@ -236,6 +242,8 @@ fn nix_counters_are_exact_measurements_same_or_more_by_their_percentage() {
 
 #[test]
 fn bench_judges_nix_counters_exactly_when_asked() {
+    // Not beside the timing tests: the runs here would be their noise.
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let mut cmds = Vec::new();
     for (name, work) in [("a", 300), ("b", 600)] {
@@ -259,6 +267,8 @@ fn bench_judges_nix_counters_exactly_when_asked() {
 
 #[test]
 fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
+    // Not beside the timing tests: the runs here would be their noise.
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
     let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100"])).stdout).unwrap();
@@ -274,6 +284,8 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
 
 #[test]
 fn compare_as_markdown_is_tables_github_reads() {
+    // Not beside the timing tests: the runs here would be their noise.
+    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
     let md = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--format", "markdown", "--top", "5"])).stdout).unwrap();
