@@ -184,7 +184,6 @@ fn json_numbers_are_written_at_their_units_precision() {
     check_precision("summary.json", "", &read_json(&a.join("summary.json")));
     let cmp = run_ok(evalbench().arg("compare").arg(&a).arg(&b).arg("--json"));
     check_precision("compare --json", "", &serde_json::from_slice(&cmp.stdout).unwrap());
-    let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let r = bench(&["--runs", "3", "--warmup", "0", "--", "true", "--", "sh -c true"]);
     check_precision("bench --json", "", &r);
     let st = tmp.path().join("strace.txt");
