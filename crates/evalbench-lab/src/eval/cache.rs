@@ -71,14 +71,9 @@ pub(super) fn load(home: &Path, nar_hash: &str) -> Option<Entry> {
     serde_json::from_slice::<Entry>(&text).ok().filter(|e| e.nar_hash == nar_hash)
 }
 
-/// Writes an entry whole: a temporary file beside it, then renamed over it.
+/// Writes an entry whole (`evalbench_bundle::write_atomic`).
 pub(super) fn store(home: &Path, e: &Entry) -> Result<(), String> {
-    let path = file(home, &e.nar_hash);
-    let d = dir(home);
-    std::fs::create_dir_all(&d).map_err(|err| format!("{}: {err}", d.display()))?;
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(e).expect("serializes")).map_err(|err| format!("{}: {err}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|err| format!("{}: {err}", path.display()))
+    evalbench_bundle::write_atomic(&file(home, &e.nar_hash), &serde_json::to_vec(e).expect("serializes")).map_err(|err| err.to_string())
 }
 
 #[cfg(test)]

@@ -177,12 +177,7 @@ fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), String> {
     by_attribute.sort_by_key(|v| std::cmp::Reverse(v["self_us"].as_u64()));
     let summary = serde_json::json!({"lines": lines, "calls": calls, "traced_us": traced_ns / 1000, "evaluators": folds.len(),
         "by_position": by_position, "by_attribute": by_attribute});
-    let put = |name: &str, bytes: &[u8]| -> Result<(), String> {
-        let path = dir.join(name);
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))
-    };
+    let put = |name: &str, bytes: &[u8]| evalbench_bundle::write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string());
     put(PROFILE_FOLDED, folded.as_bytes())?;
     put(PROFILE_SUMMARY, serde_json::to_string_pretty(&summary).expect("serializes").as_bytes())
 }
