@@ -32,3 +32,12 @@ impl std::hash::BuildHasher for Fnv {
 pub fn hash32(bytes: &[u8]) -> u32 {
     bytes.iter().fold(2166136261u32, |h, b| (h ^ *b as u32).wrapping_mul(16777619))
 }
+
+/// The 64-bit FNV-1a hash of `bytes`: the same on every run and machine
+/// (a plan's fingerprint, written into JSON and compared across bundles).
+pub fn hash64(bytes: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = Fnv.build_hasher();
+    h.write(bytes);
+    h.finish()
+}

@@ -1,5 +1,8 @@
 //! auto_explain in a PostgreSQL log (text or JSON plan format): each plan
-//! with its statement, duration and plan tree; aggregated by statement.
+//! with its statement, duration and plan tree; aggregated by statement, and
+//! per statement the plans seen ([`crate::plan`]'s fingerprints) with their
+//! counts. Read as a stream: memory grows with the distinct statements and
+//! plans, not with the log.
 
 use crate::error::DecodeError;
 use std::collections::HashMap;
@@ -8,6 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::normalize::normalize_sql;
+use crate::plan::{Node, Tree};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -19,6 +23,8 @@ pub struct Plan {
     pub query: String,
     pub format: &'static str,
     pub plan: String,
+    /// The plan's fingerprint (`plan::Tree::fingerprint`); None when no node could be read.
+    pub fingerprint: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -27,6 +33,47 @@ pub struct StatementPlans {
     pub count: u64,
     pub total_ms: f64,
     pub max_ms: f64,
+    /// The plans this statement ran with, the most frequent first (ties: by fingerprint).
+    pub plans: Vec<PlanSeen>,
+}
+
+/// One plan of a statement: how often it ran, and its nodes with the actual
+/// rows per loop and loops per run averaged over those runs, as EXPLAIN shows one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanSeen {
+    pub fingerprint: String,
+    pub count: u64,
+    pub nodes: Vec<Node>,
+}
+
+/// A plan's runs added up node by node (one fingerprint, so one shape).
+struct Seen {
+    count: u64,
+    tree: Tree,
+    /// Per node: rows × loops, loops, and the runs that had actuals.
+    sums: Vec<(f64, f64, u64)>,
+}
+
+impl Seen {
+    fn add(&mut self, t: &Tree) {
+        self.count += 1;
+        for (s, n) in self.sums.iter_mut().zip(&t.nodes) {
+            if let (Some(r), Some(l)) = (n.rows, n.loops) {
+                *s = (s.0 + r * l, s.1 + l, s.2 + 1);
+            }
+        }
+    }
+    fn finish(self) -> PlanSeen {
+        let fingerprint = self.tree.fingerprint();
+        let mut nodes = self.tree.nodes;
+        for (n, (rl, l, runs)) in nodes.iter_mut().zip(self.sums) {
+            if runs > 0 {
+                n.rows = Some(if l > 0.0 { rl / l } else { 0.0 });
+                n.loops = Some(l / runs as f64);
+            }
+        }
+        PlanSeen { fingerprint, count: self.count, nodes }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,20 +86,27 @@ pub struct ExplainSummary {
 
 const MAX_PLAN: usize = 256 * 1024;
 
-fn finish(at: String, line: u64, duration: f64, body: &[String], out: &mut dyn FnMut(Plan), malformed: &mut u64) {
+fn finish(at: String, line: u64, duration: f64, body: &[String], out: &mut dyn FnMut(Plan, Option<Tree>), malformed: &mut u64) {
     let text: String = body.join("\n");
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         match serde_json::from_str::<serde_json::Value>(trimmed) {
-            Ok(v) => out(Plan {
-                at,
-                line,
-                duration_ms: duration,
-                planning_ms: v["Planning Time"].as_f64(),
-                query: v["Query Text"].as_str().unwrap_or("").to_string(),
-                format: "json",
-                plan: serde_json::to_string_pretty(&v["Plan"]).unwrap_or_default(),
-            }),
+            Ok(v) => {
+                let tree = Tree::from_json(&v["Plan"]);
+                out(
+                    Plan {
+                        at,
+                        line,
+                        duration_ms: duration,
+                        planning_ms: v["Planning Time"].as_f64(),
+                        query: v["Query Text"].as_str().unwrap_or("").to_string(),
+                        format: "json",
+                        plan: serde_json::to_string_pretty(&v["Plan"]).unwrap_or_default(),
+                        fingerprint: tree.as_ref().map(Tree::fingerprint),
+                    },
+                    tree,
+                )
+            }
             Err(_) => *malformed += 1,
         }
         return;
@@ -79,7 +133,9 @@ fn finish(at: String, line: u64, duration: f64, body: &[String], out: &mut dyn F
         *malformed += 1;
         return;
     }
-    out(Plan { at, line, duration_ms: duration, planning_ms: planning, query, format: "text", plan: plan.join("\n") });
+    let tree = Tree::from_text(plan.iter().copied());
+    let fingerprint = tree.as_ref().map(Tree::fingerprint);
+    out(Plan { at, line, duration_ms: duration, planning_ms: planning, query, format: "text", plan: plan.join("\n"), fingerprint }, tree);
 }
 
 /// Reads a log; every plan goes to `each`.
@@ -90,11 +146,13 @@ pub fn decode(path: &Path, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary
 
 /// Reads a log from any reader; `name` is what errors call it.
 pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary, DecodeError> {
-    let mut s = ExplainSummary::default();
     let mut cur: Option<(String, u64, f64, Vec<String>, usize)> = None;
-    let mut plans: Vec<Plan> = Vec::new();
+    let mut book = Book::default();
     let mut malformed = 0u64;
-    let mut push = |p: Plan| plans.push(p);
+    let mut push = |p: Plan, t: Option<Tree>| {
+        each(&p);
+        book.add(p, t);
+    };
     for (n, line) in r.split(b'\n').enumerate() {
         let line = line.map_err(|source| DecodeError::Line { name: name.into(), line: n as u64 + 1, source })?;
         let l = String::from_utf8_lossy(&line);
@@ -130,21 +188,59 @@ pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&P
     if let Some((at, ln, d, body, _)) = cur.take() {
         finish(at, ln, d, &body, &mut push, &mut malformed);
     }
-    let mut agg: HashMap<String, StatementPlans> = HashMap::new();
-    for p in &plans {
-        each(p);
+    Ok(book.summary(malformed))
+}
+
+/// Slowest plans kept whole.
+const SLOWEST: usize = 10;
+
+/// What a log adds up to while it is read.
+#[derive(Default)]
+struct Book {
+    plans: u64,
+    statements: HashMap<String, (StatementPlans, HashMap<String, Seen>)>,
+    slowest: Vec<Plan>,
+}
+
+impl Book {
+    fn add(&mut self, p: Plan, tree: Option<Tree>) {
+        self.plans += 1;
         let key = normalize_sql(&p.query);
-        let e = agg.entry(key.clone()).or_insert(StatementPlans { statement: key, count: 0, total_ms: 0.0, max_ms: 0.0 });
-        e.count += 1;
-        e.total_ms += p.duration_ms;
-        e.max_ms = e.max_ms.max(p.duration_ms);
+        let (st, seen) = self.statements.entry(key.clone()).or_insert_with(|| {
+            (StatementPlans { statement: key, count: 0, total_ms: 0.0, max_ms: 0.0, plans: Vec::new() }, HashMap::new())
+        });
+        st.count += 1;
+        st.total_ms += p.duration_ms;
+        st.max_ms = st.max_ms.max(p.duration_ms);
+        if let (Some(t), Some(fp)) = (tree, &p.fingerprint) {
+            match seen.get_mut(fp) {
+                Some(s) => s.add(&t),
+                None => {
+                    let mut s = Seen { count: 0, sums: vec![(0.0, 0.0, 0); t.nodes.len()], tree: t };
+                    let t = s.tree.clone();
+                    s.add(&t);
+                    seen.insert(fp.clone(), s);
+                }
+            }
+        }
+        if self.slowest.len() < SLOWEST || self.slowest.last().is_some_and(|l| p.duration_ms > l.duration_ms) {
+            let at = self.slowest.partition_point(|x| x.duration_ms >= p.duration_ms);
+            self.slowest.insert(at, p);
+            self.slowest.truncate(SLOWEST);
+        }
     }
-    s.plans = plans.len() as u64;
-    s.malformed = malformed;
-    s.by_statement = agg.into_values().collect();
-    s.by_statement.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms).then_with(|| a.statement.cmp(&b.statement)));
-    plans.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
-    plans.truncate(10);
-    s.slowest = plans;
-    Ok(s)
+
+    fn summary(self, malformed: u64) -> ExplainSummary {
+        let mut by_statement: Vec<StatementPlans> = self
+            .statements
+            .into_values()
+            .map(|(mut st, seen)| {
+                st.plans = seen.into_values().map(Seen::finish).collect();
+                st.plans.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.fingerprint.cmp(&b.fingerprint)));
+                st
+            })
+            .collect();
+        by_statement.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms).then_with(|| a.statement.cmp(&b.statement)));
+        ExplainSummary { plans: self.plans, malformed, by_statement, slowest: self.slowest }
+    }
 }

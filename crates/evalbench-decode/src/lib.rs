@@ -11,6 +11,7 @@ pub mod normalize;
 pub mod packet;
 pub mod perf;
 pub mod pg;
+pub mod plan;
 pub mod rank;
 pub mod stats;
 pub mod strace;

@@ -59,9 +59,13 @@ pub fn strace(s: &StraceSummary) -> String {
 pub fn auto_explain(s: &ExplainSummary) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{} plans ({} malformed)", s.plans, s.malformed);
-    let _ = writeln!(t, "{:>7} {:>12} {:>10}  statement", "plans", "total ms", "max ms");
+    let _ = writeln!(t, "{:>7} {:>12} {:>10}  statement / its plans: runs, fingerprint, nodes", "plans", "total ms", "max ms");
     for st in s.by_statement.iter().take(30) {
         let _ = writeln!(t, "{:>7} {:>12.3} {:>10.3}  {}", st.count, st.total_ms, st.max_ms, st.statement.chars().take(120).collect::<String>());
+        for p in st.plans.iter().take(5) {
+            let nodes: Vec<String> = p.nodes.iter().map(|n| n.label()).collect();
+            let _ = writeln!(t, "{:>32}  {} {}", p.count, p.fingerprint, nodes.join(" > ").chars().take(100).collect::<String>());
+        }
     }
     t
 }
