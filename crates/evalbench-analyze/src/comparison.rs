@@ -10,6 +10,7 @@ use evalbench_bundle::{layout, Bundle};
 use serde::Serialize;
 
 use crate::counters::{judge_counters, CounterVerdict};
+use crate::plans::{self, PlanRow};
 use crate::runs;
 use crate::verdict::{judge, Family, Measured, Rules, Verdict, TIME};
 
@@ -46,6 +47,13 @@ pub struct PassComparison {
     /// The families these verdicts were corrected in, with a word on power:
     /// the evaluated seconds, then this pass's spans, statements, counters.
     pub families: Vec<Family>,
+    /// Instrumented passes: every statement's plans on both sides (auto_explain),
+    /// the changes first. None for clean passes, which log no plans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plans: Option<Vec<PlanRow>>,
+    /// Runs whose plans could not be read, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan_notes: Vec<String>,
 }
 
 /// Span and statement totals are in milliseconds; one family per kind and pass.
@@ -99,19 +107,40 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
         let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
         let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);
         let (counters, fc) = judge_counters(&pa, &sa.counters, &sb.counters, rules);
-        out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc]));
+        let (plans, notes) = if layout::is_clean(&pa) {
+            (None, Vec::new())
+        } else {
+            let (ka, kb) = (plans::book(da), plans::book(db));
+            let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
+            (Some(plans::compare(&ka, &kb)), notes)
+        };
+        out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc], plans, notes));
     }
     // The headlines of the passes compared are one family: two passes tested
     // at 5% each would call identical inputs changed in one pair of ten.
     let mut head = judge("evaluated", headlines, "s", TIME, rules);
     let walls = std::mem::take(&mut head.verdicts);
-    let out: Vec<PassComparison> = out
+    let mut out: Vec<PassComparison> = out
         .into_iter()
         .zip(walls)
-        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families), (_, wall))| {
+        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families, plans, plan_notes), (_, wall))| {
             families.insert(0, head.clone());
-            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families }
+            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families, plans, plan_notes }
         })
         .collect();
+    // A changed plan beside its statement's time: the clean pass of the same
+    // temperature measured it undistorted.
+    let clean: BTreeMap<String, BTreeMap<String, Verdict>> = out
+        .iter()
+        .filter(|c| layout::is_clean(&c.pass_a))
+        .map(|c| (c.pass_a.clone(), c.statements.iter().map(|r| (r.what.clone(), r.verdict.clone())).collect()))
+        .collect();
+    for c in &mut out {
+        let Some(rows) = &mut c.plans else { continue };
+        let Some(verdicts) = clean.get(&c.pass_a.replace("-instrumented", "-clean")) else { continue };
+        for r in rows {
+            r.statement_verdict = verdicts.get(&r.statement).cloned();
+        }
+    }
     Ok(out)
 }

@@ -9,6 +9,7 @@ pub mod counters;
 pub mod latency;
 pub mod mann_whitney;
 pub mod pass;
+pub mod plans;
 pub mod runs;
 pub mod stats;
 pub mod tracks;

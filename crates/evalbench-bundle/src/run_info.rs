@@ -79,6 +79,9 @@ pub struct RunnerInfo {
     /// mid-connection.
     #[serde(default)]
     pub capture_ports: Option<CapturePorts>,
+    /// PostgreSQL settings the run was given (`--pg-setting`), as the server showed them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub pg_settings: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]

@@ -33,6 +33,8 @@ pub struct UpOpts {
     pub eval_workers: u32,
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     pub eval_max_rss: Option<u64>,
+    /// PostgreSQL settings (`--pg-setting NAME=VALUE`), checked by PostgreSQL itself.
+    pub pg_settings: Vec<(String, String)>,
 }
 
 fn hosts(st: &LabState) -> (HostExec, HostExec) {
@@ -48,6 +50,7 @@ pub fn pg_of(st: &LabState) -> Result<Pg, LabError> {
         user: pg::ensure_user()?,
         bin: pg::bin_dir()?,
         admin_addr: (st.net.mode == "netns").then(|| st.net.server_addr.clone()),
+        settings: st.pg_settings.clone(),
     })
 }
 
@@ -72,6 +75,13 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     st.eval_workers = o.eval_workers.max(1);
     st.eval_max_rss = o.eval_max_rss;
     st.worker_clock_skew_ms = o.worker_clock_skew_ms;
+    if st.pg_settings != o.pg_settings {
+        // The server takes its settings when it starts: start it afresh.
+        if let Ok(old) = pg_of(&st) {
+            old.stop();
+        }
+        st.pg_settings = o.pg_settings.clone();
+    }
     st.set_output(&PassOutput::spans_to(o.trace_dir.clone()));
     let use_netns = match o.net {
         NetMode::On => true,
@@ -115,7 +125,16 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     pg::check_reachable(&st.pg_dir())?;
     let pg = pg_of(&st)?;
     pg.init()?;
+    pg.check_settings()?;
     pg.start()?;
+    st.pg_settings_shown = match pg.applied_settings() {
+        Ok(v) => v,
+        Err(e) => {
+            // Not left running with a setting it did not take.
+            pg.stop();
+            return Err(e);
+        }
+    };
     pg.create_ci()?;
     st.repository = crate::flake::prepare_repo(&o.flake, &dir)?;
     st.organization = "lab".into();

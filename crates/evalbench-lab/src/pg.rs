@@ -21,6 +21,52 @@ pub struct Pg {
     pub bin: PathBuf,
     /// Extra address to listen on, for the runner's statistics connection.
     pub admin_addr: Option<String>,
+    /// `--pg-setting NAME=VALUE`: given to the server on its command line.
+    pub settings: Vec<(String, String)>,
+}
+
+/// Settings the lab and the runner manage themselves: where the server
+/// listens and logs, what it preloads, and auto_explain's switch.
+const MANAGED: &[&str] = &[
+    "listen_addresses",
+    "port",
+    "unix_socket_directories",
+    "shared_preload_libraries",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "log_line_prefix",
+    "logging_collector",
+    "log_destination",
+    "log_directory",
+    "log_filename",
+    "auto_explain.log_min_duration",
+    "auto_explain.log_analyze",
+    "pg_stat_statements.track",
+];
+
+const PRELOAD: &str = "shared_preload_libraries=pg_stat_statements,auto_explain";
+
+/// Reads `NAME=VALUE`; the name as PostgreSQL spells its settings.
+pub fn parse_setting(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=VALUE, e.g. enable_seqscan=off"))?;
+    let name = name.trim().to_ascii_lowercase();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+        return Err(format!("{s:?}: a setting's name is letters, digits, '_' and '.', e.g. enable_seqscan=off"));
+    }
+    if value.contains('\0') {
+        return Err(format!("{s:?}: the value holds a NUL byte"));
+    }
+    if MANAGED.contains(&name.as_str()) {
+        return Err(format!("{name}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), so it cannot be changed here"));
+    }
+    Ok((name, value.to_string()))
+}
+
+/// A value for pg_ctl's `-o`, which a shell reads: single-quoted.
+fn shell_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// The newest PostgreSQL installed under /usr/lib/postgresql.
@@ -135,12 +181,15 @@ impl Pg {
             None => "127.0.0.1".to_string(),
         };
         self.allow_admin()?;
-        let opts = format!(
-            "-p {} -k {} -c listen_addresses={listen} -c shared_preload_libraries=pg_stat_statements,auto_explain \
+        let mut opts = format!(
+            "-p {} -k {} -c listen_addresses={listen} -c {PRELOAD} \
              -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on -c fsync=off",
             self.port,
             self.sock().display()
         );
+        for (name, value) in &self.settings {
+            opts.push_str(&format!(" -c {}", shell_quoted(&format!("{name}={value}"))));
+        }
         run(self
             .tool("pg_ctl")
             .arg("-D")
@@ -149,6 +198,50 @@ impl Pg {
             .arg(self.dir.join("postgres.log"))
             .args(["-w", "-t", "60", "-o", &opts, "start"]))?;
         Ok(())
+    }
+
+    /// Asks PostgreSQL itself whether it knows each setting and takes its
+    /// value (`postgres -C`, which runs beside a running server): an unknown
+    /// name or a bad value is refused with PostgreSQL's own words.
+    pub fn check_settings(&self) -> Result<(), LabError> {
+        for (name, value) in &self.settings {
+            let out = self
+                .tool("postgres")
+                .arg("-D")
+                .arg(self.data())
+                .args(["-c", PRELOAD, "-c", &format!("{name}={value}"), "-C", name])
+                .output()
+                .map_err(|e| format!("postgres -C {name}: {e}"))?;
+            if !out.status.success() {
+                let said = String::from_utf8_lossy(&out.stderr);
+                let said = said.lines().map(|l| l.split_once("FATAL:").map_or(l, |(_, m)| m).trim()).collect::<Vec<_>>().join("; ");
+                return Err(format!("--pg-setting {name}={value}: PostgreSQL refuses it: {said}").into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings as the running server has them, each checked to come
+    /// from the command line: a library's setting with a bad value is only
+    /// warned about by the server, which keeps its default.
+    pub fn applied_settings(&self) -> Result<Vec<(String, String)>, LabError> {
+        let mut out = Vec::new();
+        for (name, value) in &self.settings {
+            let row = self.psql("postgres", &format!("SELECT current_setting(name), source FROM pg_settings WHERE name = '{name}'"))?;
+            let (shown, source) = row.trim().split_once('|').unwrap_or(("", ""));
+            if source != "command line" {
+                let log = std::fs::read_to_string(self.dir.join("postgres.log")).unwrap_or_default();
+                let said: Vec<&str> = log.lines().rev().filter(|l| l.contains(&format!("\"{name}\""))).take(1).collect();
+                return Err(format!(
+                    "--pg-setting {name}={value}: the server did not take it (source: {}){}",
+                    if source.is_empty() { "no such setting" } else { source },
+                    said.first().map(|l| format!("; its log says: {}", l.trim())).unwrap_or_default()
+                )
+                .into());
+            }
+            out.push((name.clone(), shown.to_string()));
+        }
+        Ok(out)
     }
 
     pub fn stop(&self) {

@@ -61,6 +61,12 @@ pub struct LabState {
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     #[serde(default)]
     pub eval_max_rss: Option<u64>,
+    /// `--pg-setting NAME=VALUE`, as given; PostgreSQL runs with them.
+    #[serde(default)]
+    pub pg_settings: Vec<(String, String)>,
+    /// The same settings as the running server shows them (`current_setting`).
+    #[serde(default)]
+    pub pg_settings_shown: Vec<(String, String)>,
 }
 
 /// Where the next pass's spans and nix statistics go, and whether nix counts calls.

@@ -23,6 +23,28 @@ pub struct LabDir {
     pub dir: PathBuf,
 }
 
+/// PostgreSQL settings for the lab's server, the same flag on `lab up` and `run`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PgSettings {
+    /// Start the lab's PostgreSQL with this setting (repeatable), e.g. enable_seqscan=off or
+    /// work_mem=64MB. PostgreSQL checks it; the settings are recorded in run.json and shown in
+    /// the summary and the report.
+    #[arg(long = "pg-setting", value_name = "NAME=VALUE", value_parser = pg::parse_setting)]
+    pub settings: Vec<(String, String)>,
+}
+
+impl PgSettings {
+    /// Later settings of one name win, as on PostgreSQL's own command line.
+    pub fn list(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for (n, v) in &self.settings {
+            out.retain(|(m, _)| m != n);
+            out.push((n.clone(), v.clone()));
+        }
+        out
+    }
+}
+
 /// Where a restarted lab writes a pass's spans and nix's statistics.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Output {
@@ -84,6 +106,8 @@ pub enum Cmd {
         /// nix-eval-jobs do. Default: never.
         #[arg(long, value_parser = crate::size::parse_size)]
         eval_max_rss: Option<u64>,
+        #[command(flatten)]
+        pg: PgSettings,
     },
     /// Stop everything the lab started and remove its namespaces (idempotent).
     Down {
@@ -189,12 +213,22 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
     };
     match args.command {
-        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss } => {
+        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss, pg } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
             };
-            let st = control::up(&control::UpOpts { dir, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss })?;
+            let st = control::up(&control::UpOpts {
+                dir,
+                flake,
+                trace_dir,
+                net,
+                worker_clock_skew_ms,
+                workers,
+                eval_workers,
+                eval_max_rss,
+                pg_settings: pg.list(),
+            })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }

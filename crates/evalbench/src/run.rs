@@ -71,6 +71,8 @@ pub struct Args {
     /// a new one continues with the next attribute. Default: never.
     #[arg(long, value_parser = crate::size::parse_size)]
     pub eval_max_rss: Option<u64>,
+    #[command(flatten)]
+    pub pg: crate::lab::PgSettings,
     /// No nix profile in instrumented passes (nix's --trace-function-calls is on by default there).
     #[arg(long)]
     pub no_nix_trace: bool,
@@ -116,10 +118,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let mut lab = Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms);
             lab.eval_workers = a.eval_workers;
             lab.eval_max_rss = a.eval_max_rss;
+            lab.pg_settings = a.pg.list();
             Box::new(lab)
         }
         TargetKind::Gradient => {
             let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
+            if !a.pg.settings.is_empty() {
+                anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
+            }
             Box::new(Gradient::load(cfg)?)
         }
     };

@@ -88,6 +88,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             problems: problems.clone(),
             captures_off: off_list(&c, plan.name).into_iter().map(String::from).collect(),
             capture_ports: Some(CapturePorts { pg: cap.pg_port, proto: cap.proto_port }),
+            pg_settings: cap.pg_settings.iter().cloned().collect(),
         }),
         raw: Value::Null,
     }

@@ -151,6 +151,7 @@ impl Target for Gradient {
             pg_log: c.pg_log.clone(),
             admin_database_url: c.admin_database_url.clone(),
             ci_role: c.ci_role.clone(),
+            pg_settings: Vec::new(),
         }
     }
     fn server_pid(&self) -> Result<u32, HarnessError> {

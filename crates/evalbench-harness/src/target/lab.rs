@@ -20,12 +20,14 @@ pub struct Lab {
     pub eval_workers: u32,
     /// Recycle an evaluator past this RSS (bytes) after an attribute (`--eval-max-rss`).
     pub eval_max_rss: Option<u64>,
+    /// PostgreSQL settings (`--pg-setting NAME=VALUE`).
+    pub pg_settings: Vec<(String, String)>,
     state: Option<LabState>,
 }
 
 impl Lab {
     pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
-        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, eval_max_rss: None, state: None }
+        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, eval_max_rss: None, pg_settings: Vec::new(), state: None }
     }
     fn st(&self) -> &LabState {
         self.state.as_ref().expect("the lab is started before use")
@@ -49,6 +51,7 @@ impl Target for Lab {
             workers: 1,
             eval_workers: self.eval_workers,
             eval_max_rss: self.eval_max_rss,
+            pg_settings: self.pg_settings.clone(),
         })?;
         self.state = Some(st);
         Ok(())
@@ -90,6 +93,7 @@ impl Target for Lab {
             pg_log: Some(st.postgres_log().to_string_lossy().into_owned()),
             admin_database_url: st.admin_database_url(),
             ci_role: evalbench_lab::pg::CI_ROLE.into(),
+            pg_settings: st.pg_settings_shown.clone(),
         }
     }
     fn server_pid(&self) -> Result<u32, HarnessError> {

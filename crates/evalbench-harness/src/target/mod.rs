@@ -27,6 +27,8 @@ pub struct CaptureInfo {
     pub admin_database_url: String,
     /// The CI's role: statistics are filtered by it.
     pub ci_role: String,
+    /// PostgreSQL settings given to the target's server, as it shows them (`--pg-setting`).
+    pub pg_settings: Vec<(String, String)>,
 }
 
 /// Where a pass's files go, and whether it is instrumented.

@@ -47,6 +47,7 @@ pub fn text(out: &[PassComparison], top: usize) -> String {
                 let _ = writeln!(t, "    ... {} more in --json", rows.len() - top);
             }
         }
+        super::plans::text(&mut t, c, top);
     }
     if let Some(p) = out.first().and_then(|c| c.families[0].power.as_ref()) {
         let _ = writeln!(t, "note: {p}");
@@ -127,6 +128,7 @@ pub fn markdown(a: &str, b: &str, out: &[PassComparison], top: usize) -> String 
                 let _ = writeln!(t, "{} more in `--json`.\n", rows.len() - top);
             }
         }
+        super::plans::markdown(&mut t, c, top);
     }
     t
 }

@@ -8,3 +8,4 @@ pub mod compare;
 pub mod decode;
 pub mod history;
 pub mod markdown;
+pub mod plans;

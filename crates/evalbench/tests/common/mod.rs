@@ -86,6 +86,7 @@ impl TestPg {
             user: evalbench_lab::pg::ensure_user().unwrap(),
             bin: evalbench_lab::pg::bin_dir().unwrap(),
             admin_addr: None,
+            settings: Vec::new(),
         };
         pg.init().unwrap();
         pg.start().unwrap();

@@ -1,0 +1,304 @@
+//! Two instrumented passes' plans compared statement by statement: which
+//! statements run with another plan most of the time, which gained or lost a
+//! plan, which appear on one side only. The plans come from auto_explain's
+//! log of each run (`decode::explain`), repeats added up; a plan is its
+//! fingerprint (`decode::plan`), so costs, row counts and literals never
+//! make two plans differ.
+//!
+//! "Changed" is about the most frequent plan, not every plan: a statement
+//! that runs as tables grow may switch plans part of the way through a run,
+//! at a point that moves a little between runs. The plans it gained or lost
+//! are listed apart, and a script can see every count in the JSON.
+
+use std::collections::BTreeMap;
+
+use evalbench_bundle::{layout, PassDir};
+use evalbench_decode::explain::PlanSeen;
+pub use evalbench_decode::plan::Node;
+use serde::Serialize;
+
+use crate::verdict::Verdict;
+
+/// One side's most frequent plan of a statement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub fingerprint: String,
+    pub nodes: Vec<Node>,
+    /// Runs of the statement with this plan, over all runs of the pass ...
+    pub count: u64,
+    /// ... out of this many plans logged for the statement.
+    pub of: u64,
+    /// Per node: not in the other side's most frequent plan (a longest
+    /// common subsequence of the two pre-orders, by depth, operation,
+    /// names and sub-plan). All false when there is no other side.
+    pub differs: Vec<bool>,
+}
+
+/// What happened to a statement's plans between A and B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// The most frequent plan differs.
+    Changed,
+    /// Same most frequent plan; B ran with plans A never did, or A with plans B never did.
+    PlansDiffer,
+    /// Only B ran the statement.
+    New,
+    /// Only A ran it.
+    Gone,
+    Same,
+}
+
+impl Change {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Changed => "plan changed",
+            Change::PlansDiffer => "gained or lost a plan",
+            Change::New => "new statement",
+            Change::Gone => "gone statement",
+            Change::Same => "same plan",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanRow {
+    /// The statement, normalized as pg_stat_statements' rows are.
+    pub statement: String,
+    pub a: Option<Side>,
+    pub b: Option<Side>,
+    /// The most frequent plan differs (the "changed").
+    pub changed: bool,
+    pub change: Change,
+    /// Fingerprints B ran with and A never did, and the reverse.
+    pub gained: Vec<String>,
+    pub lost: Vec<String>,
+    /// The statement's pg_stat_statements verdict in the matching clean
+    /// passes, when those were compared too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statement_verdict: Option<Verdict>,
+}
+
+/// A pass's plans per statement, its repeats added up.
+#[derive(Debug, Default)]
+pub struct Book {
+    pub statements: BTreeMap<String, Vec<PlanSeen>>,
+    /// Runs without a readable auto_explain log, with the reason.
+    pub missing: Vec<String>,
+}
+
+/// Adds `p` into `into`: counts summed, rows and loops averaged by runs.
+fn merge(into: &mut Vec<PlanSeen>, p: PlanSeen) {
+    let Some(q) = into.iter_mut().find(|q| q.fingerprint == p.fingerprint) else {
+        into.push(p);
+        return;
+    };
+    let (wa, wb) = (q.count as f64, p.count as f64);
+    for (x, y) in q.nodes.iter_mut().zip(&p.nodes) {
+        let avg = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some((a * wa + b * wb) / (wa + wb)),
+            (a, b) => a.or(b),
+        };
+        x.rows = avg(x.rows, y.rows);
+        x.loops = avg(x.loops, y.loops);
+    }
+    q.count += p.count;
+}
+
+/// The plans of a pass's runs.
+pub fn book(dirs: &[&PassDir]) -> Book {
+    let mut b = Book::default();
+    for d in dirs {
+        let file = d.file(layout::AUTO_EXPLAIN);
+        if !file.exists() {
+            b.missing.push(format!("{}: no {}", d.name, layout::AUTO_EXPLAIN));
+            continue;
+        }
+        match evalbench_decode::explain::decode(&file, &mut |_| {}) {
+            Ok(s) => {
+                for st in s.by_statement {
+                    let e = b.statements.entry(st.statement).or_default();
+                    for p in st.plans {
+                        merge(e, p);
+                    }
+                }
+            }
+            Err(e) => b.missing.push(e.to_string()),
+        }
+    }
+    for plans in b.statements.values_mut() {
+        plans.sort_by(|x, y| y.count.cmp(&x.count).then_with(|| x.fingerprint.cmp(&y.fingerprint)));
+    }
+    b
+}
+
+fn side(plans: &[PlanSeen]) -> Option<Side> {
+    let top = plans.first()?;
+    Some(Side {
+        fingerprint: top.fingerprint.clone(),
+        nodes: top.nodes.clone(),
+        count: top.count,
+        of: plans.iter().map(|p| p.count).sum(),
+        differs: vec![false; top.nodes.len()],
+    })
+}
+
+/// Cells of the LCS table past which nodes are matched by position instead.
+const MAX_CELLS: usize = 4 << 20;
+
+/// Marks the nodes of `a` and `b` that the other plan does not have.
+fn mark(a: &mut Side, b: &mut Side) {
+    let key = |n: &Node| (n.depth, n.label(), n.role.clone());
+    let ka: Vec<_> = a.nodes.iter().map(key).collect();
+    let kb: Vec<_> = b.nodes.iter().map(key).collect();
+    let (n, m) = (ka.len(), kb.len());
+    if n * m > MAX_CELLS {
+        for i in 0..n.max(m) {
+            let same = i < n && i < m && ka[i] == kb[i];
+            if i < n {
+                a.differs[i] = !same;
+            }
+            if i < m {
+                b.differs[i] = !same;
+            }
+        }
+        return;
+    }
+    // Suffix LCS lengths, then one walk from the front.
+    let mut t = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            t[at(i, j)] = if ka[i] == kb[j] { t[at(i + 1, j + 1)] + 1 } else { t[at(i + 1, j)].max(t[at(i, j + 1)]) };
+        }
+    }
+    a.differs.iter_mut().for_each(|d| *d = true);
+    b.differs.iter_mut().for_each(|d| *d = true);
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if ka[i] == kb[j] {
+            a.differs[i] = false;
+            b.differs[j] = false;
+            i += 1;
+            j += 1;
+        } else if t[at(i + 1, j)] >= t[at(i, j + 1)] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+}
+
+/// Every statement either side planned, the changes first.
+pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
+    let empty = Vec::new();
+    let names: std::collections::BTreeSet<&String> = a.statements.keys().chain(b.statements.keys()).collect();
+    let mut rows: Vec<PlanRow> = names
+        .into_iter()
+        .map(|st| {
+            let pa = a.statements.get(st).unwrap_or(&empty);
+            let pb = b.statements.get(st).unwrap_or(&empty);
+            let (mut sa, mut sb) = (side(pa), side(pb));
+            if let (Some(x), Some(y)) = (&mut sa, &mut sb) {
+                mark(x, y);
+            }
+            let has = |ps: &[PlanSeen], fp: &str| ps.iter().any(|p| p.fingerprint == fp);
+            let gained: Vec<String> = pb.iter().filter(|p| !has(pa, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
+            let lost: Vec<String> = pa.iter().filter(|p| !has(pb, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
+            let change = match (&sa, &sb) {
+                (None, _) => Change::New,
+                (_, None) => Change::Gone,
+                (Some(x), Some(y)) if x.fingerprint != y.fingerprint => Change::Changed,
+                _ if !gained.is_empty() || !lost.is_empty() => Change::PlansDiffer,
+                _ => Change::Same,
+            };
+            PlanRow { statement: st.clone(), a: sa, b: sb, changed: change == Change::Changed, change, gained, lost, statement_verdict: None }
+        })
+        .collect();
+    rows.sort_by_key(|r| r.change as u8);
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(depth: u32, op: &str) -> Node {
+        Node { depth, op: op.into(), target: None, alias: None, index: None, role: None, rows: None, loops: None, details: vec![] }
+    }
+
+    #[test]
+    fn the_nodes_that_differ_are_marked() {
+        let side = |ops: &[(u32, &str)]| {
+            let nodes: Vec<Node> = ops.iter().map(|(d, o)| node(*d, o)).collect();
+            Side { fingerprint: String::new(), count: 1, of: 1, differs: vec![false; nodes.len()], nodes }
+        };
+        let mut a = side(&[(0, "Hash Join"), (1, "Seq Scan"), (1, "Hash"), (2, "Seq Scan")]);
+        let mut b = side(&[(0, "Nested Loop"), (1, "Seq Scan"), (1, "Index Scan")]);
+        mark(&mut a, &mut b);
+        assert_eq!(a.differs, vec![true, false, true, true]);
+        assert_eq!(b.differs, vec![true, false, true]);
+    }
+
+    fn plan(fp: &str, count: u64, rows: f64) -> PlanSeen {
+        let node = Node {
+            depth: 0,
+            op: "Seq Scan".into(),
+            target: Some("t".into()),
+            alias: None,
+            index: None,
+            role: None,
+            rows: Some(rows),
+            loops: Some(1.0),
+            details: vec![],
+        };
+        PlanSeen { fingerprint: fp.into(), count, nodes: vec![node] }
+    }
+
+    fn book_of(items: &[(&str, Vec<PlanSeen>)]) -> Book {
+        let mut b = Book::default();
+        for (st, ps) in items {
+            for p in ps {
+                merge(b.statements.entry(st.to_string()).or_default(), p.clone());
+            }
+        }
+        for ps in b.statements.values_mut() {
+            ps.sort_by(|x, y| y.count.cmp(&x.count).then_with(|| x.fingerprint.cmp(&y.fingerprint)));
+        }
+        b
+    }
+
+    #[test]
+    fn each_kind_of_change_is_told_apart() {
+        let a = book_of(&[
+            ("s1", vec![plan("aa", 9, 1.0)]),
+            ("s2", vec![plan("aa", 9, 1.0), plan("bb", 1, 1.0)]),
+            ("s3", vec![plan("aa", 5, 1.0)]),
+            ("gone", vec![plan("aa", 1, 1.0)]),
+            ("same", vec![plan("cc", 3, 1.0), plan("cc", 3, 3.0)]),
+        ]);
+        let b = book_of(&[
+            ("s1", vec![plan("bb", 6, 1.0), plan("aa", 4, 1.0)]),
+            ("s2", vec![plan("aa", 10, 1.0)]),
+            ("s3", vec![plan("aa", 5, 1.0)]),
+            ("new", vec![plan("aa", 1, 1.0)]),
+            ("same", vec![plan("cc", 6, 2.0)]),
+        ]);
+        let rows = compare(&a, &b);
+        let kind = |s: &str| rows.iter().find(|r| r.statement == s).unwrap().change;
+        assert_eq!(kind("s1"), Change::Changed);
+        let s1 = rows.iter().find(|r| r.statement == "s1").unwrap();
+        assert_eq!(s1.a.as_ref().unwrap().differs, vec![false], "same node, other fingerprint: nothing to mark");
+        assert_eq!(kind("s2"), Change::PlansDiffer);
+        assert_eq!(kind("s3"), Change::Same);
+        assert_eq!(kind("new"), Change::New);
+        assert_eq!(kind("gone"), Change::Gone);
+        assert_eq!(rows[0].statement, "s1", "changes first");
+        let same = rows.iter().find(|r| r.statement == "same").unwrap();
+        assert_eq!(same.a.as_ref().unwrap().count, 6);
+        assert_eq!(same.a.as_ref().unwrap().nodes[0].rows, Some(2.0), "rows averaged by runs");
+        assert_eq!(rows.iter().filter(|r| r.changed).count(), 1);
+        let s2 = rows.iter().find(|r| r.statement == "s2").unwrap();
+        assert_eq!((s2.gained.len(), s2.lost.clone()), (0, vec!["bb".to_string()]));
+    }
+}
