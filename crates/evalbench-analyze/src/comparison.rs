@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use evalbench_bundle::{layout, Bundle};
+use evalbench_bundle::{layout, Bundle, PassDir, RunInfo};
 use serde::Serialize;
 
 use crate::counters::{judge_counters, CounterVerdict};
@@ -54,6 +54,18 @@ pub struct PassComparison {
     /// Runs whose plans could not be read, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub plan_notes: Vec<String>,
+    /// PostgreSQL settings each side's first run was given (`--pg-setting`), as the server showed them.
+    pub pg_settings_a: BTreeMap<String, String>,
+    pub pg_settings_b: BTreeMap<String, String>,
+}
+
+/// The `--pg-setting`s of a pass's first run, from its run.json.
+fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
+    dirs.first()
+        .and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok())
+        .and_then(|r| r.runner)
+        .map(|r| r.pg_settings)
+        .unwrap_or_default()
 }
 
 /// Span and statement totals are in milliseconds; one family per kind and pass.
@@ -114,7 +126,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
             let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
             (Some(plans::compare(&ka, &kb)), notes)
         };
-        out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc], plans, notes));
+        let settings = (pg_settings(da), pg_settings(db));
+        out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc], plans, notes, settings));
     }
     // The headlines of the passes compared are one family: two passes tested
     // at 5% each would call identical inputs changed in one pair of ten.
@@ -123,9 +136,10 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
     let mut out: Vec<PassComparison> = out
         .into_iter()
         .zip(walls)
-        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families, plans, plan_notes), (_, wall))| {
+        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families, plans, plan_notes, settings), (_, wall))| {
             families.insert(0, head.clone());
-            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families, plans, plan_notes }
+            let (pg_settings_a, pg_settings_b) = settings;
+            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families, plans, plan_notes, pg_settings_a, pg_settings_b }
         })
         .collect();
     // A changed plan beside its statement's time: the clean pass of the same

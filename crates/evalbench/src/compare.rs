@@ -40,6 +40,10 @@ pub struct Args {
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
     #[arg(long, default_value_t = 50.0, value_name = "US")]
     pub min_abs_us: f64,
+    /// Also write the whole comparison as one self-contained page, DIR/index.html: passes,
+    /// spans, statements, nix's counters and, for instrumented passes, both sides' plans.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub unpack: crate::size::MaxUnpacked,
 }
@@ -56,6 +60,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         crate::Format::Text => evalbench_report::output::compare::text(&out, a.top),
         crate::Format::Markdown => evalbench_report::output::compare::markdown(&a.a.display().to_string(), &a.b.display().to_string(), &out, a.top),
     };
+    if let Some(dir) = &a.html {
+        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir)?;
+        eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
+    }
     crate::emit(&text)?;
     if let Some(pct) = a.fail_on_regression {
         if out.iter().any(|c| c.wall.kind == Kind::Slower && c.wall.change_pct >= pct) {

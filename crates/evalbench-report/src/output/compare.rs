@@ -19,6 +19,9 @@ pub fn text(out: &[PassComparison], top: usize) -> String {
     for c in out {
         let label = if instrumented(c) { "  (instrumented: distorted timings)" } else { "" };
         let _ = writeln!(t, "{} ({} runs) vs {} ({} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
+        if !c.pg_settings_a.is_empty() || !c.pg_settings_b.is_empty() {
+            let _ = writeln!(t, "  PostgreSQL settings: A {}; B {}", settings(&c.pg_settings_a), settings(&c.pg_settings_b));
+        }
         let _ = writeln!(t, "  evaluated: {}", c.wall.text);
         if !c.counters.is_empty() {
             let same = c.counters.iter().filter(|v| v.kind == Kind::Same).count();
@@ -53,6 +56,15 @@ pub fn text(out: &[PassComparison], top: usize) -> String {
         let _ = writeln!(t, "note: {p}");
     }
     t
+}
+
+/// `--pg-setting`s as one phrase: "enable_seqscan=off, work_mem=64MB" or "defaults".
+pub fn settings(s: &std::collections::BTreeMap<String, String>) -> String {
+    if s.is_empty() {
+        "defaults".into()
+    } else {
+        s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+    }
 }
 
 fn verdict_rows(rows: &[Row], top: usize) -> Vec<Vec<String>> {
@@ -96,6 +108,14 @@ pub fn markdown(a: &str, b: &str, out: &[PassComparison], top: usize) -> String 
     }
     for c in out {
         let _ = writeln!(t, "### {}\n", super::markdown::cell(&c.pass_a));
+        if !c.pg_settings_a.is_empty() || !c.pg_settings_b.is_empty() {
+            let _ = writeln!(
+                t,
+                "PostgreSQL settings: A {}; B {}\n",
+                super::markdown::cell(&settings(&c.pg_settings_a)),
+                super::markdown::cell(&settings(&c.pg_settings_b))
+            );
+        }
         if !c.counters.is_empty() {
             let _ = writeln!(t, "nix's counters (exact unless marked):\n");
             let rows: Vec<Vec<String>> = c

@@ -1,0 +1,228 @@
+//! `evalbench compare A B --html DIR`: the whole comparison as one
+//! self-contained page (inline CSS, no script, the Content-Security-Policy
+//! of `inspect`): the passes' evaluated seconds, then per pass nix's
+//! counters, its spans, its statements and, for instrumented passes, its
+//! plans. A changed plan is drawn as both trees side by side, the nodes the
+//! other side lacks marked, every node's details in its hover title.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use evalbench_analyze::comparison::{PassComparison, Row};
+use evalbench_analyze::plans::{Change, PlanRow, Side};
+use evalbench_analyze::verdict::{pct, Kind};
+
+use crate::html::{escape as esc, file_safe, shell_head};
+use crate::output::compare::settings;
+use crate::output::plans::{statement_change, tally};
+use crate::ReportError;
+
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:8px 24px 48px;color:#222}\
+h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}\
+th{background:#f0f0f4;text-align:left}td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}\
+td.slower,td.more{color:#a21}td.faster,td.less{color:#164}code{white-space:pre-wrap;word-break:break-word;font-size:12px}\
+.plans{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:6px 0 18px}.tree{border:1px solid #ddd;padding:6px;overflow-x:auto}\
+.tree h4{margin:0 0 4px;font-size:12px;color:#445}.node{font:12px/1.6 ui-monospace,monospace;white-space:nowrap}\
+.node.differs{background:#fde8c8;outline:1px solid #e8a040}.node .rl{color:#778;margin-left:8px}.node .role{color:#558}\
+.change{margin-top:18px;border-top:1px solid #eee;padding-top:6px}";
+
+/// What was written.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Written {
+    pub page: PathBuf,
+    pub page_bytes: u64,
+    pub passes: usize,
+    /// Statements whose most frequent plan changed, over all passes.
+    pub plans_changed: usize,
+}
+
+fn verdict_table(body: &mut String, rows: &[Row], unit: &str) {
+    body.push_str("<table><tr><th>what</th><th>A (median)</th><th>B (median)</th><th>change</th><th>verdict</th><th>p (Holm)</th></tr>");
+    for r in rows {
+        let v = &r.verdict;
+        let _ = write!(
+            body,
+            "<tr><td><code>{}</code></td><td class=\"n\">{:.3} {unit}</td><td class=\"n\">{:.3} {unit}</td><td class=\"n\">{}</td><td class=\"{}\" title=\"{}\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&r.what),
+            v.a.median,
+            v.b.median,
+            esc(&pct(v.change_pct, v.a.median, v.b.median)),
+            kind_class(v.kind),
+            esc(&v.text),
+            esc(v.kind.as_str()),
+            v.p_adjusted.map(|p| format!("{p:.4}")).unwrap_or_else(|| "–".into())
+        );
+    }
+    body.push_str("</table>");
+}
+
+fn kind_class(k: Kind) -> &'static str {
+    match k {
+        Kind::Slower => "slower",
+        Kind::Faster => "faster",
+        Kind::More => "more",
+        Kind::Less => "less",
+        _ => "",
+    }
+}
+
+fn count(x: f64) -> String {
+    if x.fract() == 0.0 || x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// One side's tree: a line per node, indented by depth, details in the title.
+fn tree(body: &mut String, who: &str, s: Option<&Side>) {
+    let _ = write!(body, "<div class=\"tree\">");
+    let Some(s) = s else {
+        let _ = write!(body, "<h4>{who}: not run</h4></div>");
+        return;
+    };
+    let _ = write!(body, "<h4>{who}: plan {} in {} of {} runs</h4>", esc(&s.fingerprint), s.count, s.of);
+    for (n, differs) in s.nodes.iter().zip(&s.differs) {
+        let mut title = n.label();
+        if let Some(r) = &n.role {
+            title = format!("{r}\n{title}");
+        }
+        for d in &n.details {
+            title.push('\n');
+            title.push_str(d);
+        }
+        let actual = match (n.rows, n.loops) {
+            (Some(r), Some(l)) => format!("<span class=\"rl\">rows={} × loops={}</span>", count(r), count(l)),
+            _ => String::new(),
+        };
+        let role = n.role.as_deref().map(|r| format!("<span class=\"role\">[{}]</span> ", esc(r))).unwrap_or_default();
+        let _ = write!(
+            body,
+            "<div class=\"node{}\" style=\"padding-left:{}em\" title=\"{}\">{}{role}{}{actual}</div>",
+            if *differs { " differs" } else { "" },
+            (n.depth as f64 * 1.5).min(60.0),
+            esc(&title),
+            if n.depth > 0 { "→ " } else { "" },
+            esc(&n.label())
+        );
+    }
+    body.push_str("</div>");
+}
+
+fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
+    let _ = write!(
+        body,
+        "<h3 id=\"{}-plans\">Plans</h3><p class=\"note\">From auto_explain in each run; a statement's plan is its most frequent one. \
+         Marked nodes are not in the other side's plan. Hover a node for its details.</p><p>{}</p>",
+        esc(&file_safe(&c.pass_a)),
+        esc(&tally(rows))
+    );
+    for n in &c.plan_notes {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
+    }
+    for r in rows.iter().filter(|r| r.change != Change::Same) {
+        let _ = write!(
+            body,
+            "<div class=\"change\" data-change=\"{}\"><b>{}</b>: <code>{}</code><br><span class=\"note\">{}</span>",
+            esc(&format!("{:?}", r.change).to_lowercase()),
+            esc(r.change.as_str()),
+            esc(&r.statement),
+            esc(&statement_change(r, c))
+        );
+        if !r.gained.is_empty() || !r.lost.is_empty() {
+            let _ = write!(body, "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>", esc(&or_none(&r.gained)), esc(&or_none(&r.lost)));
+        }
+        body.push_str("<div class=\"plans\">");
+        tree(body, "A", r.a.as_ref());
+        tree(body, "B", r.b.as_ref());
+        body.push_str("</div></div>");
+    }
+}
+
+fn or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Writes `out/index.html`.
+pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> Result<Written, ReportError> {
+    std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
+    let title = format!("evalbench compare: {} against {}", b.display(), a.display());
+    let mut body = shell_head(&title, CSS);
+    let _ = write!(body, "<h1>{}</h1><p>A: <code>{}</code><br>B: <code>{}</code></p>", esc(&title), esc(&a.display().to_string()), esc(&b.display().to_string()));
+    body.push_str("<h2>Passes</h2><table><tr><th>pass</th><th>runs A / B</th><th>PostgreSQL settings A / B</th><th>evaluated A (s)</th><th>evaluated B (s)</th><th>change</th><th>verdict</th></tr>");
+    for c in out_passes {
+        let _ = write!(
+            body,
+            "<tr><td><a href=\"#{}\">{}</a></td><td class=\"n\">{} / {}</td><td>{} / {}</td><td class=\"n\">{:.3}</td><td class=\"n\">{:.3}</td><td class=\"n\">{}</td><td class=\"{}\" title=\"{}\">{}</td></tr>",
+            esc(&file_safe(&c.pass_a)),
+            esc(&c.pass_a),
+            c.runs_a,
+            c.runs_b,
+            esc(&settings(&c.pg_settings_a)),
+            esc(&settings(&c.pg_settings_b)),
+            c.wall.a.median,
+            c.wall.b.median,
+            esc(&pct(c.wall.change_pct, c.wall.a.median, c.wall.b.median)),
+            kind_class(c.wall.kind),
+            esc(&c.wall.text),
+            esc(c.wall.kind.as_str())
+        );
+    }
+    body.push_str("</table>");
+    if let Some(p) = out_passes.first().and_then(|c| c.families[0].power.as_ref()) {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
+    }
+    let mut changed = 0;
+    for c in out_passes {
+        let instrumented = c.plans.is_some();
+        let _ = write!(
+            body,
+            "<h2 id=\"{}\">{}{}</h2>",
+            esc(&file_safe(&c.pass_a)),
+            esc(&c.pass_a),
+            if instrumented { " <small>(instrumented: timings distorted by perf, strace and auto_explain)</small>" } else { "" }
+        );
+        if !c.counters.is_empty() {
+            body.push_str("<h3>nix's counters</h3><table><tr><th>counter</th><th>A</th><th>B</th><th>change</th><th>verdict</th></tr>");
+            for v in &c.counters {
+                let n = |x: &serde_json::Value| x.as_f64().map(evalbench_analyze::counters::grouped).unwrap_or_default();
+                let _ = write!(
+                    body,
+                    "<tr><td>{}{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"{}\" title=\"{}\">{}</td></tr>",
+                    esc(&v.name),
+                    if v.exact { "" } else { " (judged like a time)" },
+                    esc(&n(&v.a)),
+                    esc(&n(&v.b)),
+                    v.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_else(|| "–".into()),
+                    kind_class(v.kind),
+                    esc(&v.text),
+                    esc(v.kind.as_str())
+                );
+            }
+            body.push_str("</table>");
+        }
+        // Plans before the spans: an instrumented pass's timings are shapes only.
+        if let Some(rows) = &c.plans {
+            changed += rows.iter().filter(|r| r.changed).count();
+            plans(&mut body, c, rows);
+        }
+        for (k, (title, rows)) in [("Spans (total per run)", &c.spans), ("Statements (pg_stat_statements, total per run)", &c.statements)].into_iter().enumerate() {
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = write!(body, "<h3>{}</h3>", esc(title));
+            if let Some(p) = &c.families[k + 1].power {
+                let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
+            }
+            verdict_table(&mut body, rows, "ms");
+        }
+    }
+    body.push_str("</body></html>\n");
+    let page = out.join("index.html");
+    evalbench_bundle::write_atomic(&page, body.as_bytes())?;
+    Ok(Written { page, page_bytes: body.len() as u64, passes: out_passes.len(), plans_changed: changed })
+}
