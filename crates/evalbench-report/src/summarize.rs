@@ -31,6 +31,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         repeats: Vec::new(),
         not_summarized: Vec::new(),
         nix_stats: Vec::new(),
+        pg_settings: Vec::new(),
         warnings: Vec::new(),
     };
     let mut usable = 0usize;
@@ -43,6 +44,9 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         summary.warnings.extend(data.warnings.iter().cloned().map(|w| relative(w, &bundle.root)));
         if spans > 0 || data.run.is_some() {
             usable += 1;
+        }
+        if let Some(set) = data.run.as_ref().and_then(|r| r.runner.as_ref()).map(|r| &r.pg_settings).filter(|s| !s.is_empty()) {
+            summary.pg_settings.push(crate::summary::PassSettings { pass: pass.name.clone(), settings: set.clone() });
         }
         if let Some(c) = evalbench_analyze::counters::of_pass(&data) {
             summary.nix_stats.push(PassCounters { pass: pass.name.clone(), counters: evalbench_bundle::nix_stats::to_json(&c) });

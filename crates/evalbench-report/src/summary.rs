@@ -109,7 +109,15 @@ pub struct Summary {
     /// nix's counters of every pass that has them, instrumented ones too:
     /// counts are not distorted by the captures that distort times.
     pub nix_stats: Vec<PassCounters>,
+    /// The PostgreSQL settings of every pass given some (`--pg-setting`), as the server showed them.
+    pub pg_settings: Vec<PassSettings>,
     pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassSettings {
+    pub pass: String,
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -167,6 +175,18 @@ impl Summary {
         let mut t = String::new();
         let _ = writeln!(t, "evalbench summary of {}", self.bundle);
         let _ = writeln!(t, "Clean passes only: perf, strace and auto_explain distort the timings of instrumented passes.");
+        // One line per distinct set of settings, with the passes that ran with it.
+        let mut sets: Vec<(String, Vec<&str>)> = Vec::new();
+        for p in &self.pg_settings {
+            let set = p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+            match sets.iter_mut().find(|(s, _)| *s == set) {
+                Some((_, passes)) => passes.push(&p.pass),
+                None => sets.push((set, vec![&p.pass])),
+            }
+        }
+        for (set, passes) in sets {
+            let _ = writeln!(t, "PostgreSQL ran with {set} (--pg-setting) in {}.", passes.join(", "));
+        }
         for p in &self.passes {
             let _ = writeln!(t);
             let temp = if p.cold { "cold: empty eval cache" } else { "warm: eval cache from the previous pass" };

@@ -16,7 +16,7 @@ const SIDE_BY_SIDE: usize = 30;
 
 pub fn overview(page: &mut Page, passes: &[PassView]) {
     page.h2("passes", "All passes");
-    page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>evaluation_metric</th></tr>");
+    page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>PostgreSQL settings</th><th>evaluation_metric</th></tr>");
     for p in passes {
         let evaluated = p.run().and_then(|r| r.evaluated_s).map(|s| format!("{s:.3} s")).unwrap_or_else(|| "unknown".into());
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
@@ -26,9 +26,15 @@ pub fn overview(page: &mut Page, passes: &[PassView]) {
             }
             _ => "none".into(),
         };
+        let settings = p
+            .run()
+            .and_then(|r| r.runner.as_ref())
+            .map(|r| r.pg_settings.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "defaults".into());
         let _ = write!(
             page.body,
-            "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td><small>{}</small></td></tr>",
+            "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
             if p.clean { "clean" } else { "distorted" },
             esc(&file_safe(&p.name)),
             esc(&p.name),
@@ -37,6 +43,7 @@ pub fn overview(page: &mut Page, passes: &[PassView]) {
             esc(&wall),
             esc(&offset_line(p)),
             p.data.span_count(),
+            esc(&settings),
             esc(&metric)
         );
     }
@@ -80,6 +87,10 @@ pub fn pass_header(page: &mut Page, p: &PassView) {
         page.body.push_str(
             "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>",
         );
+    }
+    if let Some(set) = p.run().and_then(|r| r.runner.as_ref()).map(|r| &r.pg_settings).filter(|s| !s.is_empty()) {
+        let set: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = write!(page.body, "<p>PostgreSQL ran with <code>{}</code> (<code>--pg-setting</code>).</p>", esc(&set.join(" ")));
     }
     let off = p.run().and_then(|r| r.runner.as_ref()).map(|r| r.captures_off.as_slice()).unwrap_or(&[]);
     if !off.is_empty() {
