@@ -61,11 +61,7 @@ pub struct PassComparison {
 
 /// The `--pg-setting`s of a pass's first run, from its run.json.
 fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
-    dirs.first()
-        .and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok())
-        .and_then(|r| r.runner)
-        .map(|r| r.pg_settings)
-        .unwrap_or_default()
+    dirs.first().and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).and_then(|r| r.runner).map(|r| r.pg_settings).unwrap_or_default()
 }
 
 /// Span and statement totals are in milliseconds; one family per kind and pass.
@@ -139,7 +135,21 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
         .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families, plans, plan_notes, settings), (_, wall))| {
             families.insert(0, head.clone());
             let (pg_settings_a, pg_settings_b) = settings;
-            PassComparison { pass_a, pass_b, runs_a, runs_b, wall, spans, statements, counters, families, plans, plan_notes, pg_settings_a, pg_settings_b }
+            PassComparison {
+                pass_a,
+                pass_b,
+                runs_a,
+                runs_b,
+                wall,
+                spans,
+                statements,
+                counters,
+                families,
+                plans,
+                plan_notes,
+                pg_settings_a,
+                pg_settings_b,
+            }
         })
         .collect();
     // A changed plan beside its statement's time: the clean pass of the same

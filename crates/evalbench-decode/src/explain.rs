@@ -206,9 +206,10 @@ impl Book {
     fn add(&mut self, p: Plan, tree: Option<Tree>) {
         self.plans += 1;
         let key = normalize_sql(&p.query);
-        let (st, seen) = self.statements.entry(key.clone()).or_insert_with(|| {
-            (StatementPlans { statement: key, count: 0, total_ms: 0.0, max_ms: 0.0, plans: Vec::new() }, HashMap::new())
-        });
+        let (st, seen) = self
+            .statements
+            .entry(key.clone())
+            .or_insert_with(|| (StatementPlans { statement: key, count: 0, total_ms: 0.0, max_ms: 0.0, plans: Vec::new() }, HashMap::new()));
         st.count += 1;
         st.total_ms += p.duration_ms;
         st.max_ms = st.max_ms.max(p.duration_ms);

@@ -377,8 +377,14 @@ mod tests {
         let node = |v: Value| Tree::from_json(&v).unwrap().nodes[0].label();
         assert_eq!(node(serde_json::json!({"Node Type": "Aggregate", "Strategy": "Hashed", "Partial Mode": "Partial"})), "Partial HashAggregate");
         assert_eq!(node(serde_json::json!({"Node Type": "Nested Loop", "Join Type": "Left"})), "Nested Loop Left Join");
-        assert_eq!(node(serde_json::json!({"Node Type": "ModifyTable", "Operation": "Insert", "Relation Name": "job", "Alias": "job"})), "Insert on job");
-        assert_eq!(node(serde_json::json!({"Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "t", "Alias": "x"})), "Parallel Seq Scan on t x");
+        assert_eq!(
+            node(serde_json::json!({"Node Type": "ModifyTable", "Operation": "Insert", "Relation Name": "job", "Alias": "job"})),
+            "Insert on job"
+        );
+        assert_eq!(
+            node(serde_json::json!({"Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "t", "Alias": "x"})),
+            "Parallel Seq Scan on t x"
+        );
         assert_eq!(node(serde_json::json!({"Node Type": "Subquery Scan", "Alias": "s"})), "Subquery Scan on s");
     }
 

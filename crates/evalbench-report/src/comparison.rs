@@ -130,7 +130,8 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
             esc(&statement_change(r, c))
         );
         if !r.gained.is_empty() || !r.lost.is_empty() {
-            let _ = write!(body, "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>", esc(&or_none(&r.gained)), esc(&or_none(&r.lost)));
+            let _ =
+                write!(body, "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>", esc(&or_none(&r.gained)), esc(&or_none(&r.lost)));
         }
         body.push_str("<div class=\"plans\">");
         tree(body, "A", r.a.as_ref());
@@ -152,7 +153,13 @@ pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> 
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let title = format!("evalbench compare: {} against {}", b.display(), a.display());
     let mut body = shell_head(&title, CSS);
-    let _ = write!(body, "<h1>{}</h1><p>A: <code>{}</code><br>B: <code>{}</code></p>", esc(&title), esc(&a.display().to_string()), esc(&b.display().to_string()));
+    let _ = write!(
+        body,
+        "<h1>{}</h1><p>A: <code>{}</code><br>B: <code>{}</code></p>",
+        esc(&title),
+        esc(&a.display().to_string()),
+        esc(&b.display().to_string())
+    );
     body.push_str("<h2>Passes</h2><table><tr><th>pass</th><th>runs A / B</th><th>PostgreSQL settings A / B</th><th>evaluated A (s)</th><th>evaluated B (s)</th><th>change</th><th>verdict</th></tr>");
     for c in out_passes {
         let _ = write!(
@@ -210,7 +217,9 @@ pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> 
             changed += rows.iter().filter(|r| r.changed).count();
             plans(&mut body, c, rows);
         }
-        for (k, (title, rows)) in [("Spans (total per run)", &c.spans), ("Statements (pg_stat_statements, total per run)", &c.statements)].into_iter().enumerate() {
+        for (k, (title, rows)) in
+            [("Spans (total per run)", &c.spans), ("Statements (pg_stat_statements, total per run)", &c.statements)].into_iter().enumerate()
+        {
             if rows.is_empty() {
                 continue;
             }

@@ -122,9 +122,8 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
         let _ = writeln!(t, "**{}**: {}\n", r.change.as_str(), cell(&r.statement));
         let _ = writeln!(t, "{}\n", cell(&statement_change(r, c)));
         let (la, lb) = (lines(r.a.as_ref()), lines(r.b.as_ref()));
-        let body: Vec<Vec<String>> = (0..la.len().max(lb.len()))
-            .map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()])
-            .collect();
+        let body: Vec<Vec<String>> =
+            (0..la.len().max(lb.len())).map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()]).collect();
         table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], "ll", &body);
     }
 }

@@ -1,0 +1,306 @@
+//! Plan comparison against the truth: the hello flake run twice
+//! cold-instrumented, the second with `--pg-setting enable_seqscan=off`;
+//! `compare` must call "plan changed" exactly the statements whose plans
+//! EXPLAIN says the setting changes, asked of a real server with the same
+//! statement texts under both settings. Same settings on both sides: no
+//! plan changed. And the page, in a real browser.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use common::browser::{browse, no_console, no_network};
+use common::*;
+use serde_json::Value;
+
+fn workdir(prefix: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new().prefix(prefix).tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    tmp
+}
+
+/// One cold-instrumented pass of the hello flake on its own lab.
+fn run(tmp: &Path, name: &str, settings: &[&str]) -> PathBuf {
+    let out = tmp.join(name);
+    let mut cmd = evalbench();
+    cmd.args(["run", "--passes", "cold-instrumented", "--no-report", "--no-perf", "--no-strace", "--out"])
+        .arg(&out)
+        .arg("--lab-dir")
+        .arg(tmp.join(format!("lab-{name}")));
+    for s in settings {
+        cmd.args(["--pg-setting", s]);
+    }
+    run_ok(&mut cmd);
+    out
+}
+
+/// The plan as the test reads EXPLAIN's JSON itself, independently of the
+/// tool: node types, join types, strategies, relations, aliases, indexes,
+/// sub-plan relationships, nested as the plan nests them.
+fn shape(v: &Value) -> String {
+    let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
+    let children: Vec<String> = v["Plans"].as_array().map(|a| a.iter().map(shape).collect()).unwrap_or_default();
+    format!(
+        "{}|{}|{}|{}|{}|{}|{}|{}({})",
+        s("Node Type"),
+        s("Join Type"),
+        s("Strategy"),
+        s("Operation"),
+        s("Relation Name"),
+        s("Alias"),
+        s("Index Name"),
+        s("Parent Relationship"),
+        children.join(",")
+    )
+}
+
+/// Every execution the server logged (`log_min_duration_statement=0`):
+/// the statement text and its parameters, as PostgreSQL printed them.
+fn executions(bundle: &Path) -> Vec<(String, Vec<Option<String>>)> {
+    let log = std::fs::read_to_string(bundle.join("cold-instrumented/pg/auto_explain.log")).unwrap();
+    let mut out: Vec<(String, Vec<Option<String>>)> = Vec::new();
+    let mut open: Option<String> = None;
+    for line in log.lines() {
+        if let Some(cont) = line.strip_prefix('\t') {
+            if let Some(q) = &mut open {
+                q.push('\n');
+                q.push_str(cont);
+            }
+            continue;
+        }
+        if let Some(q) = open.take() {
+            let params = line.split_once("DETAIL:  parameters: ").map(|(_, p)| parameters(p)).unwrap_or_default();
+            out.push((q, params));
+        }
+        if let Some((_, rest)) = line.split_once(" ms  execute ") {
+            open = rest.split_once(": ").map(|(_, q)| q.to_string());
+        }
+    }
+    out
+}
+
+/// "$1 = 'a''b', $2 = NULL" as values.
+fn parameters(s: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some((_, after)) = rest.split_once(" = ") {
+        if let Some(r) = after.strip_prefix("NULL") {
+            out.push(None);
+            rest = r;
+            continue;
+        }
+        let body = after.strip_prefix('\'').expect("a quoted value");
+        let mut v = String::new();
+        let mut chars = body.char_indices().peekable();
+        let mut end = body.len();
+        while let Some((i, c)) = chars.next() {
+            if c == '\'' {
+                if chars.peek().map(|x| x.1) == Some('\'') {
+                    chars.next();
+                    v.push('\'');
+                    continue;
+                }
+                end = i + 1;
+                break;
+            }
+            v.push(c);
+        }
+        out.push(Some(v));
+        rest = &body[end..];
+    }
+    out
+}
+
+fn literal(v: &Option<String>) -> String {
+    match v {
+        Some(s) => format!("'{}'", s.replace('\'', "''")),
+        None => "NULL".into(),
+    }
+}
+
+/// EXPLAIN of every execution with its own parameters (a custom plan, as
+/// the run's once-executed statements had), in one psql session on the
+/// lab's server, under `setting`: the shape of each, in order.
+fn explain_all(lab: &Path, runs: &[(String, Vec<Option<String>>)], setting: &str) -> Vec<String> {
+    let st = read_json(&lab.join("lab.json"));
+    let mut script = format!("SET enable_seqscan = {setting};\n");
+    for (i, (text, params)) in runs.iter().enumerate() {
+        let args = if params.is_empty() { String::new() } else { format!("({})", params.iter().map(literal).collect::<Vec<_>>().join(", ")) };
+        script.push_str(&format!(
+            "\\echo @@{i}\nPREPARE evalbench_q AS {text};\nEXPLAIN (FORMAT JSON) EXECUTE evalbench_q{args};\nDEALLOCATE evalbench_q;\n"
+        ));
+    }
+    let file = lab.join(format!("explain-{setting}.sql"));
+    std::fs::write(&file, script).unwrap();
+    let out = run_ok(
+        std::process::Command::new("/usr/lib/postgresql/15/bin/psql")
+            .arg("-h")
+            .arg(lab.join("pg/sock"))
+            .args(["-p", &st["pg_port"].to_string(), "-U", "postgres", "-d", "gradient", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-f"])
+            .arg(&file),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let shapes: Vec<String> = text
+        .split("@@")
+        .skip(1)
+        .map(|part| {
+            let json = part.split_once('\n').map(|x| x.1).unwrap_or("");
+            let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("EXPLAIN output {json}: {e}"));
+            shape(&v[0]["Plan"])
+        })
+        .collect();
+    assert_eq!(shapes.len(), runs.len());
+    shapes
+}
+
+/// The most frequent of `shapes`, and whether another was as frequent.
+fn most_frequent(shapes: &[&String]) -> (String, bool) {
+    let mut n: BTreeMap<&String, usize> = BTreeMap::new();
+    for s in shapes {
+        *n.entry(s).or_default() += 1;
+    }
+    let top = n.values().copied().max().unwrap_or(0);
+    let best: Vec<&&String> = n.iter().filter(|(_, c)| **c == top).map(|(s, _)| s).collect();
+    (best[0].to_string(), best.len() > 1)
+}
+
+fn compare_json(a: &Path, b: &Path) -> Value {
+    let out = run_ok(evalbench().args(["compare", "--json"]).arg(a).arg(b));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn changed(v: &Value) -> BTreeSet<String> {
+    let plans = v["passes"][0]["plans"].as_array().expect("an instrumented pass has plans");
+    plans.iter().filter(|p| p["changed"] == true).map(|p| p["statement"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn plan_changes_are_exactly_those_explain_sees() {
+    let tmp = workdir("evalbench-plans-test.");
+    // Without autovacuum: an ANALYZE it starts part of the way through a
+    // cold run changes the planner's statistics at a moment EXPLAIN
+    // afterwards cannot replay; without it the tables stay unanalyzed, as
+    // EXPLAIN finds them.
+    // log_min_duration_statement=0 logs every execution with its parameters,
+    // which the truth below needs: a plan depends on them (`drv_path =
+    // ANY($1)` is a Seq Scan for 32 paths and a Bitmap Heap Scan for 4).
+    const BOTH: [&str; 2] = ["autovacuum=off", "log_min_duration_statement=0"];
+    let a = run(tmp.path(), "a", &BOTH);
+    let b = run(tmp.path(), "b", &[BOTH[0], BOTH[1], "enable_seqscan=off"]);
+    let a2 = run(tmp.path(), "a2", &BOTH);
+    let run_b = read_json(&b.join("cold-instrumented/run.json"));
+    assert_eq!(run_b["pg_settings"]["enable_seqscan"], "off", "run.json records the setting as the server showed it");
+    assert_eq!(
+        read_json(&a.join("cold-instrumented/run.json"))["pg_settings"],
+        serde_json::json!({"autovacuum": "off", "log_min_duration_statement": "0"})
+    );
+    let summary = std::fs::read_to_string(b.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("PostgreSQL ran with autovacuum=off enable_seqscan=off log_min_duration_statement=0 (--pg-setting) in cold-instrumented."),
+        "{summary}"
+    );
+
+    // The truth: every statement A ran, EXPLAINed with its own parameters on
+    // A's database under both settings; a statement's plan under a setting
+    // is its most frequent one, as compare's is.
+    let lab = tmp.path().join("lab-a");
+    run_ok(evalbench().args(["lab", "up", "--pg-setting", "autovacuum=off", "--lab-dir"]).arg(&lab));
+    let runs = executions(&a);
+    let in_b: BTreeSet<String> = executions(&b).into_iter().map(|(q, _)| evalbench_decode::normalize::normalize_sql(&q)).collect();
+    let (on, off) = (explain_all(&lab, &runs, "on"), explain_all(&lab, &runs, "off"));
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&lab));
+    let mut by_statement: BTreeMap<String, (Vec<&String>, Vec<&String>)> = BTreeMap::new();
+    for (i, (q, _)) in runs.iter().enumerate() {
+        let key = evalbench_decode::normalize::normalize_sql(q);
+        if in_b.contains(&key) {
+            let e = by_statement.entry(key).or_default();
+            e.0.push(&on[i]);
+            e.1.push(&off[i]);
+        }
+    }
+    let mut truth = BTreeSet::new();
+    for (key, (x, y)) in &by_statement {
+        let ((px, tx), (py, ty)) = (most_frequent(x), most_frequent(y));
+        assert!(!tx && !ty, "{key}: two plans equally frequent; the truth would be a coin toss");
+        if px != py {
+            truth.insert(key.clone());
+        }
+    }
+    assert!(runs.len() >= 500 && by_statement.len() >= 20, "{} executions of {} statements", runs.len(), by_statement.len());
+    assert!(!truth.is_empty(), "enable_seqscan=off changes some plans, says EXPLAIN");
+    eprintln!("EXPLAIN: {} executions of {} statements run on both sides; {} plans changed: {truth:#?}", runs.len(), by_statement.len(), truth.len());
+
+    let ab = compare_json(&a, &b);
+    assert_eq!(changed(&ab), truth, "compare's changed plans against EXPLAIN's");
+    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
+    assert!(text.contains(&format!("{} plan changed", truth.len())), "{text}");
+    assert!(
+        text.contains(
+            "PostgreSQL settings: A autovacuum=off, log_min_duration_statement=0; B autovacuum=off, enable_seqscan=off, log_min_duration_statement=0"
+        ),
+        "{text}"
+    );
+    for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["changed"] == true) {
+        assert_ne!(p["a"]["fingerprint"], p["b"]["fingerprint"]);
+        for side in ["a", "b"] {
+            let nodes = p[side]["nodes"].as_array().unwrap();
+            assert!(!nodes.is_empty() && p[side]["count"].as_u64().unwrap() >= 1);
+            assert_eq!(p[side]["differs"].as_array().unwrap().len(), nodes.len());
+            assert!(nodes.iter().all(|n| n["rows"].is_number() && n["loops"].is_number()), "actual rows × loops per node");
+        }
+    }
+
+    // A against A: the same settings, no plan changed.
+    let aa = compare_json(&a, &a2);
+    assert_eq!(changed(&aa), BTreeSet::new(), "A/A: no plan changed");
+
+    // The page, in a real browser: the changed plans' differing nodes marked,
+    // every node with a hover title, nothing run.
+    let html = tmp.path().join("page");
+    run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(&a).arg(&b));
+    let page = html.join("index.html");
+    let raw = std::fs::read_to_string(&page).unwrap();
+    assert!(!raw.to_ascii_lowercase().contains("<script"), "no script in the page");
+    assert!(raw.contains("Content-Security-Policy"));
+    // A screenshot for people, beside the report's (target/test-artifacts).
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    browse(&page, &tmp.path().join("shot"), Some(&artifacts.join("compare-plans.png")));
+    let seen = browse(&page, tmp.path(), None);
+    let dom = &seen.dom;
+    assert_eq!(dom.matches("data-change=\"changed\"").count(), truth.len(), "one drawing per changed plan");
+    for block in dom.split("data-change=\"changed\"").skip(1) {
+        let block = block.split("class=\"change\"").next().unwrap();
+        assert!(block.contains("class=\"node differs\""), "a changed plan has marked nodes: {block}");
+        assert!(block.contains("<h4>A: plan ") && block.contains("<h4>B: plan "), "two trees side by side");
+    }
+    let nodes = dom.matches("class=\"node").count();
+    let titled = dom.split("class=\"node").skip(1).filter(|n| n.split('>').next().unwrap().contains(" title=\"")).count();
+    assert!(nodes > 0 && titled == nodes, "{titled} of {nodes} nodes have a hover title");
+    no_console(&seen);
+    no_network(&seen);
+}
+
+#[test]
+fn a_setting_postgresql_does_not_know_is_refused_in_its_words() {
+    let tmp = workdir("evalbench-pgset-test.");
+    let lab = tmp.path().join("lab");
+    for (setting, said) in [
+        ("enable_foo=on", "unrecognized configuration parameter \"enable_foo\""),
+        ("enable_seqscan=maybe", "parameter \"enable_seqscan\" requires a Boolean value"),
+    ] {
+        let out = evalbench().args(["lab", "up", "--net", "off", "--pg-setting", setting, "--lab-dir"]).arg(&lab).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{setting}: {err}");
+        assert!(err.contains(said) && err.contains(setting), "{setting}: {err}");
+    }
+    for (setting, said) in [("port=5433", "the lab sets this itself"), ("no-equals", "expected NAME=VALUE")] {
+        let out = evalbench().args(["lab", "up", "--pg-setting", setting, "--lab-dir"]).arg(&lab).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{setting}: {err}");
+        assert!(err.contains(said), "{setting}: {err}");
+    }
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&lab));
+}
