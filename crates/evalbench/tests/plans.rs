@@ -2,8 +2,9 @@
 //! cold-instrumented, the second with `--pg-setting enable_seqscan=off`;
 //! `compare` must call "plan changed" exactly the statements whose plans
 //! EXPLAIN says the setting changes, asked of a real server with the same
-//! statement texts under both settings. Same settings on both sides: no
-//! plan changed. And the page, in a real browser.
+//! statements and parameters under both settings. Same settings on both
+//! sides: no plan changed, also when one side logged auto_explain's JSON
+//! format. And the page, in a real browser.
 
 mod common;
 
@@ -255,6 +256,15 @@ fn plan_changes_are_exactly_those_explain_sees() {
     // A against A: the same settings, no plan changed.
     let aa = compare_json(&a, &a2);
     assert_eq!(changed(&aa), BTreeSet::new(), "A/A: no plan changed");
+    // And A against itself logged in auto_explain's JSON format: one plan,
+    // one fingerprint, whichever format wrote it.
+    let j = run(tmp.path(), "json", &[BOTH[0], BOTH[1], "auto_explain.log_format=json"]);
+    let log = std::fs::read_to_string(j.join("cold-instrumented/pg/auto_explain.log")).unwrap();
+    assert!(log.contains("plan:\n\t{\n\t  \"Query Text\""), "the JSON format was logged");
+    let aj = compare_json(&a, &j);
+    assert_eq!(changed(&aj), BTreeSet::new(), "text against JSON: no plan changed");
+    let same = aj["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["a"]["fingerprint"] == p["b"]["fingerprint"]).count();
+    assert!(same >= 20, "{same} statements with one fingerprint in both formats");
 
     // The page, in a real browser: the changed plans' differing nodes marked,
     // every node with a hover title, nothing run.

@@ -141,6 +141,19 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let calls = read_json(&out.join("cold-clean/run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
     assert!(metrics.lines().any(|l| l == format!("evalbench.cold-clean.nix.nrFunctionCalls {calls} calls")), "{metrics}");
     assert!(!metrics.contains("instrumented"), "timings of instrumented passes are not metrics: {metrics}");
+    // Plans beside their statement's clean-pass time: the bundle against
+    // itself has every statement's plan the same, and each planned
+    // statement that pg_stat_statements also saw carries its verdict.
+    let cmp: serde_json::Value = serde_json::from_slice(&run_ok(evalbench().args(["compare", "--json"]).arg(&out).arg(&out)).stdout).unwrap();
+    let inst = cmp["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-instrumented").unwrap();
+    let clean = cmp["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();
+    assert!(clean.get("plans").is_none(), "clean passes log no plans");
+    let stmts: Vec<&str> = clean["statements"].as_array().unwrap().iter().map(|r| r["what"].as_str().unwrap()).collect();
+    let plans = inst["plans"].as_array().unwrap();
+    assert!(plans.len() >= 20 && plans.iter().all(|p| p["change"] == "same"), "one bundle against itself");
+    let beside: Vec<&serde_json::Value> = plans.iter().filter(|p| stmts.contains(&p["statement"].as_str().unwrap())).collect();
+    assert!(beside.len() >= 10, "planned statements that pg_stat_statements saw in cold-clean: {}", beside.len());
+    assert!(beside.iter().all(|p| p["statement_verdict"]["kind"].is_string()), "each with its clean-pass verdict");
     // The archive is a whole bundle of its own.
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("from-archive")).arg(out.join("evalbench.tar.gz")));
     assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);
