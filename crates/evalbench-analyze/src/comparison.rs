@@ -120,7 +120,10 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
         } else {
             let (ka, kb) = (plans::book(da), plans::book(db));
             let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
-            (Some(plans::compare(&ka, &kb)), notes)
+            // Bundles without plans (the sample pipeline, a target without
+            // auto_explain) say so in a note rather than with an empty list.
+            let none = ka.statements.is_empty() && kb.statements.is_empty() && !ka.missing.is_empty() && !kb.missing.is_empty();
+            ((!none).then(|| plans::compare(&ka, &kb)), notes)
         };
         let settings = (pg_settings(da), pg_settings(db));
         out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc], plans, notes, settings));

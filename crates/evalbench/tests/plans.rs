@@ -291,7 +291,48 @@ fn plan_changes_are_exactly_those_explain_sees() {
     assert!(nodes > 0 && titled == nodes, "{titled} of {nodes} nodes have a hover title");
     no_console(&seen);
     no_network(&seen);
+
+    // Bundles come from other machines: a plan whose statement, relation,
+    // alias and details are markup, and a span named like one, shown as text.
+    // Both sides get the hostile span (compare shows spans both sides have),
+    // B the hostile plan as well.
+    let (evil_a, evil) = (tmp.path().join("evil-a"), tmp.path().join("evil"));
+    for copy in [&evil_a, &evil] {
+        run_ok(std::process::Command::new("cp").arg("-a").arg(&a).arg(copy));
+        for e in std::fs::read_dir(copy.join("cold-instrumented/trace")).unwrap() {
+            let p = e.unwrap().path();
+            let text =
+                std::fs::read_to_string(&p).unwrap().replace("\"name\":\"resolve\"", &format!("\"name\":{}", serde_json::to_string(SCRIPT).unwrap()));
+            std::fs::write(&p, text).unwrap();
+        }
+    }
+    let mut log = std::fs::OpenOptions::new().append(true).open(evil.join("cold-instrumented/pg/auto_explain.log")).unwrap();
+    std::io::Write::write_all(
+        &mut log,
+        format!(
+            "2026-12-01 00:00:00.000 UTC [1] gradient@gradient LOG:  duration: 0.010 ms  plan:\n\tQuery Text: SELECT 1 /* {SCRIPT} */\n\
+             \tSeq Scan on \"<img src=x onerror=alert(1)>\" \"{}\"  (cost=0.00..1.00 rows=1 width=4) (actual rows=1 loops=1)\n\
+             \t  Filter: (a = '{SCRIPT}')\n",
+            SCRIPT.replace('"', "\"\"")
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let html = tmp.path().join("evil-page");
+    let out = run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(&evil_a).arg(&evil));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("new statement: SELECT ? /*"), "the hostile plan is a new statement");
+    let page = html.join("index.html");
+    let raw = std::fs::read_to_string(&page).unwrap();
+    assert!(!raw.contains("<script") && !raw.contains("<img"), "markup from the bundle reached the page");
+    let seen = browse(&page, &tmp.path().join("evil-browser"), None);
+    no_console(&seen);
+    no_network(&seen);
+    assert!(!seen.dom.contains("data-pwned=\"1\"") && !seen.dom.contains("<title>pwned"), "a script ran");
+    assert!(seen.dom.contains("Seq Scan on &lt;img src=x onerror=alert(1)&gt;"), "the relation is shown as text");
+    assert!(seen.dom.contains("eval &lt;script&gt;document.title"), "the span name is shown as text");
 }
+
+const SCRIPT: &str = "<script>document.title='pwned';document.body.setAttribute('data-pwned','1')</script>";
 
 #[test]
 fn a_setting_postgresql_does_not_know_is_refused_in_its_words() {

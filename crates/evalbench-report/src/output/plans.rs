@@ -21,8 +21,13 @@ fn count(x: f64) -> String {
 
 /// One node as an indented line: "  -> Index Scan using i on t  rows=3 loops=1"; `*` marks a node the other side lacks.
 pub fn node_line(n: &Node, differs: bool) -> String {
+    node_line_in(n, differs, "  ")
+}
+
+/// The same, indented by `unit` per level (Markdown drops spaces a cell begins with).
+fn node_line_in(n: &Node, differs: bool, unit: &str) -> String {
     let mark = if differs { "* " } else { "  " };
-    let indent = "  ".repeat(n.depth as usize);
+    let indent = unit.repeat(n.depth as usize);
     let arrow = if n.depth > 0 { "-> " } else { "" };
     let role = n.role.as_deref().map(|r| format!("[{r}] ")).unwrap_or_default();
     let actual = match (n.rows, n.loops) {
@@ -42,7 +47,11 @@ fn clip(s: &str, w: usize) -> String {
 }
 
 fn lines(s: Option<&Side>) -> Vec<String> {
-    s.map(|s| s.nodes.iter().zip(&s.differs).map(|(n, d)| node_line(n, *d)).collect()).unwrap_or_default()
+    lines_in(s, "  ")
+}
+
+fn lines_in(s: Option<&Side>, unit: &str) -> Vec<String> {
+    s.map(|s| s.nodes.iter().zip(&s.differs).map(|(n, d)| node_line_in(n, *d, unit)).collect()).unwrap_or_default()
 }
 
 fn head(s: Option<&Side>) -> String {
@@ -77,7 +86,12 @@ pub fn statement_change(r: &PlanRow, c: &PassComparison) -> String {
 
 /// The text a terminal shows: the tally, then every change but "same", at most `top`.
 pub fn text(t: &mut String, c: &PassComparison, top: usize) {
-    let Some(rows) = &c.plans else { return };
+    let Some(rows) = &c.plans else {
+        if let Some(n) = c.plan_notes.first() {
+            let _ = writeln!(t, "  plans: none to compare ({n}{})", if c.plan_notes.len() > 1 { ", ..." } else { "" });
+        }
+        return;
+    };
     let _ = writeln!(t, "  plans (auto_explain; a statement's plan is its most frequent one, * marks nodes the other side lacks):");
     for n in &c.plan_notes {
         let _ = writeln!(t, "    note: {n}");
@@ -121,7 +135,8 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
     for r in rows.iter().filter(|r| r.change != Change::Same).take(top) {
         let _ = writeln!(t, "**{}**: {}\n", r.change.as_str(), cell(&r.statement));
         let _ = writeln!(t, "{}\n", cell(&statement_change(r, c)));
-        let (la, lb) = (lines(r.a.as_ref()), lines(r.b.as_ref()));
+        // Markdown drops the spaces a cell begins with: indent with em spaces.
+        let (la, lb) = (lines_in(r.a.as_ref(), "\u{2003}\u{2003}"), lines_in(r.b.as_ref(), "\u{2003}\u{2003}"));
         let body: Vec<Vec<String>> =
             (0..la.len().max(lb.len())).map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()]).collect();
         table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], "ll", &body);
