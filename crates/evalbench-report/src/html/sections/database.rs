@@ -115,12 +115,33 @@ fn auto_explain(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
             (
                 b.statement.clone(),
                 b.total_ms * 1000.0,
-                format!("{}\n{} plans, total {:.3} ms, slowest {:.3} ms", b.statement, b.count, b.total_ms, b.max_ms),
+                format!(
+                    "{}\n{} runs, total {:.3} ms, slowest {:.3} ms\n{}",
+                    b.statement,
+                    b.count,
+                    b.total_ms,
+                    b.max_ms,
+                    b.plans.iter().map(|q| format!("plan {}: {} runs", q.fingerprint, q.count)).collect::<Vec<_>>().join("\n")
+                ),
             )
         })
         .collect();
     if !bars.is_empty() {
         page.chart(&p.name, "auto-explain", svg::hbars(&format!("{} auto_explain statements by total time", p.name), &bars, &|v| ms(v)));
+    }
+    // Statements that ran with more than one plan: which plan a run gets depends on its parameters.
+    let several: Vec<_> = s.by_statement.iter().filter(|b| b.plans.len() > 1).collect();
+    if !several.is_empty() {
+        page.body.push_str("<h4>Statements with more than one plan</h4><table><tr><th>statement</th><th>plans: runs each</th></tr>");
+        for b in several.iter().take(STATEMENTS_SHOWN) {
+            let plans: Vec<String> = b
+                .plans
+                .iter()
+                .map(|q| format!("{} ({} runs): {}", q.fingerprint, q.count, q.nodes.iter().map(|n| n.label()).collect::<Vec<_>>().join(" › ")))
+                .collect();
+            let _ = write!(page.body, "<tr><td><code>{}</code></td><td><small>{}</small></td></tr>", esc(&b.statement), esc(&plans.join("\n")).replace('\n', "<br>"));
+        }
+        page.body.push_str("</table>");
     }
     page.body.push_str("<h4>Slowest plans</h4>");
     for plan in s.slowest.iter().take(5) {
