@@ -139,7 +139,12 @@ fn auto_explain(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
                 .iter()
                 .map(|q| format!("{} ({} runs): {}", q.fingerprint, q.count, q.nodes.iter().map(|n| n.label()).collect::<Vec<_>>().join(" › ")))
                 .collect();
-            let _ = write!(page.body, "<tr><td><code>{}</code></td><td><small>{}</small></td></tr>", esc(&b.statement), esc(&plans.join("\n")).replace('\n', "<br>"));
+            let _ = write!(
+                page.body,
+                "<tr><td><code>{}</code></td><td><small>{}</small></td></tr>",
+                esc(&b.statement),
+                esc(&plans.join("\n")).replace('\n', "<br>")
+            );
         }
         page.body.push_str("</table>");
     }
