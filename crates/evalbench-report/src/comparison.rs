@@ -14,7 +14,7 @@ use evalbench_analyze::verdict::{pct, Kind};
 
 use crate::html::{escape as esc, file_safe, shell_head};
 use crate::output::compare::settings;
-use crate::output::plans::{statement_change, tally};
+use crate::output::plans::{count, list, statement_change, tally};
 use crate::ReportError;
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:8px 24px 48px;color:#222}\
@@ -63,14 +63,6 @@ fn kind_class(k: Kind) -> &'static str {
         Kind::More => "more",
         Kind::Less => "less",
         _ => "",
-    }
-}
-
-fn count(x: f64) -> String {
-    if x.fract() == 0.0 || x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
     }
 }
 
@@ -130,21 +122,12 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
             esc(&statement_change(r, c))
         );
         if !r.gained.is_empty() || !r.lost.is_empty() {
-            let _ =
-                write!(body, "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>", esc(&or_none(&r.gained)), esc(&or_none(&r.lost)));
+            let _ = write!(body, "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>", esc(&list(&r.gained)), esc(&list(&r.lost)));
         }
         body.push_str("<div class=\"plans\">");
         tree(body, "A", r.a.as_ref());
         tree(body, "B", r.b.as_ref());
         body.push_str("</div></div>");
-    }
-}
-
-fn or_none(v: &[String]) -> String {
-    if v.is_empty() {
-        "none".into()
-    } else {
-        v.join(", ")
     }
 }
 

@@ -243,6 +243,16 @@ fn plan_changes_are_exactly_those_explain_sees() {
         ),
         "{text}"
     );
+    // The Markdown: a table of both trees per changed plan, a row per node of the larger.
+    let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown"]).arg(&a).arg(&b)).stdout).unwrap();
+    let (tables, links) = markdown_tables(&md);
+    let trees: Vec<&Table> = tables.iter().filter(|(head, _)| head.len() == 2 && head[0].starts_with("A: ")).collect();
+    assert_eq!(trees.len(), truth.len(), "{md}");
+    assert!(!links, "nothing links anywhere");
+    for (_, rows) in &trees {
+        assert!(rows.iter().any(|r| r.iter().any(|c| c.starts_with('*'))), "differing nodes marked: {rows:?}");
+        assert!(rows.iter().all(|r| r.iter().all(|c| c.is_empty() || c.contains(" rows="))), "rows × loops on every node: {rows:?}");
+    }
     for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["changed"] == true) {
         assert_ne!(p["a"]["fingerprint"], p["b"]["fingerprint"]);
         for side in ["a", "b"] {

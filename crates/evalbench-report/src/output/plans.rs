@@ -11,7 +11,8 @@ use evalbench_analyze::plans::{Change, Node, PlanRow, Side};
 /// Widest column of a side-by-side tree, in characters.
 const COLUMN: usize = 64;
 
-fn count(x: f64) -> String {
+/// A row or loop count: whole when it is, one decimal for an average.
+pub(crate) fn count(x: f64) -> String {
     if x.fract() == 0.0 || x >= 100.0 {
         format!("{x:.0}")
     } else {
@@ -119,7 +120,8 @@ pub fn text(t: &mut String, c: &PassComparison, top: usize) {
     }
 }
 
-fn list(v: &[String]) -> String {
+/// Fingerprints as a list, or "none".
+pub(crate) fn list(v: &[String]) -> String {
     if v.is_empty() {
         "none".into()
     } else {
