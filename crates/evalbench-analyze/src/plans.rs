@@ -5,10 +5,17 @@
 //! fingerprint (`decode::plan`), so costs, row counts and literals never
 //! make two plans differ.
 //!
-//! "Changed" is about the most frequent plan, not every plan: a statement
-//! that runs as tables grow may switch plans part of the way through a run,
-//! at a point that moves a little between runs. The plans it gained or lost
-//! are listed apart, and a script can see every count in the JSON.
+//! "Changed" is about the most frequent plan, not every plan: one statement
+//! runs with several plans when its parameters differ (`drv_path =
+//! ANY($1)` is a Seq Scan for 32 paths and a Bitmap Heap Scan for 4), and a
+//! statement split near evenly between two plans would flip its most
+//! frequent one from run to run. So a plan has changed only when the most
+//! frequent plans differ **and** at least half of the statement's runs moved
+//! to other plans: the total variation distance between the two sides'
+//! shares of each plan (`shift`) is at least [`CHANGED_SHIFT`]. A 32/31 split
+//! that became 31/32 is a shift of 0.016, the same plans. The plans a
+//! statement gained or lost are listed apart, and a script sees every
+//! count in the JSON.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +25,10 @@ pub use evalbench_decode::plan::Node;
 use serde::Serialize;
 
 use crate::verdict::Verdict;
+
+/// The shift (total variation distance between the sides' plan shares) from
+/// which a different most frequent plan is a changed plan.
+pub const CHANGED_SHIFT: f64 = 0.5;
 
 /// One side's most frequent plan of a statement.
 #[derive(Debug, Clone, Serialize)]
@@ -38,7 +49,7 @@ pub struct Side {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
-    /// The most frequent plan differs.
+    /// The most frequent plan differs, and at least half the runs moved ([`CHANGED_SHIFT`]).
     Changed,
     /// Same most frequent plan; B ran with plans A never did, or A with plans B never did.
     PlansDiffer,
@@ -50,6 +61,17 @@ pub enum Change {
 }
 
 impl Change {
+    /// The JSON name: `changed`, `plans_differ`, `new`, `gone`, `same`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Change::Changed => "changed",
+            Change::PlansDiffer => "plans_differ",
+            Change::New => "new",
+            Change::Gone => "gone",
+            Change::Same => "same",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Change::Changed => "plan changed",
@@ -67,9 +89,12 @@ pub struct PlanRow {
     pub statement: String,
     pub a: Option<Side>,
     pub b: Option<Side>,
-    /// The most frequent plan differs (the "changed").
+    /// The most frequent plan differs and the runs moved (`change` is `changed`).
     pub changed: bool,
     pub change: Change,
+    /// The share of runs that would have to change plan to turn A's mix of
+    /// plans into B's (total variation distance, 0 to 1; 1 when one side did not run it).
+    pub shift: f64,
     /// Fingerprints B ran with and A never did, and the reverse.
     pub gained: Vec<String>,
     pub lost: Vec<String>,
@@ -189,6 +214,17 @@ fn mark(a: &mut Side, b: &mut Side) {
     }
 }
 
+/// Half the sum over plans of the difference of their shares on the two sides.
+fn shift(a: &[PlanSeen], b: &[PlanSeen]) -> f64 {
+    let (na, nb) = (a.iter().map(|p| p.count).sum::<u64>() as f64, b.iter().map(|p| p.count).sum::<u64>() as f64);
+    if na == 0.0 || nb == 0.0 {
+        return 1.0;
+    }
+    let share = |ps: &[PlanSeen], n: f64, fp: &str| ps.iter().find(|p| p.fingerprint == fp).map_or(0.0, |p| p.count as f64 / n);
+    let fps: std::collections::BTreeSet<&str> = a.iter().chain(b).map(|p| p.fingerprint.as_str()).collect();
+    fps.into_iter().map(|fp| (share(a, na, fp) - share(b, nb, fp)).abs()).sum::<f64>() / 2.0
+}
+
 /// Every statement either side planned, the changes first.
 pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
     let empty = Vec::new();
@@ -205,17 +241,29 @@ pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
             let has = |ps: &[PlanSeen], fp: &str| ps.iter().any(|p| p.fingerprint == fp);
             let gained: Vec<String> = pb.iter().filter(|p| !has(pa, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
             let lost: Vec<String> = pa.iter().filter(|p| !has(pb, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
+            let shift = shift(pa, pb);
             let change = match (&sa, &sb) {
                 (None, _) => Change::New,
                 (_, None) => Change::Gone,
-                (Some(x), Some(y)) if x.fingerprint != y.fingerprint => Change::Changed,
+                (Some(x), Some(y)) if x.fingerprint != y.fingerprint && shift >= CHANGED_SHIFT => Change::Changed,
                 _ if !gained.is_empty() || !lost.is_empty() => Change::PlansDiffer,
                 _ => Change::Same,
             };
-            PlanRow { statement: st.clone(), a: sa, b: sb, changed: change == Change::Changed, change, gained, lost, statement_verdict: None }
+            PlanRow {
+                statement: st.clone(),
+                a: sa,
+                b: sb,
+                changed: change == Change::Changed,
+                change,
+                shift,
+                gained,
+                lost,
+                statement_verdict: None,
+            }
         })
         .collect();
-    rows.sort_by_key(|r| r.change as u8);
+    // Changes first; within a kind, the largest shift first.
+    rows.sort_by(|x, y| (x.change as u8).cmp(&(y.change as u8)).then(y.shift.total_cmp(&x.shift)).then_with(|| x.statement.cmp(&y.statement)));
     rows
 }
 
@@ -276,6 +324,8 @@ mod tests {
             ("s3", vec![plan("aa", 5, 1.0)]),
             ("gone", vec![plan("aa", 1, 1.0)]),
             ("same", vec![plan("cc", 3, 1.0), plan("cc", 3, 3.0)]),
+            ("split", vec![plan("aa", 32, 1.0), plan("bb", 31, 1.0)]),
+            ("mostly", vec![plan("aa", 3, 1.0), plan("bb", 1, 1.0)]),
         ]);
         let b = book_of(&[
             ("s1", vec![plan("bb", 6, 1.0), plan("aa", 4, 1.0)]),
@@ -283,6 +333,8 @@ mod tests {
             ("s3", vec![plan("aa", 5, 1.0)]),
             ("new", vec![plan("aa", 1, 1.0)]),
             ("same", vec![plan("cc", 6, 2.0)]),
+            ("split", vec![plan("aa", 31, 1.0), plan("bb", 32, 1.0)]),
+            ("mostly", vec![plan("bb", 4, 1.0)]),
         ]);
         let rows = compare(&a, &b);
         let kind = |s: &str| rows.iter().find(|r| r.statement == s).unwrap().change;
@@ -291,13 +343,20 @@ mod tests {
         assert_eq!(s1.a.as_ref().unwrap().differs, vec![false], "same node, other fingerprint: nothing to mark");
         assert_eq!(kind("s2"), Change::PlansDiffer);
         assert_eq!(kind("s3"), Change::Same);
+        assert_eq!(kind("split"), Change::Same, "a near even split that tipped over is the same plans");
+        assert_eq!(kind("mostly"), Change::Changed, "3 of 4 runs moved");
+        let shift = |st: &str| rows.iter().find(|r| r.statement == st).unwrap().shift;
+        assert!((shift("split") - 1.0 / 63.0).abs() < 1e-9 && (shift("mostly") - 0.75).abs() < 1e-9 && shift("s1") == 0.6);
         assert_eq!(kind("new"), Change::New);
+        for c in [Change::Changed, Change::PlansDiffer, Change::New, Change::Gone, Change::Same] {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.key(), "one name in JSON and on the page");
+        }
         assert_eq!(kind("gone"), Change::Gone);
-        assert_eq!(rows[0].statement, "s1", "changes first");
+        assert_eq!((rows[0].statement.as_str(), rows[1].statement.as_str()), ("mostly", "s1"), "changes first, the largest shift first");
         let same = rows.iter().find(|r| r.statement == "same").unwrap();
         assert_eq!(same.a.as_ref().unwrap().count, 6);
         assert_eq!(same.a.as_ref().unwrap().nodes[0].rows, Some(2.0), "rows averaged by runs");
-        assert_eq!(rows.iter().filter(|r| r.changed).count(), 1);
+        assert_eq!(rows.iter().filter(|r| r.changed).count(), 2);
         let s2 = rows.iter().find(|r| r.statement == "s2").unwrap();
         assert_eq!((s2.gained.len(), s2.lost.clone()), (0, vec!["bb".to_string()]));
     }

@@ -14,7 +14,7 @@ use evalbench_analyze::verdict::{pct, Kind};
 
 use crate::html::{escape as esc, file_safe, shell_head};
 use crate::output::compare::settings;
-use crate::output::plans::{count, list, statement_change, tally};
+use crate::output::plans::{count, list, moved, statement_change, tally};
 use crate::ReportError;
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:8px 24px 48px;color:#222}\
@@ -115,9 +115,10 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
     for r in rows.iter().filter(|r| r.change != Change::Same) {
         let _ = write!(
             body,
-            "<div class=\"change\" data-change=\"{}\"><b>{}</b>: <code>{}</code><br><span class=\"note\">{}</span>",
-            esc(&format!("{:?}", r.change).to_lowercase()),
+            "<div class=\"change\" data-change=\"{}\"><b>{}</b> ({}): <code>{}</code><br><span class=\"note\">{}</span>",
+            r.change.key(),
             esc(r.change.as_str()),
+            esc(&moved(r)),
             esc(&r.statement),
             esc(&statement_change(r, c))
         );

@@ -76,6 +76,11 @@ pub fn tally(rows: &[PlanRow]) -> String {
     )
 }
 
+/// How many of the statement's runs moved to other plans (the shift).
+pub fn moved(r: &PlanRow) -> String {
+    format!("{:.0}% of runs on other plans", r.shift * 100.0)
+}
+
 /// Where the statement's time went in the clean passes.
 pub fn statement_change(r: &PlanRow, c: &PassComparison) -> String {
     let clean = c.pass_a.replace("-instrumented", "-clean");
@@ -100,7 +105,7 @@ pub fn text(t: &mut String, c: &PassComparison, top: usize) {
     let _ = writeln!(t, "    {}", tally(rows));
     let shown: Vec<&PlanRow> = rows.iter().filter(|r| r.change != Change::Same).collect();
     for r in shown.iter().take(top) {
-        let _ = writeln!(t, "    {}: {}", r.change.as_str(), r.statement.chars().take(160).collect::<String>());
+        let _ = writeln!(t, "    {} ({}): {}", r.change.as_str(), moved(r), r.statement.chars().take(160).collect::<String>());
         let _ = writeln!(t, "      {}", statement_change(r, c));
         if !r.gained.is_empty() || !r.lost.is_empty() {
             let _ = writeln!(t, "      plans only in B: {}; only in A: {}", list(&r.gained), list(&r.lost));
@@ -135,7 +140,7 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
     let Some(rows) = &c.plans else { return };
     let _ = writeln!(t, "Plans (auto_explain; most frequent plan per statement, `*` marks nodes the other side lacks): {}\n", tally(rows));
     for r in rows.iter().filter(|r| r.change != Change::Same).take(top) {
-        let _ = writeln!(t, "**{}**: {}\n", r.change.as_str(), cell(&r.statement));
+        let _ = writeln!(t, "**{}** ({}): {}\n", r.change.as_str(), moved(r), cell(&r.statement));
         let _ = writeln!(t, "{}\n", cell(&statement_change(r, c)));
         // Markdown drops the spaces a cell begins with: indent with em spaces.
         let (la, lb) = (lines_in(r.a.as_ref(), "\u{2003}\u{2003}"), lines_in(r.b.as_ref(), "\u{2003}\u{2003}"));
