@@ -249,17 +249,7 @@ pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
                 _ if !gained.is_empty() || !lost.is_empty() => Change::PlansDiffer,
                 _ => Change::Same,
             };
-            PlanRow {
-                statement: st.clone(),
-                a: sa,
-                b: sb,
-                changed: change == Change::Changed,
-                change,
-                shift,
-                gained,
-                lost,
-                statement_verdict: None,
-            }
+            PlanRow { statement: st.clone(), a: sa, b: sb, changed: change == Change::Changed, change, shift, gained, lost, statement_verdict: None }
         })
         .collect();
     // Changes first; within a kind, the largest shift first.

@@ -335,7 +335,10 @@ fn plan_changes_are_exactly_those_explain_sees() {
     .unwrap();
     let html = tmp.path().join("evil-page");
     let out = run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(&evil_a).arg(&evil));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("new statement (100% of runs on other plans): SELECT ? /*"), "the hostile plan is a new statement");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("new statement (100% of runs on other plans): SELECT ? /*"),
+        "the hostile plan is a new statement"
+    );
     let page = html.join("index.html");
     let raw = std::fs::read_to_string(&page).unwrap();
     assert!(!raw.contains("<script") && !raw.contains("<img"), "markup from the bundle reached the page");
