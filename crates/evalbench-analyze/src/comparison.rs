@@ -61,7 +61,7 @@ pub struct PassComparison {
 
 /// The `--pg-setting`s of a pass's first run, from its run.json.
 fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
-    dirs.first().and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).and_then(|r| r.runner).map(|r| r.pg_settings).unwrap_or_default()
+    dirs.first().and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).and_then(|r| r.pg_settings().cloned()).unwrap_or_default()
 }
 
 /// Span and statement totals are in milliseconds; one family per kind and pass.
@@ -164,7 +164,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
         .collect();
     for c in &mut out {
         let Some(rows) = &mut c.plans else { continue };
-        let Some(verdicts) = clean.get(&c.pass_a.replace("-instrumented", "-clean")) else { continue };
+        let Some(verdicts) = clean.get(&layout::clean_of(&c.pass_a)) else { continue };
         for r in rows {
             r.statement_verdict = verdicts.get(&r.statement).cloned();
         }

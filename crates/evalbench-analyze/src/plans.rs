@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use evalbench_bundle::{layout, PassDir};
-use evalbench_decode::explain::PlanSeen;
+use evalbench_decode::explain::{most_frequent_first, PlanSeen};
 pub use evalbench_decode::plan::Node;
 use serde::Serialize;
 
@@ -112,22 +112,12 @@ pub struct Book {
     pub missing: Vec<String>,
 }
 
-/// Adds `p` into `into`: counts summed, rows and loops averaged by runs.
+/// Adds `p` into a statement's plans: a plan seen before absorbs it.
 fn merge(into: &mut Vec<PlanSeen>, p: PlanSeen) {
-    let Some(q) = into.iter_mut().find(|q| q.fingerprint == p.fingerprint) else {
-        into.push(p);
-        return;
-    };
-    let (wa, wb) = (q.count as f64, p.count as f64);
-    for (x, y) in q.nodes.iter_mut().zip(&p.nodes) {
-        let avg = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => Some((a * wa + b * wb) / (wa + wb)),
-            (a, b) => a.or(b),
-        };
-        x.rows = avg(x.rows, y.rows);
-        x.loops = avg(x.loops, y.loops);
+    match into.iter_mut().find(|q| q.fingerprint == p.fingerprint) {
+        Some(q) => q.absorb(&p),
+        None => into.push(p),
     }
-    q.count += p.count;
 }
 
 /// The plans of a pass's runs.
@@ -151,9 +141,7 @@ pub fn book(dirs: &[&PassDir]) -> Book {
             Err(e) => b.missing.push(e.to_string()),
         }
     }
-    for plans in b.statements.values_mut() {
-        plans.sort_by(|x, y| y.count.cmp(&x.count).then_with(|| x.fingerprint.cmp(&y.fingerprint)));
-    }
+    b.statements.values_mut().for_each(|plans| most_frequent_first(plans));
     b
 }
 
@@ -300,9 +288,7 @@ mod tests {
                 merge(b.statements.entry(st.to_string()).or_default(), p.clone());
             }
         }
-        for ps in b.statements.values_mut() {
-            ps.sort_by(|x, y| y.count.cmp(&x.count).then_with(|| x.fingerprint.cmp(&y.fingerprint)));
-        }
+        b.statements.values_mut().for_each(|ps| most_frequent_first(ps));
         b
     }
 

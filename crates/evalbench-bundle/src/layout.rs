@@ -60,6 +60,12 @@ pub fn is_cold(pass: &str) -> bool {
     base_name(pass).starts_with("cold-")
 }
 
+/// The clean pass of an instrumented pass's temperature: `cold-instrumented`
+/// to `cold-clean`, where its statements were timed undistorted.
+pub fn clean_of(pass: &str) -> String {
+    base_name(pass).replace("-instrumented", "-clean")
+}
+
 /// `cold-clean.3` (a repeat) is a `cold-clean` pass.
 pub fn base_name(pass: &str) -> &str {
     match pass.rsplit_once('.') {

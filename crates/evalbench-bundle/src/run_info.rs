@@ -91,6 +91,11 @@ pub struct CapturePorts {
 }
 
 impl RunInfo {
+    /// The PostgreSQL settings the run was given (`--pg-setting`); None when none were.
+    pub fn pg_settings(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.runner.as_ref().map(|r| &r.pg_settings).filter(|s| !s.is_empty())
+    }
+
     pub fn read(path: &Path) -> Result<RunInfo, BundleError> {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
         let raw: serde_json::Value = serde_json::from_str(&text).map_err(|e| BundleError::Io {

@@ -46,6 +46,29 @@ pub struct PlanSeen {
     pub nodes: Vec<Node>,
 }
 
+impl PlanSeen {
+    /// The same plan seen in another log (a repeat of the pass) added in:
+    /// counts summed, rows and loops averaged over both by their runs.
+    pub fn absorb(&mut self, other: &PlanSeen) {
+        let (wa, wb) = (self.count as f64, other.count as f64);
+        for (x, y) in self.nodes.iter_mut().zip(&other.nodes) {
+            let avg = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => Some((a * wa + b * wb) / (wa + wb)),
+                (a, b) => a.or(b),
+            };
+            x.rows = avg(x.rows, y.rows);
+            x.loops = avg(x.loops, y.loops);
+        }
+        self.count += other.count;
+    }
+}
+
+/// A statement's plans, the most frequent first (ties: by fingerprint, so
+/// the order is the same on every run).
+pub fn most_frequent_first(plans: &mut [PlanSeen]) {
+    plans.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.fingerprint.cmp(&b.fingerprint)));
+}
+
 /// A plan's runs added up node by node (one fingerprint, so one shape).
 struct Seen {
     count: u64,
@@ -55,6 +78,12 @@ struct Seen {
 }
 
 impl Seen {
+    /// A plan's first run.
+    fn first(tree: Tree) -> Seen {
+        let mut s = Seen { count: 0, sums: vec![(0.0, 0.0, 0); tree.nodes.len()], tree: Tree::default() };
+        s.add(&tree);
+        Seen { tree, ..s }
+    }
     fn add(&mut self, t: &Tree) {
         self.count += 1;
         for (s, n) in self.sums.iter_mut().zip(&t.nodes) {
@@ -63,8 +92,7 @@ impl Seen {
             }
         }
     }
-    fn finish(self) -> PlanSeen {
-        let fingerprint = self.tree.fingerprint();
+    fn finish(self, fingerprint: String) -> PlanSeen {
         let mut nodes = self.tree.nodes;
         for (n, (rl, l, runs)) in nodes.iter_mut().zip(self.sums) {
             if runs > 0 {
@@ -217,10 +245,7 @@ impl Book {
             match seen.get_mut(fp) {
                 Some(s) => s.add(&t),
                 None => {
-                    let mut s = Seen { count: 0, sums: vec![(0.0, 0.0, 0); t.nodes.len()], tree: t };
-                    let t = s.tree.clone();
-                    s.add(&t);
-                    seen.insert(fp.clone(), s);
+                    seen.insert(fp.clone(), Seen::first(t));
                 }
             }
         }
@@ -236,8 +261,8 @@ impl Book {
             .statements
             .into_values()
             .map(|(mut st, seen)| {
-                st.plans = seen.into_values().map(Seen::finish).collect();
-                st.plans.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.fingerprint.cmp(&b.fingerprint)));
+                st.plans = seen.into_iter().map(|(fp, s)| s.finish(fp)).collect();
+                most_frequent_first(&mut st.plans);
                 st
             })
             .collect();

@@ -45,7 +45,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         if spans > 0 || data.run.is_some() {
             usable += 1;
         }
-        if let Some(set) = data.run.as_ref().and_then(|r| r.runner.as_ref()).map(|r| &r.pg_settings).filter(|s| !s.is_empty()) {
+        if let Some(set) = data.run.as_ref().and_then(|r| r.pg_settings()) {
             summary.pg_settings.push(crate::summary::PassSettings { pass: pass.name.clone(), settings: set.clone() });
         }
         if let Some(c) = evalbench_analyze::counters::of_pass(&data) {

@@ -178,7 +178,7 @@ impl Summary {
         // One line per distinct set of settings, with the passes that ran with it.
         let mut sets: Vec<(String, Vec<&str>)> = Vec::new();
         for p in &self.pg_settings {
-            let set = p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+            let set = crate::output::pg_settings(&p.settings, " ");
             match sets.iter_mut().find(|(s, _)| *s == set) {
                 Some((_, passes)) => passes.push(&p.pass),
                 None => sets.push((set, vec![&p.pass])),

@@ -58,13 +58,9 @@ pub fn text(out: &[PassComparison], top: usize) -> String {
     t
 }
 
-/// `--pg-setting`s as one phrase: "enable_seqscan=off, work_mem=64MB" or "defaults".
+/// `--pg-setting`s as compare shows them: "enable_seqscan=off, work_mem=64MB" or "defaults".
 pub fn settings(s: &std::collections::BTreeMap<String, String>) -> String {
-    if s.is_empty() {
-        "defaults".into()
-    } else {
-        s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
-    }
+    super::pg_settings(s, ", ")
 }
 
 fn verdict_rows(rows: &[Row], top: usize) -> Vec<Vec<String>> {

@@ -9,3 +9,14 @@ pub mod decode;
 pub mod history;
 pub mod markdown;
 pub mod plans;
+
+use std::collections::BTreeMap;
+
+/// `--pg-setting`s as one phrase, `NAME=VALUE` joined by `sep`, or "defaults".
+pub fn pg_settings(s: &BTreeMap<String, String>, sep: &str) -> String {
+    if s.is_empty() {
+        "defaults".into()
+    } else {
+        s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(sep)
+    }
+}

@@ -20,13 +20,9 @@ pub(crate) fn count(x: f64) -> String {
     }
 }
 
-/// One node as an indented line: "  -> Index Scan using i on t  rows=3 loops=1"; `*` marks a node the other side lacks.
-pub fn node_line(n: &Node, differs: bool) -> String {
-    node_line_in(n, differs, "  ")
-}
-
-/// The same, indented by `unit` per level (Markdown drops spaces a cell begins with).
-fn node_line_in(n: &Node, differs: bool, unit: &str) -> String {
+/// One node as a line indented by `unit` per level: "  -> Index Scan using
+/// i on t  rows=3 loops=1"; `*` marks a node the other side lacks.
+fn node_line(n: &Node, differs: bool, unit: &str) -> String {
     let mark = if differs { "* " } else { "  " };
     let indent = unit.repeat(n.depth as usize);
     let arrow = if n.depth > 0 { "-> " } else { "" };
@@ -47,12 +43,9 @@ fn clip(s: &str, w: usize) -> String {
     }
 }
 
-fn lines(s: Option<&Side>) -> Vec<String> {
-    lines_in(s, "  ")
-}
-
-fn lines_in(s: Option<&Side>, unit: &str) -> Vec<String> {
-    s.map(|s| s.nodes.iter().zip(&s.differs).map(|(n, d)| node_line_in(n, *d, unit)).collect()).unwrap_or_default()
+/// A side's tree, a line per node (none when the side did not run the statement).
+fn lines(s: Option<&Side>, unit: &str) -> Vec<String> {
+    s.map(|s| s.nodes.iter().zip(&s.differs).map(|(n, d)| node_line(n, *d, unit)).collect()).unwrap_or_default()
 }
 
 fn head(s: Option<&Side>) -> String {
@@ -83,7 +76,7 @@ pub fn moved(r: &PlanRow) -> String {
 
 /// Where the statement's time went in the clean passes.
 pub fn statement_change(r: &PlanRow, c: &PassComparison) -> String {
-    let clean = c.pass_a.replace("-instrumented", "-clean");
+    let clean = evalbench_bundle::layout::clean_of(&c.pass_a);
     match &r.statement_verdict {
         Some(v) => format!("pg_stat_statements in {clean}: {}", v.text),
         None => format!("pg_stat_statements in {clean}: not compared (that pass was not compared, or it did not run the statement)"),
@@ -110,7 +103,7 @@ pub fn text(t: &mut String, c: &PassComparison, top: usize) {
         if !r.gained.is_empty() || !r.lost.is_empty() {
             let _ = writeln!(t, "      plans only in B: {}; only in A: {}", list(&r.gained), list(&r.lost));
         }
-        let (la, lb) = (lines(r.a.as_ref()), lines(r.b.as_ref()));
+        let (la, lb) = (lines(r.a.as_ref(), "  "), lines(r.b.as_ref(), "  "));
         let ha = format!("A: {}", head(r.a.as_ref()));
         let w = la.iter().chain([&ha]).map(|l| l.chars().count()).max().unwrap_or(0).min(COLUMN);
         let _ = writeln!(t, "      {} | B: {}", clip(&ha, w), head(r.b.as_ref()));
@@ -143,7 +136,7 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
         let _ = writeln!(t, "**{}** ({}): {}\n", r.change.as_str(), moved(r), cell(&r.statement));
         let _ = writeln!(t, "{}\n", cell(&statement_change(r, c)));
         // Markdown drops the spaces a cell begins with: indent with em spaces.
-        let (la, lb) = (lines_in(r.a.as_ref(), "\u{2003}\u{2003}"), lines_in(r.b.as_ref(), "\u{2003}\u{2003}"));
+        let (la, lb) = (lines(r.a.as_ref(), "\u{2003}\u{2003}"), lines(r.b.as_ref(), "\u{2003}\u{2003}"));
         let body: Vec<Vec<String>> =
             (0..la.len().max(lb.len())).map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()]).collect();
         table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], "ll", &body);

@@ -26,12 +26,7 @@ pub fn overview(page: &mut Page, passes: &[PassView]) {
             }
             _ => "none".into(),
         };
-        let settings = p
-            .run()
-            .and_then(|r| r.runner.as_ref())
-            .map(|r| r.pg_settings.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "defaults".into());
+        let settings = p.run().and_then(|r| r.pg_settings()).map(|s| crate::output::pg_settings(s, " ")).unwrap_or_else(|| "defaults".into());
         let _ = write!(
             page.body,
             "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
@@ -88,9 +83,9 @@ pub fn pass_header(page: &mut Page, p: &PassView) {
             "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>",
         );
     }
-    if let Some(set) = p.run().and_then(|r| r.runner.as_ref()).map(|r| &r.pg_settings).filter(|s| !s.is_empty()) {
-        let set: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = write!(page.body, "<p>PostgreSQL ran with <code>{}</code> (<code>--pg-setting</code>).</p>", esc(&set.join(" ")));
+    if let Some(set) = p.run().and_then(|r| r.pg_settings()) {
+        let _ =
+            write!(page.body, "<p>PostgreSQL ran with <code>{}</code> (<code>--pg-setting</code>).</p>", esc(&crate::output::pg_settings(set, " ")));
     }
     let off = p.run().and_then(|r| r.runner.as_ref()).map(|r| r.captures_off.as_slice()).unwrap_or(&[]);
     if !off.is_empty() {
