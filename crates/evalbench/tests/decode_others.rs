@@ -261,9 +261,7 @@ fn perf_stacks_are_told_apart_by_process() {
 
 #[test]
 fn auto_explain_plans_in_text_and_json_from_a_real_postgres() {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix("evalbench-explain.").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = reachable_tmp("evalbench-explain.");
     let server = TestPg::start(tmp.path());
     let pg = &server.0;
     // As the runner does: switched on for everyone by ALTER SYSTEM, one statement per query.

@@ -19,9 +19,7 @@ fn client(pg: &Pg, program: &str) -> Command {
 
 /// A PostgreSQL of the test's own, in a directory its unprivileged user can reach.
 fn started_pg(prefix: &str) -> (tempfile::TempDir, TestPg) {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix(prefix).tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = reachable_tmp(prefix);
     let server = TestPg::start(tmp.path());
     (tmp, server)
 }

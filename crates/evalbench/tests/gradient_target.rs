@@ -18,9 +18,7 @@ impl Drop for Lab {
 
 #[test]
 fn the_gradient_target_runs_passes_against_a_deployment() {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix("evalbench-gradient-test.").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = reachable_tmp("evalbench-gradient-test.");
     let dir = tmp.path().join("deployment");
     let _lab = Lab(dir.clone());
     let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake");

@@ -25,10 +25,8 @@ impl Drop for Lab {
 }
 
 fn lab_dir() -> (tempfile::TempDir, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
     // PostgreSQL runs as an unprivileged user: the directory must let it in.
-    let tmp = tempfile::Builder::new().prefix("evalbench-lab-test.").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = reachable_tmp("evalbench-lab-test.");
     let dir = tmp.path().join("lab");
     (tmp, dir)
 }

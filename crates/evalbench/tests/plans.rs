@@ -15,13 +15,6 @@ use common::browser::{browse, no_console, no_network};
 use common::*;
 use serde_json::Value;
 
-fn workdir(prefix: &str) -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix(prefix).tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    tmp
-}
-
 /// One cold-instrumented pass of the hello flake on its own lab.
 fn run(tmp: &Path, name: &str, settings: &[&str]) -> PathBuf {
     let out = tmp.join(name);
@@ -179,7 +172,7 @@ fn changed(v: &Value) -> BTreeSet<String> {
 
 #[test]
 fn plan_changes_are_exactly_those_explain_sees() {
-    let tmp = workdir("evalbench-plans-test.");
+    let tmp = reachable_tmp("evalbench-plans-test.");
     // Without autovacuum: an ANALYZE it starts part of the way through a
     // cold run changes the planner's statistics at a moment EXPLAIN
     // afterwards cannot replay; without it the tables stay unanalyzed, as
@@ -354,7 +347,7 @@ const SCRIPT: &str = "<script>document.title='pwned';document.body.setAttribute(
 
 #[test]
 fn a_setting_postgresql_does_not_know_is_refused_in_its_words() {
-    let tmp = workdir("evalbench-pgset-test.");
+    let tmp = reachable_tmp("evalbench-pgset-test.");
     let lab = tmp.path().join("lab");
     for (setting, said) in [
         ("enable_foo=on", "unrecognized configuration parameter \"enable_foo\""),

@@ -15,9 +15,7 @@ fn magic(p: &Path) -> Vec<u8> {
 
 #[test]
 fn four_passes_on_the_lab_make_a_whole_bundle() {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new().prefix("evalbench-run-test.").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = reachable_tmp("evalbench-run-test.");
     let out = tmp.path().join("out");
     let lab = tmp.path().join("lab");
     let skew_ms = 800i64;

@@ -31,6 +31,15 @@ pub fn sample(dir: &Path, extra: &[&str]) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// A temporary directory under /tmp that PostgreSQL's unprivileged user can
+/// enter (mode 0755), for tests that start a server or a lab in it.
+pub fn reachable_tmp(prefix: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new().prefix(prefix).tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    tmp
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
