@@ -12,7 +12,7 @@ RUNS="${RUNS:-5}"
 cd "$ROOT"
 build_release
 scratch_dir aa
-trap '"$BIN" lab down --lab-dir "$OUT/lab" >/dev/null 2>&1; rm -rf "$OUT/lab"' EXIT
+lab_down_on_exit "$OUT/lab"
 for side in a b; do
     say "side $side: $RUNS repeats of cold-clean and warm-clean"
     "$BIN" run --passes cold-clean,warm-clean --repeat "$RUNS" --no-report --out "$OUT/$side" --lab-dir "$OUT/lab" > "$OUT/$side.log" 2>&1 || { tail -20 "$OUT/$side.log"; exit 1; }

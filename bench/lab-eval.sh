@@ -47,21 +47,14 @@ for b in "${BINS[@]}"; do
     "$exe" run --passes cold-clean,warm-clean --repeat "$RUNS" --no-pcap --no-report \
         --out "$OUT/$name" --lab-dir "$OUT/lab-$name" > "$OUT/$name.log" 2>&1 || { tail -20 "$OUT/$name.log"; exit 1; }
 done
-python3 - "$OUT" "$RUNS" "${BINS[@]}" <<'PY'
+PYTHONPATH="$ROOT/bench" python3 - "$OUT" "$RUNS" "${BINS[@]}" <<'PY'
+from spans import eval_total
 import glob, json, statistics as st, sys
 out, runs, bins = sys.argv[1], int(sys.argv[2]), [b.split("=")[0] for b in sys.argv[3:]]
 med = st.median
 plain = [float(open(f"{out}/plain.{i}").read().split()[-1]) for i in range(1, runs + 1)]
 def passes(name, base):
     return [d for d in sorted(glob.glob(f"{out}/{name}/{base}*")) if d.rsplit("/", 1)[1].split(".")[0] == base]
-def eval_total(d, span):
-    t = 0
-    for f in glob.glob(f"{d}/trace/eval.*.jsonl"):
-        for l in open(f):
-            s = json.loads(l)
-            if s.get("name") == span:
-                t += s["dur_us"]
-    return t / 1e6
 print(f"hello flake (101 attributes), medians of {runs} runs")
 print(f"  one plain nix eval of all drvPaths (wall, nix start included): {med(plain):.3f} s  (runs {', '.join(f'{x:.3f}' for x in plain)})")
 r = {}

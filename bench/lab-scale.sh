@@ -14,7 +14,7 @@ WORK_PER="${WORK:-100}"
 cd "$ROOT"
 build_release
 scratch_dir scale
-trap '"$BIN" lab down --lab-dir "$OUT/lab" >/dev/null 2>&1; rm -rf "$OUT/lab"' EXIT
+lab_down_on_exit "$OUT/lab"
 "$BIN" lab gen-flake --out "$OUT/flake" --packages "$PACKAGES" --work "$WORK_PER"
 say "one cold-clean pass over $PACKAGES packages"
 /usr/bin/time -f "%e s wall for the whole run" "$BIN" run --flake "$OUT/flake" --passes cold-clean --no-pcap --no-report \

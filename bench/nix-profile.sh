@@ -34,21 +34,14 @@ for mode in trace no-trace; do
     "$BIN" run --flake "$OUT/flake" --passes cold-instrumented --no-report --no-strace $flag --out "$OUT/$mode" --lab-dir "$OUT/lab" > "$OUT/$mode.log" 2>&1 \
         || { tail -20 "$OUT/$mode.log"; exit 1; }
 done
-python3 - "$OUT" "$PACKAGES" <<'PY'
+PYTHONPATH="$ROOT/bench" python3 - "$OUT" "$PACKAGES" <<'PY'
+from spans import eval_total
 import glob, json, sys
 out, packages = sys.argv[1], int(sys.argv[2])
 lines = sum(1 for l in open(f"{out}/trace.txt") if l.startswith("function-trace "))
 for t, n in (("trace", lines), ("trace4", 4 * lines)):
     secs, kb = open(f"{out}/{t}.time").read().split()
     print(f"fold of {n:,} trace lines: {float(secs):.2f} s, {n / float(secs):,.0f} lines/s on one core, peak RSS {int(kb) / 1024:.1f} MiB")
-def eval_s(d, name):
-    t = 0
-    for f in glob.glob(f"{d}/trace/eval.*.jsonl"):
-        for l in open(f):
-            s = json.loads(l)
-            if s.get("name") == name:
-                t += s["dur_us"]
-    return t / 1e6
 for mode in ("trace", "no-trace"):
     d = f"{out}/{mode}/cold-instrumented"
     run = json.load(open(f"{d}/run.json"))
@@ -59,5 +52,5 @@ for mode in ("trace", "no-trace"):
         extra = f"; profile: {p['lines']:,} lines, {p['traced_us'] / 1e6:.3f} s traced"
     except FileNotFoundError:
         pass
-    print(f"{packages} packages (nixpkgs shape), cold-instrumented, {mode}: evaluated {run['evaluated_s']:.3f} s, eval subprocess open {eval_s(d, 'open'):.3f} s, resolve spans {eval_s(d, 'resolve'):.3f} s{extra}")
+    print(f"{packages} packages (nixpkgs shape), cold-instrumented, {mode}: evaluated {run['evaluated_s']:.3f} s, eval subprocess open {eval_total(d, 'open'):.3f} s, resolve spans {eval_total(d, 'resolve'):.3f} s{extra}")
 PY

@@ -15,7 +15,7 @@ PACKAGES="${PACKAGES:-2000}"
 cd "$ROOT"
 build_release
 scratch_dir plans
-trap '"$BIN" lab down --lab-dir "$OUT/lab" >/dev/null 2>&1; rm -rf "$OUT/lab"' EXIT
+lab_down_on_exit "$OUT/lab"
 "$BIN" lab gen-flake --out "$OUT/flake" --packages "$PACKAGES"
 say "one cold-instrumented pass over $PACKAGES packages (no perf, no strace: the plans are what is measured here)"
 "$BIN" run --flake "$OUT/flake" --passes cold-instrumented --no-perf --no-strace --no-report \

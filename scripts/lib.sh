@@ -32,6 +32,13 @@ scratch_dir() {
     rm -rf "$OUT" && mkdir -p "$OUT" && chmod 755 "$OUT"
 }
 
+# lab_down_on_exit DIR: when the script ends, however it ends, stop the lab
+# in DIR and remove it (the bundles beside it stay). Needs BIN.
+lab_down_on_exit() {
+    LAB_ON_EXIT="$1"
+    trap '"$BIN" lab down --lab-dir "$LAB_ON_EXIT" >/dev/null 2>&1; rm -rf "$LAB_ON_EXIT"' EXIT
+}
+
 # Builds the release binary (quietly unless it fails) and sets BIN.
 build_release() {
     cargo build --release --locked -p evalbench >/dev/null 2>&1 || cargo build --release --locked -p evalbench
