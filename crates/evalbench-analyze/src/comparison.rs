@@ -1,18 +1,21 @@
-//! Two bundles compared pass by pass: the passes' evaluated seconds (one
-//! family), then per pass its spans, its statements and nix's counters,
+//! Two bundles compared pass by pass, after saying how their provenance
+//! differs: the clean passes' evaluated seconds (one family; the
+//! instrumented passes' another, as their timings are distorted), then per
+//! pass its spans, its statements and nix's counters,
 //! each verdict held to the rules of [`crate::verdict`]. A cold pass is
 //! never set against a warm one, nor a clean one against an instrumented
 //! one. The report formats what this computes (`evalbench_report::output`).
 
 use std::collections::BTreeMap;
 
+use evalbench_bundle::provenance::{Difference, Provenance};
 use evalbench_bundle::{layout, Bundle, PassDir, RunInfo};
 use serde::Serialize;
 
 use crate::counters::{judge_counters, CounterVerdict};
 use crate::plans::{self, PlanRow};
 use crate::runs;
-use crate::verdict::{judge, Family, Measured, Rules, Verdict, TIME};
+use crate::verdict::{judge, median, runs_needed, Family, Kind, Measured, Rules, Verdict, TIME};
 
 /// What to compare, and the floors under which a change is negligible.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +36,49 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
+/// A span or statement only one side has: its median total per run, ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct OnlyRow {
+    pub what: String,
+    pub total_ms: f64,
+    pub runs: usize,
+}
+
+/// A pass only one side has.
+#[derive(Debug, Clone, Serialize)]
+pub struct OnlyPass {
+    pub pass: String,
+    pub runs: usize,
+    /// Median evaluated seconds over its runs.
+    pub evaluated_s: f64,
+}
+
+/// A clean pass's time that could not be judged, and what would allow it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Undecided {
+    pub pass: String,
+    pub what: String,
+    pub runs_a: usize,
+    pub runs_b: usize,
+    /// Runs a side at which a verdict becomes possible at all in its family.
+    pub runs_needed: usize,
+    pub why: String,
+}
+
+/// Two bundles compared: how they differ, then pass by pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Provenance fields (and PostgreSQL settings) that differ between A and B.
+    pub differs: Vec<Difference>,
+    pub provenance_a: Provenance,
+    pub provenance_b: Provenance,
+    pub passes: Vec<PassComparison>,
+    pub only_a: Vec<OnlyPass>,
+    pub only_b: Vec<OnlyPass>,
+    /// Clean passes' evaluated seconds that got no verdict (one run a side,
+    /// or too few for the family's correction).
+    pub undecided: Vec<Undecided>,
+}
 #[derive(Debug, Clone, Serialize)]
 pub struct PassComparison {
     pub pass_a: String,
@@ -42,6 +88,11 @@ pub struct PassComparison {
     pub wall: Verdict,
     pub spans: Vec<Row>,
     pub statements: Vec<Row>,
+    /// Spans and statements one side lacks, with their totals.
+    pub spans_only_a: Vec<OnlyRow>,
+    pub spans_only_b: Vec<OnlyRow>,
+    pub statements_only_a: Vec<OnlyRow>,
+    pub statements_only_b: Vec<OnlyRow>,
     /// nix's counters: exact ones by equality, the rest like times.
     pub counters: Vec<CounterVerdict>,
     /// The families these verdicts were corrected in, with a word on power:
@@ -70,17 +121,52 @@ fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64
         a.iter().filter_map(|(k, va)| b.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms })).collect();
     let mut family = judge(name, items, "ms", TIME, rules);
     let mut out: Vec<Row> = std::mem::take(&mut family.verdicts).into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
-    // Verdicts outside noise first, then by size of the change.
+    // Verdicts outside noise first, then by how much time moved: a span going
+    // from 0.000 to 0.001 ms is +inf% but no one's first concern.
     out.sort_by(|x, y| {
-        let ox = x.verdict.kind.is_change();
-        let oy = y.verdict.kind.is_change();
-        oy.cmp(&ox).then(y.verdict.change_pct.abs().total_cmp(&x.verdict.change_pct.abs())).then(x.what.cmp(&y.what))
+        let moved = |r: &Row| (r.verdict.b.median - r.verdict.a.median).abs();
+        y.verdict.kind.is_change().cmp(&x.verdict.kind.is_change()).then(moved(y).total_cmp(&moved(x))).then(x.what.cmp(&y.what))
     });
     (out, family)
 }
 
+/// What `a` has and `b` lacks, largest total first.
+fn only(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> Vec<OnlyRow> {
+    let mut out: Vec<OnlyRow> = a
+        .iter()
+        .filter(|(k, v)| !b.contains_key(*k) && v.iter().any(|x| *x != 0.0))
+        .map(|(k, v)| OnlyRow { what: k.clone(), total_ms: evalbench_bundle::num::round_to(median(v), 3), runs: v.len() })
+        .collect();
+    out.sort_by(|x, y| y.total_ms.total_cmp(&x.total_ms).then(x.what.cmp(&y.what)));
+    out
+}
+
+/// The provenance of both sides, and every field that differs, with the
+/// PostgreSQL settings of each side's first pass as the group "settings".
+pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Difference>) {
+    let (pa, pb) = (ba.provenance(), bb.provenance());
+    let mut d = pa.differs(&pb);
+    let first = |b: &Bundle| b.passes.first().map(|p| pg_settings(&[p])).unwrap_or_default();
+    let (sa, sb) = (first(ba), first(bb));
+    if sa != sb {
+        let text = |s: &BTreeMap<String, String>| if s.is_empty() { "defaults".to_string() } else { s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ") };
+        d.push(Difference { group: "settings", field: "pg_settings".into(), a: text(&sa), b: text(&sb) });
+    }
+    (pa, pb, d)
+}
+
+fn only_passes(g: &BTreeMap<String, Vec<&PassDir>>, other: &BTreeMap<String, Vec<&PassDir>>) -> Vec<OnlyPass> {
+    g.iter()
+        .filter(|(k, _)| !other.contains_key(*k))
+        .map(|(k, dirs)| {
+            let s = runs::samples(dirs);
+            OnlyPass { pass: k.clone(), runs: s.runs, evaluated_s: evalbench_bundle::num::s(median(&s.wall)) }
+        })
+        .collect()
+}
+
 /// Compares two bundles; an error says why they cannot be compared.
-pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>, String> {
+pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String> {
     let (ga, gb) = (runs::group(ba), runs::group(bb));
     let pairs: Vec<(String, String)> = match (&o.pass_a, &o.pass_b) {
         (Some(x), Some(y)) => {
@@ -105,15 +191,17 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     let floor_ms = o.min_abs_us / 1e3;
     let mut out = Vec::new();
-    let mut headlines = Vec::new();
+    let (mut clean_heads, mut instrumented_heads) = (Vec::new(), Vec::new());
     for (pa, pb) in pairs {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
             return Err(format!("no pass {pa} in {} or no pass {pb} in {}", ba.source.display(), bb.source.display()));
         };
         let (sa, sb) = (runs::samples(da), runs::samples(db));
-        headlines.push(Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S });
+        let head = Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S };
+        if layout::is_clean(&pa) { &mut clean_heads } else { &mut instrumented_heads }.push(head);
         let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
         let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);
+        let only_rows = [only(&sa.spans, &sb.spans), only(&sb.spans, &sa.spans), only(&sa.statements, &sb.statements), only(&sb.statements, &sa.statements)];
         let (counters, fc) = judge_counters(&pa, &sa.counters, &sb.counters, rules);
         let (plans, notes) = if layout::is_clean(&pa) {
             (None, Vec::new())
@@ -126,18 +214,24 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
             ((!none).then(|| plans::compare(&ka, &kb)), notes)
         };
         let settings = (pg_settings(da), pg_settings(db));
-        out.push((pa, pb, sa.runs, sb.runs, spans, statements, counters, vec![fs, fq, fc], plans, notes, settings));
+        out.push((pa, pb, sa.runs, sb.runs, spans, statements, only_rows, counters, vec![fs, fq, fc], plans, notes, settings));
     }
-    // The headlines of the passes compared are one family: two passes tested
-    // at 5% each would call identical inputs changed in one pair of ten.
-    let mut head = judge("evaluated", headlines, "s", TIME, rules);
-    let walls = std::mem::take(&mut head.verdicts);
+    // The headlines of the clean passes compared are one family: two passes
+    // tested at 5% each would call identical inputs changed in one pair of
+    // ten. The instrumented passes' are another: their distorted timings
+    // must not take the clean passes' share of the 5%.
+    let mut clean_head = judge("evaluated (clean passes)", clean_heads, "s", TIME, rules);
+    let mut instrumented_head = judge("evaluated (instrumented passes)", instrumented_heads, "s", TIME, rules);
+    let (mut clean_walls, mut instrumented_walls) =
+        (std::mem::take(&mut clean_head.verdicts).into_iter(), std::mem::take(&mut instrumented_head.verdicts).into_iter());
     let mut out: Vec<PassComparison> = out
         .into_iter()
-        .zip(walls)
-        .map(|((pass_a, pass_b, runs_a, runs_b, spans, statements, counters, mut families, plans, plan_notes, settings), (_, wall))| {
-            families.insert(0, head.clone());
+        .map(|(pass_a, pass_b, runs_a, runs_b, spans, statements, only_rows, counters, mut families, plans, plan_notes, settings)| {
+            let clean = layout::is_clean(&pass_a);
+            let (_, wall) = if clean { clean_walls.next() } else { instrumented_walls.next() }.expect("one headline per pass");
+            families.insert(0, if clean { clean_head.clone() } else { instrumented_head.clone() });
             let (pg_settings_a, pg_settings_b) = settings;
+            let [spans_only_a, spans_only_b, statements_only_a, statements_only_b] = only_rows;
             PassComparison {
                 pass_a,
                 pass_b,
@@ -146,6 +240,10 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
                 wall,
                 spans,
                 statements,
+                spans_only_a,
+                spans_only_b,
+                statements_only_a,
+                statements_only_b,
                 counters,
                 families,
                 plans,
@@ -169,5 +267,28 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Vec<PassComparison>
             r.statement_verdict = verdicts.get(&r.statement).cloned();
         }
     }
-    Ok(out)
+    let clean_passes = out.iter().filter(|c| layout::is_clean(&c.pass_a)).count();
+    let undecided = out.iter().filter(|c| layout::is_clean(&c.pass_a)).filter_map(|c| undecided(c, clean_passes)).collect();
+    let (provenance_a, provenance_b, differs) = differs(ba, bb);
+    let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
+    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided })
+}
+
+/// A clean pass's evaluated seconds without a verdict, and the runs a side
+/// that would make one possible in its family.
+fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
+    let family = &c.families[0];
+    let why = match c.wall.kind {
+        Kind::NoNoiseEstimate => "one run on a side gives no noise estimate".to_string(),
+        Kind::InsideNoise if family.power.is_some() => "too few runs for any verdict after the correction".to_string(),
+        _ => return None,
+    };
+    Some(Undecided {
+        pass: c.pass_a.clone(),
+        what: "evaluated".into(),
+        runs_a: c.runs_a,
+        runs_b: c.runs_b,
+        runs_needed: runs_needed(m, crate::verdict::ALPHA),
+        why,
+    })
 }

@@ -10,6 +10,7 @@ pub mod latency;
 pub mod mann_whitney;
 pub mod pass;
 pub mod plans;
+pub mod power;
 pub mod runs;
 pub mod stats;
 pub mod tracks;
@@ -18,6 +19,6 @@ pub mod view;
 
 pub use align::{align_pass, Alignment, HostAlignment};
 pub use latency::{LatencyTable, StatementLatency};
-pub use pass::{load_pass, PassData, Warning};
+pub use pass::{load_aligned, load_pass, window, PassData, Warning};
 pub use stats::{span_stats, SpanStat};
 pub use tracks::{assign as assign_tracks, Tracks};

@@ -32,6 +32,8 @@ pub struct PassData {
     pub dropped: u64,
     pub malformed_total: u64,
     pub warnings: Vec<Warning>,
+    /// Spans left out because they started outside the capture window (see [`load_aligned`]).
+    pub outside_window: u64,
 }
 
 impl PassData {
@@ -118,5 +120,38 @@ pub fn load_pass(pass: &PassDir) -> PassData {
             message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into(),
         });
     }
-    PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings }
+    PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings, outside_window: 0 }
+}
+
+/// The pass's capture window, from its run.json: Unix µs on the runner's
+/// clock, from arming the captures to the evaluation leaving
+/// EvaluatingDerivation. None where the runner did not record one (bundles
+/// of other tools, and of evalbench before the window was kept).
+pub fn window(run: Option<&RunInfo>) -> Option<(i64, i64)> {
+    let r = run?.runner.as_ref()?;
+    (r.capture_started_us > 0 && r.capture_stopped_us > r.capture_started_us).then_some((r.capture_started_us, r.capture_stopped_us))
+}
+
+/// Loads a pass, aligns its clocks, and keeps only the spans that started
+/// inside its capture window, on the server's clock: what the scheduler
+/// did idling before the request and after the evaluation is not the
+/// evaluation's (docs/ARCHITECTURE.md, "Passes"). Alignment is computed
+/// from every span first, since its pairs may lie on either side. The
+/// runner's clock is the server's in the lab; for a remote target the two
+/// are taken as synchronized (NTP).
+pub fn load_aligned(pass: &PassDir) -> (PassData, crate::Alignment) {
+    let mut data = load_pass(pass);
+    let align = crate::align_pass(&data.streams);
+    if let Some((from, to)) = window(data.run.as_ref()) {
+        let mut outside = 0u64;
+        for st in &mut data.streams {
+            let off = align.offset_for(st);
+            let before = st.spans.len();
+            st.spans.retain(|s| (from..=to).contains(&(s.ts_us + off)));
+            outside += (before - st.spans.len()) as u64;
+        }
+        data.streams.retain(|s| !s.spans.is_empty());
+        data.outside_window = outside;
+    }
+    (data, align)
 }

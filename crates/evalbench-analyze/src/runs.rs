@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use evalbench_bundle::{layout, Bundle, PassDir};
 
-use crate::{align_pass, load_pass, span_stats, PassData};
+use crate::{load_aligned, span_stats, PassData};
 
 /// Per run of a pass: wall seconds, span totals, statement totals.
 pub struct Samples {
@@ -43,8 +43,7 @@ pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
 pub fn samples(dirs: &[&PassDir]) -> Samples {
     let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new(), counters: BTreeMap::new() };
     for (i, d) in dirs.iter().enumerate() {
-        let data = load_pass(d);
-        let align = align_pass(&data.streams);
+        let (data, align) = load_aligned(d);
         let wall =
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);

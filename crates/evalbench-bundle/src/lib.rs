@@ -17,6 +17,7 @@ pub mod fnv;
 pub mod layout;
 pub mod nix_stats;
 mod open;
+pub mod provenance;
 pub mod run_info;
 pub mod spans;
 
@@ -26,5 +27,6 @@ pub use atomic::{copy_atomic, persist, readable_temp, write_atomic, write_record
 pub use error::BundleError;
 pub use fnv::Fnv;
 pub use open::{Bundle, PassDir};
-pub use run_info::{CapturePorts, RunInfo, RunnerInfo, StatusChange};
+pub use provenance::Provenance;
+pub use run_info::{CapturePorts, OutsideWindow, RunInfo, RunnerInfo, StatusChange};
 pub use spans::{read_span_file, read_trace_dir, read_trace_dir_chunked, Malformed, Span, SpanFile, Stream};

@@ -41,6 +41,10 @@ pub struct RunInfo {
     /// (`eval/nix-stats.*.json`; see `nix_stats`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nix_stats: Option<serde_json::Value>,
+    /// What was measured and where (the same in every pass of a run);
+    /// absent in bundles written before it was kept, or by other tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::Provenance>,
     /// What the runner adds about its captures; absent in bundles other
     /// tools wrote.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
@@ -79,9 +83,20 @@ pub struct RunnerInfo {
     /// mid-connection.
     #[serde(default)]
     pub capture_ports: Option<CapturePorts>,
+    /// Per packet capture, the packets cut from it for lying outside
+    /// `[capture_started_us, capture_stopped_us]` (absent in older bundles).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub outside_window: std::collections::BTreeMap<String, OutsideWindow>,
     /// PostgreSQL settings the run was given (`--pg-setting`), as the server showed them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub pg_settings: std::collections::BTreeMap<String, String>,
+}
+
+/// Packets a capture held outside the pass's window, cut from its file.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct OutsideWindow {
+    pub before: u64,
+    pub after: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]

@@ -9,6 +9,7 @@ pub mod framer;
 pub mod nix_trace;
 pub mod normalize;
 pub mod packet;
+pub mod pcap_window;
 pub mod perf;
 pub mod pg;
 pub mod plan;

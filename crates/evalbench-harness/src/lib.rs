@@ -9,6 +9,7 @@ pub mod cmdbench;
 mod error;
 pub mod gate;
 pub mod pass;
+pub mod provenance;
 pub mod target;
 pub mod tools;
 
@@ -32,8 +33,13 @@ pub struct RunOpts {
     pub pcap: bool,
     /// Spans only: every other capture off (to measure what the captures cost).
     pub bare: bool,
-    /// Every pass this many times; repeats are named `<pass>.2`, `<pass>.3`, ...
+    /// Every clean pass this many times; repeats are named `<pass>.2`, `<pass>.3`, ...
     pub repeat: usize,
+    /// Every instrumented pass this many times (their timings are shapes: one is the default).
+    pub repeat_instrumented: usize,
+    /// What the binary knows of the run (evalbench's version, the plan, the
+    /// start); the target and its machine add the rest before the first pass.
+    pub provenance: evalbench_bundle::Provenance,
     pub timeout: Duration,
     /// Instrumented passes: nix traces its calls into a profile.
     pub nix_trace: bool,
@@ -76,9 +82,13 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
         let any = opts.passes.iter().map(|p| opts.captures_for(p)).fold(Captures::NONE, Captures::union);
         let cap = target.capture();
         tools::check(&any, &cap.server, &cap.worker, target.pipeline_here()).map_err(setup_from)?;
+        progress("setup", "recording what is measured (flake, nix, PostgreSQL, machine)");
+        let provenance = provenance::gather(&opts.provenance, target);
         let mut infos = Vec::new();
-        for round in 1..=opts.repeat.max(1) {
-            for base in &opts.passes {
+        let runs_of = |base: &str| if layout::is_clean(base) { opts.repeat.max(1) } else { opts.repeat_instrumented.max(1) };
+        let rounds = opts.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
+        for round in 1..=rounds {
+            for base in opts.passes.iter().filter(|b| round <= runs_of(b)) {
                 let p = if round == 1 { base.clone() } else { format!("{base}.{round}") };
                 let plan = pass::PassPlan {
                     name: &p,
@@ -87,6 +97,7 @@ pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&st
                     dir: opts.out.join(&p),
                     timeout: opts.timeout,
                     nix_trace: opts.nix_trace,
+                    provenance: &provenance,
                 };
                 let mut pp = |m: &str| progress(&p, m);
                 infos.push(pass::run_pass(target, &plan, &mut pp)?);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 
-use evalbench_analyze::{align_pass, load_pass};
+use evalbench_analyze::load_aligned;
 use evalbench_bundle::{layout, Bundle, Fnv};
 
 use crate::HistoryError;
@@ -49,9 +49,8 @@ impl BundleRecord {
             h.write(p.name.as_bytes());
             h.write(&[0]);
             h.write(&run_json);
-            let data = load_pass(p);
+            let (data, align) = load_aligned(p);
             let Some(run) = &data.run else { continue };
-            let align = align_pass(&data.streams);
             let main = align.main();
             let base = layout::base_name(&p.name).to_string();
             let repeat = p.name.strip_prefix(&format!("{base}.")).and_then(|k| k.parse().ok()).unwrap_or(1);

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use evalbench_analyze::comparison::{PassComparison, Row};
+use evalbench_analyze::comparison::{Comparison, OnlyRow, PassComparison, Row};
 use evalbench_analyze::plans::{Change, PlanRow, Side};
 use evalbench_analyze::verdict::{pct, Kind};
 
@@ -36,8 +36,8 @@ pub struct Written {
     pub plans_changed: usize,
 }
 
-fn verdict_table(body: &mut String, rows: &[Row], unit: &str) {
-    body.push_str("<table><tr><th>what</th><th>A (median)</th><th>B (median)</th><th>change</th><th>verdict</th><th>p (Holm)</th></tr>");
+fn verdict_table(body: &mut String, rows: &[Row], only: (&[OnlyRow], &[OnlyRow]), unit: &str) {
+    body.push_str("<table><tr><th>what</th><th>A (median)</th><th>B (median)</th><th>change A → B</th><th>verdict</th><th>p (Holm)</th></tr>");
     for r in rows {
         let v = &r.verdict;
         let _ = write!(
@@ -53,7 +53,22 @@ fn verdict_table(body: &mut String, rows: &[Row], unit: &str) {
             v.p_adjusted.map(|p| format!("{p:.4}")).unwrap_or_else(|| "–".into())
         );
     }
+    only_rows(body, only.0, true, unit);
+    only_rows(body, only.1, false, unit);
     body.push_str("</table>");
+}
+
+/// Rows one side lacks, in the same table as the verdicts.
+fn only_rows(body: &mut String, rows: &[OnlyRow], side_a: bool, unit: &str) {
+    for r in rows {
+        let (a, b) = if side_a { (format!("{:.3} {unit}", r.total_ms), "–".to_string()) } else { ("–".to_string(), format!("{:.3} {unit}", r.total_ms)) };
+        let _ = write!(
+            body,
+            "<tr><td><code>{}</code></td><td class=\"n\">{a}</td><td class=\"n\">{b}</td><td class=\"n\">–</td><td>{}</td><td class=\"n\">–</td></tr>",
+            esc(&r.what),
+            if side_a { "only in A" } else { "only in B" }
+        );
+    }
 }
 
 fn kind_class(k: Kind) -> &'static str {
@@ -133,9 +148,10 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
 }
 
 /// Writes `out/index.html`.
-pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> Result<Written, ReportError> {
+pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Written, ReportError> {
+    let out_passes: &[PassComparison] = &cmp.passes;
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
-    let title = format!("evalbench compare: {} against {}", b.display(), a.display());
+    let title = format!("evalbench compare: A → B ({} → {})", a.display(), b.display());
     let mut body = shell_head(&title, CSS);
     let _ = write!(
         body,
@@ -144,7 +160,16 @@ pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> 
         esc(&a.display().to_string()),
         esc(&b.display().to_string())
     );
-    body.push_str("<h2>Passes</h2><table><tr><th>pass</th><th>runs A / B</th><th>PostgreSQL settings A / B</th><th>evaluated A (s)</th><th>evaluated B (s)</th><th>change</th><th>verdict</th></tr>");
+    if cmp.differs.is_empty() {
+        body.push_str("<p>A and B measured the same workload, system, evalbench, machine, plan and settings.</p>");
+    } else {
+        body.push_str("<h2>What differs</h2><table><tr><th>group</th><th>field</th><th>A</th><th>B</th></tr>");
+        for d in &cmp.differs {
+            let _ = write!(body, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(d.group), esc(&d.field), esc(&d.a), esc(&d.b));
+        }
+        body.push_str("</table>");
+    }
+    body.push_str("<h2>Passes</h2><table><tr><th>pass</th><th>runs A / B</th><th>PostgreSQL settings A / B</th><th>evaluated A (s)</th><th>evaluated B (s)</th><th>change A → B</th><th>verdict</th></tr>");
     for c in out_passes {
         let _ = write!(
             body,
@@ -163,8 +188,21 @@ pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> 
             esc(c.wall.kind.as_str())
         );
     }
+    for (side, passes) in [("A", &cmp.only_a), ("B", &cmp.only_b)] {
+        for p in passes.iter() {
+            let (x, y) = if side == "A" { (format!("{:.3}", p.evaluated_s), "–".to_string()) } else { ("–".to_string(), format!("{:.3}", p.evaluated_s)) };
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td></td><td class=\"n\">{x}</td><td class=\"n\">{y}</td><td class=\"n\">–</td><td>only in {side}</td></tr>",
+                esc(&p.pass),
+                if side == "A" { format!("{} / –", p.runs) } else { format!("– / {}", p.runs) }
+            );
+        }
+    }
     body.push_str("</table>");
-    if let Some(p) = out_passes.first().and_then(|c| c.families[0].power.as_ref()) {
+    let mut notes: Vec<&String> = out_passes.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
+    notes.dedup();
+    for p in notes {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
     }
     let mut changed = 0;
@@ -201,17 +239,21 @@ pub fn render(a: &Path, b: &Path, out_passes: &[PassComparison], out: &Path) -> 
             changed += rows.iter().filter(|r| r.changed).count();
             plans(&mut body, c, rows);
         }
-        for (k, (title, rows)) in
-            [("Spans (total per run)", &c.spans), ("Statements (pg_stat_statements, total per run)", &c.statements)].into_iter().enumerate()
+        for (k, (title, rows, only)) in [
+            ("Spans (total per run)", &c.spans, (&c.spans_only_a[..], &c.spans_only_b[..])),
+            ("Statements (pg_stat_statements, total per run)", &c.statements, (&c.statements_only_a[..], &c.statements_only_b[..])),
+        ]
+        .into_iter()
+        .enumerate()
         {
-            if rows.is_empty() {
+            if rows.is_empty() && only.0.is_empty() && only.1.is_empty() {
                 continue;
             }
             let _ = write!(body, "<h3>{}</h3>", esc(title));
             if let Some(p) = &c.families[k + 1].power {
                 let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
             }
-            verdict_table(&mut body, rows, "ms");
+            verdict_table(&mut body, rows, only, "ms");
         }
     }
     body.push_str("</body></html>\n");

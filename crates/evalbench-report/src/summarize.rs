@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use evalbench_analyze::{align_pass, load_pass, Warning};
+use evalbench_analyze::{load_aligned, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
 use crate::summary::{NotSummarized, PassCounters, RepeatGroup};
@@ -37,8 +37,9 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
     let mut usable = 0usize;
     for pass in &bundle.passes {
         let t = Instant::now();
-        let data = load_pass(pass);
-        let alignment = align_pass(&data.streams);
+        // Spans outside the capture window are not the evaluation's: left
+        // out of the statistics and of trace.json alike.
+        let (data, alignment) = load_aligned(pass);
         let spans = data.span_count();
         // Warnings name files inside the bundle as the bundle names them.
         summary.warnings.extend(data.warnings.iter().cloned().map(|w| relative(w, &bundle.root)));

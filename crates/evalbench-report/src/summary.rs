@@ -36,6 +36,10 @@ pub struct PassSummary {
     pub processes: usize,
     pub dropped_spans: u64,
     pub malformed_lines: u64,
+    /// The capture window's length (run.json), and the spans left out of
+    /// every figure here for starting outside it.
+    pub window_s: Option<f64>,
+    pub outside_window_spans: u64,
     pub spans: Vec<SpanStat>,
 }
 
@@ -154,6 +158,8 @@ impl PassSummary {
             processes: pass.streams.len(),
             dropped_spans: pass.dropped,
             malformed_lines: pass.malformed_total,
+            window_s: evalbench_analyze::window(pass.run.as_ref()).map(|(a, b)| evalbench_bundle::num::s((b - a) as f64 / 1e6)),
+            outside_window_spans: pass.outside_window,
             spans: span_stats(&pass.streams),
         }
     }
@@ -200,6 +206,18 @@ impl Summary {
                 }
             }
             let _ = writeln!(t, "  traced wall      {:.3} s (first span start to last span end, server clock)", p.traced_wall_s);
+            match p.window_s {
+                Some(w) => {
+                    let _ = writeln!(
+                        t,
+                        "  capture window   {w:.3} s (arming the captures until the evaluation left EvaluatingDerivation); {} spans outside it not counted",
+                        p.outside_window_spans
+                    );
+                }
+                None => {
+                    let _ = writeln!(t, "  capture window   not recorded: every span counted");
+                }
+            }
             if let Some(s) = &p.status {
                 let _ = writeln!(t, "  status           {s}{}", p.evaluation_id.as_ref().map(|i| format!(" (evaluation {i})")).unwrap_or_default());
             }

@@ -169,6 +169,8 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         captures: vec!["spans".into()],
         evaluation_metric: metric,
         nix_stats: None,
+        // A test pipeline of no flake: its provenance is unknown.
+        provenance: None,
         runner: None,
         raw: serde_json::Value::Null,
     };

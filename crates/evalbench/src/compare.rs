@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_analyze::comparison::{compare, Opts};
+use evalbench_analyze::comparison::{compare, Comparison, Opts};
 use evalbench_analyze::verdict::Kind;
-use evalbench_bundle::Bundle;
+use evalbench_bundle::{layout, Bundle};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,9 +28,15 @@ pub struct Args {
     /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, default_value = "text")]
     pub format: crate::Format,
-    /// Exit 1 when a pass's wall time is slower outside noise by at least this many percent.
-    #[arg(long)]
+    /// Exit 1 when a clean pass's evaluated time is slower outside noise by at least this many
+    /// percent, or when one of nix's exact counters (nrFunctionCalls, nrThunks, gc.totalBytes,
+    /// nrPrimOpCalls, nrLookups, envs.number, values.number) grew by more than this: counts need
+    /// no repeats. Times that could not be judged are listed on stderr.
+    #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// Exit 1 when a clean pass's evaluated time could not be judged (too few runs a side).
+    #[arg(long)]
+    pub fail_on_undecided: bool,
     /// Span and statement rows to print per pass (all are in --json).
     #[arg(long, default_value_t = 15)]
     pub top: usize,
@@ -53,23 +59,64 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let bb = Bundle::open(&a.b, a.unpack.limits())?;
     let opts = Opts { pass_a: a.pass_a.clone(), pass_b: a.pass_b.clone(), min_change: a.min_change, min_abs_us: a.min_abs_us };
     let out = compare(&ba, &bb, &opts).map_err(anyhow::Error::msg)?;
+    let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
+    let gate = a.fail_on_regression.map(|pct| regressions(&out, pct)).unwrap_or_default();
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => {
-            format!("{}\n", serde_json::to_string_pretty(&serde_json::json!({ "a": a.a, "b": a.b, "passes": out })).expect("serializes"))
+            let doc = serde_json::json!({
+                "a": a.a, "b": a.b, "differs": out.differs, "provenance": { "a": out.provenance_a, "b": out.provenance_b },
+                "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided,
+                "gate": a.fail_on_regression.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
+            });
+            format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))
         }
-        crate::Format::Text => evalbench_report::output::compare::text(&out, a.top),
-        crate::Format::Markdown => evalbench_report::output::compare::markdown(&a.a.display().to_string(), &a.b.display().to_string(), &out, a.top),
+        crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top),
+        crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top),
     };
     if let Some(dir) = &a.html {
         let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir)?;
         eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
     }
     crate::emit(&text)?;
+    for line in evalbench_report::output::compare::undecided(&out) {
+        eprintln!("evalbench compare: {line}");
+    }
+    if !out.differs.is_empty() {
+        let mut groups: Vec<&str> = out.differs.iter().map(|d| d.group).collect();
+        groups.dedup();
+        eprintln!("evalbench compare: A and B differ in {} (listed above)", groups.join(", "));
+    }
     if let Some(pct) = a.fail_on_regression {
-        if out.iter().any(|c| c.wall.kind == Kind::Slower && c.wall.change_pct >= pct) {
-            eprintln!("evalbench compare: a pass is slower by {pct}% or more, outside noise");
+        if !gate.is_empty() {
+            for g in &gate {
+                eprintln!("evalbench compare: regression past {pct}%: {g}");
+            }
             return Ok(ExitCode::from(1));
         }
     }
+    if a.fail_on_undecided && !out.undecided.is_empty() {
+        eprintln!("evalbench compare: {} time(s) could not be judged (--fail-on-undecided)", out.undecided.len());
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the gate fires on: a clean pass slower outside noise by `pct` or
+/// more, or an exact headline counter of nix grown by more than `pct` in any
+/// pass. Instrumented passes' times are distorted and never gate.
+fn regressions(c: &Comparison, pct: f64) -> Vec<String> {
+    use evalbench_analyze::counters::{HEADLINE, NOISY};
+    let mut out = Vec::new();
+    for p in &c.passes {
+        if layout::is_clean(&p.pass_a) && p.wall.kind == Kind::Slower && p.wall.change_pct >= pct {
+            out.push(format!("{} evaluated: {}", p.pass_a, p.wall.text));
+        }
+        for v in &p.counters {
+            let headline = HEADLINE.iter().any(|(n, _)| *n == v.name) && !NOISY.contains(&v.name.as_str());
+            if headline && v.exact && v.kind == Kind::More && v.change_pct.is_none_or(|c| c > pct) {
+                out.push(format!("{} {}: {}", p.pass_a, v.name, v.text));
+            }
+        }
+    }
+    out
 }

@@ -47,10 +47,14 @@ pub struct Args {
     /// Spans only, every other capture off: to measure what the captures cost.
     #[arg(long)]
     pub bare: bool,
-    /// Run the passes this many times (repeats are <pass>.2, <pass>.3, ...): the summary then
-    /// gives medians and spreads, and `compare` can give verdicts.
-    #[arg(long, default_value_t = 1)]
-    pub repeat: usize,
+    /// Runs of each clean pass (repeats are <pass>.2, <pass>.3, ...). The default is the
+    /// smallest count at which `compare` finds a 10% change in evaluated seconds in 80% of
+    /// seeded trials at the lab's measured noise (README, "How many runs"); 1 gives no verdict.
+    #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_CLEAN_RUNS, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Runs of each instrumented pass: their timings are shapes, never durations, so one by default.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat_instrumented: u32,
     /// Give up on a pass whose evaluation takes longer than this.
     #[arg(long, default_value_t = 900)]
     pub timeout_s: u64,
@@ -96,6 +100,31 @@ fn progress_key(pass: &str, msg: &str) -> String {
     format!("{pass}: {msg}")
 }
 
+/// The benchmark name of the embedded default flake.
+const HELLO_FLAKE: &str = "hello-flake (embedded)";
+
+/// What the binary knows of the run before the target is started.
+fn base_provenance(a: &Args) -> evalbench_bundle::Provenance {
+    use evalbench_bundle::provenance::{Evalbench, Plan, Provenance};
+    let mut off = Vec::new();
+    for (flag, on) in [("perf", a.no_perf), ("strace", a.no_strace), ("pcap", a.no_pcap), ("nix-trace", a.no_nix_trace), ("all but spans (--bare)", a.bare)] {
+        if on {
+            off.push(flag.to_string());
+        }
+    }
+    Provenance {
+        evalbench: Evalbench { version: Some(env!("CARGO_PKG_VERSION").into()), git_rev: option_env!("EVALBENCH_GIT_REV").map(String::from) },
+        plan: Plan {
+            passes: a.passes.clone(),
+            repeat_clean: Some(a.repeat as usize),
+            repeat_instrumented: Some(a.repeat_instrumented as usize),
+            captures_off: off,
+        },
+        started: Some(jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())),
+        ..Provenance::default()
+    }
+}
+
 fn default_lab_dir(out: &Path) -> PathBuf {
     let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
@@ -116,6 +145,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
             };
             let mut lab = Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms);
+            // The flake as given names the benchmark; the embedded one by a name of its own, not its temporary path.
+            lab.flake_label = Some(a.flake.as_ref().map_or_else(|| HELLO_FLAKE.to_string(), |f| f.display().to_string()));
             lab.eval_workers = a.eval_workers;
             lab.eval_max_rss = a.eval_max_rss;
             lab.pg_settings = a.pg.list();
@@ -136,7 +167,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         strace: !a.no_strace,
         pcap: !a.no_pcap,
         bare: a.bare,
-        repeat: a.repeat,
+        repeat: a.repeat as usize,
+        repeat_instrumented: a.repeat_instrumented as usize,
+        provenance: base_provenance(&a),
         timeout: Duration::from_secs(a.timeout_s),
         nix_trace: !a.no_nix_trace,
     };

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use evalbench_bundle::{layout, Bundle, PassDir, RunInfo};
 
-use crate::{align_pass, load_pass, span_stats, Alignment, PassData, SpanStat};
+use crate::{span_stats, Alignment, PassData, SpanStat};
 
 /// The decoders' records a view holds, for the report to read without
 /// depending on the decoders.
@@ -87,8 +87,7 @@ pub fn analyse(bundle: &Bundle) -> Vec<PassView> {
 
 impl PassView {
     pub fn load(p: &PassDir) -> PassView {
-        let data = load_pass(p);
-        let align = align_pass(&data.streams);
+        let (data, align) = crate::load_aligned(p);
         let extent = data.extent(&align).map(|(a, b)| (a as f64, b as f64));
         let mut v = PassView {
             name: p.name.clone(),

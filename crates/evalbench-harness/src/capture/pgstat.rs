@@ -55,6 +55,12 @@ impl Db {
         Ok(self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| format!("{sql}: {}", pg_error(&e)))?)
     }
 
+    /// PostgreSQL's `server_version`, for the run's provenance.
+    pub fn server_version(&self) -> Result<String, HarnessError> {
+        let v = self.json("SELECT to_json(current_setting('server_version'))", &[])?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
     pub fn reset_statements(&self) -> Result<(), HarnessError> {
         self.exec("SELECT pg_stat_statements_reset()")
     }

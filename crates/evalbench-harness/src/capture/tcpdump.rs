@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use evalbench_decode::pcap_window::{Cut, Tail};
 use evalbench_host::{interrupt, HostExec};
 
 pub struct Tcpdump {
@@ -58,22 +59,31 @@ impl Tcpdump {
         }
     }
 
-    /// Stops the capture. A capture that lost packets (tcpdump's "N packets
-    /// dropped by kernel", N > 0) is an error naming how many: its file is
-    /// kept, and said to be incomplete, never taken for the whole traffic.
-    pub fn stop(mut self) -> Result<(), HarnessError> {
+    /// Stops the capture once tcpdump has written every packet up to
+    /// `until_us` (the end of the pass's window), then cuts the file to
+    /// `[from_us, until_us]` (see `evalbench_decode::pcap_window`). A capture
+    /// that lost packets (tcpdump's "N packets dropped by kernel", N > 0) is
+    /// an error naming how many: its file is kept, and said to be
+    /// incomplete, never taken for the whole traffic.
+    pub fn stop(mut self, from_us: i64, until_us: i64) -> Result<Cut, HarnessError> {
         // tcpdump drops what the kernel holds for it and it has not read yet
         // when it is interrupted: on a busy machine it lags, and the last
-        // packets of a capture were lost (9 transactions of 80). Wait until
-        // its file has stopped growing for a while (at most 10 s).
-        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        // packets of a capture were lost (9 transactions of 80). So wait
+        // until its file holds a packet from after the window (it has caught
+        // up), or has stopped growing for 400 ms (no traffic since), at most
+        // 10 s. Waiting for silence alone never ended while the server's
+        // scheduler polled the database: every clean pass idled 10 s.
         let deadline = Instant::now() + Duration::from_secs(10);
-        let (mut last, mut quiet) = (size(&self.out), 0);
-        while quiet < 4 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-            let now = size(&self.out);
-            quiet = if now == last { quiet + 1 } else { 0 };
-            last = now;
+        let mut tail = Tail::default();
+        let mut read = 0u64;
+        let mut quiet = 0;
+        while quiet < 8 && Instant::now() < deadline {
+            let grown = follow(&self.out, &mut read, &mut tail);
+            if tail.last_ts_us.is_some_and(|t| t > until_us) {
+                break;
+            }
+            quiet = if grown { 0 } else { quiet + 1 };
+            std::thread::sleep(Duration::from_millis(50));
         }
         interrupt(&mut self.child, Duration::from_secs(5));
         let text = match self.rest.recv_timeout(Duration::from_secs(5)) {
@@ -90,6 +100,32 @@ impl Tcpdump {
                 self.what
             )));
         }
-        Ok(())
+        cut_to_window(&self.out, from_us, until_us)
     }
+}
+
+/// Reads what was appended to `path` since `read` bytes into `tail`; whether it grew.
+fn follow(path: &Path, read: &mut u64, tail: &mut Tail) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    if f.seek(SeekFrom::Start(*read)).is_err() {
+        return false;
+    }
+    let mut buf = Vec::new();
+    let n = f.read_to_end(&mut buf).unwrap_or(0);
+    tail.feed(&buf[..n]);
+    *read += n as u64;
+    n > 0
+}
+
+/// Rewrites the capture with only the packets of the window, whole or not at all.
+fn cut_to_window(path: &Path, from_us: i64, until_us: i64) -> Result<Cut, HarnessError> {
+    let io = |e: std::io::Error| HarnessError::Io { path: path.to_path_buf(), source: e };
+    let input = std::fs::File::open(path).map_err(io)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = evalbench_bundle::readable_temp(dir).map_err(io)?;
+    let name = path.display().to_string();
+    let c = evalbench_decode::pcap_window::cut(&name, input, tmp.as_file_mut(), from_us, until_us).map_err(|e| HarnessError::Message(e.to_string()))?;
+    evalbench_bundle::persist(tmp, path).map_err(io)?;
+    Ok(c)
 }

@@ -6,7 +6,7 @@
 use crate::error::HarnessError;
 use std::path::Path;
 
-use evalbench_bundle::{layout, write_atomic};
+use evalbench_bundle::{layout, write_atomic, OutsideWindow};
 
 use super::files::write_json;
 use crate::capture::{perf, pgstat::Db, strace::Strace, tcpdump::Tcpdump, Captures};
@@ -60,7 +60,18 @@ impl Armed {
     }
 
     /// Stops the captures, newest first, and writes what each captured.
-    pub(super) fn disarm(mut self, c: Captures, cap: &CaptureInfo, db: &Db, dir: &Path, problems: &mut Vec<String>) {
+    /// Packet captures are cut to `window` (runner clock, Unix µs); what each
+    /// cut left out goes into `outside`, by file name.
+    pub(super) fn disarm(
+        mut self,
+        c: Captures,
+        cap: &CaptureInfo,
+        db: &Db,
+        dir: &Path,
+        window: (i64, i64),
+        outside: &mut std::collections::BTreeMap<String, OutsideWindow>,
+        problems: &mut Vec<String>,
+    ) {
         if let Some(s) = self.strace.take() {
             s.stop().unwrap_or_else(|e| problems.push(e.to_string()));
         }
@@ -73,8 +84,13 @@ impl Armed {
                 Err(e) => problems.push(format!("wait samples: {e}")),
             }
         }
-        for t in self.tcpdumps.drain(..) {
-            t.stop().unwrap_or_else(|e| problems.push(e.to_string()));
+        for (t, file) in self.tcpdumps.drain(..).zip([layout::PROTO_PCAP, layout::PG_PCAP]) {
+            match t.stop(window.0, window.1) {
+                Ok(cut) => {
+                    outside.insert(file.to_string(), OutsideWindow { before: cut.before, after: cut.after });
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
         }
         if c.auto_explain {
             db.auto_explain(false).unwrap_or_else(|e| problems.push(e.to_string()));

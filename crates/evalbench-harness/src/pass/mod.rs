@@ -53,6 +53,8 @@ pub struct PassPlan<'a> {
     pub timeout: Duration,
     /// Instrumented passes: nix traces its calls (off with `run --no-nix-trace`).
     pub nix_trace: bool,
+    /// What the run measures, written into run.json.
+    pub provenance: &'a evalbench_bundle::Provenance,
 }
 
 pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {
@@ -117,7 +119,8 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     // Disarm, newest first, and write what each captured.
     progress("stopping captures");
     let mut problems: Vec<String> = Vec::new();
-    armed.disarm(c, &cap, &db, dir, &mut problems);
+    let mut outside = std::collections::BTreeMap::new();
+    armed.disarm(c, &cap, &db, dir, (capture_started_us, capture_stopped_us), &mut outside, &mut problems);
 
     // The pass ends at Completed.
     if failure.is_none() {
@@ -131,7 +134,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     collect(target, &db, eval_id.as_deref(), plan, &mut problems);
 
     // run.json: what happened, as the runner saw it, and the server's own timeline.
-    let seen = Observed { eval_id: eval_id.clone(), requested_us, capture_started_us, capture_stopped_us, statuses, last };
+    let seen = Observed { eval_id: eval_id.clone(), requested_us, capture_started_us, capture_stopped_us, statuses, last, outside };
     let info = run_info(target.name(), &cap, &db, plan, &seen, &mut problems);
     // Through a Value, so the keys come out sorted as they always have.
     let doc = serde_json::to_value(&info).expect("serializes");

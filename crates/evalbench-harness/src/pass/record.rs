@@ -22,6 +22,8 @@ pub(super) struct Observed {
     pub statuses: Vec<StatusChange>,
     /// The last status object the API gave.
     pub last: Value,
+    /// Packets cut from each capture for lying outside the window.
+    pub outside: std::collections::BTreeMap<String, evalbench_bundle::OutsideWindow>,
 }
 
 /// Job phases from the database, spans from the target, flame graphs from perf.data.
@@ -76,6 +78,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
                 None
             }
         },
+        provenance: Some(plan.provenance.clone()),
         runner: Some(RunnerInfo {
             target: target.to_string(),
             server_statuses: timeline
@@ -89,6 +92,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             captures_off: off_list(&c, plan.name).into_iter().map(String::from).collect(),
             capture_ports: Some(CapturePorts { pg: cap.pg_port, proto: cap.proto_port }),
             pg_settings: cap.pg_settings.iter().cloned().collect(),
+            outside_window: o.outside.clone(),
         }),
         raw: Value::Null,
     }

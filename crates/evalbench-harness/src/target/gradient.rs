@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use evalbench_api::Endpoint;
+use evalbench_bundle::provenance::{System, Workload};
 
 use super::{CaptureInfo, Target};
 use evalbench_host::HostExec;
@@ -159,6 +160,14 @@ impl Target for Gradient {
     }
     fn worker_pids(&self) -> Result<Vec<u32>, HarnessError> {
         Ok(vec![self.pid(&self.config.worker, &self.config.worker_pid_cmd)?])
+    }
+    fn describe(&mut self) -> (Workload, System) {
+        let ep = self.endpoint();
+        // The project's repository and revision are the server's to know; its API subset does not tell them.
+        let worker = self.capture().worker;
+        let nix_version = worker.run(worker.sh("nix --version")).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let flake = Some(format!("{}/{}", ep.organization, ep.project));
+        (Workload { flake, ..Workload::default() }, System { server_version: super::server_version(ep), nix_version, ..System::default() })
     }
     fn finish(&mut self) {}
 }

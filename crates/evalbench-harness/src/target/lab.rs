@@ -7,6 +7,7 @@ use evalbench_lab::control::{self, NetMode, UpOpts};
 use evalbench_lab::{LabState, PassOutput};
 
 use evalbench_api::Endpoint;
+use evalbench_bundle::provenance::{System, Workload};
 
 use super::{CaptureInfo, PassPlace, Target};
 use evalbench_host::HostExec;
@@ -22,12 +23,14 @@ pub struct Lab {
     pub eval_max_rss: Option<u64>,
     /// PostgreSQL settings (`--pg-setting NAME=VALUE`).
     pub pg_settings: Vec<(String, String)>,
+    /// The flake as the user gave it, for provenance (default: its path).
+    pub flake_label: Option<String>,
     state: Option<LabState>,
 }
 
 impl Lab {
     pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
-        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, eval_max_rss: None, pg_settings: Vec::new(), state: None }
+        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, eval_max_rss: None, pg_settings: Vec::new(), flake_label: None, state: None }
     }
     fn st(&self) -> &LabState {
         self.state.as_ref().expect("the lab is started before use")
@@ -101,6 +104,15 @@ impl Target for Lab {
     }
     fn worker_pids(&self) -> Result<Vec<u32>, HarnessError> {
         Ok(self.st().worker_pids.clone())
+    }
+    fn describe(&mut self) -> (Workload, System) {
+        let (nar_hash, nix_version) = evalbench_lab::eval::describe(&self.flake);
+        let repo = &self.st().repository;
+        let rev = std::process::Command::new("git").arg("-C").arg(repo).args(["rev-parse", "HEAD"]).output().ok();
+        let rev = rev.filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        let flake = self.flake_label.clone().unwrap_or_else(|| self.flake.display().to_string());
+        let server_version = super::server_version(self.endpoint());
+        (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, ..System::default() })
     }
     fn finish(&mut self) {
         let _ = control::down(&self.dir);

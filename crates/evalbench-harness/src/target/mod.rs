@@ -8,6 +8,7 @@ use crate::error::HarnessError;
 use std::path::Path;
 
 use evalbench_api::Endpoint;
+use evalbench_bundle::provenance::{System, Workload};
 use evalbench_host::HostExec;
 
 /// Where and how to capture.
@@ -57,6 +58,17 @@ pub trait Target {
     fn capture(&self) -> CaptureInfo;
     fn server_pid(&self) -> Result<u32, HarnessError>;
     fn worker_pids(&self) -> Result<Vec<u32>, HarnessError>;
+    /// What it evaluates and with what, for the run's provenance (after
+    /// `start`): the flake as given, its revision and narHash, nix's and the
+    /// server's versions. What it cannot learn stays None ("unknown").
+    fn describe(&mut self) -> (Workload, System);
     /// Stops what `start` started. Never fails.
     fn finish(&mut self);
+}
+
+/// The server's version from its health endpoint (`message.version`, or a
+/// top-level `version`), where it tells one.
+pub(crate) fn server_version(ep: Endpoint) -> Option<String> {
+    let h = evalbench_api::Client::new(ep, std::time::Duration::from_secs(5)).health()?;
+    h["message"]["version"].as_str().or(h["version"].as_str()).map(String::from)
 }

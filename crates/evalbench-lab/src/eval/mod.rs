@@ -310,3 +310,18 @@ mod tests {
         assert_eq!(plan(&attrs[..2], 5).len(), 2);
     }
 }
+
+/// What the lab evaluates, for a bundle's provenance: the flake's narHash
+/// (its content, whatever its path; the cache's key) and `nix --version`.
+/// Either is None when nix cannot tell it.
+pub fn describe(flake: &Path) -> (Option<String>, Option<String>) {
+    let mut c = nix::command();
+    c.args(["flake", "metadata", "--json", "--no-write-lock-file", &format!("path:{}", flake.display())]);
+    let nar_hash = nix::output(c)
+        .ok()
+        .and_then(|o| serde_json::from_str::<serde_json::Value>(&o).ok())
+        .and_then(|m| m["locked"]["narHash"].as_str().map(String::from));
+    let mut c = nix::command();
+    c.arg("--version");
+    (nar_hash, nix::output(c).ok())
+}

@@ -105,7 +105,8 @@ async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, heade
 
 async fn health(State(s): State<Arc<Shared>>) -> Response {
     let workers = s.workers.lock().await.len();
-    reply(StatusCode::OK, false, json!({ "workers": workers }))
+    // The version lets a bundle's provenance name the server it measured.
+    reply(StatusCode::OK, false, json!({ "workers": workers, "version": concat!("evalbench-lab ", env!("CARGO_PKG_VERSION")) }))
 }
 
 async fn proto(State(s): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {

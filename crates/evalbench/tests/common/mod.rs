@@ -77,7 +77,8 @@ impl Capture {
     pub fn stop(self) -> PathBuf {
         // Let the last replies reach the wire before the capture ends.
         std::thread::sleep(std::time::Duration::from_millis(300));
-        self.tcpdump.stop().expect("tcpdump stops");
+        // The window: everything until now (the runner's own stop cuts the same way).
+        self.tcpdump.stop(0, evalbench_host::now_us()).expect("tcpdump stops");
         self.file
     }
 }
