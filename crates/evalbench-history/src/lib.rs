@@ -5,6 +5,7 @@
 //! machines; `history show` and `history report` read the series back and
 //! judge each commit against the ones before it with `compare`'s rules.
 
+pub mod changepoint;
 mod error;
 pub mod record;
 pub mod series;
@@ -12,5 +13,5 @@ pub mod store;
 
 pub use error::HistoryError;
 pub use record::BundleRecord;
-pub use series::{build, Change, Commit, History, Point, BASELINE_COMMITS};
+pub use series::{build, Change, Commit, History, PassRule, Point, Select, BASELINE_COMMITS};
 pub use store::{open, Meta, Store, Stored, SCHEMA_VERSION};

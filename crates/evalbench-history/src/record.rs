@@ -37,6 +37,8 @@ pub struct BundleRecord {
     /// The bundle's run time (the earliest evaluate request), Unix seconds.
     pub run_time: Option<i64>,
     pub runs: Vec<PassRun>,
+    /// What the bundle measured (its provenance; unknown for older bundles).
+    pub provenance: evalbench_bundle::Provenance,
 }
 
 impl BundleRecord {
@@ -76,6 +78,6 @@ impl BundleRecord {
                 bundle.source.display()
             )));
         }
-        Ok(BundleRecord { digest: format!("{:016x}", h.finish()), run_time, runs })
+        Ok(BundleRecord { digest: format!("{:016x}", h.finish()), run_time, runs, provenance: bundle.provenance() })
     }
 }

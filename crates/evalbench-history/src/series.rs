@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use evalbench_analyze::verdict::{judge, median, spread, Kind, Measured, Rules, Spread, ALPHA, TIME};
 use serde::Serialize;
 
+use crate::changepoint::{e_divisive, Params};
 use crate::store::Stored;
 
 /// How many commits before a commit make its baseline at most.
@@ -76,11 +77,49 @@ pub struct History {
     pub changes: Vec<Change>,
     /// Per pass, said when the run counts make a verdict impossible.
     pub power: Vec<String>,
+    /// Per pass, which rule judged its times, and why.
+    pub rules: Vec<PassRule>,
+    /// The (benchmark, machine) series the selected runs hold.
+    pub series: Vec<(String, String)>,
+}
+
+/// The rule that judged a pass's times.
+#[derive(Debug, Clone, Serialize)]
+pub struct PassRule {
+    pub pass: String,
+    /// `per-commit` or `e-divisive`.
+    pub rule: &'static str,
+    pub text: String,
+}
+
+/// Which series to read back; None is all.
+#[derive(Debug, Clone, Default)]
+pub struct Select {
+    pub pass: Option<String>,
+    pub benchmark: Option<String>,
+    pub machine: Option<String>,
+}
+
+/// A run's benchmark and machine, as a series shows them.
+fn series_of(r: &Stored) -> (String, String) {
+    (r.benchmark.clone().unwrap_or_else(|| "unknown benchmark".into()), r.machine.clone().unwrap_or_else(|| "unknown machine".into()))
 }
 
 /// Orders the stored runs by commit time, then by when they were added, and
-/// judges each commit against its baseline.
-pub fn build(mut rows: Vec<Stored>, only_pass: Option<&str>) -> History {
+/// judges each commit against its baseline. A series is one pass of one
+/// benchmark on one machine (as Bencher keys results by benchmark and
+/// testbed): when the selected runs hold several, each pass's name carries
+/// its benchmark and machine (`cold-clean [hello @ ci-1]`).
+pub fn build(mut rows: Vec<Stored>, select: &Select) -> History {
+    let only_pass = select.pass.as_deref();
+    rows.retain(|r| {
+        let (b, m) = series_of(r);
+        select.benchmark.as_ref().is_none_or(|x| *x == b) && select.machine.as_ref().is_none_or(|x| *x == m)
+    });
+    let mut keys: Vec<(String, String)> = rows.iter().map(series_of).collect();
+    keys.sort();
+    keys.dedup();
+    let several = keys.len() > 1;
     let mut commits: Vec<Commit> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut bundles: Vec<std::collections::BTreeSet<i64>> = Vec::new();
@@ -99,7 +138,13 @@ pub fn build(mut rows: Vec<Stored>, only_pass: Option<&str>) -> History {
             }
         }
         if only_pass.is_none_or(|p| p == r.pass) {
-            by_pass.entry(r.pass.clone()).or_default().entry(i).or_default().push(r);
+            let key = if several {
+                let (b, m) = series_of(&r);
+                format!("{} [{b} @ {m}]", r.pass)
+            } else {
+                r.pass.clone()
+            };
+            by_pass.entry(key).or_default().entry(i).or_default().push(r);
         }
     }
     for (c, b) in commits.iter_mut().zip(&bundles) {
@@ -108,6 +153,9 @@ pub fn build(mut rows: Vec<Stored>, only_pass: Option<&str>) -> History {
     let mut passes = BTreeMap::new();
     let mut changes = Vec::new();
     let mut power = Vec::new();
+    let mut rules = Vec::new();
+    // Passes judged by change points split the 5% between them.
+    let series = by_pass.len().max(1);
     // Passes are judged apart, so on every core at once.
     let judged: Vec<Judged> = std::thread::scope(|sc| {
         let commits = &commits;
@@ -117,24 +165,25 @@ pub fn build(mut rows: Vec<Stored>, only_pass: Option<&str>) -> History {
                 sc.spawn(move || {
                     let points: Vec<Point> = points.into_iter().map(|(commit, runs)| point(commit, runs)).collect();
                     let (mut ch, mut pw) = (Vec::new(), Vec::new());
-                    judge_series(&pass, &points, commits, &mut ch, &mut pw);
-                    (pass, points, ch, pw)
+                    let rule = judge_series(&pass, &points, commits, series, &mut ch, &mut pw);
+                    (pass, points, ch, pw, rule)
                 })
             })
             .collect();
         // A panic here is a bug: it goes on with its own message, never as a missing pass.
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
-    for (pass, points, ch, pw) in judged {
+    for (pass, points, ch, pw, rule) in judged {
         changes.extend(ch);
         power.extend(pw);
+        rules.extend(rule);
         passes.insert(pass, points);
     }
-    History { commits, passes, changes, power }
+    History { commits, passes, changes, power, rules, series: keys }
 }
 
-/// A pass judged: its name, points, changes and power notes.
-type Judged = (String, Vec<Point>, Vec<Change>, Vec<String>);
+/// A pass judged: its name, points, changes, power notes and rule.
+type Judged = (String, Vec<Point>, Vec<Change>, Vec<String>, Option<PassRule>);
 
 fn point(commit: usize, runs: Vec<Stored>) -> Point {
     let evaluated: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
@@ -168,14 +217,15 @@ fn span_samples(points: &[&Point]) -> BTreeMap<String, Vec<f64>> {
     out
 }
 
-fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut Vec<Change>, power: &mut Vec<String>) {
+fn judge_series(pass: &str, points: &[Point], commits: &[Commit], series: usize, changes: &mut Vec<Change>, power: &mut Vec<String>) -> Option<PassRule> {
     let steps = points.len().saturating_sub(1);
     if steps == 0 {
-        return;
+        return None;
     }
     let rules = Rules { alpha: ALPHA / steps as f64, min_change_pct: 1.0, interval_only_when_significant: true };
     let mut start = 0usize;
     let mut powerless = 0usize;
+    let mut timed = Vec::new();
     for i in 1..points.len() {
         let from = start.max(i.saturating_sub(BASELINE_COMMITS));
         let base: Vec<&Point> = points[from..i].iter().collect();
@@ -196,7 +246,7 @@ fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut 
         for (what, v) in head.verdicts.iter().chain(spans.verdicts.iter()) {
             if v.kind.is_change() {
                 flagged = true;
-                changes.push(Change {
+                timed.push(Change {
                     commit: commits[points[i].commit].commit.clone(),
                     pass: pass.to_string(),
                     what: what.clone(),
@@ -215,12 +265,73 @@ fn judge_series(pass: &str, points: &[Point], commits: &[Commit], changes: &mut 
         }
         counter_steps(pass, &points[i - 1], &points[i], commits, changes);
     }
+    // Most commits too few runs for the per-commit rule (one run a commit,
+    // as most CI runs): the series is judged as a whole instead.
+    if powerless * 2 > steps {
+        let p = Params { alpha: Params::default().alpha / series as f64, ..Params::default() };
+        changes.extend(change_points(pass, points, commits, p));
+        return Some(PassRule {
+            pass: pass.to_string(),
+            rule: "e-divisive",
+            text: format!(
+                "{pass}: {powerless} of {steps} commits had too few runs for a verdict of their own; evaluated seconds judged as a series by change points (E-divisive means, permutation test at {:.4}; spans not judged)",
+                p.alpha
+            ),
+        });
+    }
+    changes.extend(timed);
     if powerless > 0 {
         power.push(format!(
             "{pass}: {powerless} of {steps} commits had too few runs on a side for any verdict at {:.4} (5% over {steps} steps); more runs per commit, or more commits in the baseline, allow it",
             ALPHA / steps as f64
         ));
     }
+    Some(PassRule {
+        pass: pass.to_string(),
+        rule: "per-commit",
+        text: format!("{pass}: each commit's runs against the commits before it (Mann-Whitney, Holm over the spans, 5% over {steps} steps)"),
+    })
+}
+
+/// The change points of a pass's evaluated seconds (a commit's median), as
+/// changes at the first commit of each new segment, against the segment before.
+fn change_points(pass: &str, points: &[Point], commits: &[Commit], p: Params) -> Vec<Change> {
+    let kept: Vec<&Point> = points.iter().filter(|q| q.evaluated_s.n > 0).collect();
+    let values: Vec<f64> = kept.iter().map(|q| q.evaluated_s.median).collect();
+    let found = e_divisive(&values, p);
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(found.iter().map(|c| c.at));
+    bounds.push(values.len());
+    found
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let (before, after) = (&values[bounds[k]..c.at], &values[c.at..bounds[k + 2]]);
+            let (ma, mb) = (median(before), median(after));
+            let change = (mb / ma - 1.0) * 100.0;
+            let kind = if mb > ma { Kind::Slower } else { Kind::Faster };
+            Change {
+                commit: commits[kept[c.at].commit].commit.clone(),
+                pass: pass.to_string(),
+                what: "evaluated".into(),
+                kind,
+                change_pct: evalbench_bundle::num::round_to(change, 3),
+                p_adjusted: Some(evalbench_bundle::num::round_to(c.p_value, 6)),
+                baseline_commits: before.len(),
+                runs_a: before.len(),
+                runs_b: after.len(),
+                text: format!(
+                    "{kind} by {:.1}% from this commit on (change point: median {:.3} s over {} commits before, {:.3} s over {} from here; permutation p = {:.4})",
+                    change.abs(),
+                    ma,
+                    before.len(),
+                    mb,
+                    after.len(),
+                    c.p_value
+                ),
+            }
+        })
+        .collect()
 }
 
 /// A counter's value at a point: the one value all its runs agree on. None

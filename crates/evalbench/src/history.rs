@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use evalbench_bundle::Bundle;
-use evalbench_history::{BundleRecord, Meta};
+use evalbench_history::{BundleRecord, Meta, Select};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -37,9 +37,12 @@ pub enum Cmd {
         /// The branch, shown beside the commit.
         #[arg(long)]
         branch: Option<String>,
-        /// The machine that ran it (default: this host's name).
+        /// The machine that ran it (default: the bundle's own record of it, else this host's name).
         #[arg(long)]
         machine: Option<String>,
+        /// The benchmark its series is kept under (default: the flake as the bundle's run was given it).
+        #[arg(long)]
+        benchmark: Option<String>,
         #[command(flatten)]
         db: Db,
         #[command(flatten)]
@@ -52,6 +55,12 @@ pub enum Cmd {
         /// Only this pass (cold-clean, warm-clean, ...).
         #[arg(long)]
         pass: Option<String>,
+        /// Only this benchmark's series (the flake as given; see the series listed by show).
+        #[arg(long)]
+        benchmark: Option<String>,
+        /// Only this machine's series.
+        #[arg(long)]
+        machine: Option<String>,
         /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout; --format json.
         #[arg(long)]
         json: bool,
@@ -66,6 +75,12 @@ pub enum Cmd {
         /// Only this pass.
         #[arg(long)]
         pass: Option<String>,
+        /// Only this benchmark's series (the flake as given; see the series listed by show).
+        #[arg(long)]
+        benchmark: Option<String>,
+        /// Only this machine's series.
+        #[arg(long)]
+        machine: Option<String>,
         /// Where to write index.html.
         #[arg(short, long, default_value = "history-report")]
         out: PathBuf,
@@ -77,37 +92,41 @@ pub enum Cmd {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
-        Cmd::Add { bundle, commit, commit_time, branch, machine, db, unpack } => {
+        Cmd::Add { bundle, commit, commit_time, branch, machine, benchmark, db, unpack } => {
             let b = Bundle::open(&bundle, unpack.limits())?;
             let record = BundleRecord::read(&b)?;
             let commit_time = match commit_time {
                 Some(t) => parse_time(&t).with_context(|| format!("--commit-time {t:?}"))?,
                 None => record.run_time.unwrap_or_else(|| evalbench_host::now_us() / 1_000_000),
             };
-            let machine = machine.or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()));
-            let meta = Meta { commit: commit.clone(), commit_time, branch, machine, bundle: bundle.display().to_string() };
+            let machine = machine
+                .or_else(|| record.provenance.machine.hostname.clone())
+                .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()));
+            let benchmark = benchmark.or_else(|| record.provenance.workload.flake.clone());
+            let meta = Meta { commit: commit.clone(), commit_time, branch, machine, benchmark, bundle: bundle.display().to_string() };
             let mut store = evalbench_history::open(&db.db)?;
             let id = store.add(&meta, &record)?;
             eprintln!("evalbench history: {} added as run {id}: commit {commit}, {} pass runs, in {}", bundle.display(), record.runs.len(), db.db);
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Show { db, pass, json, format } => {
-            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, pass.as_deref());
+        Cmd::Show { db, pass, benchmark, machine, json, format } => {
+            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, &Select { pass, benchmark, machine });
             let format = if json { crate::Format::Json } else { format };
             if format == crate::Format::Markdown {
                 crate::emit(&evalbench_report::output::history::markdown(&h))?;
             } else if format == crate::Format::Json {
                 let series: serde_json::Map<String, serde_json::Value> =
                     h.passes.iter().map(|(p, pts)| (p.clone(), serde_json::to_value(pts).expect("serializes"))).collect();
-                let doc = serde_json::json!({"commits": h.commits, "series": series, "changes": h.changes, "power": h.power});
+                let doc = serde_json::json!({"commits": h.commits, "series": series, "changes": h.changes, "power": h.power, "rules": h.rules,
+                    "benchmarks": h.series.iter().map(|(b, m)| serde_json::json!({"benchmark": b, "machine": m})).collect::<Vec<_>>()});
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes")))?;
             } else {
                 crate::emit(&evalbench_report::output::history::text(&h))?;
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Report { db, pass, out, json } => {
-            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, pass.as_deref());
+        Cmd::Report { db, pass, benchmark, machine, out, json } => {
+            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, &Select { pass, benchmark, machine });
             let w = evalbench_report::history::render(&h, &db.db, &out)?;
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;

@@ -22,6 +22,8 @@ pub struct Meta {
     pub commit_time: i64,
     pub branch: Option<String>,
     pub machine: Option<String>,
+    /// The benchmark: the flake as given (the bundle's provenance, or `--benchmark`).
+    pub benchmark: Option<String>,
     /// The bundle's path, for messages.
     pub bundle: String,
 }
@@ -36,6 +38,8 @@ pub struct Stored {
     pub added_us: i64,
     pub branch: Option<String>,
     pub machine: Option<String>,
+    /// The benchmark (None for runs added before it was kept).
+    pub benchmark: Option<String>,
     pub pass: String,
     pub repeat: i64,
     pub evaluated_s: Option<f64>,
@@ -71,7 +75,8 @@ CREATE TABLE IF NOT EXISTS runs (
     added_us BIGINT NOT NULL,
     branch TEXT,
     machine TEXT,
-    bundle TEXT NOT NULL
+    bundle TEXT NOT NULL,
+    benchmark TEXT
 );
 CREATE TABLE IF NOT EXISTS passes (
     id {id},
@@ -102,6 +107,9 @@ CREATE TABLE IF NOT EXISTS counter_totals (
 CREATE INDEX IF NOT EXISTS span_totals_pass ON span_totals (pass_id);
 CREATE INDEX IF NOT EXISTS passes_run ON passes (run_id);
 ";
+
+/// Added to `runs` after schema 1 went out: the column older databases get on first use.
+const BENCHMARK_COLUMN: &str = "ALTER TABLE runs ADD COLUMN benchmark TEXT";
 
 fn tables(id: &str, float: &str) -> String {
     TABLES.replace("{id}", id).replace("{float}", float)

@@ -9,7 +9,7 @@ use tokio_postgres::{Client, NoTls};
 
 use evalbench_host::now_us;
 
-use super::{duplicate, newer, tables, Meta, Store, Stored, SCHEMA_VERSION};
+use super::{duplicate, newer, tables, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
 use crate::error::pg;
 use crate::record::BundleRecord;
 use crate::HistoryError;
@@ -70,6 +70,15 @@ impl PgStore {
             if made.is_none() {
                 tx.batch_execute(&ddl).await.map_err(|e| pg(&db, e))?;
             }
+            // A database made before the benchmark was kept gets its column, once, under the lock.
+            let has: i64 = tx
+                .query_one("SELECT count(*) FROM information_schema.columns WHERE table_name = 'runs' AND column_name = 'benchmark' AND table_schema = current_schema()", &[])
+                .await
+                .map_err(|e| pg(&db, e))?
+                .get(0);
+            if has == 0 {
+                tx.batch_execute(BENCHMARK_COLUMN).await.map_err(|e| pg(&db, e))?;
+            }
             let found: Option<i64> = tx.query_one("SELECT max(version) FROM evalbench_schema", &[]).await.map_err(|e| pg(&db, e))?.get(0);
             if found.is_none() {
                 tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).await.map_err(|e| pg(&db, e))?;
@@ -97,9 +106,9 @@ impl Store for PgStore {
             }
             let run_id: i64 = tx
                 .query_one(
-                    "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-                    &[&record.digest, &meta.commit, &meta.commit_time, &now_us(), &meta.branch, &meta.machine, &meta.bundle],
+                    "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle, benchmark)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                    &[&record.digest, &meta.commit, &meta.commit_time, &now_us(), &meta.branch, &meta.machine, &meta.bundle, &meta.benchmark],
                 )
                 .await
                 .map_err(e)?
@@ -149,7 +158,7 @@ impl Store for PgStore {
             let rows = self
                 .client
                 .query(
-                    "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s
+                    "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
                      FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
                     &[],
                 )
@@ -169,6 +178,7 @@ impl Store for PgStore {
                     pass: r.get(7),
                     repeat: r.get(8),
                     evaluated_s: r.get(9),
+                    benchmark: r.get(10),
                     spans: Default::default(),
                     counters: Default::default(),
                 });

@@ -7,7 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use evalbench_host::now_us;
 
-use super::{duplicate, newer, tables, Meta, Store, Stored, SCHEMA_VERSION};
+use super::{duplicate, newer, tables, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
 use crate::record::BundleRecord;
 use crate::HistoryError;
 
@@ -37,6 +37,10 @@ impl SqliteStore {
         let e = |source| HistoryError::Sqlite { db: path.clone(), source };
         let tx = self.c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
         tx.execute_batch(&tables("INTEGER PRIMARY KEY AUTOINCREMENT", "DOUBLE PRECISION")).map_err(e)?;
+        let has: i64 = tx.query_row("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'benchmark'", [], |r| r.get(0)).map_err(e)?;
+        if has == 0 {
+            tx.execute_batch(BENCHMARK_COLUMN).map_err(e)?;
+        }
         let found: Option<i64> = tx.query_row("SELECT max(version) FROM evalbench_schema", [], |r| r.get(0)).map_err(e)?;
         match found {
             Some(v) if v > SCHEMA_VERSION => return Err(newer(&self.path, v)),
@@ -62,8 +66,8 @@ impl Store for SqliteStore {
             return Err(duplicate(meta, added, commit));
         }
         tx.execute(
-            "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![record.digest, meta.commit, meta.commit_time, now_us(), meta.branch, meta.machine, meta.bundle],
+            "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle, benchmark) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![record.digest, meta.commit, meta.commit_time, now_us(), meta.branch, meta.machine, meta.bundle, meta.benchmark],
         )
         .map_err(e)?;
         let run_id = tx.last_insert_rowid();
@@ -98,7 +102,7 @@ impl Store for SqliteStore {
         let mut q = self
             .c
             .prepare(
-                "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s
+                "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
                  FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
             )
             .map_err(&e)?;
@@ -116,6 +120,7 @@ impl Store for SqliteStore {
                         pass: r.get(7)?,
                         repeat: r.get(8)?,
                         evaluated_s: r.get(9)?,
+                        benchmark: r.get(10)?,
                         spans: Default::default(),
                         counters: Default::default(),
                     },

@@ -6,10 +6,25 @@ use evalbench_history::History;
 
 use super::markdown::{cell, table};
 
+/// The series the runs hold, one line.
+fn series_line(h: &History) -> String {
+    let list: Vec<String> = h.series.iter().map(|(b, m)| format!("{b} @ {m}")).collect();
+    format!("series (benchmark @ machine): {}", if list.is_empty() { "none".to_string() } else { list.join(", ") })
+}
+
+/// Which rule judged a pass's times.
+fn rule_of<'a>(h: &'a History, pass: &str) -> Option<&'a str> {
+    h.rules.iter().find(|r| r.pass == pass).map(|r| r.text.as_str())
+}
+
 pub fn text(h: &History) -> String {
     let mut t = String::new();
+    let _ = writeln!(t, "{}", series_line(h));
     for (pass, points) in &h.passes {
         let _ = writeln!(t, "== {pass}");
+        if let Some(r) = rule_of(h, pass) {
+            let _ = writeln!(t, "  judged by: {r}");
+        }
         let _ = writeln!(t, "  {:<14} {:>12} {:>5} {:>12} {:>10}  top spans (median ms)", "commit", "time", "runs", "evaluated s", "MAD");
         for p in points {
             let c = &h.commits[p.commit];
@@ -40,9 +55,12 @@ pub fn text(h: &History) -> String {
 /// GitHub-flavoured Markdown: per pass its series, then the changes.
 pub fn markdown(h: &History) -> String {
     let mut t = String::new();
-    let _ = writeln!(t, "## evalbench history\n");
+    let _ = writeln!(t, "## evalbench history\n\n{}\n", cell(&series_line(h)));
     for (pass, points) in &h.passes {
         let _ = writeln!(t, "### {}\n", cell(pass));
+        if let Some(r) = rule_of(h, pass) {
+            let _ = writeln!(t, "Judged by: {}\n", cell(r));
+        }
         let rows: Vec<Vec<String>> = points
             .iter()
             .map(|p| {

@@ -1,0 +1,192 @@
+//! Change points along a series with one run per commit: E-divisive means
+//! (Matteson and James, "A Nonparametric Approach for Multiple Change Point
+//! Analysis of Multivariate Data", JASA 2014), with the permutation test of
+//! significance, as MongoDB's performance CI (Daly et al., "The Use of
+//! Change Point Detection to Identify Software Performance Regressions in
+//! a Continuous Integration System", ICPE 2020) and Apache Otava (formerly
+//! Hunter) use it.
+//!
+//! Why: with one run a commit, no commit can be judged on its own (there is
+//! no noise estimate), but the series as a whole can: a step shows as two
+//! segments whose values lie further apart than the values within each.
+//! The statistic for a split at τ of n values (α = 1, absolute distances):
+//!
+//!   Q(τ) = τ(n−τ)/n · [ 2·mean|Xᵢ−Yⱼ| − mean|Xᵢ−Xₖ| − mean|Yⱼ−Yₖ| ]
+//!
+//! The best split of the segment is tested against the best split of
+//! random permutations of it; a significant split is kept and both halves
+//! are searched again (bisection, as the paper's hierarchical procedure).
+//! All of it on the logarithm of the values, so a step is relative.
+//! Everything is seeded from the values: the same series, the same answer.
+
+/// What the search is held to.
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    /// A split is kept when its permutation p-value is below this.
+    pub alpha: f64,
+    /// Permutations per test.
+    pub permutations: usize,
+    /// The fewest values on each side of a split.
+    pub min_size: usize,
+}
+
+impl Default for Params {
+    /// Chosen by the seeded trials in `crates/evalbench-history/tests/changepoints.rs`:
+    /// with one run a commit and 3% noise, a +10% step is found within two
+    /// commits in at least 90% of series once 5 commits follow it, and at
+    /// most 5% of A/A series flag anything.
+    fn default() -> Params {
+        Params { alpha: 0.01, permutations: 499, min_size: 4 }
+    }
+}
+
+/// A change point: the index of the first value of the new segment, and
+/// its permutation p-value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChangePoint {
+    pub at: usize,
+    pub p_value: f64,
+}
+
+/// Q(τ) for every split of `x` (τ values on the left), as (τ, Q); only
+/// splits leaving `min` values on each side.
+fn best_split(x: &[f64], min: usize) -> Option<(usize, f64)> {
+    let n = x.len();
+    if n < 2 * min {
+        return None;
+    }
+    // d(i, j) row sums, split at the diagonal, are all the statistic needs.
+    let d = |i: usize, j: usize| (x[i] - x[j]).abs();
+    let (mut left_within, mut right_within, mut between) = (0.0, 0.0, 0.0);
+    // Start with τ = 0: everything on the right.
+    for j in 0..n {
+        for k in j + 1..n {
+            right_within += d(j, k);
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for t in 0..n - 1 {
+        // Move value t from the right to the left: τ becomes t + 1.
+        let (mut to_left, mut to_right) = (0.0, 0.0);
+        for i in 0..t {
+            to_left += d(i, t);
+        }
+        for j in t + 1..n {
+            to_right += d(t, j);
+        }
+        between += to_right - to_left;
+        left_within += to_left;
+        right_within -= to_right;
+        let tau = t + 1;
+        if tau < min || n - tau < min {
+            continue;
+        }
+        let (l, r) = (tau as f64, (n - tau) as f64);
+        let pairs = |k: f64| if k > 1.0 { k * (k - 1.0) / 2.0 } else { 1.0 };
+        let e = 2.0 * between / (l * r) - left_within / pairs(l) - right_within / pairs(r);
+        let q = l * r / n as f64 * e;
+        if best.is_none_or(|(_, b)| q > b) {
+            best = Some((tau, q));
+        }
+    }
+    best
+}
+
+/// A seed from the values themselves (their bits, FNV-1a).
+fn seed_of(x: &[f64]) -> u64 {
+    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    evalbench_bundle::fnv::hash64(&bytes) | 1
+}
+
+/// The permutation p-value of the best split of `x`.
+fn significance(x: &[f64], q: f64, p: Params) -> f64 {
+    let mut state = seed_of(x);
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut y = x.to_vec();
+    let mut as_large = 0usize;
+    for _ in 0..p.permutations {
+        for i in (1..y.len()).rev() {
+            y.swap(i, next(i + 1));
+        }
+        if best_split(&y, p.min_size).is_some_and(|(_, qp)| qp >= q) {
+            as_large += 1;
+        }
+    }
+    (as_large + 1) as f64 / (p.permutations + 1) as f64
+}
+
+/// Every significant change point of `values` (positive; their logarithms
+/// are searched), in order.
+pub fn e_divisive(values: &[f64], p: Params) -> Vec<ChangePoint> {
+    let x: Vec<f64> = values.iter().map(|v| v.max(f64::MIN_POSITIVE).ln()).collect();
+    let mut found = Vec::new();
+    let mut segments = vec![(0usize, x.len())];
+    while let Some((from, to)) = segments.pop() {
+        let seg = &x[from..to];
+        let Some((tau, q)) = best_split(seg, p.min_size) else { continue };
+        let pv = significance(seg, q, p);
+        if pv < p.alpha {
+            found.push(ChangePoint { at: from + tau, p_value: pv });
+            segments.push((from, from + tau));
+            segments.push((from + tau, to));
+        }
+    }
+    found.sort_by_key(|c| c.at);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clean_step_is_found_where_it_is_and_a_flat_series_has_none() {
+        let mut v: Vec<f64> = (0..40).map(|i| 1.0 + 0.001 * (i % 3) as f64).collect();
+        for x in v.iter_mut().skip(25) {
+            *x *= 1.2;
+        }
+        let c = e_divisive(&v, Params::default());
+        assert_eq!(c.iter().map(|c| c.at).collect::<Vec<_>>(), vec![25], "{c:?}");
+        assert!(c[0].p_value < 0.01);
+        let flat: Vec<f64> = (0..40).map(|i| 1.0 + 0.001 * (i % 3) as f64).collect();
+        assert!(e_divisive(&flat, Params::default()).is_empty());
+        assert!(e_divisive(&[1.0, 2.0], Params::default()).is_empty(), "too short to split");
+    }
+
+    #[test]
+    fn the_statistic_matches_its_definition_by_brute_force() {
+        let x = [0.1, 0.4, 0.2, 0.9, 1.1, 0.8, 1.0];
+        let (tau, q) = best_split(&x, 2).unwrap();
+        let brute = |t: usize| {
+            let (a, b) = x.split_at(t);
+            let mean = |s: &[f64], u: &[f64]| {
+                let mut sum = 0.0;
+                for p in s {
+                    for r in u {
+                        sum += (p - r).abs();
+                    }
+                }
+                sum / (s.len() * u.len()) as f64
+            };
+            let within = |s: &[f64]| {
+                let mut sum = 0.0;
+                for i in 0..s.len() {
+                    for j in i + 1..s.len() {
+                        sum += (s[i] - s[j]).abs();
+                    }
+                }
+                sum / (s.len() * (s.len() - 1) / 2) as f64
+            };
+            let (l, r) = (a.len() as f64, b.len() as f64);
+            l * r / x.len() as f64 * (2.0 * mean(a, b) - within(a) - within(b))
+        };
+        let (bt, bq) = (2..=5).map(|t| (t, brute(t))).max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+        assert_eq!(tau, bt);
+        assert!((q - bq).abs() < 1e-12, "{q} {bq}");
+    }
+}
