@@ -149,7 +149,13 @@ pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Differe
     let first = |b: &Bundle| b.passes.first().map(|p| pg_settings(&[p])).unwrap_or_default();
     let (sa, sb) = (first(ba), first(bb));
     if sa != sb {
-        let text = |s: &BTreeMap<String, String>| if s.is_empty() { "defaults".to_string() } else { s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ") };
+        let text = |s: &BTreeMap<String, String>| {
+            if s.is_empty() {
+                "defaults".to_string()
+            } else {
+                s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+            }
+        };
         d.push(Difference { group: "settings", field: "pg_settings".into(), a: text(&sa), b: text(&sb) });
     }
     (pa, pb, d)
@@ -201,7 +207,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
         if layout::is_clean(&pa) { &mut clean_heads } else { &mut instrumented_heads }.push(head);
         let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
         let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);
-        let only_rows = [only(&sa.spans, &sb.spans), only(&sb.spans, &sa.spans), only(&sa.statements, &sb.statements), only(&sb.statements, &sa.statements)];
+        let only_rows =
+            [only(&sa.spans, &sb.spans), only(&sb.spans, &sa.spans), only(&sa.statements, &sb.statements), only(&sb.statements, &sa.statements)];
         let (counters, fc) = judge_counters(&pa, &sa.counters, &sb.counters, rules);
         let (plans, notes) = if layout::is_clean(&pa) {
             (None, Vec::new())

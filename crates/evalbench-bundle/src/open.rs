@@ -63,11 +63,7 @@ impl Bundle {
     /// What the bundle measured: the provenance in its first pass's run.json
     /// that has one; all unknown for a bundle without (docs/ARCHITECTURE.md, "The bundle").
     pub fn provenance(&self) -> crate::Provenance {
-        self.passes
-            .iter()
-            .filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance)
-            .next()
-            .unwrap_or_default()
+        self.passes.iter().filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance).next().unwrap_or_default()
     }
 
     pub fn open(source: &Path, limits: Limits) -> Result<Bundle, BundleError> {

@@ -134,9 +134,8 @@ pub fn cut(name: &str, input: impl Read, out: impl Write, start_us: i64, stop_us
     if got < GLOBAL_HEADER {
         return Err(DecodeError::format(name, "byte 0: ", format!("a pcap global header of {GLOBAL_HEADER} bytes, found {got} bytes")));
     }
-    let f = Format::of(&header).ok_or_else(|| {
-        DecodeError::format(name, "byte 0: ", format!("classic pcap (magic a1b2c3d4 or a1b23c4d), found {:02x?}", &header[..4]))
-    })?;
+    let f = Format::of(&header)
+        .ok_or_else(|| DecodeError::format(name, "byte 0: ", format!("classic pcap (magic a1b2c3d4 or a1b23c4d), found {:02x?}", &header[..4])))?;
     w.write_all(&header).map_err(werr)?;
     let mut c = Cut::default();
     let mut offset = GLOBAL_HEADER as u64;

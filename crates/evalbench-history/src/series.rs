@@ -217,7 +217,14 @@ fn span_samples(points: &[&Point]) -> BTreeMap<String, Vec<f64>> {
     out
 }
 
-fn judge_series(pass: &str, points: &[Point], commits: &[Commit], series: usize, changes: &mut Vec<Change>, power: &mut Vec<String>) -> Option<PassRule> {
+fn judge_series(
+    pass: &str,
+    points: &[Point],
+    commits: &[Commit],
+    series: usize,
+    changes: &mut Vec<Change>,
+    power: &mut Vec<String>,
+) -> Option<PassRule> {
     let steps = points.len().saturating_sub(1);
     if steps == 0 {
         return None;

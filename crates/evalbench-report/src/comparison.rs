@@ -61,7 +61,8 @@ fn verdict_table(body: &mut String, rows: &[Row], only: (&[OnlyRow], &[OnlyRow])
 /// Rows one side lacks, in the same table as the verdicts.
 fn only_rows(body: &mut String, rows: &[OnlyRow], side_a: bool, unit: &str) {
     for r in rows {
-        let (a, b) = if side_a { (format!("{:.3} {unit}", r.total_ms), "–".to_string()) } else { ("–".to_string(), format!("{:.3} {unit}", r.total_ms)) };
+        let (a, b) =
+            if side_a { (format!("{:.3} {unit}", r.total_ms), "–".to_string()) } else { ("–".to_string(), format!("{:.3} {unit}", r.total_ms)) };
         let _ = write!(
             body,
             "<tr><td><code>{}</code></td><td class=\"n\">{a}</td><td class=\"n\">{b}</td><td class=\"n\">–</td><td>{}</td><td class=\"n\">–</td></tr>",
@@ -190,7 +191,8 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
     }
     for (side, passes) in [("A", &cmp.only_a), ("B", &cmp.only_b)] {
         for p in passes.iter() {
-            let (x, y) = if side == "A" { (format!("{:.3}", p.evaluated_s), "–".to_string()) } else { ("–".to_string(), format!("{:.3}", p.evaluated_s)) };
+            let (x, y) =
+                if side == "A" { (format!("{:.3}", p.evaluated_s), "–".to_string()) } else { ("–".to_string(), format!("{:.3}", p.evaluated_s)) };
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td class=\"n\">{}</td><td></td><td class=\"n\">{x}</td><td class=\"n\">{y}</td><td class=\"n\">–</td><td>only in {side}</td></tr>",

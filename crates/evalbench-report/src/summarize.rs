@@ -27,6 +27,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
     let mut summary = Summary {
         evalbench_version: env!("CARGO_PKG_VERSION"),
         bundle: bundle_path.display().to_string(),
+        provenance: bundle.provenance(),
         passes: Vec::new(),
         repeats: Vec::new(),
         not_summarized: Vec::new(),

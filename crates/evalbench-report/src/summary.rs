@@ -106,6 +106,8 @@ impl RepeatGroup {
 pub struct Summary {
     pub evalbench_version: &'static str,
     pub bundle: String,
+    /// What the bundle measured and where (its first pass's run.json); all unknown for older bundles.
+    pub provenance: evalbench_bundle::Provenance,
     pub passes: Vec<PassSummary>,
     /// Passes run more than once, with medians and spreads.
     pub repeats: Vec<RepeatGroup>,
@@ -180,6 +182,7 @@ impl Summary {
     pub fn to_text(&self) -> String {
         let mut t = String::new();
         let _ = writeln!(t, "evalbench summary of {}", self.bundle);
+        provenance_text(&mut t, &self.provenance);
         let _ = writeln!(t, "Clean passes only: perf, strace and auto_explain distort the timings of instrumented passes.");
         // One line per distinct set of settings, with the passes that ran with it.
         let mut sets: Vec<(String, Vec<&str>)> = Vec::new();
@@ -323,6 +326,21 @@ impl Summary {
             }
         }
         t
+    }
+}
+
+/// The header's provenance: a line per group, `unknown` where not recorded.
+fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
+    if p.is_unknown() {
+        let _ = writeln!(t, "Provenance unknown (a bundle from before evalbench recorded it, or from another tool).");
+        return;
+    }
+    let rows = p.rows();
+    let mut groups: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    groups.dedup();
+    for g in groups {
+        let fields: Vec<String> = rows.iter().filter(|r| r.0 == g).map(|(_, f, v)| format!("{f} {v}")).collect();
+        let _ = writeln!(t, "{g:<10} {}", fields.join("; "));
     }
 }
 

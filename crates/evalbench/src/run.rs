@@ -107,7 +107,9 @@ const HELLO_FLAKE: &str = "hello-flake (embedded)";
 fn base_provenance(a: &Args) -> evalbench_bundle::Provenance {
     use evalbench_bundle::provenance::{Evalbench, Plan, Provenance};
     let mut off = Vec::new();
-    for (flag, on) in [("perf", a.no_perf), ("strace", a.no_strace), ("pcap", a.no_pcap), ("nix-trace", a.no_nix_trace), ("all but spans (--bare)", a.bare)] {
+    for (flag, on) in
+        [("perf", a.no_perf), ("strace", a.no_strace), ("pcap", a.no_pcap), ("nix-trace", a.no_nix_trace), ("all but spans (--bare)", a.bare)]
+    {
         if on {
             off.push(flag.to_string());
         }

@@ -60,7 +60,7 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     std::fs::write(&cfg, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
     let out = tmp.path().join("out");
     let res = evalbench()
-        .args(["run", "--target", "gradient", "--passes", "cold-clean,warm-clean,warm-instrumented", "--target-config"])
+        .args(["run", "--target", "gradient", "--passes", "cold-clean,warm-clean,warm-instrumented", "--repeat", "1", "--target-config"])
         .arg(&cfg)
         .arg("--out")
         .arg(&out)

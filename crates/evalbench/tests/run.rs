@@ -7,6 +7,49 @@ use std::path::Path;
 
 use common::*;
 
+/// Every packet's timestamp (Unix µs) in a classic little-endian pcap, read
+/// here, apart from the tool's own reader.
+fn pcap_times(p: &Path) -> Vec<i64> {
+    let b = std::fs::read(p).unwrap();
+    assert_eq!(b[..4], [0xd4, 0xc3, 0xb2, 0xa1], "{}: a little-endian µs pcap", p.display());
+    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as i64;
+    let (mut at, mut out) = (24, Vec::new());
+    while at < b.len() {
+        out.push(u32_at(at) * 1_000_000 + u32_at(at + 4));
+        at += 16 + u32_at(at + 8) as usize;
+    }
+    assert_eq!(at, b.len(), "{}: whole records", p.display());
+    out
+}
+
+/// Checks a clean pass against its window: no packet outside it, and the
+/// summary counts exactly the spans that start inside it (on the server's
+/// clock, the worker's moved by the offset the summary reports).
+fn check_window(out: &Path, summary: &serde_json::Value, pass: &str) {
+    let run = read_json(&out.join(pass).join("run.json"));
+    let (from, to) = (run["capture_started_us"].as_i64().unwrap(), run["capture_stopped_us"].as_i64().unwrap());
+    assert!(to > from, "{pass}: a window");
+    for pcap in ["pg.pcap", "proto.pcap"] {
+        let times = pcap_times(&out.join(pass).join(pcap));
+        assert!(!times.is_empty(), "{pass}/{pcap}");
+        let outside: Vec<&i64> = times.iter().filter(|t| !(from..=to).contains(*t)).collect();
+        assert!(outside.is_empty(), "{pass}/{pcap}: {} of {} packets outside [{from}, {to}]: {outside:?}", outside.len(), times.len());
+    }
+    let s = summary["passes"].as_array().unwrap().iter().find(|p| p["pass"] == pass).unwrap();
+    let offset = s["worker_offset_us"].as_i64().unwrap();
+    let spans = span_lines(&out.join(pass));
+    let inside = spans
+        .iter()
+        .filter(|v| {
+            let off = if v["process"] == "server" { 0 } else { offset };
+            (from..=to).contains(&(v["ts_us"].as_i64().unwrap() + off))
+        })
+        .count();
+    assert_eq!(s["span_count"].as_u64().unwrap() as usize, inside, "{pass}: counted spans are those inside the window");
+    assert_eq!(s["outside_window_spans"].as_u64().unwrap() as usize, spans.len() - inside, "{pass}");
+    assert!(s["traced_wall_s"].as_f64().unwrap() <= (to - from) as f64 / 1e6 + 0.5, "{pass}: traced wall within the window: {s}");
+}
+
 fn magic(p: &Path) -> Vec<u8> {
     let b = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     assert!(!b.is_empty(), "{} is empty", p.display());
@@ -112,7 +155,33 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
         assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} ± {b}, truth {}", p["pass"], -skew_ms * 1000);
     }
+    // The default: clean passes repeated (the measured count), instrumented once.
+    let clean_runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS;
+    assert!(out.join(format!("cold-clean.{clean_runs}")).is_dir() && out.join(format!("warm-clean.{clean_runs}")).is_dir());
+    assert!(!out.join(format!("cold-clean.{}", clean_runs + 1)).exists() && !out.join("cold-instrumented.2").exists());
+    // What was measured, in every run.json, the summary and the page.
+    for pass in ["cold-clean", "warm-clean.2", "warm-instrumented"] {
+        let p = &read_json(&out.join(pass).join("run.json"))["provenance"];
+        assert_eq!(p["workload"]["flake"], "hello-flake (embedded)", "{pass}: {p}");
+        assert!(p["workload"]["nar_hash"].as_str().unwrap().starts_with("sha256-"), "{p}");
+        assert_eq!(p["workload"]["rev"].as_str().unwrap().len(), 40, "{p}");
+        assert!(p["system"]["nix_version"].as_str().unwrap().starts_with("nix (Nix) "), "{p}");
+        assert!(p["system"]["postgres_version"].as_str().unwrap().starts_with("15"), "{p}");
+        assert_eq!(p["system"]["target"], "lab");
+        assert!(p["system"]["server_version"].as_str().unwrap().starts_with("evalbench-lab "), "{p}");
+        assert!(p["machine"]["cores"].as_u64().unwrap() >= 1 && p["machine"]["memory_bytes"].as_u64().unwrap() > 1 << 30, "{p}");
+        assert_eq!(p["plan"]["repeat_clean"], clean_runs as u64);
+        assert_eq!(p["plan"]["repeat_instrumented"], 1);
+        assert!(p["evalbench"]["version"].is_string() && p["started"].as_str().unwrap().ends_with('Z'), "{p}");
+    }
+    assert_eq!(summary["provenance"]["workload"]["flake"], "hello-flake (embedded)");
+    assert!(text.contains("workload   flake hello-flake (embedded); rev "), "{text}");
+    // The window: nothing before the captures were armed or after the evaluation left EvaluatingDerivation counts.
+    for pass in ["cold-clean", "warm-clean", "cold-clean.2"] {
+        check_window(&out, &summary, pass);
+    }
     let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(page.contains("What was measured") && page.contains("hello-flake (embedded)"), "provenance on the page");
     assert!(page.contains("Pass warm-instrumented"));
     assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
     assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");

@@ -125,7 +125,8 @@ fn cut_to_window(path: &Path, from_us: i64, until_us: i64) -> Result<Cut, Harnes
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = evalbench_bundle::readable_temp(dir).map_err(io)?;
     let name = path.display().to_string();
-    let c = evalbench_decode::pcap_window::cut(&name, input, tmp.as_file_mut(), from_us, until_us).map_err(|e| HarnessError::Message(e.to_string()))?;
+    let c =
+        evalbench_decode::pcap_window::cut(&name, input, tmp.as_file_mut(), from_us, until_us).map_err(|e| HarnessError::Message(e.to_string()))?;
     evalbench_bundle::persist(tmp, path).map_err(io)?;
     Ok(c)
 }

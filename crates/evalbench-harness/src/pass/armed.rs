@@ -60,8 +60,8 @@ impl Armed {
     }
 
     /// Stops the captures, newest first, and writes what each captured.
-    /// Packet captures are cut to `window` (runner clock, Unix µs); what each
-    /// cut left out goes into `outside`, by file name.
+    /// Packet captures are cut to `window` (runner clock, Unix µs); returns
+    /// what each cut left out, by file name.
     pub(super) fn disarm(
         mut self,
         c: Captures,
@@ -69,9 +69,9 @@ impl Armed {
         db: &Db,
         dir: &Path,
         window: (i64, i64),
-        outside: &mut std::collections::BTreeMap<String, OutsideWindow>,
         problems: &mut Vec<String>,
-    ) {
+    ) -> std::collections::BTreeMap<String, OutsideWindow> {
+        let mut outside = std::collections::BTreeMap::new();
         if let Some(s) = self.strace.take() {
             s.stop().unwrap_or_else(|e| problems.push(e.to_string()));
         }
@@ -108,5 +108,6 @@ impl Armed {
                 Err(e) => problems.push(e.to_string()),
             }
         }
+        outside
     }
 }

@@ -119,8 +119,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     // Disarm, newest first, and write what each captured.
     progress("stopping captures");
     let mut problems: Vec<String> = Vec::new();
-    let mut outside = std::collections::BTreeMap::new();
-    armed.disarm(c, &cap, &db, dir, (capture_started_us, capture_stopped_us), &mut outside, &mut problems);
+    let outside = armed.disarm(c, &cap, &db, dir, (capture_started_us, capture_stopped_us), &mut problems);
 
     // The pass ends at Completed.
     if failure.is_none() {

@@ -297,20 +297,6 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plan_deals_round_robin_and_keeps_order() {
-        let attrs: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
-        let p = plan(&attrs, 3);
-        assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
-        assert_eq!(plan(&attrs, 0).len(), 1);
-        assert_eq!(plan(&attrs[..2], 5).len(), 2);
-    }
-}
-
 /// What the lab evaluates, for a bundle's provenance: the flake's narHash
 /// (its content, whatever its path; the cache's key) and `nix --version`.
 /// Either is None when nix cannot tell it.
@@ -324,4 +310,18 @@ pub fn describe(flake: &Path) -> (Option<String>, Option<String>) {
     let mut c = nix::command();
     c.arg("--version");
     (nar_hash, nix::output(c).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_deals_round_robin_and_keeps_order() {
+        let attrs: Vec<String> = (0..7).map(|i| format!("a{i}")).collect();
+        let p = plan(&attrs, 3);
+        assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
+        assert_eq!(plan(&attrs, 0).len(), 1);
+        assert_eq!(plan(&attrs[..2], 5).len(), 2);
+    }
 }

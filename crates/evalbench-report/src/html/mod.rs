@@ -88,6 +88,7 @@ pub fn shell_head(title: &str, css: &str) -> String {
 pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
+    sections::provenance(&mut page, passes);
     sections::overview(&mut page, passes);
     sections::counters_side_by_side(&mut page, passes);
     for p in passes {

@@ -154,21 +154,25 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
         table(&mut t, &["group", "field", "A", "B"], "llll", &rows);
     }
     let out = &cmp.passes;
-    let rows: Vec<Vec<String>> = out
-        .iter()
-        .map(|c| {
-            vec![
-                format!("{}{}", c.pass_a, if instrumented(c) { " (instrumented)" } else { "" }),
-                format!("{} / {}", c.runs_a, c.runs_b),
-                format!("{:.3}", c.wall.a.median),
-                format!("{:.3}", c.wall.b.median),
-                pct(c.wall.change_pct, c.wall.a.median, c.wall.b.median),
-                c.wall.kind.as_str().to_string(),
-            ]
-        })
-        .chain(cmp.only_a.iter().map(|p| vec![p.pass.clone(), format!("{} / –", p.runs), format!("{:.3}", p.evaluated_s), "–".into(), "–".into(), "only in A".into()]))
-        .chain(cmp.only_b.iter().map(|p| vec![p.pass.clone(), format!("– / {}", p.runs), "–".into(), format!("{:.3}", p.evaluated_s), "–".into(), "only in B".into()]))
-        .collect();
+    let rows: Vec<Vec<String>> =
+        out.iter()
+            .map(|c| {
+                vec![
+                    format!("{}{}", c.pass_a, if instrumented(c) { " (instrumented)" } else { "" }),
+                    format!("{} / {}", c.runs_a, c.runs_b),
+                    format!("{:.3}", c.wall.a.median),
+                    format!("{:.3}", c.wall.b.median),
+                    pct(c.wall.change_pct, c.wall.a.median, c.wall.b.median),
+                    c.wall.kind.as_str().to_string(),
+                ]
+            })
+            .chain(cmp.only_a.iter().map(|p| {
+                vec![p.pass.clone(), format!("{} / –", p.runs), format!("{:.3}", p.evaluated_s), "–".into(), "–".into(), "only in A".into()]
+            }))
+            .chain(cmp.only_b.iter().map(|p| {
+                vec![p.pass.clone(), format!("– / {}", p.runs), "–".into(), format!("{:.3}", p.evaluated_s), "–".into(), "only in B".into()]
+            }))
+            .collect();
     table(&mut t, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change A → B", "verdict"], "lnnnnl", &rows);
     let mut notes: Vec<&String> = out.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
     notes.dedup();
@@ -205,7 +209,11 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
             table(&mut t, &["counter", "A", "B", "change", "verdict"], "lnnnl", &rows);
         }
         for (k, (title, rows)) in [("Spans (total ms per run)", &c.spans), ("Statements (total ms per run)", &c.statements)].into_iter().enumerate() {
-            let none_only = if k == 0 { c.spans_only_a.is_empty() && c.spans_only_b.is_empty() } else { c.statements_only_a.is_empty() && c.statements_only_b.is_empty() };
+            let none_only = if k == 0 {
+                c.spans_only_a.is_empty() && c.spans_only_b.is_empty()
+            } else {
+                c.statements_only_a.is_empty() && c.statements_only_b.is_empty()
+            };
             if rows.is_empty() && none_only {
                 continue;
             }
@@ -217,7 +225,8 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
             let what = if k == 0 { (&c.spans_only_a, &c.spans_only_b) } else { (&c.statements_only_a, &c.statements_only_b) };
             for (side, only) in [("only in A", what.0), ("only in B", what.1)] {
                 for r in only.iter().take(top) {
-                    let (x, y) = if side == "only in A" { (format!("{:.3}", r.total_ms), "–".into()) } else { ("–".into(), format!("{:.3}", r.total_ms)) };
+                    let (x, y) =
+                        if side == "only in A" { (format!("{:.3}", r.total_ms), "–".into()) } else { ("–".into(), format!("{:.3}", r.total_ms)) };
                     shown.push(vec![r.what.clone(), x, y, "–".into(), side.into(), "–".into()]);
                 }
             }

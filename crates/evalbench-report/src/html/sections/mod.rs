@@ -9,6 +9,7 @@ mod evaluator;
 mod jobs;
 mod network;
 mod overview;
+mod provenance;
 mod spans;
 
 use std::fmt::Write;
@@ -25,6 +26,7 @@ pub use evaluator::{counters_side_by_side, evaluator};
 pub use jobs::jobs;
 pub use network::network;
 pub use overview::{overview, pass_header};
+pub use provenance::provenance;
 pub use spans::spans;
 
 fn missing(page: &mut Page, pass: &PassView, file: &str) {
