@@ -12,6 +12,7 @@ pub mod pass;
 pub mod plans;
 pub mod power;
 pub mod runs;
+pub mod spread;
 pub mod stats;
 pub mod tracks;
 pub mod verdict;
