@@ -17,7 +17,7 @@ scratch_dir scale
 lab_down_on_exit "$OUT/lab"
 "$BIN" lab gen-flake --out "$OUT/flake" --packages "$PACKAGES" --work "$WORK_PER"
 say "one cold-clean pass over $PACKAGES packages"
-/usr/bin/time -f "%e s wall for the whole run" "$BIN" run --flake "$OUT/flake" --passes cold-clean --no-pcap --no-report \
+/usr/bin/time -f "%e s wall for the whole run" "$BIN" run --flake "$OUT/flake" --passes cold-clean --repeat 1 --no-pcap --no-report \
     --out "$OUT/bundle" --lab-dir "$OUT/lab" > "$OUT/run.log" 2>&1 || { tail -20 "$OUT/run.log"; exit 1; }
 tail -n1 "$OUT/run.log"
 python3 - "$OUT/bundle/cold-clean" "$PACKAGES" <<'PY'

@@ -25,7 +25,7 @@ trap 'for d in "$WORK"/*.lab; do "$BIN" lab down --lab-dir "$d" >/dev/null 2>&1;
 once() { # NAME K FLAKE [extra run flags]
     local name="$1" k="$2" flake="$3"; shift 3
     local one="$WORK/$name.run$k"
-    "$BIN" run --flake "$flake" --passes cold-clean --no-pcap --no-report \
+    "$BIN" run --flake "$flake" --passes cold-clean --repeat 1 --no-pcap --no-report \
         --out "$one" --lab-dir "$WORK/$name.lab" "$@" >"$one.log" 2>&1 || { cat "$one.log"; exit 1; }
     mkdir -p "$WORK/$name"
     local dest="$WORK/$name/cold-clean"; [ "$k" = 1 ] || dest="$dest.$k"

@@ -15,7 +15,7 @@ trap 'rm -rf "$WORK"' EXIT
 for i in $(seq "$RUNS"); do
     for mode in captures bare; do
         flag=(); [ "$mode" = bare ] && flag=(--bare)
-        "$BIN" run --out "$WORK/$mode$i" --lab-dir "$WORK/lab" --passes cold-clean,warm-clean --no-report "${flag[@]}" >/dev/null 2>&1
+        "$BIN" run --out "$WORK/$mode$i" --lab-dir "$WORK/lab" --passes cold-clean,warm-clean --repeat 1 --no-report "${flag[@]}" >/dev/null 2>&1
     done
     say "round $i of $RUNS"
 done

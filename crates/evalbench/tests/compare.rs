@@ -274,8 +274,9 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
     let lines = text.lines().filter(|l| l.contains("no noise estimate")).count();
     let notes = text.matches("one run on a side").count();
     assert!(lines > 40, "every verdict keeps its kind: {lines}");
-    // The evaluated family, and each pass's spans (the sample has no statements).
-    assert_eq!(notes, 1 + 4, "once per family:\n{text}");
+    // The evaluated families (clean passes, instrumented passes), and each
+    // pass's spans (the sample has no statements).
+    assert_eq!(notes, 2 + 4, "once per family:\n{text}");
     assert!(!text.contains("repeat to get a verdict"), "not on every line:\n{text}");
     let json = String::from_utf8(run_ok(evalbench().arg("compare").arg("--json").arg(&a).arg(&b)).stdout).unwrap();
     assert!(!text.contains("NaN") && !json.contains("NaN"));
@@ -291,7 +292,7 @@ fn compare_as_markdown_is_tables_github_reads() {
     let (tables, links) = markdown_tables(&md);
     assert!(!links, "links to nothing:\n{md}");
     let (head, passes) = &tables[0];
-    assert_eq!(head, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change", "verdict"]);
+    assert_eq!(head, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change A → B", "verdict"]);
     assert_eq!(passes.len(), 4, "one row per pass: {passes:?}");
     assert!(passes.iter().all(|r| r.len() == 6 && r[5] == "no noise estimate"), "{passes:?}");
     // Per pass its spans, five rows each (--top 5).

@@ -197,13 +197,21 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     // Hydra's metrics: evaluated seconds of each clean pass (as in run.json)
     // and the eval subprocess's peak RSS from the CI's evaluation_metric.
     let metrics = std::fs::read_to_string(out.join("nix-support/hydra-metrics")).unwrap();
+    // With repeats, the median over them (29 runs: the middle one).
+    let middle = |mut v: Vec<f64>| {
+        assert_eq!(v.len() % 2, 1);
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
     for pass in ["cold-clean", "warm-clean"] {
-        let run = read_json(&out.join(pass).join("run.json"));
-        let want = format!("evalbench.{pass}.evaluated {:.6} s", run["evaluated_s"].as_f64().unwrap());
+        let runs: Vec<serde_json::Value> =
+            (1..=clean_runs).map(|k| read_json(&out.join(if k == 1 { pass.to_string() } else { format!("{pass}.{k}") }).join("run.json"))).collect();
+        let evaluated = middle(runs.iter().map(|r| r["evaluated_s"].as_f64().unwrap()).collect());
+        let want = format!("evalbench.{pass}.evaluated {evaluated:.6} s");
         assert!(metrics.lines().any(|l| l == want), "{want:?} in {metrics}");
-        let rss = run["evaluation_metric"]["eval_peak_rss_kb"].as_i64().unwrap();
-        assert!(rss > 10_000, "an evaluator's peak RSS in KiB: {rss}");
-        assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.eval_peak_rss {rss} KiB")), "{metrics}");
+        let rss = middle(runs.iter().map(|r| r["evaluation_metric"]["eval_peak_rss_kb"].as_f64().unwrap()).collect());
+        assert!(rss > 10_000.0, "an evaluator's peak RSS in KiB: {rss}");
+        assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.eval_peak_rss {rss:.0} KiB")), "{metrics}");
     }
     let calls = read_json(&out.join("cold-clean/run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
     assert!(metrics.lines().any(|l| l == format!("evalbench.cold-clean.nix.nrFunctionCalls {calls} calls")), "{metrics}");

@@ -98,6 +98,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
         super::plans::text(&mut t, c, top);
     }
     let mut notes: Vec<&String> = c.passes.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
+    notes.sort();
     notes.dedup();
     for p in notes {
         let _ = writeln!(t, "note: {p}");
@@ -175,6 +176,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
             .collect();
     table(&mut t, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change A → B", "verdict"], "lnnnnl", &rows);
     let mut notes: Vec<&String> = out.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
+    notes.sort();
     notes.dedup();
     for p in notes {
         let _ = writeln!(t, "> {}\n", cell(p));
