@@ -36,7 +36,8 @@ pub struct Workload {
     /// series by this (the benchmark).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flake: Option<String>,
-    /// The locked revision the CI evaluated (git), where one exists.
+    /// The flake's git revision where it is a git checkout (`-dirty` with
+    /// uncommitted changes to tracked files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
     /// nix's narHash of the locked source: the content, whatever its path.

@@ -213,7 +213,7 @@ impl Summary {
                 Some(w) => {
                     let _ = writeln!(
                         t,
-                        "  capture window   {w:.3} s (arming the captures until the evaluation left EvaluatingDerivation); {} spans outside it not counted",
+                        "  capture window   {w:.3} s (arming the captures until the evaluation left EvaluatingDerivation); spans outside it, not counted: {}",
                         p.outside_window_spans
                     );
                 }

@@ -107,9 +107,21 @@ impl Target for Lab {
     }
     fn describe(&mut self) -> (Workload, System) {
         let (nar_hash, nix_version) = evalbench_lab::eval::describe(&self.flake);
-        let repo = &self.st().repository;
-        let rev = std::process::Command::new("git").arg("-C").arg(repo).args(["rev-parse", "HEAD"]).output().ok();
-        let rev = rev.filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        // The flake's own revision where it is a git checkout: the lab's
+        // repository is a copy committed afresh per lab directory, so its
+        // revision would differ between two runs of one flake.
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git").arg("-C").arg(&self.flake).args(args).output().ok()?;
+            o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let rev = git(&["rev-parse", "HEAD"]).map(|r| {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--", "."]).is_some_and(|s| !s.is_empty());
+            if dirty {
+                format!("{r}-dirty")
+            } else {
+                r
+            }
+        });
         let flake = self.flake_label.clone().unwrap_or_else(|| self.flake.display().to_string());
         let server_version = super::server_version(self.endpoint());
         (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, ..System::default() })
