@@ -75,8 +75,11 @@ pub fn base_name(pass: &str) -> &str {
 }
 
 /// Sort key: the known passes in run order, then the rest by name.
-pub fn order_key(pass: &str) -> (usize, String) {
+pub fn order_key(pass: &str) -> (usize, String, usize, String) {
     let base = base_name(pass);
     let i = PASSES.iter().position(|p| *p == base).unwrap_or(PASSES.len());
-    (i, pass.to_string())
+    // Repeats in the order they ran: cold-clean.2 before cold-clean.10
+    // (the drift check splits a pass's runs into earlier and later halves).
+    let repeat = pass.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse().ok()).unwrap_or(1);
+    (i, base.to_string(), repeat, pass.to_string())
 }
