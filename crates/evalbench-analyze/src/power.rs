@@ -26,12 +26,15 @@ pub const TARGET_SHIFT: f64 = 0.10;
 /// The share of trials in which it must be found.
 pub const TARGET_POWER: f64 = 0.80;
 /// The smallest run count whose found rate reaches [`TARGET_POWER`] at the
-/// constants above ([`TRIALS`] trials, seed 7; every count below it was
-/// scanned with `cargo run --release --example power_calib -p
-/// evalbench-history`), checked by a test.
-pub const DEFAULT_CLEAN_RUNS: u32 = 29;
-/// Trials per run count in that search.
-pub const TRIALS: usize = 400;
+/// constants above ([`TRIALS`] trials, seed [`SEED`]; the counts below it
+/// were scanned with `cargo run --release --example power_calib -p
+/// evalbench-history`), checked by a test. The curve is flat here (30 to
+/// 33 runs: 78% to 80%), because the drift check of `verdict` costs power.
+pub const DEFAULT_CLEAN_RUNS: u32 = 32;
+/// Trials per run count: at 2,000 the rate is known to about ±1%.
+pub const TRIALS: usize = 2000;
+/// The trials' seed.
+pub const SEED: u64 = 1234;
 
 /// A seeded xorshift generator with normal draws: the same seed, the same trials.
 pub struct Rng(u64);
@@ -88,8 +91,8 @@ mod tests {
     #[test]
     fn the_default_is_where_ten_percent_is_first_found_in_four_of_five_and_a_over_a_holds() {
         let n = DEFAULT_CLEAN_RUNS as usize;
-        let at = found_rate(n, LAB_NOISE_SIGMA, TARGET_SHIFT, TRIALS, 7);
-        let fewer = found_rate(n - 1, LAB_NOISE_SIGMA, TARGET_SHIFT, TRIALS, 7);
+        let at = found_rate(n, LAB_NOISE_SIGMA, TARGET_SHIFT, TRIALS, SEED);
+        let fewer = found_rate(n - 1, LAB_NOISE_SIGMA, TARGET_SHIFT, TRIALS, SEED);
         assert!(at >= TARGET_POWER && fewer < TARGET_POWER, "found {fewer} at {} runs, {at} at {n}: update DEFAULT_CLEAN_RUNS and the README", n - 1);
         let aa = false_alarm_rate(n, LAB_NOISE_SIGMA, TRIALS, 11);
         assert!(aa <= 0.05, "A/A at the default: {aa}");

@@ -1,13 +1,19 @@
 //! Prints the found rate and the A/A rate of the default-run trials per run
-//! count (`evalbench_analyze::power`), for the README's table.
+//! count (`evalbench_analyze::power`), for the README's table. With an
+//! argument TRIALS, the same at that many trials and another seed.
 fn main() {
     use evalbench_analyze::power::*;
-    let sigma: f64 = std::env::args().nth(1).map_or(LAB_NOISE_SIGMA, |s| s.parse().expect("a sigma"));
-    for n in [2, 5, 10, 15, 20, 22, 24, 25, 26, 27, 28, 29, 30, 35, 40] {
+    let sigma = LAB_NOISE_SIGMA;
+    let trials: Option<usize> = std::env::args().nth(1).map(|s| s.parse().expect("a trial count"));
+    let (counts, trials, seed): (&[usize], usize, u64) = match trials {
+        None => (&[5, 10, 20, 26, 29, 30, 31, 32, 33, 35, 38], TRIALS, SEED),
+        Some(t) => (&[5, 10, 20, 26, 29, 30, 31, 32, 33, 35, 38], t, 7),
+    };
+    for &n in counts {
         println!(
-            "n {n:>2}: found {:.3}, A/A {:.3} ({TRIALS} trials each, seed 7)",
-            found_rate(n, sigma, TARGET_SHIFT, TRIALS, 7),
-            false_alarm_rate(n, sigma, TRIALS, 7)
+            "n {n:>2}: found {:.3}, A/A {:.3} ({trials} trials each, seed {seed})",
+            found_rate(n, sigma, TARGET_SHIFT, trials, seed),
+            false_alarm_rate(n, sigma, trials, seed)
         );
     }
 }
