@@ -216,22 +216,13 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     let Some((p, q)) = p else {
         // Under the floor a change is negligible whatever the noise: no
         // estimate of it is needed to say it is too small to matter.
-        if (sb.median - sa.median).abs() < floor {
-            return Verdict {
-                text: format!("{change_text} ({} → {} {unit}): negligible, under the floor of {} {unit}", fmt(sa.median), fmt(sb.median), fmt(floor)),
-                a: sa,
-                b: sb,
-                change_pct: change,
-                ratio_interval: None,
-                p_value: None,
-                p_adjusted: None,
-                floor,
-                kind: Kind::Negligible,
-            }
-            .rounded(unit);
-        }
+        let (kind, why) = if (sb.median - sa.median).abs() < floor {
+            (Kind::Negligible, format!("negligible, under the floor of {} {unit}", fmt(floor)))
+        } else {
+            (Kind::NoNoiseEstimate, "no noise estimate".to_string())
+        };
         return Verdict {
-            text: format!("{change_text} ({} → {} {unit}): no noise estimate", fmt(sa.median), fmt(sb.median)),
+            text: format!("{change_text} ({} → {} {unit}): {why}", fmt(sa.median), fmt(sb.median)),
             a: sa,
             b: sb,
             change_pct: change,
@@ -239,7 +230,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             p_value: None,
             p_adjusted: None,
             floor,
-            kind: Kind::NoNoiseEstimate,
+            kind,
         }
         .rounded(unit);
     };
