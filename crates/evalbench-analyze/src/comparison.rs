@@ -79,6 +79,25 @@ pub struct Comparison {
     /// or too few for the family's correction).
     pub undecided: Vec<Undecided>,
 }
+
+impl Comparison {
+    /// The groups in which A and B differ, in provenance order, each once.
+    pub fn differing_groups(&self) -> Vec<&'static str> {
+        let mut groups: Vec<&'static str> = self.differs.iter().map(|d| d.group).collect();
+        groups.dedup();
+        groups
+    }
+
+    /// The evaluated families' power notes, each once (the clean and the
+    /// instrumented family are shared by the passes in them).
+    pub fn headline_notes(&self) -> Vec<&String> {
+        let mut notes: Vec<&String> = self.passes.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
+        notes.sort();
+        notes.dedup();
+        notes
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct PassComparison {
     pub pass_a: String,

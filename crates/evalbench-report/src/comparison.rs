@@ -202,10 +202,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
         }
     }
     body.push_str("</table>");
-    let mut notes: Vec<&String> = out_passes.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
-    notes.sort();
-    notes.dedup();
-    for p in notes {
+    for p in cmp.headline_notes() {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
     }
     let mut changed = 0;

@@ -82,9 +82,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("evalbench compare: {line}");
     }
     if !out.differs.is_empty() {
-        let mut groups: Vec<&str> = out.differs.iter().map(|d| d.group).collect();
-        groups.dedup();
-        eprintln!("evalbench compare: A and B differ in {} (listed above)", groups.join(", "));
+        eprintln!("evalbench compare: A and B differ in {} (listed above)", out.differing_groups().join(", "));
     }
     if let Some(pct) = a.fail_on_regression {
         if !gate.is_empty() {

@@ -19,9 +19,7 @@ fn differs_text(t: &mut String, c: &Comparison) {
         let _ = writeln!(t, "A and B measured the same workload, system, evalbench, machine, plan and settings.");
         return;
     }
-    let mut groups: Vec<&str> = c.differs.iter().map(|d| d.group).collect();
-    groups.dedup();
-    let _ = writeln!(t, "A and B differ in {}:", groups.join(", "));
+    let _ = writeln!(t, "A and B differ in {}:", c.differing_groups().join(", "));
     for d in &c.differs {
         let _ = writeln!(t, "  {} {}: A {}; B {}", d.group, d.field, d.a, d.b);
     }
@@ -97,10 +95,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
         }
         super::plans::text(&mut t, c, top);
     }
-    let mut notes: Vec<&String> = c.passes.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
-    notes.sort();
-    notes.dedup();
-    for p in notes {
+    for p in c.headline_notes() {
         let _ = writeln!(t, "note: {p}");
     }
     t
@@ -175,10 +170,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
             }))
             .collect();
     table(&mut t, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change A → B", "verdict"], "lnnnnl", &rows);
-    let mut notes: Vec<&String> = out.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
-    notes.sort();
-    notes.dedup();
-    for p in notes {
+    for p in cmp.headline_notes() {
         let _ = writeln!(t, "> {}\n", cell(p));
     }
     for c in out {
