@@ -25,7 +25,16 @@ pub struct Opts {
     pub pass_b: Option<String>,
     pub min_change: f64,
     pub min_abs_us: f64,
+    /// For A and B from two sessions: a time change no larger than this
+    /// percentage is inside the drift between sessions (None: not applied).
+    /// Bundles of one interleaved run are judged without it.
+    pub between_sessions_pct: Option<f64>,
 }
+
+/// How far the medians of one flake's clean passes lay apart between two
+/// sessions on the 2-core machine this was measured on: 17.4% among five
+/// sessions in a row, 18.5% in ten pairs of sessions (README, "Sessions").
+pub const BETWEEN_SESSIONS_PCT: f64 = 20.0;
 
 /// evaluated_s comes from µs timestamps: its resolution.
 const EVALUATED_RESOLUTION_S: f64 = 1e-6;
@@ -86,6 +95,22 @@ impl Comparison {
         let mut groups: Vec<&'static str> = self.differs.iter().map(|d| d.group).collect();
         groups.dedup();
         groups
+    }
+
+    /// How A and B were measured in time: in one session, interleaved
+    /// (`run --baseline`), or in two; None when a side does not say.
+    pub fn session_note(&self) -> Option<String> {
+        let (a, b) = (&self.provenance_a, &self.provenance_b);
+        if a.same_session(b) {
+            return Some(
+                "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did meanwhile fell on both alike."
+                    .into(),
+            );
+        }
+        let (sa, sb) = (a.started.as_ref()?, b.started.as_ref()?);
+        Some(format!(
+            "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the machine did differently; `run --baseline A_FLAKE --flake B_FLAKE` measures both in one."
+        ))
     }
 
     /// The evaluated families' power notes, each once (the clean and the
@@ -214,6 +239,10 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
         return Err(format!("{} and {} have no pass in common", ba.source.display(), bb.source.display()));
     }
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
+    // Times from two sessions carry the machine's drift between them; exact
+    // counters do not, and are judged by equality whatever the rules.
+    let same_session = ba.provenance().same_session(&bb.provenance());
+    let rules = Rules { between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0), ..rules };
     let floor_ms = o.min_abs_us / 1e3;
     let mut out = Vec::new();
     let (mut clean_heads, mut instrumented_heads) = (Vec::new(), Vec::new());

@@ -111,11 +111,16 @@ pub struct Rules {
     /// each. Such items are then "inside noise" even where the interval
     /// would have lain within the floor ("negligible").
     pub interval_only_when_significant: bool,
+    /// A and B come from two sessions (`run`s), not one interleaved run: a
+    /// change no larger than this fraction is the machine's between them.
+    /// Runs of one session share its minutes, so their spread says nothing
+    /// of how far another session's median lies (README, "Sessions").
+    pub between_sessions: Option<f64>,
 }
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules { alpha: ALPHA, min_change_pct: 1.0, interval_only_when_significant: false }
+        Rules { alpha: ALPHA, min_change_pct: 1.0, interval_only_when_significant: false, between_sessions: None }
     }
 }
 
@@ -272,6 +277,14 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
                 d * 100.0
             ),
         )
+    } else if let Some(s) = rules.between_sessions.filter(|s| significant && diff.abs() >= floor && change.abs() <= s * 100.0) {
+        (
+            Kind::InsideNoise,
+            format!(
+                "{change_text}: inside the drift between sessions: A and B were measured in two sessions, and two sessions of one flake have differed by up to {:.0}% (compare --between-sessions); measure both in one session to judge it: run --baseline ({tests})",
+                s * 100.0
+            ),
+        )
     } else if significant && diff.abs() < floor {
         (Kind::Negligible, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"))
     } else if significant && diff < 0.0 {
@@ -374,6 +387,28 @@ mod tests {
         // or less and 2 to 29 or more.
         let p = mann_whitney(&[1.0, 2.0, 3.0], &[3.0, 4.0, 5.0]);
         assert!((p - 0.2).abs() < 1e-12, "{p}");
+    }
+
+    #[test]
+    fn between_sessions_a_change_inside_the_allowance_is_no_verdict() {
+        // Seeded lognormal runs, 32 a side, sigma 0.10; B 12% or 30% slower.
+        let mut rng = crate::power::Rng::new(7);
+        let mut side = |scale: f64| -> Vec<f64> { (0..32).map(|_| 0.45 * scale * (0.10 * rng.normal()).exp()).collect() };
+        let (a, b12, b30) = (side(1.0), side(1.12), side(1.30));
+        let two = Rules { between_sessions: Some(0.20), ..Rules::default() };
+        // One session: a verdict. Two: the 12% lies inside what sessions differ by here.
+        assert_eq!(compare(&a, &b12, "s", 1e-6, Rules::default()).kind, Kind::Slower);
+        let v = compare(&a, &b12, "s", 1e-6, two);
+        assert_eq!(v.kind, Kind::InsideNoise, "{}", v.text);
+        assert!(
+            v.text.contains("inside the drift between sessions") && v.text.contains("up to 20%") && v.text.contains("run --baseline"),
+            "{}",
+            v.text
+        );
+        // Past the allowance it is called; no change is run-to-run noise, not drift.
+        assert_eq!(compare(&a, &b30, "s", 1e-6, two).kind, Kind::Slower);
+        let same = compare(&a, &a, "s", 1e-6, two);
+        assert!(same.kind == Kind::InsideNoise && same.text.contains("inside run-to-run noise"), "{}", same.text);
     }
 
     #[test]

@@ -26,6 +26,14 @@ pub struct Provenance {
     /// When the run started, RFC 3339 (UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<String>,
+    /// One id per `evalbench run`: bundles that share it were measured in
+    /// one session, their passes interleaved (`run --baseline`), so the
+    /// machine's drift fell on both alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The other side's flake, in an interleaved run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaved_with: Option<String>,
 }
 
 /// What was evaluated.
@@ -144,11 +152,21 @@ impl Provenance {
             }
         }
         out.push(("run", "started".into(), text(v.get("started"))));
+        // Only an interleaved run has a partner; a session alone says nothing to a reader.
+        if let Some(other) = &self.interleaved_with {
+            out.push(("run", "interleaved_with".into(), other.clone()));
+            out.push(("run", "session".into(), text(v.get("session"))));
+        }
         out
     }
 
-    /// Every field that differs from `other`, the run's start time left out
-    /// (two runs always differ in it). Unknown against known is a difference.
+    /// Whether `other` was measured in the same session, interleaved with this.
+    pub fn same_session(&self, other: &Provenance) -> bool {
+        self.session.is_some() && self.session == other.session
+    }
+
+    /// Every field that differs from `other`, the run's start, session and
+    /// partner left out (two runs always differ in them). Unknown against known is a difference.
     pub fn differs(&self, other: &Provenance) -> Vec<Difference> {
         self.rows()
             .into_iter()

@@ -67,46 +67,90 @@ impl RunOpts {
 /// Runs every pass; stops at the first failing one (its files are kept).
 /// The target is always finished (the lab stopped), whatever happened.
 pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&str, &str)) -> Result<Vec<RunInfo>, PassError> {
+    let mut sides = [Side { label: "", opts, target }];
+    run_sides(&mut sides, progress).map(|mut v| v.remove(0))
+}
+
+/// One side of an interleaved run: its own options (bundle directory,
+/// provenance) and its own target (a lab of its own).
+pub struct Side<'a> {
+    /// Put before the pass name in progress lines (`a`, `b`); empty for one side.
+    pub label: &'a str,
+    pub opts: &'a RunOpts,
+    pub target: &'a mut dyn Target,
+}
+
+/// Runs the passes of every side, interleaved: round by round, each pass
+/// on one side and then on the next, the order reversed every other round
+/// (A B, B A, A B, ...). Whatever the machine does during the run (a
+/// neighbour's load, a slow minute) then falls on both sides alike, which
+/// two runs made one after the other cannot promise: between two sessions
+/// this machine's medians moved by more than the change being looked for
+/// (docs/ARCHITECTURE.md, "Sessions"). Passes and repeats are the first
+/// side's. Every target is finished, whatever happened.
+pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -> Result<Vec<Vec<RunInfo>>, PassError> {
     let setup = |m: String| PassError::new("(before the first pass)", m);
     let setup_from = |e: HarnessError| PassError::new("(before the first pass)", e);
-    std::fs::create_dir_all(&opts.out).map_err(|e| setup(format!("{}: {e}", opts.out.display())))?;
-    for p in &opts.passes {
+    let first = sides.first().map(|s| s.opts).ok_or_else(|| setup("no side to run".into()))?;
+    for s in sides.iter() {
+        std::fs::create_dir_all(&s.opts.out).map_err(|e| setup(format!("{}: {e}", s.opts.out.display())))?;
+    }
+    for p in &first.passes {
         if !layout::PASSES.contains(&layout::base_name(p)) {
             return Err(setup(format!("unknown pass {p:?}; passes are {}", layout::PASSES.join(", "))));
         }
     }
-    progress("setup", &format!("starting the {} target", target.name()));
+    let tag = |label: &str, what: &str| if label.is_empty() { what.to_string() } else { format!("{label}: {what}") };
+    let mut started = 0;
     let result = (|| {
-        target.start().map_err(setup_from)?;
-        // Every tool any pass will need, checked before the first one.
-        let any = opts.passes.iter().map(|p| opts.captures_for(p)).fold(Captures::NONE, Captures::union);
-        let cap = target.capture();
-        tools::check(&any, &cap.server, &cap.worker, target.pipeline_here()).map_err(setup_from)?;
-        progress("setup", "recording what is measured (flake, nix, PostgreSQL, machine)");
-        let provenance = provenance::gather(&opts.provenance, target);
-        let mut infos = Vec::new();
-        let runs_of = |base: &str| if layout::is_clean(base) { opts.repeat.max(1) } else { opts.repeat_instrumented.max(1) };
-        let rounds = opts.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
+        let mut provenances = Vec::new();
+        for s in sides.iter_mut() {
+            progress(&tag(s.label, "setup"), &format!("starting the {} target", s.target.name()));
+            started += 1;
+            s.target.start().map_err(setup_from)?;
+            // Every tool any pass will need, checked before the first one.
+            let any = s.opts.passes.iter().map(|p| s.opts.captures_for(p)).fold(Captures::NONE, Captures::union);
+            let cap = s.target.capture();
+            tools::check(&any, &cap.server, &cap.worker, s.target.pipeline_here()).map_err(setup_from)?;
+            progress(&tag(s.label, "setup"), "recording what is measured (flake, nix, PostgreSQL, machine)");
+            provenances.push(provenance::gather(&s.opts.provenance, &mut *s.target));
+        }
+        let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
+        let runs_of = |base: &str| if layout::is_clean(base) { first.repeat.max(1) } else { first.repeat_instrumented.max(1) };
+        let rounds = first.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
         for round in 1..=rounds {
-            for base in opts.passes.iter().filter(|b| round <= runs_of(b)) {
+            for base in first.passes.iter().filter(|b| round <= runs_of(b)) {
                 let p = if round == 1 { base.clone() } else { format!("{base}.{round}") };
-                let plan = pass::PassPlan {
-                    name: &p,
-                    cold: layout::is_cold(base),
-                    captures: opts.captures_for(base),
-                    dir: opts.out.join(&p),
-                    timeout: opts.timeout,
-                    nix_trace: opts.nix_trace,
-                    provenance: &provenance,
-                };
-                let mut pp = |m: &str| progress(&p, m);
-                infos.push(pass::run_pass(target, &plan, &mut pp)?);
-                progress(&p, "done");
+                let mut order: Vec<usize> = (0..sides.len()).collect();
+                if round % 2 == 0 {
+                    order.reverse();
+                }
+                for i in order {
+                    let s = &mut sides[i];
+                    let plan = pass::PassPlan {
+                        name: &p,
+                        cold: layout::is_cold(base),
+                        captures: s.opts.captures_for(base),
+                        dir: s.opts.out.join(&p),
+                        timeout: s.opts.timeout,
+                        nix_trace: s.opts.nix_trace,
+                        provenance: &provenances[i],
+                    };
+                    let shown = tag(s.label, &p);
+                    let mut pp = |m: &str| progress(&shown, m);
+                    infos[i].push(pass::run_pass(&mut *s.target, &plan, &mut pp).map_err(|mut e| {
+                        e.pass = shown.clone();
+                        e
+                    })?);
+                    progress(&shown, "done");
+                }
             }
         }
         Ok(infos)
     })();
-    progress("teardown", &format!("stopping the {} target", target.name()));
-    target.finish();
+    for s in sides.iter_mut().take(started) {
+        progress(&tag(s.label, "teardown"), &format!("stopping the {} target", s.target.name()));
+        s.target.finish();
+    }
     result
 }

@@ -229,7 +229,7 @@ fn judge_series(
     if steps == 0 {
         return None;
     }
-    let rules = Rules { alpha: ALPHA / steps as f64, min_change_pct: 1.0, interval_only_when_significant: true };
+    let rules = Rules { alpha: ALPHA / steps as f64, min_change_pct: 1.0, interval_only_when_significant: true, between_sessions: None };
     let mut start = 0usize;
     let mut powerless = 0usize;
     let mut timed = Vec::new();

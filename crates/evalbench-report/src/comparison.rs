@@ -170,6 +170,9 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
         }
         body.push_str("</table>");
     }
+    if let Some(n) = cmp.session_note() {
+        let _ = write!(body, "<p>{}</p>", esc(&n));
+    }
     body.push_str("<h2>Passes</h2><table><tr><th>pass</th><th>runs A / B</th><th>PostgreSQL settings A / B</th><th>evaluated A (s)</th><th>evaluated B (s)</th><th>change A → B</th><th>verdict</th></tr>");
     for c in out_passes {
         let _ = write!(

@@ -10,6 +10,10 @@ use evalbench_analyze::comparison::{compare, Comparison, Opts};
 use evalbench_analyze::verdict::Kind;
 use evalbench_bundle::{layout, Bundle};
 
+/// The floors of "negligible", as `compare` takes them by default.
+pub const MIN_CHANGE_PCT: f64 = 1.0;
+pub const MIN_ABS_US: f64 = 50.0;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The baseline bundle (directory or .tar.gz).
@@ -41,11 +45,18 @@ pub struct Args {
     #[arg(long, default_value_t = 15)]
     pub top: usize,
     /// A change smaller than this percentage of A's median is "negligible".
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT")]
     pub min_change: f64,
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
-    #[arg(long, default_value_t = 50.0, value_name = "US")]
+    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US")]
     pub min_abs_us: f64,
+    /// When A and B were measured in two sessions (two `run`s, not one `run --baseline`): a time
+    /// change no larger than this percentage is "inside the drift between sessions", never a
+    /// verdict or a gate. The default is what two sessions of one flake differed by on the
+    /// machine it was measured on (README, "Sessions"); measure your own with bench/lab-aa.sh,
+    /// 0 turns it off. Nix's exact counters are judged without it.
+    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT")]
+    pub between_sessions: f64,
     /// Also write the whole comparison as one self-contained page, DIR/index.html: passes,
     /// spans, statements, nix's counters and, for instrumented passes, both sides' plans.
     #[arg(long, value_name = "DIR")]
@@ -57,19 +68,18 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let ba = Bundle::open(&a.a, a.unpack.limits())?;
     let bb = Bundle::open(&a.b, a.unpack.limits())?;
-    let opts = Opts { pass_a: a.pass_a.clone(), pass_b: a.pass_b.clone(), min_change: a.min_change, min_abs_us: a.min_abs_us };
+    let opts = Opts {
+        pass_a: a.pass_a.clone(),
+        pass_b: a.pass_b.clone(),
+        min_change: a.min_change,
+        min_abs_us: a.min_abs_us,
+        between_sessions_pct: Some(a.between_sessions),
+    };
     let out = compare(&ba, &bb, &opts).map_err(anyhow::Error::msg)?;
     let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
     let gate = a.fail_on_regression.map(|pct| regressions(&out, pct)).unwrap_or_default();
     let text = match if a.json { crate::Format::Json } else { a.format } {
-        crate::Format::Json => {
-            let doc = serde_json::json!({
-                "a": a.a, "b": a.b, "differs": out.differs, "provenance": { "a": out.provenance_a, "b": out.provenance_b },
-                "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided,
-                "gate": a.fail_on_regression.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
-            });
-            format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))
-        }
+        crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
         crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top),
         crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top),
     };
@@ -84,13 +94,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if !out.differs.is_empty() {
         eprintln!("evalbench compare: A and B differ in {} (listed above)", out.differing_groups().join(", "));
     }
-    if let Some(pct) = a.fail_on_regression {
-        if !gate.is_empty() {
-            for g in &gate {
-                eprintln!("evalbench compare: regression past {pct}%: {g}");
-            }
-            return Ok(ExitCode::from(1));
-        }
+    if gate_fired("evalbench compare", a.fail_on_regression, &gate) {
+        return Ok(ExitCode::from(1));
     }
     if a.fail_on_undecided && !out.undecided.is_empty() {
         eprintln!("evalbench compare: {} time(s) could not be judged (--fail-on-undecided)", out.undecided.len());
@@ -99,10 +104,30 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The comparison as one JSON document (`--json`, and `run --baseline`'s compare.json).
+pub fn json(a: &std::path::Path, b: &std::path::Path, out: &Comparison, pct: Option<f64>, gate: &[String]) -> String {
+    let doc = serde_json::json!({
+        "a": a, "b": b, "differs": out.differs, "provenance": { "a": out.provenance_a, "b": out.provenance_b },
+        "same_session": out.provenance_a.same_session(&out.provenance_b),
+        "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided,
+        "gate": pct.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
+    });
+    format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))
+}
+
+/// Whether the gate fired; each regression on stderr, after `who`.
+pub fn gate_fired(who: &str, pct: Option<f64>, gate: &[String]) -> bool {
+    let Some(pct) = pct else { return false };
+    for g in gate {
+        eprintln!("{who}: regression past {pct}%: {g}");
+    }
+    !gate.is_empty()
+}
+
 /// What the gate fires on: a clean pass slower outside noise by `pct` or
 /// more, or an exact headline counter of nix grown by more than `pct` in any
 /// pass. Instrumented passes' times are distorted and never gate.
-fn regressions(c: &Comparison, pct: f64) -> Vec<String> {
+pub fn regressions(c: &Comparison, pct: f64) -> Vec<String> {
     use evalbench_analyze::counters::{HEADLINE, NOISY};
     let mut out = Vec::new();
     for p in &c.passes {

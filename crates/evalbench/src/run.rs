@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use evalbench_bundle::{layout, pack_dir, write_atomic};
 use evalbench_harness::target::{gradient::Gradient, lab::Lab};
-use evalbench_harness::{RunOpts, Target, INTERRUPTED};
+use evalbench_harness::{RunOpts, Side, Target, INTERRUPTED};
 use evalbench_lab::control::NetMode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -29,9 +29,19 @@ pub struct Args {
     /// The flake the lab evaluates (default: the embedded hello flake).
     #[arg(long)]
     pub flake: Option<PathBuf>,
-    /// The bundle directory.
+    /// The bundle directory (with --baseline: the directory of both bundles, a/ and b/).
     #[arg(long, short, default_value = "out")]
     pub out: PathBuf,
+    /// Also measure this flake, in the same session, pass by pass interleaved with --flake
+    /// (A B, B A, ...), each in a lab of its own: the machine's drift then falls on both alike.
+    /// OUT/a is the baseline's bundle, OUT/b --flake's, and OUT/compare.txt and compare.json
+    /// their comparison, printed as `compare` prints it. The way to ask "did my change make it
+    /// faster?" on a shared machine (README, "Sessions").
+    #[arg(long, value_name = "FLAKE")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: exit 1 on what `compare --fail-on-regression PCT` fires on.
+    #[arg(long, value_name = "PCT", requires = "baseline")]
+    pub fail_on_regression: Option<f64>,
     /// Passes to run, in order.
     #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
     pub passes: Vec<String>,
@@ -132,49 +142,82 @@ fn default_lab_dir(out: &Path) -> PathBuf {
     PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
 }
 
+/// One lab for one flake (`None`: the embedded hello flake).
+fn lab(a: &Args, out: &Path, flake: Option<&Path>, lab_dir: Option<PathBuf>) -> anyhow::Result<Box<dyn Target>> {
+    let lab_dir = lab_dir.unwrap_or_else(|| default_lab_dir(out));
+    if let Some(parent) = lab_dir.parent() {
+        std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
+    }
+    let path = match flake {
+        Some(f) => f.to_path_buf(),
+        None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
+    };
+    let mut lab = Lab::new(lab_dir, path, a.net, a.worker_clock_skew_ms);
+    // The flake as given names the benchmark; the embedded one by a name of its own, not its temporary path.
+    lab.flake_label = Some(flake_label(flake));
+    lab.eval_workers = a.eval_workers;
+    lab.eval_max_rss = a.eval_max_rss;
+    lab.pg_settings = a.pg.list();
+    Ok(Box::new(lab))
+}
+
+fn flake_label(flake: Option<&Path>) -> String {
+    flake.map_or_else(|| HELLO_FLAKE.to_string(), |f| f.display().to_string())
+}
+
+/// One id for every bundle of this invocation.
+fn session_id() -> String {
+    format!("{:012x}-{:x}", evalbench_host::now_us(), std::process::id())
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
     let out = std::path::absolute(&a.out).with_context(|| a.out.display().to_string())?;
-    let mut target: Box<dyn Target> = match a.target {
-        TargetKind::Lab => {
-            let lab_dir = a.lab_dir.clone().unwrap_or_else(|| default_lab_dir(&out));
-            if let Some(parent) = lab_dir.parent() {
-                std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
+    let session = session_id();
+    // (label, bundle directory, flake, the other side's flake): one side, or the baseline and the flake.
+    let plan: Vec<(&str, PathBuf, Option<&Path>, Option<String>)> = match &a.baseline {
+        None => vec![("", out.clone(), a.flake.as_deref(), None)],
+        Some(base) => {
+            if a.target != TargetKind::Lab {
+                anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
             }
-            let flake = match &a.flake {
-                Some(f) => f.clone(),
-                None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
-            };
-            let mut lab = Lab::new(lab_dir, flake, a.net, a.worker_clock_skew_ms);
-            // The flake as given names the benchmark; the embedded one by a name of its own, not its temporary path.
-            lab.flake_label = Some(a.flake.as_ref().map_or_else(|| HELLO_FLAKE.to_string(), |f| f.display().to_string()));
-            lab.eval_workers = a.eval_workers;
-            lab.eval_max_rss = a.eval_max_rss;
-            lab.pg_settings = a.pg.list();
-            Box::new(lab)
-        }
-        TargetKind::Gradient => {
-            let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
-            if !a.pg.settings.is_empty() {
-                anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
-            }
-            Box::new(Gradient::load(cfg)?)
+            vec![
+                ("a", out.join("a"), Some(base.as_path()), Some(flake_label(a.flake.as_deref()))),
+                ("b", out.join("b"), a.flake.as_deref(), Some(flake_label(Some(base)))),
+            ]
         }
     };
-    let opts = RunOpts {
-        out: out.clone(),
-        passes: a.passes.clone(),
-        perf: !a.no_perf,
-        strace: !a.no_strace,
-        pcap: !a.no_pcap,
-        bare: a.bare,
-        repeat: a.repeat as usize,
-        repeat_instrumented: a.repeat_instrumented as usize,
-        provenance: base_provenance(&a),
-        timeout: Duration::from_secs(a.timeout_s),
-        nix_trace: !a.no_nix_trace,
-    };
+    let mut targets: Vec<Box<dyn Target>> = Vec::new();
+    let mut opts: Vec<RunOpts> = Vec::new();
+    for (label, dir, flake, other) in &plan {
+        targets.push(match a.target {
+            TargetKind::Lab => lab(&a, dir, *flake, a.lab_dir.as_ref().map(|d| if label.is_empty() { d.clone() } else { d.join(label) }))?,
+            TargetKind::Gradient => {
+                let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
+                if !a.pg.settings.is_empty() {
+                    anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
+                }
+                Box::new(Gradient::load(cfg)?)
+            }
+        });
+        let mut provenance = base_provenance(&a);
+        provenance.session = Some(session.clone());
+        provenance.interleaved_with = other.clone();
+        opts.push(RunOpts {
+            out: dir.clone(),
+            passes: a.passes.clone(),
+            perf: !a.no_perf,
+            strace: !a.no_strace,
+            pcap: !a.no_pcap,
+            bare: a.bare,
+            repeat: a.repeat as usize,
+            repeat_instrumented: a.repeat_instrumented as usize,
+            provenance,
+            timeout: Duration::from_secs(a.timeout_s),
+            nix_trace: !a.no_nix_trace,
+        });
+    }
     let tty = std::io::stderr().is_terminal();
     let bar = tty.then(|| {
         let b = indicatif::ProgressBar::new_spinner();
@@ -202,14 +245,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let result = evalbench_harness::run(&opts, target.as_mut(), &mut progress);
+    let mut sides: Vec<Side<'_>> =
+        plan.iter().zip(&opts).zip(targets.iter_mut()).map(|(((label, ..), opts), t)| Side { label, opts, target: t.as_mut() }).collect();
+    let result = evalbench_harness::run_sides(&mut sides, &mut progress);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
     // Whatever happened, what was captured is made readable.
-    let made = finish_bundle(&out, !a.no_report);
+    let mut made: anyhow::Result<String> = Ok(String::new());
+    for (label, dir, ..) in &plan {
+        match finish_bundle(dir, !a.no_report) {
+            Ok(text) if plan.len() == 1 => made = Ok(text),
+            Ok(_) => eprintln!("evalbench run: {label}: bundle in {}", dir.display()),
+            Err(e) => made = Err(e.context(format!("bundle {}", dir.display()))),
+        }
+    }
     match (result, made) {
         (Ok(_), Ok(text)) => {
+            if a.baseline.is_some() {
+                return compare_sides(&out, &plan[0].1, &plan[1].1, a.fail_on_regression);
+            }
             crate::emit(&text)?;
             eprintln!("evalbench run: bundle in {}", out.display());
             Ok(ExitCode::SUCCESS)
@@ -222,7 +277,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             // flake (exit 1), not an error of ours (exit 2): its run.json says so.
             // The pass's error stays whole: its causes are printed as a chain.
             let e = anyhow::Error::new(e).context(format!("what was captured is in {}", out.display()));
-            if evaluation_failed(&out) {
+            if plan.iter().any(|(_, dir, ..)| evaluation_failed(dir)) {
                 eprintln!("evalbench run: {}", crate::chain(&e));
                 return Ok(ExitCode::from(1));
             }
@@ -230,6 +285,36 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         (Ok(_), Err(m)) => Err(m),
     }
+}
+
+/// `run --baseline`: the two bundles compared as `compare a b` would, written
+/// beside them and printed; the gate's exit status.
+fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Result<ExitCode> {
+    use evalbench_analyze::comparison::{compare, Opts};
+    let limits = evalbench_bundle::Limits::default();
+    let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
+    let c = compare(
+        &ba,
+        &bb,
+        &Opts {
+            pass_a: None,
+            pass_b: None,
+            min_change: crate::compare::MIN_CHANGE_PCT,
+            min_abs_us: crate::compare::MIN_ABS_US,
+            between_sessions_pct: Some(evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT),
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
+    let gate = pct.map(|p| crate::compare::regressions(&c, p)).unwrap_or_default();
+    let text = evalbench_report::output::compare::text(&a.display().to_string(), &b.display().to_string(), &c, 15);
+    write_atomic(&out.join("compare.txt"), text.as_bytes())?;
+    write_atomic(&out.join("compare.json"), crate::compare::json(a, b, &c, pct, &gate).as_bytes())?;
+    crate::emit(&text)?;
+    for line in evalbench_report::output::compare::undecided(&c) {
+        eprintln!("evalbench run: {line}");
+    }
+    eprintln!("evalbench run: bundles in {} and {}, their comparison in {}", a.display(), b.display(), out.join("compare.txt").display());
+    Ok(if crate::compare::gate_fired("evalbench run", pct, &gate) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// summary, traces, report, archive, build products.

@@ -14,14 +14,18 @@ fn instrumented(c: &PassComparison) -> bool {
 }
 
 /// What differs between A and B, in one sentence or a line per field.
+/// Then, when the sides say, whether they were measured in one session.
 fn differs_text(t: &mut String, c: &Comparison) {
     if c.differs.is_empty() {
         let _ = writeln!(t, "A and B measured the same workload, system, evalbench, machine, plan and settings.");
-        return;
+    } else {
+        let _ = writeln!(t, "A and B differ in {}:", c.differing_groups().join(", "));
+        for d in &c.differs {
+            let _ = writeln!(t, "  {} {}: A {}; B {}", d.group, d.field, d.a, d.b);
+        }
     }
-    let _ = writeln!(t, "A and B differ in {}:", c.differing_groups().join(", "));
-    for d in &c.differs {
-        let _ = writeln!(t, "  {} {}: A {}; B {}", d.group, d.field, d.a, d.b);
+    if let Some(n) = c.session_note() {
+        let _ = writeln!(t, "{n}");
     }
 }
 
@@ -148,6 +152,9 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
         let _ = writeln!(t, "A and B differ:\n");
         let rows: Vec<Vec<String>> = cmp.differs.iter().map(|d| vec![d.group.to_string(), d.field.clone(), d.a.clone(), d.b.clone()]).collect();
         table(&mut t, &["group", "field", "A", "B"], "llll", &rows);
+    }
+    if let Some(n) = cmp.session_note() {
+        let _ = writeln!(t, "{}\n", super::markdown::cell(&n));
     }
     let out = &cmp.passes;
     let rows: Vec<Vec<String>> =

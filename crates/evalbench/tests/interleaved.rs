@@ -1,0 +1,96 @@
+//! `run --baseline`: two flakes measured in one session, pass by pass
+//! interleaved, each in a lab of its own, then compared. Real labs: the
+//! hello flake (`--work 1500`) against a generated flake with more work per
+//! package (`--work 1800`).
+//!
+//! - Both bundles are whole, share one session id and name each other.
+//! - The passes alternate: A before B in odd rounds, B before A in even ones
+//!   (read from the requested times in run.json).
+//! - The comparison is written beside them, says the two were measured in
+//!   one session, and the gate fires on nix's exact counters.
+//! - Both labs are stopped.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn requested(dir: &Path) -> i64 {
+    read_json(&dir.join("run.json"))["requested_us"].as_i64().unwrap()
+}
+
+#[test]
+fn a_baseline_is_measured_interleaved_in_one_session() {
+    let tmp = reachable_tmp("evalbench-interleaved-test.");
+    let (out, lab, flake) = (tmp.path().join("out"), tmp.path().join("lab"), tmp.path().join("flake-1800"));
+    run_ok(evalbench().args(["lab", "gen-flake", "--work", "1800", "--out"]).arg(&flake));
+    let hello = tmp.path().join("hello");
+    run_ok(evalbench().args(["lab", "gen-flake", "--work", "1500", "--out"]).arg(&hello));
+    let res = evalbench()
+        .args(["run", "--passes", "cold-clean,warm-clean", "--repeat", "2", "--no-report", "--fail-on-regression", "5", "--out"])
+        .arg(&out)
+        .arg("--lab-dir")
+        .arg(&lab)
+        .arg("--baseline")
+        .arg(&hello)
+        .arg("--flake")
+        .arg(&flake)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    // nix did 20% more work per package on B: the gate fires without any time verdict.
+    assert_eq!(res.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("regression past 5%: cold-clean nrFunctionCalls"), "{stderr}");
+    assert!(stdout.contains("A: ") && stdout.contains("B: "), "the comparison printed: {stdout}");
+
+    // Two whole bundles, one session, each naming the other.
+    let (a, b) = (out.join("a"), out.join("b"));
+    let pa = &read_json(&a.join("cold-clean.2/run.json"))["provenance"];
+    let pb = &read_json(&b.join("warm-clean/run.json"))["provenance"];
+    assert!(pa["session"].as_str().is_some_and(|s| !s.is_empty()), "{pa}");
+    assert_eq!(pa["session"], pb["session"], "one session");
+    assert_eq!(pa["interleaved_with"], flake.display().to_string());
+    assert_eq!(pb["interleaved_with"], hello.display().to_string());
+    assert_eq!(pa["workload"]["flake"], hello.display().to_string());
+    for side in [&a, &b] {
+        let s = read_json(&side.join("summary.json"));
+        assert_eq!(s["passes"].as_array().unwrap().len(), 4, "{}: two passes, two runs each", side.display());
+        assert_eq!(s["repeats"][0]["runs"], 2, "{}", side.display());
+    }
+    // Interleaved: A then B in round 1, B then A in round 2, for each pass.
+    for pass in ["cold-clean", "warm-clean"] {
+        assert!(requested(&a.join(pass)) < requested(&b.join(pass)), "{pass}: round 1 is A B");
+        let again = format!("{pass}.2");
+        assert!(requested(&b.join(&again)) < requested(&a.join(&again)), "{again}: round 2 is B A");
+    }
+    assert!(requested(&b.join("warm-clean")) < requested(&b.join("cold-clean.2")), "rounds follow one another");
+
+    // The comparison beside them says where the two were measured.
+    let cmp = read_json(&out.join("compare.json"));
+    assert_eq!(cmp["same_session"], true, "{cmp}");
+    assert!(cmp["gate"]["regressions"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("nrFunctionCalls")));
+    let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
+    assert!(text.contains("measured in one session, interleaved"), "{text}");
+    assert_eq!(text, stdout, "what was printed is what was written");
+
+    // Both labs are stopped.
+    for side in ["a", "b"] {
+        let state = read_json(&lab.join(side).join("lab.json"));
+        assert!(state["server_pid"].is_null() && state["worker_pids"].as_array().unwrap().is_empty(), "{side}: {state}");
+        assert!(!lab.join(side).join("pg/data/postmaster.pid").exists(), "{side}");
+    }
+}
+
+#[test]
+fn a_baseline_needs_the_lab() {
+    let tmp = tempfile::tempdir().unwrap();
+    let res = evalbench()
+        .args(["run", "--target", "gradient", "--target-config", "/nonexistent.json", "--baseline", "/nonexistent", "--out"])
+        .arg(tmp.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("--baseline interleaves two labs"), "{}", String::from_utf8_lossy(&res.stderr));
+}
