@@ -242,7 +242,11 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     // Times from two sessions carry the machine's drift between them; exact
     // counters do not, and are judged by equality whatever the rules.
     let same_session = ba.provenance().same_session(&bb.provenance());
-    let rules = Rules { between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0), ..rules };
+    let rules = Rules {
+        between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0),
+        interleaved: same_session,
+        ..rules
+    };
     let floor_ms = o.min_abs_us / 1e3;
     let mut out = Vec::new();
     let (mut clean_heads, mut instrumented_heads) = (Vec::new(), Vec::new());

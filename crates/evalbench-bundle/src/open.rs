@@ -96,10 +96,15 @@ impl Bundle {
             }
         }
         if passes.is_empty() {
-            return Err(BundleError::NotABundle {
-                path: source.into(),
-                reason: "no pass directory (a directory holding run.json or trace/) found".into(),
-            });
+            // A pass directory where its bundle was meant: say so, and where the bundle is.
+            let is_pass = root.join(crate::layout::RUN_JSON).is_file() || root.join(crate::layout::TRACE_DIR).is_dir();
+            let reason = if is_pass {
+                let parent = source.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| ".".to_string(), |p| p.display().to_string());
+                format!("this is one pass's directory (it holds run.json or trace/), not a bundle; its bundle is the directory above it ({parent})")
+            } else {
+                "no pass directory (a directory holding run.json or trace/) found".to_string()
+            };
+            return Err(BundleError::NotABundle { path: source.into(), reason });
         }
         Ok(Bundle { source: source.into(), root, passes, _unpacked: unpacked })
     }

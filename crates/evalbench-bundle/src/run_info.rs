@@ -90,6 +90,13 @@ pub struct RunnerInfo {
     /// PostgreSQL settings the run was given (`--pg-setting`), as the server showed them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub pg_settings: std::collections::BTreeMap<String, String>,
+    /// Why the pass did not finish, as the runner saw it (absent: it finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The target's processes that died during the pass, each named with
+    /// how it ended and the last lines of its log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead: Vec<String>,
 }
 
 /// Packets a capture held outside the pass's window, cut from its file.

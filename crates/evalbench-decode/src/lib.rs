@@ -14,6 +14,7 @@ pub mod perf;
 pub mod pg;
 pub mod plan;
 pub mod rank;
+pub mod sniff;
 pub mod stats;
 pub mod strace;
 pub mod tcp;

@@ -266,6 +266,11 @@ pub enum Profile {
 /// Reads a saved profile of either kind, a line at a time; a trace's stacks
 /// keep at most `max_depth` call sites (None: all; see [`Fold::with_max_depth`]).
 pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeError> {
+    let head = crate::sniff::head(path, 4096)?;
+    let expected = "nix's function trace (`function-trace entered …` lines) or a Nix flamegraph profile (`frame;frame COUNT`)";
+    if !matches!(crate::sniff::looks_like(&head), "text" | "an empty file" | "nix's function trace (decode nix-trace)") {
+        return Err(crate::sniff::wrong(path, expected, &head));
+    }
     let file = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     let mut r = std::io::BufReader::new(file);
     let mut buf = Vec::new();
@@ -304,6 +309,14 @@ pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeErro
             };
             sampled.push((stack.split(';').map(String::from).collect(), count));
         }
+    }
+    // Text with lines, none of them a trace line: not nix's trace at all.
+    if kind == Some(true) && fold.lines == 0 {
+        return Err(DecodeError::format(
+            path.display().to_string(),
+            "",
+            format!("expected {expected}, but none of its {n} lines is one (it looks like {})", crate::sniff::looks_like(&head)),
+        ));
     }
     Ok(match kind {
         Some(false) => Profile::Sampled { stacks: sampled, lines: n },

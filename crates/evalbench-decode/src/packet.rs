@@ -134,6 +134,10 @@ pub fn parse_tcp(ts_us: i64, ip: &[u8]) -> Result<Segment<'_>, bool> {
 
 /// Reads every TCP segment of a capture, in file order, into `each`.
 pub fn for_each_segment(path: &Path, mut each: impl FnMut(Segment<'_>)) -> Result<PacketStats, DecodeError> {
+    let head = crate::sniff::head(path, 64)?;
+    if !head.is_empty() && !crate::sniff::looks_like(&head).contains("pcap") {
+        return Err(crate::sniff::wrong(path, "a pcap or pcapng capture", &head));
+    }
     let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     for_each_segment_in(f, &path.display().to_string(), &mut each)
 }

@@ -135,6 +135,12 @@ fn is_perf_data(path: &Path) -> Result<bool, DecodeError> {
 /// samples, from perf.data (through `perf script`) or from `perf script` text.
 pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
     if !is_perf_data(data)? {
+        // Only text can be `perf script` output: inferno's folder is not
+        // for a pcap or a JSON file (it panicked on a 33 MB capture).
+        let head = crate::sniff::head(data, 4096)?;
+        if !matches!(crate::sniff::looks_like(&head), "text" | "an empty file") {
+            return Err(crate::sniff::wrong(data, "perf.data or the text of `perf script`", &head));
+        }
         let file = std::fs::File::open(data).map_err(DecodeError::io(data))?;
         let mut folded = Vec::new();
         let mut folder = inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
@@ -143,6 +149,9 @@ pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
             let name = data.display().to_string();
             DecodeError::format(name, "", format!("neither perf.data (no PERFILE2 header) nor `perf script` text inferno can fold: {e}"))
         })?;
+        if folded.is_empty() && !head.iter().all(u8::is_ascii_whitespace) {
+            return Err(crate::sniff::wrong(data, "`perf script` text (a command line, then one stack frame a line)", &head));
+        }
         return Ok(Folded { stacks: folded, period: input.period() });
     }
     let mut child = Command::new("perf")

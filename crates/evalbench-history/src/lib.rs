@@ -14,4 +14,4 @@ pub mod store;
 pub use error::HistoryError;
 pub use record::BundleRecord;
 pub use series::{build, Change, Commit, History, PassRule, Point, Select, BASELINE_COMMITS};
-pub use store::{open, Meta, Store, Stored, SCHEMA_VERSION};
+pub use store::{open, open_existing, Meta, Store, Stored, SCHEMA_VERSION};

@@ -100,6 +100,31 @@ pub struct Select {
     pub machine: Option<String>,
 }
 
+impl Select {
+    /// Refuses a pass, benchmark or machine that no stored run has, naming
+    /// those there are: a typo must not read as "no changes".
+    pub fn check(&self, rows: &[Stored], db: &str) -> Result<(), crate::HistoryError> {
+        let known = |f: &dyn Fn(&Stored) -> String| -> Vec<String> {
+            let mut v: Vec<String> = rows.iter().map(f).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let wanted: [(&str, &str, &Option<String>, Vec<String>); 3] = [
+            ("pass", "passes", &self.pass, known(&|r| r.pass.clone())),
+            ("benchmark", "benchmarks", &self.benchmark, known(&|r| series_of(r).0)),
+            ("machine", "machines", &self.machine, known(&|r| series_of(r).1)),
+        ];
+        for (what, plural, want, there) in wanted {
+            if let Some(w) = want.as_ref().filter(|w| !there.contains(w)) {
+                let list = if there.is_empty() { "none (the history is empty)".to_string() } else { there.join(", ") };
+                return Err(crate::HistoryError::Invalid(format!("{db}: no {what} {w:?} in the history; {plural} there: {list}")));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A run's benchmark and machine, as a series shows them.
 fn series_of(r: &Stored) -> (String, String) {
     (r.benchmark.clone().unwrap_or_else(|| "unknown benchmark".into()), r.machine.clone().unwrap_or_else(|| "unknown machine".into()))
@@ -229,7 +254,8 @@ fn judge_series(
     if steps == 0 {
         return None;
     }
-    let rules = Rules { alpha: ALPHA / steps as f64, min_change_pct: 1.0, interval_only_when_significant: true, between_sessions: None };
+    let rules =
+        Rules { alpha: ALPHA / steps as f64, min_change_pct: 1.0, interval_only_when_significant: true, between_sessions: None, interleaved: false };
     let mut start = 0usize;
     let mut powerless = 0usize;
     let mut timed = Vec::new();

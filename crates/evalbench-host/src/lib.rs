@@ -66,12 +66,59 @@ pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, HostError> {
     }
     let child = cmd.spawn().map_err(HostError::spawn(&cmd))?;
     let pid = child.id();
-    // Reap it in the background if it dies while we still run.
+    // Reap it in the background if it dies while we still run, and keep
+    // how it ended: a pass that fails names the daemon that died, and how.
     std::thread::spawn(move || {
         let mut child = child;
-        let _ = child.wait();
+        if let Ok(st) = child.wait() {
+            ENDED.lock().unwrap_or_else(|e| e.into_inner()).insert(pid, st);
+        }
     });
     Ok(pid)
+}
+
+/// How the daemons started by this process ended, by pid.
+static ENDED: std::sync::Mutex<std::collections::BTreeMap<u32, std::process::ExitStatus>> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// How a daemon this process started ended (`exit status 1`, `killed by
+/// signal 9 (SIGKILL)`), once it has; None while it runs or for another's.
+pub fn ended(pid: u32) -> Option<String> {
+    let st = *ENDED.lock().unwrap_or_else(|e| e.into_inner()).get(&pid)?;
+    Some(describe_status(st))
+}
+
+/// An exit status in words, the signal named.
+pub fn describe_status(st: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => {
+            let name = match sig {
+                libc::SIGKILL => " (SIGKILL)",
+                libc::SIGTERM => " (SIGTERM)",
+                libc::SIGSEGV => " (SIGSEGV)",
+                libc::SIGABRT => " (SIGABRT)",
+                libc::SIGINT => " (SIGINT)",
+                libc::SIGBUS => " (SIGBUS)",
+                _ => "",
+            };
+            format!("killed by signal {sig}{name}")
+        }
+        _ => "ended".to_string(),
+    }
+}
+
+/// The last `n` lines of a log, for an error that says what a process said last.
+pub fn log_tail(path: &Path, n: usize) -> Vec<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return Vec::new() };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].iter().map(|l| l.chars().take(300).collect()).collect()
 }
 
 pub fn alive(pid: u32) -> bool {

@@ -91,7 +91,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     if use_netns && !is_root() {
         return Err("network namespaces need root; use --net off".into());
     }
-    let names = Names::for_dir(&dir);
+    let mut names = Names::for_dir(&dir);
     let mode = if use_netns { "netns" } else { "loopback" };
     if !st.net.mode.is_empty() && st.net.mode != mode {
         // PostgreSQL listens where the last mode put it: start it afresh.
@@ -100,7 +100,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
         }
     }
     if use_netns {
-        netns::create(&names)?;
+        netns::create(&mut names)?;
         st.net = Net {
             mode: "netns".into(),
             server_ns: Some(names.server_ns.clone()),
@@ -251,7 +251,7 @@ pub fn stop_services(st: &mut LabState) {
 /// Processes whose command line names the lab's directory (server, workers,
 /// PostgreSQL), and those in its namespaces: what a lab without a readable
 /// lab.json may have left running.
-fn still_running(dir: &Path) -> Vec<String> {
+pub fn still_running(dir: &Path) -> Vec<String> {
     let needle = dir.to_string_lossy().into_owned();
     let mut pids: std::collections::BTreeSet<u32> = std::fs::read_dir("/proc")
         .into_iter()
@@ -358,4 +358,87 @@ pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -
         "requested_us": requested_us,
         "evaluated_s": left.map(|t| (t - requested_us) as f64 / 1e6),
     }))
+}
+
+/// A process of the lab that is gone, how it ended, and what it said last.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Dead {
+    /// `PostgreSQL`, `the lab server`, `lab worker 0`, `an eval subprocess`.
+    pub component: String,
+    pub pid: Option<u32>,
+    /// `killed by signal 9 (SIGKILL)`, `exit status 1`, or `gone` when
+    /// another process reaped it (PostgreSQL's postmaster, an eval subprocess's status as its worker reported it).
+    pub how: String,
+    pub log: PathBuf,
+    pub last_lines: Vec<String>,
+}
+
+impl std::fmt::Display for Dead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        write!(f, "{}{pid} {}", self.component, self.how)?;
+        if !self.last_lines.is_empty() {
+            write!(f, "; the last lines of {}:", self.log.display())?;
+            for l in &self.last_lines {
+                write!(f, "\n    {l}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which of the lab's processes died: PostgreSQL, the server, the workers,
+/// and an eval subprocess whose worker reported it killed. Read after a
+/// pass failed, before anything is stopped.
+pub fn autopsy(dir: &Path, evaluation_error: Option<&str>) -> Vec<Dead> {
+    let Ok(st) = LabState::load(dir) else { return Vec::new() };
+    let mut out = Vec::new();
+    let how = |pid: u32| evalbench_host::ended(pid).unwrap_or_else(|| "is gone".into());
+    {
+        // postmaster.pid and /proc, not `pg_ctl status`: this runs once a
+        // second during a pass, and must not spawn processes beside it.
+        let pidfile = st.pg_dir().join("data").join("postmaster.pid");
+        let pid: Option<u32> = std::fs::read_to_string(pidfile).ok().and_then(|t| t.lines().next()?.trim().parse().ok());
+        if !pid.is_some_and(alive) {
+            let log = st.postgres_log();
+            out.push(Dead {
+                component: "PostgreSQL".into(),
+                pid,
+                how: "is not running (its postmaster is gone)".into(),
+                last_lines: evalbench_host::log_tail(&log, 5),
+                log,
+            });
+        }
+    }
+    if let Some(pid) = st.server_pid.filter(|p| !alive(*p)) {
+        let log = st.logs().join("server.log");
+        out.push(Dead { component: "the lab server".into(), pid: Some(pid), how: how(pid), last_lines: evalbench_host::log_tail(&log, 5), log });
+    }
+    for (k, &pid) in st.worker_pids.iter().enumerate() {
+        if !alive(pid) {
+            let log = st.logs().join(format!("worker-{k}.log"));
+            out.push(Dead {
+                component: format!("lab worker {k}"),
+                pid: Some(pid),
+                how: how(pid),
+                last_lines: evalbench_host::log_tail(&log, 5),
+                log,
+            });
+        }
+    }
+    // The eval subprocess is the worker's child: its end is what the worker reported.
+    if let Some(e) = evaluation_error.filter(|e| e.contains("the eval subprocess ended: killed by signal")) {
+        let log = st.logs().join("worker-0.log");
+        out.push(Dead {
+            component: "an eval subprocess".into(),
+            pid: None,
+            how: e
+                .split("the eval subprocess ended: ")
+                .nth(1)
+                .map_or_else(|| e.to_string(), |h| format!("{} (as its worker reported)", h.split(['\n', ';']).next().unwrap_or(h).trim())),
+            last_lines: evalbench_host::log_tail(&log, 5),
+            log,
+        });
+    }
+    out
 }

@@ -17,6 +17,7 @@ pub mod flake_nixpkgs;
 pub mod msg;
 pub mod netns;
 pub mod pg;
+pub mod prune;
 pub mod server;
 pub mod state;
 mod worker;

@@ -55,12 +55,33 @@ pub fn exists(ns: &str) -> bool {
     std::path::Path::new("/run/netns").join(ns).exists()
 }
 
-/// Creates both namespaces and links; idempotent (a half-made set is removed first).
-pub fn create(n: &Names) -> Result<(), LabError> {
+/// The N of the 10.213.N.1 address an interface of the root namespace holds.
+fn subnet_of(addrs: &str, ifname: Option<&str>) -> Vec<u8> {
+    addrs
+        .lines()
+        .filter(|l| ifname.is_none_or(|i| l.split_whitespace().nth(1) == Some(i)))
+        .filter_map(|l| l.split_whitespace().skip_while(|w| *w != "inet").nth(1)?.strip_prefix("10.213.")?.split('.').next()?.parse().ok())
+        .collect()
+}
+
+/// Creates both namespaces and links; idempotent (a half-made set is removed
+/// first). The runner's side of the link is 10.213.N.1: N starts from the
+/// directory's hash and moves on past any N another lab's link holds, for
+/// two labs on one N route each other's packets astray (seen when ten labs
+/// of the test suite ran at once). `n.subnet` is set to the N in use.
+pub fn create(n: &mut Names) -> Result<(), LabError> {
     if exists(&n.server_ns) && exists(&n.worker_ns) {
-        return Ok(());
+        if let Some(&s) = subnet_of(&ip(&["-4", "-o", "addr", "show"])?, Some(&n.runner_root_if)).first() {
+            n.subnet = s;
+            return Ok(());
+        }
     }
     remove(n);
+    let used = subnet_of(&ip(&["-4", "-o", "addr", "show"])?, None);
+    n.subnet = (0..200u16)
+        .map(|k| ((u16::from(n.subnet) - 20 + k) % 200 + 20) as u8)
+        .find(|s| !used.contains(s))
+        .ok_or_else(|| LabError::Message("no free 10.213.N.0/30 for the lab's link: 200 labs are up".into()))?;
     ip(&["netns", "add", &n.server_ns])?;
     ip(&["netns", "add", &n.worker_ns])?;
     for ns in [&n.server_ns, &n.worker_ns] {
@@ -107,5 +128,16 @@ pub fn remove(n: &Names) {
             }
             let _ = ip(&["netns", "del", ns]);
         }
+    }
+}
+
+#[cfg(test)]
+mod subnet_tests {
+    #[test]
+    fn the_subnets_in_use_are_read_from_ip_addr() {
+        let out = "1: lo    inet 127.0.0.1/8 scope host lo\n7: ebabcder0    inet 10.213.57.1/30 scope global ebabcder0\n9: eth0    inet 10.213.99.7/24 brd x\n";
+        assert_eq!(super::subnet_of(out, None), vec![57, 99]);
+        assert_eq!(super::subnet_of(out, Some("ebabcder0")), vec![57]);
+        assert!(super::subnet_of(out, Some("nonesuch")).is_empty());
     }
 }

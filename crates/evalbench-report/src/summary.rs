@@ -40,6 +40,14 @@ pub struct PassSummary {
     /// every figure here for starting outside it.
     pub window_s: Option<f64>,
     pub outside_window_spans: u64,
+    /// Why the pass did not finish (run.json), the target's processes that
+    /// died in it, and the captures that could not be written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dead: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
     pub spans: Vec<SpanStat>,
 }
 
@@ -136,6 +144,7 @@ impl PassSummary {
     pub fn new(pass: &PassData, alignment: &Alignment) -> PassSummary {
         let traced_wall_s = pass.extent(alignment).map(|(first, last)| (last - first) as f64 / 1e6).unwrap_or(0.0);
         let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);
+        let runner = pass.run.as_ref().and_then(|r| r.runner.as_ref());
         let main = alignment.main();
         PassSummary {
             pass: pass.name.clone(),
@@ -162,6 +171,9 @@ impl PassSummary {
             malformed_lines: pass.malformed_total,
             window_s: evalbench_analyze::window(pass.run.as_ref()).map(|(a, b)| evalbench_bundle::num::s((b - a) as f64 / 1e6)),
             outside_window_spans: pass.outside_window,
+            failure: runner.and_then(|r| r.failure.clone()),
+            dead: runner.map(|r| r.dead.clone()).unwrap_or_default(),
+            problems: runner.map(|r| r.problems.clone()).unwrap_or_default(),
             spans: span_stats(&pass.streams),
         }
     }
@@ -204,9 +216,21 @@ impl Summary {
                 Some(e) => {
                     let _ = writeln!(t, "  evaluated        {e:.3} s (evaluate request until it left EvaluatingDerivation)");
                 }
-                None => {
+                None if p.wall_source == "spans" && p.status.is_none() && p.failure.is_none() => {
                     let _ = writeln!(t, "  evaluated        unknown (no run.json); wall time below is from the spans");
                 }
+                None => {
+                    let _ = writeln!(t, "  evaluated        unknown: the evaluation never left EvaluatingDerivation");
+                }
+            }
+            if let Some(f) = &p.failure {
+                let _ = writeln!(t, "  did not finish   {}", f.lines().next().unwrap_or(""));
+                for l in f.lines().skip(1) {
+                    let _ = writeln!(t, "                   {}", l.trim_start());
+                }
+            }
+            for d in &p.problems {
+                let _ = writeln!(t, "  missing          {d}");
             }
             let _ = writeln!(t, "  traced wall      {:.3} s (first span start to last span end, server clock)", p.traced_wall_s);
             match p.window_s {

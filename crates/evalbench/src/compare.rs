@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, requires = "pass_a")]
     pub pass_b: Option<String>,
     /// Print every verdict as JSON on stdout (per pass: headline, spans, statements, counters, families); --format json.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, default_value = "text")]

@@ -56,6 +56,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     }
                 },
             )?;
+            // Connections, and not one statement in them: another protocol
+            // (a capture joined mid-connection is not always told apart).
+            if summary.statements == 0 && summary.connections > 0 {
+                anyhow::bail!(
+                    "{}: expected PostgreSQL's wire protocol, but none of its {} TCP connections carried a statement{}",
+                    a.file.display(),
+                    summary.connections,
+                    if a.port.is_none() { " (proto.pcap? decode proto; or give the server's --port)" } else { "" }
+                );
+            }
             if a.json {
                 outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
@@ -68,6 +78,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     json_line(&mut w, m);
                 }
             })?;
+            if summary.frames_from_worker + summary.frames_from_server == 0 && summary.not_websocket_connections > 0 {
+                anyhow::bail!(
+                    "{}: expected WebSocket /proto traffic, but none of its {} TCP connections carries it{}",
+                    a.file.display(),
+                    summary.connections,
+                    if a.port.is_none() { " (pg.pcap? decode pg; or give the server's --port)" } else { "" }
+                );
+            }
             if a.json {
                 outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
@@ -76,6 +94,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         Kind::Strace => {
             let summary = evalbench_decode::strace::decode(&a.file)?;
+            if summary.calls == 0 && summary.signals == 0 && summary.exits == 0 && summary.unparsed_lines > 0 {
+                let what = if a.file.is_file() {
+                    evalbench_decode::sniff::looks_like(&evalbench_decode::sniff::head(&a.file, 4096)?)
+                } else {
+                    "a directory of files with no strace line in them"
+                };
+                anyhow::bail!(
+                    "{}: expected strace -ff output (`12:00:01.000001 read(3, ...) = 5 <0.000010>`), but none of its {} lines is a call; it looks like {what}",
+                    a.file.display(),
+                    summary.unparsed_lines
+                );
+            }
             if a.json {
                 for c in &summary.slowest {
                     json_line(&mut w, c);

@@ -62,7 +62,7 @@ pub enum Cmd {
         #[arg(long)]
         machine: Option<String>,
         /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout; --format json.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "format")]
         json: bool,
         /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
         #[arg(long, value_enum, default_value = "text")]
@@ -110,7 +110,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Show { db, pass, benchmark, machine, json, format } => {
-            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, &Select { pass, benchmark, machine });
+            let h = read(&db.db, Select { pass, benchmark, machine })?;
             let format = if json { crate::Format::Json } else { format };
             if format == crate::Format::Markdown {
                 crate::emit(&evalbench_report::output::history::markdown(&h))?;
@@ -126,7 +126,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Report { db, pass, benchmark, machine, out, json } => {
-            let h = evalbench_history::build(evalbench_history::open(&db.db)?.load()?, &Select { pass, benchmark, machine });
+            let h = read(&db.db, Select { pass, benchmark, machine })?;
             let w = evalbench_report::history::render(&h, &db.db, &out)?;
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
@@ -136,6 +136,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A history that is there, with the selected series in it.
+fn read(db: &str, select: Select) -> anyhow::Result<evalbench_history::History> {
+    let rows = evalbench_history::open_existing(db)?.load()?;
+    select.check(&rows, db)?;
+    Ok(evalbench_history::build(rows, &select))
 }
 
 /// RFC 3339 (`2026-11-30T12:00:00Z`, `...+01:00`, fractions dropped) or Unix seconds.

@@ -76,6 +76,16 @@ pub struct Args {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Cmd {
+    /// Stop and remove every lab under DIR (default: where `run` makes its own, /var/tmp/evalbench)
+    /// that nothing runs in any more; a lab still in use is named and left alone.
+    Prune {
+        /// The directory whose labs are pruned.
+        #[arg(long, default_value = evalbench_lab::prune::RUN_LABS)]
+        root: PathBuf,
+        /// Print what was removed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Start PostgreSQL, the server and the workers (idempotent).
     Up {
         #[command(flatten)]
@@ -233,6 +243,23 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
         Cmd::Down { dir: LabDir { dir } } => control::down(&dir),
+        Cmd::Prune { root, json } => {
+            let r = evalbench_lab::prune::prune(&root)?;
+            for (dir, what) in &r.running {
+                eprintln!("evalbench lab prune: {} is in use, left alone: {}", dir.display(), what.join(", "));
+            }
+            if json {
+                return print(format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")));
+            }
+            print(format!(
+                "removed {} director{} under {}, {:.1} MB{}\n",
+                r.removed.len(),
+                if r.removed.len() == 1 { "y" } else { "ies" },
+                root.display(),
+                r.bytes as f64 / 1e6,
+                if r.running.is_empty() { String::new() } else { format!("; {} in use left alone", r.running.len()) }
+            ))
+        }
         Cmd::Restart { dir: LabDir { dir }, output } => control::restart(&dir, &output.into()).map(|_| ()),
         Cmd::Reset { dir: LabDir { dir }, output } => control::reset_cold(&dir, &output.into()).map(|_| ()),
         Cmd::Evaluate { dir: LabDir { dir }, timeout_s } => {

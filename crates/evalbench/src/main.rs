@@ -45,7 +45,7 @@ enum Command {
     Compare(compare::Args),
     /// A deploy gate: every machine toplevel and check of a flake, each failure named, each step measured.
     Gate(gate::Args),
-    /// Decode one capture file (pg, proto, perf, strace, auto-explain) and print what it holds.
+    /// Decode one capture file (pg, proto, perf, strace, auto-explain, nix-trace) and print what it holds.
     Decode(decode::Args),
     /// Render a bundle as one self-contained HTML page with SVG charts (and each chart as its own .svg).
     Inspect(inspect::Args),

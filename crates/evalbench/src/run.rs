@@ -68,9 +68,14 @@ pub struct Args {
     /// Give up on a pass whose evaluation takes longer than this.
     #[arg(long, default_value_t = 900)]
     pub timeout_s: u64,
-    /// The lab's directory (PostgreSQL, sources, eval cache); must be world-traversable.
+    /// The lab's directory (PostgreSQL, sources, eval cache); must be world-traversable. Kept
+    /// when the run ends. Default: one the run makes under /var/tmp/evalbench and removes when it
+    /// ends well (a failed run keeps it for its logs; `evalbench lab prune` removes it).
     #[arg(long)]
     pub lab_dir: Option<PathBuf>,
+    /// Keep the lab directory the run made for itself.
+    #[arg(long)]
+    pub keep_lab: bool,
     /// The lab's network: on = server and worker in network namespaces joined by a veth
     /// pair (needs root), off = both on loopback, auto = on when root.
     #[arg(long, value_enum, default_value = "auto")]
@@ -143,8 +148,7 @@ fn default_lab_dir(out: &Path) -> PathBuf {
 }
 
 /// One lab for one flake (`None`: the embedded hello flake).
-fn lab(a: &Args, out: &Path, flake: Option<&Path>, lab_dir: Option<PathBuf>) -> anyhow::Result<Box<dyn Target>> {
-    let lab_dir = lab_dir.unwrap_or_else(|| default_lab_dir(out));
+fn lab(a: &Args, flake: Option<&Path>, lab_dir: PathBuf) -> anyhow::Result<Box<dyn Target>> {
     if let Some(parent) = lab_dir.parent() {
         std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
     }
@@ -190,9 +194,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let mut targets: Vec<Box<dyn Target>> = Vec::new();
     let mut opts: Vec<RunOpts> = Vec::new();
+    // The labs this run makes for itself, removed when it ends well.
+    let mut own_labs: Vec<PathBuf> = Vec::new();
     for (label, dir, flake, other) in &plan {
+        clear_earlier_bundle(dir)?;
         targets.push(match a.target {
-            TargetKind::Lab => lab(&a, dir, *flake, a.lab_dir.as_ref().map(|d| if label.is_empty() { d.clone() } else { d.join(label) }))?,
+            TargetKind::Lab => {
+                let lab_dir = match &a.lab_dir {
+                    Some(d) if label.is_empty() => d.clone(),
+                    Some(d) => d.join(label),
+                    None => {
+                        let d = default_lab_dir(dir);
+                        own_labs.push(d.clone());
+                        d
+                    }
+                };
+                lab(&a, *flake, lab_dir)?
+            }
             TargetKind::Gradient => {
                 let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
                 if !a.pg.settings.is_empty() {
@@ -260,6 +278,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Err(e) => made = Err(e.context(format!("bundle {}", dir.display()))),
         }
     }
+    if result.is_ok() && !a.keep_lab {
+        remove_labs(&own_labs);
+    } else if !own_labs.is_empty() {
+        let why = if a.keep_lab { "--keep-lab" } else { "for its logs" };
+        for d in &own_labs {
+            eprintln!("evalbench run: kept the lab directory {} ({why}; `evalbench lab prune` removes it)", d.display());
+        }
+    }
     match (result, made) {
         (Ok(_), Ok(text)) => {
             if a.baseline.is_some() {
@@ -276,8 +302,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             // An evaluation that ended Failed or Aborted is a verdict on the
             // flake (exit 1), not an error of ours (exit 2): its run.json says so.
             // The pass's error stays whole: its causes are printed as a chain.
+            let crashed = !e.dead.is_empty();
             let e = anyhow::Error::new(e).context(format!("what was captured is in {}", out.display()));
-            if plan.iter().any(|(_, dir, ..)| evaluation_failed(dir)) {
+            if !crashed && plan.iter().any(|(_, dir, ..)| evaluation_failed(dir)) {
                 eprintln!("evalbench run: {}", crate::chain(&e));
                 return Ok(ExitCode::from(1));
             }
@@ -285,6 +312,51 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         (Ok(_), Err(m)) => Err(m),
     }
+}
+
+/// The labs a run made for itself, stopped and removed; what could not be, said.
+fn remove_labs(dirs: &[PathBuf]) {
+    let mut r = evalbench_lab::prune::Removed::default();
+    for d in dirs {
+        if let Err(e) = evalbench_lab::prune::remove(d, &mut r) {
+            eprintln!("evalbench run: the lab directory {} was not removed: {e}", d.display());
+        }
+    }
+    for (d, what) in &r.running {
+        eprintln!("evalbench run: the lab directory {} is still in use, kept: {}", d.display(), what.join(", "));
+    }
+    for d in &r.removed {
+        eprintln!("evalbench run: removed {} (made for this run; --keep-lab keeps it)", d.display());
+    }
+}
+
+/// What an earlier `run` wrote into `out`: its pass directories (a pass's
+/// name, with or without a repeat number) and everything made from them.
+/// Left there, an old `cold-clean.7/` would read as a run of this bundle.
+/// Removed, and said; anything else in `out` is left alone.
+fn clear_earlier_bundle(out: &Path) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else { return Ok(()) };
+    let made =
+        [layout::SUMMARY_TXT, layout::SUMMARY_JSON, layout::ARCHIVE, layout::REPORT_DIR, layout::NIX_SUPPORT_DIR, "compare.txt", "compare.json"];
+    let (mut passes, mut derived) = (Vec::new(), Vec::new());
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if layout::PASSES.contains(&layout::base_name(&name)) && e.path().is_dir() {
+            passes.push(e.path());
+        } else if made.contains(&name.as_str()) {
+            derived.push(e.path());
+        }
+    }
+    // Without a pass directory this is no bundle: a `report/` of the user's stays.
+    if passes.is_empty() {
+        return Ok(());
+    }
+    for p in passes.iter().chain(&derived) {
+        let gone = if p.is_dir() && !p.is_symlink() { std::fs::remove_dir_all(p) } else { std::fs::remove_file(p) };
+        gone.with_context(|| format!("{}: removing what an earlier run left", p.display()))?;
+    }
+    eprintln!("evalbench run: {} held an earlier bundle ({} pass directories); removed it to start clean", out.display(), passes.len());
+    Ok(())
 }
 
 /// `run --baseline`: the two bundles compared as `compare a b` would, written

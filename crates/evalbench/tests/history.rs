@@ -114,6 +114,14 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     pg.0.psql("postgres", "CREATE DATABASE history").unwrap();
     let url = format!("postgresql://postgres@127.0.0.1:{}/history", pg.0.port);
 
+    // A database without a history is named, and left without one.
+    pg.0.psql("postgres", "CREATE DATABASE empty").unwrap();
+    let empty = format!("postgresql://postgres@127.0.0.1:{}/empty", pg.0.port);
+    let out = evalbench().args(["history", "show", "--db", &empty]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no evalbench history in this database"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(pg.0.psql("empty", "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").unwrap().trim(), "0");
+
     // The same step series as in SQLite: one change, at the 8th commit.
     check_series(&url, &series(&tmp.path().join("step"), true, 100), true);
 
@@ -202,6 +210,43 @@ fn bad_input_is_a_clear_error_with_status_2() {
     let out = evalbench().args(["history", "show", "--db", &db]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 7 is newer"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn reading_never_creates_a_history_and_a_selection_must_be_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite").display().to_string();
+    let b = tmp.path().join("b");
+    write_bundle(&b, &Truth::baseline(), 2, 1);
+    run_ok(evalbench().args(["history", "add", "--db", &db, "--commit", "c1"]).arg(&b));
+    let typo = tmp.path().join("typo.sqlite");
+    let other = tmp.path().join("other.sqlite");
+    let py = format!("import sqlite3; c = sqlite3.connect({:?}); c.execute('CREATE TABLE t (x)'); c.commit()", other.display().to_string());
+    assert!(Command::new("python3").args(["-c", &py]).status().unwrap().success());
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (vec!["show".into(), "--db".into(), typo.display().to_string()], format!("{}: no such history database", typo.display())),
+        (
+            vec!["report".into(), "--db".into(), typo.display().to_string(), "-o".into(), tmp.path().join("p").display().to_string()],
+            "no such history database".into(),
+        ),
+        (vec!["show".into(), "--db".into(), other.display().to_string()], "a SQLite database without an evalbench history".into()),
+        (
+            vec!["show".into(), "--db".into(), db.clone(), "--pass".into(), "nonesuch".into()],
+            "no pass \"nonesuch\" in the history; passes there: cold-clean".into(),
+        ),
+        (vec!["show".into(), "--db".into(), db.clone(), "--benchmark".into(), "nonesuch".into()], "no benchmark \"nonesuch\"".into()),
+        (vec!["show".into(), "--db".into(), db.clone(), "--machine".into(), "nonesuch".into()], "no machine \"nonesuch\"".into()),
+        (vec!["show".into(), "--db".into(), db.clone(), "--json".into(), "--format".into(), "markdown".into()], "cannot be used with".into()),
+    ];
+    for (args, expect) in cases {
+        let out = evalbench().arg("history").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&expect), "{args:?}: {err}");
+    }
+    assert!(!typo.exists() && !tmp.path().join("p").exists(), "nothing made by a reader");
+    // The selection that is there still reads.
+    run_ok(evalbench().args(["history", "show", "--db", &db, "--pass", "cold-clean"]));
 }
 
 #[test]

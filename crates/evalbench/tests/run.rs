@@ -233,6 +233,36 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let beside: Vec<&serde_json::Value> = plans.iter().filter(|p| stmts.contains(&p["statement"].as_str().unwrap())).collect();
     assert!(beside.len() >= 10, "planned statements that pg_stat_statements saw in cold-clean: {}", beside.len());
     assert!(beside.iter().all(|p| p["statement_verdict"]["kind"].is_string()), "each with its clean-pass verdict");
+    // Each decoder refuses a real file of another kind, exit 2, saying what it looks like.
+    let cc = out.join("cold-clean");
+    let ci = out.join("cold-instrumented");
+    let wrong: Vec<(&str, std::path::PathBuf, &str)> = vec![
+        ("perf", cc.join("pg.pcap"), "expected perf.data or the text of `perf script`, but this looks like a pcap capture"),
+        ("perf", cc.join("run.json"), "but this looks like JSON"),
+        ("nix-trace", cc.join("run.json"), "expected nix's function trace"),
+        ("nix-trace", ci.join("perf.data"), "this looks like perf.data"),
+        ("proto", cc.join("pg.pcap"), "expected WebSocket /proto traffic, but none of its"),
+        ("pg", cc.join("proto.pcap"), "expected PostgreSQL's wire protocol, but none of its"),
+        ("strace", cc.join("run.json"), "expected strace -ff output"),
+        ("pg", cc.join("run.json"), "pcap"),
+    ];
+    for (kind, file, expect) in wrong {
+        let r = evalbench().args(["decode", kind]).arg(&file).output().unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "decode {kind} {}: {err}", file.display());
+        assert!(err.contains(expect) && err.contains(&file.display().to_string()), "decode {kind} {}: {err}", file.display());
+        assert!(r.stdout.is_empty(), "decode {kind} {}: nothing on stdout", file.display());
+    }
+    // ... and reads its own.
+    for (kind, file) in
+        [("perf", ci.join("perf.data")), ("proto", cc.join("proto.pcap")), ("pg", cc.join("pg.pcap")), ("strace", ci.join("worker/strace"))]
+    {
+        run_ok(evalbench().args(["decode", kind]).arg(&file));
+    }
+    // A pass directory where a bundle is meant is named as one.
+    let r = evalbench().arg("summarize").arg(&cc).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("this is one pass's directory"), "{}", String::from_utf8_lossy(&r.stderr));
     // The archive is a whole bundle of its own.
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("from-archive")).arg(out.join("evalbench.tar.gz")));
     assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);

@@ -37,11 +37,14 @@ pub struct PassError {
     pub pass: String,
     #[source]
     pub source: Box<dyn std::error::Error + Send + Sync>,
+    /// The target's processes that died: a crash of the pipeline, never a
+    /// verdict on the flake, even where the evaluation then ended Failed.
+    pub dead: Vec<String>,
 }
 
 impl PassError {
     pub fn new(pass: &str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> PassError {
-        PassError { pass: pass.to_string(), source: source.into() }
+        PassError { pass: pass.to_string(), source: source.into(), dead: Vec::new() }
     }
 }
 
@@ -95,11 +98,28 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     }
     let t0 = Instant::now();
     let mut seen: Vec<(String, i64)> = Vec::new();
-    let follow = |until: &dyn Fn(&str) -> bool, seen: &mut Vec<(String, i64)>, last: &mut Value, progress: &mut dyn FnMut(&str)| {
+    let follow = |until: &dyn Fn(&str) -> bool,
+                  seen: &mut Vec<(String, i64)>,
+                  last: &mut Value,
+                  progress: &mut dyn FnMut(&str),
+                  target: &mut dyn Target| {
         let Some(id) = &eval_id else { return Ok(()) };
+        let mut polls = 0u64;
         let mut on_poll = |status: &str, _changed: bool| -> Result<(), evalbench_api::ApiError> {
             if INTERRUPTED.load(Ordering::Relaxed) {
                 return Err(evalbench_api::ApiError::Stopped("interrupted".into()));
+            }
+            // About once a second: a pipeline process that died ends the
+            // pass now, named, rather than a wait for a status that cannot come.
+            polls += 1;
+            if polls.is_multiple_of(10) {
+                let dead = target.autopsy(None);
+                if !dead.is_empty() {
+                    return Err(evalbench_api::ApiError::Stopped(format!(
+                        "stopped following the evaluation: {} of the pipeline's processes died",
+                        dead.len()
+                    )));
+                }
             }
             progress(&format!("{status} {:.1} s", t0.elapsed().as_secs_f64()));
             Ok(())
@@ -110,7 +130,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         api.follow(id, until, seen, last, &mut f)
     };
     if failure.is_none() {
-        if let Err(e) = follow(&left_evaluation, &mut seen, &mut last, progress) {
+        if let Err(e) = follow(&left_evaluation, &mut seen, &mut last, progress, &mut *target) {
             failure = Some(e.to_string());
         }
     }
@@ -124,16 +144,36 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     // The pass ends at Completed.
     if failure.is_none() {
         progress("waiting for Completed");
-        if let Err(e) = follow(&terminal, &mut seen, &mut last, progress) {
+        if let Err(e) = follow(&terminal, &mut seen, &mut last, progress, &mut *target) {
             failure = Some(e.to_string());
         }
     }
     let statuses: Vec<StatusChange> = seen.into_iter().map(|(status, ts_us)| StatusChange { status, ts_us }).collect();
     let status = last["status"].as_str().map(String::from);
+    // Before anything is stopped: which of the target's processes died.
+    let dead = if failure.is_some() || status.as_deref() != Some("Completed") { target.autopsy(last["error"].as_str()) } else { Vec::new() };
+    if !dead.is_empty() {
+        let then =
+            failure.take().or_else(|| last["error"].as_str().map(|e| format!("the evaluation ended {}: {e}", status.as_deref().unwrap_or("?"))));
+        failure = Some(format!("{}{}", dead.join("\n"), then.map(|t| format!("\n  (what the runner saw: {t})")).unwrap_or_default()));
+    }
     collect(target, &db, eval_id.as_deref(), plan, &mut problems);
 
     // run.json: what happened, as the runner saw it, and the server's own timeline.
-    let seen = Observed { eval_id: eval_id.clone(), requested_us, capture_started_us, capture_stopped_us, statuses, last, outside };
+    let failure_text = failure.clone().or_else(|| {
+        (status.as_deref() != Some("Completed")).then(|| format!("the evaluation ended {}", status.as_deref().unwrap_or("without a status")))
+    });
+    let seen = Observed {
+        eval_id: eval_id.clone(),
+        requested_us,
+        capture_started_us,
+        capture_stopped_us,
+        statuses,
+        last,
+        outside,
+        failure: failure_text,
+        dead: dead.clone(),
+    };
     let info = run_info(target.name(), &cap, &db, plan, &seen, &mut problems);
     // Through a Value, so the keys come out sorted as they always have.
     let doc = serde_json::to_value(&info).expect("serializes");
@@ -141,7 +181,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let last = seen.last;
 
     if let Some(f) = failure {
-        return Err(err(f));
+        return Err(PassError { dead, ..err(f) });
     }
     if status.as_deref() != Some("Completed") {
         return Err(err(format!(

@@ -24,6 +24,9 @@ pub(super) struct Observed {
     pub last: Value,
     /// Packets cut from each capture for lying outside the window.
     pub outside: std::collections::BTreeMap<String, evalbench_bundle::OutsideWindow>,
+    /// Why the pass did not finish, and which of the target's processes died.
+    pub failure: Option<String>,
+    pub dead: Vec<String>,
 }
 
 /// Job phases from the database, spans from the target, flame graphs from perf.data.
@@ -93,6 +96,8 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             capture_ports: Some(CapturePorts { pg: cap.pg_port, proto: cap.proto_port }),
             pg_settings: cap.pg_settings.iter().cloned().collect(),
             outside_window: o.outside.clone(),
+            failure: o.failure.clone(),
+            dead: o.dead.clone(),
         }),
         raw: Value::Null,
     }

@@ -126,6 +126,9 @@ impl Target for Lab {
         let server_version = super::server_version(self.endpoint());
         (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, ..System::default() })
     }
+    fn autopsy(&mut self, evaluation_error: Option<&str>) -> Vec<String> {
+        control::autopsy(&self.dir, evaluation_error).iter().map(ToString::to_string).collect()
+    }
     fn finish(&mut self) {
         let _ = control::down(&self.dir);
     }

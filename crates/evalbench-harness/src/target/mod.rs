@@ -62,6 +62,13 @@ pub trait Target {
     /// `start`): the flake as given, its revision and narHash, nix's and the
     /// server's versions. What it cannot learn stays None ("unknown").
     fn describe(&mut self) -> (Workload, System);
+    /// After a pass failed: the target's own processes that died, each
+    /// named with how it ended and its last log lines (the lab knows its
+    /// processes; a deployment elsewhere says nothing). `evaluation_error`
+    /// is what the server reported, where it still could.
+    fn autopsy(&mut self, _evaluation_error: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
     /// Stops what `start` started. Never fails.
     fn finish(&mut self);
 }

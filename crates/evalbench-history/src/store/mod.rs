@@ -56,12 +56,28 @@ pub trait Store {
 }
 
 /// `postgresql://...` (or `postgres://...`) is a server; anything else a SQLite file.
+/// Made where it is not there yet (for `history add`).
 pub fn open(db: &str) -> Result<Box<dyn Store>, HistoryError> {
+    open_with(db, true)
+}
+
+/// A history that must be there already: what only reads (`show`,
+/// `report`) never makes an empty one out of a mistyped name.
+pub fn open_existing(db: &str) -> Result<Box<dyn Store>, HistoryError> {
+    open_with(db, false)
+}
+
+fn open_with(db: &str, create: bool) -> Result<Box<dyn Store>, HistoryError> {
     if db.starts_with("postgresql://") || db.starts_with("postgres://") {
-        Ok(Box::new(postgres::PgStore::open(db)?))
+        Ok(Box::new(postgres::PgStore::open(db, create)?))
     } else {
-        Ok(Box::new(sqlite::SqliteStore::open(db)?))
+        Ok(Box::new(sqlite::SqliteStore::open(db, create)?))
     }
+}
+
+/// What a reader says of a database without a history in it.
+pub(crate) fn no_history(db: &str, what: &str) -> HistoryError {
+    HistoryError::Invalid(format!("{db}: {what}; `evalbench history add BUNDLE --commit REV --db {db}` makes one"))
 }
 
 /// The tables; `{id}` is the backend's auto-increment key, `{float}` its double.

@@ -36,7 +36,9 @@ fn shown(url: &str) -> String {
 }
 
 impl PgStore {
-    pub fn open(url: &str) -> Result<PgStore, HistoryError> {
+    /// With `create`, an empty database gets the tables; without, a
+    /// database without them is an error.
+    pub fn open(url: &str, create: bool) -> Result<PgStore, HistoryError> {
         let db = shown(url);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -53,6 +55,13 @@ impl PgStore {
             Ok::<_, HistoryError>(client)
         })?;
         let mut s = PgStore { url: db, rt, client };
+        if !create {
+            let made: Option<String> =
+                s.rt.block_on(s.client.query_one("SELECT to_regclass('evalbench_schema')::text", &[])).map_err(|e| pg(&s.url, e))?.get(0);
+            if made.is_none() {
+                return Err(super::no_history(&s.url, "no evalbench history in this database"));
+            }
+        }
         s.migrate()?;
         Ok(s)
     }

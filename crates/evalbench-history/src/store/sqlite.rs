@@ -17,9 +17,20 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    pub fn open(path: &str) -> Result<SqliteStore, HistoryError> {
+    /// With `create`, a file that is not there becomes an empty history;
+    /// without, it and a SQLite file that holds no history are errors.
+    pub fn open(path: &str, create: bool) -> Result<SqliteStore, HistoryError> {
         let e = |source| HistoryError::Sqlite { db: path.to_string(), source };
+        if !create && !std::path::Path::new(path).is_file() {
+            return Err(super::no_history(path, "no such history database"));
+        }
         let c = Connection::open(path).map_err(e)?;
+        if !create {
+            let made: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'evalbench_schema'", [], |r| r.get(0)).map_err(e)?;
+            if made == 0 {
+                return Err(super::no_history(path, "a SQLite database without an evalbench history in it"));
+            }
+        }
         c.busy_timeout(std::time::Duration::from_secs(60)).map_err(e)?;
         c.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
         c.pragma_update(None, "foreign_keys", "ON").map_err(e)?;

@@ -257,7 +257,7 @@ async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<S
         return Err(f);
     }
     if !status.success() {
-        return Err((None, format!("the eval subprocess ended with {status}")));
+        return Err((None, format!("the eval subprocess ended: {}", evalbench_host::describe_status(status))));
     }
     Ok((paths, metric))
 }
