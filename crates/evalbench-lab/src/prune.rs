@@ -66,6 +66,10 @@ pub fn prune(root: &Path) -> Result<Removed, LabError> {
     let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     dirs.sort();
     for d in dirs {
+        if !d.exists() {
+            // The embedded flake of a lab removed just before it.
+            continue;
+        }
         if crate::state::LabState::path(&d).exists() {
             remove(&d, &mut out)?;
         } else if d.extension().is_some_and(|e| e == "hello-flake") && !d.with_extension("").exists() {

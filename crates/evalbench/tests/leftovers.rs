@@ -63,11 +63,16 @@ fn prune_removes_stopped_labs_and_names_one_in_use() {
     let _a = up(&stopped);
     run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&stopped));
     let _b = up(&running);
+    // As `run` makes them: the embedded flake beside its lab, and one whose lab is gone.
+    for orphan in [stopped.with_extension("hello-flake"), root.join("lab-gone.hello-flake")] {
+        std::fs::create_dir_all(&orphan).unwrap();
+        std::fs::write(orphan.join("flake.nix"), "{ }").unwrap();
+    }
     let r = evalbench().args(["lab", "prune", "--json", "--root"]).arg(&root).output().unwrap();
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert!(!stopped.exists(), "{v}");
+    assert!(!stopped.exists() && !stopped.with_extension("hello-flake").exists() && !root.join("lab-gone.hello-flake").exists(), "{v}");
     assert!(v["removed"].as_array().unwrap().iter().any(|p| p == &serde_json::json!(stopped)), "{v}");
     assert!(v["bytes"].as_u64().unwrap() > 10 << 20, "PostgreSQL's data: {v}");
     assert!(running.exists() && stderr.contains("is in use, left alone"), "{stderr}");
