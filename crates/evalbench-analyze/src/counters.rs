@@ -30,6 +30,16 @@ pub const HEADLINE: &[(&str, &str)] = &[
     ("values.number", "values"),
 ];
 
+/// The unit of a counter that is not a count, as nix writes it.
+pub fn unit(name: &str) -> Option<&'static str> {
+    match name {
+        "cpuTime" | "time.cpu" | "time.gc" => Some("seconds"),
+        "gc.heapSize" => Some("bytes"),
+        "time.gcFraction" => Some("a fraction of the time"),
+        _ => None,
+    }
+}
+
 /// The words for a counter, or its key.
 pub fn words(name: &str) -> &str {
     HEADLINE.iter().find(|(k, _)| *k == name).map_or(name, |(_, w)| w)
@@ -126,15 +136,18 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
     }
     let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", AMOUNT, rules);
     for (name, v) in std::mem::take(&mut family.verdicts) {
-        let note = if NOISY.contains(&name.as_str()) { "not an exact count" } else { "differs between repeats of one input" };
+        let note = match unit(&name) {
+            Some(u) if NOISY.contains(&name.as_str()) => format!("{u}; not an exact count"),
+            None if NOISY.contains(&name.as_str()) => "not an exact count".to_string(),
+            _ => "differs between repeats of one input".to_string(),
+        };
         out.push(CounterVerdict {
             a: nix_stats::number(v.a.median),
             b: nix_stats::number(v.b.median),
             change_pct: v.change_pct.is_finite().then_some(v.change_pct),
             kind: v.kind,
             exact: false,
-            // The family has no unit: no space before the parenthesis.
-            text: format!("{name} ({note}): {}", v.text.replace(" ):", "):").replace(" ).", ").").replace("  (", " (")),
+            text: format!("{name} ({note}): {}", v.text),
             name,
         });
     }
@@ -169,6 +182,11 @@ mod tests {
         assert_eq!((thunks.kind, thunks.change_pct), (Kind::Same, Some(0.0)));
         let cpu = v.iter().find(|c| c.name == "cpuTime").unwrap();
         assert!(!cpu.exact && cpu.kind == Kind::NoNoiseEstimate, "{cpu:?}");
+        // Each with its unit, and no stray space where a family has none.
+        assert_eq!(cpu.text, "cpuTime (seconds; not an exact count): +13.3% (0.015 → 0.017): no noise estimate");
+        let heap = v.iter().find(|c| c.name == "gc.heapSize").unwrap();
+        assert!(heap.text.starts_with("gc.heapSize (bytes; not an exact count): "), "{}", heap.text);
+        assert!(v.iter().all(|c| !c.text.contains(" )") && !c.text.contains("  ")), "{v:?}");
         assert_eq!(v.last().unwrap().kind, Kind::Same);
     }
 

@@ -226,12 +226,12 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         // Under the floor a change is negligible whatever the noise: no
         // estimate of it is needed to say it is too small to matter.
         let (kind, why) = if (sb.median - sa.median).abs() < floor {
-            (Kind::Negligible, format!("negligible, under the floor of {} {unit}", fmt(floor)))
+            (Kind::Negligible, format!("negligible, under the floor of {}", with_unit(floor, unit)))
         } else {
             (Kind::NoNoiseEstimate, "no noise estimate".to_string())
         };
         return Verdict {
-            text: format!("{change_text} ({} → {} {unit}): {why}", fmt(sa.median), fmt(sb.median)),
+            text: format!("{change_text} ({} → {}): {why}", fmt(sa.median), with_unit(sb.median, unit)),
             a: sa,
             b: sb,
             change_pct: change,
@@ -263,7 +263,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     let rel_floor = if sa.median != 0.0 { floor / sa.median.abs() } else { f64::INFINITY };
     let significant = q < rules.alpha && (hi < 1.0 || lo > 1.0);
     let tests = format!("Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4}; 95% interval of the ratio of medians {lo:.3}..{hi:.3}");
-    let floor_text = format!("floor {} {unit}", fmt(floor));
+    let floor_text = format!("floor {}", with_unit(floor, unit));
     // A machine that drifted while one side ran (its later runs apart from
     // its earlier ones) moves that side's median by itself: a change no
     // larger than the drift is the machine's, not the change's.
@@ -351,6 +351,15 @@ pub fn drift(v: &[f64]) -> Option<(f64, f64)> {
 pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -> Verdict {
     let it = Measured { what: String::new(), a: a.to_vec(), b: b.to_vec(), floor_abs };
     judge("", vec![it], unit, TIME, rules).verdicts.remove(0).1
+}
+
+/// A number and its unit; a family without a unit (nix's counters) gets no stray space.
+fn with_unit(x: f64, unit: &str) -> String {
+    if unit.is_empty() {
+        fmt(x)
+    } else {
+        format!("{} {unit}", fmt(x))
+    }
 }
 
 fn fmt(x: f64) -> String {

@@ -38,10 +38,10 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
     body.push_str(&crate::html::shell_head(&title, CSS));
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"note\">{} commits, ordered by commit time. Each commit is judged against the commits before it since the last change \
+        "<h1>{}</h1><p class=\"note\">{}, ordered by commit time. Each commit is judged against the commits before it since the last change \
          (at most {}), with compare's rules and {}% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
         esc(&title),
-        h.commits.len(),
+        crate::output::count(h.commits.len(), "commit"),
         evalbench_history::BASELINE_COMMITS,
         evalbench_analyze::verdict::ALPHA * 100.0
     );
@@ -62,15 +62,15 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
             for c in &changes {
                 let _ = write!(
                     body,
-                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{}</td><td>{} commits, {} runs against {}</td></tr>",
+                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{}</td><td>{}, {} against {}</td></tr>",
                     esc(&c.commit),
                     esc(&c.what),
                     esc(&c.text),
                     esc(c.kind.as_str()),
                     c.change_pct,
                     c.p_adjusted.map(|p| format!("{p:.6}")).unwrap_or_else(|| "–".into()),
-                    c.baseline_commits,
-                    c.runs_a,
+                    crate::output::count(c.baseline_commits, "commit"),
+                    crate::output::count(c.runs_a, "run"),
                     c.runs_b
                 );
             }
@@ -139,8 +139,14 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
             None => "no change against the baseline".into(),
         };
         let tip = format!(
-            "commit {} (Unix time {}), {} runs: median {:.3} s, MAD {:.3} s, {:.3}..{:.3} s; {verdict}",
-            commit.commit, commit.commit_time, e.n, e.median, e.mad, e.min, e.max
+            "commit {} (Unix time {}), {}: median {:.3} s, MAD {:.3} s, {:.3}..{:.3} s; {verdict}",
+            commit.commit,
+            commit.commit_time,
+            crate::output::count(e.n, "run"),
+            e.median,
+            e.mad,
+            e.min,
+            e.max
         );
         let _ = write!(
             s,

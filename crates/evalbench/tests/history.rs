@@ -245,8 +245,11 @@ fn reading_never_creates_a_history_and_a_selection_must_be_there() {
         assert!(err.contains(&expect), "{args:?}: {err}");
     }
     assert!(!typo.exists() && !tmp.path().join("p").exists(), "nothing made by a reader");
-    // The selection that is there still reads.
+    // The selection that is there still reads; one commit is a commit.
     run_ok(evalbench().args(["history", "show", "--db", &db, "--pass", "cold-clean"]));
+    run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(tmp.path().join("page")));
+    let html = std::fs::read_to_string(tmp.path().join("page/index.html")).unwrap();
+    assert!(html.contains("1 commit, ordered by commit time") && !html.contains("1 commits"), "one commit");
 }
 
 #[test]

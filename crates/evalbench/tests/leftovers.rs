@@ -1,6 +1,7 @@
 //! Nothing left behind: a `run` removes the lab it made for itself, starts
 //! clean in a directory holding an earlier bundle, and `lab prune` removes
-//! stopped labs while naming one still in use. Real labs throughout.
+//! stopped labs while naming one still in use. Real labs throughout. And a
+//! capture switched off reads as switched off on the page, not as missing.
 
 mod common;
 
@@ -38,6 +39,11 @@ fn a_run_removes_its_own_lab_and_starts_clean_over_an_earlier_bundle() {
     assert_eq!(read_json(&out.join("summary.json"))["passes"].as_array().unwrap().len(), 1);
     assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "mine", "what is not a bundle's stays");
     assert!(removed(&second).iter().all(|d| !d.exists()));
+    // The page says a capture switched off was switched off, not that its file is missing.
+    run_ok(evalbench().args(["inspect", "-o"]).arg(tmp.path().join("page")).arg(&out));
+    let page = std::fs::read_to_string(tmp.path().join("page/index.html")).unwrap();
+    assert!(page.contains("Not captured: pcap was switched off for this run"), "--no-pcap on the page");
+    assert!(!page.contains("proto.pcap</code> is missing") && !page.contains("pg.pcap</code> is missing"));
 }
 
 /// A lab that is stopped when the test ends, however it ends.

@@ -329,8 +329,15 @@ fn plan_changes_are_exactly_those_explain_sees() {
     let html = tmp.path().join("evil-page");
     let out = run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(&evil_a).arg(&evil));
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("new statement (100% of runs on other plans): SELECT ? /*"),
+        String::from_utf8_lossy(&out.stdout).contains("new statement (only in B: A never ran it): SELECT ? /*"),
         "the hostile plan is a new statement"
+    );
+    // The other way round it is gone: a statement B never ran has no plan its runs moved to.
+    let back = run_ok(evalbench().arg("compare").arg(&evil).arg(&evil_a));
+    assert!(
+        String::from_utf8_lossy(&back.stdout).contains("gone statement (only in A: B never ran it): SELECT ? /*"),
+        "{}",
+        String::from_utf8_lossy(&back.stdout)
     );
     let page = html.join("index.html");
     let raw = std::fs::read_to_string(&page).unwrap();

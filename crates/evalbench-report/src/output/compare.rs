@@ -30,7 +30,7 @@ fn differs_text(t: &mut String, c: &Comparison) {
 }
 
 fn only_pass_text(p: &OnlyPass) -> String {
-    format!("{} ({} runs, evaluated {:.3} s)", p.pass, p.runs, p.evaluated_s)
+    format!("{} ({}, evaluated {:.3} s)", p.pass, super::count(p.runs, "run"), p.evaluated_s)
 }
 
 fn only_text(t: &mut String, what: &str, side: &str, rows: &[OnlyRow], top: usize) {
@@ -59,7 +59,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
     let _ = writeln!(t);
     for c in &c.passes {
         let label = if instrumented(c) { "  (instrumented: distorted timings)" } else { "" };
-        let _ = writeln!(t, "{} (A: {} runs) → {} (B: {} runs){label}", c.pass_a, c.runs_a, c.pass_b, c.runs_b);
+        let _ = writeln!(t, "{} (A: {}) → {} (B: {}){label}", c.pass_a, super::count(c.runs_a, "run"), c.pass_b, super::count(c.runs_b, "run"));
         if !c.pg_settings_a.is_empty() || !c.pg_settings_b.is_empty() {
             let _ = writeln!(t, "  PostgreSQL settings: A {}; B {}", settings(&c.pg_settings_a), settings(&c.pg_settings_b));
         }

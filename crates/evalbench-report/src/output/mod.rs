@@ -13,6 +13,15 @@ pub mod plans;
 use std::collections::BTreeMap;
 
 /// `--pg-setting`s as one phrase, `NAME=VALUE` joined by `sep`, or "defaults".
+/// `1 run`, `2 runs`: a count with its noun, singular where it is one.
+pub fn count(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
 pub fn pg_settings(s: &BTreeMap<String, String>, sep: &str) -> String {
     if s.is_empty() {
         "defaults".into()

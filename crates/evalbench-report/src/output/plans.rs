@@ -69,9 +69,14 @@ pub fn tally(rows: &[PlanRow]) -> String {
     )
 }
 
-/// How many of the statement's runs moved to other plans (the shift).
+/// How many of the statement's runs moved to other plans (the shift); a
+/// statement one side never ran has no plan to move from.
 pub fn moved(r: &PlanRow) -> String {
-    format!("{:.0}% of runs on other plans", r.shift * 100.0)
+    match r.change {
+        Change::New => "only in B: A never ran it".into(),
+        Change::Gone => "only in A: B never ran it".into(),
+        _ => format!("{:.0}% of runs on other plans", r.shift * 100.0),
+    }
 }
 
 /// Where the statement's time went in the clean passes.

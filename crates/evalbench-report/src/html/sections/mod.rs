@@ -29,9 +29,35 @@ pub use overview::{overview, pass_header};
 pub use provenance::provenance;
 pub use spans::spans;
 
+/// The capture (as run.json's `captures_off` names it) that writes `file`.
+fn capture_of(file: &str) -> &'static str {
+    match file {
+        f if f.ends_with(".pcap") => "pcap",
+        f if f.contains("pg_stat_statements") => "pg_stat_statements",
+        f if f.contains("wait_samples") => "wait_samples",
+        f if f.contains("auto_explain") => "auto_explain",
+        f if f.contains("strace") => "strace",
+        f if f.contains("nix-profile") || f.contains("nix-flame") => "nix-trace",
+        f if f.contains("perf") || f.contains("flame") => "perf",
+        _ => "",
+    }
+}
+
+/// A file the pass lacks: switched off for the run (said so, with the
+/// flag), or missing although it should be there.
 fn missing(page: &mut Page, pass: &PassView, file: &str) {
-    let _ =
-        write!(page.body, "<p class=\"missing\">Not captured in this pass: <code>{}</code> is missing.</p>", esc(&format!("{}/{file}", pass.name)));
+    let what = capture_of(file);
+    let off = pass.data.run.as_ref().and_then(|r| r.runner.as_ref()).is_some_and(|r| r.captures_off.iter().any(|c| c == what));
+    let shown = esc(&format!("{}/{file}", pass.name));
+    let _ = if off {
+        write!(
+            page.body,
+            "<p class=\"missing\">Not captured: {} was switched off for this run (<code>{shown}</code> was not written).</p>",
+            esc(what)
+        )
+    } else {
+        write!(page.body, "<p class=\"missing\">Not captured in this pass: <code>{shown}</code> is missing.</p>")
+    };
 }
 
 /// A section's data, or what the page says instead.
