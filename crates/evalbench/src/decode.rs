@@ -143,15 +143,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             evalbench_decode::nix_trace::Profile::Sampled { stacks, lines } => {
+                // One format, two units: Nix's --eval-profiler counts samples;
+                // evalbench's own nix-profile.folded (a pass's eval/) weighs
+                // stacks in µs of self time.
+                let ours = a.file.file_name().is_some_and(|n| n == "nix-profile.folded") || a.file.with_file_name("nix-profile.json").is_file();
+                let (key, format) =
+                    if ours { ("self_us", "evalbench nix-profile.folded (µs of self time)") } else { ("samples", "nix eval-profiler flamegraph") };
                 if a.json {
-                    for (stack, samples) in &stacks {
-                        json_line(&mut w, &serde_json::json!({ "stack": stack, "samples": samples }));
+                    for (stack, n) in &stacks {
+                        json_line(&mut w, &serde_json::json!({ "stack": stack, key: n }));
                     }
                     let total: u64 = stacks.iter().map(|s| s.1).sum();
-                    json_line(
-                        &mut w,
-                        &serde_json::json!({ "summary": { "lines": lines, "samples": total, "format": "nix eval-profiler flamegraph" } }),
-                    );
+                    json_line(&mut w, &serde_json::json!({ "summary": { "lines": lines, key: total, "format": format } }));
                 } else {
                     for (stack, samples) in &stacks {
                         outln!(w, "{} {samples}", stack.join(";"));
@@ -163,6 +166,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let folded = evalbench_decode::perf::fold(&a.file)?;
             let summary = evalbench_decode::perf::summarize(&folded);
             if a.json {
+                // One record per folded stack (process first, leaf last), then the summary.
+                for line in String::from_utf8_lossy(&folded.stacks).lines() {
+                    if let Some((stack, n)) = line.rsplit_once(' ').and_then(|(s, n)| Some((s, n.parse::<u64>().ok()?))) {
+                        json_line(&mut w, &serde_json::json!({ "stack": stack.split(';').collect::<Vec<_>>(), "samples": n }));
+                    }
+                }
                 outln!(w, "{}", serde_json::json!({ "summary": summary }));
             } else {
                 w.bytes(&folded.stacks);

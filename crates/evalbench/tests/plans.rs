@@ -235,6 +235,14 @@ fn plan_changes_are_exactly_those_explain_sees() {
     assert_eq!(changed(&ab), truth, "compare's changed plans against EXPLAIN's");
     let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
     assert!(text.contains(&format!("{} plan changed", truth.len())), "{text}");
+    // Trees are shown whole: every node line with rows ends in its loops count, nothing cut with "…".
+    let tree_lines: Vec<&str> = text.lines().filter(|l| l.contains(" | ")).collect();
+    assert!(!tree_lines.is_empty() && tree_lines.iter().all(|l| !l.contains('…')), "{text}");
+    for l in &tree_lines {
+        for side in l.split(" | ") {
+            assert!(!side.trim_end().ends_with("loops=") && !side.trim_end().ends_with("rows="), "a node cut short: {l}");
+        }
+    }
     assert!(
         text.contains(
             "PostgreSQL settings: A autovacuum=off, log_min_duration_statement=0; B autovacuum=off, enable_seqscan=off, log_min_duration_statement=0"

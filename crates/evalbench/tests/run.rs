@@ -140,6 +140,11 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let traced = prof["traced_us"].as_u64().unwrap();
     assert!(self_us as f64 >= 0.95 * traced as f64 && self_us <= traced + 1000, "self times {self_us} µs against {traced} µs traced");
     assert!(std::fs::read_to_string(out.join("cold-instrumented/eval/nix-flame.svg")).unwrap().contains("<svg"));
+    // Read back, its weights are µs of self time, not samples.
+    let back = run_ok(evalbench().args(["decode", "nix-trace", "--json"]).arg(out.join("cold-instrumented/eval/nix-profile.folded")));
+    let summary_line: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&back.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(summary_line["summary"]["self_us"].as_u64(), Some(self_us), "{summary_line}");
+    assert!(summary_line["summary"].get("samples").is_none(), "{summary_line}");
     assert!(!out.join("cold-clean/eval/nix-profile.folded").exists(), "clean passes stay unprofiled");
     let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
     assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
@@ -182,6 +187,10 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     }
     let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
     assert!(page.contains("What was measured") && page.contains("hello-flake (embedded)"), "provenance on the page");
+    assert!(
+        page.contains("uncertain in text or start (on a connection the capture joined after it began") && !page.contains("began before the capture)"),
+        "it is the server's pooled connections that began before the capture, not its statements"
+    );
     assert!(page.contains("Pass warm-instrumented"));
     assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
     assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");

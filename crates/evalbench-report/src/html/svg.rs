@@ -91,7 +91,8 @@ pub fn lanes(title: &str, rows: &[(String, Vec<Item>)], t0: f64, t1: f64) -> Str
         let t = span * k as f64 / 5.0;
         let x = label_w + t * px;
         let _ = write!(s, "<line x1=\"{x:.1}\" y1=\"14\" x2=\"{x:.1}\" y2=\"{h:.0}\" stroke=\"#ddd\"/>");
-        text(&mut s, x, 11.0, "middle", &format!("{:.3} s", t / 1e6));
+        // The last label ends at the axis' end: centred there, half of it fell outside the picture.
+        text(&mut s, x, 11.0, if k == 5 { "end" } else { "middle" }, &format!("{:.3} s", t / 1e6));
     }
     for (i, (lane, items)) in rows.iter().enumerate() {
         let y = 18.0 + i as f64 * row_h;
@@ -209,4 +210,26 @@ pub fn stacked(title: &str, columns: &[(f64, Vec<(String, f64)>)], t0: f64, t1: 
     text(&mut s, w - 10.0, h + 14.0, "end", &format!("{:.2} s", span / 1e6));
     s.push_str("</svg>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every label's extent, at 11 px sans-serif (at most 7 px a character), inside the picture.
+    #[test]
+    fn no_axis_label_reaches_past_the_edge() {
+        let rows = vec![("server".to_string(), vec![super::Item { start: 0.0, end: 11_553_000.0, label: "job".into(), title: "job".into() }])];
+        let svg = super::lanes("t", &rows, 0.0, 11_553_000.0);
+        let width: f64 = 1100.0;
+        for t in svg.split("<text ").skip(1) {
+            let attr = |k: &str| t.split(&format!("{k}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_string();
+            let x: f64 = attr("x").parse().unwrap();
+            let len = t.split('>').nth(1).and_then(|r| r.split('<').next()).unwrap_or("").chars().count() as f64 * 7.0;
+            let (lo, hi) = match attr("text-anchor").as_str() {
+                "end" => (x - len, x),
+                "middle" => (x - len / 2.0, x + len / 2.0),
+                _ => (x, x + len),
+            };
+            assert!(lo >= 0.0 && hi <= width, "a label from {lo:.0} to {hi:.0} px in a picture {width} px wide: <text {t}");
+        }
+    }
 }

@@ -8,9 +8,6 @@ use std::fmt::Write;
 use evalbench_analyze::comparison::PassComparison;
 use evalbench_analyze::plans::{Change, Node, PlanRow, Side};
 
-/// Widest column of a side-by-side tree, in characters.
-const COLUMN: usize = 64;
-
 /// A row or loop count: whole when it is, one decimal for an average.
 pub(crate) fn count(x: f64) -> String {
     if x.fract() == 0.0 || x >= 100.0 {
@@ -34,13 +31,9 @@ fn node_line(n: &Node, differs: bool, unit: &str) -> String {
     format!("{mark}{indent}{arrow}{role}{}{actual}", n.label())
 }
 
-fn clip(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
-        format!("{s:<w$}")
-    } else {
-        format!("{}…", s.chars().take(w - 1).collect::<String>())
-    }
+/// `s` padded to `w` characters (a longer `s` is kept whole).
+fn pad(s: &str, w: usize) -> String {
+    format!("{s:<w$}")
 }
 
 /// A side's tree, a line per node (none when the side did not run the statement).
@@ -110,12 +103,13 @@ pub fn text(t: &mut String, c: &PassComparison, top: usize) {
         }
         let (la, lb) = (lines(r.a.as_ref(), "  "), lines(r.b.as_ref(), "  "));
         let ha = format!("A: {}", head(r.a.as_ref()));
-        let w = la.iter().chain([&ha]).map(|l| l.chars().count()).max().unwrap_or(0).min(COLUMN);
-        let _ = writeln!(t, "      {} | B: {}", clip(&ha, w), head(r.b.as_ref()));
+        // Whole lines, never cut: a cut tree read `rows=0 loops=` and `DO NOTHIN`.
+        let w = la.iter().chain([&ha]).map(|l| l.chars().count()).max().unwrap_or(0);
+        let _ = writeln!(t, "      {} | B: {}", pad(&ha, w), head(r.b.as_ref()));
         for i in 0..la.len().max(lb.len()) {
             let l = la.get(i).map(String::as_str).unwrap_or("");
             let rr = lb.get(i).map(String::as_str).unwrap_or("");
-            let _ = writeln!(t, "      {} | {}", clip(l, w), rr.chars().take(COLUMN).collect::<String>());
+            let _ = writeln!(t, "      {} | {rr}", pad(l, w));
         }
     }
     if shown.len() > top {

@@ -73,7 +73,7 @@ fn pg_stat_statements(page: &mut Page, p: &PassView, rows: &[evalbench_analyze::
 fn pg_latencies(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::records::PgSummary, rows: &[evalbench_analyze::StatementLatency]) {
     let _ = write!(
         page.body,
-        "<h4>Statement latencies from pg.pcap (first request byte to completion)</h4><p>{} statements on {} connections, {} errors, {} partial (began before the capture), {} unanswered, {} gaps.</p>",
+        "<h4>Statement latencies from pg.pcap (first request byte to completion)</h4><p>{} statements on {} connections, {} errors, {} uncertain in text or start (on a connection the capture joined after it began, where statements prepared before it show as such, or after a gap), {} unanswered, {} gaps.</p>",
         s.statements, s.connections, s.errors, s.partial, s.unanswered, s.gaps
     );
     let mut bars = Vec::new();
