@@ -267,6 +267,10 @@ mod tests {
     }
 
     fn plan(fp: &str, count: u64, rows: f64) -> PlanSeen {
+        plan_loops(fp, count, rows, 1.0)
+    }
+
+    fn plan_loops(fp: &str, count: u64, rows: f64, loops: f64) -> PlanSeen {
         let node = Node {
             depth: 0,
             op: "Seq Scan".into(),
@@ -275,10 +279,18 @@ mod tests {
             index: None,
             role: None,
             rows: Some(rows),
-            loops: Some(1.0),
+            loops: Some(loops),
             details: vec![],
         };
-        PlanSeen { fingerprint: fp.into(), count, nodes: vec![node] }
+        PlanSeen::new(fp.into(), count, vec![node])
+    }
+
+    #[test]
+    fn rows_from_two_logs_are_what_one_log_would_give() {
+        // (10 rows, 1 loop) and (0 rows, 9 loops): 10 rows over 10 loops in one log, and so in two.
+        let b = book_of(&[("s", vec![plan_loops("aa", 1, 10.0, 1.0), plan_loops("aa", 1, 0.0, 9.0)])]);
+        let n = &b.statements["s"][0].nodes[0];
+        assert_eq!((n.rows, n.loops), (Some(1.0), Some(5.0)), "rows per loop 10/10, loops per run 10/2");
     }
 
     fn book_of(items: &[(&str, Vec<PlanSeen>)]) -> Book {
@@ -331,7 +343,7 @@ mod tests {
         assert_eq!((rows[0].statement.as_str(), rows[1].statement.as_str()), ("mostly", "s1"), "changes first, the largest shift first");
         let same = rows.iter().find(|r| r.statement == "same").unwrap();
         assert_eq!(same.a.as_ref().unwrap().count, 6);
-        assert_eq!(same.a.as_ref().unwrap().nodes[0].rows, Some(2.0), "rows averaged by runs");
+        assert_eq!(same.a.as_ref().unwrap().nodes[0].rows, Some(2.0), "rows per loop over both logs: (1·3 + 3·3) / 6 loops");
         assert_eq!(rows.iter().filter(|r| r.changed).count(), 2);
         let s2 = rows.iter().find(|r| r.statement == "s2").unwrap();
         assert_eq!((s2.gained.len(), s2.lost.clone()), (0, vec!["bb".to_string()]));

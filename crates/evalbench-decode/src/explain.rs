@@ -38,28 +38,61 @@ pub struct StatementPlans {
 }
 
 /// One plan of a statement: how often it ran, and its nodes with the actual
-/// rows per loop and loops per run averaged over those runs, as EXPLAIN shows one.
+/// rows per loop and loops per run over those runs, as EXPLAIN shows one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanSeen {
     pub fingerprint: String,
     pub count: u64,
     pub nodes: Vec<Node>,
+    /// Per node, what the shown averages are made from: kept as sums so a
+    /// plan seen again (a repeat's log) is added in as one log would add it.
+    #[serde(skip)]
+    sums: Vec<NodeSums>,
+}
+
+/// A node's actuals added up over runs: Σ rows × loops, Σ loops, runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct NodeSums {
+    rows_x_loops: f64,
+    loops: f64,
+    runs: u64,
 }
 
 impl PlanSeen {
+    /// A plan that ran `count` times with these nodes' actuals each time.
+    pub fn new(fingerprint: String, count: u64, nodes: Vec<Node>) -> PlanSeen {
+        let c = count as f64;
+        let sums = nodes
+            .iter()
+            .map(|n| match (n.rows, n.loops) {
+                (Some(r), Some(l)) => NodeSums { rows_x_loops: r * l * c, loops: l * c, runs: count },
+                _ => NodeSums::default(),
+            })
+            .collect();
+        PlanSeen { fingerprint, count, nodes, sums }
+    }
+
     /// The same plan seen in another log (a repeat of the pass) added in:
-    /// counts summed, rows and loops averaged over both by their runs.
+    /// counts and sums added, then rows per loop = Σ rows × loops / Σ loops
+    /// and loops per run = Σ loops / runs, as within one log. (Averaging
+    /// the averages by runs made (10 rows, 1 loop) and (0 rows, 9 loops)
+    /// 1.0 rows in one log and 5.0 in two.)
     pub fn absorb(&mut self, other: &PlanSeen) {
-        let (wa, wb) = (self.count as f64, other.count as f64);
-        for (x, y) in self.nodes.iter_mut().zip(&other.nodes) {
-            let avg = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                (Some(a), Some(b)) => Some((a * wa + b * wb) / (wa + wb)),
-                (a, b) => a.or(b),
-            };
-            x.rows = avg(x.rows, y.rows);
-            x.loops = avg(x.loops, y.loops);
+        for (x, y) in self.sums.iter_mut().zip(&other.sums) {
+            *x = NodeSums { rows_x_loops: x.rows_x_loops + y.rows_x_loops, loops: x.loops + y.loops, runs: x.runs + y.runs };
         }
         self.count += other.count;
+        show(&mut self.nodes, &self.sums);
+    }
+}
+
+/// Rows per loop and loops per run, from the sums, into the nodes shown.
+fn show(nodes: &mut [Node], sums: &[NodeSums]) {
+    for (n, s) in nodes.iter_mut().zip(sums) {
+        if s.runs > 0 {
+            n.rows = Some(if s.loops > 0.0 { s.rows_x_loops / s.loops } else { 0.0 });
+            n.loops = Some(s.loops / s.runs as f64);
+        }
     }
 }
 
@@ -94,13 +127,9 @@ impl Seen {
     }
     fn finish(self, fingerprint: String) -> PlanSeen {
         let mut nodes = self.tree.nodes;
-        for (n, (rl, l, runs)) in nodes.iter_mut().zip(self.sums) {
-            if runs > 0 {
-                n.rows = Some(if l > 0.0 { rl / l } else { 0.0 });
-                n.loops = Some(l / runs as f64);
-            }
-        }
-        PlanSeen { fingerprint, count: self.count, nodes }
+        let sums: Vec<NodeSums> = self.sums.into_iter().map(|(rows_x_loops, loops, runs)| NodeSums { rows_x_loops, loops, runs }).collect();
+        show(&mut nodes, &sums);
+        PlanSeen { fingerprint, count: self.count, nodes, sums }
     }
 }
 
