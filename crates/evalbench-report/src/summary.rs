@@ -368,8 +368,9 @@ fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
     }
 }
 
-/// nix's counters, one column per pass: the headline counters first, then
-/// the rest by name.
+/// nix's counters, one column per pass (its repeats in one column: the
+/// value where they agree, as exact counts do, else min..max), the headline
+/// counters first, then the rest by name.
 fn counters_text(t: &mut String, passes: &[PassCounters]) {
     use evalbench_analyze::counters::{grouped, HEADLINE, NOISY};
     if passes.is_empty() {
@@ -378,19 +379,34 @@ fn counters_text(t: &mut String, passes: &[PassCounters]) {
     let mut names: Vec<String> = passes.iter().flat_map(|p| p.counters.as_object().into_iter().flat_map(|m| m.keys().cloned())).collect();
     names.sort_by_key(|n| (HEADLINE.iter().position(|(k, _)| k == n).unwrap_or(HEADLINE.len()), n.clone()));
     names.dedup();
+    let mut groups: Vec<(&str, Vec<&PassCounters>)> = Vec::new();
+    for p in passes {
+        let base = layout::base_name(&p.pass);
+        match groups.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, v)) => v.push(p),
+            None => groups.push((base, vec![p])),
+        }
+    }
     let _ = writeln!(t);
     let _ = writeln!(t, "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a time or the heap's size):");
     let _ = write!(t, "  {:<32}", "counter");
-    for p in passes {
-        let _ = write!(t, " {:>20}", p.pass);
+    for (base, runs) in &groups {
+        let head = if runs.len() > 1 { format!("{base} x{}", runs.len()) } else { base.to_string() };
+        let _ = write!(t, " {head:>24}");
     }
     let _ = writeln!(t);
     for n in &names {
         let mark = if NOISY.contains(&n.as_str()) { "*" } else { "" };
         let _ = write!(t, "  {:<32}", format!("{n}{mark}"));
-        for p in passes {
-            let v = p.counters.get(n).and_then(|v| v.as_f64()).map(grouped).unwrap_or_else(|| "-".into());
-            let _ = write!(t, " {v:>20}");
+        for (_, runs) in &groups {
+            let vals: Vec<f64> = runs.iter().filter_map(|p| p.counters.get(n).and_then(|v| v.as_f64())).collect();
+            let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            let v = match vals.len() {
+                0 => "-".to_string(),
+                _ if lo == hi => grouped(lo),
+                _ => format!("{}..{}", grouped(lo), grouped(hi)),
+            };
+            let _ = write!(t, " {v:>24}");
         }
         let _ = writeln!(t);
     }

@@ -153,6 +153,12 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     }
     let text = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(text.contains("nix's counters") && text.contains("nrFunctionCalls"), "{text}");
+    // A column per pass, its repeats in one: not 33 columns of the same count.
+    let calls_line = text.lines().find(|l| l.trim_start().starts_with("nrFunctionCalls")).unwrap();
+    assert!(
+        calls_line.split_whitespace().count() <= 5 && text.contains(&format!("cold-clean x{}", evalbench_analyze::power::DEFAULT_CLEAN_RUNS)),
+        "{calls_line}"
+    );
     assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
     assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
     let summary = read_json(&out.join("summary.json"));
