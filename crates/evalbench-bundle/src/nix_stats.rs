@@ -115,13 +115,24 @@ fn flatten(key: &str, v: &serde_json::Value, out: &mut Counters) {
 /// nix names a file by its store path, and an expression given as a string
 /// (`--apply`, its own flake loader) by the whole text: the flake's own path
 /// for the first, `(string)` for the second.
-fn source_name(file: &str) -> &str {
-    if let Some(rest) = file.strip_prefix("/nix/store/") {
+/// A path inside a store path without `/nix/store/<hash>-<name>/`: the
+/// same file reads the same whatever input's hash it sits under. The one
+/// place positions are shortened (nix's statistics, its function trace).
+pub fn store_relative(path: &str) -> &str {
+    if let Some(rest) = path.strip_prefix("/nix/store/") {
         if let Some((head, tail)) = rest.split_once('/') {
             if head.len() > 33 && head.as_bytes()[32] == b'-' {
                 return tail;
             }
         }
+    }
+    path
+}
+
+fn source_name(file: &str) -> &str {
+    let short = store_relative(file);
+    if short.len() != file.len() {
+        return short;
     }
     if file.starts_with('/') && !file.contains('\n') {
         file

@@ -26,14 +26,7 @@ use crate::error::DecodeError;
 /// Position text to a short frame: a store path's `/nix/store/<hash>-<name>/`
 /// is dropped, so a flake's files read as their path inside it.
 pub fn shorten(pos: &str) -> String {
-    if let Some(rest) = pos.strip_prefix("/nix/store/") {
-        if let Some((head, tail)) = rest.split_once('/') {
-            if head.len() > 33 && head.as_bytes()[32] == b'-' {
-                return tail.to_string();
-            }
-        }
-    }
-    pos.to_string()
+    evalbench_bundle::nix_stats::store_relative(pos).to_string()
 }
 
 struct Open {
