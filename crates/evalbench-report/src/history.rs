@@ -20,7 +20,8 @@ const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-wi
 h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}\
 th{background:#f0f0f4;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}\
 .multiples{display:flex;flex-wrap:wrap;gap:8px}.multiples figure{margin:0}figcaption{font-size:11px;color:#667;max-width:360px;overflow-wrap:anywhere}\
-svg circle.change{fill:#c33}svg circle{fill:#335}svg line.spread{stroke:#99a}svg line.cp{stroke:#c33;stroke-dasharray:4 3}";
+svg circle.change{fill:#c33}svg circle{fill:#335}svg line.spread{stroke:#99a}svg line.cp{stroke:#c33;stroke-dasharray:4 3}\
+svg polyline.series{stroke:#335;stroke-width:1.2}svg polygon.counter{fill:#d80}";
 
 /// What was written.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -108,11 +109,20 @@ impl Frame {
     }
 }
 
+/// A commit's time as a person reads it (UTC), else its Unix seconds.
+fn date(unix_s: i64) -> String {
+    jiff::Timestamp::from_second(unix_s).map_or_else(|_| format!("Unix time {unix_s}"), |t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+}
+
+/// The pass's evaluated seconds along the commits that have a point in it
+/// (a commit without one is not on this axis): the medians joined, each
+/// with its spread, change points as dashed lines, changes of nix's
+/// counters as diamonds, and commits labelled along the axis.
 fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change]) -> String {
     let lo = series.iter().map(|p| p.evaluated_s.min).fold(f64::INFINITY, f64::min);
     let hi = series.iter().map(|p| p.evaluated_s.max).fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = if lo.is_finite() { (lo * 0.95, hi * 1.05) } else { (0.0, 1.0) };
-    let f = Frame { w: 1100.0, h: 280.0, left: 60.0, n: h.commits.len(), lo, hi };
+    let f = Frame { w: 1100.0, h: 280.0, left: 60.0, n: series.len(), lo, hi };
     let mut s = String::new();
     let _ = write!(
         s,
@@ -125,13 +135,24 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
     );
     let _ =
         write!(s, "<text x=\"4\" y=\"16\" font-size=\"11\">{:.3} s</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.3} s</text>", hi, f.h - 20.0, lo);
-    for p in series {
+    let line: Vec<String> = series.iter().enumerate().map(|(i, p)| format!("{:.1},{:.1}", f.x(i), f.y(p.evaluated_s.median))).collect();
+    let _ = write!(s, "<polyline class=\"series\" fill=\"none\" points=\"{}\"/>", line.join(" "));
+    for (i, p) in series.iter().enumerate() {
         let commit = &h.commits[p.commit];
-        let x = f.x(p.commit);
+        let x = f.x(i);
         let e = &p.evaluated_s;
         let change = verdict_of(changes, &commit.commit, "evaluated");
         if change.is_some() {
             let _ = write!(s, "<line class=\"cp\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"8\" y2=\"{:.1}\"/>", f.h - 20.0);
+        }
+        for c in changes.iter().filter(|c| c.commit == commit.commit && c.what.starts_with("nix ")) {
+            let _ = write!(
+                s,
+                "<polygon class=\"counter\" points=\"{x:.1},4 {:.1},9 {x:.1},14 {:.1},9\"><title>{}</title></polygon>",
+                x + 5.0,
+                x - 5.0,
+                esc(&format!("commit {}: {}", commit.commit, c.text))
+            );
         }
         let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(e.min), f.y(e.max));
         let verdict = match change {
@@ -139,9 +160,9 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
             None => "no change against the baseline".into(),
         };
         let tip = format!(
-            "commit {} (Unix time {}), {}: median {:.3} s, MAD {:.3} s, {:.3}..{:.3} s; {verdict}",
+            "commit {} ({}), {}: median {:.3} s, MAD {:.3} s, {:.3}..{:.3} s; {verdict}",
             commit.commit,
-            commit.commit_time,
+            date(commit.commit_time),
             crate::output::count(e.n, "run"),
             e.median,
             e.mad,
@@ -157,16 +178,34 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
             esc(&tip)
         );
     }
-    if let (Some(first), Some(last)) = (h.commits.first(), h.commits.last()) {
+    // Commits along the axis, as many as fit (about 80 px a label).
+    let n = series.len();
+    let step = n.div_ceil(12).max(1);
+    let mut at: Vec<usize> = (0..n).step_by(step).collect();
+    if let Some(&last) = at.last() {
+        if last + 1 != n {
+            // The last commit is always labelled; a label too close before it gives way.
+            if (n - 1 - last) * 2 < step && at.len() > 1 {
+                at.pop();
+            }
+            at.push(n - 1);
+        }
+    }
+    for i in at {
+        let anchor = if i == 0 {
+            "start"
+        } else if i + 1 == n {
+            "end"
+        } else {
+            "middle"
+        };
+        let label: String = h.commits[series[i].commit].commit.chars().take(10).collect();
         let _ = write!(
             s,
-            "<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-            f.left,
+            "<text class=\"commit\" x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"{anchor}\">{}</text>",
+            f.x(i),
             f.h - 4.0,
-            esc(&first.commit),
-            f.w - 10.0,
-            f.h - 4.0,
-            esc(&last.commit)
+            esc(&label)
         );
     }
     s.push_str("</svg>");
@@ -181,6 +220,8 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
             medians.entry(k.as_str()).or_default().push((p.commit, *m));
         }
     }
+    // A span seen at one commit only has no line to draw: no empty sparkline.
+    medians.retain(|_, v| v.len() >= 2);
     let mut ranked: Vec<(&str, bool, f64)> = medians
         .iter()
         .map(|(k, v)| {
@@ -199,8 +240,8 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
         let v = &medians[name];
         let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min) * 0.95;
         let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max) * 1.05;
-        let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: h.commits.len(), lo, hi };
-        let pts: Vec<String> = v.iter().map(|(c, m)| format!("{:.1},{:.1}", f.x(*c), f.y(*m))).collect();
+        let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: v.len(), lo, hi };
+        let pts: Vec<String> = v.iter().enumerate().map(|(i, (_, m))| format!("{:.1},{:.1}", f.x(i), f.y(*m))).collect();
         let _ = write!(
             body,
             "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"360\" height=\"110\" viewBox=\"0 0 360 110\" role=\"img\"><title>{}</title>\
@@ -209,12 +250,12 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
             if flagged { "#c33" } else { "#335" },
             pts.join(" ")
         );
-        for (c, m) in v {
+        for (i, (c, m)) in v.iter().enumerate() {
             if let Some(ch) = changes.iter().find(|x| x.what == name && x.commit == h.commits[*c].commit) {
                 let _ = write!(
                     body,
                     "<circle class=\"change\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\"><title>{}</title></circle>",
-                    f.x(*c),
+                    f.x(i),
                     f.y(*m),
                     esc(&ch.text)
                 );

@@ -100,7 +100,14 @@ fn a_step_is_flagged_once_at_its_commit_and_an_aa_series_flags_nothing_in_sqlite
     assert!(!html.contains("<script"));
     assert!(html.contains("Content-Security-Policy"));
     assert_eq!(html.matches("<circle class=\"change\"").count(), 1, "one change point drawn");
-    assert!(html.contains("commit c07 (Unix time 1700025200), 5 runs"), "hover titles name commit and runs");
+    assert!(html.contains("commit c07 (2023-11-15 05:13 UTC), 5 runs"), "hover titles name commit, date and runs");
+    // A chart: the medians joined, every commit labelled along the axis.
+    assert_eq!(html.matches("<polyline class=\"series\"").count(), PASSES.len(), "a line per pass");
+    let line = html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert_eq!(line.split_whitespace().count(), COMMITS, "a vertex per commit");
+    for i in 0..COMMITS {
+        assert!(html.contains(&format!(">c{i:02}</text>")), "commit c{i:02} on the axis");
+    }
     let dom = browse(&page.join("index.html"), tmp.path(), None).dom;
     assert_eq!(dom.matches("<circle").count(), html.matches("<circle").count(), "the browser drew every point");
     assert!(dom.contains("cold-clean") && dom.contains("slower by"), "the change's verdict is on the page");
@@ -250,6 +257,22 @@ fn reading_never_creates_a_history_and_a_selection_must_be_there() {
     run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(tmp.path().join("page")));
     let html = std::fs::read_to_string(tmp.path().join("page/index.html")).unwrap();
     assert!(html.contains("1 commit, ordered by commit time") && !html.contains("1 commits"), "one commit");
+    // A commit whose bundle has cold-clean only is not on warm-clean's axis.
+    let b2 = tmp.path().join("b2");
+    write_bundle(&b2, &Truth::baseline(), 2, 2);
+    for e in std::fs::read_dir(&b2).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("warm-clean") {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
+    run_ok(evalbench().args(["history", "add", "--db", &db, "--commit", "c2"]).arg(&b2));
+    run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(tmp.path().join("page2")));
+    let html = std::fs::read_to_string(tmp.path().join("page2/index.html")).unwrap();
+    let vertices = |pass: &str| {
+        let chart = html.split(&format!("<title>{pass}: evaluated seconds per commit</title>")).nth(1).unwrap();
+        chart.split("points=\"").nth(1).unwrap().split('"').next().unwrap().split_whitespace().count()
+    };
+    assert_eq!((vertices("cold-clean"), vertices("warm-clean")), (2, 1), "each pass's axis holds its own commits");
 }
 
 #[test]
@@ -278,6 +301,8 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(&page));
     let html = std::fs::read_to_string(page.join("index.html")).unwrap();
     assert!(html.contains("nix did 20.0% more function calls"), "the page names the counter's step");
+    assert_eq!(html.matches("<polygon class=\"counter\"").count(), PASSES.len(), "the counter's step marked on each pass's chart");
+    assert!(html.contains("<title>commit c03: nix did 20.0% more function calls"), "marked at its commit");
     // As Markdown: a table per pass (a row per commit), and the changes.
     let md = String::from_utf8(run_ok(evalbench().args(["history", "show", "--format", "markdown", "--db", &db])).stdout).unwrap();
     let (tables, links) = markdown_tables(&md);
