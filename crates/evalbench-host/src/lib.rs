@@ -21,9 +21,15 @@ pub fn now_us() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
 }
 
-/// A stable 32-bit FNV-1a hash of a path: names and subnets derived from a directory.
+/// A stable 32-bit hash of a path (FNV-1a, 64-bit, folded): the names,
+/// namespaces and subnets derived from a directory. Nothing stored depends
+/// on its values, so the `fnv` crate serves, not the bundle's own FNV.
 pub fn dir_hash(dir: &Path) -> u32 {
-    evalbench_bundle::fnv::hash32(dir.as_os_str().as_encoded_bytes())
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(dir.as_os_str().as_encoded_bytes());
+    let v = h.finish();
+    (v ^ (v >> 32)) as u32
 }
 
 /// Memory available for new work now (`/proc/meminfo`'s MemAvailable), bytes.
