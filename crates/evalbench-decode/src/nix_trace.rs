@@ -55,7 +55,8 @@ pub struct Fold {
     max_depth: Option<usize>,
     pub lines: u64,
     pub entered: u64,
-    /// Lines that are neither a trace line nor anything we skip knowingly.
+    /// Exit lines with no open call of their site: the trace began inside
+    /// that call, or the line is not what nix wrote.
     pub unmatched_exits: u64,
     pub first_ns: Option<u64>,
     pub last_ns: u64,

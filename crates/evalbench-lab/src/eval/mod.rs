@@ -26,8 +26,9 @@ pub const ENV_EVAL_SHARDS: &str = "EVALBENCH_LAB_EVAL_SHARDS";
 /// Where nix's statistics go, one `nix-stats.<shard>.json` per evaluator and
 /// `nix-stats.discover.json` (set by the runner to `<pass>/eval`).
 pub const ENV_NIX_STATS_DIR: &str = "EVALBENCH_LAB_NIX_STATS_DIR";
-/// Set in instrumented passes: nix also counts calls (`NIX_COUNT_CALLS`)
-/// and traces them (`--trace-function-calls`, folded into `nix-profile.*`).
+/// Set in instrumented passes: nix also counts calls (`NIX_COUNT_CALLS`).
+/// Tracing them (`--trace-function-calls`, folded into `nix-profile.*`) is
+/// [`ENV_NIX_TRACE`]'s, switched off apart with `run --no-nix-trace`.
 pub const ENV_COUNT_CALLS: &str = "EVALBENCH_LAB_NIX_COUNT_CALLS";
 /// An evaluator whose RSS is past this many bytes after an attribute is
 /// ended, and a new one continues with the next attribute (recycling, as
