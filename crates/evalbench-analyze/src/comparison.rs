@@ -241,7 +241,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     // Times from two sessions carry the machine's drift between them; exact
     // counters do not, and are judged by equality whatever the rules.
-    let same_session = ba.provenance().same_session(&bb.provenance());
+    let (provenance_a, provenance_b, differs) = differs(ba, bb);
+    let same_session = provenance_a.same_session(&provenance_b);
     let rules = Rules {
         between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0),
         interleaved: same_session,
@@ -328,7 +329,6 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     }
     let clean_passes = out.iter().filter(|c| layout::is_clean(&c.pass_a)).count();
     let undecided = out.iter().filter(|c| layout::is_clean(&c.pass_a)).filter_map(|c| undecided(c, clean_passes)).collect();
-    let (provenance_a, provenance_b, differs) = differs(ba, bb);
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
     Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided })
 }

@@ -45,12 +45,18 @@ pub fn remove(dir: &Path, out: &mut Removed) -> Result<(), LabError> {
     control::down(dir)?;
     for p in [dir.to_path_buf(), dir.with_extension("hello-flake")] {
         if p.exists() {
-            let bytes = size(&p);
-            std::fs::remove_dir_all(&p).map_err(|source| LabError::Io { path: p.clone(), source })?;
-            out.bytes += bytes;
-            out.removed.push(p);
+            delete(p, out)?;
         }
     }
+    Ok(())
+}
+
+/// Deletes a directory tree, counted in `out`.
+fn delete(p: PathBuf, out: &mut Removed) -> Result<(), LabError> {
+    let bytes = size(&p);
+    std::fs::remove_dir_all(&p).map_err(|source| LabError::Io { path: p.clone(), source })?;
+    out.bytes += bytes;
+    out.removed.push(p);
     Ok(())
 }
 
@@ -73,10 +79,7 @@ pub fn prune(root: &Path) -> Result<Removed, LabError> {
         if crate::state::LabState::path(&d).exists() {
             remove(&d, &mut out)?;
         } else if d.extension().is_some_and(|e| e == "hello-flake") && !d.with_extension("").exists() {
-            let bytes = size(&d);
-            std::fs::remove_dir_all(&d).map_err(|source| LabError::Io { path: d.clone(), source })?;
-            out.bytes += bytes;
-            out.removed.push(d);
+            delete(d, &mut out)?;
         }
     }
     Ok(out)

@@ -13,6 +13,19 @@ use evalbench_bundle::{layout, Bundle};
 /// The floors of "negligible", as `compare` takes them by default.
 pub const MIN_CHANGE_PCT: f64 = 1.0;
 pub const MIN_ABS_US: f64 = 50.0;
+/// Span and statement rows printed per pass by default.
+pub const TOP: usize = 15;
+
+/// `compare`'s options with every default: what `run --baseline` compares with.
+pub fn default_opts() -> Opts {
+    Opts {
+        pass_a: None,
+        pass_b: None,
+        min_change: MIN_CHANGE_PCT,
+        min_abs_us: MIN_ABS_US,
+        between_sessions_pct: Some(evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT),
+    }
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,7 +55,7 @@ pub struct Args {
     #[arg(long)]
     pub fail_on_undecided: bool,
     /// Span and statement rows to print per pass (all are in --json).
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = TOP)]
     pub top: usize,
     /// A change smaller than this percentage of A's median is "negligible".
     #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT")]

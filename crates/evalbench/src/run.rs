@@ -362,23 +362,11 @@ fn clear_earlier_bundle(out: &Path) -> anyhow::Result<()> {
 /// `run --baseline`: the two bundles compared as `compare a b` would, written
 /// beside them and printed; the gate's exit status.
 fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Result<ExitCode> {
-    use evalbench_analyze::comparison::{compare, Opts};
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
-    let c = compare(
-        &ba,
-        &bb,
-        &Opts {
-            pass_a: None,
-            pass_b: None,
-            min_change: crate::compare::MIN_CHANGE_PCT,
-            min_abs_us: crate::compare::MIN_ABS_US,
-            between_sessions_pct: Some(evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT),
-        },
-    )
-    .map_err(anyhow::Error::msg)?;
+    let c = evalbench_analyze::comparison::compare(&ba, &bb, &crate::compare::default_opts()).map_err(anyhow::Error::msg)?;
     let gate = pct.map(|p| crate::compare::regressions(&c, p)).unwrap_or_default();
-    let text = evalbench_report::output::compare::text(&a.display().to_string(), &b.display().to_string(), &c, 15);
+    let text = evalbench_report::output::compare::text(&a.display().to_string(), &b.display().to_string(), &c, crate::compare::TOP);
     write_atomic(&out.join("compare.txt"), text.as_bytes())?;
     write_atomic(&out.join("compare.json"), crate::compare::json(a, b, &c, pct, &gate).as_bytes())?;
     crate::emit(&text)?;
