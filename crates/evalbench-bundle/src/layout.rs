@@ -42,6 +42,12 @@ pub const NIX_STATS_PREFIX: &str = "nix-stats.";
 pub const NIX_PROFILE_FOLDED: &str = "eval/nix-profile.folded";
 pub const NIX_PROFILE_JSON: &str = "eval/nix-profile.json";
 pub const NIX_FLAME_SVG: &str = "eval/nix-flame.svg";
+/// A bundle path's last component: the name a file has inside its
+/// directory (`eval/nix-profile.json` -> `nix-profile.json`), for the
+/// writers that are handed that directory.
+pub fn file_name(path: &'static str) -> &'static str {
+    path.rsplit('/').next().unwrap_or(path)
+}
 /// The folded stacks beside a flame graph (`flame.svg` -> `flame.folded`).
 pub fn folded_beside(svg: &std::path::Path) -> std::path::PathBuf {
     svg.with_extension("folded")

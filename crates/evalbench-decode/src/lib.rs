@@ -6,6 +6,7 @@
 pub mod error;
 pub mod explain;
 pub mod framer;
+pub mod nix_profile;
 pub mod nix_trace;
 pub mod normalize;
 pub mod packet;

@@ -73,19 +73,11 @@ pub struct Stack {
 }
 
 /// A call site: how often it was entered and its self time.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Position {
     pub position: String,
     pub calls: u64,
     pub self_us: u64,
-}
-
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Summary {
-    pub lines: u64,
-    pub calls: u64,
-    /// By self time, largest first.
-    pub by_position: Vec<Position>,
 }
 
 fn us(ns: u64) -> u64 {
@@ -204,8 +196,9 @@ impl Fold {
         v
     }
 
-    /// Self time in ns of each root frame's stacks (the attributes), and their calls.
-    pub fn by_root(&self) -> Vec<(String, u64, u64)> {
+    /// Self time of each root frame's stacks (the attributes), and their
+    /// calls, largest first.
+    pub fn by_root(&self) -> Vec<crate::nix_profile::AttributeCost> {
         let mut m: HashMap<u32, (u64, u64)> = HashMap::new();
         for (s, &(_, _)) in self.stacks.iter().enumerate() {
             let mut r = s as u32;
@@ -216,8 +209,11 @@ impl Fold {
             e.0 += self.self_ns[s];
             e.1 += self.calls[s];
         }
-        let mut v: Vec<(String, u64, u64)> = m.into_iter().map(|(f, (ns, c))| (self.frames[f as usize].clone(), ns, c)).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut v: Vec<crate::nix_profile::AttributeCost> = m
+            .into_iter()
+            .map(|(f, (ns, calls))| crate::nix_profile::AttributeCost { attr: self.frames[f as usize].clone(), self_us: us(ns), calls })
+            .collect();
+        v.sort_by(|a, b| b.self_us.cmp(&a.self_us).then_with(|| a.attr.cmp(&b.attr)));
         v
     }
 
@@ -235,13 +231,13 @@ impl Fold {
         out
     }
 
-    pub fn summary(&self) -> Summary {
-        let mut by: Vec<Position> = (0..self.frames.len())
+    /// Every call site entered, with its calls and self time, in no order
+    /// ([`crate::nix_profile::NixProfile::of`] sorts).
+    pub fn positions(&self) -> Vec<Position> {
+        (0..self.frames.len())
             .filter(|&f| self.pos_calls[f] > 0)
             .map(|f| Position { position: self.frames[f].clone(), calls: self.pos_calls[f], self_us: us(self.pos_self_ns[f]) })
-            .collect();
-        by.sort_by(|a, b| b.self_us.cmp(&a.self_us).then_with(|| b.calls.cmp(&a.calls)).then_with(|| a.position.cmp(&b.position)));
-        Summary { lines: self.lines, calls: self.entered, by_position: by }
+            .collect()
     }
 
     /// Nanoseconds from the first trace line to the last.
@@ -349,7 +345,7 @@ mod tests {
             ]
         );
         assert_eq!(f.folded(), "a.nix:1:1 6\na.nix:1:1;b.nix:2:2 4\n");
-        assert_eq!(f.summary().calls, 3);
+        assert_eq!(f.entered, 3);
         assert_eq!(f.traced_ns(), 10_000);
     }
 
@@ -368,7 +364,7 @@ mod tests {
         let paths: Vec<String> = s.iter().map(|x| x.stack.join(";")).collect();
         assert!(paths.contains(&"packages.x86_64-linux.pkg1;flake.nix:10:34;undefined position".to_string()), "{paths:?}");
         let root = f.by_root();
-        assert_eq!(root.iter().find(|r| r.0 == "packages.x86_64-linux.pkg1").map(|r| r.1), Some(3000));
+        assert_eq!(root.iter().find(|r| r.attr == "packages.x86_64-linux.pkg1").map(|r| r.self_us), Some(3));
         assert_eq!(f.lines, 5);
         assert_eq!(shorten("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/lib/fix.nix:3:1"), "lib/fix.nix:3:1");
         assert_eq!(shorten("//builtin/derivation.nix:9:12"), "//builtin/derivation.nix:9:12");

@@ -137,7 +137,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     for s in fold.stacks() {
                         json_line(&mut w, &s);
                     }
-                    json_line(&mut w, &serde_json::json!({ "summary": fold.summary() }));
+                    // The same record as a pass's nix-profile.json.
+                    json_line(&mut w, &serde_json::json!({ "summary": evalbench_decode::nix_profile::NixProfile::of(&[&fold]) }));
                 } else {
                     w.bytes(fold.folded().as_bytes());
                 }
@@ -146,7 +147,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 // One format, two units: Nix's --eval-profiler counts samples;
                 // evalbench's own nix-profile.folded (a pass's eval/) weighs
                 // stacks in µs of self time.
-                let ours = a.file.file_name().is_some_and(|n| n == "nix-profile.folded") || a.file.with_file_name("nix-profile.json").is_file();
+                use evalbench_bundle::layout::{file_name, NIX_PROFILE_FOLDED, NIX_PROFILE_JSON};
+                let ours = a.file.file_name().is_some_and(|n| n == file_name(NIX_PROFILE_FOLDED))
+                    || a.file.with_file_name(file_name(NIX_PROFILE_JSON)).is_file();
                 let (key, format) =
                     if ours { ("self_us", "evalbench nix-profile.folded (µs of self time)") } else { ("samples", "nix eval-profiler flamegraph") };
                 if a.json {

@@ -4,6 +4,9 @@
 
 use evalbench_bundle::nix_stats::{self, Calls, Counters};
 
+pub use evalbench_decode::nix_profile::AttributeCost;
+pub use evalbench_decode::nix_trace::Position;
+
 use super::{PassView, Section};
 
 /// Rows shown per list.
@@ -27,12 +30,10 @@ pub struct Attribute {
 pub struct NixProfile {
     pub stacks: Vec<(Vec<String>, f64)>,
     pub svg_exists: bool,
-    /// (call site, calls, self µs)
-    pub sites_by_self: Vec<(String, u64, u64)>,
-    pub sites_by_calls: Vec<(String, u64, u64)>,
-    /// (attribute, self µs, calls)
-    pub attrs_by_self: Vec<(String, u64, u64)>,
-    pub attrs_by_calls: Vec<(String, u64, u64)>,
+    pub sites_by_self: Vec<Position>,
+    pub sites_by_calls: Vec<Position>,
+    pub attrs_by_self: Vec<AttributeCost>,
+    pub attrs_by_calls: Vec<AttributeCost>,
     pub lines: u64,
     pub traced_us: u64,
 }
@@ -56,28 +57,25 @@ pub struct Evaluator {
 fn profile(p: &PassView) -> Option<Section<NixProfile>> {
     use evalbench_bundle::layout;
     let folded = std::fs::read_to_string(p.file(layout::NIX_PROFILE_FOLDED)).ok()?;
-    let Some(j) = super::read_json(&p.file(layout::NIX_PROFILE_JSON)) else {
-        return Some(Section::Unreadable(format!("{}/{}: missing or not JSON", p.name, layout::NIX_PROFILE_JSON)));
+    let j = match evalbench_decode::nix_profile::NixProfile::read(&p.file(layout::NIX_PROFILE_JSON)) {
+        Ok(j) => j,
+        Err(e) => return Some(Section::Unreadable(e.to_string())),
     };
-    let rows = |key: &str, a: &str, b: &str, c: &str| -> Vec<(String, u64, u64)> {
-        j[key].as_array().into_iter().flatten().filter_map(|v| Some((v[a].as_str()?.to_string(), v[b].as_u64()?, v[c].as_u64()?))).collect()
-    };
-    let sites = rows("by_position", "position", "calls", "self_us");
-    let attrs = rows("by_attribute", "attr", "self_us", "calls");
-    let top = |mut v: Vec<(String, u64, u64)>, by: fn(&(String, u64, u64)) -> u64| {
-        v.sort_by(|x, y| by(y).cmp(&by(x)).then_with(|| x.0.cmp(&y.0)));
+    fn top<T: Clone>(v: &[T], key: impl Fn(&T) -> (u64, &str)) -> Vec<T> {
+        let mut v = v.to_vec();
+        v.sort_by(|x, y| key(y).0.cmp(&key(x).0).then_with(|| key(x).1.cmp(key(y).1)));
         v.truncate(TOP);
         v
-    };
+    }
     Some(Section::Ready(NixProfile {
         stacks: super::captures::folded_stacks(&folded),
         svg_exists: p.file(layout::NIX_FLAME_SVG).exists(),
-        sites_by_self: top(sites.clone(), |r| r.2),
-        sites_by_calls: top(sites, |r| r.1),
-        attrs_by_self: top(attrs.clone(), |r| r.1),
-        attrs_by_calls: top(attrs, |r| r.2),
-        lines: j["lines"].as_u64().unwrap_or(0),
-        traced_us: j["traced_us"].as_u64().unwrap_or(0),
+        sites_by_self: top(&j.by_position, |r| (r.self_us, &r.position)),
+        sites_by_calls: top(&j.by_position, |r| (r.calls, &r.position)),
+        attrs_by_self: top(&j.by_attribute, |r| (r.self_us, &r.attr)),
+        attrs_by_calls: top(&j.by_attribute, |r| (r.calls, &r.attr)),
+        lines: j.lines,
+        traced_us: j.traced_us,
     }))
 }
 

@@ -10,11 +10,15 @@
 
 use std::path::{Path, PathBuf};
 
+use evalbench_decode::nix_profile::NixProfile;
 use tracing::{debug_span, field::Empty};
 
 mod cache;
 mod evaluator;
+mod line;
 mod nix;
+
+pub use line::{Done, EvalLine};
 
 pub use nix::{cache_home, eval_cache_files};
 
@@ -37,9 +41,6 @@ pub const ENV_EVAL_MAX_RSS: &str = "EVALBENCH_LAB_EVAL_MAX_RSS";
 /// Set in instrumented passes unless switched off (`run --no-nix-trace`):
 /// nix traces its calls (`--trace-function-calls`), folded into `nix-profile.*`.
 pub const ENV_NIX_TRACE: &str = "EVALBENCH_LAB_NIX_TRACE";
-/// The folded profile and its summary, beside the statistics.
-pub const PROFILE_FOLDED: &str = "nix-profile.folded";
-pub const PROFILE_SUMMARY: &str = "nix-profile.json";
 
 const E: &str = "gradient_eval";
 const SYSTEM: &str = "x86_64-linux";
@@ -56,13 +57,6 @@ pub struct EvalOpts {
     pub trace: bool,
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     pub max_rss: Option<u64>,
-}
-
-fn emit(v: serde_json::Value) {
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    let _ = writeln!(o, "{v}");
-    let _ = o.flush();
 }
 
 fn rusage_kb(who: i32) -> i64 {
@@ -136,51 +130,22 @@ fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>,
 }
 
 /// The evaluators' folds as one profile: `nix-profile.folded` (inferno's
-/// format, self µs) and `nix-profile.json` (calls and self time per call
-/// site, per attribute, and the traced time), each written whole.
+/// format, self µs) and `nix-profile.json` ([`NixProfile`]: calls and self
+/// time per call site, per attribute, and the traced time), each written whole.
 fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), String> {
-    use std::collections::BTreeMap;
+    use evalbench_bundle::layout;
     let folds: Vec<&evalbench_decode::nix_trace::Fold> = resolved.iter().filter_map(|r| r.fold.as_ref()).collect();
     if folds.is_empty() {
         return Ok(());
     }
-    let mut stacks: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut positions: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut attrs: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let (mut lines, mut calls, mut traced_ns) = (0u64, 0u64, 0u64);
-    for f in &folds {
-        for s in f.stacks() {
-            let e = stacks.entry(s.stack.join(";")).or_default();
-            e.0 += s.self_us;
-            e.1 += s.calls;
-        }
-        let sm = f.summary();
-        lines += sm.lines;
-        calls += sm.calls;
-        traced_ns += f.traced_ns();
-        for p in sm.by_position {
-            let e = positions.entry(p.position).or_default();
-            e.0 += p.calls;
-            e.1 += p.self_us;
-        }
-        for (root, ns, c) in f.by_root() {
-            let e = attrs.entry(root).or_default();
-            e.0 += ns / 1000;
-            e.1 += c;
-        }
+    let mut stacks: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    for s in folds.iter().flat_map(|f| f.stacks()) {
+        *stacks.entry(s.stack.join(";")).or_default() += s.self_us;
     }
-    let folded: String = stacks.iter().filter(|(_, v)| v.0 > 0).map(|(k, v)| format!("{k} {}\n", v.0)).collect();
-    let mut by_position: Vec<serde_json::Value> =
-        positions.into_iter().map(|(p, (c, us))| serde_json::json!({"position": p, "calls": c, "self_us": us})).collect();
-    by_position.sort_by_key(|v| std::cmp::Reverse(v["self_us"].as_u64()));
-    let mut by_attribute: Vec<serde_json::Value> =
-        attrs.into_iter().map(|(a, (us, c))| serde_json::json!({"attr": a, "self_us": us, "calls": c})).collect();
-    by_attribute.sort_by_key(|v| std::cmp::Reverse(v["self_us"].as_u64()));
-    let summary = serde_json::json!({"lines": lines, "calls": calls, "traced_us": traced_ns / 1000, "evaluators": folds.len(),
-        "by_position": by_position, "by_attribute": by_attribute});
-    let put = |name: &str, bytes: &[u8]| evalbench_bundle::write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string());
-    put(PROFILE_FOLDED, folded.as_bytes())?;
-    put(PROFILE_SUMMARY, serde_json::to_string_pretty(&summary).expect("serializes").as_bytes())
+    let folded: String = stacks.iter().filter(|(_, &us)| us > 0).map(|(k, us)| format!("{k} {us}\n")).collect();
+    let put = |name: &'static str, bytes: &[u8]| evalbench_bundle::write_atomic(&dir.join(layout::file_name(name)), bytes).map_err(|e| e.to_string());
+    put(layout::NIX_PROFILE_FOLDED, folded.as_bytes())?;
+    put(layout::NIX_PROFILE_JSON, NixProfile::of(&folds).to_json().as_bytes())
 }
 
 pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
@@ -188,7 +153,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
     let open = debug_span!(target: E, "open", job, flake = flake_s.as_str());
     let _open = open.enter();
     let fail = |attr: Option<String>, msg: String| {
-        emit(serde_json::json!({"error": msg, "attr": attr}));
+        EvalLine::Error { message: msg.clone(), attr: attr.clone() }.emit();
         Err(match attr {
             Some(a) => format!("{a}: {msg}"),
             None => msg,
@@ -289,12 +254,13 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
     }
     for r in &resolved {
         for (_, d) in &r.drvs {
-            emit(serde_json::json!({"drv": d}));
+            EvalLine::Drv(d.clone()).emit();
         }
     }
     let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
-    emit(serde_json::json!({"done": {"attrs": attrs.len(), "eval_peak_rss_kb": peak, "evaluator_peak_rss_kb": evaluator_peaks,
-                            "eval_cache_entries": cached, "shards": evaluator_peaks.len()}}));
+    let shards = evaluator_peaks.len();
+    EvalLine::Done(Done { attrs: attrs.len(), eval_peak_rss_kb: peak, evaluator_peak_rss_kb: evaluator_peaks, eval_cache_entries: cached, shards })
+        .emit();
     Ok(())
 }
 

@@ -241,15 +241,12 @@ async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<S
     let mut failure: Option<JobErr> = None;
     let mut metric = serde_json::json!({});
     while let Ok(Some(line)) = lines.next_line().await {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        if let Some(d) = v["drv"].as_str() {
-            paths.push(d.to_string());
-        } else if let Some(err) = v["error"].as_str() {
-            failure = Some((v["attr"].as_str().map(String::from), err.to_string()));
-        } else if v.get("done").is_some() {
-            metric = v["done"].clone();
+        match crate::eval::EvalLine::parse(&line) {
+            Ok(crate::eval::EvalLine::Drv(d)) => paths.push(d),
+            Ok(crate::eval::EvalLine::Error { message, attr }) => failure = Some((attr, message)),
+            Ok(crate::eval::EvalLine::Done(done)) => metric = serde_json::to_value(done).expect("serializes"),
+            // Not one of ours: said, not taken for a derivation.
+            Err(e) => tracing::warn!(target: W, "the eval subprocess printed a line that is not an eval line ({e}): {line}"),
         }
     }
     let status = child.wait().await.map_err(|e| (None, e.to_string()))?;

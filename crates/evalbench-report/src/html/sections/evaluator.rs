@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use evalbench_analyze::counters::{grouped, words, HEADLINE, NOISY};
-use evalbench_analyze::view::{Attribute, NixProfile, PassView, Section};
+use evalbench_analyze::view::{Attribute, AttributeCost, NixProfile, PassView, Position, Section};
 use evalbench_bundle::layout;
 
 use super::super::esc::{esc, file_safe, href};
@@ -70,18 +70,26 @@ fn attribute_rows(page: &mut Page, rows: &[Attribute]) {
     page.body.push_str("</table>");
 }
 
-fn rows3(page: &mut Page, head: [&str; 3], rows: &[(String, u64, u64)], fmt1: fn(u64) -> String, fmt2: fn(u64) -> String) {
+fn rows3<'a>(page: &mut Page, head: [&str; 3], rows: impl Iterator<Item = (&'a str, u64, u64)>, fmt1: fn(u64) -> String, fmt2: fn(u64) -> String) {
     let _ = write!(page.body, "<table><tr><th>{}</th><th>{}</th><th>{}</th></tr>", head[0], head[1], head[2]);
     for (what, a, b) in rows {
         let _ = write!(
             page.body,
             "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(what),
-            esc(&fmt1(*a)),
-            esc(&fmt2(*b))
+            esc(&fmt1(a)),
+            esc(&fmt2(b))
         );
     }
     page.body.push_str("</table>");
+}
+
+fn site(r: &Position) -> (&str, u64, u64) {
+    (r.position.as_str(), r.calls, r.self_us)
+}
+
+fn attr(r: &AttributeCost) -> (&str, u64, u64) {
+    (r.attr.as_str(), r.self_us, r.calls)
 }
 
 /// nix's own profile: where the evaluator's time went, by call site and attribute.
@@ -105,13 +113,13 @@ fn profile(page: &mut Page, p: &PassView, prof: &NixProfile) {
         let _ = write!(page.body, "<p><a href=\"{}\">Interactive flame graph (inferno)</a></p>", esc(&href(&rel)));
     }
     page.body.push_str("<h4>Call sites by self time</h4>");
-    rows3(page, ["call site", "calls", "self time"], &prof.sites_by_self, count, micros);
+    rows3(page, ["call site", "calls", "self time"], prof.sites_by_self.iter().map(site), count, micros);
     page.body.push_str("<h4>Call sites by calls</h4>");
-    rows3(page, ["call site", "calls", "self time"], &prof.sites_by_calls, count, micros);
+    rows3(page, ["call site", "calls", "self time"], prof.sites_by_calls.iter().map(site), count, micros);
     page.body.push_str("<h4>Attributes by self time</h4>");
-    rows3(page, ["attribute", "self time", "calls"], &prof.attrs_by_self, micros, count);
+    rows3(page, ["attribute", "self time", "calls"], prof.attrs_by_self.iter().map(attr), micros, count);
     page.body.push_str("<h4>Attributes by function calls</h4>");
-    rows3(page, ["attribute", "self time", "calls"], &prof.attrs_by_calls, micros, count);
+    rows3(page, ["attribute", "self time", "calls"], prof.attrs_by_calls.iter().map(attr), micros, count);
 }
 
 pub fn evaluator(page: &mut Page, p: &PassView) {
