@@ -8,8 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use evalbench_bundle::layout::{self, PassKind};
 use evalbench_bundle::provenance::{Difference, Provenance};
-use evalbench_bundle::{layout, Bundle, PassDir, RunInfo};
+use evalbench_bundle::{Bundle, PassDir, RunInfo};
 use serde::Serialize;
 
 use crate::counters::{judge_counters, CounterVerdict};
@@ -116,17 +117,30 @@ impl Comparison {
     /// The evaluated families' power notes, each once (the clean and the
     /// instrumented family are shared by the passes in them).
     pub fn headline_notes(&self) -> Vec<&String> {
-        let mut notes: Vec<&String> = self.passes.iter().filter_map(|c| c.families[0].power.as_ref()).collect();
+        let mut notes: Vec<&String> = self.passes.iter().filter_map(|c| c.families.evaluated.power.as_ref()).collect();
         notes.sort();
         notes.dedup();
         notes
     }
 }
 
+/// The families a pass's verdicts were corrected in, each with its word on power.
+#[derive(Debug, Clone, Serialize)]
+pub struct Families {
+    /// The evaluated seconds: shared by every clean pass compared (or every
+    /// instrumented one).
+    pub evaluated: Family,
+    pub spans: Family,
+    pub statements: Family,
+    pub counters: Family,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct PassComparison {
     pub pass_a: String,
     pub pass_b: String,
+    /// Clean or instrumented (both sides are the same).
+    pub kind: PassKind,
     pub runs_a: usize,
     pub runs_b: usize,
     pub wall: Verdict,
@@ -139,9 +153,7 @@ pub struct PassComparison {
     pub statements_only_b: Vec<OnlyRow>,
     /// nix's counters: exact ones by equality, the rest like times.
     pub counters: Vec<CounterVerdict>,
-    /// The families these verdicts were corrected in, with a word on power:
-    /// the evaluated seconds, then this pass's spans, statements, counters.
-    pub families: Vec<Family>,
+    pub families: Families,
     /// Instrumented passes: every statement's plans on both sides (auto_explain),
     /// the changes first. None for clean passes, which log no plans.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -215,6 +227,53 @@ fn only_passes(g: &BTreeMap<String, Vec<&PassDir>>, other: &BTreeMap<String, Vec
         .collect()
 }
 
+/// One side of a pair of passes: the pass's runs and their samples.
+struct Side<'a> {
+    pass: String,
+    dirs: &'a [&'a PassDir],
+    samples: runs::Samples,
+}
+
+/// A pair of passes compared, given its headline verdict and family.
+fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Rules, floor_ms: f64) -> PassComparison {
+    let kind = PassKind::of(&a.pass);
+    let (sa, sb) = (&a.samples, &b.samples);
+    let (spans, fs) = rows(&format!("{} spans", a.pass), &sa.spans, &sb.spans, floor_ms, rules);
+    let (statements, fq) = rows(&format!("{} statements", a.pass), &sa.statements, &sb.statements, floor_ms, rules);
+    let (counters, fc) = judge_counters(&a.pass, &sa.counters, &sb.counters, rules);
+    let (plans, plan_notes) = match kind {
+        PassKind::Clean => (None, Vec::new()),
+        PassKind::Instrumented => {
+            let (ka, kb) = (plans::book(a.dirs), plans::book(b.dirs));
+            let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
+            // Bundles without plans (the sample pipeline, a target without
+            // auto_explain) say so in a note rather than with an empty list.
+            let none = ka.statements.is_empty() && kb.statements.is_empty() && !ka.missing.is_empty() && !kb.missing.is_empty();
+            ((!none).then(|| plans::compare(&ka, &kb)), notes)
+        }
+    };
+    PassComparison {
+        kind,
+        runs_a: sa.runs,
+        runs_b: sb.runs,
+        wall,
+        spans_only_a: only(&sa.spans, &sb.spans),
+        spans_only_b: only(&sb.spans, &sa.spans),
+        statements_only_a: only(&sa.statements, &sb.statements),
+        statements_only_b: only(&sb.statements, &sa.statements),
+        spans,
+        statements,
+        counters,
+        families: Families { evaluated, spans: fs, statements: fq, counters: fc },
+        plans,
+        plan_notes,
+        pg_settings_a: pg_settings(a.dirs),
+        pg_settings_b: pg_settings(b.dirs),
+        pass_a: a.pass,
+        pass_b: b.pass,
+    }
+}
+
 /// Compares two bundles; an error says why they cannot be compared.
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String> {
     let (ga, gb) = (runs::group(ba), runs::group(bb));
@@ -226,7 +285,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
                     "refusing to compare {x} with {y}: one is cold (empty eval cache) and the other warm; a warm run's speed is the cache's, not the change's"
                 ));
             }
-            if layout::is_clean(&x) != layout::is_clean(&y) {
+            if PassKind::of(&x) != PassKind::of(&y) {
                 return Err(format!(
                     "refusing to compare {x} with {y}: an instrumented pass's timings are distorted by perf, strace and auto_explain"
                 ));
@@ -249,32 +308,24 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
         ..rules
     };
     let floor_ms = o.min_abs_us / 1e3;
-    let mut out = Vec::new();
+    let mut sides = Vec::new();
     let (mut clean_heads, mut instrumented_heads) = (Vec::new(), Vec::new());
     for (pa, pb) in pairs {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
             return Err(format!("no pass {pa} in {} or no pass {pb} in {}", ba.source.display(), bb.source.display()));
         };
-        let (sa, sb) = (runs::samples(da), runs::samples(db));
-        let head = Measured { what: format!("{pa} evaluated"), a: sa.wall.clone(), b: sb.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S };
-        if layout::is_clean(&pa) { &mut clean_heads } else { &mut instrumented_heads }.push(head);
-        let (spans, fs) = rows(&format!("{pa} spans"), &sa.spans, &sb.spans, floor_ms, rules);
-        let (statements, fq) = rows(&format!("{pa} statements"), &sa.statements, &sb.statements, floor_ms, rules);
-        let only_rows =
-            [only(&sa.spans, &sb.spans), only(&sb.spans, &sa.spans), only(&sa.statements, &sb.statements), only(&sb.statements, &sa.statements)];
-        let (counters, fc) = judge_counters(&pa, &sa.counters, &sb.counters, rules);
-        let (plans, notes) = if layout::is_clean(&pa) {
-            (None, Vec::new())
-        } else {
-            let (ka, kb) = (plans::book(da), plans::book(db));
-            let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
-            // Bundles without plans (the sample pipeline, a target without
-            // auto_explain) say so in a note rather than with an empty list.
-            let none = ka.statements.is_empty() && kb.statements.is_empty() && !ka.missing.is_empty() && !kb.missing.is_empty();
-            ((!none).then(|| plans::compare(&ka, &kb)), notes)
+        let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
+        let head = Measured {
+            what: format!("{} evaluated", a.pass),
+            a: a.samples.wall.clone(),
+            b: b.samples.wall.clone(),
+            floor_abs: EVALUATED_RESOLUTION_S,
         };
-        let settings = (pg_settings(da), pg_settings(db));
-        out.push((pa, pb, sa.runs, sb.runs, spans, statements, only_rows, counters, vec![fs, fq, fc], plans, notes, settings));
+        match PassKind::of(&a.pass) {
+            PassKind::Clean => clean_heads.push(head),
+            PassKind::Instrumented => instrumented_heads.push(head),
+        }
+        sides.push((a, b));
     }
     // The headlines of the clean passes compared are one family: two passes
     // tested at 5% each would call identical inputs changed in one pair of
@@ -284,40 +335,22 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     let mut instrumented_head = judge("evaluated (instrumented passes)", instrumented_heads, "s", TIME, rules);
     let (mut clean_walls, mut instrumented_walls) =
         (std::mem::take(&mut clean_head.verdicts).into_iter(), std::mem::take(&mut instrumented_head.verdicts).into_iter());
-    let mut out: Vec<PassComparison> = out
+    let mut out: Vec<PassComparison> = sides
         .into_iter()
-        .map(|(pass_a, pass_b, runs_a, runs_b, spans, statements, only_rows, counters, mut families, plans, plan_notes, settings)| {
-            let clean = layout::is_clean(&pass_a);
-            let (_, wall) = if clean { clean_walls.next() } else { instrumented_walls.next() }.expect("one headline per pass");
-            families.insert(0, if clean { clean_head.clone() } else { instrumented_head.clone() });
-            let (pg_settings_a, pg_settings_b) = settings;
-            let [spans_only_a, spans_only_b, statements_only_a, statements_only_b] = only_rows;
-            PassComparison {
-                pass_a,
-                pass_b,
-                runs_a,
-                runs_b,
-                wall,
-                spans,
-                statements,
-                spans_only_a,
-                spans_only_b,
-                statements_only_a,
-                statements_only_b,
-                counters,
-                families,
-                plans,
-                plan_notes,
-                pg_settings_a,
-                pg_settings_b,
-            }
+        .map(|(a, b)| {
+            let (walls, head) = match PassKind::of(&a.pass) {
+                PassKind::Clean => (&mut clean_walls, &clean_head),
+                PassKind::Instrumented => (&mut instrumented_walls, &instrumented_head),
+            };
+            let (_, wall) = walls.next().expect("one headline per pass");
+            pass_comparison(a, b, wall, head.clone(), rules, floor_ms)
         })
         .collect();
     // A changed plan beside its statement's time: the clean pass of the same
     // temperature measured it undistorted.
     let clean: BTreeMap<String, BTreeMap<String, Verdict>> = out
         .iter()
-        .filter(|c| layout::is_clean(&c.pass_a))
+        .filter(|c| c.kind == PassKind::Clean)
         .map(|c| (c.pass_a.clone(), c.statements.iter().map(|r| (r.what.clone(), r.verdict.clone())).collect()))
         .collect();
     for c in &mut out {
@@ -327,8 +360,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
             r.statement_verdict = verdicts.get(&r.statement).cloned();
         }
     }
-    let clean_passes = out.iter().filter(|c| layout::is_clean(&c.pass_a)).count();
-    let undecided = out.iter().filter(|c| layout::is_clean(&c.pass_a)).filter_map(|c| undecided(c, clean_passes)).collect();
+    let clean_passes = out.iter().filter(|c| c.kind == PassKind::Clean).count();
+    let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, clean_passes)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
     Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided })
 }
@@ -336,7 +369,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
 /// A clean pass's evaluated seconds without a verdict, and the runs a side
 /// that would make one possible in its family.
 fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
-    let family = &c.families[0];
+    let family = &c.families.evaluated;
     let why = match c.wall.kind {
         Kind::NoNoiseEstimate => "one run on a side gives no noise estimate".to_string(),
         Kind::InsideNoise if family.power.is_some() => "too few runs for any verdict after the correction".to_string(),

@@ -89,8 +89,6 @@ pub struct PlanRow {
     pub statement: String,
     pub a: Option<Side>,
     pub b: Option<Side>,
-    /// The most frequent plan differs and the runs moved (`change` is `changed`).
-    pub changed: bool,
     pub change: Change,
     /// The share of runs that would have to change plan to turn A's mix of
     /// plans into B's (total variation distance, 0 to 1; 1 when one side did not run it).
@@ -237,7 +235,7 @@ pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
                 _ if !gained.is_empty() || !lost.is_empty() => Change::PlansDiffer,
                 _ => Change::Same,
             };
-            PlanRow { statement: st.clone(), a: sa, b: sb, changed: change == Change::Changed, change, shift, gained, lost, statement_verdict: None }
+            PlanRow { statement: st.clone(), a: sa, b: sb, change, shift, gained, lost, statement_verdict: None }
         })
         .collect();
     // Changes first; within a kind, the largest shift first.
@@ -344,7 +342,7 @@ mod tests {
         let same = rows.iter().find(|r| r.statement == "same").unwrap();
         assert_eq!(same.a.as_ref().unwrap().count, 6);
         assert_eq!(same.a.as_ref().unwrap().nodes[0].rows, Some(2.0), "rows per loop over both logs: (1·3 + 3·3) / 6 loops");
-        assert_eq!(rows.iter().filter(|r| r.changed).count(), 2);
+        assert_eq!(rows.iter().filter(|r| r.change == Change::Changed).count(), 2);
         let s2 = rows.iter().find(|r| r.statement == "s2").unwrap();
         assert_eq!((s2.gained.len(), s2.lost.clone()), (0, vec!["bb".to_string()]));
     }

@@ -56,10 +56,29 @@ pub fn folded_beside(svg: &std::path::Path) -> std::path::PathBuf {
 /// The four passes, in the order they run and are reported.
 pub const PASSES: [&str; 4] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"];
 
-/// Clean passes are the only ones whose timings are summarized: perf, strace
-/// and auto_explain distort the instrumented ones.
+/// What a pass measures, read from its name once: clean passes are the only
+/// ones whose timings are summarized, since perf, strace and auto_explain
+/// distort the instrumented ones (which log plans instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PassKind {
+    Clean,
+    Instrumented,
+}
+
+impl PassKind {
+    /// `cold-clean`, `warm-clean.3`: clean; any other pass is instrumented.
+    pub fn of(pass: &str) -> PassKind {
+        if base_name(pass).ends_with("-clean") {
+            PassKind::Clean
+        } else {
+            PassKind::Instrumented
+        }
+    }
+}
+
 pub fn is_clean(pass: &str) -> bool {
-    base_name(pass).ends_with("-clean")
+    PassKind::of(pass) == PassKind::Clean
 }
 
 pub fn is_cold(pass: &str) -> bool {

@@ -253,6 +253,15 @@ pub enum Profile {
     Sampled { stacks: Vec<(Vec<String>, u64)>, lines: u64 },
 }
 
+/// What a saved profile's lines are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// nix 2.8's `function-trace entered|exited POS at NS`.
+    Trace,
+    /// Nix 2.30's `frame;frame COUNT`.
+    Sampled,
+}
+
 /// Reads a saved profile of either kind, a line at a time; a trace's stacks
 /// keep at most `max_depth` call sites (None: all; see [`Fold::with_max_depth`]).
 pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeError> {
@@ -269,7 +278,8 @@ pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeErro
         None => Fold::new(),
     };
     let mut sampled: Vec<(Vec<String>, u64)> = Vec::new();
-    let mut kind: Option<bool> = None; // Some(true): trace lines; Some(false): sampled stacks
+    // Decided by the first line that is not empty.
+    let mut kind: Option<Lines> = None;
     let mut n = 0u64;
     loop {
         buf.clear();
@@ -283,8 +293,12 @@ pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeErro
             continue;
         }
         let is_trace = line.starts_with("function-trace ");
-        let k = *kind.get_or_insert(is_trace || line.rsplit_once(' ').is_none_or(|(_, c)| c.parse::<u64>().is_err()));
-        if k {
+        let k = *kind.get_or_insert(if is_trace || line.rsplit_once(' ').is_none_or(|(_, c)| c.parse::<u64>().is_err()) {
+            Lines::Trace
+        } else {
+            Lines::Sampled
+        });
+        if k == Lines::Trace {
             fold.line(line);
         } else {
             let Some((stack, count)) = line.rsplit_once(' ') else {
@@ -301,7 +315,7 @@ pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeErro
         }
     }
     // Text with lines, none of them a trace line: not nix's trace at all.
-    if kind == Some(true) && fold.lines == 0 {
+    if kind == Some(Lines::Trace) && fold.lines == 0 {
         return Err(DecodeError::format(
             path.display().to_string(),
             "",
@@ -309,7 +323,7 @@ pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeErro
         ));
     }
     Ok(match kind {
-        Some(false) => Profile::Sampled { stacks: sampled, lines: n },
+        Some(Lines::Sampled) => Profile::Sampled { stacks: sampled, lines: n },
         _ => Profile::Traced(Box::new(fold)),
     })
 }

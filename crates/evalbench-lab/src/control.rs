@@ -34,7 +34,7 @@ pub struct UpOpts {
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     pub eval_max_rss: Option<u64>,
     /// PostgreSQL settings (`--pg-setting NAME=VALUE`), checked by PostgreSQL itself.
-    pub pg_settings: Vec<(String, String)>,
+    pub pg_settings: Vec<crate::pg::PgSetting>,
 }
 
 fn hosts(st: &LabState) -> (HostExec, HostExec) {

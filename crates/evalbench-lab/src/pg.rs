@@ -22,7 +22,7 @@ pub struct Pg {
     /// Extra address to listen on, for the runner's statistics connection.
     pub admin_addr: Option<String>,
     /// `--pg-setting NAME=VALUE`: given to the server on its command line.
-    pub settings: Vec<(String, String)>,
+    pub settings: Vec<PgSetting>,
 }
 
 /// Settings the lab and the runner manage themselves: where the server
@@ -48,20 +48,60 @@ const MANAGED: &[&str] = &[
 
 const PRELOAD: &str = "shared_preload_libraries=pg_stat_statements,auto_explain";
 
-/// Reads `NAME=VALUE`; the name as PostgreSQL spells its settings.
-pub fn parse_setting(s: &str) -> Result<(String, String), String> {
-    let (name, value) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=VALUE, e.g. enable_seqscan=off"))?;
-    let name = name.trim().to_ascii_lowercase();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-        return Err(format!("{s:?}: a setting's name is letters, digits, '_' and '.', e.g. enable_seqscan=off"));
+/// A `--pg-setting NAME=VALUE`, validated once: the name as PostgreSQL
+/// spells its settings (letters, digits, `_`, `.`), not one the lab
+/// manages, and a value without a NUL byte. Only this type reaches the
+/// server's command line and the SQL that reads the setting back, and
+/// lab.json is checked again when read, since a person may edit it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "(String, String)", into = "(String, String)")]
+pub struct PgSetting {
+    name: String,
+    value: String,
+}
+
+impl PgSetting {
+    pub fn new(name: &str, value: &str) -> Result<PgSetting, String> {
+        let shown = format!("{name}={value}");
+        let name = name.trim().to_ascii_lowercase();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            return Err(format!("{shown:?}: a setting's name is letters, digits, '_' and '.', e.g. enable_seqscan=off"));
+        }
+        if value.contains('\0') {
+            return Err(format!("{shown:?}: the value holds a NUL byte"));
+        }
+        if MANAGED.contains(&name.as_str()) {
+            return Err(format!("{name}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), so it cannot be changed here"));
+        }
+        Ok(PgSetting { name, value: value.to_string() })
     }
-    if value.contains('\0') {
-        return Err(format!("{s:?}: the value holds a NUL byte"));
+
+    /// Reads `NAME=VALUE` (the command line's form).
+    pub fn parse(s: &str) -> Result<PgSetting, String> {
+        let (name, value) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=VALUE, e.g. enable_seqscan=off"))?;
+        PgSetting::new(name, value)
     }
-    if MANAGED.contains(&name.as_str()) {
-        return Err(format!("{name}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), so it cannot be changed here"));
+
+    pub fn name(&self) -> &str {
+        &self.name
     }
-    Ok((name, value.to_string()))
+
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl TryFrom<(String, String)> for PgSetting {
+    type Error = String;
+    fn try_from((n, v): (String, String)) -> Result<PgSetting, String> {
+        PgSetting::new(&n, &v)
+    }
+}
+
+impl From<PgSetting> for (String, String) {
+    fn from(s: PgSetting) -> (String, String) {
+        (s.name, s.value)
+    }
 }
 
 /// A value for pg_ctl's `-o`, which a shell reads: single-quoted.
@@ -187,8 +227,8 @@ impl Pg {
             self.port,
             self.sock().display()
         );
-        for (name, value) in &self.settings {
-            opts.push_str(&format!(" -c {}", shell_quoted(&format!("{name}={value}"))));
+        for setting in &self.settings {
+            opts.push_str(&format!(" -c {}", shell_quoted(&format!("{}={}", setting.name(), setting.value()))));
         }
         run(self
             .tool("pg_ctl")
@@ -204,7 +244,8 @@ impl Pg {
     /// value (`postgres -C`, which runs beside a running server): an unknown
     /// name or a bad value is refused with PostgreSQL's own words.
     pub fn check_settings(&self) -> Result<(), LabError> {
-        for (name, value) in &self.settings {
+        for setting in &self.settings {
+            let (name, value) = (setting.name(), setting.value());
             let out = self
                 .tool("postgres")
                 .arg("-D")
@@ -226,7 +267,8 @@ impl Pg {
     /// warned about by the server, which keeps its default.
     pub fn applied_settings(&self) -> Result<Vec<(String, String)>, LabError> {
         let mut out = Vec::new();
-        for (name, value) in &self.settings {
+        for setting in &self.settings {
+            let (name, value) = (setting.name(), setting.value());
             let row = self.psql("postgres", &format!("SELECT current_setting(name), source FROM pg_settings WHERE name = '{name}'"))?;
             let (shown, source) = row.trim().split_once('|').unwrap_or(("", ""));
             if source != "command line" {
@@ -239,7 +281,7 @@ impl Pg {
                 )
                 .into());
             }
-            out.push((name.clone(), shown.to_string()));
+            out.push((name.to_string(), shown.to_string()));
         }
         Ok(out)
     }
@@ -296,5 +338,34 @@ impl Pg {
     pub fn recreate_ci_db(&self) -> Result<(), LabError> {
         self.psql("postgres", &format!("DROP DATABASE IF EXISTS {CI_ROLE} WITH (FORCE)"))?;
         self.create_ci()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PgSetting;
+
+    #[test]
+    fn a_setting_is_checked_on_the_command_line_and_again_in_lab_json() {
+        let s = PgSetting::parse("Work_Mem=64MB").unwrap();
+        assert_eq!((s.name(), s.value()), ("work_mem", "64MB"));
+        assert!(PgSetting::parse("work_mem").unwrap_err().contains("expected NAME=VALUE"));
+        assert!(PgSetting::parse("port=1").unwrap_err().contains("the lab sets this itself"));
+        // lab.json keeps a pair, as before; read back, it is checked again,
+        // so an edited file cannot put SQL where a name goes.
+        assert_eq!(serde_json::to_string(&s).unwrap(), r#"["work_mem","64MB"]"#);
+        assert_eq!(serde_json::from_str::<PgSetting>(r#"["work_mem","64MB"]"#).unwrap(), s);
+        let bad = serde_json::from_str::<Vec<PgSetting>>(r#"[["x' OR '1'='1", "on"]]"#).unwrap_err().to_string();
+        assert!(bad.contains("a setting's name is letters"), "{bad}");
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = crate::state::LabState { dir: dir.path().to_path_buf(), ..Default::default() };
+        st.pg_settings = vec![s];
+        st.save().unwrap();
+        assert_eq!(crate::state::LabState::load(dir.path()).unwrap().pg_settings[0].name(), "work_mem");
+        let path = crate::state::LabState::path(dir.path());
+        let text = std::fs::read_to_string(&path).unwrap().replace("work_mem", "work_mem'; DROP TABLE evals; --");
+        std::fs::write(&path, text).unwrap();
+        let e = crate::state::LabState::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("lab.json") && e.contains("a setting's name"), "{e}");
     }
 }

@@ -63,7 +63,7 @@ pub struct LabState {
     pub eval_max_rss: Option<u64>,
     /// `--pg-setting NAME=VALUE`, as given; PostgreSQL runs with them.
     #[serde(default)]
-    pub pg_settings: Vec<(String, String)>,
+    pub pg_settings: Vec<crate::pg::PgSetting>,
     /// The same settings as the running server shows them (`current_setting`).
     #[serde(default)]
     pub pg_settings_shown: Vec<(String, String)>,

@@ -210,7 +210,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
     }
     let mut changed = 0;
     for c in out_passes {
-        let instrumented = c.plans.is_some();
+        let instrumented = c.kind == evalbench_bundle::layout::PassKind::Instrumented;
         let _ = write!(
             body,
             "<h2 id=\"{}\">{}{}</h2>",
@@ -239,7 +239,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
         }
         // Plans before the spans: an instrumented pass's timings are shapes only.
         if let Some(rows) = &c.plans {
-            changed += rows.iter().filter(|r| r.changed).count();
+            changed += rows.iter().filter(|r| r.change == Change::Changed).count();
             plans(&mut body, c, rows);
         }
         for (k, (title, rows, only)) in [
@@ -253,7 +253,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
                 continue;
             }
             let _ = write!(body, "<h3>{}</h3>", esc(title));
-            if let Some(p) = &c.families[k + 1].power {
+            if let Some(p) = &[&c.families.spans, &c.families.statements][k].power {
                 let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
             }
             verdict_table(&mut body, rows, only, "ms");

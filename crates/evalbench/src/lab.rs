@@ -29,17 +29,17 @@ pub struct PgSettings {
     /// Start the lab's PostgreSQL with this setting (repeatable), e.g. enable_seqscan=off or
     /// work_mem=64MB. PostgreSQL checks it; the settings are recorded in run.json and shown in
     /// the summary and the report.
-    #[arg(long = "pg-setting", value_name = "NAME=VALUE", value_parser = pg::parse_setting)]
-    pub settings: Vec<(String, String)>,
+    #[arg(long = "pg-setting", value_name = "NAME=VALUE", value_parser = pg::PgSetting::parse)]
+    pub settings: Vec<pg::PgSetting>,
 }
 
 impl PgSettings {
     /// Later settings of one name win, as on PostgreSQL's own command line.
-    pub fn list(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
-        for (n, v) in &self.settings {
-            out.retain(|(m, _)| m != n);
-            out.push((n.clone(), v.clone()));
+    pub fn list(&self) -> Vec<pg::PgSetting> {
+        let mut out: Vec<pg::PgSetting> = Vec::new();
+        for s in &self.settings {
+            out.retain(|m| m.name() != s.name());
+            out.push(s.clone());
         }
         out
     }

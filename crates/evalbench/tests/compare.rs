@@ -280,6 +280,16 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
     assert!(!text.contains("repeat to get a verdict"), "not on every line:\n{text}");
     let json = String::from_utf8(run_ok(evalbench().arg("compare").arg("--json").arg(&a).arg(&b)).stdout).unwrap();
     assert!(!text.contains("NaN") && !json.contains("NaN"));
+    // Families by name, and each pass's kind parsed once.
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for p in v["passes"].as_array().unwrap() {
+        let kind = p["kind"].as_str().unwrap();
+        assert_eq!(kind, if p["pass_a"].as_str().unwrap().ends_with("-clean") { "clean" } else { "instrumented" });
+        assert_eq!(p["families"]["evaluated"]["name"], format!("evaluated ({kind} passes)"));
+        for f in ["spans", "statements", "counters"] {
+            assert!(p["families"][f]["name"].as_str().unwrap().contains(f), "{f}: {}", p["families"]);
+        }
+    }
 }
 
 #[test]

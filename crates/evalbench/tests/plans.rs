@@ -167,7 +167,7 @@ fn compare_json(a: &Path, b: &Path) -> Value {
 
 fn changed(v: &Value) -> BTreeSet<String> {
     let plans = v["passes"][0]["plans"].as_array().expect("an instrumented pass has plans");
-    plans.iter().filter(|p| p["changed"] == true).map(|p| p["statement"].as_str().unwrap().to_string()).collect()
+    plans.iter().filter(|p| p["change"] == "changed").map(|p| p["statement"].as_str().unwrap().to_string()).collect()
 }
 
 #[test]
@@ -259,7 +259,7 @@ fn plan_changes_are_exactly_those_explain_sees() {
         assert!(rows.iter().any(|r| r.iter().any(|c| c.starts_with('*'))), "differing nodes marked: {rows:?}");
         assert!(rows.iter().all(|r| r.iter().all(|c| c.is_empty() || c.contains(" rows="))), "rows × loops on every node: {rows:?}");
     }
-    for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["changed"] == true) {
+    for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] == "changed") {
         assert_ne!(p["a"]["fingerprint"], p["b"]["fingerprint"]);
         for side in ["a", "b"] {
             let nodes = p[side]["nodes"].as_array().unwrap();

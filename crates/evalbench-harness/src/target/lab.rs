@@ -22,7 +22,7 @@ pub struct Lab {
     /// Recycle an evaluator past this RSS (bytes) after an attribute (`--eval-max-rss`).
     pub eval_max_rss: Option<u64>,
     /// PostgreSQL settings (`--pg-setting NAME=VALUE`).
-    pub pg_settings: Vec<(String, String)>,
+    pub pg_settings: Vec<evalbench_lab::pg::PgSetting>,
     /// The flake as the user gave it, for provenance (default: its path).
     pub flake_label: Option<String>,
     state: Option<LabState>,

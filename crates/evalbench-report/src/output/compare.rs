@@ -5,12 +5,12 @@ use std::fmt::Write;
 use evalbench_analyze::comparison::{Comparison, OnlyPass, OnlyRow, PassComparison, Row};
 use evalbench_analyze::counters::grouped;
 use evalbench_analyze::verdict::{pct, Kind};
-use evalbench_bundle::layout;
+use evalbench_bundle::layout::PassKind;
 
 use super::markdown::table;
 
 fn instrumented(c: &PassComparison) -> bool {
-    layout::base_name(&c.pass_a).ends_with("-instrumented")
+    c.kind == PassKind::Instrumented
 }
 
 /// What differs between A and B, in one sentence or a line per field.
@@ -83,7 +83,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
         {
             if !rows.is_empty() {
                 let _ = writeln!(t, "  {title}:");
-                if let Some(p) = &c.families[k + 1].power {
+                if let Some(p) = &[&c.families.spans, &c.families.statements][k].power {
                     let _ = writeln!(t, "    note: {p}");
                 }
                 for r in rows.iter().take(top) {
@@ -219,7 +219,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
                 continue;
             }
             let _ = writeln!(t, "{title}:\n");
-            if let Some(p) = &c.families[k + 1].power {
+            if let Some(p) = &[&c.families.spans, &c.families.statements][k].power {
                 let _ = writeln!(t, "> {}\n", super::markdown::cell(p));
             }
             let mut shown = verdict_rows(rows, top);
