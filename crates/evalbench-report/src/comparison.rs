@@ -8,12 +8,13 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use evalbench_analyze::comparison::{Comparison, OnlyRow, PassComparison, Row};
+use evalbench_analyze::comparison::{Comparison, PassComparison};
 use evalbench_analyze::plans::{Change, PlanRow, Side};
-use evalbench_analyze::verdict::{pct, Kind};
+use evalbench_analyze::verdict::Kind;
 
+use crate::compare_tables::{self as tables, Align, Table};
 use crate::html::{escape as esc, file_safe, shell_head};
-use crate::output::compare::settings;
+use crate::output::compare::capitalized;
 use crate::output::plans::{count, list, moved, statement_change, tally};
 use crate::ReportError;
 
@@ -36,39 +37,45 @@ pub struct Written {
     pub plans_changed: usize,
 }
 
-fn verdict_table(body: &mut String, rows: &[Row], only: (&[OnlyRow], &[OnlyRow]), unit: &str) {
-    body.push_str("<table><tr><th>what</th><th>A (median)</th><th>B (median)</th><th>change A → B</th><th>verdict</th><th>p (Holm)</th></tr>");
-    for r in rows {
-        let v = &r.verdict;
-        let _ = write!(
-            body,
-            "<tr><td><code>{}</code></td><td class=\"n\">{:.3} {unit}</td><td class=\"n\">{:.3} {unit}</td><td class=\"n\">{}</td><td class=\"{}\" title=\"{}\">{}</td><td class=\"n\">{}</td></tr>",
-            esc(&r.what),
-            v.a.median,
-            v.b.median,
-            esc(&pct(v.change_pct, v.a.median, v.b.median)),
-            kind_class(v.kind),
-            esc(&v.text),
-            esc(v.kind.as_str()),
-            v.p_adjusted.map(|p| format!("{p:.4}")).unwrap_or_else(|| "–".into())
-        );
+/// A table as HTML: a heading when asked, the family's note, every group's
+/// rows in one table (verdicts coloured, their sentence as hover title).
+fn html_table(body: &mut String, table: &Table, heading: bool) {
+    if heading {
+        let _ = write!(body, "<h3>{}</h3>", esc(&capitalized(&table.title)));
     }
-    only_rows(body, only.0, true, unit);
-    only_rows(body, only.1, false, unit);
+    if let Some(p) = &table.note {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
+    }
+    body.push_str("<table><tr>");
+    for (head, _) in &table.columns {
+        let _ = write!(body, "<th>{}</th>", esc(head));
+    }
+    body.push_str("</tr>");
+    for r in table.rows() {
+        body.push_str("<tr>");
+        for (cell, (_, align)) in r.cells.iter().zip(&table.columns) {
+            let mut class = if *align == Align::Right { "n" } else { "" };
+            let mut title = String::new();
+            if let Some((kind, sentence)) = &cell.verdict {
+                class = kind_class(*kind);
+                title = format!(" title=\"{}\"", esc(sentence));
+            }
+            let class = if class.is_empty() { String::new() } else { format!(" class=\"{class}\"") };
+            let mut text = esc(&cell.text);
+            if cell.code {
+                text = format!("<code>{text}</code>");
+            }
+            if let Some(a) = &cell.anchor {
+                text = format!("<a href=\"#{}\">{text}</a>", esc(&file_safe(a)));
+            }
+            let _ = write!(body, "<td{class}{title}>{text}</td>");
+        }
+        body.push_str("</tr>");
+    }
     body.push_str("</table>");
-}
-
-/// Rows one side lacks, in the same table as the verdicts.
-fn only_rows(body: &mut String, rows: &[OnlyRow], side_a: bool, unit: &str) {
-    for r in rows {
-        let (a, b) =
-            if side_a { (format!("{:.3} {unit}", r.total_ms), "–".to_string()) } else { ("–".to_string(), format!("{:.3} {unit}", r.total_ms)) };
-        let _ = write!(
-            body,
-            "<tr><td><code>{}</code></td><td class=\"n\">{a}</td><td class=\"n\">{b}</td><td class=\"n\">–</td><td>{}</td><td class=\"n\">–</td></tr>",
-            esc(&r.what),
-            if side_a { "only in A" } else { "only in B" }
-        );
+    let more: usize = table.groups.iter().map(|g| g.more).sum();
+    if more > 0 {
+        let _ = write!(body, "<p class=\"note\">{more} more rows in compare's --json.</p>");
     }
 }
 
@@ -148,8 +155,8 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
     }
 }
 
-/// Writes `out/index.html`.
-pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Written, ReportError> {
+/// Writes `out/index.html`, with at most `top` rows a list.
+pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize) -> Result<Written, ReportError> {
     let out_passes: &[PassComparison] = &cmp.passes;
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let title = format!("evalbench compare: A → B ({} → {})", a.display(), b.display());
@@ -161,50 +168,18 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
         esc(&a.display().to_string()),
         esc(&b.display().to_string())
     );
-    if cmp.differs.is_empty() {
-        body.push_str("<p>A and B measured the same workload, system, evalbench, machine, plan and settings.</p>");
-    } else {
-        body.push_str("<h2>What differs</h2><table><tr><th>group</th><th>field</th><th>A</th><th>B</th></tr>");
-        for d in &cmp.differs {
-            let _ = write!(body, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(d.group), esc(&d.field), esc(&d.a), esc(&d.b));
+    match tables::differs(cmp) {
+        None => body.push_str("<p>A and B measured the same workload, system, evalbench, machine, plan and settings.</p>"),
+        Some(d) => {
+            body.push_str("<h2>What differs</h2>");
+            html_table(&mut body, &d, false);
         }
-        body.push_str("</table>");
     }
     if let Some(n) = cmp.session_note() {
         let _ = write!(body, "<p>{}</p>", esc(&n));
     }
-    body.push_str("<h2>Passes</h2><table><tr><th>pass</th><th>runs A / B</th><th>PostgreSQL settings A / B</th><th>evaluated A (s)</th><th>evaluated B (s)</th><th>change A → B</th><th>verdict</th></tr>");
-    for c in out_passes {
-        let _ = write!(
-            body,
-            "<tr><td><a href=\"#{}\">{}</a></td><td class=\"n\">{} / {}</td><td>{} / {}</td><td class=\"n\">{:.3}</td><td class=\"n\">{:.3}</td><td class=\"n\">{}</td><td class=\"{}\" title=\"{}\">{}</td></tr>",
-            esc(&file_safe(&c.pass_a)),
-            esc(&c.pass_a),
-            c.runs_a,
-            c.runs_b,
-            esc(&settings(&c.pg_settings_a)),
-            esc(&settings(&c.pg_settings_b)),
-            c.wall.a.median,
-            c.wall.b.median,
-            esc(&pct(c.wall.change_pct, c.wall.a.median, c.wall.b.median)),
-            kind_class(c.wall.kind),
-            esc(&c.wall.text),
-            esc(c.wall.kind.as_str())
-        );
-    }
-    for (side, passes) in [("A", &cmp.only_a), ("B", &cmp.only_b)] {
-        for p in passes.iter() {
-            let (x, y) =
-                if side == "A" { (format!("{:.3}", p.evaluated_s), "–".to_string()) } else { ("–".to_string(), format!("{:.3}", p.evaluated_s)) };
-            let _ = write!(
-                body,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td></td><td class=\"n\">{x}</td><td class=\"n\">{y}</td><td class=\"n\">–</td><td>only in {side}</td></tr>",
-                esc(&p.pass),
-                if side == "A" { format!("{} / –", p.runs) } else { format!("– / {}", p.runs) }
-            );
-        }
-    }
-    body.push_str("</table>");
+    body.push_str("<h2>Passes</h2>");
+    html_table(&mut body, &tables::passes(cmp), false);
     for p in cmp.headline_notes() {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
     }
@@ -218,45 +193,20 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path) -> Result<Writte
             esc(&c.pass_a),
             if instrumented { " <small>(instrumented: timings distorted by perf, strace and auto_explain)</small>" } else { "" }
         );
-        if !c.counters.is_empty() {
-            body.push_str("<h3>nix's counters</h3><table><tr><th>counter</th><th>A</th><th>B</th><th>change</th><th>verdict</th></tr>");
-            for v in &c.counters {
-                let n = |x: &serde_json::Value| x.as_f64().map(evalbench_analyze::counters::grouped).unwrap_or_default();
-                let _ = write!(
-                    body,
-                    "<tr><td>{}{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"{}\" title=\"{}\">{}</td></tr>",
-                    esc(&v.name),
-                    if v.exact { "" } else { " (judged like a time)" },
-                    esc(&n(&v.a)),
-                    esc(&n(&v.b)),
-                    v.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_else(|| "–".into()),
-                    kind_class(v.kind),
-                    esc(&v.text),
-                    esc(v.kind.as_str())
-                );
-            }
-            body.push_str("</table>");
+        if let Some(set) = tables::pg_settings(c) {
+            let _ = write!(body, "<p>{}</p>", esc(&set));
+        }
+        let pt = tables::pass(c, top);
+        if let Some(counters) = &pt.counters {
+            html_table(&mut body, counters, true);
         }
         // Plans before the spans: an instrumented pass's timings are shapes only.
         if let Some(rows) = &c.plans {
             changed += rows.iter().filter(|r| r.change == Change::Changed).count();
             plans(&mut body, c, rows);
         }
-        for (k, (title, rows, only)) in [
-            ("Spans (total per run)", &c.spans, (&c.spans_only_a[..], &c.spans_only_b[..])),
-            ("Statements (pg_stat_statements, total per run)", &c.statements, (&c.statements_only_a[..], &c.statements_only_b[..])),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if rows.is_empty() && only.0.is_empty() && only.1.is_empty() {
-                continue;
-            }
-            let _ = write!(body, "<h3>{}</h3>", esc(title));
-            if let Some(p) = &[&c.families.spans, &c.families.statements][k].power {
-                let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
-            }
-            verdict_table(&mut body, rows, only, "ms");
+        for (_, list) in &pt.lists {
+            html_table(&mut body, list, true);
         }
     }
     body.push_str("</body></html>\n");

@@ -1,6 +1,7 @@
 //! `evalbench-report`: writes what people and scripts read. Each output
 //! format is its own module and reads only analysed passes.
 
+pub mod compare_tables;
 pub mod comparison;
 mod error;
 pub mod history;

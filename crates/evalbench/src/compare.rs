@@ -54,9 +54,11 @@ pub struct Args {
     /// Exit 1 when a clean pass's evaluated time could not be judged (too few runs a side).
     #[arg(long)]
     pub fail_on_undecided: bool,
-    /// Span and statement rows to print per pass (all are in --json).
-    #[arg(long, default_value_t = TOP)]
-    pub top: usize,
+    /// Rows to show per list of a pass (counters, spans, statements, plans; each side's own rows
+    /// apart): 15 unless given in text and Markdown, all unless given on the --html page. All are
+    /// in --json.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
     /// A change smaller than this percentage of A's median is "negligible".
     #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT")]
     pub min_change: f64,
@@ -93,11 +95,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let gate = a.fail_on_regression.map(|pct| regressions(&out, pct)).unwrap_or_default();
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
-        crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top),
-        crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top),
+        crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top.unwrap_or(TOP)),
+        crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP)),
     };
     if let Some(dir) = &a.html {
-        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir)?;
+        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(usize::MAX))?;
         eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
     }
     crate::emit(&text)?;

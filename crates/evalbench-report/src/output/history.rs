@@ -5,6 +5,7 @@ use std::fmt::Write;
 use evalbench_history::History;
 
 use super::markdown::{cell, table};
+use super::Align::{Left, Right};
 
 /// The series the runs hold, one line.
 fn series_line(h: &History) -> String {
@@ -75,7 +76,7 @@ pub fn markdown(h: &History) -> String {
                 ]
             })
             .collect();
-        table(&mut t, &["commit", "time (Unix s)", "runs", "evaluated s (median)", "MAD"], "lnnnn", &rows);
+        table(&mut t, &["commit", "time (Unix s)", "runs", "evaluated s (median)", "MAD"], &[Left, Right, Right, Right, Right], &rows);
     }
     let _ = writeln!(t, "### Changes\n");
     if h.changes.is_empty() {
@@ -88,7 +89,7 @@ pub fn markdown(h: &History) -> String {
                 vec![c.commit.clone(), c.pass.clone(), c.what.clone(), c.kind.as_str().to_string(), format!("{:+.1}%", c.change_pct), c.text.clone()]
             })
             .collect();
-        table(&mut t, &["commit", "pass", "what", "kind", "change", "verdict"], "llllnl", &rows);
+        table(&mut t, &["commit", "pass", "what", "kind", "change", "verdict"], &[Left, Left, Left, Left, Right, Left], &rows);
     }
     for p in &h.power {
         let _ = writeln!(t, "> {}\n", cell(p));

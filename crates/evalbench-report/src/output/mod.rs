@@ -12,6 +12,13 @@ pub mod plans;
 
 use std::collections::BTreeMap;
 
+/// How a table column's cells line up: numbers to the right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
 /// `--pg-setting`s as one phrase, `NAME=VALUE` joined by `sep`, or "defaults".
 /// `1 run`, `2 runs`: a count with its noun, singular where it is one.
 pub fn count(n: usize, one: &str) -> String {

@@ -138,6 +138,6 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
         let (la, lb) = (lines(r.a.as_ref(), "\u{2003}\u{2003}"), lines(r.b.as_ref(), "\u{2003}\u{2003}"));
         let body: Vec<Vec<String>> =
             (0..la.len().max(lb.len())).map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()]).collect();
-        table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], "ll", &body);
+        table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], &[super::Align::Left, super::Align::Left], &body);
     }
 }
