@@ -14,6 +14,10 @@ pub enum BundleError {
     /// The unpacked size or entry count went over the configured limit.
     #[error("{}: unpacking stopped at the limit of {limit}; raise it (--max-unpacked) if the bundle is trusted", path.display())]
     TooLarge { path: PathBuf, limit: String },
+    /// A JSON file of the bundle that does not read as what it should be;
+    /// serde's error (with its line and column) is the source.
+    #[error("{}: expected {expected}: {source}", path.display())]
+    Parse { path: PathBuf, expected: &'static str, source: serde_json::Error },
     #[error("{}: not an evalbench bundle: {reason}", path.display())]
     NotABundle { path: PathBuf, reason: String },
 }
@@ -21,4 +25,10 @@ pub enum BundleError {
 pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> BundleError {
     let path = path.into();
     move |source| BundleError::Io { path, source }
+}
+
+/// `BundleError::Parse` for `path`, expecting `expected`.
+pub(crate) fn parse(path: impl Into<PathBuf>, expected: &'static str) -> impl FnOnce(serde_json::Error) -> BundleError {
+    let path = path.into();
+    move |source| BundleError::Parse { path, expected, source }
 }

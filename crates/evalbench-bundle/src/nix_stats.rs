@@ -53,6 +53,17 @@ pub fn files(pass_dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+fn kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 /// Reads a pass's statistics; None when the pass has no statistics files.
 /// A file that is not nix's JSON is an error naming it and the place.
 pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
@@ -63,15 +74,10 @@ pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
     let mut s = NixStats { files: files.clone(), ..NixStats::default() };
     for f in &files {
         let text = std::fs::read(f).map_err(io(f))?;
-        let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| BundleError::Io {
-            path: f.clone(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}, column {}: {e}", e.line(), e.column())),
-        })?;
+        const EXPECTED: &str = "nix's statistics (NIX_SHOW_STATS), a JSON object";
+        let v: serde_json::Value = serde_json::from_slice(&text).map_err(crate::error::parse(f, EXPECTED))?;
         if !v.is_object() {
-            return Err(BundleError::Io {
-                path: f.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidData, "expected nix's statistics, a JSON object"),
-            });
+            return Err(crate::error::parse(f, EXPECTED)(serde::de::Error::custom(format!("found {}", kind(&v)))));
         }
         flatten_into(&v, &mut s.counters);
         add_calls(&v, &mut s.calls);
@@ -197,6 +203,24 @@ pub fn from_json(v: &serde_json::Value) -> Option<Counters> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_not_nix_statistics_is_a_parse_error_with_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(layout::EVAL_DIR)).unwrap();
+        let f = dir.path().join(layout::EVAL_DIR).join("nix-stats.0.json");
+        for (text, said) in [("{\"nrThunks\": ", "EOF while parsing"), ("[1, 2]", "found an array")] {
+            std::fs::write(&f, text).unwrap();
+            let e = read(dir.path()).unwrap_err();
+            let BundleError::Parse { path, source, .. } = &e else { panic!("not a parse error: {e:?}") };
+            assert_eq!(path, &f);
+            assert!(source.to_string().contains(said), "{source}");
+            assert!(e.to_string().contains("nix-stats.0.json: expected nix's statistics"), "{e}");
+        }
+        std::fs::write(dir.path().join(layout::RUN_JSON), "{\"evaluation_id\": [").unwrap();
+        let e = crate::RunInfo::read(&dir.path().join(layout::RUN_JSON)).unwrap_err();
+        assert!(matches!(e, BundleError::Parse { .. }) && e.to_string().contains("line 1 column"), "{e}");
+    }
 
     #[test]
     fn counters_are_flattened_and_summed_and_calls_merged() {

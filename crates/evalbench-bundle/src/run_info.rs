@@ -120,14 +120,8 @@ impl RunInfo {
 
     pub fn read(path: &Path) -> Result<RunInfo, BundleError> {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
-        let raw: serde_json::Value = serde_json::from_str(&text).map_err(|e| BundleError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}, column {}: {e}", e.line(), e.column())),
-        })?;
-        let mut info: RunInfo = serde_json::from_value(raw.clone()).map_err(|e| BundleError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("unexpected run.json shape: {e}")),
-        })?;
+        let raw: serde_json::Value = serde_json::from_str(&text).map_err(crate::error::parse(path, "run.json, a JSON object"))?;
+        let mut info: RunInfo = serde_json::from_value(raw.clone()).map_err(crate::error::parse(path, "run.json's fields"))?;
         info.raw = raw;
         Ok(info)
     }

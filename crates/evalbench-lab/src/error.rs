@@ -14,6 +14,9 @@ pub enum LabError {
     Postgres(#[from] tokio_postgres::Error),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    /// The eval subprocess's failure, its cause kept.
+    #[error(transparent)]
+    Eval(#[from] crate::eval::Failure),
     /// Everything else, worded whole.
     #[error("{0}")]
     Message(String),

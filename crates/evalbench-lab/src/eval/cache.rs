@@ -72,8 +72,8 @@ pub(super) fn load(home: &Path, nar_hash: &str) -> Option<Entry> {
 }
 
 /// Writes an entry whole (`evalbench_bundle::write_atomic`).
-pub(super) fn store(home: &Path, e: &Entry) -> Result<(), String> {
-    evalbench_bundle::write_atomic(&file(home, &e.nar_hash), &serde_json::to_vec(e).expect("serializes")).map_err(|err| err.to_string())
+pub(super) fn store(home: &Path, e: &Entry) -> Result<(), evalbench_bundle::BundleError> {
+    evalbench_bundle::write_atomic(&file(home, &e.nar_hash), &serde_json::to_vec(e).expect("serializes"))
 }
 
 #[cfg(test)]

@@ -41,19 +41,26 @@ use tracing::{debug_span, field::Empty, Span};
 use evalbench_decode::nix_trace::Fold;
 
 use super::cache::Entry;
-use super::nix;
+use super::error::{EvalError, Failure};
+use super::{markers, nix};
 use super::{E, SYSTEM};
 
 /// At most this many lines of nix's error are kept.
 const ERROR_LINES: usize = 40;
-const MARK: &str = "trace: evalbench:";
 /// Call sites a profile's stack keeps below its attribute (see `Fold::with_max_depth`).
 const PROFILE_DEPTH: usize = 32;
 
-/// Why an evaluator failed: the attribute it was on (if any) and nix's message.
-pub(super) struct Failure {
-    pub attr: Option<String>,
-    pub message: String,
+/// What reading one nix process's stderr found.
+#[derive(Default)]
+struct Reading {
+    /// nix's error, from its `error:` line on (at most ERROR_LINES).
+    error: Vec<String>,
+    /// `packages.<system>`'s attribute count when it is not discovery's.
+    changed: Option<String>,
+    /// Recycled past the RSS cap: the attribute the next evaluator starts at.
+    recycled: Option<usize>,
+    /// The attribute open when nix stopped.
+    at: Option<String>,
 }
 
 /// What one shard resolved: (attribute, drvPath) in plan order, and the
@@ -73,6 +80,20 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// On the kill list while it runs. One that started as another failed is
+    /// killed at once: nobody else will.
+    fn register(&self, pid: i32) {
+        self.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+        if self.failed.load(Ordering::SeqCst) {
+            // SAFETY: our own unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+
+    fn unregister(&self, pid: i32) {
+        self.pids.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
+    }
+
     fn fail(&self) {
         if !self.failed.swap(true, Ordering::SeqCst) {
             for &pid in self.pids.lock().unwrap_or_else(|p| p.into_inner()).iter() {
@@ -131,9 +152,9 @@ impl Evaluator<'_> {
     }
 
     /// Opens attribute j's span, then reads the RSS it starts from.
-    fn open(&self, j: usize, pid: i32) -> (usize, Span, i64) {
+    fn open(&self, j: usize, pid: i32) -> (Span, i64) {
         let r = self.resolve_span(&self.attrs[j], "miss");
-        (j, r, nix::rss_kb(pid).unwrap_or(0))
+        (r, nix::rss_kb(pid).unwrap_or(0))
     }
 
     /// The whole shard from the lab's cache, or None if any attribute misses
@@ -168,13 +189,9 @@ impl Evaluator<'_> {
         }
     }
 
-    /// One nix process, from attribute `from` of the shard: Some(next) when
-    /// it was recycled before the end, None when it evaluated the rest.
-    fn segment(&self, from: usize, segment: usize, out: &mut Resolved) -> Result<Option<usize>, Failure> {
-        let span = self.span();
-        span.record("from", from);
-        let _in = span.enter();
-        let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
+    /// The nix command for one process from attribute `from`, and the file
+    /// its statistics go to.
+    fn command(&self, from: usize, segment: usize) -> (std::process::Command, std::path::PathBuf) {
         let mut c = nix::command();
         c.args(["eval", "--json", "--option", "eval-cache", "false"]);
         if self.profile {
@@ -184,24 +201,30 @@ impl Evaluator<'_> {
         // A recycled evaluator is killed and writes no statistics: each process has a file of its own.
         let stats_file = if segment == 0 { self.stats_file.to_path_buf() } else { self.stats_file.with_extension(format!("{segment}.json")) };
         nix::Stats { path: &stats_file, count_calls: self.count_calls }.apply(&mut c);
-        let fail = |attr: Option<String>, message: String| {
+        (c, stats_file)
+    }
+
+    /// One nix process, from attribute `from` of the shard: Some(next) when
+    /// it was recycled before the end, None when it evaluated the rest.
+    fn segment(&self, from: usize, segment: usize, out: &mut Resolved) -> Result<Option<usize>, Failure> {
+        let span = self.span();
+        span.record("from", from);
+        let _in = span.enter();
+        let starting = debug_span!(target: E, "start_evaluator", shard = self.shard);
+        let (mut c, stats_file) = self.command(from, segment);
+        let fail = |attr: Option<String>, error: EvalError| {
             self.shared.fail();
             span.record("end", "failed");
-            Failure { attr, message }
+            Failure { attr, error }
         };
         if self.shared.failed.load(Ordering::SeqCst) {
-            return Err(fail(None, "another evaluator failed first".into()));
+            return Err(fail(None, EvalError::Stopped));
         }
         // Profiled, nix is started untraced: see `nix::spawn`.
-        let child = nix::spawn(&mut c, self.profile).map_err(|e| fail(None, format!("nix: {e} (install the Debian package nix-bin)")))?;
+        let child = nix::spawn(&mut c, self.profile).map_err(|e| fail(None, EvalError::Start(e)))?;
         let pid = child.pid;
         span.record("pid", pid);
-        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
-        if self.shared.failed.load(Ordering::SeqCst) {
-            // Failed between our check and our registration: nobody else will kill it.
-            // SAFETY: our own unreaped child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+        self.shared.register(pid);
         // nix prints the JSON list only at the end; read it on its own thread
         // so a full stdout pipe never stalls nix while we read stderr.
         let mut stdout = child.stdout;
@@ -210,14 +233,56 @@ impl Evaluator<'_> {
             let _ = stdout.read_to_string(&mut s);
             s
         });
-        let mut stderr = BufReader::new(child.stderr);
-
-        let mut starting = Some(starting);
-        let mut on: Option<(usize, Span, i64)> = None; // attribute j, its span, RSS at its start
         let first = out.drvs.len();
-        let mut error: Vec<String> = Vec::new();
-        let mut unexpected: Option<String> = None;
-        let mut recycled: Option<usize> = None;
+        let read = self.read(BufReader::new(child.stderr), pid, starting, out);
+        // Off the kill list before it is reaped: a reaped pid may be reused.
+        self.shared.unregister(pid);
+        let reaped = nix::wait4(pid);
+        if let Ok((_, peak_kb)) = reaped {
+            span.record("peak_rss_kb", peak_kb);
+            out.peak_kb = out.peak_kb.max(peak_kb);
+        }
+        self.record_stats(&span, &stats_file);
+        let at = read.at.clone();
+        let Ok(printed) = printed.join() else {
+            return Err(fail(at, EvalError::ReaderPanicked));
+        };
+        if let Some(next) = read.recycled {
+            span.record("end", "recycled");
+            return Ok(Some(next));
+        }
+        if self.shared.failed.load(Ordering::SeqCst) && read.error.is_empty() {
+            span.record("end", "failed");
+            return Err(EvalError::Stopped.into());
+        }
+        let ended = reaped.map_err(|source| fail(at.clone(), EvalError::Wait { pid, source }))?.0;
+        if !read.error.is_empty() {
+            return Err(fail(at, EvalError::Nix(nix::message(read.error.iter().map(String::as_str)))));
+        }
+        if !ended.success() {
+            return Err(fail(at, EvalError::Ended(ended)));
+        }
+        if let Some(now) = read.changed {
+            return Err(fail(None, EvalError::AttributesChanged { now, then: self.total }));
+        }
+        // The markers and nix's own output must agree: they are two readings of one evaluation.
+        let listed: Vec<String> =
+            serde_json::from_str(&printed).map_err(|source| fail(at.clone(), EvalError::Output { what: "nix eval", source }))?;
+        let mine = &out.drvs[first..];
+        if listed.len() != self.attrs.len() - from || mine.iter().map(|(_, d)| d).ne(listed.iter()) {
+            return Err(fail(at, EvalError::Disagree { printed: listed.len(), named: mine.len(), of: self.attrs.len() - from }));
+        }
+        span.record("end", "done");
+        Ok(None)
+    }
+
+    /// Reads nix's stderr to its end: the markers open and close the
+    /// attributes' spans, trace lines go into the fold, an error is kept.
+    fn read(&self, mut stderr: BufReader<std::fs::File>, pid: i32, starting: Span, out: &mut Resolved) -> Reading {
+        let mut starting = Some(starting);
+        let mut progress = markers::Progress::new(self.attrs.len(), self.total);
+        let mut on: Option<(Span, i64)> = None; // the open attribute's span, RSS at its start
+        let mut r = Reading::default();
         let mut buf = Vec::new();
         if let Some(f) = out.fold.as_mut() {
             f.set_root(&format!("(evaluator {}: opening the flake)", self.shard));
@@ -228,109 +293,59 @@ impl Evaluator<'_> {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            let line = String::from_utf8_lossy(&buf);
-            let line = line.trim_end_matches('\n');
-            if let (Some(f), true) = (out.fold.as_mut(), line.starts_with("function-trace ")) {
-                f.line(line);
+            let text = String::from_utf8_lossy(&buf);
+            let text = text.trim_end_matches('\n');
+            let line = markers::line(text);
+            if let (Some(f), markers::Line::Trace(t)) = (out.fold.as_mut(), &line) {
+                f.line(t);
                 continue;
             }
-            if !error.is_empty() || line.starts_with("error:") {
-                if error.len() < ERROR_LINES {
-                    error.push(line.to_string());
+            if !r.error.is_empty() || line == markers::Line::Error {
+                if r.error.len() < ERROR_LINES {
+                    r.error.push(text.to_string());
                 }
                 continue;
             }
-            let Some(mark) = line.strip_prefix(MARK) else { continue };
-            if let Some(total) = mark.strip_prefix("opened:") {
-                drop(starting.take());
-                if total.parse::<usize>().ok() != Some(self.total) {
-                    unexpected = Some(format!("packages.{SYSTEM} has {total} attributes now, {} at discovery", self.total));
+            let markers::Line::Marker(m) = line else { continue };
+            match progress.step(m) {
+                markers::Step::Opened(changed) => {
+                    drop(starting.take());
+                    r.changed = changed.map(String::from);
                 }
-            } else if let Some(j) = mark.strip_prefix("begin:") {
-                // Attribute j is usually open already (see below); the first one opens here.
-                let Some(j) = j.parse::<usize>().ok().filter(|&j| j < self.attrs.len()) else { continue };
-                if let Some(f) = out.fold.as_mut() {
-                    f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[j]));
-                }
-                if on.as_ref().map(|o| o.0) != Some(j) {
+                markers::Step::Open(j) => {
+                    if let Some(f) = out.fold.as_mut() {
+                        f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[j]));
+                    }
                     drop(on.take());
                     on = Some(self.open(j, pid));
                 }
-            } else if let Some(rest) = mark.strip_prefix("end:") {
-                let Some((j, drv)) = rest.split_once(':') else { continue };
-                if let Some((at, r, rss0)) = on.take() {
-                    if j.parse::<usize>().ok() == Some(at) {
-                        let rss = nix::rss_kb(pid).unwrap_or(0);
-                        r.record("drv", drv);
-                        r.record("rss_kb", rss);
-                        r.record("rss_delta_kb", rss - rss0);
-                        out.drvs.push((self.attrs[at].clone(), drv.to_string()));
-                        if self.max_rss_kb.is_some_and(|m| rss > m) && at + 1 < self.attrs.len() {
-                            // Over the cap with attributes left: this evaluator is done.
-                            drop(r);
-                            recycled = Some(at + 1);
-                            // SAFETY: our own unreaped child.
-                            unsafe { libc::kill(pid, libc::SIGKILL) };
-                            break;
-                        }
-                        // Back to back: the next attribute opens at the instant this one closes.
-                        on = evalbench_trace::at_one_instant(|| {
-                            drop(r);
-                            (at + 1 < self.attrs.len()).then(|| self.resolve_span(&self.attrs[at + 1], "miss"))
-                        })
-                        .map(|r| (at + 1, r, nix::rss_kb(pid).unwrap_or(0)));
+                markers::Step::Resolved { j, drv, next } => {
+                    let Some((span, rss0)) = on.take() else { continue };
+                    let rss = nix::rss_kb(pid).unwrap_or(0);
+                    span.record("drv", drv);
+                    span.record("rss_kb", rss);
+                    span.record("rss_delta_kb", rss - rss0);
+                    out.drvs.push((self.attrs[j].clone(), drv.to_string()));
+                    if let (Some(next), true) = (next, self.max_rss_kb.is_some_and(|m| rss > m)) {
+                        // Over the cap with attributes left: this evaluator is done.
+                        drop(span);
+                        r.recycled = Some(next);
+                        // SAFETY: our own unreaped child.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                        break;
                     }
+                    // Back to back: the next attribute opens at the instant this one closes.
+                    on = evalbench_trace::at_one_instant(|| {
+                        drop(span);
+                        next.map(|n| self.resolve_span(&self.attrs[n], "miss"))
+                    })
+                    .map(|s| (s, nix::rss_kb(pid).unwrap_or(0)));
                 }
+                markers::Step::Nothing => {}
             }
         }
-        let at = on.as_ref().map(|(j, _, _)| format!("packages.{SYSTEM}.{}", self.attrs[*j]));
-        drop(on);
-        drop(starting);
-        // Off the kill list before it is reaped: a reaped pid may be reused.
-        self.shared.pids.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
-        let (status, peak_kb) = nix::wait4(pid);
-        drop(stderr);
-        span.record("peak_rss_kb", peak_kb);
-        out.peak_kb = out.peak_kb.max(peak_kb);
-        self.record_stats(&span, &stats_file);
-        let Ok(printed) = printed.join() else {
-            return Err(fail(at, "reading nix's standard output failed: the reader thread panicked".into()));
-        };
-        if let Some(next) = recycled {
-            span.record("end", "recycled");
-            return Ok(Some(next));
-        }
-        if self.shared.failed.load(Ordering::SeqCst) && error.is_empty() {
-            span.record("end", "failed");
-            return Err(Failure { attr: None, message: "stopped: another evaluator failed".into() });
-        }
-        if status != Some(0) || !error.is_empty() {
-            let message = if error.is_empty() {
-                format!("nix eval ended with {}", nix::describe(status))
-            } else {
-                nix::message(error.iter().map(String::as_str))
-            };
-            return Err(fail(at, message));
-        }
-        if let Some(m) = unexpected {
-            return Err(fail(None, m));
-        }
-        // The markers and nix's own output must agree: they are two readings of one evaluation.
-        let listed: Vec<String> = serde_json::from_str(&printed).unwrap_or_default();
-        let mine = &out.drvs[first..];
-        if listed.len() != self.attrs.len() - from || mine.iter().map(|(_, d)| d).ne(listed.iter()) {
-            return Err(fail(
-                at,
-                format!(
-                    "nix printed {} drvPaths, its markers named {} of {} attributes (is this nix 2.8?)",
-                    listed.len(),
-                    mine.len(),
-                    self.attrs.len() - from
-                ),
-            ));
-        }
-        span.record("end", "done");
-        Ok(None)
+        r.at = progress.on.filter(|_| on.is_some()).map(|j| format!("packages.{SYSTEM}.{}", self.attrs[j]));
+        r
     }
 
     /// A few of nix's counters on the evaluator span, for the trace; the

@@ -14,15 +14,18 @@ use evalbench_decode::nix_profile::NixProfile;
 use tracing::{debug_span, field::Empty};
 
 mod cache;
+mod error;
 mod evaluator;
 mod line;
+mod markers;
 mod nix;
 
+pub use error::{Ended, EvalError, Failure};
 pub use line::{Done, EvalLine};
 
 pub use nix::{cache_home, eval_cache_files};
 
-use evaluator::{Evaluator, Failure, Resolved, Shared};
+use evaluator::{Evaluator, Resolved, Shared};
 
 /// How many evaluators (shards) the eval subprocess runs; the worker sets it
 /// from `lab up --eval-workers`.
@@ -87,12 +90,12 @@ struct StatsDir {
 }
 
 impl StatsDir {
-    fn new(o: &EvalOpts) -> Result<StatsDir, String> {
+    fn new(o: &EvalOpts) -> Result<StatsDir, EvalError> {
         let (path, temporary) = match &o.stats_dir {
             Some(d) => (d.clone(), false),
             None => (std::env::temp_dir().join(format!("evalbench-nix-stats.{}", std::process::id())), true),
         };
-        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::create_dir_all(&path).map_err(|source| EvalError::Io { path: path.clone(), source })?;
         Ok(StatsDir { path, temporary })
     }
     fn file(&self, who: &str) -> PathBuf {
@@ -110,11 +113,12 @@ impl Drop for StatsDir {
 
 /// The locked source: its store path (with the flake's directory inside
 /// it, for a flake below a repository's root) and the cache key, its narHash.
-fn lock(flake: &str) -> Result<(String, String, Option<String>), String> {
+fn lock(flake: &str) -> Result<(String, String, Option<String>), EvalError> {
+    const WHAT: &str = "nix flake metadata";
     let mut c = nix::command();
     c.args(["flake", "metadata", "--json", "--no-write-lock-file", flake]);
-    let m: serde_json::Value = serde_json::from_str(&nix::output(c)?).map_err(|e| format!("nix flake metadata: {e}"))?;
-    let path = m["path"].as_str().ok_or("nix flake metadata: no store path")?.to_string();
+    let m: serde_json::Value = serde_json::from_str(&nix::output(c)?).map_err(|source| EvalError::Output { what: WHAT, source })?;
+    let path = m["path"].as_str().ok_or(EvalError::Unexpected { what: WHAT, detail: "no store path (\"path\") in its JSON".into() })?.to_string();
     let hash = m["locked"]["narHash"].as_str();
     match m["locked"]["dir"].as_str().filter(|d| !d.is_empty()) {
         Some(dir) => Ok((path.clone(), format!("path:{path}/{dir}"), hash.map(|h| format!("{h}?dir={dir}")))),
@@ -122,17 +126,17 @@ fn lock(flake: &str) -> Result<(String, String, Option<String>), String> {
     }
 }
 
-fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, String> {
+fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, EvalError> {
     let mut c = nix::command();
     c.args(["eval", "--json", "--option", "eval-cache", "false", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
     nix::Stats { path: &stats.file("discover"), count_calls: o.count_calls }.apply(&mut c);
-    serde_json::from_str::<Vec<String>>(&nix::output(c)?).map_err(|e| format!("nix eval: {e}"))
+    serde_json::from_str::<Vec<String>>(&nix::output(c)?).map_err(|source| EvalError::Output { what: "nix eval (the attribute names)", source })
 }
 
 /// The evaluators' folds as one profile: `nix-profile.folded` (inferno's
 /// format, self µs) and `nix-profile.json` ([`NixProfile`]: calls and self
 /// time per call site, per attribute, and the traced time), each written whole.
-fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), String> {
+fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), EvalError> {
     use evalbench_bundle::layout;
     let folds: Vec<&evalbench_decode::nix_trace::Fold> = resolved.iter().filter_map(|r| r.fold.as_ref()).collect();
     if folds.is_empty() {
@@ -143,28 +147,30 @@ fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), String> {
         *stacks.entry(s.stack.join(";")).or_default() += s.self_us;
     }
     let folded: String = stacks.iter().filter(|(_, &us)| us > 0).map(|(k, us)| format!("{k} {us}\n")).collect();
-    let put = |name: &'static str, bytes: &[u8]| evalbench_bundle::write_atomic(&dir.join(layout::file_name(name)), bytes).map_err(|e| e.to_string());
+    let put = |name: &'static str, bytes: &[u8]| evalbench_bundle::write_atomic(&dir.join(layout::file_name(name)), bytes).map_err(EvalError::from);
     put(layout::NIX_PROFILE_FOLDED, folded.as_bytes())?;
     put(layout::NIX_PROFILE_JSON, NixProfile::of(&folds).to_json().as_bytes())
 }
 
-pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
+/// Evaluates the flake, telling the worker each derivation and how it
+/// ended (`EvalLine`); a failure is also returned, with its cause.
+pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     let flake_s = flake.to_string_lossy().to_string();
     let open = debug_span!(target: E, "open", job, flake = flake_s.as_str());
     let _open = open.enter();
-    let fail = |attr: Option<String>, msg: String| {
-        EvalLine::Error { message: msg.clone(), attr: attr.clone() }.emit();
-        Err(match attr {
-            Some(a) => format!("{a}: {msg}"),
-            None => msg,
-        })
+    let fail = |f: Failure| {
+        EvalLine::Error { message: f.error.to_string(), attr: f.attr.clone() }.emit();
+        Err(f)
     };
     if !flake.join("flake.nix").is_file() {
-        return fail(None, format!("{}: no flake.nix", flake.display()));
+        return fail(EvalError::NoFlake(flake.to_path_buf()).into());
     }
     let home = cache_home();
     let cached = cache::entries(&home);
-    let stats = StatsDir::new(o)?;
+    let stats = match StatsDir::new(o) {
+        Ok(s) => s,
+        Err(e) => return fail(e.into()),
+    };
     // The evaluators read the locked source from the store as a `path:` flake:
     // given the git checkout, nix 2.8 re-locks it with git processes; Gradient
     // locks once. Same content, same source, same cache key.
@@ -175,7 +181,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
                 _l.record("source", p.as_str());
                 (source, key)
             }
-            Err(e) => return fail(None, e),
+            Err(e) => return fail(e.into()),
         }
     };
     let entry = nar_hash.as_deref().and_then(|h| cache::load(&home, h));
@@ -190,7 +196,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
                 d.record("attrs", a.len());
                 a
             }
-            Err(e) => return fail(Some(format!("packages.{SYSTEM}")), e),
+            Err(error) => return fail(Failure { attr: Some(format!("packages.{SYSTEM}")), error }),
         }
     };
     let plan: Vec<Vec<String>> = {
@@ -227,18 +233,16 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), String> {
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Failure { attr: None, message: "an evaluator thread panicked".into() })))
-            .collect()
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EvalError::EvaluatorPanicked.into()))).collect()
     });
     // The failure that came first names the attribute; the others were stopped by it.
-    if let Some(f) =
-        results.iter().filter_map(|r| r.as_ref().err()).find(|f| f.attr.is_some()).or_else(|| results.iter().find_map(|r| r.as_ref().err()))
-    {
-        return fail(Some(f.attr.clone().unwrap_or_else(|| format!("packages.{SYSTEM}"))), f.message.clone());
+    let (resolved, mut failures): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    let resolved: Vec<Resolved> = resolved.into_iter().flatten().collect();
+    failures.sort_by_key(|f| f.as_ref().err().map(|f| (f.attr.is_none(), matches!(f.error, EvalError::Stopped))));
+    if let Some(Err(mut f)) = failures.into_iter().next() {
+        f.attr.get_or_insert_with(|| format!("packages.{SYSTEM}"));
+        return fail(f);
     }
-    let resolved: Vec<Resolved> = results.into_iter().flatten().collect();
     let evaluator_peaks: Vec<i64> = resolved.iter().map(|r| r.peak_kb).collect();
     if let (Some(h), true) = (&nar_hash, evaluator_peaks.iter().any(|&p| p > 0) || entry.is_none()) {
         let e = cache::Entry { nar_hash: h.clone(), attrs: attrs.clone(), drvs: resolved.iter().flat_map(|r| r.drvs.iter().cloned()).collect() };

@@ -45,10 +45,12 @@ impl Stats<'_> {
 }
 
 /// Runs nix to the end: its stdout, or its own message.
-pub(super) fn output(mut c: Command) -> Result<String, String> {
-    let out = c.output().map_err(|e| format!("nix: {e} (install the Debian package nix-bin)"))?;
+pub(super) fn output(mut c: Command) -> Result<String, super::error::EvalError> {
+    use super::error::EvalError;
+    let out = c.output().map_err(EvalError::Start)?;
     if !out.status.success() {
-        return Err(message(String::from_utf8_lossy(&out.stderr).lines()));
+        let said = message(String::from_utf8_lossy(&out.stderr).lines());
+        return Err(EvalError::Nix(if said.is_empty() { format!("nix ended with {}", evalbench_host::describe_status(out.status)) } else { said }));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -88,19 +90,9 @@ pub(super) fn rss_kb(pid: i32) -> Option<i64> {
     Some(pages * page / 1024)
 }
 
-/// Reaps `pid`: its exit code (None if a signal ended it) and its peak RSS in KiB.
-pub(super) fn wait4(pid: i32) -> (Option<i32>, i64) {
-    match evalbench_host::wait4(pid as u32) {
-        Ok((st, u)) => (libc::WIFEXITED(st).then(|| libc::WEXITSTATUS(st)), u.ru_maxrss),
-        Err(_) => (None, 0),
-    }
-}
-
-pub(super) fn describe(status: Option<i32>) -> String {
-    match status {
-        Some(code) => format!("exit status {code}"),
-        None => "a signal".into(),
-    }
+/// Reaps `pid`: how it ended and its peak RSS in KiB.
+pub(super) fn wait4(pid: i32) -> std::io::Result<(super::error::Ended, i64)> {
+    evalbench_host::wait4(pid as u32).map(|(st, u)| (super::error::Ended(st), u.ru_maxrss))
 }
 
 /// A started nix: its pid (ours to reap) and its output pipes.
