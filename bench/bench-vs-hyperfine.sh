@@ -10,7 +10,7 @@ RUNS="${RUNS:-50}"
 cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-hf.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
+remove_on_exit "$WORK"
 for cmd in "true" "sleep 0.01"; do
     for i in $(seq "$ROUNDS"); do
         # Both run the command directly, without a shell in between.

@@ -16,7 +16,8 @@ cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-decodebench.XXXXXX)"
 chmod 755 "$WORK"
-trap '"$BIN" lab down --lab-dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+lab_down_on_exit "$WORK/lab"
+remove_on_exit "$WORK"
 "$BIN" lab up --lab-dir "$WORK/lab" --net off >/dev/null 2>&1
 PORT=$(python3 -c "import json; print(json.load(open('$WORK/lab/lab.json'))['pg_port'])")
 PGB=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -1)

@@ -12,7 +12,7 @@ COMMITS="${COMMITS:-1000}"; RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-3}"
 cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-historybench.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
+remove_on_exit "$WORK"
 python3 - "$WORK/bundles" "$COMMITS" "$RUNS" <<'PY'
 import json, math, os, random, sys
 root, commits, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -76,6 +76,6 @@ if [ "${PG:-0}" = 1 ]; then
     PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
     runuser -u evalbench-pg -- "$PGBIN/initdb" -D "$PGDIR/data" -U postgres --auth=trust >/dev/null
     runuser -u evalbench-pg -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -o "-p $PORT -k $PGDIR -c listen_addresses=127.0.0.1" -l "$PGDIR/log" -w start >/dev/null
-    trap 'runuser -u evalbench-pg -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+    run_on_exit 'runuser -u evalbench-pg -- "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop'
     run_db postgresql "postgresql://postgres@127.0.0.1:$PORT/postgres"
 fi

@@ -11,7 +11,7 @@ RUNS="${RUNS:-3}"
 cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-inspectbench.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
+remove_on_exit "$WORK"
 CHROME=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --dump-dom)
 load() { # url -> seconds
     local t0 t1

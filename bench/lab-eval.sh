@@ -18,7 +18,7 @@ BEFORE="${BEFORE-dd011fb}"
 cd "$ROOT"
 build_release
 scratch_dir lab-eval
-trap 'for l in "$OUT"/lab-*; do "$BIN" lab down --lab-dir "$l" >/dev/null 2>&1; done' EXIT
+lab_down_on_exit "$OUT/lab-*"
 export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n'
 
 BINS=("after=$BIN")

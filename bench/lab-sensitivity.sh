@@ -18,7 +18,7 @@ build_release
 # Bundles are kept for a closer look: $OUT (default /tmp/evalbench-sensitivity).
 scratch_dir sensitivity
 WORK="$OUT"
-trap 'for d in "$WORK"/*.lab; do "$BIN" lab down --lab-dir "$d" >/dev/null 2>&1; rm -rf "$d"; done' EXIT
+lab_down_on_exit "$WORK/*.lab"
 # One cold-clean pass of NAME, kept as pass K of the bundle $WORK/NAME.
 # The two sides take turns pass by pass, so that a drifting machine (this
 # one's CPU time for the same nix evaluation varies by 30%) hits both alike.

@@ -13,7 +13,7 @@ RUNS="${RUNS:-5}"
 cd "$ROOT"
 build_release
 scratch_dir lab-work
-trap 'for l in "$OUT"/lab-*; do "$BIN" lab down --lab-dir "$l" >/dev/null 2>&1; done' EXIT
+lab_down_on_exit "$OUT/lab-*"
 for side in a:1500 a2:1500 b:1800; do
     name="${side%%:*}" work="${side#*:}"
     "$BIN" lab gen-flake --out "$OUT/flake-$name" --packages 100 --work "$work"

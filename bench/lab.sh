@@ -14,7 +14,8 @@ cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-labbench.XXXXXX)"
 chmod 755 "$WORK"
-trap '"$BIN" lab down --lab-dir "$WORK/lab" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+lab_down_on_exit "$WORK/lab"
+remove_on_exit "$WORK"
 "$BIN" lab up --lab-dir "$WORK/lab" --flake examples/hello-flake --eval-workers "$EVAL_WORKERS" >/dev/null
 for i in $(seq "$RUNS"); do
     "$BIN" lab reset --lab-dir "$WORK/lab" --trace-dir "$WORK/cold$i"

@@ -16,7 +16,7 @@ PACKAGES="${PACKAGES:-2000}"
 cd "$ROOT"
 build_release
 scratch_dir nix-profile
-trap '"$BIN" lab down --lab-dir "$OUT/lab" >/dev/null 2>&1' EXIT
+lab_down_on_exit "$OUT/lab"
 export NIX_CONFIG=$'experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n'
 "$BIN" lab gen-flake --shape nixpkgs --packages "$PACKAGES" --out "$OUT/flake"
 say "a trace of one evaluation of $PACKAGES packages"

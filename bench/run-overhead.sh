@@ -11,7 +11,7 @@ cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-overhead.XXXXXX)"
 chmod 755 "$WORK"
-trap 'rm -rf "$WORK"' EXIT
+remove_on_exit "$WORK"
 for i in $(seq "$RUNS"); do
     for mode in captures bare; do
         flag=(); [ "$mode" = bare ] && flag=(--bare)

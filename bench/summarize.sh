@@ -15,7 +15,7 @@ JOBS="${JOBS:-4}"
 cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-bench.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
+remove_on_exit "$WORK"
 say "generating the bundle ($JOBS jobs x $DRVS derivations) in $WORK"
 EVALBENCH_TRACE_QUEUE=4000000 "$BIN" sample --out "$WORK/b" --passes cold-clean --ci-jobs "$JOBS" --drvs "$DRVS" 2>/dev/null
 FILES=("$WORK"/b/cold-clean/trace/*.jsonl)

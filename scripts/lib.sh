@@ -32,12 +32,31 @@ scratch_dir() {
     rm -rf "$OUT" && mkdir -p "$OUT" && chmod 755 "$OUT"
 }
 
-# lab_down_on_exit DIR: when the script ends, however it ends, stop the lab
-# in DIR and remove it (the bundles beside it stay). Needs BIN.
-lab_down_on_exit() {
-    LAB_ON_EXIT="$1"
-    trap '"$BIN" lab down --lab-dir "$LAB_ON_EXIT" >/dev/null 2>&1; rm -rf "$LAB_ON_EXIT"' EXIT
+# What a script leaves to its end, however it ends: one EXIT trap, run in
+# this order. Bench scripts say what they made; none writes a trap of its own.
+ON_EXIT_RUN=()
+ON_EXIT_LABS=()
+ON_EXIT_REMOVE=()
+_on_exit() {
+    local c p l
+    for c in "${ON_EXIT_RUN[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
+    for p in "${ON_EXIT_LABS[@]}"; do
+        # A pattern is expanded now, so labs made after it was given count too.
+        for l in $p; do
+            [ -e "$l" ] || continue
+            "$BIN" lab down --lab-dir "$l" >/dev/null 2>&1 || true
+            rm -rf "$l"
+        done
+    done
+    for p in "${ON_EXIT_REMOVE[@]}"; do rm -rf "$p"; done
 }
+# lab_down_on_exit DIR_OR_PATTERN...: stop each lab and remove it (the
+# bundles beside it stay). Needs BIN.
+lab_down_on_exit() { ON_EXIT_LABS+=("$@"); trap _on_exit EXIT; }
+# remove_on_exit DIR...: remove a scratch directory, after its labs are down.
+remove_on_exit() { ON_EXIT_REMOVE+=("$@"); trap _on_exit EXIT; }
+# run_on_exit 'COMMAND': run a command first (a server the script started).
+run_on_exit() { ON_EXIT_RUN+=("$1"); trap _on_exit EXIT; }
 
 # Builds the release binary (quietly unless it fails) and sets BIN.
 build_release() {

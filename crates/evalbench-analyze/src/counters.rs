@@ -97,6 +97,50 @@ fn all_equal(v: &[f64]) -> bool {
     v.windows(2).all(|w| w[0] == w[1])
 }
 
+/// One exact counter from A's value to B's: the same, more or fewer, by its
+/// percentage (none from 0, which has none). The one verdict of an exact
+/// count, for compare and for history's steps alike.
+pub fn judge_exact(name: &str, x: f64, y: f64) -> CounterVerdict {
+    let change = (x != 0.0).then(|| (y / x - 1.0) * 100.0);
+    let pct = change.map(|c| format!("{:.1}% ", c.abs())).unwrap_or_default();
+    let exact = format!("exact: {} → {}", grouped(x), grouped(y));
+    let w = words(name);
+    // "function calls (nrFunctionCalls, exact: 1 → 2)"; a counter without words is its key.
+    let label = if w == name { format!("{name} ({exact})") } else { format!("{w} ({name}, {exact})") };
+    let (kind, text) = if x == y {
+        (Kind::Same, format!("the same {label}"))
+    } else if y > x {
+        (Kind::More, format!("nix did {pct}more {label}"))
+    } else {
+        (Kind::Less, format!("nix did {pct}fewer {label}"))
+    };
+    CounterVerdict {
+        name: name.to_string(),
+        a: nix_stats::number(x),
+        b: nix_stats::number(y),
+        change_pct: change.map(|c| evalbench_bundle::num::round_to(c, 3)),
+        kind,
+        exact: true,
+        text,
+    }
+}
+
+/// The headline counters that are exact counts (what gates and what
+/// history steps on), in headline order.
+pub fn exact_headline() -> impl Iterator<Item = &'static str> {
+    HEADLINE.iter().map(|(n, _)| *n).filter(|n| !NOISY.contains(n))
+}
+
+/// Counter names in the order people read them: the headline first, in its
+/// order, then the rest by name; each once.
+pub fn in_headline_order<S: AsRef<str> + Ord>(names: &mut Vec<S>) {
+    names.sort_by(|a, b| {
+        let rank = |n: &S| HEADLINE.iter().position(|(k, _)| *k == n.as_ref()).unwrap_or(HEADLINE.len());
+        rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
+    });
+    names.dedup();
+}
+
 /// Judges every counter both sides have. Exact ones by equality; the rest in
 /// one family, corrected together. Largest changes first, `same` last.
 pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, rules: Rules) -> (Vec<CounterVerdict>, Family) {
@@ -111,28 +155,7 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
             noisy.push(Measured { what: name.clone(), a: va.clone(), b: vb.clone(), floor_abs: 0.0 });
             continue;
         }
-        let (x, y) = (va[0], vb[0]);
-        let change = (x != 0.0).then(|| (y / x - 1.0) * 100.0);
-        let pct = change.map(|c| format!("{:.1}% ", c.abs())).unwrap_or_default();
-        let exact = format!("exact: {} → {}", grouped(x), grouped(y));
-        let w = words(name);
-        let label = if w == name { name.to_string() } else { format!("{w} ({name})") };
-        let (kind, text) = if x == y {
-            (Kind::Same, format!("the same {label} ({exact})"))
-        } else if y > x {
-            (Kind::More, format!("nix did {pct}more {label} ({exact})"))
-        } else {
-            (Kind::Less, format!("nix did {pct}fewer {label} ({exact})"))
-        };
-        out.push(CounterVerdict {
-            name: name.clone(),
-            a: nix_stats::number(x),
-            b: nix_stats::number(y),
-            change_pct: change.map(|c| evalbench_bundle::num::round_to(c, 3)),
-            kind,
-            exact: true,
-            text,
-        });
+        out.push(judge_exact(name, va[0], vb[0]));
     }
     let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", AMOUNT, rules);
     for (name, v) in std::mem::take(&mut family.verdicts) {
@@ -177,7 +200,7 @@ mod tests {
         let (v, _) = judge_counters("cold-clean", &a, &b, Rules::default());
         assert_eq!(v[0].name, "nrFunctionCalls");
         assert_eq!(v[0].kind, Kind::More);
-        assert_eq!(v[0].text, "nix did 20.3% more function calls (nrFunctionCalls) (exact: 1,204,118 → 1,448,790)");
+        assert_eq!(v[0].text, "nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)");
         let thunks = v.iter().find(|c| c.name == "nrThunks").unwrap();
         assert_eq!((thunks.kind, thunks.change_pct), (Kind::Same, Some(0.0)));
         let cpu = v.iter().find(|c| c.name == "cpuTime").unwrap();
@@ -188,6 +211,18 @@ mod tests {
         assert!(heap.text.starts_with("gc.heapSize (bytes; not an exact count): "), "{}", heap.text);
         assert!(v.iter().all(|c| !c.text.contains(" )") && !c.text.contains("  ")), "{v:?}");
         assert_eq!(v.last().unwrap().kind, Kind::Same);
+    }
+
+    #[test]
+    fn from_nothing_has_no_percentage_and_the_order_puts_the_headline_first() {
+        let v = judge_exact("nrOpUpdates", 0.0, 5.0);
+        assert_eq!((v.kind, v.change_pct), (Kind::More, None));
+        assert_eq!(v.text, "nix did more nrOpUpdates (exact: 0 → 5)");
+        assert_eq!(judge_exact("nrThunks", 10.0, 5.0).text, "nix did 50.0% fewer thunks (nrThunks, exact: 10 → 5)");
+        let mut names = vec!["zeta", "nrThunks", "alpha", "nrFunctionCalls", "nrThunks"];
+        in_headline_order(&mut names);
+        assert_eq!(names, ["nrFunctionCalls", "nrThunks", "alpha", "zeta"]);
+        assert!(exact_headline().all(|n| !NOISY.contains(&n)) && exact_headline().next() == Some("nrFunctionCalls"));
     }
 
     #[test]

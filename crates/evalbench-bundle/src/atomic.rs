@@ -40,13 +40,19 @@ pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()>
     tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
+/// The directory `path` goes in (created if missing) and a temporary file
+/// in it: the one setup every writer here shares.
+fn temp_beside(path: &Path) -> Result<(&Path, tempfile::NamedTempFile), BundleError> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    Ok((dir, readable_temp(dir).map_err(io(path))?))
+}
+
 /// As [`write_atomic`], and on disk when it returns: the file's data before
 /// the swap, the directory's entry after it.
 pub fn write_record(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
     use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut tmp = readable_temp(dir).map_err(io(path))?;
+    let (dir, mut tmp) = temp_beside(path)?;
     tmp.write_all(bytes).map_err(io(path))?;
     tmp.as_file().sync_all().map_err(io(path))?;
     persist(tmp, path).map_err(io(path))?;
@@ -55,19 +61,15 @@ pub fn write_record(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
 
 /// Copies `src` to `dest` whole or not at all.
 pub fn copy_atomic(src: &Path, dest: &Path) -> Result<(), BundleError> {
-    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let (_, mut tmp) = temp_beside(dest)?;
     let mut from = std::fs::File::open(src).map_err(io(src))?;
-    let mut tmp = readable_temp(dir).map_err(io(dest))?;
     std::io::copy(&mut from, &mut tmp).map_err(io(dest))?;
     persist(tmp, dest).map_err(io(dest))
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
     use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut tmp = readable_temp(dir).map_err(io(path))?;
+    let (_, mut tmp) = temp_beside(path)?;
     tmp.write_all(bytes).map_err(io(path))?;
     persist(tmp, path).map_err(io(path))
 }

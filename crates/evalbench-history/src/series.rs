@@ -380,25 +380,25 @@ fn exact_value(p: &Point, name: &str) -> Option<f64> {
 /// series' 5%). Counters that are times or differ between runs are left to
 /// the evaluated seconds.
 fn counter_steps(pass: &str, before: &Point, at: &Point, commits: &[Commit], changes: &mut Vec<Change>) {
-    use evalbench_analyze::counters::{grouped, words, HEADLINE, NOISY};
-    for (name, _) in HEADLINE.iter().filter(|(n, _)| !NOISY.contains(n)) {
+    use evalbench_analyze::counters::{exact_headline, judge_exact};
+    for name in exact_headline() {
         let (Some(a), Some(b)) = (exact_value(before, name), exact_value(at, name)) else { continue };
-        if a == b {
+        let v = judge_exact(name, a, b);
+        if v.kind == Kind::Same {
             continue;
         }
-        let pct = if a != 0.0 { (b / a - 1.0) * 100.0 } else { f64::INFINITY };
-        let (kind, word) = if b > a { (Kind::More, "more") } else { (Kind::Less, "fewer") };
         changes.push(Change {
             commit: commits[at.commit].commit.clone(),
             pass: pass.to_string(),
             what: format!("nix {name}"),
-            kind,
-            change_pct: evalbench_bundle::num::round_to(pct, 3),
+            kind: v.kind,
+            // From 0 there is no percentage (null in JSON, "–" in Markdown).
+            change_pct: v.change_pct.unwrap_or(f64::NAN),
             p_adjusted: None,
             baseline_commits: 1,
             runs_a: before.runs.len(),
             runs_b: at.runs.len(),
-            text: format!("nix did {:.1}% {word} {} ({name}, exact: {} → {})", pct.abs(), words(name), grouped(a), grouped(b)),
+            text: v.text,
         });
     }
 }

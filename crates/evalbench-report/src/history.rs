@@ -63,12 +63,12 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
             for c in &changes {
                 let _ = write!(
                     body,
-                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{:+.1}%</td><td class=\"n\">{}</td><td>{}, {} against {}</td></tr>",
+                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}, {} against {}</td></tr>",
                     esc(&c.commit),
                     esc(&c.what),
                     esc(&c.text),
                     esc(c.kind.as_str()),
-                    c.change_pct,
+                    crate::output::signed_pct(c.change_pct),
                     c.p_adjusted.map(|p| format!("{p:.6}")).unwrap_or_else(|| "–".into()),
                     crate::output::count(c.baseline_commits, "commit"),
                     crate::output::count(c.runs_a, "run"),

@@ -372,13 +372,12 @@ fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
 /// value where they agree, as exact counts do, else min..max), the headline
 /// counters first, then the rest by name.
 fn counters_text(t: &mut String, passes: &[PassCounters]) {
-    use evalbench_analyze::counters::{grouped, HEADLINE, NOISY};
+    use evalbench_analyze::counters::{grouped, in_headline_order, NOISY};
     if passes.is_empty() {
         return;
     }
     let mut names: Vec<String> = passes.iter().flat_map(|p| p.counters.as_object().into_iter().flat_map(|m| m.keys().cloned())).collect();
-    names.sort_by_key(|n| (HEADLINE.iter().position(|(k, _)| k == n).unwrap_or(HEADLINE.len()), n.clone()));
-    names.dedup();
+    in_headline_order(&mut names);
     let mut groups: Vec<(&str, Vec<&PassCounters>)> = Vec::new();
     for p in passes {
         let base = layout::base_name(&p.pass);

@@ -143,14 +143,13 @@ pub fn gate_fired(who: &str, pct: Option<f64>, gate: &[String]) -> bool {
 /// more, or an exact headline counter of nix grown by more than `pct` in any
 /// pass. Instrumented passes' times are distorted and never gate.
 pub fn regressions(c: &Comparison, pct: f64) -> Vec<String> {
-    use evalbench_analyze::counters::{HEADLINE, NOISY};
     let mut out = Vec::new();
     for p in &c.passes {
         if layout::is_clean(&p.pass_a) && p.wall.kind == Kind::Slower && p.wall.change_pct >= pct {
             out.push(format!("{} evaluated: {}", p.pass_a, p.wall.text));
         }
         for v in &p.counters {
-            let headline = HEADLINE.iter().any(|(n, _)| *n == v.name) && !NOISY.contains(&v.name.as_str());
+            let headline = evalbench_analyze::counters::exact_headline().any(|n| n == v.name);
             if headline && v.exact && v.kind == Kind::More && v.change_pct.is_none_or(|c| c > pct) {
                 out.push(format!("{} {}: {}", p.pass_a, v.name, v.text));
             }

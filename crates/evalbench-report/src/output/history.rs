@@ -86,7 +86,14 @@ pub fn markdown(h: &History) -> String {
             .changes
             .iter()
             .map(|c| {
-                vec![c.commit.clone(), c.pass.clone(), c.what.clone(), c.kind.as_str().to_string(), format!("{:+.1}%", c.change_pct), c.text.clone()]
+                vec![
+                    c.commit.clone(),
+                    c.pass.clone(),
+                    c.what.clone(),
+                    c.kind.as_str().to_string(),
+                    crate::output::signed_pct(c.change_pct),
+                    c.text.clone(),
+                ]
             })
             .collect();
         table(&mut t, &["commit", "pass", "what", "kind", "change", "verdict"], &[Left, Left, Left, Left, Right, Left], &rows);

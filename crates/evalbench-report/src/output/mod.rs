@@ -19,7 +19,6 @@ pub enum Align {
     Right,
 }
 
-/// `--pg-setting`s as one phrase, `NAME=VALUE` joined by `sep`, or "defaults".
 /// `1 run`, `2 runs`: a count with its noun, singular where it is one.
 pub fn count(n: usize, one: &str) -> String {
     if n == 1 {
@@ -29,6 +28,16 @@ pub fn count(n: usize, one: &str) -> String {
     }
 }
 
+/// A change as "+12.3%", or "–" where there is none (a counter from 0).
+pub fn signed_pct(p: f64) -> String {
+    if p.is_finite() {
+        format!("{p:+.1}%")
+    } else {
+        "–".into()
+    }
+}
+
+/// `--pg-setting`s as one phrase, `NAME=VALUE` joined by `sep`, or "defaults".
 pub fn pg_settings(s: &BTreeMap<String, String>, sep: &str) -> String {
     if s.is_empty() {
         "defaults".into()

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::counters::{grouped, words, HEADLINE, NOISY};
+use evalbench_analyze::counters::{grouped, in_headline_order, words, NOISY};
 use evalbench_analyze::view::{Attribute, AttributeCost, NixProfile, PassView, Position, Section};
 use evalbench_bundle::layout;
 
@@ -27,8 +27,7 @@ pub fn counters_side_by_side(page: &mut Page, passes: &[PassView]) {
         return;
     }
     let mut names: Vec<&String> = with.iter().flat_map(|(_, e)| e.counters.keys()).collect();
-    names.sort_by_key(|n| (HEADLINE.iter().position(|(k, _)| k == *n).unwrap_or(HEADLINE.len()), n.to_string()));
-    names.dedup();
+    in_headline_order(&mut names);
     page.body.push_str(
         "<h3>nix's counters side by side</h3><p class=\"note\">NIX_SHOW_STATS of every nix evaluation of the pass, summed. \
          Exact counts of nix's work: the same input gives the same numbers run after run, while times swing. \
