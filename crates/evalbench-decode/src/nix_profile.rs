@@ -30,6 +30,10 @@ pub struct NixProfile {
     /// From each trace's first line to its last, summed over evaluators.
     pub traced_us: u64,
     pub evaluators: usize,
+    /// Call sites a stack kept below its attribute; deeper calls were
+    /// counted in the deepest kept (None: none were cut; absent in older files).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
     /// Call sites by self time, largest first.
     pub by_position: Vec<Position>,
     /// Attributes by self time, largest first.
@@ -42,7 +46,7 @@ impl NixProfile {
     pub fn of(folds: &[&Fold]) -> NixProfile {
         let mut positions: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         let mut attrs: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-        let mut p = NixProfile { evaluators: folds.len(), ..NixProfile::default() };
+        let mut p = NixProfile { evaluators: folds.len(), max_depth: folds.iter().filter_map(|f| f.max_depth()).max(), ..NixProfile::default() };
         for f in folds {
             p.lines += f.lines;
             p.calls += f.entered;
@@ -109,7 +113,8 @@ mod tests {
             ],
         );
         let p = NixProfile::of(&[&a, &b]);
-        assert_eq!((p.lines, p.calls, p.traced_us, p.evaluators), (6, 3, 12, 2));
+        assert_eq!((p.lines, p.calls, p.traced_us, p.evaluators, p.max_depth), (6, 3, 12, 2, None));
+        assert_eq!(NixProfile::of(&[&Fold::with_max_depth(32)]).max_depth, Some(32), "the cut is said, not assumed");
         // a.nix: 3 µs in one evaluator and 7 in the other, two calls in all.
         assert_eq!(p.by_position[0], Position { position: "a.nix:1:1".into(), calls: 2, self_us: 10 });
         // Attributes in µs (the fold keeps ns), largest first.

@@ -240,6 +240,11 @@ impl Fold {
             .collect()
     }
 
+    /// Call sites a stack keeps below its root (None: all).
+    pub fn max_depth(&self) -> Option<usize> {
+        self.max_depth
+    }
+
     /// Nanoseconds from the first trace line to the last.
     pub fn traced_ns(&self) -> u64 {
         self.first_ns.map_or(0, |f| self.last_ns.saturating_sub(f))

@@ -103,6 +103,9 @@ impl Tree {
         // whose text starts left of the arrow.
         let mut open: Vec<usize> = Vec::new();
         let mut role: Option<String> = None;
+        // Past MAX_DEPTH a node and its lines are dropped, as from_json
+        // drops them, so both formats of one plan keep the same nodes.
+        let mut dropped = false;
         for line in lines {
             let body = line.trim_start();
             let indent = line.len() - body.len();
@@ -122,12 +125,18 @@ impl Tree {
                     while open.last().is_some_and(|&c| c >= arrow) {
                         open.pop();
                     }
-                    let depth = (open.len() as u32).min(MAX_DEPTH);
+                    let depth = open.len() as u32;
                     open.push(col);
+                    dropped = depth > MAX_DEPTH;
+                    if dropped {
+                        role = None;
+                        continue;
+                    }
                     let mut n = text_node(text, depth);
                     n.role = role.take();
                     nodes.push(n);
                 }
+                None if dropped => {}
                 None => {
                     if ["InitPlan ", "SubPlan ", "CTE "].iter().any(|p| body.starts_with(p)) {
                         role = Some(body.to_string());
@@ -396,6 +405,19 @@ mod tests {
         }
         let t = Tree::from_json(&v).unwrap();
         assert_eq!(t.nodes.len() as u32, MAX_DEPTH + 1);
+        // The same plan in the text format is cut at the same depth, to the
+        // same fingerprint (it kept 301 nodes at depth 200 and under before).
+        let text: String = (0..=300u32)
+            .map(|d| match d {
+                0 => "Limit  (cost=0.00..1.00 rows=1 width=4)\n".to_string(),
+                300 => format!("{}->  Result  (cost=0.00..0.01 rows=1 width=4)\n        One-Time Filter: false\n", " ".repeat(6 * 299 + 2)),
+                d => format!("{}->  Limit  (cost=0.00..1.00 rows=1 width=4)\n", " ".repeat(6 * (d as usize - 1) + 2)),
+            })
+            .collect();
+        let from_text = Tree::from_text(text.lines()).unwrap();
+        assert_eq!(from_text.nodes.len(), t.nodes.len());
+        assert_eq!(from_text.fingerprint(), t.fingerprint());
+        assert!(from_text.nodes.iter().all(|n| n.details.is_empty()), "a dropped node's lines go with it");
         assert!(Tree::from_text(["", "   "]).is_none());
         assert!(Tree::from_json(&serde_json::json!([1])).is_none());
     }

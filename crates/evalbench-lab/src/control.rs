@@ -193,7 +193,7 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
         c.env(evalbench_trace::ENV_CLOCK_SKEW_US, (st.worker_clock_skew_ms * 1000).to_string())
             .env("XDG_CACHE_HOME", st.eval_cache())
-            .env(crate::eval::ENV_EVAL_SHARDS, st.eval_workers.max(1).to_string());
+            .env(crate::eval::ENV_EVAL_WORKERS, st.eval_workers.max(1).to_string());
         match &st.nix_stats_dir {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;

@@ -204,8 +204,9 @@ pub enum Cmd {
         flake: PathBuf,
         #[arg(long)]
         job: String,
-        #[arg(long, default_value_t = 1, env = evalbench_lab::eval::ENV_EVAL_SHARDS)]
-        shards: usize,
+        /// Evaluators run at once, each on its shard of the attributes (`lab up --eval-workers`).
+        #[arg(long, default_value_t = 1, env = evalbench_lab::eval::ENV_EVAL_WORKERS)]
+        eval_workers: usize,
         #[arg(long, env = evalbench_lab::eval::ENV_NIX_STATS_DIR)]
         nix_stats_dir: Option<PathBuf>,
         #[arg(long, env = evalbench_lab::eval::ENV_COUNT_CALLS)]
@@ -302,9 +303,9 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let _g = evalbench_lab::init_tracing();
             Ok(evalbench_lab::work(&server, &name, &sources)?)
         }
-        Cmd::Eval { flake, job, shards, nix_stats_dir, count_calls, max_rss, nix_trace } => {
+        Cmd::Eval { flake, job, eval_workers, nix_stats_dir, count_calls, max_rss, nix_trace } => {
             let _g = evalbench_lab::init_tracing();
-            Ok(eval::eval(&flake, &job, &eval::EvalOpts { shards, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace })?)
+            Ok(eval::eval(&flake, &job, &eval::EvalOpts { eval_workers, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace })?)
         }
     }
 }

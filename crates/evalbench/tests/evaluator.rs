@@ -20,7 +20,7 @@ fn gen_flake(dir: &Path, packages: u32, work: u32) {
 /// One run of the eval subprocess with an empty cache: the drvPaths it printed.
 fn lab_eval(flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<String> {
     let mut c = evalbench();
-    c.args(["lab", "eval", "--job", "t", "--shards", &shards.to_string(), "--flake"]).arg(flake).env("XDG_CACHE_HOME", cache);
+    c.args(["lab", "eval", "--job", "t", "--eval-workers", &shards.to_string(), "--flake"]).arg(flake).env("XDG_CACHE_HOME", cache);
     if let Some(s) = stats {
         c.arg("--nix-stats-dir").arg(s);
     }

@@ -259,6 +259,30 @@ fn plan_changes_are_exactly_those_explain_sees() {
         assert!(rows.iter().any(|r| r.iter().any(|c| c.starts_with('*'))), "differing nodes marked: {rows:?}");
         assert!(rows.iter().all(|r| r.iter().all(|c| c.is_empty() || c.contains(" rows="))), "rows × loops on every node: {rows:?}");
     }
+    // Each node's depth survives the renderer: read as the strictest ones
+    // read a cell (trimmed of all Unicode white space, as JavaScript's
+    // trim() in markdown-it does), the tree keeps its shape.
+    let shown: Vec<&serde_json::Value> = ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] != "same").collect();
+    for ((_, rows), p) in trees.iter().zip(&shown) {
+        for (col, side) in ["a", "b"].iter().enumerate() {
+            let want: Vec<u64> = p[side]["nodes"].as_array().unwrap().iter().map(|n| n["depth"].as_u64().unwrap()).collect();
+            let seen: Vec<u64> = rows
+                .iter()
+                .map(|r| r[col].trim())
+                .filter(|c| !c.is_empty())
+                .map(|c| {
+                    let mut c = c.strip_prefix("* ").unwrap_or(c);
+                    let mut depth = 0;
+                    while let Some(rest) = c.strip_prefix("│ ") {
+                        depth += 1;
+                        c = rest;
+                    }
+                    depth
+                })
+                .collect();
+            assert_eq!(seen, want, "{side}'s tree as rendered: {rows:?}");
+        }
+    }
     for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] == "changed") {
         assert_ne!(p["a"]["fingerprint"], p["b"]["fingerprint"]);
         for side in ["a", "b"] {

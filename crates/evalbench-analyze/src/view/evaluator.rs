@@ -36,6 +36,8 @@ pub struct NixProfile {
     pub attrs_by_calls: Vec<AttributeCost>,
     pub lines: u64,
     pub traced_us: u64,
+    /// Call sites a stack kept (None: stacks were not cut).
+    pub max_depth: Option<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -76,6 +78,7 @@ fn profile(p: &PassView) -> Option<Section<NixProfile>> {
         attrs_by_calls: top(&j.by_attribute, |r| (r.calls, &r.attr)),
         lines: j.lines,
         traced_us: j.traced_us,
+        max_depth: j.max_depth,
     }))
 }
 

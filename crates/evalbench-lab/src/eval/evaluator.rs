@@ -312,12 +312,14 @@ impl Evaluator<'_> {
                     drop(starting.take());
                     r.changed = changed.map(String::from);
                 }
-                markers::Step::Open(j) => {
+                markers::Step::Begin { j, open } => {
                     if let Some(f) = out.fold.as_mut() {
                         f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[j]));
                     }
-                    drop(on.take());
-                    on = Some(self.open(j, pid));
+                    if open {
+                        drop(on.take());
+                        on = Some(self.open(j, pid));
+                    }
                 }
                 markers::Step::Resolved { j, drv, next } => {
                     let Some((span, rss0)) = on.take() else { continue };

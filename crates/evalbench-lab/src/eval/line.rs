@@ -24,7 +24,8 @@ pub struct Done {
     pub eval_peak_rss_kb: i64,
     pub evaluator_peak_rss_kb: Vec<i64>,
     pub eval_cache_entries: usize,
-    pub shards: usize,
+    /// Evaluators that ran (one shard each).
+    pub eval_workers: usize,
 }
 
 impl EvalLine {
@@ -54,7 +55,7 @@ mod tests {
             EvalLine::Drv("/nix/store/x-hello.drv".into()),
             EvalLine::Error { message: "stack overflow".into(), attr: Some("packages.x86_64-linux.default".into()) },
             EvalLine::Error { message: "no flake.nix".into(), attr: None },
-            EvalLine::Done(Done { attrs: 3, eval_peak_rss_kb: 10, evaluator_peak_rss_kb: vec![7, 8], eval_cache_entries: 1, shards: 2 }),
+            EvalLine::Done(Done { attrs: 3, eval_peak_rss_kb: 10, evaluator_peak_rss_kb: vec![7, 8], eval_cache_entries: 1, eval_workers: 2 }),
         ];
         for l in lines {
             let text = serde_json::to_string(&l).unwrap();

@@ -57,8 +57,10 @@ pub(super) enum Step<'a> {
     /// The outputs are open: the starting span ends. `Some(now)` when
     /// `packages.<system>` does not have the attributes it had at discovery.
     Opened(Option<&'a str>),
-    /// Open attribute j's span (closing another that is open).
-    Open(usize),
+    /// nix starts on attribute j: the profile's calls go under it from now
+    /// on; `open` when its span is to be opened (closing another that is
+    /// open), false when it opened as the one before it ended.
+    Begin { j: usize, open: bool },
     /// Attribute j is resolved to `drv`; `next` is the attribute that follows
     /// in this evaluator (opened at the same instant unless it is recycled).
     Resolved { j: usize, drv: &'a str, next: Option<usize> },
@@ -85,9 +87,10 @@ impl Progress {
             Marker::Opened(total) => Step::Opened((total.parse::<usize>().ok() != Some(self.total)).then_some(total)),
             // Attribute j is usually open already (opened back to back when
             // the one before ended); the first one opens here.
-            Marker::Begin(j) if j < self.attrs && self.on != Some(j) => {
+            Marker::Begin(j) if j < self.attrs => {
+                let open = self.on != Some(j);
                 self.on = Some(j);
-                Step::Open(j)
+                Step::Begin { j, open }
             }
             Marker::End(j, drv) if self.on == Some(j) => {
                 let next = (j + 1 < self.attrs).then_some(j + 1);
@@ -119,10 +122,11 @@ mod tests {
     fn a_shard_is_read_back_to_back() {
         let mut p = Progress::new(2, 5);
         assert_eq!(p.step(Marker::Opened("5")), Step::Opened(None));
-        assert_eq!(p.step(Marker::Begin(0)), Step::Open(0));
+        assert_eq!(p.step(Marker::Begin(0)), Step::Begin { j: 0, open: true });
         assert_eq!(p.step(Marker::End(0, "/d0")), Step::Resolved { j: 0, drv: "/d0", next: Some(1) });
-        // Attribute 1 opened when 0 ended: its begin changes nothing.
-        assert_eq!(p.step(Marker::Begin(1)), Step::Nothing);
+        // Attribute 1 opened when 0 ended: its begin opens nothing, but
+        // the profile's calls from now on are its own.
+        assert_eq!(p.step(Marker::Begin(1)), Step::Begin { j: 1, open: false });
         assert_eq!(p.step(Marker::End(1, "/d1")), Step::Resolved { j: 1, drv: "/d1", next: None });
         assert_eq!(p.on, None);
     }
@@ -133,11 +137,11 @@ mod tests {
         assert_eq!(p.step(Marker::Opened("6")), Step::Opened(Some("6")), "attributes changed since discovery");
         assert_eq!(p.step(Marker::Begin(7)), Step::Nothing, "out of range");
         assert_eq!(p.step(Marker::End(0, "/d0")), Step::Nothing, "ended before it began");
-        assert_eq!(p.step(Marker::Begin(1)), Step::Open(1));
+        assert_eq!(p.step(Marker::Begin(1)), Step::Begin { j: 1, open: true });
         assert_eq!(p.step(Marker::End(0, "/d0")), Step::Nothing, "another attribute is open");
         // A recycled evaluator's successor starts from a later attribute.
         let mut q = Progress::new(4, 4);
-        assert_eq!(q.step(Marker::Begin(2)), Step::Open(2));
+        assert_eq!(q.step(Marker::Begin(2)), Step::Begin { j: 2, open: true });
         assert_eq!(q.step(Marker::End(2, "/d2")), Step::Resolved { j: 2, drv: "/d2", next: Some(3) });
     }
 }

@@ -27,9 +27,10 @@ pub use nix::{cache_home, eval_cache_files};
 
 use evaluator::{Evaluator, Resolved, Shared};
 
-/// How many evaluators (shards) the eval subprocess runs; the worker sets it
-/// from `lab up --eval-workers`.
-pub const ENV_EVAL_SHARDS: &str = "EVALBENCH_LAB_EVAL_SHARDS";
+/// Eval workers: how many evaluators the eval subprocess runs at once, each
+/// on its shard of the attributes; the worker sets it from `lab up
+/// --eval-workers` (one name for one idea: option, field and variable).
+pub const ENV_EVAL_WORKERS: &str = "EVALBENCH_LAB_EVAL_WORKERS";
 /// Where nix's statistics go, one `nix-stats.<shard>.json` per evaluator and
 /// `nix-stats.discover.json` (set by the runner to `<pass>/eval`).
 pub const ENV_NIX_STATS_DIR: &str = "EVALBENCH_LAB_NIX_STATS_DIR";
@@ -51,7 +52,8 @@ const SYSTEM: &str = "x86_64-linux";
 /// How the eval subprocess runs.
 #[derive(Debug, Clone, Default)]
 pub struct EvalOpts {
-    pub shards: usize,
+    /// Evaluators at once (`--eval-workers`), one shard each.
+    pub eval_workers: usize,
     /// Where nix's statistics files go; without it they are read and dropped.
     pub stats_dir: Option<PathBuf>,
     /// Instrumented: NIX_COUNT_CALLS.
@@ -200,7 +202,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
         }
     };
     let plan: Vec<Vec<String>> = {
-        let p = plan(&attrs, o.shards);
+        let p = plan(&attrs, o.eval_workers);
         let sizes: Vec<String> = p.iter().map(|s| s.len().to_string()).collect();
         let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes = sizes.join(",").as_str()).entered();
         p
@@ -262,9 +264,15 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
         }
     }
     let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
-    let shards = evaluator_peaks.len();
-    EvalLine::Done(Done { attrs: attrs.len(), eval_peak_rss_kb: peak, evaluator_peak_rss_kb: evaluator_peaks, eval_cache_entries: cached, shards })
-        .emit();
+    let eval_workers = evaluator_peaks.len();
+    EvalLine::Done(Done {
+        attrs: attrs.len(),
+        eval_peak_rss_kb: peak,
+        evaluator_peak_rss_kb: evaluator_peaks,
+        eval_cache_entries: cached,
+        eval_workers,
+    })
+    .emit();
     Ok(())
 }
 

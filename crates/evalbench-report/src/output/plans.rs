@@ -134,8 +134,9 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
     for r in rows.iter().filter(|r| r.change != Change::Same).take(top) {
         let _ = writeln!(t, "**{}** ({}): {}\n", r.change.as_str(), moved(r), cell(&r.statement));
         let _ = writeln!(t, "{}\n", cell(&statement_change(r, c)));
-        // Markdown drops the spaces a cell begins with: indent with em spaces.
-        let (la, lb) = (lines(r.a.as_ref(), "\u{2003}\u{2003}"), lines(r.b.as_ref(), "\u{2003}\u{2003}"));
+        // Renderers trim the white space a cell begins with (some all of
+        // Unicode's, em spaces too): the depth is drawn with guides instead.
+        let (la, lb) = (lines(r.a.as_ref(), "│ "), lines(r.b.as_ref(), "│ "));
         let body: Vec<Vec<String>> =
             (0..la.len().max(lb.len())).map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()]).collect();
         table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], &[super::Align::Left, super::Align::Left], &body);

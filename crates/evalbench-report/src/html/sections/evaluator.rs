@@ -99,10 +99,11 @@ fn profile(page: &mut Page, p: &PassView, prof: &NixProfile) {
     let _ = write!(
         page.body,
         "<h4>nix's profile (--trace-function-calls, {} trace lines)</h4><p class=\"note\">Self time per stack of call sites, under the attribute \
-         being evaluated: {} of self time against {} traced. Stacks keep 32 call sites; deeper calls count in the deepest kept.</p>",
+         being evaluated: {} of self time against {} traced.{}</p>",
         grouped(prof.lines as f64),
         esc(&ms(total)),
-        esc(&ms(prof.traced_us as f64))
+        esc(&ms(prof.traced_us as f64)),
+        prof.max_depth.map(|d| format!(" Stacks keep {d} call sites; deeper calls count in the deepest kept.")).unwrap_or_default()
     );
     let (chart, _) = svg::flame(&format!("{} nix evaluator", p.name), &prof.stacks, &|v| ms(v));
     page.chart(&p.name, "nix-profile", chart);
