@@ -283,6 +283,14 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
         let b = tmp.path().join(format!("b{i}"));
         write_bundle(&b, &Truth::baseline(), 3, 500 + i as u64);
         with_counters(&b, if i >= 3 { 541_208 } else { 451_007 }, 153_036);
+        if i == 2 {
+            // A span seen at this one commit: nothing to draw a line through.
+            for pass in PASSES {
+                let mut f = std::fs::OpenOptions::new().append(true).open(b.join(pass).join("trace/eval.7.jsonl")).unwrap();
+                let line = serde_json::json!({"name": "lonely_span", "target": "gradient_eval", "ts_us": 1_900_000_000_000_000i64, "dur_us": 900_000, "pid": 7, "process": "eval", "id": 999});
+                std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+            }
+        }
         run_ok(&mut add(&db, &b, i));
     }
     let v = show(&db);
@@ -303,6 +311,9 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     assert!(html.contains("nix did 20.0% more function calls"), "the page names the counter's step");
     assert_eq!(html.matches("<polygon class=\"counter\"").count(), PASSES.len(), "the counter's step marked on each pass's chart");
     assert!(html.contains("<title>commit c03: nix did 20.0% more function calls"), "marked at its commit");
+    let sparklines = html.matches("</title><polyline").count();
+    assert!(sparklines > PASSES.len(), "spans seen at every commit get a sparkline: {sparklines}");
+    assert!(!html.contains("lonely_span</title>"), "a span seen at one commit gets no sparkline");
     // As Markdown: a table per pass (a row per commit), and the changes.
     let md = String::from_utf8(run_ok(evalbench().args(["history", "show", "--format", "markdown", "--db", &db])).stdout).unwrap();
     let (tables, links) = markdown_tables(&md);
