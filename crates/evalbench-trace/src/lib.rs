@@ -33,5 +33,5 @@ mod layer;
 mod writer;
 
 pub use builder::{Builder, ENV_CLOCK_SKEW_US, ENV_HOST, ENV_PREFIX, ENV_PROCESS, ENV_QUEUE, ENV_TRACE_DIR};
-pub use layer::{at_one_instant, SpanFilter, SpanLayer};
+pub use layer::{at_one_instant, at_wall_us, SpanFilter, SpanLayer};
 pub use writer::TraceGuard;

@@ -138,3 +138,23 @@ fn spans_closed_and_opened_at_one_instant_are_back_to_back() {
     let after = spans.iter().find(|s| s["name"] == "after").unwrap();
     assert!(after["dur_us"].as_i64().unwrap() >= 2000, "{after}");
 }
+
+#[test]
+fn spans_pinned_to_another_process_s_clock_carry_its_times_with_the_skew() {
+    let dir = tempfile::tempdir().unwrap();
+    let (layer, guard) = evalbench_trace::Builder::new().trace_dir(dir.path()).process("eval").clock_skew_us(-250).build();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as i64;
+    // Times nix wrote a little before the reader got to them.
+    let (begin, end) = (now + 1_000, now + 1_730);
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        let s = evalbench_trace::at_wall_us(begin, || tracing::debug_span!(target: "gradient_eval", "resolve", attr = 1u64));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        evalbench_trace::at_wall_us(end, || drop(s));
+    });
+    let path = guard.path().unwrap().to_path_buf();
+    drop(guard);
+    let spans = lines(&path);
+    assert_eq!(spans.len(), 1);
+    assert_eq!(spans[0]["ts_us"].as_i64().unwrap(), begin - 250, "nix's time, on the layer's skewed clock");
+    assert_eq!(spans[0]["dur_us"].as_i64().unwrap(), 730, "not the 5 ms the reader took");
+}

@@ -75,6 +75,16 @@ fn a_planted_hot_spot_and_a_large_list_are_found() {
     let traced = prof["traced_us"].as_u64().unwrap();
     assert!((sum as f64 - traced as f64).abs() <= 0.05 * traced as f64, "self {sum} µs against traced {traced} µs");
     assert!(folded.lines().any(|l| l.starts_with("packages.x86_64-linux.hot;") && l.contains(";flake.nix:4:")), "stacks are rooted at the attribute");
+    // The attribute that took longest is the same traced and untraced: the
+    // traced pass's boundaries are nix's own times, not the reader's.
+    let slowest = |spans: &[serde_json::Value]| {
+        let r = spans.iter().filter(|s| s["name"] == "resolve").max_by_key(|s| s["dur_us"].as_i64().unwrap()).unwrap();
+        (r["fields"]["attr"].as_str().unwrap().to_string(), r["dur_us"].as_i64().unwrap())
+    };
+    let clean = lab_eval(&f, &tmp.path().join("clean"), &[]);
+    let (traced_top, clean_top) = (slowest(&r.spans), slowest(&clean.spans));
+    assert_eq!(traced_top.0, "packages.x86_64-linux.hot", "traced: {traced_top:?}");
+    assert_eq!(clean_top.0, traced_top.0, "clean {clean_top:?}, traced {traced_top:?}");
     // Memory: in a flake without the hot spot, `big` added the most resident memory.
     let m = tmp.path().join("mem");
     std::fs::create_dir_all(&m).unwrap();

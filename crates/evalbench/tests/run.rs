@@ -146,6 +146,30 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     assert_eq!(summary_line["summary"]["self_us"].as_u64(), Some(self_us), "{summary_line}");
     assert!(summary_line["summary"].get("samples").is_none(), "{summary_line}");
     assert!(!out.join("cold-clean/eval/nix-profile.folded").exists(), "clean passes stay unprofiled");
+    // Attribute boundaries on nix's clock: each resolve span lasts about what
+    // nix's trace gives the attribute itself (within 2x and 50 µs), however
+    // far behind the trace the reader was; an RSS is the attribute's or absent.
+    let self_of: std::collections::BTreeMap<String, f64> =
+        prof["by_attribute"].as_array().unwrap().iter().map(|a| (a["attr"].as_str().unwrap().to_string(), a["self_us"].as_f64().unwrap())).collect();
+    let mut resolves = 0;
+    for e in std::fs::read_dir(out.join("cold-instrumented/trace")).unwrap() {
+        let p = e.unwrap().path();
+        if !p.file_name().unwrap().to_string_lossy().starts_with("eval.") {
+            continue;
+        }
+        for l in std::fs::read_to_string(&p).unwrap().lines() {
+            let s: serde_json::Value = serde_json::from_str(l).unwrap();
+            if s["name"] != "resolve" {
+                continue;
+            }
+            resolves += 1;
+            let f = &s["fields"];
+            assert!(f.get("rss_kb").is_none_or(|kb| kb.as_i64().unwrap() > 0), "an RSS of 0 is no RSS: {s}");
+            let (dur, own) = (s["dur_us"].as_f64().unwrap(), self_of[f["attr"].as_str().unwrap()]);
+            assert!(dur <= 2.0 * own + 50.0 && own <= 2.0 * dur + 50.0, "resolve {dur} µs against {own} µs traced: {s}");
+        }
+    }
+    assert_eq!(resolves, 101, "a resolve span per attribute");
     let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
     assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
     for pass in ["warm-clean", "warm-instrumented"] {

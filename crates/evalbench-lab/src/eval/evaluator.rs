@@ -50,6 +50,35 @@ const ERROR_LINES: usize = 40;
 /// Call sites a profile's stack keeps below its attribute (see `Fold::with_max_depth`).
 const PROFILE_DEPTH: usize = 32;
 
+/// How far behind nix the reader may be for an RSS it reads to be the
+/// attribute's: 2 ms, a few attributes of the hello flake. Further behind,
+/// nix is on a later attribute (or gone) and the RSS is left out.
+const RSS_LAG_US: i64 = 2_000;
+
+/// When a marker happened: nix's own time (the trace's last timestamp
+/// before it, in profiled passes), else the moment the reader reached it.
+#[derive(Clone, Copy)]
+struct Stamp(Option<i64>);
+
+impl Stamp {
+    fn of(fold: Option<&Fold>) -> Stamp {
+        Stamp(fold.filter(|f| f.first_ns.is_some()).map(|f| (f.last_ns / 1000) as i64))
+    }
+    /// Spans opened and closed in `f` carry this time.
+    fn stamp<R>(self, f: impl FnOnce() -> R) -> R {
+        match self.0 {
+            Some(us) => evalbench_trace::at_wall_us(us, f),
+            None => evalbench_trace::at_one_instant(f),
+        }
+    }
+    /// The RSS now, when it is the marker's: the reader is within
+    /// RSS_LAG_US of nix (always, without a trace, where the markers are
+    /// all nix writes) and nix still runs.
+    fn rss(self, rss_now: Option<i64>) -> Option<i64> {
+        rss_now.filter(|_| self.0.is_none_or(|us| evalbench_host::now_us() - us <= RSS_LAG_US))
+    }
+}
+
 /// What reading one nix process's stderr found.
 #[derive(Default)]
 struct Reading {
@@ -151,10 +180,9 @@ impl Evaluator<'_> {
             drv = Empty, rss_kb = Empty, rss_delta_kb = Empty)
     }
 
-    /// Opens attribute j's span, then reads the RSS it starts from.
-    fn open(&self, j: usize, pid: i32) -> (Span, i64) {
-        let r = self.resolve_span(&self.attrs[j], "miss");
-        (r, nix::rss_kb(pid).unwrap_or(0))
+    /// Opens attribute j's span (at nix's time of the marker, when known).
+    fn open(&self, j: usize, at: Stamp) -> Span {
+        at.stamp(|| self.resolve_span(&self.attrs[j], "miss"))
     }
 
     /// The whole shard from the lab's cache, or None if any attribute misses
@@ -234,7 +262,16 @@ impl Evaluator<'_> {
             s
         });
         let first = out.drvs.len();
-        let read = self.read(BufReader::new(child.stderr), pid, starting, out);
+        // Profiled, nix writes a million trace lines a second: a wide pipe and
+        // large reads keep the reader (straced in those passes, every read a
+        // stop) from making nix wait on a full pipe, which its clock would count.
+        let stderr = if self.profile {
+            nix::widen_pipe(&child.stderr);
+            BufReader::with_capacity(1 << 20, child.stderr)
+        } else {
+            BufReader::new(child.stderr)
+        };
+        let read = self.read(stderr, pid, starting, out);
         // Off the kill list before it is reaped: a reaped pid may be reused.
         self.shared.unregister(pid);
         let reaped = nix::wait4(pid);
@@ -281,7 +318,7 @@ impl Evaluator<'_> {
     fn read(&self, mut stderr: BufReader<std::fs::File>, pid: i32, starting: Span, out: &mut Resolved) -> Reading {
         let mut starting = Some(starting);
         let mut progress = markers::Progress::new(self.attrs.len(), self.total);
-        let mut on: Option<(Span, i64)> = None; // the open attribute's span, RSS at its start
+        let mut on: Option<(Span, Option<i64>)> = None; // the open attribute's span, RSS at its start
         let mut r = Reading::default();
         let mut buf = Vec::new();
         if let Some(f) = out.fold.as_mut() {
@@ -307,9 +344,10 @@ impl Evaluator<'_> {
                 continue;
             }
             let markers::Line::Marker(m) = line else { continue };
+            let at = Stamp::of(out.fold.as_ref());
             match progress.step(m) {
                 markers::Step::Opened(changed) => {
-                    drop(starting.take());
+                    at.stamp(|| drop(starting.take()));
                     r.changed = changed.map(String::from);
                 }
                 markers::Step::Begin { j, open } => {
@@ -317,31 +355,48 @@ impl Evaluator<'_> {
                         f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[j]));
                     }
                     if open {
-                        drop(on.take());
-                        on = Some(self.open(j, pid));
+                        let span = at.stamp(|| {
+                            drop(on.take());
+                            self.open(j, at)
+                        });
+                        on = Some((span, at.rss(nix::rss_kb(pid))));
                     }
                 }
                 markers::Step::Resolved { j, drv, next } => {
                     let Some((span, rss0)) = on.take() else { continue };
-                    let rss = nix::rss_kb(pid).unwrap_or(0);
+                    // The cap is on the RSS nix has now; the span keeps only an RSS that is the attribute's.
+                    let rss_now = nix::rss_kb(pid);
+                    let rss = at.rss(rss_now);
                     span.record("drv", drv);
-                    span.record("rss_kb", rss);
-                    span.record("rss_delta_kb", rss - rss0);
+                    if let Some(kb) = rss {
+                        span.record("rss_kb", kb);
+                    }
+                    if let (Some(kb), Some(kb0)) = (rss, rss0) {
+                        span.record("rss_delta_kb", kb - kb0);
+                    }
                     out.drvs.push((self.attrs[j].clone(), drv.to_string()));
-                    if let (Some(next), true) = (next, self.max_rss_kb.is_some_and(|m| rss > m)) {
+                    if let (Some(next), true) = (next, self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|kb| kb > m))) {
                         // Over the cap with attributes left: this evaluator is done.
-                        drop(span);
+                        at.stamp(|| drop(span));
                         r.recycled = Some(next);
                         // SAFETY: our own unreaped child.
                         unsafe { libc::kill(pid, libc::SIGKILL) };
                         break;
                     }
-                    // Back to back: the next attribute opens at the instant this one closes.
-                    on = evalbench_trace::at_one_instant(|| {
-                        drop(span);
-                        next.map(|n| self.resolve_span(&self.attrs[n], "miss"))
-                    })
-                    .map(|s| (s, nix::rss_kb(pid).unwrap_or(0)));
+                    // Back to back: the next attribute opens at the instant this one
+                    // closes, and the profile's calls from here on are its own too, so
+                    // a span and its attribute's traced self time cover one stretch
+                    // of nix's clock (the step between attributes, and any wait of
+                    // nix's on a full stderr pipe in it, counted once, in the next).
+                    if let (Some(f), Some(n)) = (out.fold.as_mut(), next) {
+                        f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[n]));
+                    }
+                    on = at
+                        .stamp(|| {
+                            drop(span);
+                            next.map(|n| self.resolve_span(&self.attrs[n], "miss"))
+                        })
+                        .map(|s| (s, rss));
                 }
                 markers::Step::Nothing => {}
             }

@@ -95,6 +95,16 @@ pub(super) fn wait4(pid: i32) -> std::io::Result<(super::error::Ended, i64)> {
     evalbench_host::wait4(pid as u32).map(|(st, u)| (super::error::Ended(st), u.ru_maxrss))
 }
 
+/// Makes a pipe hold as much as the system allows an unprivileged process
+/// (`/proc/sys/fs/pipe-max-size`, 1 MiB by default) instead of 64 KiB; a
+/// pipe that cannot be widened keeps its size.
+pub(super) fn widen_pipe(f: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").ok().and_then(|s| s.trim().parse::<i32>().ok()).unwrap_or(1 << 20);
+    // SAFETY: fcntl on a pipe fd we own; F_SETPIPE_SZ takes an int.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETPIPE_SZ, max) };
+}
+
 /// A started nix: its pid (ours to reap) and its output pipes.
 pub(super) struct Spawned {
     pub pid: i32,
