@@ -5,7 +5,10 @@
 //! A span goes on its parent's track when it nests there directly under its
 //! parent (exact, through `id`/`parent`). A span without a known parent goes
 //! on the first track where it nests by time. Anything else starts a root on
-//! a free track of the same root name, or a new track.
+//! a free track of the same root name, or a new track. A span that names its
+//! own track (a `track` field: the lab's `evaluator` spans say `evaluator 0`,
+//! `evaluator 1`, …) goes on a free track of that name, whatever its parent,
+//! so concurrent workers of one process each get a track named for them.
 
 use std::collections::HashMap;
 
@@ -25,6 +28,16 @@ struct Track {
     /// Open spans: (end, id or u64::MAX when unknown).
     stack: Vec<(i64, u64)>,
     root: u32,
+    /// The name a span gave its track (its `track` field).
+    label: Option<String>,
+}
+
+/// The `track` field of a span, when it has one.
+fn own_track(stream: &Stream, s: &evalbench_bundle::Span) -> Option<String> {
+    if !stream.fields(s).contains("\"track\"") {
+        return None;
+    }
+    stream.field(s, "track").and_then(|v| v.as_str().map(String::from))
 }
 
 impl Track {
@@ -51,6 +64,7 @@ pub fn assign(stream: &Stream) -> Tracks {
     let order: Vec<u32> = keys.into_iter().map(|k| k.3).collect();
     let mut tracks: Vec<Track> = Vec::new();
     let mut by_root: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut by_label: HashMap<String, Vec<u32>> = HashMap::new();
     let mut track_of_id = IdMap::new(spans);
     let mut of_span = vec![0u32; spans.len()];
     for &i in &order {
@@ -58,7 +72,22 @@ pub fn assign(stream: &Stream) -> Tracks {
         let end = s.end_us();
         let id = s.id().unwrap_or(u64::MAX);
         let mut placed = None;
-        match s.parent().and_then(|p| track_of_id.get(p).map(|t| (p, t))) {
+        if let Some(label) = own_track(stream, s) {
+            let free = by_label.get(&label).and_then(|ts| {
+                ts.iter().copied().find(|&t| {
+                    let tr = &mut tracks[t as usize];
+                    tr.pop_ended(s.ts_us);
+                    tr.stack.is_empty()
+                })
+            });
+            placed = Some(free.unwrap_or_else(|| {
+                let t = tracks.len() as u32;
+                tracks.push(Track { stack: Vec::new(), root: s.name, label: Some(label.clone()) });
+                by_label.entry(label).or_default().push(t);
+                t
+            }));
+        }
+        match s.parent().and_then(|p| track_of_id.get(p).map(|t| (p, t))).filter(|_| placed.is_none()) {
             Some((parent, t)) => {
                 let tr = &mut tracks[t as usize];
                 tr.pop_ended(s.ts_us);
@@ -66,7 +95,7 @@ pub fn assign(stream: &Stream) -> Tracks {
                     placed = Some(t);
                 }
             }
-            None if s.parent().is_none() && s.id().is_none() => {
+            None if placed.is_none() && s.parent().is_none() && s.id().is_none() => {
                 // No ids at all: nest by time on the first track that takes it.
                 for (t, tr) in tracks.iter_mut().enumerate() {
                     tr.pop_ended(s.ts_us);
@@ -89,7 +118,7 @@ pub fn assign(stream: &Stream) -> Tracks {
             });
             placed = Some(free.unwrap_or_else(|| {
                 let t = tracks.len() as u32;
-                tracks.push(Track { stack: Vec::new(), root: s.name });
+                tracks.push(Track { stack: Vec::new(), root: s.name, label: None });
                 by_root.entry(s.name).or_default().push(t);
                 t
             }));
@@ -105,6 +134,9 @@ pub fn assign(stream: &Stream) -> Tracks {
     let names = tracks
         .iter()
         .map(|t| {
+            if let Some(l) = &t.label {
+                return l.clone();
+            }
             let n = seen.entry(t.root).or_insert(0);
             *n += 1;
             let base = &stream.names[t.root as usize];

@@ -31,7 +31,8 @@ pub struct NixProfile {
     pub traced_us: u64,
     pub evaluators: usize,
     /// Call sites a stack kept below its attribute; deeper calls were
-    /// counted in the deepest kept (None: none were cut; absent in older files).
+    /// counted in a truncation frame under the deepest kept (None: stacks
+    /// were not cut; absent in older files).
     #[serde(default)]
     pub max_depth: Option<usize>,
     /// Call sites by self time, largest first.

@@ -51,8 +51,10 @@ pub struct Fold {
     open: Vec<Open>,
     root: Option<u32>,
     base: usize,
-    /// Frames a stack keeps below its root; deeper calls count in the deepest kept.
+    /// Frames a stack keeps below its root; deeper calls count in the cut frame.
     max_depth: Option<usize>,
+    /// The cut frame's id, once a call went past the cap.
+    cut: Option<u32>,
     pub lines: u64,
     pub entered: u64,
     /// Exit lines with no open call of their site: the trace began inside
@@ -63,6 +65,18 @@ pub struct Fold {
 }
 
 const NONE: u32 = u32::MAX;
+
+/// Call sites a stack keeps below its root in the lab's profile, and
+/// `decode nix-trace`'s default: enough for a flake's own structure, and
+/// a bound on the stacks a deep recursion makes.
+pub const PROFILE_DEPTH: usize = 32;
+
+/// The frame that holds every call deeper than the cap, under the deepest
+/// call site kept: what the flame graph shows as cut, instead of charging
+/// the deeper calls to a site that did not spend the time.
+pub fn truncation_frame(depth: usize) -> String {
+    format!("[deeper than {depth} call sites]")
+}
 
 /// One stack, root first, with its self time and calls.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -93,7 +107,8 @@ impl Fold {
     /// a deep recursion (a dependency chain evaluated depth-first) makes as
     /// many distinct stacks as it is deep, and a folded file that grows with
     /// the square of the depth. Deeper calls count, self time and calls, in
-    /// the deepest frame kept; positions' totals are unaffected.
+    /// one [`truncation_frame`] under the deepest frame kept; positions'
+    /// totals are unaffected.
     pub fn with_max_depth(depth: usize) -> Fold {
         Fold { max_depth: Some(depth.max(1)), ..Fold::default() }
     }
@@ -150,7 +165,22 @@ impl Fold {
             self.pos_calls[frame as usize] += 1;
             let parent = if self.open.len() > self.base { self.open.last().map_or(NONE, |o| o.stack) } else { self.root.unwrap_or(NONE) };
             let stack = match self.max_depth {
-                Some(d) if self.open.len() - self.base.min(self.open.len()) >= d && parent != NONE => parent,
+                Some(d) if self.open.len() - self.base.min(self.open.len()) >= d && parent != NONE => {
+                    // The first call past the cap opens the cut frame; calls below it stay in it.
+                    let cut = match self.cut {
+                        Some(c) => c,
+                        None => {
+                            let c = self.frame(&truncation_frame(d));
+                            self.cut = Some(c);
+                            c
+                        }
+                    };
+                    if self.stacks[parent as usize].1 == cut {
+                        parent
+                    } else {
+                        self.stack(parent, cut)
+                    }
+                }
                 _ => self.stack(parent, frame),
             };
             self.calls[stack as usize] += 1;

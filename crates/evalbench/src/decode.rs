@@ -34,9 +34,10 @@ pub struct Args {
     /// The server's TCP port, when the capture's filter is not enough to tell.
     #[arg(long)]
     pub port: Option<u16>,
-    /// nix-trace: call sites a stack keeps; deeper calls count in the deepest kept (0: all). A
-    /// deep recursion otherwise makes as many stacks as it is deep, each as long.
-    #[arg(long, default_value_t = 64)]
+    /// nix-trace: call sites a stack keeps (the lab's depth unless given); deeper calls count in
+    /// a frame "[deeper than N call sites]" under the deepest kept (0: all). A deep recursion
+    /// otherwise makes as many stacks as it is deep, each as long.
+    #[arg(long, default_value_t = evalbench_decode::nix_trace::PROFILE_DEPTH)]
     pub max_depth: usize,
 }
 

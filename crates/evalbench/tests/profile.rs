@@ -102,6 +102,60 @@ fn a_planted_hot_spot_and_a_large_list_are_found() {
     assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
 }
 
+/// `hot` spins shallowly; `deep` recurses 80 calls deep (past the profile's
+/// 32) and does more work at the bottom, in four functions (lines 5 to 8).
+const DEEP: &str = r#"{ outputs = { self }: let
+    system = "x86_64-linux";
+    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo ${toString v} > $out" ]; };
+    spin = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n);
+    w1 = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
+    w2 = n: builtins.foldl' (a: i: a - i) 0 (builtins.genList (i: i) n);
+    w3 = n: builtins.foldl' (a: i: a + 2 * i) 0 (builtins.genList (i: i) n);
+    w4 = n: builtins.foldl' (a: i: a + 3 * i) 0 (builtins.genList (i: i) n);
+    deep = d: if d == 0 then w1 60000 + w2 60000 + w3 60000 + w4 60000 else deep (d - 1);
+  in { packages.${system} = {
+    hot = drv "hot" (spin 150000);
+    deep = drv "deep" (deep 80);
+  }; }; }
+"#;
+
+#[test]
+fn calls_past_the_depth_cap_are_in_a_truncation_frame_not_charged_to_a_site() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("deep");
+    std::fs::create_dir_all(&f).unwrap();
+    std::fs::write(f.join("flake.nix"), DEEP).unwrap();
+    let r = lab_eval(&f, &tmp.path().join("run"), &["--nix-trace"]);
+    let prof = read_json(&r.stats.join("nix-profile.json"));
+    let depth = prof["max_depth"].as_u64().unwrap();
+    let cut = format!("[deeper than {depth} call sites]");
+    let mut leaves: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut total = 0;
+    for l in std::fs::read_to_string(r.stats.join("nix-profile.folded")).unwrap().lines() {
+        let (stack, us) = l.rsplit_once(' ').unwrap();
+        let us: u64 = us.parse().unwrap();
+        total += us;
+        *leaves.entry(stack.rsplit(';').next().unwrap().to_string()).or_default() += us;
+        assert!(stack.split(';').count() <= depth as usize + 2, "root, {depth} sites and the cut: {stack}");
+    }
+    // The flame graph's widest leaf of a call site is the call-site table's top.
+    let widest = leaves.iter().filter(|(k, _)| **k != cut).max_by_key(|(_, us)| **us).unwrap();
+    let top = &prof["by_position"][0];
+    assert_eq!(widest.0, top["position"].as_str().unwrap(), "{leaves:?}\n{top}");
+    // The cut frame carries what the deep calls spent: at least the four
+    // functions at the bottom of the recursion.
+    let bottom: u64 = prof["by_position"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| ["flake.nix:5:", "flake.nix:6:", "flake.nix:7:", "flake.nix:8:"].iter().any(|l| p["position"].as_str().unwrap().starts_with(l)))
+        .map(|p| p["self_us"].as_u64().unwrap())
+        .sum();
+    let carried = leaves[&cut];
+    assert!(bottom > 0 && carried >= bottom, "cut frame {carried} µs, the bottom's sites {bottom} µs");
+    assert!(carried < total, "{carried} of {total} µs");
+}
+
 #[test]
 fn evaluators_past_a_memory_cap_are_recycled_with_the_same_derivations() {
     let tmp = tempfile::tempdir().unwrap();

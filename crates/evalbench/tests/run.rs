@@ -85,6 +85,17 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert_eq!(names, ["fetching", "evaluating_flake", "evaluating_derivations"], "{pass}");
         let trace = read_json(&d.join("trace.json"));
         assert!(trace["traceEvents"].as_array().unwrap().len() > 100);
+        // The evaluator has a track of its own, named for it (not after the `open` span).
+        let tracks: Vec<&str> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .filter_map(|e| e["args"]["name"].as_str())
+            .collect();
+        if pass.starts_with("cold-") {
+            assert!(tracks.contains(&"evaluator 0"), "{pass}: {tracks:?}");
+        }
         assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
         if pass.ends_with("-clean") {
             for pcap in ["proto.pcap", "pg.pcap"] {

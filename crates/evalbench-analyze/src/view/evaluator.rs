@@ -36,8 +36,9 @@ pub struct NixProfile {
     pub attrs_by_calls: Vec<AttributeCost>,
     pub lines: u64,
     pub traced_us: u64,
-    /// Call sites a stack kept (None: stacks were not cut).
-    pub max_depth: Option<usize>,
+    /// Call sites a stack kept, and the frame that holds deeper calls
+    /// (None: stacks were not cut).
+    pub cut: Option<(usize, String)>,
 }
 
 #[derive(Debug, Default)]
@@ -78,7 +79,7 @@ fn profile(p: &PassView) -> Option<Section<NixProfile>> {
         attrs_by_calls: top(&j.by_attribute, |r| (r.calls, &r.attr)),
         lines: j.lines,
         traced_us: j.traced_us,
-        max_depth: j.max_depth,
+        cut: j.max_depth.map(|d| (d, evalbench_decode::nix_trace::truncation_frame(d))),
     }))
 }
 

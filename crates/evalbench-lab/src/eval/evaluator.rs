@@ -47,8 +47,6 @@ use super::{E, SYSTEM};
 
 /// At most this many lines of nix's error are kept.
 const ERROR_LINES: usize = 40;
-/// Call sites a profile's stack keeps below its attribute (see `Fold::with_max_depth`).
-const PROFILE_DEPTH: usize = 32;
 
 /// How far behind nix the reader may be for an RSS it reads to be the
 /// attribute's: 2 ms, a few attributes of the hello flake. Further behind,
@@ -171,7 +169,9 @@ in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (b
 
 impl Evaluator<'_> {
     fn span(&self) -> Span {
-        debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, attrs = self.attrs.len(), pid = Empty,
+        // A track of its own in trace.json, named for it (`evalbench_analyze::tracks`).
+        let track = format!("evaluator {}", self.shard);
+        debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, track = track.as_str(), attrs = self.attrs.len(), pid = Empty,
             from = Empty, peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty)
     }
 
@@ -202,8 +202,11 @@ impl Evaluator<'_> {
     /// recycles an evaluator: one that has grown past it after an attribute
     /// is ended, and a new one continues with the next attribute.
     pub fn run(&self) -> Result<Resolved, Failure> {
-        let mut out =
-            Resolved { drvs: Vec::with_capacity(self.attrs.len()), peak_kb: 0, fold: self.profile.then(|| Fold::with_max_depth(PROFILE_DEPTH)) };
+        let mut out = Resolved {
+            drvs: Vec::with_capacity(self.attrs.len()),
+            peak_kb: 0,
+            fold: self.profile.then(|| Fold::with_max_depth(evalbench_decode::nix_trace::PROFILE_DEPTH)),
+        };
         let mut from = 0;
         let mut segment = 0;
         loop {

@@ -103,7 +103,10 @@ fn profile(page: &mut Page, p: &PassView, prof: &NixProfile) {
         grouped(prof.lines as f64),
         esc(&ms(total)),
         esc(&ms(prof.traced_us as f64)),
-        prof.max_depth.map(|d| format!(" Stacks keep {d} call sites; deeper calls count in the deepest kept.")).unwrap_or_default()
+        prof.cut
+            .as_ref()
+            .map(|(d, frame)| format!(" Stacks keep {d} call sites; what deeper calls spent is in the frame {} under the deepest kept.", esc(frame)))
+            .unwrap_or_default()
     );
     let (chart, _) = svg::flame(&format!("{} nix evaluator", p.name), &prof.stacks, &|v| ms(v));
     page.chart(&p.name, "nix-profile", chart);
