@@ -32,6 +32,13 @@ struct Track {
     label: Option<String>,
 }
 
+/// What tracks are reused by: the root span's name, or the name a span gave.
+#[derive(PartialEq, Eq, Hash)]
+enum Key {
+    Root(u32),
+    Label(String),
+}
+
 /// The `track` field of a span, when it has one.
 fn own_track(stream: &Stream, s: &evalbench_bundle::Span) -> Option<String> {
     if !stream.fields(s).contains("\"track\"") {
@@ -63,31 +70,16 @@ pub fn assign(stream: &Stream) -> Tracks {
     keys.sort_unstable();
     let order: Vec<u32> = keys.into_iter().map(|k| k.3).collect();
     let mut tracks: Vec<Track> = Vec::new();
-    let mut by_root: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut by_label: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut by_key: HashMap<Key, Vec<u32>> = HashMap::new();
     let mut track_of_id = IdMap::new(spans);
     let mut of_span = vec![0u32; spans.len()];
     for &i in &order {
         let s = &spans[i as usize];
         let end = s.end_us();
         let id = s.id().unwrap_or(u64::MAX);
+        let own = own_track(stream, s);
         let mut placed = None;
-        if let Some(label) = own_track(stream, s) {
-            let free = by_label.get(&label).and_then(|ts| {
-                ts.iter().copied().find(|&t| {
-                    let tr = &mut tracks[t as usize];
-                    tr.pop_ended(s.ts_us);
-                    tr.stack.is_empty()
-                })
-            });
-            placed = Some(free.unwrap_or_else(|| {
-                let t = tracks.len() as u32;
-                tracks.push(Track { stack: Vec::new(), root: s.name, label: Some(label.clone()) });
-                by_label.entry(label).or_default().push(t);
-                t
-            }));
-        }
-        match s.parent().and_then(|p| track_of_id.get(p).map(|t| (p, t))).filter(|_| placed.is_none()) {
+        match s.parent().and_then(|p| track_of_id.get(p).map(|t| (p, t))).filter(|_| own.is_none()) {
             Some((parent, t)) => {
                 let tr = &mut tracks[t as usize];
                 tr.pop_ended(s.ts_us);
@@ -95,7 +87,7 @@ pub fn assign(stream: &Stream) -> Tracks {
                     placed = Some(t);
                 }
             }
-            None if placed.is_none() && s.parent().is_none() && s.id().is_none() => {
+            None if own.is_none() && s.parent().is_none() && s.id().is_none() => {
                 // No ids at all: nest by time on the first track that takes it.
                 for (t, tr) in tracks.iter_mut().enumerate() {
                     tr.pop_ended(s.ts_us);
@@ -108,8 +100,13 @@ pub fn assign(stream: &Stream) -> Tracks {
             None => {}
         }
         if placed.is_none() {
-            // A root here: a free track of the same root name, or a new one.
-            let free = by_root.get(&s.name).and_then(|ts| {
+            // A root here (or a span naming its track): a free track of the
+            // same name, or a new one.
+            let key = match own {
+                Some(label) => Key::Label(label),
+                None => Key::Root(s.name),
+            };
+            let free = by_key.get(&key).and_then(|ts| {
                 ts.iter().copied().find(|&t| {
                     let tr = &mut tracks[t as usize];
                     tr.pop_ended(s.ts_us);
@@ -118,8 +115,12 @@ pub fn assign(stream: &Stream) -> Tracks {
             });
             placed = Some(free.unwrap_or_else(|| {
                 let t = tracks.len() as u32;
-                tracks.push(Track { stack: Vec::new(), root: s.name, label: None });
-                by_root.entry(s.name).or_default().push(t);
+                let label = match &key {
+                    Key::Label(l) => Some(l.clone()),
+                    Key::Root(_) => None,
+                };
+                tracks.push(Track { stack: Vec::new(), root: s.name, label });
+                by_key.entry(key).or_default().push(t);
                 t
             }));
         }
