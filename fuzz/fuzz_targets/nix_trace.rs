@@ -34,5 +34,5 @@ fuzz_target!(|data: &[u8]| {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("trace.txt");
     std::fs::write(&f, data).unwrap();
-    let _ = evalbench_decode::nix_trace::read(&f, Some(8));
+    let _ = evalbench_decode::nix_trace::read(&f, Some(8), None);
 });

@@ -39,6 +39,9 @@ pub const NIX_STATS_PREFIX: &str = "nix-stats.";
 /// time per stack of call sites under the attribute (inferno's format, µs),
 /// its summary (calls and self time per call site and per attribute), and
 /// the flame graph drawn from it.
+/// Instrumented passes: the flake's inputs by store path (`bundle::inputs`),
+/// which name the positions of the profile and of the call counts.
+pub const NIX_INPUTS_JSON: &str = "eval/nix-inputs.json";
 pub const NIX_PROFILE_FOLDED: &str = "eval/nix-profile.folded";
 pub const NIX_PROFILE_JSON: &str = "eval/nix-profile.json";
 pub const NIX_FLAME_SVG: &str = "eval/nix-flame.svg";

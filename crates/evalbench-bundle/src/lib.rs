@@ -14,6 +14,7 @@ mod archive;
 mod atomic;
 mod error;
 pub mod fnv;
+pub mod inputs;
 pub mod layout;
 pub mod nix_stats;
 mod open;

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{io, BundleError};
+use crate::inputs::Inputs;
 use crate::layout;
 
 /// Counter name (nix's keys joined with '.') -> value, summed over the files.
@@ -72,6 +73,7 @@ pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
         return Ok(None);
     }
     let mut s = NixStats { files: files.clone(), ..NixStats::default() };
+    let inputs = Inputs::read(pass_dir).unwrap_or_default();
     for f in &files {
         let text = std::fs::read(f).map_err(io(f))?;
         const EXPECTED: &str = "nix's statistics (NIX_SHOW_STATS), a JSON object";
@@ -80,7 +82,7 @@ pub fn read(pass_dir: &Path) -> Result<Option<NixStats>, BundleError> {
             return Err(crate::error::parse(f, EXPECTED)(serde::de::Error::custom(format!("found {}", kind(&v)))));
         }
         flatten_into(&v, &mut s.counters);
-        add_calls(&v, &mut s.calls);
+        add_calls(&v, &mut s.calls, &inputs);
     }
     Ok(Some(s))
 }
@@ -135,32 +137,33 @@ pub fn store_relative(path: &str) -> &str {
     path
 }
 
-fn source_name(file: &str) -> &str {
-    let short = store_relative(file);
-    if short.len() != file.len() {
-        return short;
+/// A file as positions show it: named by its input (`bundle::inputs`),
+/// else its path inside the store path, else itself; `--apply` text is "(string)".
+fn source_name(file: &str, inputs: &Inputs) -> String {
+    if file.starts_with("/nix/store/") {
+        return inputs.name(file);
     }
     if file.starts_with('/') && !file.contains('\n') {
-        file
+        file.to_string()
     } else {
-        "(string)"
+        "(string)".to_string()
     }
 }
 
-fn position(v: &serde_json::Value) -> Option<String> {
-    let file = source_name(v["file"].as_str()?);
+fn position(v: &serde_json::Value, inputs: &Inputs) -> Option<String> {
+    let file = source_name(v["file"].as_str()?, inputs);
     Some(format!("{file}:{}:{}", v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0)))
 }
 
-/// One file's calls (nix's JSON, read): added into `c`.
-pub fn add_calls(v: &serde_json::Value, c: &mut Calls) {
+/// One file's calls (nix's JSON, read): added into `c`, positions named by `inputs`.
+pub fn add_calls(v: &serde_json::Value, c: &mut Calls, inputs: &Inputs) {
     if let Some(m) = v["primops"].as_object() {
         for (name, n) in m {
             *c.primops.entry(name.clone()).or_default() += n.as_u64().unwrap_or(0);
         }
     }
     for f in v["functions"].as_array().into_iter().flatten() {
-        let Some(mut at) = position(f) else { continue };
+        let Some(mut at) = position(f, inputs) else { continue };
         if let Some(name) = f["name"].as_str() {
             at = format!("{at} ({name})");
         }
@@ -168,7 +171,7 @@ pub fn add_calls(v: &serde_json::Value, c: &mut Calls) {
     }
     for a in v["attributes"].as_array().into_iter().flatten() {
         // nix lists the selections it has no position for under no file.
-        let at = position(a).unwrap_or_else(|| "(no position)".into());
+        let at = position(a, inputs).unwrap_or_else(|| "(no position)".into());
         *c.attributes.entry(at).or_default() += a["count"].as_u64().unwrap_or(0);
     }
 }
@@ -241,8 +244,9 @@ mod tests {
         assert!(!s.counters.contains_key("sizes.Env") && !s.counters.keys().any(|k| k.starts_with("primops")));
         assert_eq!(s.calls.primops["map"], 4);
         assert_eq!(s.calls.functions["/f.nix:1:2"], 6);
-        assert_eq!(super::source_name("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix"), "flake.nix");
-        assert_eq!(super::source_name("ps: let names = builtins.attrNames ps;\n in names"), "(string)");
+        let none = Inputs::default();
+        assert_eq!(super::source_name("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix", &none), "flake.nix");
+        assert_eq!(super::source_name("ps: let names = builtins.attrNames ps;\n in names", &none), "(string)");
         assert_eq!(s.calls.attributes["(no position)"], 8);
         assert_eq!(to_json(&s.counters)["nrThunks"], 20);
         assert_eq!(from_json(&to_json(&s.counters)).unwrap(), s.counters);

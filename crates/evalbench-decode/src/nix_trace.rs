@@ -55,6 +55,8 @@ pub struct Fold {
     max_depth: Option<usize>,
     /// The cut frame's id, once a call went past the cap.
     cut: Option<u32>,
+    /// The flake's inputs, which name the store paths in positions.
+    inputs: Option<evalbench_bundle::inputs::Inputs>,
     pub lines: u64,
     pub entered: u64,
     /// Exit lines with no open call of their site: the trace began inside
@@ -113,6 +115,12 @@ impl Fold {
         Fold { max_depth: Some(depth.max(1)), ..Fold::default() }
     }
 
+    /// Positions name the input they are in (`alpha:lib/default.nix:1:3`).
+    pub fn with_inputs(mut self, inputs: evalbench_bundle::inputs::Inputs) -> Fold {
+        self.inputs = Some(inputs).filter(|i| !i.is_empty());
+        self
+    }
+
     fn frame(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.frame_ids.get(name) {
             return id;
@@ -159,7 +167,11 @@ impl Fold {
         self.lines += 1;
         self.first_ns.get_or_insert(ns);
         self.last_ns = self.last_ns.max(ns);
-        let frame = self.frame(&shorten(pos).replace(';', ":"));
+        let named = match &self.inputs {
+            Some(i) => i.name(pos),
+            None => shorten(pos),
+        };
+        let frame = self.frame(&named.replace(';', ":"));
         if entered {
             self.entered += 1;
             self.pos_calls[frame as usize] += 1;
@@ -299,7 +311,8 @@ enum Lines {
 
 /// Reads a saved profile of either kind, a line at a time; a trace's stacks
 /// keep at most `max_depth` call sites (None: all; see [`Fold::with_max_depth`]).
-pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeError> {
+/// Positions name the input they are in when `inputs` are given.
+pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bundle::inputs::Inputs>) -> Result<Profile, DecodeError> {
     let head = crate::sniff::head(path, 4096)?;
     let expected = "nix's function trace (`function-trace entered …` lines) or a Nix flamegraph profile (`frame;frame COUNT`)";
     if !matches!(crate::sniff::looks_like(&head), "text" | "an empty file" | "nix's function trace (decode nix-trace)") {
@@ -312,6 +325,9 @@ pub fn read(path: &Path, max_depth: Option<usize>) -> Result<Profile, DecodeErro
         Some(d) => Fold::with_max_depth(d),
         None => Fold::new(),
     };
+    if let Some(i) = inputs {
+        fold = fold.with_inputs(i);
+    }
     let mut sampled: Vec<(Vec<String>, u64)> = Vec::new();
     // Decided by the first line that is not empty.
     let mut kind: Option<Lines> = None;

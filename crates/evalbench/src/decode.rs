@@ -39,6 +39,34 @@ pub struct Args {
     /// otherwise makes as many stacks as it is deep, each as long.
     #[arg(long, default_value_t = evalbench_decode::nix_trace::PROFILE_DEPTH)]
     pub max_depth: usize,
+    /// nix-trace: name positions by the input of this flake they are in (`alpha:lib/default.nix:1:3`),
+    /// as nix lists its inputs (`nix flake archive --json`). Without it, a nix-inputs.json beside
+    /// the file (a pass's eval/) names them.
+    #[arg(long, value_name = "DIR")]
+    pub flake: Option<PathBuf>,
+}
+
+/// The inputs that name a trace's positions: the flake's, asked of nix, or
+/// those kept beside the file.
+fn trace_inputs(a: &Args) -> anyhow::Result<Option<evalbench_bundle::inputs::Inputs>> {
+    use anyhow::Context;
+    use evalbench_bundle::inputs::Inputs;
+    use evalbench_bundle::layout::{file_name, NIX_INPUTS_JSON};
+    let Some(flake) = &a.flake else {
+        let beside = a.file.with_file_name(file_name(NIX_INPUTS_JSON));
+        return Ok(std::fs::read(&beside).ok().and_then(|t| serde_json::from_slice::<Inputs>(&t).ok()));
+    };
+    let out = std::process::Command::new("nix")
+        .args(["--extra-experimental-features", "nix-command flakes", "flake", "archive", "--json", "--no-write-lock-file"])
+        .arg(flake)
+        .output()
+        .with_context(|| format!("--flake {}: running nix flake archive (install nix-bin)", flake.display()))?;
+    if !out.status.success() {
+        anyhow::bail!("--flake {}: nix flake archive failed: {}", flake.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).with_context(|| format!("--flake {}: nix flake archive printed no JSON", flake.display()))?;
+    Ok(Some(Inputs::from_archive(&v)))
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -132,7 +160,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 w.bytes(evalbench_report::output::decode::auto_explain(&summary).as_bytes());
             }
         }
-        Kind::NixTrace => match evalbench_decode::nix_trace::read(&a.file, (a.max_depth > 0).then_some(a.max_depth))? {
+        Kind::NixTrace => match evalbench_decode::nix_trace::read(&a.file, (a.max_depth > 0).then_some(a.max_depth), trace_inputs(&a)?)? {
             evalbench_decode::nix_trace::Profile::Traced(fold) => {
                 if a.json {
                     for s in fold.stacks() {

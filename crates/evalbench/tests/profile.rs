@@ -67,14 +67,17 @@ fn a_planted_hot_spot_and_a_large_list_are_found() {
     let prof = read_json(&r.stats.join("nix-profile.json"));
     // The top call site by self time is in `spin`, on line 4 of flake.nix.
     let top = prof["by_position"][0]["position"].as_str().unwrap();
-    assert!(top.starts_with("flake.nix:4:"), "top call site {top}: {:#}", prof["by_position"][0]);
+    assert!(top.starts_with("self:flake.nix:4:"), "top call site {top}: {:#}", prof["by_position"][0]);
     assert_eq!(prof["by_attribute"][0]["attr"], "packages.x86_64-linux.hot", "{:#}", prof["by_attribute"]);
     // The folded self times add up to the traced time.
     let folded = std::fs::read_to_string(r.stats.join("nix-profile.folded")).unwrap();
     let sum: u64 = folded.lines().map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
     let traced = prof["traced_us"].as_u64().unwrap();
     assert!((sum as f64 - traced as f64).abs() <= 0.05 * traced as f64, "self {sum} µs against traced {traced} µs");
-    assert!(folded.lines().any(|l| l.starts_with("packages.x86_64-linux.hot;") && l.contains(";flake.nix:4:")), "stacks are rooted at the attribute");
+    assert!(
+        folded.lines().any(|l| l.starts_with("packages.x86_64-linux.hot;") && l.contains(";self:flake.nix:4:")),
+        "stacks are rooted at the attribute"
+    );
     // The attribute that took longest is the same traced and untraced: the
     // traced pass's boundaries are nix's own times, not the reader's.
     let slowest = |spans: &[serde_json::Value]| {
@@ -148,12 +151,81 @@ fn calls_past_the_depth_cap_are_in_a_truncation_frame_not_charged_to_a_site() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|p| ["flake.nix:5:", "flake.nix:6:", "flake.nix:7:", "flake.nix:8:"].iter().any(|l| p["position"].as_str().unwrap().starts_with(l)))
+        .filter(|p| {
+            ["self:flake.nix:5:", "self:flake.nix:6:", "self:flake.nix:7:", "self:flake.nix:8:"]
+                .iter()
+                .any(|l| p["position"].as_str().unwrap().starts_with(l))
+        })
         .map(|p| p["self_us"].as_u64().unwrap())
         .sum();
     let carried = leaves[&cut];
     assert!(bottom > 0 && carried >= bottom, "cut frame {carried} µs, the bottom's sites {bottom} µs");
     assert!(carried < total, "{carried} of {total} µs");
+}
+
+#[test]
+fn positions_name_the_input_they_are_in() {
+    // Two inputs that both have a lib/default.nix, and the flake that uses both.
+    let tmp = reachable_tmp("evalbench-inputs-test.");
+    let lib = |name: &str, body: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(d.join("lib")).unwrap();
+        std::fs::write(d.join("flake.nix"), "{ outputs = { self }: { lib = import ./lib; }; }\n").unwrap();
+        std::fs::write(d.join("lib/default.nix"), body).unwrap();
+        d
+    };
+    let (a, b) = (
+        lib("a", "{ sq = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n); }\n"),
+        lib("b", "{ cube = n: builtins.foldl' (a: i: a + i * i * i) 0 (builtins.genList (i: i) n); }\n"),
+    );
+    let top = tmp.path().join("top");
+    std::fs::create_dir_all(&top).unwrap();
+    std::fs::write(
+        top.join("flake.nix"),
+        format!(
+            r#"{{ inputs.alpha.url = "path:{}"; inputs.beta.url = "path:{}";
+  outputs = {{ self, alpha, beta }}: let system = "x86_64-linux";
+    drv = name: v: builtins.derivation {{ inherit name system; builder = "/bin/sh"; args = [ "-c" "echo ${{toString v}} > $out" ]; }};
+  in {{ packages.${{system}} = {{ x = drv "x" (alpha.lib.sq 20000); y = drv "y" (beta.lib.cube 20000); }}; }}; }}
+"#,
+            a.display(),
+            b.display()
+        ),
+    )
+    .unwrap();
+    let r = lab_eval(&top, &tmp.path().join("run"), &["--nix-trace", "--count-calls"]);
+    let prof = read_json(&r.stats.join("nix-profile.json"));
+    let sites: Vec<&str> = prof["by_position"].as_array().unwrap().iter().map(|p| p["position"].as_str().unwrap()).collect();
+    for input in ["alpha", "beta"] {
+        assert!(sites.iter().any(|s| s.starts_with(&format!("{input}:lib/default.nix:1:"))), "{input}: {sites:?}");
+    }
+    assert!(sites.iter().any(|s| s.starts_with("self:flake.nix:")), "{sites:?}");
+    assert!(!sites.iter().any(|s| s.starts_with("lib/default.nix")), "no position without its input: {sites:?}");
+    // nix's call counts name them the same way.
+    let stats = evalbench_bundle::nix_stats::read(&tmp.path().join("run")).unwrap().unwrap();
+    let functions: Vec<&String> = stats.calls.functions.keys().collect();
+    for input in ["alpha", "beta"] {
+        assert!(functions.iter().any(|f| f.starts_with(&format!("{input}:lib/default.nix:1:"))), "{input}: {functions:?}");
+    }
+    // decode nix-trace names them from the inputs kept beside the profile... and from the flake.
+    let folded = r.stats.join("nix-profile.folded");
+    assert!(std::fs::read_to_string(&folded).unwrap().contains(";alpha:lib/default.nix:1:"));
+    let inputs = read_json(&r.stats.join("nix-inputs.json"));
+    assert_eq!(inputs.as_object().unwrap().len(), 3, "self, alpha and beta: {inputs}");
+    // A trace nix wrote by itself, named from the flake.
+    let raw = tmp.path().join("raw.trace");
+    let out = std::process::Command::new("nix")
+        .args(["eval", "--trace-function-calls", "--raw"])
+        .arg(format!("path:{}#packages.x86_64-linux.x.drvPath", top.display()))
+        .env("NIX_CONFIG", "experimental-features = nix-command flakes\nsubstituters =")
+        .stderr(std::fs::File::create(&raw).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let decoded = run_ok(evalbench().args(["decode", "nix-trace", "--json", "--flake"]).arg(&top).arg(&raw));
+    let last: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&decoded.stdout).lines().last().unwrap()).unwrap();
+    let sites: Vec<&str> = last["summary"]["by_position"].as_array().unwrap().iter().map(|p| p["position"].as_str().unwrap()).collect();
+    assert!(sites.iter().any(|s| s.starts_with("alpha:lib/default.nix:1:")), "{sites:?}");
 }
 
 #[test]

@@ -148,6 +148,8 @@ pub(super) struct Evaluator<'a> {
     pub count_calls: bool,
     /// ... and traces them (--trace-function-calls), folded as they come.
     pub profile: bool,
+    /// The flake's inputs, which name the profile's positions.
+    pub inputs: &'a evalbench_bundle::inputs::Inputs,
     /// Recycle an evaluator whose RSS is past this after an attribute.
     pub max_rss_kb: Option<i64>,
 }
@@ -205,7 +207,7 @@ impl Evaluator<'_> {
         let mut out = Resolved {
             drvs: Vec::with_capacity(self.attrs.len()),
             peak_kb: 0,
-            fold: self.profile.then(|| Fold::with_max_depth(evalbench_decode::nix_trace::PROFILE_DEPTH)),
+            fold: self.profile.then(|| Fold::with_max_depth(evalbench_decode::nix_trace::PROFILE_DEPTH).with_inputs(self.inputs.clone())),
         };
         let mut from = 0;
         let mut segment = 0;

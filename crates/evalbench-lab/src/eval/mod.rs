@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use evalbench_bundle::inputs::Inputs;
 use evalbench_decode::nix_profile::NixProfile;
 use tracing::{debug_span, field::Empty};
 
@@ -128,6 +129,22 @@ fn lock(flake: &str) -> Result<(String, String, Option<String>), EvalError> {
     }
 }
 
+/// The flake's inputs by store path (`nix flake archive --json`), kept as
+/// `nix-inputs.json` beside the statistics. Asked in instrumented passes
+/// only: one more nix process is time a clean pass would count. None when
+/// nix cannot tell (the profile then names files by their path in the input).
+fn inputs(flake: &str, stats: &StatsDir) -> Option<Inputs> {
+    let mut c = nix::command();
+    c.args(["flake", "archive", "--json", "--no-write-lock-file", flake]);
+    let v: serde_json::Value = serde_json::from_str(&nix::output(c).ok()?).ok()?;
+    let i = Inputs::from_archive(&v);
+    let path = stats.path.join(evalbench_bundle::layout::file_name(evalbench_bundle::layout::NIX_INPUTS_JSON));
+    if let Err(e) = evalbench_bundle::write_atomic(&path, i.to_json().as_bytes()) {
+        tracing::warn!(target: E, "{e}");
+    }
+    Some(i)
+}
+
 fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, EvalError> {
     let mut c = nix::command();
     c.args(["eval", "--json", "--option", "eval-cache", "false", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
@@ -187,6 +204,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
         }
     };
     let entry = nar_hash.as_deref().and_then(|h| cache::load(&home, h));
+    let inputs = (o.trace || o.count_calls).then(|| inputs(&flake_s, &stats)).flatten().unwrap_or_default();
     let attrs: Vec<String> = {
         let d = debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" }).entered();
         let listed = match &entry {
@@ -226,6 +244,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
                     stats_file: &files[shard],
                     count_calls: o.count_calls,
                     profile: o.trace,
+                    inputs: &inputs,
                     max_rss_kb: o.max_rss.map(|b| (b / 1024) as i64),
                 };
                 let entry = entry.as_ref();
