@@ -24,6 +24,26 @@ pub struct PerfSummary {
     pub period_total: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period_unit: Option<String>,
+    /// Samples in nix writing its own function trace (`TRACE_COST`).
+    pub trace_cost_samples: u64,
+}
+
+/// The frame nix's `FunctionCallTrace` (constructor and destructor: writing
+/// `function-trace entered|exited` lines, escape filtering included) is
+/// renamed to: the profiler's own cost, said as such in the flame graph.
+pub const TRACE_COST: &str = "[nix writing --trace-function-calls]";
+
+/// Renames nix's trace-writing frames in folded stacks to [`TRACE_COST`].
+fn label_trace_cost(stacks: Vec<u8>) -> Vec<u8> {
+    const FRAMES: [&str; 2] = ["nix::FunctionCallTrace::FunctionCallTrace", "nix::FunctionCallTrace::~FunctionCallTrace"];
+    if memchr::memmem::find(&stacks, b"nix::FunctionCallTrace::").is_none() {
+        return stacks;
+    }
+    let mut text = String::from_utf8_lossy(&stacks).into_owned();
+    for f in FRAMES {
+        text = text.replace(&format!(";{f};"), &format!(";{TRACE_COST};")).replace(&format!(";{f} "), &format!(";{TRACE_COST} "));
+    }
+    text.into_bytes()
 }
 
 /// Folded stacks, each sample counted once, and the periods perf gave them.
@@ -152,7 +172,7 @@ pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
         if folded.is_empty() && !head.iter().all(u8::is_ascii_whitespace) {
             return Err(crate::sniff::wrong(data, "`perf script` text (a command line, then one stack frame a line)", &head));
         }
-        return Ok(Folded { stacks: folded, period: input.period() });
+        return Ok(Folded { stacks: label_trace_cost(folded), period: input.period() });
     }
     let mut child = Command::new("perf")
         .args(["script", "-F", "comm,pid,tid,time,period,event,ip,sym,dso", "-i"])
@@ -175,7 +195,7 @@ pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
             message: format!("failed ({st}); is it a perf.data file?"),
         });
     }
-    Ok(Folded { stacks: folded, period: input.period() })
+    Ok(Folded { stacks: label_trace_cost(folded), period: input.period() })
 }
 
 pub fn summarize(folded: &Folded) -> PerfSummary {
@@ -191,6 +211,9 @@ pub fn summarize(folded: &Folded) -> PerfSummary {
         s.stacks += 1;
         let comm = stack.split(';').next().unwrap_or("?").to_string();
         *s.by_process.entry(comm).or_default() += n;
+        if stack.contains(TRACE_COST) {
+            s.trace_cost_samples += n;
+        }
     }
     s
 }
@@ -198,6 +221,23 @@ pub fn summarize(folded: &Folded) -> PerfSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trace_s_own_cost_is_said_as_such() {
+        let folded = Folded {
+            stacks: b"nix;main;nix::EvalState::callFunction;nix::FunctionCallTrace::FunctionCallTrace;nix::filterANSIEscapes 5\n\
+nix;main;nix::FunctionCallTrace::~FunctionCallTrace 2\nnix;main;nix::EvalState::callFunction 7\n"
+                .to_vec(),
+            period: None,
+        };
+        let labelled = Folded { stacks: label_trace_cost(folded.stacks), period: None };
+        let text = String::from_utf8(labelled.stacks.clone()).unwrap();
+        assert!(!text.contains("FunctionCallTrace"), "{text}");
+        assert_eq!(text.matches(TRACE_COST).count(), 2, "{text}");
+        assert!(text.contains(&format!(";{TRACE_COST};nix::filterANSIEscapes 5")), "{text}");
+        let s = summarize(&labelled);
+        assert_eq!((s.samples, s.trace_cost_samples), (14, 7));
+    }
     use std::io::Read;
 
     #[test]

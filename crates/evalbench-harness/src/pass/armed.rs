@@ -48,9 +48,9 @@ impl Armed {
             self.sampler = Some(db.start_wait_samples(&cap.ci_role)?);
         }
         if c.perf {
-            self.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join(layout::PERF_DATA))?);
+            self.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join(layout::PERF_DATA), perf::Unwind::FramePointers)?);
             let w = *target.worker_pids()?.first().ok_or("no worker to profile")?;
-            self.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join(layout::WORKER_PERF_DATA))?);
+            self.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join(layout::WORKER_PERF_DATA), perf::Unwind::Dwarf)?);
         }
         if c.strace {
             let w = *target.worker_pids()?.first().ok_or("no worker to trace")?;
