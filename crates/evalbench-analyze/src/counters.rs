@@ -54,6 +54,16 @@ pub fn of_pass(data: &PassData) -> Option<Counters> {
     nix_stats::read(&data.dir).ok().flatten().map(|s| s.counters)
 }
 
+/// Evaluators of the pass that were recycled past `--eval-max-rss`
+/// (`evaluator` spans that ended `recycled`): each was killed and wrote no
+/// statistics, so its work is missing from the pass's counters.
+pub fn recycled_evaluators(data: &PassData) -> usize {
+    data.streams
+        .iter()
+        .flat_map(|st| st.spans.iter().filter(move |s| st.name(s) == "evaluator" && st.field(s, "end").is_some_and(|e| e == "recycled")))
+        .count()
+}
+
 /// One counter, A against B.
 #[derive(Debug, Clone, Serialize)]
 pub struct CounterVerdict {

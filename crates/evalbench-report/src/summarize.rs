@@ -51,7 +51,11 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             summary.pg_settings.push(crate::summary::PassSettings { pass: pass.name.clone(), settings: set.clone() });
         }
         if let Some(c) = evalbench_analyze::counters::of_pass(&data) {
-            summary.nix_stats.push(PassCounters { pass: pass.name.clone(), counters: evalbench_bundle::nix_stats::to_json(&c) });
+            summary.nix_stats.push(PassCounters {
+                pass: pass.name.clone(),
+                counters: evalbench_bundle::nix_stats::to_json(&c),
+                recycled_evaluators: evalbench_analyze::counters::recycled_evaluators(&data),
+            });
         }
         // The statistics are computed while the trace is written: both only read the spans.
         let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());

@@ -138,6 +138,14 @@ pub struct PassSettings {
 pub struct PassCounters {
     pub pass: String,
     pub counters: serde_json::Value,
+    /// Evaluators recycled past `--eval-max-rss`: killed, they wrote no
+    /// statistics, so their work is not in `counters`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub recycled_evaluators: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl PassSummary {
@@ -408,5 +416,13 @@ fn counters_text(t: &mut String, passes: &[PassCounters]) {
             let _ = write!(t, " {v:>24}");
         }
         let _ = writeln!(t);
+    }
+    for p in passes.iter().filter(|p| p.recycled_evaluators > 0) {
+        let _ = writeln!(
+            t,
+            "  not counted in {}: the work of {} recycled past --eval-max-rss (killed, they write no statistics)",
+            p.pass,
+            crate::output::count(p.recycled_evaluators, "evaluator")
+        );
     }
 }

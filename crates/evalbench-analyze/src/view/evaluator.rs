@@ -54,6 +54,8 @@ pub struct Evaluator {
     pub hungriest: Vec<Attribute>,
     pub attributes: usize,
     pub cached: usize,
+    /// Evaluators recycled past the memory cap, whose work the counters lack.
+    pub recycled: usize,
     pub profile: Option<Section<NixProfile>>,
 }
 
@@ -123,6 +125,7 @@ pub(super) fn read(p: &PassView) -> Section<Evaluator> {
         return Section::Missing(evalbench_bundle::layout::EVAL_DIR);
     }
     e.profile = profile(p);
+    e.recycled = crate::counters::recycled_evaluators(&p.data);
     e.attributes = attrs.len();
     e.cached = attrs.iter().filter(|a| a.cached).count();
     attrs.sort_by(|a, b| b.dur_us.cmp(&a.dur_us).then_with(|| a.attr.cmp(&b.attr)));

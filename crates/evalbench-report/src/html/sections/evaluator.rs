@@ -50,6 +50,14 @@ pub fn counters_side_by_side(page: &mut Page, passes: &[PassView]) {
         page.body.push_str("</tr>");
     }
     page.body.push_str("</table>");
+    for (p, e) in with.iter().filter(|(_, e)| e.recycled > 0) {
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">Not counted in {}: the work of {} recycled past --eval-max-rss (killed, they write no statistics).</p>",
+            esc(&p.name),
+            esc(&crate::output::count(e.recycled, "evaluator"))
+        );
+    }
 }
 
 fn attribute_rows(page: &mut Page, rows: &[Attribute]) {
