@@ -107,6 +107,38 @@ need_lab() {
     need_pkg pgrep procps
 }
 
+# A second Nix for the evaluator's tests: Debian 13's nix 2.26, unpacked from
+# Debian's own packages into target/nix-2.26 (nothing installed system-wide)
+# and started through trixie's own loader by target/nix-2.26/bin/nix.
+# Idempotent: a nix that answers --version is kept.
+NIX_SECOND_PACKAGES="nix-bin libc6 libstdc++6 libgcc-s1 libarchive13t64 libboost-context1.83.0 libcpuid17
+ libcurl3t64-gnutls libgit2-1.9 liblowdown2 libssl3t64 libnghttp3-9 libngtcp2-16 libngtcp2-crypto-gnutls8
+ libldap2 libmbedtls21 libmbedx509-7 libmbedcrypto16 libhttp-parser2.9 libssh2-1t64"
+need_second_nix() {
+    local d="$ROOT/target/nix-2.26"
+    if [ -x "$d/bin/nix" ] && "$d/bin/nix" --version 2>/dev/null | grep -q '2\.26'; then return 0; fi
+    say "fetching Debian 13's nix 2.26 into $d (Debian's packages, unpacked; nothing installed)"
+    rm -rf "$d" && mkdir -p "$d/apt/lists/partial" "$d/apt/cache/archives/partial" "$d/debs" "$d/root" "$d/bin"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" > "$d/apt/sources.list"
+    local apt=(-o Dir::Etc::SourceList="$d/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+               -o Dir::State::Lists="$d/apt/lists" -o Dir::Cache="$d/apt/cache" -o Debug::NoLocking=1
+               -o APT::Sandbox::User=root)
+    apt-get "${apt[@]}" -qq update
+    # shellcheck disable=SC2086
+    (cd "$d/debs" && apt-get "${apt[@]}" -qq download $NIX_SECOND_PACKAGES)
+    for p in "$d"/debs/*.deb; do dpkg-deb -x "$p" "$d/root"; done
+    cat > "$d/bin/nix" <<'WRAP'
+#!/bin/sh
+# Debian 13's nix, unpacked beside the project, started through its own loader.
+R="$(dirname "$(dirname "$(readlink -f "$0")")")/root"
+L="$R/usr/lib/x86_64-linux-gnu"
+exec "$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu" "$R/usr/bin/nix" "$@"
+WRAP
+    chmod +x "$d/bin/nix"
+    rm -rf "$d/apt"
+    "$d/bin/nix" --version
+}
+
 # A real browser for the report's tests.
 need_browser() {
     need_pkg chromium chromium

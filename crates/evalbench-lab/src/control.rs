@@ -35,6 +35,8 @@ pub struct UpOpts {
     pub eval_max_rss: Option<u64>,
     /// PostgreSQL settings (`--pg-setting NAME=VALUE`), checked by PostgreSQL itself.
     pub pg_settings: Vec<crate::pg::PgSetting>,
+    /// The nix the worker runs (`--nix`); None: nix on PATH.
+    pub nix: Option<PathBuf>,
 }
 
 fn hosts(st: &LabState) -> (HostExec, HostExec) {
@@ -74,6 +76,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     st.workers = o.workers.max(1);
     st.eval_workers = o.eval_workers.max(1);
     st.eval_max_rss = o.eval_max_rss;
+    st.nix = o.nix.clone();
     st.worker_clock_skew_ms = o.worker_clock_skew_ms;
     if st.pg_settings != o.pg_settings {
         // The server takes its settings when it starts: start it afresh.
@@ -194,6 +197,10 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
         c.env(evalbench_trace::ENV_CLOCK_SKEW_US, (st.worker_clock_skew_ms * 1000).to_string())
             .env("XDG_CACHE_HOME", st.eval_cache())
             .env(crate::eval::ENV_EVAL_WORKERS, st.eval_workers.max(1).to_string());
+        match &st.nix {
+            Some(n) => c.env(crate::eval::ENV_NIX, n),
+            None => c.env_remove(crate::eval::ENV_NIX),
+        };
         match &st.nix_stats_dir {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;

@@ -61,6 +61,9 @@ pub struct LabState {
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     #[serde(default)]
     pub eval_max_rss: Option<u64>,
+    /// The nix the worker runs (`--nix`), when not the one on PATH.
+    #[serde(default)]
+    pub nix: Option<PathBuf>,
     /// `--pg-setting NAME=VALUE`, as given; PostgreSQL runs with them.
     #[serde(default)]
     pub pg_settings: Vec<crate::pg::PgSetting>,

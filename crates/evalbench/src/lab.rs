@@ -116,6 +116,9 @@ pub enum Cmd {
         /// nix-eval-jobs do. Default: never.
         #[arg(long, value_parser = crate::size::parse_size)]
         eval_max_rss: Option<u64>,
+        /// The nix the worker runs (a path; default: nix on PATH), e.g. another version's.
+        #[arg(long, value_name = "PATH", env = evalbench_lab::eval::ENV_NIX)]
+        nix: Option<PathBuf>,
         #[command(flatten)]
         pg: PgSettings,
     },
@@ -224,7 +227,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
     };
     match args.command {
-        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss, pg } => {
+        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss, nix, pg } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
@@ -239,6 +242,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
                 eval_workers,
                 eval_max_rss,
                 pg_settings: pg.list(),
+                nix,
             })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))

@@ -90,6 +90,10 @@ pub struct Args {
     /// a new one continues with the next attribute. Default: never.
     #[arg(long, value_parser = crate::size::parse_size)]
     pub eval_max_rss: Option<u64>,
+    /// The nix the lab runs (a path; default: nix on PATH), e.g. another version's; the bundle's
+    /// provenance records its version.
+    #[arg(long, value_name = "PATH", env = evalbench_lab::eval::ENV_NIX)]
+    pub nix: Option<PathBuf>,
     #[command(flatten)]
     pub pg: crate::lab::PgSettings,
     /// No nix profile in instrumented passes (nix's --trace-function-calls is on by default there).
@@ -161,6 +165,7 @@ fn lab(a: &Args, flake: Option<&Path>, lab_dir: PathBuf) -> anyhow::Result<Box<d
     lab.flake_label = Some(flake_label(flake));
     lab.eval_workers = a.eval_workers;
     lab.eval_max_rss = a.eval_max_rss;
+    lab.nix = a.nix.clone();
     lab.pg_settings = a.pg.list();
     Ok(Box::new(lab))
 }

@@ -7,7 +7,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use common::*;
 
@@ -18,8 +17,9 @@ fn gen_flake(dir: &Path, packages: u32, work: u32) {
 }
 
 /// One run of the eval subprocess with an empty cache: the drvPaths it printed.
-fn lab_eval(flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<String> {
+fn lab_eval(n: &Option<std::path::PathBuf>, flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<String> {
     let mut c = evalbench();
+    with_nix(&mut c, n);
     c.args(["lab", "eval", "--job", "t", "--eval-workers", &shards.to_string(), "--flake"]).arg(flake).env("XDG_CACHE_HOME", cache);
     if let Some(s) = stats {
         c.arg("--nix-stats-dir").arg(s);
@@ -32,53 +32,62 @@ fn lab_eval(flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Ve
         .collect()
 }
 
-fn nix(args: &[&str]) -> String {
-    let out = Command::new("nix").args(args).env("NIX_CONFIG", NIX_CONFIG).output().expect("nix runs");
+fn nix(n: &Option<std::path::PathBuf>, args: &[&str]) -> String {
+    let out = nix_command(n).args(args).env("NIX_CONFIG", NIX_CONFIG).output().expect("nix runs");
     assert!(out.status.success(), "nix {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn store_path(flake: &Path) -> String {
-    let m: serde_json::Value = serde_json::from_str(&nix(&["flake", "metadata", "--json", flake.to_str().unwrap()])).unwrap();
+fn store_path(n: &Option<std::path::PathBuf>, flake: &Path) -> String {
+    let m: serde_json::Value = serde_json::from_str(&nix(n, &["flake", "metadata", "--json", flake.to_str().unwrap()])).unwrap();
     m["path"].as_str().unwrap().to_string()
 }
 
 /// nix's own answer, one evaluation: attribute -> drvPath.
-fn drv_paths(source: &str) -> BTreeMap<String, String> {
-    let out = nix(&[
-        "eval",
-        "--json",
-        "--option",
-        "eval-cache",
-        "false",
-        &format!("path:{source}#packages.x86_64-linux"),
-        "--apply",
-        "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
-    ]);
+fn drv_paths(n: &Option<std::path::PathBuf>, source: &str) -> BTreeMap<String, String> {
+    let out = nix(
+        n,
+        &[
+            "eval",
+            "--json",
+            "--option",
+            "eval-cache",
+            "false",
+            &format!("path:{source}#packages.x86_64-linux"),
+            "--apply",
+            "ps: builtins.mapAttrs (n: p: p.drvPath) ps",
+        ],
+    );
     serde_json::from_str(&out).unwrap()
 }
 
 /// `nix path-info --derivation` over the given attributes, one installable each.
-fn path_info(source: &str, attrs: &[String]) -> BTreeSet<String> {
+fn path_info(n: &Option<std::path::PathBuf>, source: &str, attrs: &[String]) -> BTreeSet<String> {
     let mut args = vec!["path-info".to_string(), "--derivation".to_string()];
     args.extend(attrs.iter().map(|a| format!("path:{source}#packages.x86_64-linux.{a}")));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    nix(&args).lines().map(String::from).collect()
+    nix(n, &args).lines().map(String::from).collect()
 }
 
 #[test]
 fn the_same_derivations_as_nix_path_info_with_one_evaluator_and_two() {
+    for n in nixes() {
+        same_derivations(&n);
+    }
+}
+
+fn same_derivations(n: &Option<std::path::PathBuf>) {
     let tmp = tempfile::tempdir().unwrap();
     // The bundled hello flake: every installable through path-info.
     let hello = tmp.path().join("hello");
     gen_flake(&hello, 100, 1500);
-    let source = store_path(&hello);
+    let source = store_path(n, &hello);
     let mut attrs: Vec<String> = (0..100).map(|i| format!("pkg{i}")).collect();
     attrs.push("default".into());
-    let truth = path_info(&source, &attrs);
+    let truth = path_info(n, &source, &attrs);
     assert_eq!(truth.len(), 100, "default is pkg99");
     for shards in [1, 2] {
-        let got = lab_eval(&hello, shards, &tmp.path().join(format!("cache-hello-{shards}")), None);
+        let got = lab_eval(n, &hello, shards, &tmp.path().join(format!("cache-hello-{shards}")), None);
         assert_eq!(got.len(), 101, "one drvPath per attribute");
         assert_eq!(got.iter().cloned().collect::<BTreeSet<_>>(), truth, "hello flake, {shards} evaluator(s)");
     }
@@ -87,27 +96,35 @@ fn the_same_derivations_as_nix_path_info_with_one_evaluator_and_two() {
     // for every 20th attribute; nix's own one-evaluation answer for all.
     let big = tmp.path().join("big");
     gen_flake(&big, 2000, 100);
-    let source = store_path(&big);
-    let all = drv_paths(&source);
+    let source = store_path(n, &big);
+    let all = drv_paths(n, &source);
     assert_eq!(all.len(), 2001);
     let sample: Vec<String> = all.keys().step_by(20).cloned().collect();
-    let sampled = path_info(&source, &sample);
+    let sampled = path_info(n, &source, &sample);
     let expected: BTreeSet<String> = sample.iter().map(|a| all[a].clone()).collect();
     assert_eq!(sampled, expected, "nix eval and nix path-info agree on the sample");
-    let got = lab_eval(&big, 2, &tmp.path().join("cache-big"), None);
+    let got = lab_eval(n, &big, 2, &tmp.path().join("cache-big"), None);
     assert_eq!(got.len(), 2001);
     assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>(), "2,000 packages, two evaluators");
 }
 
 #[test]
 fn nix_counts_the_same_work_every_time() {
+    for n in nixes() {
+        same_work(&n);
+    }
+}
+
+/// Every counter is exact (the same run after run) or judged like a time
+/// (`NOISY`): under each nix, its new counters included.
+fn same_work(n: &Option<std::path::PathBuf>) {
     let tmp = tempfile::tempdir().unwrap();
     let flake = tmp.path().join("f");
     gen_flake(&flake, 100, 300);
     let mut seen: Vec<BTreeMap<String, f64>> = Vec::new();
     for i in 0..10 {
         let stats = tmp.path().join(format!("stats{i}"));
-        lab_eval(&flake, 1, &tmp.path().join(format!("cache{i}")), Some(&stats));
+        lab_eval(n, &flake, 1, &tmp.path().join(format!("cache{i}")), Some(&stats));
         // The bundle's reading of them: every numeric value, nested keys joined.
         let mut counters = BTreeMap::new();
         for f in ["nix-stats.discover.json", "nix-stats.0.json"] {
@@ -124,11 +141,13 @@ fn nix_counts_the_same_work_every_time() {
         }
         seen.push(counters);
     }
+    // The second nix is the one that ran: 2.26 counts expressions, 2.8 does not.
+    assert_eq!(seen[0].contains_key("nrExprs"), n.is_some(), "{n:?}: {:?}", seen[0].keys().collect::<Vec<_>>());
     let exact: Vec<&String> = seen[0].keys().filter(|k| !evalbench_noisy(k)).collect();
     assert!(exact.iter().any(|k| *k == "nrFunctionCalls") && exact.iter().any(|k| *k == "gc.totalBytes"));
     for (i, s) in seen.iter().enumerate().skip(1) {
         for k in &exact {
-            assert_eq!(s[*k], seen[0][*k], "run {i}: {k} differs between runs of one input");
+            assert_eq!(s[*k], seen[0][*k], "{n:?}, run {i}: {k} differs between runs of one input");
         }
     }
 }
@@ -140,14 +159,20 @@ fn evalbench_noisy(k: &str) -> bool {
 
 #[test]
 fn a_nixpkgs_shaped_flake_evaluates_to_nix_s_own_derivations() {
+    for n in nixes() {
+        nixpkgs_shaped(&n);
+    }
+}
+
+fn nixpkgs_shaped(n: &Option<std::path::PathBuf>) {
     let tmp = tempfile::tempdir().unwrap();
     let flake = tmp.path().join("np");
     run_ok(evalbench().args(["lab", "gen-flake", "--shape", "nixpkgs", "--packages", "200", "--out"]).arg(&flake));
     assert!(flake.join("pkgs/pkg199.nix").is_file() && flake.join("lib.nix").is_file(), "a file per package, and a lib");
-    let source = store_path(&flake);
-    let all = drv_paths(&source);
+    let source = store_path(n, &flake);
+    let all = drv_paths(n, &source);
     assert_eq!(all.len(), 201);
-    let got = lab_eval(&flake, 2, &tmp.path().join("cache"), None);
+    let got = lab_eval(n, &flake, 2, &tmp.path().join("cache"), None);
     assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>());
     // The overlay's override took: pkg0's derivation says so.
     let drv = std::fs::read_to_string(&all["pkg0"]).unwrap();

@@ -23,6 +23,8 @@ pub struct Lab {
     pub eval_max_rss: Option<u64>,
     /// PostgreSQL settings (`--pg-setting NAME=VALUE`).
     pub pg_settings: Vec<evalbench_lab::pg::PgSetting>,
+    /// The nix the lab runs (`--nix`); None: nix on PATH.
+    pub nix: Option<PathBuf>,
     /// The flake as the user gave it, for provenance (default: its path).
     pub flake_label: Option<String>,
     state: Option<LabState>,
@@ -30,7 +32,18 @@ pub struct Lab {
 
 impl Lab {
     pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
-        Lab { dir, flake, net, worker_clock_skew_ms, eval_workers: 1, eval_max_rss: None, pg_settings: Vec::new(), flake_label: None, state: None }
+        Lab {
+            dir,
+            flake,
+            net,
+            worker_clock_skew_ms,
+            eval_workers: 1,
+            eval_max_rss: None,
+            pg_settings: Vec::new(),
+            nix: None,
+            flake_label: None,
+            state: None,
+        }
     }
     fn st(&self) -> &LabState {
         self.state.as_ref().expect("the lab is started before use")
@@ -55,6 +68,7 @@ impl Target for Lab {
             eval_workers: self.eval_workers,
             eval_max_rss: self.eval_max_rss,
             pg_settings: self.pg_settings.clone(),
+            nix: self.nix.clone(),
         })?;
         self.state = Some(st);
         Ok(())
@@ -106,7 +120,7 @@ impl Target for Lab {
         Ok(self.st().worker_pids.clone())
     }
     fn describe(&mut self) -> (Workload, System) {
-        let (nar_hash, nix_version) = evalbench_lab::eval::describe(&self.flake);
+        let (nar_hash, nix_version) = evalbench_lab::eval::describe(&self.flake, self.nix.as_deref());
         // The flake's own revision where it is a git checkout: the lab's
         // repository is a copy committed afresh per lab directory, so its
         // revision would differ between two runs of one flake.

@@ -32,6 +32,16 @@ use evaluator::{Evaluator, Resolved, Shared};
 /// on its shard of the attributes; the worker sets it from `lab up
 /// --eval-workers` (one name for one idea: option, field and variable).
 pub const ENV_EVAL_WORKERS: &str = "EVALBENCH_LAB_EVAL_WORKERS";
+/// The nix the lab runs (a path, or a name on PATH; default `nix`): `lab up
+/// --nix` and `run --nix` set it for the worker and its eval subprocess, and
+/// a run's provenance records that nix's version.
+pub const ENV_NIX: &str = "EVALBENCH_NIX";
+
+/// The nix to run: `EVALBENCH_NIX`, else `nix` on PATH.
+pub fn nix_program() -> std::ffi::OsString {
+    std::env::var_os(ENV_NIX).filter(|v| !v.is_empty()).unwrap_or_else(|| "nix".into())
+}
+
 /// Where nix's statistics go, one `nix-stats.<shard>.json` per evaluator and
 /// `nix-stats.discover.json` (set by the runner to `<pass>/eval`).
 pub const ENV_NIX_STATS_DIR: &str = "EVALBENCH_LAB_NIX_STATS_DIR";
@@ -298,14 +308,21 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
 /// What the lab evaluates, for a bundle's provenance: the flake's narHash
 /// (its content, whatever its path; the cache's key) and `nix --version`.
 /// Either is None when nix cannot tell it.
-pub fn describe(flake: &Path) -> (Option<String>, Option<String>) {
-    let mut c = nix::command();
+pub fn describe(flake: &Path, nix_path: Option<&Path>) -> (Option<String>, Option<String>) {
+    let command = || {
+        let mut c = nix::command();
+        if let Some(p) = nix_path {
+            c = nix::command_of(p.as_os_str());
+        }
+        c
+    };
+    let mut c = command();
     c.args(["flake", "metadata", "--json", "--no-write-lock-file", &format!("path:{}", flake.display())]);
     let nar_hash = nix::output(c)
         .ok()
         .and_then(|o| serde_json::from_str::<serde_json::Value>(&o).ok())
         .and_then(|m| m["locked"]["narHash"].as_str().map(String::from));
-    let mut c = nix::command();
+    let mut c = command();
     c.arg("--version");
     (nar_hash, nix::output(c).ok())
 }

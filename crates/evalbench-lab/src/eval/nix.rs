@@ -5,9 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A `nix` command with the lab's configuration that dies with this process.
+/// A `nix` command (`EVALBENCH_NIX`, else nix on PATH) with the lab's
+/// configuration that dies with this process.
 pub(super) fn command() -> Command {
-    let mut c = Command::new("nix");
+    command_of(&super::nix_program())
+}
+
+/// The same with another nix.
+pub(super) fn command_of(program: &std::ffi::OsStr) -> Command {
+    let mut c = Command::new(program);
     die_with_parent(&mut c);
     c.env("NIX_CONFIG", crate::state::NIX_CONFIG).stdin(Stdio::null());
     c

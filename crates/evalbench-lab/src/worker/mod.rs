@@ -130,12 +130,13 @@ fn phase(ctx: &Ctx, job: &str, p: &str) {
     let _ = ctx.out.send(ToServer::Phase { job: job.to_string(), phase: p.to_string() });
 }
 
-async fn cmd(program: &str, args: &[&str], dir: Option<&Path>) -> Result<String, String> {
+async fn cmd(program: &std::ffi::OsStr, args: &[&str], dir: Option<&Path>) -> Result<String, String> {
     let mut c = tokio::process::Command::new(program);
     c.args(args).env("NIX_CONFIG", crate::state::NIX_CONFIG).stdin(std::process::Stdio::null());
     if let Some(d) = dir {
         c.current_dir(d);
     }
+    let program = program.to_string_lossy();
     let out = c.output().await.map_err(|e| format!("{program}: {e}"))?;
     if !out.status.success() {
         return Err(format!("{program} {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
@@ -189,11 +190,11 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
     let e = |m: String| (None, m);
     async {
         if dir.join(".git").is_dir() {
-            cmd("git", &["fetch", "--quiet", repository, "HEAD"], Some(&dir)).await?;
-            cmd("git", &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], Some(&dir)).await?;
+            cmd("git".as_ref(), &["fetch", "--quiet", repository, "HEAD"], Some(&dir)).await?;
+            cmd("git".as_ref(), &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], Some(&dir)).await?;
         } else {
             std::fs::create_dir_all(&ctx.sources).map_err(|x| x.to_string())?;
-            cmd("git", &["clone", "--quiet", repository, &dir.to_string_lossy()], None).await?;
+            cmd("git".as_ref(), &["clone", "--quiet", repository, &dir.to_string_lossy()], None).await?;
         }
         Ok::<(), String>(())
     }
@@ -201,17 +202,18 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
     .await
     .map_err(e)?;
     let d = dir.to_string_lossy().to_string();
-    cmd("nix", &["flake", "metadata", "--json", "--no-write-lock-file", &d], None)
+    let nix = crate::eval::nix_program();
+    cmd(&nix, &["flake", "metadata", "--json", "--no-write-lock-file", &d], None)
         .instrument(debug_span!(target: W, "run_input_update"))
         .await
         .map_err(e)?;
-    let archived = cmd("nix", &["flake", "archive", "--json", "--no-write-lock-file", &d], None)
+    let archived = cmd(&nix, &["flake", "archive", "--json", "--no-write-lock-file", &d], None)
         .instrument(debug_span!(target: W, "fetch_inputs"))
         .await
         .map_err(e)?;
     let store_path = serde_json::from_str::<serde_json::Value>(&archived).ok().and_then(|v| v["path"].as_str().map(String::from));
     if let Some(p) = store_path {
-        cmd("nix", &["path-info", &p], None).instrument(debug_span!(target: W, "missing_paths", paths = 1u32)).await.map_err(e)?;
+        cmd(&nix, &["path-info", &p], None).instrument(debug_span!(target: W, "missing_paths", paths = 1u32)).await.map_err(e)?;
     }
     Ok(dir)
 }

@@ -8,6 +8,33 @@ pub mod synthetic;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The nixes the evaluator's tests run under: the one on PATH (None), and
+/// Debian 13's nix 2.26, which scripts/test unpacks into target/nix-2.26.
+pub fn nixes() -> Vec<Option<std::path::PathBuf>> {
+    let second = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nix-2.26/bin/nix");
+    let mut v = vec![None];
+    if second.is_file() {
+        v.push(Some(second));
+    }
+    v
+}
+
+/// `cmd` running the lab with this nix (`EVALBENCH_NIX`), or the one on PATH.
+pub fn with_nix<'a>(cmd: &'a mut Command, nix: &Option<std::path::PathBuf>) -> &'a mut Command {
+    match nix {
+        Some(n) => cmd.env("EVALBENCH_NIX", n),
+        None => cmd.env_remove("EVALBENCH_NIX"),
+    }
+}
+
+/// The nix to run directly: the given one, or nix on PATH.
+pub fn nix_command(nix: &Option<std::path::PathBuf>) -> Command {
+    match nix {
+        Some(n) => Command::new(n),
+        None => Command::new("nix"),
+    }
+}
+
 pub fn evalbench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_evalbench"))
 }
