@@ -143,7 +143,8 @@ fn source_name(file: &str, inputs: &Inputs) -> String {
     if file.starts_with("/nix/store/") {
         return inputs.name(file);
     }
-    if file.starts_with('/') && !file.contains('\n') {
+    // Nix 2.26 names files of its own `«nix-internal»/call-flake.nix`, and none `«none»`.
+    if (file.starts_with('/') || file.starts_with('«')) && !file.contains('\n') {
         file.to_string()
     } else {
         "(string)".to_string()
@@ -247,6 +248,8 @@ mod tests {
         let none = Inputs::default();
         assert_eq!(super::source_name("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix", &none), "flake.nix");
         assert_eq!(super::source_name("ps: let names = builtins.attrNames ps;\n in names", &none), "(string)");
+        assert_eq!(super::source_name("«nix-internal»/call-flake.nix", &none), "«nix-internal»/call-flake.nix");
+        assert_eq!(super::source_name("«none»", &none), "«none»");
         assert_eq!(s.calls.attributes["(no position)"], 8);
         assert_eq!(to_json(&s.counters)["nrThunks"], 20);
         assert_eq!(from_json(&to_json(&s.counters)).unwrap(), s.counters);
