@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
         evalbench_bundle::nix_stats::flatten_into(&v, &mut c);
         assert!(c.values().all(|x| !x.is_nan()), "a sum of finite counters is never NaN");
         let mut calls = evalbench_bundle::nix_stats::Calls::default();
-        evalbench_bundle::nix_stats::add_calls(&v, &mut calls);
+        evalbench_bundle::nix_stats::add_calls(&v, &mut calls, &evalbench_bundle::inputs::Inputs::default());
         let _ = evalbench_bundle::nix_stats::from_json(&evalbench_bundle::nix_stats::to_json(&c));
     }
     let d = tempfile::tempdir().unwrap();

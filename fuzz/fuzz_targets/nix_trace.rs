@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         fold.line(line);
     }
     let _ = fold.folded();
-    let _ = fold.summary();
+    let _ = evalbench_decode::nix_profile::NixProfile::of(&[&fold]);
     let _ = fold.by_root();
     // Where the trace's clock runs forward, the self times (each stack's
     // rounded to the µs) add up to no more than the traced time.

@@ -145,12 +145,57 @@ impl Fold {
         id
     }
 
-    /// Calls entered from now on are under `root` (an attribute); the calls
-    /// open now stay where they are.
+    /// nix's time from now on (the last line's timestamp) is under `root`
+    /// (an attribute), the calls open now included: what each of them spent
+    /// so far stays under the old root, and the rest of it is counted under
+    /// the new one, as the same calls. So an attribute's self time is the
+    /// stretch of nix's clock between its root and the next, whatever
+    /// calls were open across the boundary.
     pub fn set_root(&mut self, root: &str) {
         let f = self.frame(&root.replace(';', ":"));
-        self.root = Some(self.stack(NONE, f));
-        self.base = self.open.len();
+        let r = self.stack(NONE, f);
+        self.root = Some(r);
+        let now = self.last_ns;
+        let mut parent = r;
+        for i in 0..self.open.len() {
+            let inner = self.open.get(i + 1).map_or(0, |n| now.saturating_sub(n.start));
+            let o = &self.open[i];
+            let so_far = now.saturating_sub(o.start).saturating_sub(o.child_ns).saturating_sub(inner);
+            let (frame, old) = (o.frame, o.stack);
+            self.self_ns[old as usize] += so_far;
+            self.pos_self_ns[frame as usize] += so_far;
+            let stack = self.child_stack(parent, frame, i);
+            let o = &mut self.open[i];
+            o.stack = stack;
+            o.start = now;
+            o.child_ns = 0;
+            parent = stack;
+        }
+        self.base = 0;
+    }
+
+    /// The stack of a call to `frame` under `parent`, `depth` calls below
+    /// the root already: past the cap, the cut frame.
+    fn child_stack(&mut self, parent: u32, frame: u32, depth: usize) -> u32 {
+        match self.max_depth {
+            Some(d) if depth >= d && parent != NONE => {
+                // The first call past the cap opens the cut frame; calls below it stay in it.
+                let cut = match self.cut {
+                    Some(c) => c,
+                    None => {
+                        let c = self.frame(&truncation_frame(d));
+                        self.cut = Some(c);
+                        c
+                    }
+                };
+                if self.stacks[parent as usize].1 == cut {
+                    parent
+                } else {
+                    self.stack(parent, cut)
+                }
+            }
+            _ => self.stack(parent, frame),
+        }
     }
 
     /// Feeds one line; other lines (nix's own messages) are skipped.
@@ -176,25 +221,8 @@ impl Fold {
             self.entered += 1;
             self.pos_calls[frame as usize] += 1;
             let parent = if self.open.len() > self.base { self.open.last().map_or(NONE, |o| o.stack) } else { self.root.unwrap_or(NONE) };
-            let stack = match self.max_depth {
-                Some(d) if self.open.len() - self.base.min(self.open.len()) >= d && parent != NONE => {
-                    // The first call past the cap opens the cut frame; calls below it stay in it.
-                    let cut = match self.cut {
-                        Some(c) => c,
-                        None => {
-                            let c = self.frame(&truncation_frame(d));
-                            self.cut = Some(c);
-                            c
-                        }
-                    };
-                    if self.stacks[parent as usize].1 == cut {
-                        parent
-                    } else {
-                        self.stack(parent, cut)
-                    }
-                }
-                _ => self.stack(parent, frame),
-            };
+            let depth = self.open.len() - self.base.min(self.open.len());
+            let stack = self.child_stack(parent, frame, depth);
             self.calls[stack as usize] += 1;
             self.open.push(Open { frame, stack, start: ns, child_ns: 0 });
             return;
@@ -231,7 +259,7 @@ impl Fold {
     /// Every stack with calls, root first, in a stable order.
     pub fn stacks(&self) -> Vec<Stack> {
         let mut v: Vec<Stack> = (0..self.stacks.len() as u32)
-            .filter(|&s| self.calls[s as usize] > 0)
+            .filter(|&s| self.calls[s as usize] > 0 || self.self_ns[s as usize] > 0)
             .map(|s| Stack { stack: self.path(s), self_us: us(self.self_ns[s as usize]), calls: self.calls[s as usize] })
             .collect();
         v.sort_by(|a, b| a.stack.cmp(&b.stack));
@@ -427,11 +455,36 @@ mod tests {
         f.line("some other line from nix");
         let s = f.stacks();
         let paths: Vec<String> = s.iter().map(|x| x.stack.join(";")).collect();
-        assert!(paths.contains(&"packages.x86_64-linux.pkg1;flake.nix:10:34;undefined position".to_string()), "{paths:?}");
+        // The call open when the root was set goes on under it, as the same call.
+        assert!(paths.contains(&"packages.x86_64-linux.pkg1;(string):1:5;flake.nix:10:34;undefined position".to_string()), "{paths:?}");
         let root = f.by_root();
-        assert_eq!(root.iter().find(|r| r.attr == "packages.x86_64-linux.pkg1").map(|r| r.self_us), Some(3));
+        // All 5 µs of nix's clock after the root was set are the root's.
+        assert_eq!(root.iter().find(|r| r.attr == "packages.x86_64-linux.pkg1").map(|r| r.self_us), Some(5));
         assert_eq!(f.lines, 5);
         assert_eq!(shorten("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/lib/fix.nix:3:1"), "lib/fix.nix:3:1");
         assert_eq!(shorten("//builtin/derivation.nix:9:12"), "//builtin/derivation.nix:9:12");
+    }
+
+    #[test]
+    fn a_root_switched_while_a_call_is_open_takes_the_rest_of_its_time() {
+        let mut f = Fold::new();
+        f.set_root("a");
+        f.line("function-trace entered x.nix:1:1 at 0");
+        f.line("function-trace entered y.nix:2:2 at 100000");
+        f.line("function-trace exited y.nix:2:2 at 300000");
+        // Root b from 1000 µs on, with x still open: x's 700 µs of self so far stay a's.
+        f.line("function-trace entered z.nix:3:3 at 900000");
+        f.line("function-trace exited z.nix:3:3 at 1000000");
+        f.set_root("b");
+        f.line("function-trace exited x.nix:1:1 at 1500000");
+        let root: std::collections::BTreeMap<String, u64> = f.by_root().into_iter().map(|r| (r.attr, r.self_us)).collect();
+        // a: x 0..100, 300..900 (700 µs) + y 200 + z 100 = 1000 µs; b: x's last 500 µs.
+        assert_eq!(root["a"], 1000);
+        assert_eq!(root["b"], 500, "{root:?}");
+        let total: u64 = f.stacks().iter().map(|s| s.self_us).sum();
+        assert_eq!(total, 1500, "nothing counted twice: {:?}", f.stacks());
+        // Positions keep their whole self time: x 1200 µs.
+        let x = f.positions().into_iter().find(|p| p.position == "x.nix:1:1").unwrap();
+        assert_eq!((x.calls, x.self_us), (1, 1200));
     }
 }
