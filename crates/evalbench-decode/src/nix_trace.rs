@@ -50,7 +50,6 @@ pub struct Fold {
     pos_self_ns: Vec<u64>,
     open: Vec<Open>,
     root: Option<u32>,
-    base: usize,
     /// Frames a stack keeps below its root; deeper calls count in the cut frame.
     max_depth: Option<usize>,
     /// The cut frame's id, once a call went past the cap.
@@ -171,7 +170,6 @@ impl Fold {
             o.child_ns = 0;
             parent = stack;
         }
-        self.base = 0;
     }
 
     /// The stack of a call to `frame` under `parent`, `depth` calls below
@@ -220,9 +218,9 @@ impl Fold {
         if entered {
             self.entered += 1;
             self.pos_calls[frame as usize] += 1;
-            let parent = if self.open.len() > self.base { self.open.last().map_or(NONE, |o| o.stack) } else { self.root.unwrap_or(NONE) };
-            let depth = self.open.len() - self.base.min(self.open.len());
-            let stack = self.child_stack(parent, frame, depth);
+            // Every open call is under the root (set_root moves them there).
+            let parent = self.open.last().map_or(self.root.unwrap_or(NONE), |o| o.stack);
+            let stack = self.child_stack(parent, frame, self.open.len());
             self.calls[stack as usize] += 1;
             self.open.push(Open { frame, stack, start: ns, child_ns: 0 });
             return;
@@ -242,7 +240,6 @@ impl Fold {
                 p.child_ns += total;
             }
         }
-        self.base = self.base.min(self.open.len());
     }
 
     fn path(&self, mut s: u32) -> Vec<String> {
