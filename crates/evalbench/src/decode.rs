@@ -56,17 +56,8 @@ fn trace_inputs(a: &Args) -> anyhow::Result<Option<evalbench_bundle::inputs::Inp
         let beside = a.file.with_file_name(file_name(NIX_INPUTS_JSON));
         return Ok(std::fs::read(&beside).ok().and_then(|t| serde_json::from_slice::<Inputs>(&t).ok()));
     };
-    let out = std::process::Command::new("nix")
-        .args(["--extra-experimental-features", "nix-command flakes", "flake", "archive", "--json", "--no-write-lock-file"])
-        .arg(flake)
-        .output()
-        .with_context(|| format!("--flake {}: running nix flake archive (install nix-bin)", flake.display()))?;
-    if !out.status.success() {
-        anyhow::bail!("--flake {}: nix flake archive failed: {}", flake.display(), String::from_utf8_lossy(&out.stderr).trim());
-    }
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).with_context(|| format!("--flake {}: nix flake archive printed no JSON", flake.display()))?;
-    Ok(Some(Inputs::from_archive(&v)))
+    let inputs = evalbench_lab::eval::flake_inputs(&flake.to_string_lossy()).with_context(|| format!("--flake {}", flake.display()))?;
+    Ok(Some(inputs))
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {

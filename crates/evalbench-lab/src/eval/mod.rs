@@ -144,15 +144,22 @@ fn lock(flake: &str) -> Result<(String, String, Option<String>), EvalError> {
 /// only: one more nix process is time a clean pass would count. None when
 /// nix cannot tell (the profile then names files by their path in the input).
 fn inputs(flake: &str, stats: &StatsDir) -> Option<Inputs> {
-    let mut c = nix::command();
-    c.args(["flake", "archive", "--json", "--no-write-lock-file", flake]);
-    let v: serde_json::Value = serde_json::from_str(&nix::output(c).ok()?).ok()?;
-    let i = Inputs::from_archive(&v);
+    let i = flake_inputs(flake).ok()?;
     let path = stats.path.join(evalbench_bundle::layout::file_name(evalbench_bundle::layout::NIX_INPUTS_JSON));
     if let Err(e) = evalbench_bundle::write_atomic(&path, i.to_json().as_bytes()) {
         tracing::warn!(target: E, "{e}");
     }
     Some(i)
+}
+
+/// A flake's inputs by store path, as the lab's nix (`EVALBENCH_NIX`, else
+/// nix on PATH) archives them; `decode nix-trace --flake` asks the same.
+pub fn flake_inputs(flake: &str) -> Result<Inputs, EvalError> {
+    let mut c = nix::command();
+    c.args(["flake", "archive", "--json", "--no-write-lock-file", flake]);
+    let v: serde_json::Value =
+        serde_json::from_str(&nix::output(c)?).map_err(|source| EvalError::Output { what: "nix flake archive --json", source })?;
+    Ok(Inputs::from_archive(&v))
 }
 
 fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, EvalError> {
