@@ -9,6 +9,7 @@ pub mod counters;
 pub mod latency;
 pub mod mann_whitney;
 pub mod pass;
+pub mod path;
 pub mod plans;
 pub mod power;
 pub mod runs;

@@ -16,6 +16,7 @@ mod run;
 mod sample;
 mod size;
 mod summarize;
+mod whatif;
 
 #[derive(Parser)]
 #[command(
@@ -55,6 +56,8 @@ enum Command {
     Sample(sample::Args),
     /// Every run kept under its commit (SQLite or a shared PostgreSQL): add bundles, show the series and its changes, write a page.
     History(history::Args),
+    /// A pass's critical path (what the evaluated seconds waited on, across processes) and what making spans faster would buy.
+    Whatif(whatif::Args),
     /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
     Lab(lab::Args),
 }
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::History(a) => history::run(a),
         Command::Sample(a) => sample::run(a),
         Command::Lab(a) => lab::run(a),
+        Command::Whatif(a) => whatif::run(a),
     };
     match result {
         Ok(code) => code,

@@ -49,7 +49,7 @@ fn context(path: &[String], tmp: &Path) -> Vec<String> {
         ["compare"] => vec!["/nonexistent/a".into(), "/nonexistent/b".into()],
         ["gate"] => vec!["/nonexistent/flake".into()],
         ["decode"] => vec!["pg".into(), "/nonexistent/capture".into()],
-        ["inspect"] | ["summarize"] => vec!["/nonexistent/bundle".into()],
+        ["inspect"] | ["summarize"] | ["whatif"] => vec!["/nonexistent/bundle".into()],
         ["sample"] => vec!["--out".into(), "/etc/hostname/x".into()],
         ["history", "add"] => vec![t("bundle"), "--commit".into(), "c1".into(), "--db".into(), tmp.display().to_string()],
         ["history", _] => vec!["--db".into(), tmp.display().to_string()],

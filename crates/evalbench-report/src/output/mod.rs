@@ -8,6 +8,7 @@ pub mod compare;
 pub mod decode;
 pub mod history;
 pub mod markdown;
+pub mod path;
 pub mod plans;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,353 @@
+//! The pass as a graph of waits: every span's start and end is a node, and
+//! an edge says "this could not happen before that, plus so long". The
+//! edges come from what the spans show (nesting, and the pipeline's known
+//! hand-offs across threads and processes) and, where a root span's cause
+//! is unknown, from the span that ended last before it (the "last arrival"
+//! assumption). With the measured weights, the longest path to every node
+//! is its measured time, so the graph reproduces the pass; with some
+//! weights shortened it predicts one (`whatif`). docs/ARCHITECTURE.md,
+//! "The critical path".
+
+use std::collections::HashMap;
+
+use evalbench_bundle::spans::IdMap;
+use evalbench_bundle::Stream;
+
+use crate::Alignment;
+
+pub const NONE: u32 = u32::MAX;
+
+/// A wait between spans: what the time was spent waiting for.
+pub const WAIT_BEFORE: &str = "before the first span";
+pub const WAIT_IDLE: &str = "idle (after the span that ended last)";
+pub const WAIT_STATUS: &str = "until the status changed";
+
+/// A message from one process's span to the start of another's: the
+/// receiver could not start before the sender ended, plus the transit.
+/// Paired n-th to n-th per `job`, as the alignment pairs them.
+pub(super) const MESSAGES: [(&str, &str, &str); 2] =
+    [("assign_job", "job", "network (assign_job → job)"), ("report_eval_result", "job_event", "network (report_eval_result → job_event)")];
+
+/// A span that waits for another thread's or process's root span inside
+/// it: (outer, inner, what the outer waits on before the inner starts,
+/// same host only).
+pub(super) const WAITS_ON: [(&str, &str, &str, bool); 3] = [
+    ("record", "flush", "mailbox (record → flush)", true),
+    ("evaluate_flake", "open", "spawn (evaluate_flake → eval open)", true),
+    ("query_known_derivations", "known_derivations", "request (query_known_derivations → known_derivations)", false),
+];
+
+/// What an edge's time was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// The span's own time (shortened when the span is).
+    Own(u32),
+    /// A wait, by its index in [`Graph::waits`] (never shortened).
+    Wait(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    pub from: u32,
+    pub weight: i64,
+    pub kind: Kind,
+}
+
+/// One span, flattened, on the server's clock.
+#[derive(Debug, Clone)]
+pub struct Flat {
+    pub stream: u32,
+    pub index: u32,
+    pub start: i64,
+    pub end: i64,
+    pub step: u32,
+    /// The span it nests in (same process) or waits inside (another), else NONE.
+    pub up: u32,
+    /// `up` is a span it waits inside, not its parent.
+    pub remote: bool,
+}
+
+pub struct Graph {
+    pub spans: Vec<Flat>,
+    /// (process, span name) of each step.
+    pub steps: Vec<(String, String)>,
+    pub waits: Vec<String>,
+    /// Node times as measured: span i starts at node 2i and ends at 2i+1;
+    /// then the origin and the end of the evaluation.
+    pub time: Vec<i64>,
+    /// Predecessors per node (CSR), in the order the walk prefers them.
+    pub pred_at: Vec<u32>,
+    pub preds: Vec<Edge>,
+    pub origin: u32,
+    pub end: u32,
+}
+
+impl Graph {
+    pub fn preds_of(&self, node: u32) -> &[Edge] {
+        &self.preds[self.pred_at[node as usize] as usize..self.pred_at[node as usize + 1] as usize]
+    }
+}
+
+fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
+    match waits.iter().position(|x| x == w) {
+        Some(i) => i as u32,
+        None => {
+            waits.push(w.to_string());
+            (waits.len() - 1) as u32
+        }
+    }
+}
+
+fn text_field(st: &Stream, s: &evalbench_bundle::Span, key: &str) -> Option<String> {
+    match st.field(s, key)? {
+        serde_json::Value::String(j) => Some(j),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// Builds the graph of the spans in `streams` for the evaluation from `t0`
+/// to `t1` (server clock).
+pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
+    let mut spans = Vec::new();
+    let mut steps: Vec<(String, String)> = Vec::new();
+    let mut step_of: HashMap<(String, String), u32> = HashMap::new();
+    let mut first_of_stream = Vec::with_capacity(streams.len());
+    for (si, st) in streams.iter().enumerate() {
+        let off = align.offset_for(st);
+        first_of_stream.push(spans.len() as u32);
+        let ids = IdMap::indices(&st.spans);
+        let base = spans.len() as u32;
+        let mut name_step = vec![NONE; st.names.len()];
+        for (i, s) in st.spans.iter().enumerate() {
+            let n = s.name as usize;
+            if name_step.get(n) == Some(&NONE) {
+                let key = (st.process.clone(), st.names[n].clone());
+                let next = steps.len() as u32;
+                name_step[n] = *step_of.entry(key.clone()).or_insert_with(|| {
+                    steps.push(key);
+                    next
+                });
+            }
+            let start = s.ts_us + off;
+            let up = s.parent().and_then(|p| ids.get(p)).filter(|&p| {
+                // A parent that starts after its child is not one (hostile files).
+                p as usize != i && st.spans[p as usize].ts_us <= s.ts_us
+            });
+            spans.push(Flat {
+                stream: si as u32,
+                index: i as u32,
+                start,
+                end: start + s.dur_us.max(0),
+                step: name_step.get(n).copied().unwrap_or(0),
+                up: up.map_or(NONE, |p| base + p),
+                remote: false,
+            });
+        }
+    }
+    let mut waits: Vec<String> = [WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS].iter().map(|s| s.to_string()).collect();
+    // Spans of one name, per stream, for the links.
+    let named = |name: &str| -> Vec<u32> {
+        let mut v = Vec::new();
+        for (si, st) in streams.iter().enumerate() {
+            let Some(n) = st.names.iter().position(|x| x == name) else { continue };
+            let base = first_of_stream[si];
+            v.extend(st.spans.iter().enumerate().filter(|(_, s)| s.name as usize == n).map(|(i, _)| base + i as u32));
+        }
+        v
+    };
+    let span_of = |g: u32, spans: &[Flat]| {
+        let f = &spans[g as usize];
+        (&streams[f.stream as usize], &streams[f.stream as usize].spans[f.index as usize])
+    };
+    // Inner roots that wait inside an outer span of another thread or process.
+    let mut inner_wait: HashMap<u32, u32> = HashMap::new();
+    for (outer, inner, what, same_host) in WAITS_ON {
+        let w = wait_id(&mut waits, what);
+        let mut outers = named(outer);
+        outers.sort_by_key(|&g| spans[g as usize].start);
+        for k in named(inner) {
+            if spans[k as usize].up != NONE {
+                continue;
+            }
+            let (kst, ks) = span_of(k, &spans);
+            let kjob = text_field(kst, ks, "job");
+            let ks_start = spans[k as usize].start;
+            let upto = outers.partition_point(|&g| spans[g as usize].start <= ks_start);
+            let found = outers[..upto].iter().rev().copied().find(|&g| {
+                let (ost, os) = span_of(g, &spans);
+                spans[g as usize].end >= ks_start
+                    && (!same_host || ost.host == kst.host)
+                    && match (&kjob, text_field(ost, os, "job")) {
+                        (Some(a), Some(b)) => *a == b,
+                        _ => true,
+                    }
+            });
+            if let Some(g) = found {
+                spans[k as usize].up = g;
+                spans[k as usize].remote = true;
+                inner_wait.insert(k, w);
+            }
+        }
+    }
+    // Messages: receiver root -> (sender, wait, queue µs).
+    let mut sent_by: HashMap<u32, (u32, u32, i64)> = HashMap::new();
+    for (from, to, what) in MESSAGES {
+        let w = wait_id(&mut waits, what);
+        let by_job = |name: &str, only_results: bool| -> HashMap<String, Vec<u32>> {
+            let mut m: HashMap<String, Vec<u32>> = HashMap::new();
+            for g in named(name) {
+                let (st, s) = span_of(g, &spans);
+                if only_results && !matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result") {
+                    continue;
+                }
+                if let Some(j) = text_field(st, s, "job") {
+                    m.entry(j).or_default().push(g);
+                }
+            }
+            for v in m.values_mut() {
+                v.sort_by_key(|&g| (spans[g as usize].start, g));
+            }
+            m
+        };
+        let senders = by_job(from, false);
+        let receivers = by_job(to, to == "job_event");
+        for (job, rs) in receivers {
+            let Some(ss) = senders.get(&job) else { continue };
+            for (&r, &s) in rs.iter().zip(ss) {
+                if spans[r as usize].up == NONE && spans[s as usize].start <= spans[r as usize].start {
+                    let (st, sp) = span_of(r, &spans);
+                    let queue = st.field(sp, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0).max(0);
+                    sent_by.insert(r, (s, w, queue));
+                }
+            }
+        }
+    }
+    edges(spans, steps, waits, &inner_wait, &sent_by, t0, t1, streams)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn edges(
+    spans: Vec<Flat>,
+    steps: Vec<(String, String)>,
+    waits: Vec<String>,
+    inner_wait: &HashMap<u32, u32>,
+    sent_by: &HashMap<u32, (u32, u32, i64)>,
+    t0: i64,
+    t1: i64,
+    streams: &[Stream],
+) -> Graph {
+    let n = spans.len();
+    let origin = (2 * n) as u32;
+    let end = origin + 1;
+    let mut time: Vec<i64> = spans.iter().flat_map(|f| [f.start, f.end]).collect();
+    let first = spans.iter().map(|f| f.start).min().unwrap_or(t0);
+    time.push(t0.min(first));
+    time.push(t1);
+    let mut list: Vec<(u32, Edge)> = Vec::with_capacity(3 * n + 2);
+    let edge = |from: u32, to: u32, kind: Kind, time: &[i64]| (to, Edge { from, weight: (time[to as usize] - time[from as usize]).max(0), kind });
+    // Kids of each span, by end.
+    let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
+    kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
+    let mut kid_at = vec![0u32; n + 1];
+    for &k in &kids {
+        kid_at[spans[k as usize].up as usize + 1] += 1;
+    }
+    for i in 0..n {
+        kid_at[i + 1] += kid_at[i];
+    }
+    for s in 0..n as u32 {
+        let ks = &kids[kid_at[s as usize] as usize..kid_at[s as usize + 1] as usize];
+        let (ss, se) = (2 * s, 2 * s + 1);
+        if ks.is_empty() {
+            list.push(edge(ss, se, Kind::Own(s), &time));
+        }
+        // The end waited on every kid that nothing in the span started
+        // after (a kid followed by another reaches the end through it, and
+        // its tail would hold the others' time as the span's own); the
+        // latest-ending first, which the walk prefers.
+        let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
+        for &k in ks.iter().rev() {
+            let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
+            if terminal {
+                list.push(edge(2 * k + 1, se, Kind::Own(s), &time));
+            }
+        }
+        for &k in ks {
+            let kf = &spans[k as usize];
+            let cnt = ks.partition_point(|&c| spans[c as usize].end <= kf.start);
+            let prior = ks[..cnt].iter().rev().copied().find(|&c| {
+                let cf = &spans[c as usize];
+                c != k && (cf.start, c) < (kf.start, k)
+            });
+            let kind = inner_wait.get(&k).map_or(Kind::Own(s), |&w| Kind::Wait(w));
+            list.push(match prior {
+                Some(c) => edge(2 * c + 1, 2 * k, kind, &time),
+                None => edge(ss, 2 * k, kind, &time),
+            });
+        }
+    }
+    // Roots: their message, then the span that ended last before them, else the origin.
+    let mut by_end: Vec<u32> = (0..n as u32).collect();
+    by_end.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+    for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
+        let rf = &spans[r as usize];
+        if let Some(&(s, w, queue)) = sent_by.get(&r) {
+            let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w), &time);
+            e.weight = (e.weight - queue).max(0);
+            list.push((to, e));
+        }
+        let cnt = by_end.partition_point(|&q| spans[q as usize].end <= rf.start);
+        let last = by_end[..cnt].iter().rev().copied().find(|&q| {
+            let qf = &spans[q as usize];
+            q != r && (qf.end < rf.start || qf.start < rf.start)
+        });
+        match last {
+            Some(q) => list.push(edge(2 * q + 1, 2 * r, Kind::Wait(1), &time)),
+            None => list.push(edge(origin, 2 * r, Kind::Wait(0), &time)),
+        }
+    }
+    list.push(end_edge(&spans, &kids, &kid_at, streams, origin, t1, &time));
+    // CSR by target, keeping the order pushed.
+    let mut pred_at = vec![0u32; time.len() + 1];
+    for (to, _) in &list {
+        pred_at[*to as usize + 1] += 1;
+    }
+    for i in 0..time.len() {
+        pred_at[i + 1] += pred_at[i];
+    }
+    let mut fill = pred_at.clone();
+    let mut preds = vec![Edge { from: 0, weight: 0, kind: Kind::Wait(0) }; list.len()];
+    for (to, e) in list {
+        preds[fill[to as usize] as usize] = e;
+        fill[to as usize] += 1;
+    }
+    Graph { spans, steps, waits, time, pred_at, preds, origin, end }
+}
+
+/// What the status change waited on: the server span it happened in (the
+/// latest-starting one around it: the deepest), from its last kid that had
+/// ended; else the server span that ended last before it.
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], streams: &[Stream], origin: u32, t1: i64, time: &[i64]) -> (u32, Edge) {
+    let server = |f: &Flat| streams[f.stream as usize].process == crate::align::SERVER;
+    let any_server = spans.iter().any(server);
+    let eligible = |f: &Flat| !any_server || server(f);
+    let around = (0..spans.len() as u32)
+        .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
+        .max_by_key(|&i| (spans[i as usize].start, i));
+    let e = |from: u32, kind| Edge { from, weight: (t1 - time[from as usize]).max(0), kind };
+    if let Some(x) = around {
+        let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
+        let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);
+        return match ks[..cnt].last() {
+            Some(&c) => (origin + 1, e(2 * c + 1, Kind::Own(x))),
+            None => (origin + 1, e(2 * x, Kind::Own(x))),
+        };
+    }
+    let last =
+        (0..spans.len() as u32).filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].end <= t1).max_by_key(|&i| (spans[i as usize].end, i));
+    match last {
+        Some(y) => (origin + 1, e(2 * y + 1, Kind::Wait(2))),
+        None => (origin + 1, e(origin, Kind::Wait(1))),
+    }
+}

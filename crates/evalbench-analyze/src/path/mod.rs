@@ -1,0 +1,236 @@
+//! The critical path of a pass: from the evaluate request to the moment
+//! the evaluation left EvaluatingDerivation, the chain of span time and
+//! waits that the end waited on, across server, worker and evaluator on
+//! the aligned clocks. Every instant of the evaluated time belongs to one
+//! segment, so the path's steps add up to the evaluated seconds. `whatif`
+//! shortens some spans' own time in the same graph and finds the path
+//! again (docs/ARCHITECTURE.md, "The critical path").
+
+pub mod graph;
+pub mod whatif;
+
+use serde::Serialize;
+
+pub use graph::{Graph, Kind};
+
+use crate::{Alignment, PassData};
+
+/// A stretch of the path: a span's own time or a wait.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Segment {
+    pub from_us: i64,
+    pub to_us: i64,
+    /// The span's process; None for a wait.
+    pub process: Option<String>,
+    /// The span's name, or what was waited for.
+    pub name: String,
+    /// The span (index into the graph's spans), for marking it.
+    #[serde(skip)]
+    pub span: Option<u32>,
+}
+
+/// One step of the path: a span name of one process, or a kind of wait.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathStep {
+    pub process: Option<String>,
+    pub name: String,
+    /// Time on the path, and its share of the evaluated time.
+    pub on_path_us: i64,
+    pub share: f64,
+    /// The spans' own time (less their children's) in the pass, and how
+    /// much of it was not on the path; None for waits.
+    pub own_us: Option<i64>,
+    pub off_path_us: Option<i64>,
+    /// Stretches of the path it had.
+    pub segments: usize,
+}
+
+impl PathStep {
+    /// `process name`, or `wait: what`.
+    pub fn label(&self) -> String {
+        match &self.process {
+            Some(p) => format!("{p} {}", self.name),
+            None => format!("wait: {}", self.name),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CriticalPath {
+    /// The evaluate request and the end of EvaluatingDerivation, server clock.
+    pub from_us: i64,
+    pub to_us: i64,
+    /// The path's segments added up (= to_us - from_us).
+    pub total_us: i64,
+    /// The alignment's bound: how far a cross-host edge may be off.
+    pub bound_us: Option<i64>,
+    pub steps: Vec<PathStep>,
+    pub segments: Vec<Segment>,
+}
+
+/// A pass's critical path, or why there is none.
+pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), String> {
+    let run = data.run.as_ref().ok_or("no run.json: the evaluated window is unknown")?;
+    let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or("run.json has no evaluate request or evaluated seconds")?;
+    let t1 = t0 + (secs * 1e6).round() as i64;
+    let g = graph::build(&data.streams, align, t0, t1);
+    let path = g.path(t0, &|_| 1.0, align)?;
+    Ok((g, path))
+}
+
+impl Graph {
+    /// Every node's earliest time with each span's own time scaled by
+    /// `factor(step)`: the longest path from the origin. None when the
+    /// spans' nesting has a cycle (a hostile file).
+    pub fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
+        let m = self.time.len();
+        let mut indeg: Vec<u32> = (0..m).map(|v| self.pred_at[v + 1] - self.pred_at[v]).collect();
+        let mut succ_at = vec![0u32; m + 1];
+        for e in &self.preds {
+            succ_at[e.from as usize + 1] += 1;
+        }
+        for i in 0..m {
+            succ_at[i + 1] += succ_at[i];
+        }
+        let mut fill = succ_at.clone();
+        let mut succ = vec![0u32; self.preds.len()];
+        for v in 0..m as u32 {
+            for e in self.preds_of(v) {
+                succ[fill[e.from as usize] as usize] = v;
+                fill[e.from as usize] += 1;
+            }
+        }
+        let mut t = vec![i64::MIN; m];
+        let mut ready: Vec<u32> = (0..m as u32).filter(|&v| indeg[v as usize] == 0).collect();
+        let mut done = 0usize;
+        while let Some(v) = ready.pop() {
+            done += 1;
+            let vt = if v == self.origin || self.preds_of(v).is_empty() {
+                self.time[v as usize]
+            } else {
+                self.preds_of(v).iter().map(|e| t[e.from as usize] + self.weight(e, factor)).max().unwrap_or(self.time[v as usize])
+            };
+            t[v as usize] = vt;
+            for &w in &succ[succ_at[v as usize] as usize..succ_at[v as usize + 1] as usize] {
+                indeg[w as usize] -= 1;
+                if indeg[w as usize] == 0 {
+                    ready.push(w);
+                }
+            }
+        }
+        (done == m).then_some(t)
+    }
+
+    fn weight(&self, e: &graph::Edge, factor: &dyn Fn(u32) -> f64) -> i64 {
+        match e.kind {
+            Kind::Own(s) => {
+                let f = factor(self.spans[s as usize].step);
+                if f == 1.0 {
+                    e.weight
+                } else {
+                    (e.weight as f64 * f).round() as i64
+                }
+            }
+            Kind::Wait(_) => e.weight,
+        }
+    }
+
+    /// The path to the end under `factor`, from `t0` on.
+    pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, String> {
+        let t = self.schedule(factor).ok_or("the spans' nesting has a cycle: no path")?;
+        let mut segs = Vec::new();
+        let mut v = self.end;
+        for _ in 0..t.len() {
+            if v == self.origin {
+                break;
+            }
+            let Some(e) = self.preds_of(v).iter().fold(None::<&graph::Edge>, |best, e| match best {
+                Some(b) if t[b.from as usize] + self.weight(b, factor) >= t[e.from as usize] + self.weight(e, factor) => Some(b),
+                _ => Some(e),
+            }) else {
+                break;
+            };
+            let (from, to) = (t[e.from as usize].max(t0), t[v as usize].max(t0));
+            if to > from {
+                segs.push(self.segment(e.kind, from, to));
+            }
+            v = e.from;
+        }
+        segs.reverse();
+        let to_us = t[self.end as usize];
+        let total_us = segs.iter().map(|s| s.to_us - s.from_us).sum();
+        let steps = self.steps_of(&segs, to_us - t0);
+        let bound_us = align.hosts.iter().filter_map(|h| h.bound_us).max();
+        Ok(CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments: segs })
+    }
+
+    fn segment(&self, kind: Kind, from_us: i64, to_us: i64) -> Segment {
+        match kind {
+            Kind::Own(s) => {
+                let (p, n) = &self.steps[self.spans[s as usize].step as usize];
+                Segment { from_us, to_us, process: Some(p.clone()), name: n.clone(), span: Some(s) }
+            }
+            Kind::Wait(w) => Segment { from_us, to_us, process: None, name: self.waits[w as usize].clone(), span: None },
+        }
+    }
+
+    /// Own time per step: each span's duration less its children's and the
+    /// spans of other threads or processes it waited on inside it.
+    pub fn own_us(&self) -> Vec<i64> {
+        let mut own: Vec<i64> = self.spans.iter().map(|f| f.end - f.start).collect();
+        for f in &self.spans {
+            if f.up != graph::NONE {
+                own[f.up as usize] -= f.end - f.start;
+            }
+        }
+        let mut per = vec![0i64; self.steps.len()];
+        for (f, o) in self.spans.iter().zip(own) {
+            per[f.step as usize] += o.max(0);
+        }
+        per
+    }
+
+    fn steps_of(&self, segs: &[Segment], evaluated_us: i64) -> Vec<PathStep> {
+        let own = self.own_us();
+        let mut by: std::collections::BTreeMap<(Option<String>, String), (i64, usize)> = Default::default();
+        for s in segs {
+            let e = by.entry((s.process.clone(), s.name.clone())).or_default();
+            e.0 += s.to_us - s.from_us;
+            e.1 += 1;
+        }
+        let mut steps: Vec<PathStep> = by
+            .into_iter()
+            .map(|((process, name), (on, n))| {
+                let own_us = process.as_ref().and_then(|p| self.steps.iter().position(|(sp, sn)| sp == p && *sn == name)).map(|i| own[i].max(on));
+                PathStep {
+                    share: if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 },
+                    off_path_us: own_us.map(|o| o - on),
+                    own_us,
+                    process,
+                    name,
+                    on_path_us: on,
+                    segments: n,
+                }
+            })
+            .collect();
+        steps.sort_by(|a, b| b.on_path_us.cmp(&a.on_path_us).then_with(|| a.label().cmp(&b.label())));
+        steps
+    }
+
+    /// The steps a `--faster` name selects: `name` or `process:name`.
+    pub fn select(&self, pattern: &str) -> Vec<u32> {
+        let (proc_, name) = match pattern.split_once(':') {
+            Some((p, n)) => (Some(p), n),
+            None => (None, pattern),
+        };
+        (0..self.steps.len() as u32)
+            .filter(|&i| {
+                let (p, n) = &self.steps[i as usize];
+                n == name && proc_.is_none_or(|x| x == p)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! The path by construction: pipelines whose waits are known, and seeded
+//! random ones whose path must tile the window.
+
+use evalbench_bundle::{Span, Stream};
+
+use super::graph;
+use crate::Alignment;
+
+/// A span as a test writes it: (id, parent, name, start, end, fields).
+type Line<'a> = (u64, Option<u64>, &'a str, i64, i64, &'a str);
+
+fn stream(process: &str, spans: &[Line<'_>]) -> Stream {
+    let mut st = Stream { process: process.into(), host: Some(process.into()), ..Default::default() };
+    for &(id, parent, name, a, b, fields) in spans {
+        let n = match st.names.iter().position(|x| x == name) {
+            Some(i) => i,
+            None => {
+                st.names.push(name.into());
+                st.names.len() - 1
+            }
+        };
+        st.push(Span::new(n as u32, 0, a, b - a).with_ids(Some(id), parent, Some(1)), fields, "");
+    }
+    st
+}
+
+fn pipeline(job_work: i64) -> Vec<Stream> {
+    vec![
+        stream(
+            "server",
+            &[
+                (1, None, "assign_job", 0, 10, r#"{"job":"j"}"#),
+                (2, None, "job_event", 75 + job_work, 95 + job_work, r#"{"job":"j","kind":"eval_result","queue_wait_us":0}"#),
+                (3, None, "tick", 20, 30, "{}"),
+            ],
+        ),
+        stream(
+            "worker",
+            &[
+                (1, None, "job", 15, 80 + job_work, r#"{"job":"j"}"#),
+                (2, Some(1), "report_eval_result", 70 + job_work, 72 + job_work, r#"{"job":"j"}"#),
+                (3, None, "heartbeat", 40, 90 + job_work, "{}"),
+            ],
+        ),
+    ]
+}
+
+fn on_path(p: &super::CriticalPath, label: &str) -> i64 {
+    p.steps.iter().find(|s| s.label() == label).map_or(0, |s| s.on_path_us)
+}
+
+#[test]
+fn a_hand_off_across_processes_is_followed() {
+    let streams = pipeline(0);
+    let g = graph::build(&streams, &Alignment::default(), 0, 95);
+    let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
+    assert_eq!(p.total_us, 95);
+    assert_eq!(p.to_us, 95);
+    let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name.clone(), s.from_us, s.to_us)).collect();
+    assert_eq!(
+        names,
+        vec![
+            ("assign_job".into(), 0, 10),
+            ("network (assign_job → job)".into(), 10, 15),
+            ("job".into(), 15, 70),
+            ("report_eval_result".into(), 70, 72),
+            ("network (report_eval_result → job_event)".into(), 72, 75),
+            ("job_event".into(), 75, 95),
+        ]
+    );
+    // The worker's job ran 8 µs past its report: off the path, and said so.
+    let job = p.steps.iter().find(|s| s.label() == "worker job").unwrap();
+    assert_eq!((job.own_us, job.off_path_us), (Some(63), Some(8)));
+    assert_eq!(on_path(&p, "worker heartbeat"), 0, "concurrent work is not on the path");
+    assert_eq!(on_path(&p, "server tick"), 0);
+}
+
+#[test]
+fn the_schedule_reproduces_the_pass_and_whatif_shortens_it() {
+    let streams = pipeline(100);
+    let g = graph::build(&streams, &Alignment::default(), 0, 195);
+    let t = g.schedule(&|_| 1.0).unwrap();
+    assert_eq!(&t[..g.time.len()], &g.time[..], "measured weights give measured times");
+    // The job's own time halved: 155 µs on the path become 77.5.
+    let job: Vec<u32> = g.select("worker:job");
+    let faster = g.path(0, &|s| if job.contains(&s) { 0.5 } else { 1.0 }, &Alignment::default()).unwrap();
+    assert_eq!(faster.total_us, 195 - 155 + 78, "{:?}", faster.segments);
+    // The heartbeat is not on the path: halving it changes nothing.
+    let hb = g.select("heartbeat");
+    assert_eq!(g.path(0, &|s| if hb.contains(&s) { 0.5 } else { 1.0 }, &Alignment::default()).unwrap().total_us, 195);
+}
+
+#[test]
+fn a_queue_at_the_receiver_binds_to_the_span_before_it() {
+    // The report came at 30, but the server was busy until 60 (its previous event).
+    let streams = vec![
+        stream(
+            "server",
+            &[
+                (1, None, "assign_job", 0, 5, r#"{"job":"j"}"#),
+                (2, None, "busy", 10, 60, "{}"),
+                (3, None, "job_event", 61, 70, r#"{"job":"j","kind":"eval_result","queue_wait_us":31}"#),
+            ],
+        ),
+        stream("worker", &[(1, None, "job", 6, 31, r#"{"job":"j"}"#), (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#)]),
+    ];
+    let g = graph::build(&streams, &Alignment::default(), 0, 70);
+    let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
+    assert_eq!(p.total_us, 70);
+    assert_eq!(on_path(&p, "server busy"), 50);
+    assert_eq!(on_path(&p, "worker job"), 0, "the report was not what the event waited for");
+}
+
+/// A small seeded generator (no dependency for a test's randomness).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: i64) -> i64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n.max(1) as u64) as i64
+    }
+}
+
+#[test]
+fn random_pipelines_tile_the_window() {
+    for seed in 0..200u64 {
+        let mut r = Lcg(seed);
+        let mut streams = Vec::new();
+        for p in 0..1 + r.next(3) {
+            let mut spans: Vec<(u64, Option<u64>, String, i64, i64)> = Vec::new();
+            let mut id = 1;
+            for _ in 0..1 + r.next(6) {
+                let a = r.next(1000);
+                let b = a + r.next(300);
+                let root = id;
+                spans.push((root, None, format!("r{}", r.next(4)), a, b));
+                id += 1;
+                for _ in 0..r.next(4) {
+                    let ka = a + r.next(b - a + 1);
+                    let kb = ka + r.next(b - ka + 1);
+                    spans.push((id, Some(root), format!("k{}", r.next(3)), ka, kb));
+                    id += 1;
+                }
+            }
+            let refs: Vec<Line<'_>> = spans.iter().map(|(i, p, n, a, b)| (*i, *p, n.as_str(), *a, *b, "{}")).collect();
+            streams.push(stream(if p == 0 { "server" } else { "worker" }, &refs));
+        }
+        let (t0, t1) = (r.next(200), 200 + r.next(1200));
+        let g = graph::build(&streams, &Alignment::default(), t0, t1);
+        let p = g.path(t0, &|_| 1.0, &Alignment::default()).unwrap();
+        assert_eq!(p.to_us, t1, "seed {seed}");
+        assert_eq!(p.total_us, t1 - t0, "seed {seed}: {:?}", p.segments);
+        for w in p.segments.windows(2) {
+            assert_eq!(w[0].to_us, w[1].from_us, "seed {seed}: segments are contiguous");
+        }
+        assert_eq!(p.steps.iter().map(|s| s.on_path_us).sum::<i64>(), t1 - t0);
+        for s in &p.steps {
+            assert!(s.off_path_us.unwrap_or(0) >= 0, "seed {seed}: {s:?}");
+        }
+    }
+}

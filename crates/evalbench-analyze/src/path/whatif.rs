@@ -1,0 +1,102 @@
+//! What a speed-up would buy: the pass's graph with some spans' own time
+//! shortened, the path found again. A prediction from one measured pass,
+//! not a measurement; [`ASSUMPTION`] says what it takes for granted.
+
+use serde::Serialize;
+
+use super::{CriticalPath, Graph, PathStep};
+use crate::Alignment;
+
+pub const ASSUMPTION: &str = "a prediction, not a measurement: the named spans' own time is shortened by the given share \
+in every instance, their children, waits and transit times stay as measured, and a root span whose cause the trace \
+does not show still waits for the span that ended last before it";
+
+/// One `--faster NAME=PCT`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Faster {
+    pub name: String,
+    pub pct: f64,
+    /// The steps (`process name`) it matched.
+    pub matched: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIf {
+    pub faster: Vec<Faster>,
+    pub measured_s: f64,
+    pub predicted_s: f64,
+    pub change_pct: f64,
+    /// The predicted path's steps, largest first.
+    pub predicted: Vec<PathStep>,
+    /// The step that leads the predicted path, when it is not what was shortened.
+    pub critical_next: Option<String>,
+    pub assumption: &'static str,
+}
+
+/// Parses `NAME=PCT` (PCT in 0..=100, the share of the own time taken off).
+pub fn parse_faster(s: &str) -> Result<(String, f64), String> {
+    let (name, pct) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=PCT, e.g. evaluate_flake=50"))?;
+    let pct: f64 = pct.trim_end_matches('%').parse().map_err(|_| format!("{s:?}: {pct:?} is not a number of percent"))?;
+    if name.is_empty() || !(0.0..=100.0).contains(&pct) {
+        return Err(format!("{s:?}: expected a span name and a share from 0 to 100"));
+    }
+    Ok((name.to_string(), pct))
+}
+
+/// The pass predicted with `faster` applied.
+pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &Alignment) -> Result<WhatIf, String> {
+    let mut factor = vec![1.0f64; g.steps.len()];
+    let mut out = Vec::new();
+    for (name, pct) in faster {
+        let steps = g.select(name);
+        if steps.is_empty() {
+            return Err(format!("--faster {name}: no span of that name in this pass (name or process:name)"));
+        }
+        for &s in &steps {
+            factor[s as usize] *= 1.0 - pct / 100.0;
+        }
+        out.push(Faster {
+            name: name.clone(),
+            pct: *pct,
+            matched: steps.iter().map(|&s| format!("{} {}", g.steps[s as usize].0, g.steps[s as usize].1)).collect(),
+        });
+    }
+    let p = g.path(measured.from_us, &|s| factor[s as usize], align)?;
+    let measured_s = (measured.to_us - measured.from_us) as f64 / 1e6;
+    let predicted_s = (p.to_us - p.from_us) as f64 / 1e6;
+    let shortened: Vec<String> = out.iter().flat_map(|f| f.matched.iter().cloned()).collect();
+    let critical_next = p.steps.iter().find(|s| !shortened.contains(&s.label())).map(PathStep::label);
+    Ok(WhatIf {
+        faster: out,
+        measured_s,
+        predicted_s,
+        change_pct: if measured_s > 0.0 { (predicted_s / measured_s - 1.0) * 100.0 } else { 0.0 },
+        predicted: p.steps,
+        critical_next,
+        assumption: ASSUMPTION,
+    })
+}
+
+/// For the report: what 10% and 50% faster would buy, for the top spans on the path.
+#[derive(Debug, Clone, Serialize)]
+pub struct Buys {
+    pub step: String,
+    pub on_path_us: i64,
+    pub saved_10_us: i64,
+    pub saved_50_us: i64,
+}
+
+pub fn buys(g: &Graph, measured: &CriticalPath, top: usize, align: &Alignment) -> Vec<Buys> {
+    let evaluated = measured.to_us - measured.from_us;
+    measured
+        .steps
+        .iter()
+        .filter(|s| s.process.is_some())
+        .take(top)
+        .filter_map(|s| {
+            let name = format!("{}:{}", s.process.as_deref()?, s.name);
+            let saved = |pct: f64| whatif(g, measured, &[(name.clone(), pct)], align).ok().map(|w| evaluated - (w.predicted_s * 1e6).round() as i64);
+            Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })
+        })
+        .collect()
+}

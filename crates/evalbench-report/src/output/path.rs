@@ -1,0 +1,57 @@
+//! The critical path and `whatif` as text: steps on the path with their
+//! share, and the prediction with its assumption.
+
+use std::fmt::Write as _;
+
+use evalbench_analyze::path::whatif::WhatIf;
+use evalbench_analyze::path::CriticalPath;
+
+fn ms(us: i64) -> String {
+    format!("{:.3} ms", us as f64 / 1e3)
+}
+
+/// The path's steps, largest first, `top` of them and the rest counted.
+pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
+    let mut t = String::new();
+    let bound = p.bound_us.map_or_else(|| "clocks not aligned across hosts".to_string(), |b| format!("cross-host edges within ±{b} µs"));
+    let _ = writeln!(
+        t,
+        "{pass}: critical path of {:.6} s evaluated (request → left EvaluatingDerivation), {} steps in {} stretches; {bound}",
+        (p.to_us - p.from_us) as f64 / 1e6,
+        p.steps.len(),
+        p.segments.len()
+    );
+    let _ = writeln!(t, "  {:>12}  {:>6}  {:>12}  {:>12}  step", "on path", "share", "own", "off path");
+    for s in p.steps.iter().take(top) {
+        let own = s.own_us.map_or_else(|| "–".into(), ms);
+        let off = s.off_path_us.map_or_else(|| "–".into(), ms);
+        let _ = writeln!(t, "  {:>12}  {:>5.1}%  {:>12}  {:>12}  {}", ms(s.on_path_us), s.share * 100.0, own, off, s.label());
+    }
+    if p.steps.len() > top {
+        let rest: i64 = p.steps[top..].iter().map(|s| s.on_path_us).sum();
+        let _ = writeln!(
+            t,
+            "  {:>12}  {:>5.1}%  {} more steps",
+            ms(rest),
+            rest as f64 / (p.to_us - p.from_us).max(1) as f64 * 100.0,
+            p.steps.len() - top
+        );
+    }
+    t
+}
+
+pub fn whatif_text(pass: &str, w: &WhatIf, top: usize) -> String {
+    let mut t = String::new();
+    let asked: Vec<String> = w.faster.iter().map(|f| format!("{} {}% faster ({})", f.name, f.pct, f.matched.join(", "))).collect();
+    let _ = writeln!(t, "{pass}: what if {}", asked.join(" and "));
+    let _ = writeln!(t, "  predicted evaluated {:.6} s against {:.6} s measured ({:+.1}%)", w.predicted_s, w.measured_s, w.change_pct);
+    if let Some(n) = &w.critical_next {
+        let _ = writeln!(t, "  the path would then be led by: {n}");
+    }
+    let _ = writeln!(t, "  predicted path, largest first:");
+    for s in w.predicted.iter().take(top) {
+        let _ = writeln!(t, "  {:>12}  {:>5.1}%  {}", ms(s.on_path_us), s.share * 100.0, s.label());
+    }
+    let _ = writeln!(t, "  ({})", w.assumption);
+    t
+}
