@@ -11,6 +11,7 @@ pub mod output;
 pub mod perfetto;
 pub mod summarize;
 pub mod summary;
+pub mod summary_path;
 
 pub use error::ReportError;
 pub use perfetto::write_trace;

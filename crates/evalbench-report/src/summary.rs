@@ -49,6 +49,17 @@ pub struct PassSummary {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
     pub spans: Vec<SpanStat>,
+    /// What the evaluated time waited on (`summary_path`), or why it is unknown.
+    #[serde(serialize_with = "path_or_reason")]
+    pub critical_path: Result<crate::summary_path::PathSummary, String>,
+}
+
+/// The path, or `{"none": why}`.
+fn path_or_reason<S: serde::Serializer>(p: &Result<crate::summary_path::PathSummary, String>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Ok(p) => p.serialize(s),
+        Err(why) => serde_json::json!({ "none": why }).serialize(s),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,6 +76,8 @@ pub struct RepeatGroup {
     pub wall_s: evalbench_analyze::verdict::Spread,
     /// Per span: the spread of its total over the runs, in µs.
     pub spans: Vec<SpanSpread>,
+    /// The median critical path, and how often each step was on it.
+    pub critical_path: Vec<crate::summary_path::StepOverRuns>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,7 +112,9 @@ impl RepeatGroup {
                 })
                 .collect();
             spans.sort_by(|a, b| b.total_us.median.total_cmp(&a.total_us.median));
+            let paths: Vec<&crate::summary_path::PathSummary> = runs.iter().filter_map(|r| r.critical_path.as_ref().ok()).collect();
             out.push(RepeatGroup {
+                critical_path: crate::summary_path::over_runs(&paths),
                 pass: base,
                 runs: runs.len(),
                 wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6),
@@ -183,6 +198,7 @@ impl PassSummary {
             dead: runner.map(|r| r.dead.clone()).unwrap_or_default(),
             problems: runner.map(|r| r.problems.clone()).unwrap_or_default(),
             spans: span_stats(&pass.streams),
+            critical_path: crate::summary_path::of(pass, alignment),
         }
     }
 }
@@ -296,6 +312,7 @@ impl Summary {
                 if p.dropped_spans > 0 { format!(", {} dropped by the writers", p.dropped_spans) } else { String::new() },
                 if p.malformed_lines > 0 { format!(", {} malformed lines skipped", p.malformed_lines) } else { String::new() },
             );
+            crate::summary_path::text(&mut t, &p.critical_path);
             if !p.spans.is_empty() {
                 let _ = writeln!(
                     t,
@@ -338,6 +355,7 @@ impl Summary {
                     ms(sp.max as i64)
                 );
             }
+            crate::summary_path::over_runs_text(&mut t, &g.critical_path);
         }
         counters_text(&mut t, &self.nix_stats);
         if !self.not_summarized.is_empty() {

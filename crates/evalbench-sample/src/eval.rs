@@ -24,7 +24,7 @@ pub fn eval(job: &str, shard: u64, drvs: u32, cache_dir: &Path) -> std::io::Resu
     let _o = debug_span!(target: E, "open", job).entered();
     let cached: Option<Vec<String>> = {
         let _l = debug_span!(target: E, "lock_flake", cached = tracing::field::Empty).entered();
-        std::hint::black_box(work(job.as_bytes(), 5000));
+        std::hint::black_box(crate::tune::work("lock_flake", job.as_bytes(), 5000));
         let c = std::fs::read_to_string(&cache_file).ok().map(|s| s.lines().map(String::from).collect::<Vec<_>>());
         let c = c.filter(|v| v.len() == drvs as usize);
         _l.record("cached", c.is_some());
@@ -43,7 +43,7 @@ pub fn eval(job: &str, shard: u64, drvs: u32, cache_dir: &Path) -> std::io::Resu
         let _r = debug_span!(target: E, "resolve", attr = attr.as_str()).entered();
         let path = match &cached {
             Some(c) => c[i].clone(),
-            None => format!("/nix/store/{:016x}-{}.drv", work(attr.as_bytes(), 400), attr.rsplit('.').next().unwrap_or("x")),
+            None => format!("/nix/store/{:016x}-{}.drv", crate::tune::work("resolve", attr.as_bytes(), 400), attr.rsplit('.').next().unwrap_or("x")),
         };
         writeln!(out, "{path}")?;
         results.push(path);

@@ -16,6 +16,7 @@ mod error;
 mod eval;
 mod proto;
 mod server;
+pub mod tune;
 mod worker;
 
 use std::path::PathBuf;
@@ -44,6 +45,10 @@ pub struct Opts {
     pub skew_per_worker: bool,
     /// Give up on a pass after this many seconds.
     pub timeout_s: u64,
+    /// Sleep this many ms inside every span of a name (`--delay SPAN=MS`).
+    pub delays: Vec<(String, u64)>,
+    /// Scale the CPU work of every span of a name (`--work SPAN=FACTOR`).
+    pub work: Vec<(String, f64)>,
     /// Internal: the role of this process (server, worker, eval).
     pub role: Option<String>,
     /// Internal: address of the server for workers.

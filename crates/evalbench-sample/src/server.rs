@@ -41,7 +41,7 @@ fn graph_writer(rx: mpsc::Receiver<Batch>) {
             for b in &batches {
                 for d in &b.drvs {
                     let _r = debug_span!(target: GRAPH, "record_one", drv = d.as_str()).entered();
-                    acc = acc.wrapping_add(crate::eval::work(d.as_bytes(), 2));
+                    acc = acc.wrapping_add(crate::tune::work("record_one", d.as_bytes(), 2));
                 }
                 let _adv = debug_span!(target: GRAPH, "advance_can_start", rows = b.drvs.len()).entered();
                 for step in [

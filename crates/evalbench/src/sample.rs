@@ -32,6 +32,14 @@ pub struct Args {
     /// Give up on a pass after this many seconds.
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
+    /// Sleep MS milliseconds inside every span of SPAN (a delay whose size is
+    /// known: the critical path must find it, or say the span was off it); repeatable.
+    /// Spans: clone_and_checkout run_input_update fetch_inputs missing_paths lock_flake resolve record_one upload_logs.
+    #[arg(long, value_name = "SPAN=MS", value_parser = evalbench_sample::tune::parse::<u64>)]
+    pub delay: Vec<(String, u64)>,
+    /// Scale the CPU work inside every span of SPAN by FACTOR (0.5 halves it); repeatable.
+    #[arg(long, value_name = "SPAN=FACTOR", value_parser = evalbench_sample::tune::parse::<f64>)]
+    pub work: Vec<(String, f64)>,
     /// Internal: the role of this process (server, worker, eval).
     #[arg(long, hide = true)]
     pub role: Option<String>,
@@ -60,6 +68,8 @@ impl From<Args> for evalbench_sample::Opts {
             worker_clock_skew_ms: a.worker_clock_skew_ms,
             skew_per_worker: a.skew_per_worker,
             timeout_s: a.timeout_s,
+            delays: a.delay,
+            work: a.work,
             role: a.role,
             connect: a.connect,
             job: a.job,

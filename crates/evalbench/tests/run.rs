@@ -97,6 +97,14 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
             assert!(tracks.contains(&"evaluator 0"), "{pass}: {tracks:?}");
         }
         assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
+        // The critical path tiles the evaluated time, across an 800 ms skew.
+        let path =
+            serde_json::from_slice::<serde_json::Value>(&run_ok(evalbench().args(["whatif", "--json", "--pass", pass]).arg(&out)).stdout).unwrap();
+        let (total, bound) = (path["path"]["total_us"].as_i64().unwrap(), path["path"]["bound_us"].as_i64().unwrap_or(0));
+        let evaluated = (run["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
+        assert!((total - evaluated).abs() <= bound.max(1), "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs");
+        let on_path = |p: &str, n: &str| path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == p && s["name"] == n);
+        assert!(on_path("worker", "fetch_repository") || on_path("worker", "fetch_inputs"), "{pass}: the worker's fetch is on the path");
         if pass.ends_with("-clean") {
             for pcap in ["proto.pcap", "pg.pcap"] {
                 let m = magic(&d.join(pcap));

@@ -269,8 +269,15 @@ fn edges(
         let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
         for &k in ks.iter().rev() {
             let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
-            if terminal {
+            if !terminal {
+            } else if spans[k as usize].end <= spans[s as usize].end {
                 list.push(edge(2 * k + 1, se, Kind::Own(s), &time));
+            } else {
+                // A kid that outlived the span (a reply sent before its
+                // worker's span closed): the end waited for what the kid
+                // had done by then.
+                let (from, kind) = reached(&spans, &kids, &kid_at, k, spans[s as usize].end);
+                list.push(edge(from, se, kind, &time));
             }
         }
         for &k in ks {
@@ -292,7 +299,8 @@ fn edges(
     by_end.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
     for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
         let rf = &spans[r as usize];
-        if let Some(&(s, w, queue)) = sent_by.get(&r) {
+        // A message that arrives before it was sent (clocks off within their bound) is no edge.
+        if let Some(&(s, w, queue)) = sent_by.get(&r).filter(|(s, _, _)| spans[*s as usize].end <= rf.start) {
             let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w), &time);
             e.weight = (e.weight - queue).max(0);
             list.push((to, e));
@@ -323,6 +331,26 @@ fn edges(
         fill[to as usize] += 1;
     }
     Graph { spans, steps, waits, time, pred_at, preds, origin, end }
+}
+
+/// The last thing inside kid `k` (and its kids) at or before `at`: the
+/// end of its latest kid that had ended, or the start of the one running
+/// then, descending; with whose own time the rest until `at` was.
+fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u32, Kind) {
+    let mut cur = k;
+    for _ in 0..256 {
+        let ks = &kids[kid_at[cur as usize] as usize..kid_at[cur as usize + 1] as usize];
+        let ended = ks.iter().copied().filter(|&c| spans[c as usize].end <= at).max_by_key(|&c| (spans[c as usize].end, c));
+        let running =
+            ks.iter().copied().filter(|&c| spans[c as usize].start <= at && spans[c as usize].end > at).max_by_key(|&c| (spans[c as usize].start, c));
+        match (ended, running) {
+            (Some(e), Some(r)) if spans[r as usize].start >= spans[e as usize].end => cur = r,
+            (None, Some(r)) => cur = r,
+            (Some(e), _) => return (2 * e + 1, Kind::Own(cur)),
+            (None, None) => break,
+        }
+    }
+    (2 * cur, Kind::Own(cur))
 }
 
 /// What the status change waited on: the server span it happened in (the

@@ -180,7 +180,9 @@ impl Graph {
         let mut own: Vec<i64> = self.spans.iter().map(|f| f.end - f.start).collect();
         for f in &self.spans {
             if f.up != graph::NONE {
-                own[f.up as usize] -= f.end - f.start;
+                // Waiting on another thread or process counts from the span's start.
+                let from = if f.remote { self.spans[f.up as usize].start } else { f.start };
+                own[f.up as usize] -= f.end - from;
             }
         }
         let mut per = vec![0i64; self.steps.len()];

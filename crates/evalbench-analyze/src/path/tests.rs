@@ -147,6 +147,7 @@ fn random_pipelines_tile_the_window() {
         let (t0, t1) = (r.next(200), 200 + r.next(1200));
         let g = graph::build(&streams, &Alignment::default(), t0, t1);
         let p = g.path(t0, &|_| 1.0, &Alignment::default()).unwrap();
+        assert_eq!(g.schedule(&|_| 1.0).unwrap(), g.time, "seed {seed}: measured weights give measured times");
         assert_eq!(p.to_us, t1, "seed {seed}");
         assert_eq!(p.total_us, t1 - t0, "seed {seed}: {:?}", p.segments);
         for w in p.segments.windows(2) {

@@ -1,0 +1,115 @@
+//! The critical path in summary.json and summary.txt: per process and span
+//! name, the seconds on the path, their share, and the span's own seconds
+//! that were off it; over repeats, the median and how often each step was
+//! on the path.
+
+use std::fmt::Write as _;
+
+use evalbench_analyze::path::{critical_path, PathStep};
+use evalbench_analyze::{Alignment, PassData};
+use serde::Serialize;
+
+/// Steps summary.txt lists per pass; summary.json has them all.
+pub const TEXT_PATH_ROWS: usize = 12;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PathSummary {
+    /// The path's segments added up, and the evaluated time they tile.
+    pub total_us: i64,
+    pub evaluated_us: i64,
+    /// How far a cross-host edge may be off (the alignment's bound).
+    pub bound_us: Option<i64>,
+    pub stretches: usize,
+    pub steps: Vec<PathStep>,
+}
+
+/// The pass's path, or why there is none (no run.json, no window).
+pub fn of(pass: &PassData, alignment: &Alignment) -> Result<PathSummary, String> {
+    let (_, p) = critical_path(pass, alignment)?;
+    Ok(PathSummary { total_us: p.total_us, evaluated_us: p.to_us - p.from_us, bound_us: p.bound_us, stretches: p.segments.len(), steps: p.steps })
+}
+
+fn ms(us: i64) -> String {
+    format!("{:.3} ms", us as f64 / 1000.0)
+}
+
+pub fn text(t: &mut String, p: &Result<PathSummary, String>) {
+    let p = match p {
+        Ok(p) => p,
+        Err(why) => {
+            let _ = writeln!(t, "  critical path    none: {why}");
+            return;
+        }
+    };
+    let bound = p.bound_us.map_or_else(|| "one host".to_string(), |b| format!("cross-host edges ± {b} us"));
+    let _ = writeln!(
+        t,
+        "  critical path    {} in {} stretches ({bound}); what the evaluated time waited on (evalbench whatif for more):",
+        ms(p.total_us),
+        p.stretches
+    );
+    let _ = writeln!(t, "  {:<48} {:>12} {:>7} {:>14}", "on the path (process span, or wait)", "on path", "share", "own, off path");
+    for s in p.steps.iter().take(TEXT_PATH_ROWS) {
+        let off = s.off_path_us.map_or_else(|| "–".into(), ms);
+        let _ = writeln!(t, "  {:<48} {:>12} {:>6.1}% {:>14}", s.label(), ms(s.on_path_us), s.share * 100.0, off);
+    }
+    if p.steps.len() > TEXT_PATH_ROWS {
+        let rest: i64 = p.steps[TEXT_PATH_ROWS..].iter().map(|s| s.on_path_us).sum();
+        let _ = writeln!(t, "  {:<48} {:>12}", format!("... {} more steps in summary.json", p.steps.len() - TEXT_PATH_ROWS), ms(rest));
+    }
+}
+
+/// A step over a pass's repeats: its median time on the path and in how
+/// many runs it was on it at all.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepOverRuns {
+    pub step: String,
+    pub median_on_path_us: i64,
+    pub median_share: f64,
+    pub on_path_runs: usize,
+    pub runs: usize,
+}
+
+/// The median path of runs (steps by median time on the path).
+pub fn over_runs(paths: &[&PathSummary]) -> Vec<StepOverRuns> {
+    let mut labels: Vec<String> = paths.iter().flat_map(|p| p.steps.iter().map(PathStep::label)).collect();
+    labels.sort();
+    labels.dedup();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n == 0 {
+            0.0
+        } else if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let mut out: Vec<StepOverRuns> = labels
+        .into_iter()
+        .map(|step| {
+            let of = |p: &PathSummary| p.steps.iter().find(|s| s.label() == step).map_or((0.0, 0.0), |s| (s.on_path_us as f64, s.share));
+            let on: Vec<(f64, f64)> = paths.iter().map(|p| of(p)).collect();
+            StepOverRuns {
+                median_on_path_us: median(on.iter().map(|x| x.0).collect()).round() as i64,
+                median_share: median(on.iter().map(|x| x.1).collect()),
+                on_path_runs: on.iter().filter(|x| x.0 > 0.0).count(),
+                runs: paths.len(),
+                step,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.median_on_path_us.cmp(&a.median_on_path_us).then_with(|| a.step.cmp(&b.step)));
+    out
+}
+
+pub fn over_runs_text(t: &mut String, steps: &[StepOverRuns]) {
+    if steps.is_empty() {
+        return;
+    }
+    let _ = writeln!(t, "  median critical path (step, median on path, share, on the path in runs):");
+    for s in steps.iter().take(TEXT_PATH_ROWS) {
+        let _ = writeln!(t, "  {:<48} {:>12} {:>6.1}%  {} of {}", s.step, ms(s.median_on_path_us), s.median_share * 100.0, s.on_path_runs, s.runs);
+    }
+}

@@ -1,0 +1,103 @@
+//! The critical path against a truth we control: the sample pipeline with
+//! a delay injected into a span on the path (it shows, with that delay) or
+//! off it (the evaluated time does not move, and the span is said to be
+//! off the path); and sample bundles with seeded clock skew, whose paths
+//! add up to their evaluated seconds.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn path_of(bundle: &Path, pass: &str) -> Value {
+    let out = run_ok(evalbench().args(["whatif", "--json", "--pass", pass]).arg(bundle));
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["path"].clone()
+}
+
+fn step<'a>(path: &'a Value, process: &str, name: &str) -> Option<&'a Value> {
+    path["steps"].as_array().unwrap().iter().find(|s| s["process"] == process && s["name"] == name)
+}
+
+fn on_path_ms(path: &Value, process: &str, name: &str) -> f64 {
+    step(path, process, name).map_or(0.0, |s| s["on_path_us"].as_f64().unwrap() / 1e3)
+}
+
+fn evaluated_us(bundle: &Path, pass: &str) -> i64 {
+    (read_json(&bundle.join(pass).join("run.json"))["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64
+}
+
+/// The path's own promise: contiguous segments from the request to the end,
+/// adding up to the evaluated time within the alignment's bound.
+fn assert_tiles(bundle: &Path, pass: &str, path: &Value) {
+    let evaluated = evaluated_us(bundle, pass);
+    let total = path["total_us"].as_i64().unwrap();
+    let bound = path["bound_us"].as_i64().unwrap_or(0);
+    assert!((total - evaluated).abs() <= bound.max(1), "{}: path {total} µs, evaluated {evaluated} µs, bound {bound}", bundle.display());
+    let segs = path["segments"].as_array().unwrap();
+    assert_eq!(segs.first().unwrap()["from_us"], path["from_us"]);
+    assert_eq!(segs.last().unwrap()["to_us"], path["to_us"]);
+    for w in segs.windows(2) {
+        assert_eq!(w[0]["to_us"], w[1]["from_us"], "segments are contiguous");
+    }
+    let steps: i64 = path["steps"].as_array().unwrap().iter().map(|s| s["on_path_us"].as_i64().unwrap()).sum();
+    assert_eq!(steps, total);
+}
+
+#[test]
+fn an_injected_delay_shows_on_the_path_or_is_said_to_be_off_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = ["--passes", "cold-clean", "--ci-jobs", "4", "--drvs", "30"];
+    let base = sample(&tmp.path().join("base"), &one);
+    let on = sample(&tmp.path().join("on"), &[&one[..], &["--delay", "clone_and_checkout=25"]].concat());
+    let off = sample(&tmp.path().join("off"), &[&one[..], &["--delay", "upload_logs=60"]].concat());
+    let (pb, pon, poff) = (path_of(&base, "cold-clean"), path_of(&on, "cold-clean"), path_of(&off, "cold-clean"));
+    for (b, p) in [(&base, &pb), (&on, &pon), (&off, &poff)] {
+        assert_tiles(b, "cold-clean", p);
+    }
+    // On the path: four jobs, 25 ms each, every millisecond of it waited for.
+    let added = on_path_ms(&pon, "worker", "clone_and_checkout") - on_path_ms(&pb, "worker", "clone_and_checkout");
+    assert!((added - 100.0).abs() <= 10.0, "the 100 ms injected show as {added:.1} ms on the path");
+    // Off the path: 240 ms of uploads that nothing waits for.
+    let up = step(&poff, "worker", "upload_logs");
+    assert_eq!(up.map_or(0, |s| s["on_path_us"].as_i64().unwrap()), 0, "{up:?}");
+    let spans = span_lines(&off.join("cold-clean"));
+    let uploads = spans.iter().filter(|s| s["name"] == "upload_logs").count();
+    assert!(uploads >= 3, "{uploads} uploads traced");
+    let moved = (evaluated_us(&off, "cold-clean") - evaluated_us(&base, "cold-clean")) as f64 / 1e3;
+    assert!(moved < 0.25 * 240.0, "the evaluated time moved {moved:.1} ms with 240 ms injected off the path");
+    let text = String::from_utf8(run_ok(evalbench().args(["whatif", "--top", "100"]).arg(&off)).stdout).unwrap();
+    assert!(!text.contains("upload_logs"), "an off-path span is not listed as on it:\n{text}");
+}
+
+/// A seeded generator: the skews are random but the same on every run.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: i64) -> i64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as i64
+    }
+}
+
+#[test]
+fn twenty_skewed_bundles_add_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Lcg(32);
+    for k in 0..20 {
+        let skew = (r.next(2001) - 1000).to_string();
+        let workers = (1 + r.next(2)).to_string();
+        let dir = tmp.path().join(format!("b{k}"));
+        let mut args = vec!["--passes", "cold-clean", "--ci-jobs", "3", "--drvs", "20", "--workers", &workers, "--worker-clock-skew-ms", &skew];
+        if k % 2 == 1 {
+            args.push("--skew-per-worker");
+        }
+        sample(&dir, &args);
+        let p = path_of(&dir, "cold-clean");
+        assert_tiles(&dir, "cold-clean", &p);
+        // The skew was taken out: the worker's job is on the path, not a wait of seconds.
+        assert!(on_path_ms(&p, "eval", "resolve") > 0.0, "bundle {k} (skew {skew} ms): {p}");
+        let waits: i64 = p["steps"].as_array().unwrap().iter().filter(|s| s["process"].is_null()).map(|s| s["on_path_us"].as_i64().unwrap()).sum();
+        assert!(waits < p["total_us"].as_i64().unwrap(), "bundle {k}: all waits");
+    }
+}
