@@ -133,6 +133,8 @@ pub struct Families {
     pub spans: Family,
     pub statements: Family,
     pub counters: Family,
+    /// The critical path's steps (time on the path per run).
+    pub path: Family,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -151,6 +153,11 @@ pub struct PassComparison {
     pub spans_only_b: Vec<OnlyRow>,
     pub statements_only_a: Vec<OnlyRow>,
     pub statements_only_b: Vec<OnlyRow>,
+    /// The critical path's steps that moved: time on the path per run,
+    /// judged as spans are; and steps on one side's path only.
+    pub path: Vec<Row>,
+    pub path_only_a: Vec<OnlyRow>,
+    pub path_only_b: Vec<OnlyRow>,
     /// nix's counters: exact ones by equality, the rest like times.
     pub counters: Vec<CounterVerdict>,
     pub families: Families,
@@ -240,6 +247,7 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
     let (sa, sb) = (&a.samples, &b.samples);
     let (spans, fs) = rows(&format!("{} spans", a.pass), &sa.spans, &sb.spans, floor_ms, rules);
     let (statements, fq) = rows(&format!("{} statements", a.pass), &sa.statements, &sb.statements, floor_ms, rules);
+    let (path, fp) = rows(&format!("{} critical path", a.pass), &sa.path, &sb.path, floor_ms, rules);
     let (counters, fc) = judge_counters(&a.pass, &sa.counters, &sb.counters, rules);
     let (plans, plan_notes) = match kind {
         PassKind::Clean => (None, Vec::new()),
@@ -261,10 +269,13 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
         spans_only_b: only(&sb.spans, &sa.spans),
         statements_only_a: only(&sa.statements, &sb.statements),
         statements_only_b: only(&sb.statements, &sa.statements),
+        path_only_a: only(&sa.path, &sb.path),
+        path_only_b: only(&sb.path, &sa.path),
+        path,
         spans,
         statements,
         counters,
-        families: Families { evaluated, spans: fs, statements: fq, counters: fc },
+        families: Families { evaluated, spans: fs, statements: fq, counters: fc, path: fp },
         plans,
         plan_notes,
         pg_settings_a: pg_settings(a.dirs),

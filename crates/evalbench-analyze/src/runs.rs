@@ -18,6 +18,9 @@ pub struct Samples {
     pub statements: BTreeMap<String, Vec<f64>>,
     /// nix's counters per run, for the runs that have them (see `counters`).
     pub counters: BTreeMap<String, Vec<f64>>,
+    /// The critical path's steps ("<process> <span>" or "wait: …") to
+    /// their time on the path per run, ms; 0 where a run's path missed it.
+    pub path: BTreeMap<String, Vec<f64>>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -41,7 +44,14 @@ pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
 
 /// The runs of one pass, in order.
 pub fn samples(dirs: &[&PassDir]) -> Samples {
-    let mut s = Samples { runs: dirs.len(), wall: Vec::new(), spans: BTreeMap::new(), statements: BTreeMap::new(), counters: BTreeMap::new() };
+    let mut s = Samples {
+        runs: dirs.len(),
+        wall: Vec::new(),
+        spans: BTreeMap::new(),
+        statements: BTreeMap::new(),
+        counters: BTreeMap::new(),
+        path: BTreeMap::new(),
+    };
     for (i, d) in dirs.iter().enumerate() {
         let (data, align) = load_aligned(d);
         let wall =
@@ -52,7 +62,10 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
             s.counters.entry(k).or_default().push(v);
         }
         let t = totals(&data, d);
-        for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements)] {
+        let path: BTreeMap<String, f64> = crate::path::critical_path(&data, &align)
+            .map(|(_, p)| p.steps.iter().map(|st| (st.label(), st.on_path_us as f64 / 1e3)).collect())
+            .unwrap_or_default();
+        for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements), (&mut s.path, path)] {
             for (k, v) in from {
                 let e = into.entry(k).or_insert_with(|| vec![0.0; i]);
                 e.push(v);

@@ -9,11 +9,12 @@
 //! segments formatted on every core, and this thread writes the segments in
 //! order as they come. Memory stays at the spans plus a few segments.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use evalbench_analyze::path::CriticalPath;
 use evalbench_analyze::{assign_tracks, Alignment, Tracks};
 use evalbench_bundle::Stream;
 
@@ -44,7 +45,7 @@ fn threads() -> usize {
 }
 
 /// Writes `path` atomically (temporary file, then rename); returns the number of span events.
-pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<u64> {
+pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment, critical: Option<&CriticalPath>) -> io::Result<u64> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = evalbench_bundle::readable_temp(dir)?;
@@ -122,9 +123,55 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
     for lane in &lanes {
         events += lane.stream.spans.len() as u64;
     }
+    if let Some(p) = critical {
+        let mut buf = Vec::new();
+        critical_events(&mut buf, p, &lanes, &order);
+        file.write_all(&buf)?;
+    }
     file.write_all(b"\n]}\n")?;
     evalbench_bundle::persist(tmp, path)?;
     Ok(events)
+}
+
+/// The critical path as a process of its own (one slice per stretch, named
+/// for its step), and a flow arrow wherever the path crosses from one
+/// process's span to another's (Perfetto draws the legacy `s`/`f` pairs).
+fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, lanes: &[Lane<'_>], order: &[usize]) {
+    let pid = lanes.len() as i64 + 1;
+    buf.extend_from_slice(b",\n");
+    meta(buf, "process_name", pid, 0, b"name", &escaped("critical path (what the evaluated time waited on)"));
+    buf.extend_from_slice(b",\n");
+    meta(buf, "process_sort_index", pid, 0, b"sort_index", b"-1");
+    for s in &p.segments {
+        let label = match &s.process {
+            Some(proc_) => format!("{proc_} {}", s.name),
+            None => format!("wait: {}", s.name),
+        };
+        let _ = write!(buf, ",\n{{\"ph\":\"X\",\"name\":");
+        buf.extend_from_slice(&escaped(&label));
+        let _ = write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us - s.from_us);
+    }
+    // Where each stream's lane is: (pid, tid of the span).
+    let lane_of: HashMap<usize, usize> = order.iter().enumerate().map(|(l, &i)| (i, l)).collect();
+    let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
+        let (st, k) = s.at?;
+        let lane = &lanes[*lane_of.get(&(st as usize))?];
+        Some((lane.pid as i64, lane.tracks.of_span.get(k as usize).copied()? as i64 + 1))
+    };
+    let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at.is_some()).collect();
+    for (id, w) in spans.windows(2).enumerate() {
+        let (Some((pa, ta)), Some((pb, tb))) = (at(w[0]), at(w[1])) else { continue };
+        if pa == pb {
+            continue;
+        }
+        // Bound inside each slice: the sender's last microsecond, the receiver's first.
+        let (ts_a, ts_b) = ((w[0].to_us - 1).max(w[0].from_us), (w[1].from_us + 1).min(w[1].to_us));
+        let _ = write!(
+            buf,
+            ",\n{{\"ph\":\"s\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_a},\"pid\":{pa},\"tid\":{ta}}}"
+        );
+        let _ = write!(buf, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_b},\"pid\":{pb},\"tid\":{tb}}}");
+    }
 }
 
 /// Tracks for every stream, computed on every core.

@@ -59,11 +59,13 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         }
         // The statistics are computed while the trace is written: both only read the spans.
         let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
+        // The critical path is marked in trace.json and summarized: computed once.
+        let critical = evalbench_analyze::path::critical_path(&data, &alignment).map(|(_, p)| p);
         let (traced, pass_summary) = std::thread::scope(|s| {
-            let stats = s.spawn(|| wants_summary.then(|| PassSummary::new(&data, &alignment)));
+            let stats = s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, &alignment, crate::summary_path::summary(&critical))));
             let traced = if spans > 0 && !no_trace {
                 let path = out.join(&pass.name).join(layout::TRACE_JSON);
-                write_trace(&path, &pass.name, &data.streams, &alignment).map(|_| ()).map_err(ReportError::io(&path))
+                write_trace(&path, &pass.name, &data.streams, &alignment, critical.as_ref().ok()).map(|_| ()).map_err(ReportError::io(&path))
             } else {
                 Ok(())
             };

@@ -165,6 +165,11 @@ fn is_zero(n: &usize) -> bool {
 
 impl PassSummary {
     pub fn new(pass: &PassData, alignment: &Alignment) -> PassSummary {
+        PassSummary::with_path(pass, alignment, crate::summary_path::of(pass, alignment))
+    }
+
+    /// With its critical path computed already.
+    pub fn with_path(pass: &PassData, alignment: &Alignment, critical_path: Result<crate::summary_path::PathSummary, String>) -> PassSummary {
         let traced_wall_s = pass.extent(alignment).map(|(first, last)| (last - first) as f64 / 1e6).unwrap_or(0.0);
         let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);
         let runner = pass.run.as_ref().and_then(|r| r.runner.as_ref());
@@ -198,7 +203,7 @@ impl PassSummary {
             dead: runner.map(|r| r.dead.clone()).unwrap_or_default(),
             problems: runner.map(|r| r.problems.clone()).unwrap_or_default(),
             spans: span_stats(&pass.streams),
-            critical_path: crate::summary_path::of(pass, alignment),
+            critical_path,
         }
     }
 }

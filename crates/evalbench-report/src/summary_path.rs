@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use evalbench_analyze::path::{critical_path, PathStep};
+use evalbench_analyze::path::{critical_path, CriticalPath, PathStep};
 use evalbench_analyze::{Alignment, PassData};
 use serde::Serialize;
 
@@ -25,8 +25,18 @@ pub struct PathSummary {
 
 /// The pass's path, or why there is none (no run.json, no window).
 pub fn of(pass: &PassData, alignment: &Alignment) -> Result<PathSummary, String> {
-    let (_, p) = critical_path(pass, alignment)?;
-    Ok(PathSummary { total_us: p.total_us, evaluated_us: p.to_us - p.from_us, bound_us: p.bound_us, stretches: p.segments.len(), steps: p.steps })
+    summary(&critical_path(pass, alignment).map(|(_, p)| p))
+}
+
+pub fn summary(p: &Result<CriticalPath, String>) -> Result<PathSummary, String> {
+    let p = p.as_ref().map_err(Clone::clone)?;
+    Ok(PathSummary {
+        total_us: p.total_us,
+        evaluated_us: p.to_us - p.from_us,
+        bound_us: p.bound_us,
+        stretches: p.segments.len(),
+        steps: p.steps.clone(),
+    })
 }
 
 fn ms(us: i64) -> String {

@@ -27,6 +27,9 @@ pub struct Segment {
     /// The span (index into the graph's spans), for marking it.
     #[serde(skip)]
     pub span: Option<u32>,
+    /// The span as (stream, index in the stream), for trace.json's flows.
+    #[serde(skip)]
+    pub at: Option<(u32, u32)>,
 }
 
 /// One step of the path: a span name of one process, or a kind of wait.
@@ -168,9 +171,10 @@ impl Graph {
         match kind {
             Kind::Own(s) => {
                 let (p, n) = &self.steps[self.spans[s as usize].step as usize];
-                Segment { from_us, to_us, process: Some(p.clone()), name: n.clone(), span: Some(s) }
+                let f = &self.spans[s as usize];
+                Segment { from_us, to_us, process: Some(p.clone()), name: n.clone(), span: Some(s), at: Some((f.stream, f.index)) }
             }
-            Kind::Wait(w) => Segment { from_us, to_us, process: None, name: self.waits[w as usize].clone(), span: None },
+            Kind::Wait(w) => Segment { from_us, to_us, process: None, name: self.waits[w as usize].clone(), span: None, at: None },
         }
     }
 

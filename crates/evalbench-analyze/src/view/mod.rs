@@ -68,6 +68,10 @@ pub struct PassView {
     pub cpu: Vec<CpuProfile>,
     /// nix's counters and calls, and the attributes' spans.
     pub evaluator: Section<Evaluator>,
+    /// What the evaluated time waited on, or why that is unknown.
+    pub critical: Result<crate::path::CriticalPath, String>,
+    /// What 10% and 50% faster would buy, for the top spans on the path.
+    pub buys: Vec<crate::path::whatif::Buys>,
 }
 
 /// A span on the server clock.
@@ -106,6 +110,8 @@ impl PassView {
             network: None,
             cpu: Vec::new(),
             evaluator: Section::Missing(layout::EVAL_DIR),
+            critical: Err(String::new()),
+            buys: Vec::new(),
         };
         v.assignment = assignment::walk(&v);
         v.jobs = jobs::read(&v.file(layout::JOB_PHASES));
@@ -117,6 +123,13 @@ impl PassView {
             v.cpu = captures::cpu(&v);
         }
         v.evaluator = evaluator::read(&v);
+        match crate::path::critical_path(&v.data, &v.align) {
+            Ok((g, p)) => {
+                v.buys = crate::path::whatif::buys(&g, &p, 5, &v.align);
+                v.critical = Ok(p);
+            }
+            Err(e) => v.critical = Err(e),
+        }
         v
     }
 

@@ -95,6 +95,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
         sections::pass_header(&mut page, p);
         sections::assignment(&mut page, p);
         sections::jobs(&mut page, p);
+        sections::critical_path(&mut page, p);
         sections::spans(&mut page, p);
         sections::database(&mut page, p);
         sections::network(&mut page, p);
@@ -103,7 +104,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
         // trace.json beside the page, for ui.perfetto.dev.
         if p.data.span_count() > 0 {
             let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
-            crate::write_trace(&dest, &p.name, &p.data.streams, &p.align).map_err(ReportError::io(&dest))?;
+            crate::write_trace(&dest, &p.name, &p.data.streams, &p.align, p.critical.as_ref().ok()).map_err(ReportError::io(&dest))?;
             let _ = write!(
                 page.body,
                 "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server clock).</p>",

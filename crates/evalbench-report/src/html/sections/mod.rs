@@ -9,6 +9,7 @@ mod evaluator;
 mod jobs;
 mod network;
 mod overview;
+mod path;
 mod provenance;
 mod spans;
 
@@ -26,6 +27,7 @@ pub use evaluator::{counters_side_by_side, evaluator};
 pub use jobs::jobs;
 pub use network::network;
 pub use overview::{overview, pass_header};
+pub use path::critical_path;
 pub use provenance::provenance;
 pub use spans::spans;
 

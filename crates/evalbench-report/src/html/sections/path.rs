@@ -1,0 +1,136 @@
+//! The critical path: drawn as the first lane over the processes' root
+//! spans, its steps as a table (on the path, share, own time off it), and
+//! what 10% and 50% faster would buy for the top spans on it.
+
+use std::fmt::Write;
+
+use evalbench_analyze::path::Segment;
+use evalbench_analyze::view::PassView;
+
+use super::super::esc::esc;
+use super::super::svg::{self, ms, Item};
+use super::super::Page;
+
+/// Steps listed in the table; summary.json has them all.
+const STEPS_SHOWN: usize = 12;
+/// Stretches narrower than this share of the window are merged into one bar.
+const MIN_SHARE: f64 = 1.0 / 900.0;
+
+fn label(s: &Segment) -> String {
+    match &s.process {
+        Some(p) => format!("{p} {}", s.name),
+        None => format!("wait: {}", s.name),
+    }
+}
+
+/// The path's stretches as bars, narrow neighbours merged under the step
+/// that had most of their time.
+fn bars(segs: &[Segment], t0: f64, t1: f64) -> Vec<Item> {
+    let min = (t1 - t0) * MIN_SHARE;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < segs.len() {
+        let start = segs[i].from_us as f64;
+        let mut j = i;
+        let mut most: Vec<(String, i64)> = Vec::new();
+        loop {
+            let l = label(&segs[j]);
+            match most.iter_mut().find(|(n, _)| *n == l) {
+                Some((_, us)) => *us += segs[j].to_us - segs[j].from_us,
+                None => most.push((l, segs[j].to_us - segs[j].from_us)),
+            }
+            j += 1;
+            if j >= segs.len() || segs[j - 1].to_us as f64 - start >= min {
+                break;
+            }
+        }
+        most.sort_by(|a, b| b.1.cmp(&a.1));
+        let end = segs[j - 1].to_us as f64;
+        let name = most[0].0.clone();
+        let title = if j - i == 1 {
+            format!("{name}: at +{}, {} on the path", ms(start - t0), ms(end - start))
+        } else {
+            let parts: Vec<String> = most.iter().take(4).map(|(n, us)| format!("{n} {}", ms(*us as f64))).collect();
+            format!("{} stretches merged: {}; +{}..+{}", j - i, parts.join(", "), ms(start - t0), ms(end - t0))
+        };
+        out.push(Item { start, end, label: name, title });
+        i = j;
+    }
+    out
+}
+
+pub fn critical_path(page: &mut Page, p: &PassView) {
+    page.h3(&p.name, "critical-path", "Critical path");
+    let path = match &p.critical {
+        Ok(path) => path,
+        Err(why) => {
+            let _ = write!(page.body, "<p class=\"missing\">No critical path: {}.</p>", esc(why));
+            return;
+        }
+    };
+    let (t0, t1) = (path.from_us as f64, path.to_us as f64);
+    let mut rows = vec![("critical path".to_string(), bars(&path.segments, t0, t1))];
+    if let Some(tl) = &p.timeline {
+        for lane in &tl.lanes {
+            let items = lane
+                .bars
+                .iter()
+                .filter(|b| b.end > t0 && b.start < t1)
+                .map(|b| Item {
+                    start: b.start.max(t0),
+                    end: b.end.min(t1),
+                    label: b.name.clone(),
+                    title: format!("{}: +{}", b.name, ms(b.start - t0)),
+                })
+                .collect();
+            rows.push((lane.label.clone(), items));
+        }
+    }
+    let title = format!("{} critical path over the root spans (request to the end of EvaluatingDerivation)", p.name);
+    page.chart(&p.name, "critical-path", svg::lanes(&title, &rows, t0, t1));
+    let bound = path.bound_us.map_or_else(|| "one host".to_string(), |b| format!("cross-host edges ± {b} µs"));
+    let _ = write!(
+        page.body,
+        "<p>What the {} evaluated waited on, in {} stretches that add up to it ({}): a span's own time, or a wait between spans. \
+         <code>evalbench whatif</code> recomputes it with spans made faster.</p>",
+        esc(&ms(t1 - t0)),
+        path.segments.len(),
+        esc(&bound)
+    );
+    let mut table = String::from("<table><tr><th>step</th><th>on the path</th><th>share</th><th>own time off the path</th></tr>");
+    for s in path.steps.iter().take(STEPS_SHOWN) {
+        let off = s.off_path_us.map_or_else(|| "–".into(), |u| ms(u as f64));
+        let _ = write!(
+            table,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td><td class=\"n\">{}</td></tr>",
+            esc(&s.label()),
+            esc(&ms(s.on_path_us as f64)),
+            s.share * 100.0,
+            esc(&off)
+        );
+    }
+    table.push_str("</table>");
+    page.body.push_str(&table);
+    if path.steps.len() > STEPS_SHOWN {
+        let _ = write!(page.body, "<p class=\"note\">{} more steps are in summary.json.</p>", path.steps.len() - STEPS_SHOWN);
+    }
+    if !p.buys.is_empty() {
+        let mut t = String::from("<table><tr><th>span made faster</th><th>on the path</th><th>10% faster saves</th><th>50% faster saves</th></tr>");
+        for b in &p.buys {
+            let _ = write!(
+                t,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(&b.step),
+                esc(&ms(b.on_path_us as f64)),
+                esc(&ms(b.saved_10_us as f64)),
+                esc(&ms(b.saved_50_us as f64))
+            );
+        }
+        t.push_str("</table>");
+        let _ = write!(
+            page.body,
+            "<h4>What a faster span would buy (predicted)</h4>{t}<p class=\"note\">{}.</p>",
+            esc(evalbench_analyze::path::whatif::ASSUMPTION)
+        );
+    }
+}
