@@ -44,7 +44,7 @@ fn bars(segs: &[Segment], t0: f64, t1: f64) -> Vec<Item> {
                 break;
             }
         }
-        most.sort_by(|a, b| b.1.cmp(&a.1));
+        most.sort_by_key(|b| std::cmp::Reverse(b.1));
         let end = segs[j - 1].to_us as f64;
         let name = most[0].0.clone();
         let title = if j - i == 1 {
