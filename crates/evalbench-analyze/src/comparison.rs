@@ -154,10 +154,8 @@ pub struct PassComparison {
     pub statements_only_a: Vec<OnlyRow>,
     pub statements_only_b: Vec<OnlyRow>,
     /// The critical path's steps that moved: time on the path per run,
-    /// judged as spans are; and steps on one side's path only.
+    /// judged as spans are (a step off one side's path counts 0 there).
     pub path: Vec<Row>,
-    pub path_only_a: Vec<OnlyRow>,
-    pub path_only_b: Vec<OnlyRow>,
     /// nix's counters: exact ones by equality, the rest like times.
     pub counters: Vec<CounterVerdict>,
     pub families: Families,
@@ -247,7 +245,13 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
     let (sa, sb) = (&a.samples, &b.samples);
     let (spans, fs) = rows(&format!("{} spans", a.pass), &sa.spans, &sb.spans, floor_ms, rules);
     let (statements, fq) = rows(&format!("{} statements", a.pass), &sa.statements, &sb.statements, floor_ms, rules);
-    let (path, fp) = rows(&format!("{} critical path", a.pass), &sa.path, &sb.path, floor_ms, rules);
+    // A step off one side's path was on it for 0 ms there: a move, not a name one side lacks.
+    let (mut pa, mut pb) = (sa.path.clone(), sb.path.clone());
+    for k in sa.path.keys().chain(sb.path.keys()) {
+        pa.entry(k.clone()).or_insert_with(|| vec![0.0; sa.runs]);
+        pb.entry(k.clone()).or_insert_with(|| vec![0.0; sb.runs]);
+    }
+    let (path, fp) = rows(&format!("{} critical path", a.pass), &pa, &pb, floor_ms, rules);
     let (counters, fc) = judge_counters(&a.pass, &sa.counters, &sb.counters, rules);
     let (plans, plan_notes) = match kind {
         PassKind::Clean => (None, Vec::new()),
@@ -269,8 +273,6 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
         spans_only_b: only(&sb.spans, &sa.spans),
         statements_only_a: only(&sa.statements, &sb.statements),
         statements_only_b: only(&sb.statements, &sa.statements),
-        path_only_a: only(&sa.path, &sb.path),
-        path_only_b: only(&sb.path, &sa.path),
         path,
         spans,
         statements,

@@ -103,7 +103,7 @@ pub fn over_runs(paths: &[&PathSummary]) -> Vec<StepOverRuns> {
             let on: Vec<(f64, f64)> = paths.iter().map(|p| of(p)).collect();
             StepOverRuns {
                 median_on_path_us: median(on.iter().map(|x| x.0).collect()).round() as i64,
-                median_share: median(on.iter().map(|x| x.1).collect()),
+                median_share: evalbench_bundle::num::round_to(median(on.iter().map(|x| x.1).collect()), 6),
                 on_path_runs: on.iter().filter(|x| x.0 > 0.0).count(),
                 runs: paths.len(),
                 step,

@@ -275,8 +275,8 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
     let notes = text.matches("one run on a side").count();
     assert!(lines > 40, "every verdict keeps its kind: {lines}");
     // The evaluated families (clean passes, instrumented passes), and each
-    // pass's spans (the sample has no statements).
-    assert_eq!(notes, 2 + 4, "once per family:\n{text}");
+    // pass's critical path and its spans (the sample has no statements).
+    assert_eq!(notes, 2 + 4 + 4, "once per family:\n{text}");
     assert!(!text.contains("repeat to get a verdict"), "not on every line:\n{text}");
     let json = String::from_utf8(run_ok(evalbench().arg("compare").arg("--json").arg(&a).arg(&b)).stdout).unwrap();
     assert!(!text.contains("NaN") && !json.contains("NaN"));
@@ -289,6 +289,7 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
         for f in ["spans", "statements", "counters"] {
             assert!(p["families"][f]["name"].as_str().unwrap().contains(f), "{f}: {}", p["families"]);
         }
+        assert!(p["families"]["path"]["name"].as_str().unwrap().contains("critical path"), "{}", p["families"]);
     }
 }
 
@@ -318,8 +319,8 @@ fn compare_as_markdown_is_tables_github_reads() {
         };
         assert!(want.contains(&r[5].as_str()), "{r:?}");
     }
-    // Per pass its spans, five rows each (--top 5).
+    // Per pass its critical path and its spans, five rows each (--top 5).
     let spans: Vec<_> = tables.iter().filter(|(h, _)| h.first().map(String::as_str) == Some("what")).collect();
-    assert_eq!(spans.len(), 4);
+    assert_eq!(spans.len(), 4 + 4);
     assert!(spans.iter().all(|(_, rows)| rows.len() == 5 && rows.iter().all(|r| r.len() == 6)), "{spans:?}");
 }

@@ -209,7 +209,7 @@ impl Graph {
             .map(|((process, name), (on, n))| {
                 let own_us = process.as_ref().and_then(|p| self.steps.iter().position(|(sp, sn)| sp == p && *sn == name)).map(|i| own[i].max(on));
                 PathStep {
-                    share: if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 },
+                    share: evalbench_bundle::num::round_to(if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 }, 6),
                     off_path_us: own_us.map(|o| o - on),
                     own_us,
                     process,

@@ -62,15 +62,15 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
         });
     }
     let p = g.path(measured.from_us, &|s| factor[s as usize], align)?;
-    let measured_s = (measured.to_us - measured.from_us) as f64 / 1e6;
-    let predicted_s = (p.to_us - p.from_us) as f64 / 1e6;
+    let measured_s = evalbench_bundle::num::s((measured.to_us - measured.from_us) as f64 / 1e6);
+    let predicted_s = evalbench_bundle::num::s((p.to_us - p.from_us) as f64 / 1e6);
     let shortened: Vec<String> = out.iter().flat_map(|f| f.matched.iter().cloned()).collect();
     let critical_next = p.steps.iter().find(|s| !shortened.contains(&s.label())).map(PathStep::label);
     Ok(WhatIf {
         faster: out,
         measured_s,
         predicted_s,
-        change_pct: if measured_s > 0.0 { (predicted_s / measured_s - 1.0) * 100.0 } else { 0.0 },
+        change_pct: evalbench_bundle::num::round_to(if measured_s > 0.0 { (predicted_s / measured_s - 1.0) * 100.0 } else { 0.0 }, 3),
         predicted: p.steps,
         critical_next,
         assumption: ASSUMPTION,
