@@ -17,7 +17,7 @@ ONE=(--passes cold-clean --ci-jobs 4 --drvs 50)
 # name | A's flags | B's flags | whatif's --faster on A
 CASES=(
   "on the path: eval resolve halved|--work resolve=8|--work resolve=4|eval:resolve=50"
-  "off the path: worker upload_logs halved|--work upload_logs=400|--work upload_logs=200|worker:upload_logs=50"
+  "off the path: worker upload_logs halved|--work upload_logs=200|--work upload_logs=100|worker:upload_logs=50"
 )
 for c in "${CASES[@]}"; do
     IFS='|' read -r name fa fb faster <<< "$c"

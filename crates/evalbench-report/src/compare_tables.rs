@@ -167,7 +167,7 @@ pub struct PassTables {
     pub counters: Option<Table>,
     /// Counters the same on both sides (text folds them into this count).
     pub same_counters: usize,
-    /// Spans, then statements; a list with no row at all is left out.
+    /// Spans, statements, then the critical path's steps; a list with no row at all is left out.
     pub lists: Vec<(&'static str, Table)>,
 }
 
@@ -200,14 +200,6 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
     let mut lists = Vec::new();
     let off_path_is_zero = Vec::new();
     for (key, title, rows, only_a, only_b, family) in [
-        (
-            "path",
-            "critical path (ms on the path per run: what the evaluated time waited on)",
-            &c.path,
-            &off_path_is_zero,
-            &off_path_is_zero,
-            &c.families.path,
-        ),
         ("spans", "spans (total ms per run)", &c.spans, &c.spans_only_a, &c.spans_only_b, &c.families.spans),
         (
             "statements",
@@ -216,6 +208,14 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
             &c.statements_only_a,
             &c.statements_only_b,
             &c.families.statements,
+        ),
+        (
+            "path",
+            "critical path (ms on the path per run: what the evaluated time waited on)",
+            &c.path,
+            &off_path_is_zero,
+            &off_path_is_zero,
+            &c.families.path,
         ),
     ] {
         let t = list(title, rows, only_a, only_b, family.power.clone(), top);

@@ -105,6 +105,9 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!((total - evaluated).abs() <= bound.max(1), "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs");
         let on_path = |p: &str, n: &str| path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == p && s["name"] == n);
         assert!(on_path("worker", "fetch_repository") || on_path("worker", "fetch_inputs"), "{pass}: the worker's fetch is on the path");
+        // Where pg.pcap was captured, the database's round trips are on the path by statement.
+        let database = path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == "postgres" && s["on_path_us"].as_i64().unwrap() > 0);
+        assert_eq!(database, pass.ends_with("-clean"), "{pass}: statements on the path where pg.pcap was captured");
         if pass.ends_with("-clean") {
             for pcap in ["proto.pcap", "pg.pcap"] {
                 let m = magic(&d.join(pcap));

@@ -120,9 +120,16 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
     for e in events.iter().filter(|e| e["ph"] == "M" && e["name"] == "process_name") {
         process_names.insert(e["pid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap().to_string());
     }
-    let lanes: BTreeSet<&str> = process_names.values().map(|n| n.split(' ').next().unwrap()).collect();
+    let lanes: BTreeSet<&str> = process_names.values().filter(|n| !n.starts_with("critical path")).map(|n| n.split(' ').next().unwrap()).collect();
     assert_eq!(lanes, BTreeSet::from(["eval", "server", "worker"]));
-    let spans: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    // The critical path is a process of its own, whose slices tile the evaluated time.
+    assert_eq!(process_names.values().filter(|n| n.starts_with("critical path")).count(), 1, "{process_names:?}");
+    let path_us: i64 = events.iter().filter(|e| e["ph"] == "X" && e["cat"] == "critical_path").map(|e| e["dur"].as_i64().unwrap()).sum();
+    let evaluated = (read_json(&pass_dir.join("run.json"))["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
+    let bound = trace["otherData"]["alignment"]["hosts"].as_array().unwrap().iter().filter_map(|h| h["bound_us"].as_i64()).max().unwrap_or(0);
+    assert!((path_us - evaluated).abs() <= bound.max(1), "path {path_us} µs, evaluated {evaluated} µs");
+    assert!(events.iter().any(|e| e["ph"] == "s" && e["cat"] == "critical_path"), "a flow where the path crosses processes");
+    let spans: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X" && e["cat"] != "critical_path").collect();
     let raw = span_lines(pass_dir);
     assert_eq!(spans.len(), raw.len());
     // Every raw span appears once, moved by its host's offset onto the server clock.
@@ -186,6 +193,7 @@ fn trace_json_for_every_pass_on_the_server_clock() {
             let p = e.unwrap().path();
             std::fs::copy(&p, dir.join("trace").join(p.file_name().unwrap())).unwrap();
         }
+        std::fs::copy(bundle.join(pass).join("run.json"), dir.join("run.json")).unwrap();
         check_trace(&dir, &|r| if r["process"] == "server" { 0 } else { offset });
     }
 }

@@ -6,8 +6,11 @@
 //! shortens some spans' own time in the same graph and finds the path
 //! again (docs/ARCHITECTURE.md, "The critical path").
 
+mod database;
 pub mod graph;
 pub mod whatif;
+
+pub use database::POSTGRES;
 
 use serde::Serialize;
 
@@ -69,6 +72,9 @@ pub struct CriticalPath {
     pub bound_us: Option<i64>,
     pub steps: Vec<PathStep>,
     pub segments: Vec<Segment>,
+    /// What the path could not use (an unreadable pg.pcap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A pass's critical path, or why there is none.
@@ -77,7 +83,11 @@ pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, Criti
     let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or("run.json has no evaluate request or evaluated seconds")?;
     let t1 = t0 + (secs * 1e6).round() as i64;
     let g = graph::build(&data.streams, align, t0, t1);
-    let path = g.path(t0, &|_| 1.0, align)?;
+    let mut path = g.path(t0, &|_| 1.0, align)?;
+    let (segs, db, note) = database::refine(std::mem::take(&mut path.segments), data);
+    path.steps = g.steps_of(&segs, path.to_us - t0, &db);
+    path.segments = segs;
+    path.note = note;
     Ok((g, path))
 }
 
@@ -162,9 +172,9 @@ impl Graph {
         segs.reverse();
         let to_us = t[self.end as usize];
         let total_us = segs.iter().map(|s| s.to_us - s.from_us).sum();
-        let steps = self.steps_of(&segs, to_us - t0);
+        let steps = self.steps_of(&segs, to_us - t0, &Default::default());
         let bound_us = align.hosts.iter().filter_map(|h| h.bound_us).max();
-        Ok(CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments: segs })
+        Ok(CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments: segs, note: None })
     }
 
     fn segment(&self, kind: Kind, from_us: i64, to_us: i64) -> Segment {
@@ -196,7 +206,10 @@ impl Graph {
         per
     }
 
-    fn steps_of(&self, segs: &[Segment], evaluated_us: i64) -> Vec<PathStep> {
+    /// The segments by step; `db` has the own time of the database's steps
+    /// (process [`POSTGRES`]), which are no spans of the graph, and what
+    /// they took of the server's spans (on the path, though not the span's).
+    fn steps_of(&self, segs: &[Segment], evaluated_us: i64, db: &database::Database) -> Vec<PathStep> {
         let own = self.own_us();
         let mut by: std::collections::BTreeMap<(Option<String>, String), (i64, usize)> = Default::default();
         for s in segs {
@@ -207,7 +220,14 @@ impl Graph {
         let mut steps: Vec<PathStep> = by
             .into_iter()
             .map(|((process, name), (on, n))| {
-                let own_us = process.as_ref().and_then(|p| self.steps.iter().position(|(sp, sn)| sp == p && *sn == name)).map(|i| own[i].max(on));
+                let own_us = match process.as_deref() {
+                    Some(POSTGRES) => db.statements.get(&name).map(|&o| o.max(on)),
+                    Some(p) => self.steps.iter().position(|(sp, sn)| sp == p && *sn == name).map(|i| {
+                        let carved = if p == crate::align::SERVER { db.carved.get(&name).copied().unwrap_or(0) } else { 0 };
+                        (own[i] - carved).max(on)
+                    }),
+                    None => None,
+                };
                 PathStep {
                     share: evalbench_bundle::num::round_to(if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 }, 6),
                     off_path_us: own_us.map(|o| o - on),

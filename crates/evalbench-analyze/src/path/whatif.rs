@@ -91,7 +91,7 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize, align: &Alignment) -
     measured
         .steps
         .iter()
-        .filter(|s| s.process.is_some())
+        .filter(|s| s.process.as_deref().is_some_and(|p| p != super::POSTGRES))
         .take(top)
         .filter_map(|s| {
             let name = format!("{}:{}", s.process.as_deref()?, s.name);

@@ -1,0 +1,109 @@
+//! Database round trips on the path: where a clean pass captured the
+//! server's PostgreSQL traffic (pg.pcap), the stretches of a server span's
+//! own time during which a statement was in flight become that statement's
+//! (process `postgres`), so the path says how much of the server's time was
+//! the database's. pg.pcap's clock is the server host's, like the spans'.
+
+use std::collections::HashMap;
+
+use evalbench_bundle::layout;
+
+use super::Segment;
+use crate::PassData;
+
+/// The process name database stretches get.
+pub const POSTGRES: &str = "postgres";
+/// A statement's name on the path: its normalized text, cut to this many characters.
+const NAME_CHARS: usize = 72;
+
+/// A statement's round trip: start, end (pg.pcap's clock), normalized name.
+type Trip = (i64, i64, String);
+
+/// The round trips by start; None without pg.pcap.
+fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
+    let file = data.dir.join(layout::PG_PCAP);
+    if !file.is_file() {
+        return None;
+    }
+    let port = data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.capture_ports.as_ref()).map(|p| p.pg);
+    let mut names: HashMap<std::sync::Arc<str>, String> = HashMap::new();
+    let mut out = Vec::new();
+    let r = evalbench_decode::pg::decode_file(&file, port, &mut |e| {
+        let name = names
+            .entry(e.sql.clone())
+            .or_insert_with(|| {
+                let n = evalbench_decode::normalize::normalize_sql(&e.sql);
+                match n.char_indices().nth(NAME_CHARS) {
+                    Some((at, _)) => format!("{}…", &n[..at]),
+                    None => n,
+                }
+            })
+            .clone();
+        out.push((e.start_us, e.start_us + e.latency_us.max(0), name));
+    });
+    Some(
+        r.map(|_| {
+            out.sort_by_key(|x| (x.0, x.1));
+            out
+        })
+        .map_err(|e| e.to_string()),
+    )
+}
+
+/// What the database took of the path.
+#[derive(Debug, Default)]
+pub struct Database {
+    /// Each statement's time in the pass (its own time).
+    pub statements: HashMap<String, i64>,
+    /// Per server span name, the time of its stretches given to statements.
+    pub carved: HashMap<String, i64>,
+}
+
+/// Splits the server's own stretches where statements were in flight;
+/// a note when pg.pcap could not be read.
+pub(super) fn refine(segs: Vec<Segment>, data: &PassData) -> (Vec<Segment>, Database, Option<String>) {
+    let ex = match executions(data) {
+        None => return (segs, Database::default(), None),
+        Some(Err(e)) => return (segs, Database::default(), Some(format!("pg.pcap: {e}; database time stays in the server's spans"))),
+        Some(Ok(ex)) => ex,
+    };
+    let mut db = Database::default();
+    for (a, b, n) in &ex {
+        *db.statements.entry(n.clone()).or_default() += b - a;
+    }
+    // The latest end among the statements up to each one: those before the
+    // first whose latest end passes t have all ended by t.
+    let mut reach = Vec::with_capacity(ex.len());
+    let mut m = i64::MIN;
+    for x in &ex {
+        m = m.max(x.1);
+        reach.push(m);
+    }
+    let mut out = Vec::with_capacity(segs.len());
+    for s in segs {
+        if s.process.as_deref() != Some(crate::align::SERVER) {
+            out.push(s);
+            continue;
+        }
+        let mut t = s.from_us;
+        while t < s.to_us {
+            let started = ex.partition_point(|x| x.0 <= t);
+            let live = reach.partition_point(|&e| e <= t);
+            // The statement in flight at t that started first, else own time until the next starts.
+            match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
+                Some((_, b, name)) => {
+                    let end = (*b).min(s.to_us);
+                    out.push(Segment { from_us: t, to_us: end, process: Some(POSTGRES.into()), name: name.clone(), span: None, at: None });
+                    *db.carved.entry(s.name.clone()).or_default() += end - t;
+                    t = end;
+                }
+                None => {
+                    let next = ex.get(started).map_or(s.to_us, |x| x.0.min(s.to_us));
+                    out.push(Segment { from_us: t, to_us: next, ..s.clone() });
+                    t = next;
+                }
+            }
+        }
+    }
+    (out, db, None)
+}
