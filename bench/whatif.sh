@@ -16,7 +16,7 @@ remove_on_exit "$WORK"
 ONE=(--passes cold-clean --ci-jobs 4 --drvs 50)
 # name | A's flags | B's flags | whatif's --faster on A
 CASES=(
-  "on the path: eval resolve halved|--work resolve=8|--work resolve=4|eval:resolve=50"
+  "on the path: eval resolve halved|--work resolve=40|--work resolve=20|eval:resolve=50"
   "off the path: worker upload_logs halved|--work upload_logs=200|--work upload_logs=100|worker:upload_logs=50"
 )
 for c in "${CASES[@]}"; do
@@ -29,7 +29,7 @@ for c in "${CASES[@]}"; do
             "$BIN" sample -o "$WORK/$side$i" "${ONE[@]}" $flags 2>/dev/null
             python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["evaluated_s"])' "$WORK/$side$i/cold-clean/run.json" >> "$WORK/$side"
         done
-        "$BIN" whatif --json --faster "$faster" "$WORK/a$i" | python3 -c 'import json,sys; w=json.load(sys.stdin)["whatif"]; print(w["predicted_s"]-w["measured_s"])' >> "$WORK/p"
+        "$BIN" whatif -q --json --faster "$faster" "$WORK/a$i" | python3 -c 'import json,sys; w=json.load(sys.stdin)["whatif"]; print(w["predicted_s"]-w["measured_s"])' >> "$WORK/p"
     done
     python3 - "$name" "$WORK/a" "$WORK/b" "$WORK/p" <<'PY'
 import statistics as st, sys

@@ -68,7 +68,14 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
     }
-    let mut st = LabState::load(&dir).unwrap_or_default();
+    // A lab.json that does not read may name processes still running: say so
+    // rather than start a second lab beside them.
+    let mut st = if LabState::path(&dir).exists() {
+        LabState::load(&dir)
+            .map_err(|e| format!("{e}: a lab may still be running from it; stop its processes, or remove the file to start afresh"))?
+    } else {
+        LabState::default()
+    };
     if st.server_pid.is_some_and(alive) {
         stop_services(&mut st);
     }

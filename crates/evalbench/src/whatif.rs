@@ -27,6 +27,9 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub unpack: crate::size::MaxUnpacked,
+    /// No timing line on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -35,9 +38,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let have: Vec<&str> = bundle.passes.iter().map(|p| p.name.as_str()).collect();
         anyhow::bail!("{}: no pass {:?} (it has {})", a.bundle.display(), a.pass, have.join(", "));
     };
+    let t = std::time::Instant::now();
     let (data, align) = evalbench_analyze::load_aligned(pass);
+    let loaded = t.elapsed().as_secs_f64();
     let (g, path) = critical_path(&data, &align).map_err(anyhow::Error::msg).with_context(|| format!("{}: pass {}", a.bundle.display(), a.pass))?;
+    let found = t.elapsed().as_secs_f64() - loaded;
     let predicted = if a.faster.is_empty() { None } else { Some(whatif::whatif(&g, &path, &a.faster, &align).map_err(anyhow::Error::msg)?) };
+    if !a.quiet {
+        eprintln!(
+            "evalbench whatif: {}: {} spans loaded in {loaded:.2} s; path in {found:.2} s{}",
+            a.pass,
+            data.span_count(),
+            if predicted.is_some() { format!(", prediction in {:.2} s", t.elapsed().as_secs_f64() - loaded - found) } else { String::new() }
+        );
+    }
     if a.json {
         let v = serde_json::json!({ "pass": a.pass, "path": path, "whatif": predicted });
         crate::emit(&format!("{}\n", serde_json::to_string_pretty(&v).expect("serializes")))?;

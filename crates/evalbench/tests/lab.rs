@@ -432,3 +432,17 @@ fn down_never_fails_silently_nor_kills_a_stranger() {
     // Never up: nothing to do.
     run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(tmp.path().join("never")));
 }
+
+#[test]
+fn up_refuses_a_lab_json_that_does_not_read() {
+    let tmp = reachable_tmp("evalbench-labjson.");
+    let dir = tmp.path().join("lab");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lab.json"), "{\"server_pid\": 12").unwrap();
+    let out = evalbench().args(["lab", "up", "--lab-dir"]).arg(&dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lab.json") && stderr.contains("may still be running"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.join("lab.json")).unwrap(), "{\"server_pid\": 12", "the file is left as it was");
+    assert!(!dir.join("pg").exists(), "nothing was started");
+}
