@@ -5,6 +5,7 @@
 //! the database's. pg.pcap's clock is the server host's, like the spans'.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use evalbench_bundle::layout;
 
@@ -17,7 +18,7 @@ pub const POSTGRES: &str = "postgres";
 const NAME_CHARS: usize = 72;
 
 /// A statement's round trip: start, end (pg.pcap's clock), normalized name.
-type Trip = (i64, i64, String);
+type Trip = (i64, i64, Arc<str>);
 
 /// The round trips by start; None without pg.pcap.
 fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
@@ -26,17 +27,17 @@ fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
         return None;
     }
     let port = data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.capture_ports.as_ref()).map(|p| p.pg);
-    let mut names: HashMap<std::sync::Arc<str>, String> = HashMap::new();
+    let mut names: HashMap<Arc<str>, Arc<str>> = HashMap::new();
     let mut out = Vec::new();
     let r = evalbench_decode::pg::decode_file(&file, port, &mut |e| {
         let name = names
             .entry(e.sql.clone())
             .or_insert_with(|| {
                 let n = evalbench_decode::normalize::normalize_sql(&e.sql);
-                match n.char_indices().nth(NAME_CHARS) {
+                Arc::from(match n.char_indices().nth(NAME_CHARS) {
                     Some((at, _)) => format!("{}…", &n[..at]),
                     None => n,
-                }
+                })
             })
             .clone();
         out.push((e.start_us, e.start_us + e.latency_us.max(0), name));
@@ -54,9 +55,9 @@ fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
 #[derive(Debug, Default)]
 pub struct Database {
     /// Each statement's time in the pass (its own time).
-    pub statements: HashMap<String, i64>,
+    pub statements: HashMap<Arc<str>, i64>,
     /// Per server span name, the time of its stretches given to statements.
-    pub carved: HashMap<String, i64>,
+    pub carved: HashMap<Arc<str>, i64>,
 }
 
 /// Splits the server's own stretches where statements were in flight;
@@ -79,6 +80,7 @@ pub(super) fn refine(segs: Vec<Segment>, data: &PassData) -> (Vec<Segment>, Data
         m = m.max(x.1);
         reach.push(m);
     }
+    let postgres: Arc<str> = Arc::from(POSTGRES);
     let mut out = Vec::with_capacity(segs.len());
     for s in segs {
         if s.process.as_deref() != Some(crate::align::SERVER) {
@@ -93,7 +95,7 @@ pub(super) fn refine(segs: Vec<Segment>, data: &PassData) -> (Vec<Segment>, Data
             match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
                 Some((_, b, name)) => {
                     let end = (*b).min(s.to_us);
-                    out.push(Segment { from_us: t, to_us: end, process: Some(POSTGRES.into()), name: name.clone(), span: None, at: None });
+                    out.push(Segment { from_us: t, to_us: end, process: Some(postgres.clone()), name: name.clone(), span: None, at: None });
                     *db.carved.entry(s.name.clone()).or_default() += end - t;
                     t = end;
                 }

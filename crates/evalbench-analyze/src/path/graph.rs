@@ -9,6 +9,7 @@
 //! "The critical path".
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use evalbench_bundle::spans::IdMap;
 use evalbench_bundle::Stream;
@@ -46,11 +47,33 @@ pub enum Kind {
     Wait(u32),
 }
 
+/// 16 bytes: a million-span pass has over three million edges.
 #[derive(Debug, Clone, Copy)]
 pub struct Edge {
     pub from: u32,
+    /// [`Kind`], the wait bit set for a wait.
+    kind: u32,
     pub weight: i64,
-    pub kind: Kind,
+}
+
+const WAIT_BIT: u32 = 1 << 31;
+
+impl Edge {
+    fn new(from: u32, weight: i64, kind: Kind) -> Edge {
+        let kind = match kind {
+            Kind::Own(s) => s,
+            Kind::Wait(w) => w | WAIT_BIT,
+        };
+        Edge { from, kind, weight }
+    }
+
+    pub fn kind(&self) -> Kind {
+        if self.kind & WAIT_BIT != 0 {
+            Kind::Wait(self.kind & !WAIT_BIT)
+        } else {
+            Kind::Own(self.kind)
+        }
+    }
 }
 
 /// One span, flattened, on the server's clock.
@@ -69,9 +92,9 @@ pub struct Flat {
 
 pub struct Graph {
     pub spans: Vec<Flat>,
-    /// (process, span name) of each step.
-    pub steps: Vec<(String, String)>,
-    pub waits: Vec<String>,
+    /// (process, span name) of each step; shared by the path's segments.
+    pub steps: Vec<(Arc<str>, Arc<str>)>,
+    pub waits: Vec<Arc<str>>,
     /// Node times as measured: span i starts at node 2i and ends at 2i+1;
     /// then the origin and the end of the evaluation.
     pub time: Vec<i64>,
@@ -80,6 +103,8 @@ pub struct Graph {
     pub preds: Vec<Edge>,
     pub origin: u32,
     pub end: u32,
+    /// A topological order of the nodes, once asked for.
+    pub(super) order: std::sync::OnceLock<Option<Vec<u32>>>,
 }
 
 impl Graph {
@@ -245,7 +270,7 @@ fn edges(
     time.push(t0.min(first));
     time.push(t1);
     let mut list: Vec<(u32, Edge)> = Vec::with_capacity(3 * n + 2);
-    let edge = |from: u32, to: u32, kind: Kind, time: &[i64]| (to, Edge { from, weight: (time[to as usize] - time[from as usize]).max(0), kind });
+    let edge = |from: u32, to: u32, kind: Kind, time: &[i64]| (to, Edge::new(from, (time[to as usize] - time[from as usize]).max(0), kind));
     // Kids of each span, by end.
     let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
     kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
@@ -316,7 +341,9 @@ fn edges(
         }
     }
     list.push(end_edge(&spans, &kids, &kid_at, streams, origin, t1, &time));
-    // CSR by target, keeping the order pushed.
+    // CSR by target, keeping the order pushed (a stable sort), the target
+    // dropped in place.
+    list.sort_by_key(|(to, _)| *to);
     let mut pred_at = vec![0u32; time.len() + 1];
     for (to, _) in &list {
         pred_at[*to as usize + 1] += 1;
@@ -324,13 +351,10 @@ fn edges(
     for i in 0..time.len() {
         pred_at[i + 1] += pred_at[i];
     }
-    let mut fill = pred_at.clone();
-    let mut preds = vec![Edge { from: 0, weight: 0, kind: Kind::Wait(0) }; list.len()];
-    for (to, e) in list {
-        preds[fill[to as usize] as usize] = e;
-        fill[to as usize] += 1;
-    }
-    Graph { spans, steps, waits, time, pred_at, preds, origin, end }
+    let preds: Vec<Edge> = list.into_iter().map(|(_, e)| e).collect();
+    let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
+    let waits = waits.into_iter().map(Arc::from).collect();
+    Graph { spans, steps, waits, time, pred_at, preds, origin, end, order: std::sync::OnceLock::new() }
 }
 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the
@@ -363,7 +387,7 @@ fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], streams: &[Stream], or
     let around = (0..spans.len() as u32)
         .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
         .max_by_key(|&i| (spans[i as usize].start, i));
-    let e = |from: u32, kind| Edge { from, weight: (t1 - time[from as usize]).max(0), kind };
+    let e = |from: u32, kind| Edge::new(from, (t1 - time[from as usize]).max(0), kind);
     if let Some(x) = around {
         let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
         let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);

@@ -12,6 +12,9 @@ pub mod whatif;
 
 pub use database::POSTGRES;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde::Serialize;
 
 pub use graph::{Graph, Kind};
@@ -24,9 +27,9 @@ pub struct Segment {
     pub from_us: i64,
     pub to_us: i64,
     /// The span's process; None for a wait.
-    pub process: Option<String>,
+    pub process: Option<Arc<str>>,
     /// The span's name, or what was waited for.
-    pub name: String,
+    pub name: Arc<str>,
     /// The span (index into the graph's spans), for marking it.
     #[serde(skip)]
     pub span: Option<u32>,
@@ -92,50 +95,64 @@ pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, Criti
 }
 
 impl Graph {
+    /// The nodes in an order where every edge runs forward (Kahn's), found
+    /// once: the weights change between predictions, the edges do not.
+    /// None when the spans' nesting has a cycle (a hostile file).
+    fn order(&self) -> Option<&[u32]> {
+        self.order
+            .get_or_init(|| {
+                let m = self.time.len();
+                let mut indeg: Vec<u32> = (0..m).map(|v| self.pred_at[v + 1] - self.pred_at[v]).collect();
+                let mut succ_at = vec![0u32; m + 1];
+                for e in &self.preds {
+                    succ_at[e.from as usize + 1] += 1;
+                }
+                for i in 0..m {
+                    succ_at[i + 1] += succ_at[i];
+                }
+                let mut fill = succ_at.clone();
+                let mut succ = vec![0u32; self.preds.len()];
+                for v in 0..m as u32 {
+                    for e in self.preds_of(v) {
+                        succ[fill[e.from as usize] as usize] = v;
+                        fill[e.from as usize] += 1;
+                    }
+                }
+                drop(fill);
+                let mut order = Vec::with_capacity(m);
+                let mut ready: Vec<u32> = (0..m as u32).filter(|&v| indeg[v as usize] == 0).collect();
+                while let Some(v) = ready.pop() {
+                    order.push(v);
+                    for &w in &succ[succ_at[v as usize] as usize..succ_at[v as usize + 1] as usize] {
+                        indeg[w as usize] -= 1;
+                        if indeg[w as usize] == 0 {
+                            ready.push(w);
+                        }
+                    }
+                }
+                (order.len() == m).then_some(order)
+            })
+            .as_deref()
+    }
+
     /// Every node's earliest time with each span's own time scaled by
     /// `factor(step)`: the longest path from the origin. None when the
     /// spans' nesting has a cycle (a hostile file).
     pub fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
-        let m = self.time.len();
-        let mut indeg: Vec<u32> = (0..m).map(|v| self.pred_at[v + 1] - self.pred_at[v]).collect();
-        let mut succ_at = vec![0u32; m + 1];
-        for e in &self.preds {
-            succ_at[e.from as usize + 1] += 1;
-        }
-        for i in 0..m {
-            succ_at[i + 1] += succ_at[i];
-        }
-        let mut fill = succ_at.clone();
-        let mut succ = vec![0u32; self.preds.len()];
-        for v in 0..m as u32 {
-            for e in self.preds_of(v) {
-                succ[fill[e.from as usize] as usize] = v;
-                fill[e.from as usize] += 1;
-            }
-        }
-        let mut t = vec![i64::MIN; m];
-        let mut ready: Vec<u32> = (0..m as u32).filter(|&v| indeg[v as usize] == 0).collect();
-        let mut done = 0usize;
-        while let Some(v) = ready.pop() {
-            done += 1;
-            let vt = if v == self.origin || self.preds_of(v).is_empty() {
+        let mut t = vec![i64::MIN; self.time.len()];
+        for &v in self.order()? {
+            let preds = self.preds_of(v);
+            t[v as usize] = if v == self.origin || preds.is_empty() {
                 self.time[v as usize]
             } else {
-                self.preds_of(v).iter().map(|e| t[e.from as usize] + self.weight(e, factor)).max().unwrap_or(self.time[v as usize])
+                preds.iter().map(|e| t[e.from as usize] + self.weight(e, factor)).max().unwrap_or(self.time[v as usize])
             };
-            t[v as usize] = vt;
-            for &w in &succ[succ_at[v as usize] as usize..succ_at[v as usize + 1] as usize] {
-                indeg[w as usize] -= 1;
-                if indeg[w as usize] == 0 {
-                    ready.push(w);
-                }
-            }
         }
-        (done == m).then_some(t)
+        Some(t)
     }
 
     fn weight(&self, e: &graph::Edge, factor: &dyn Fn(u32) -> f64) -> i64 {
-        match e.kind {
+        match e.kind() {
             Kind::Own(s) => {
                 let f = factor(self.spans[s as usize].step);
                 if f == 1.0 {
@@ -165,7 +182,7 @@ impl Graph {
             };
             let (from, to) = (t[e.from as usize].max(t0), t[v as usize].max(t0));
             if to > from {
-                segs.push(self.segment(e.kind, from, to));
+                segs.push(self.segment(e.kind(), from, to));
             }
             v = e.from;
         }
@@ -211,19 +228,22 @@ impl Graph {
     /// they took of the server's spans (on the path, though not the span's).
     fn steps_of(&self, segs: &[Segment], evaluated_us: i64, db: &database::Database) -> Vec<PathStep> {
         let own = self.own_us();
-        let mut by: std::collections::BTreeMap<(Option<String>, String), (i64, usize)> = Default::default();
+        // (process, name) to (time on the path, stretches).
+        type Key = (Option<Arc<str>>, Arc<str>);
+        let mut by: HashMap<Key, (i64, usize)> = HashMap::new();
         for s in segs {
             let e = by.entry((s.process.clone(), s.name.clone())).or_default();
             e.0 += s.to_us - s.from_us;
             e.1 += 1;
         }
+        let step_of: HashMap<(&str, &str), usize> = self.steps.iter().enumerate().map(|(i, (p, n))| ((&**p, &**n), i)).collect();
         let mut steps: Vec<PathStep> = by
             .into_iter()
             .map(|((process, name), (on, n))| {
                 let own_us = match process.as_deref() {
-                    Some(POSTGRES) => db.statements.get(&name).map(|&o| o.max(on)),
-                    Some(p) => self.steps.iter().position(|(sp, sn)| sp == p && *sn == name).map(|i| {
-                        let carved = if p == crate::align::SERVER { db.carved.get(&name).copied().unwrap_or(0) } else { 0 };
+                    Some(POSTGRES) => db.statements.get(&*name).map(|&o| o.max(on)),
+                    Some(p) => step_of.get(&(p, &*name)).map(|&i| {
+                        let carved = if p == crate::align::SERVER { db.carved.get(&*name).copied().unwrap_or(0) } else { 0 };
                         (own[i] - carved).max(on)
                     }),
                     None => None,
@@ -232,8 +252,8 @@ impl Graph {
                     share: evalbench_bundle::num::round_to(if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 }, 6),
                     off_path_us: own_us.map(|o| o - on),
                     own_us,
-                    process,
-                    name,
+                    process: process.map(|p| p.to_string()),
+                    name: name.to_string(),
                     on_path_us: on,
                     segments: n,
                 }
@@ -252,7 +272,7 @@ impl Graph {
         (0..self.steps.len() as u32)
             .filter(|&i| {
                 let (p, n) = &self.steps[i as usize];
-                n == name && proc_.is_none_or(|x| x == p)
+                **n == *name && proc_.is_none_or(|x| x == &**p)
             })
             .collect()
     }

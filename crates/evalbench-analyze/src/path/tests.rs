@@ -56,7 +56,7 @@ fn a_hand_off_across_processes_is_followed() {
     let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
     assert_eq!(p.total_us, 95);
     assert_eq!(p.to_us, 95);
-    let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name.clone(), s.from_us, s.to_us)).collect();
+    let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name.to_string(), s.from_us, s.to_us)).collect();
     assert_eq!(
         names,
         vec![
