@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use evalbench_analyze::path::{critical_path, CriticalPath, PathStep};
+use evalbench_analyze::path::{critical_path, ByProcess, CriticalPath, PathStep};
 use evalbench_analyze::{Alignment, PassData};
 use serde::Serialize;
 
@@ -20,6 +20,8 @@ pub struct PathSummary {
     /// How far a cross-host edge may be off (the alignment's bound).
     pub bound_us: Option<i64>,
     pub stretches: usize,
+    /// Time on the path per process (`process: null` for the waits).
+    pub processes: Vec<ByProcess>,
     pub steps: Vec<PathStep>,
 }
 
@@ -35,6 +37,7 @@ pub fn summary(p: &Result<CriticalPath, String>) -> Result<PathSummary, String> 
         evaluated_us: p.to_us - p.from_us,
         bound_us: p.bound_us,
         stretches: p.segments.len(),
+        processes: p.by_process(),
         steps: p.steps.clone(),
     })
 }
@@ -58,6 +61,7 @@ pub fn text(t: &mut String, p: &Result<PathSummary, String>) {
         ms(p.total_us),
         p.stretches
     );
+    let _ = writeln!(t, "  by process:      {}", processes_text(&p.processes));
     let _ = writeln!(t, "  {:<48} {:>12} {:>7} {:>14}", "on the path (process span, or wait)", "on path", "share", "own, off path");
     for s in p.steps.iter().take(TEXT_PATH_ROWS) {
         let off = s.off_path_us.map_or_else(|| "–".into(), ms);
@@ -67,6 +71,12 @@ pub fn text(t: &mut String, p: &Result<PathSummary, String>) {
         let rest: i64 = p.steps[TEXT_PATH_ROWS..].iter().map(|s| s.on_path_us).sum();
         let _ = writeln!(t, "  {:<48} {:>12}", format!("... {} more steps in summary.json", p.steps.len() - TEXT_PATH_ROWS), ms(rest));
     }
+}
+
+/// `eval 41.2%, worker 25.3%, waits 3.6%`.
+pub fn processes_text(v: &[ByProcess]) -> String {
+    let parts: Vec<String> = v.iter().map(|p| format!("{} {:.1}%", p.process.as_deref().unwrap_or("waits"), p.share * 100.0)).collect();
+    parts.join(", ")
 }
 
 /// A step over a pass's repeats: its median time on the path and in how

@@ -67,6 +67,18 @@ fn an_injected_delay_shows_on_the_path_or_is_said_to_be_off_it() {
     assert!(uploads >= 3, "{uploads} uploads traced");
     let moved = (evaluated_us(&off, "cold-clean") - evaluated_us(&base, "cold-clean")) as f64 / 1e3;
     assert!(moved < 0.25 * 240.0, "the evaluated time moved {moved:.1} ms with 240 ms injected off the path");
+    // summary.json: the same path, and its time per process adding up to it.
+    let summary: Value = serde_json::from_slice(
+        &run_ok(evalbench().args(["summarize", "--json", "--no-trace", "-q", "-o"]).arg(tmp.path().join("s")).arg(&on)).stdout,
+    )
+    .unwrap();
+    let cp = &summary["passes"][0]["critical_path"];
+    assert_eq!(cp["total_us"], pon["total_us"]);
+    let by: Vec<&Value> = cp["processes"].as_array().unwrap().iter().collect();
+    assert_eq!(by.iter().map(|p| p["on_path_us"].as_i64().unwrap()).sum::<i64>(), cp["total_us"].as_i64().unwrap());
+    for p in ["server", "worker", "eval"] {
+        assert!(by.iter().any(|b| b["process"] == p), "{p} in {by:?}");
+    }
     let text = String::from_utf8(run_ok(evalbench().args(["whatif", "--top", "100"]).arg(&off)).stdout).unwrap();
     assert!(!text.contains("upload_logs"), "an off-path span is not listed as on it:\n{text}");
 }

@@ -80,6 +80,39 @@ pub struct CriticalPath {
     pub note: Option<String>,
 }
 
+/// Time on the path per process (waits as one), largest first.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ByProcess {
+    /// The process, or None for the waits between spans.
+    pub process: Option<String>,
+    pub on_path_us: i64,
+    pub share: f64,
+}
+
+impl CriticalPath {
+    pub fn by_process(&self) -> Vec<ByProcess> {
+        by_process(&self.steps, self.to_us - self.from_us)
+    }
+}
+
+/// The steps' time on the path summed per process.
+pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
+    let mut m: std::collections::BTreeMap<Option<String>, i64> = Default::default();
+    for s in steps {
+        *m.entry(s.process.clone()).or_default() += s.on_path_us;
+    }
+    let mut v: Vec<ByProcess> = m
+        .into_iter()
+        .map(|(process, on)| ByProcess {
+            process,
+            on_path_us: on,
+            share: evalbench_bundle::num::round_to(if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 }, 6),
+        })
+        .collect();
+    v.sort_by(|a, b| b.on_path_us.cmp(&a.on_path_us).then_with(|| a.process.cmp(&b.process)));
+    v
+}
+
 /// A pass's critical path, or why there is none.
 pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), String> {
     let run = data.run.as_ref().ok_or("no run.json: the evaluated window is unknown")?;

@@ -21,6 +21,7 @@ pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
         p.steps.len(),
         p.segments.len()
     );
+    let _ = writeln!(t, "  by process: {}", crate::summary_path::processes_text(&p.by_process()));
     let _ = writeln!(t, "  {:>12}  {:>6}  {:>12}  {:>12}  step", "on path", "share", "own", "off path");
     for s in p.steps.iter().take(top) {
         let own = s.own_us.map_or_else(|| "–".into(), ms);

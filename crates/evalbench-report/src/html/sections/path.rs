@@ -97,6 +97,7 @@ pub fn critical_path(page: &mut Page, p: &PassView) {
         path.segments.len(),
         esc(&bound)
     );
+    let _ = write!(page.body, "<p>By process: {}.</p>", esc(&crate::summary_path::processes_text(&path.by_process())));
     let mut table = String::from("<table><tr><th>step</th><th>on the path</th><th>share</th><th>own time off the path</th></tr>");
     for s in path.steps.iter().take(STEPS_SHOWN) {
         let off = s.off_path_us.map_or_else(|| "–".into(), |u| ms(u as f64));
