@@ -159,3 +159,42 @@ fn random_pipelines_tile_the_window() {
         }
     }
 }
+
+#[test]
+fn hostile_nesting_never_panics_and_what_it_gives_still_tiles() {
+    // Parents that are themselves, each other, missing or later; zero and
+    // negative durations; many spans at one instant; link names that pair
+    // with nothing sensible.
+    let names = ["assign_job", "job", "report_eval_result", "job_event", "record", "flush", "evaluate_flake", "open", "x"];
+    for seed in 0..300u64 {
+        let mut r = Lcg(seed ^ 0x5eed);
+        let mut streams = Vec::new();
+        for p in 0..1 + r.next(3) {
+            let n = 1 + r.next(12) as u64;
+            let mut st = Stream { process: ["server", "worker", "eval"][p as usize].into(), host: Some(format!("h{p}")), ..Default::default() };
+            st.names = names.iter().map(|s| s.to_string()).collect();
+            for id in 1..=n {
+                let parent = match r.next(4) {
+                    0 => None,
+                    1 => Some(id),
+                    2 => Some(1 + r.next(n as i64 + 3) as u64),
+                    _ => Some(1 + (id % n)),
+                };
+                let a = r.next(3) * 50;
+                let d = r.next(4) * 40 - 20;
+                let fields = format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), r.next(300) - 100);
+                st.push(Span::new(r.next(names.len() as i64) as u32, 0, a, d).with_ids(Some(id), parent, Some(1)), &fields, "");
+            }
+            streams.push(st);
+        }
+        let (t0, t1) = (r.next(60), 60 + r.next(200));
+        let g = graph::build(&streams, &Alignment::default(), t0, t1);
+        if let Ok(p) = g.path(t0, &|_| 1.0, &Alignment::default()) {
+            assert_eq!(p.total_us, p.to_us - t0, "seed {seed}: {:?}", p.segments);
+            for w in p.segments.windows(2) {
+                assert_eq!(w[0].to_us, w[1].from_us, "seed {seed}");
+            }
+            let _ = g.path(t0, &|_| 0.5, &Alignment::default());
+        }
+    }
+}
