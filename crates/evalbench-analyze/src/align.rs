@@ -93,7 +93,8 @@ impl Alignment {
     }
 }
 
-fn job_key(st: &Stream, s: &Span) -> Option<String> {
+/// A span's `job` field as text (the key hand-offs are paired by).
+pub(crate) fn job_key(st: &Stream, s: &Span) -> Option<String> {
     match st.field(s, "job")? {
         serde_json::Value::String(j) => Some(j),
         serde_json::Value::Null => None,

@@ -208,7 +208,8 @@ impl PassSummary {
     }
 }
 
-fn ms(us: i64) -> String {
+/// µs as milliseconds to three places, with the unit.
+pub(crate) fn ms(us: i64) -> String {
     format!("{:.3} ms", us as f64 / 1000.0)
 }
 

@@ -9,6 +9,8 @@ use evalbench_analyze::path::{critical_path, ByProcess, CriticalPath, PathStep};
 use evalbench_analyze::{Alignment, PassData};
 use serde::Serialize;
 
+use crate::summary::ms;
+
 /// Steps summary.txt lists per pass; summary.json has them all.
 pub const TEXT_PATH_ROWS: usize = 12;
 
@@ -40,10 +42,6 @@ pub fn summary(p: &Result<CriticalPath, String>) -> Result<PathSummary, String> 
         processes: p.by_process(),
         steps: p.steps.clone(),
     })
-}
-
-fn ms(us: i64) -> String {
-    format!("{:.3} ms", us as f64 / 1000.0)
 }
 
 pub fn text(t: &mut String, p: &Result<PathSummary, String>) {
@@ -95,17 +93,7 @@ pub fn over_runs(paths: &[&PathSummary]) -> Vec<StepOverRuns> {
     let mut labels: Vec<String> = paths.iter().flat_map(|p| p.steps.iter().map(PathStep::label)).collect();
     labels.sort();
     labels.dedup();
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n == 0 {
-            0.0
-        } else if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
+    let median = |v: Vec<f64>| evalbench_analyze::spread::median(&v);
     let mut out: Vec<StepOverRuns> = labels
         .into_iter()
         .map(|step| {

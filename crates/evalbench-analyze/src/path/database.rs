@@ -95,7 +95,7 @@ pub(super) fn refine(segs: Vec<Segment>, data: &PassData) -> (Vec<Segment>, Data
             match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
                 Some((_, b, name)) => {
                     let end = (*b).min(s.to_us);
-                    out.push(Segment { from_us: t, to_us: end, process: Some(postgres.clone()), name: name.clone(), span: None, at: None });
+                    out.push(Segment { from_us: t, to_us: end, process: Some(postgres.clone()), name: name.clone(), at: None });
                     *db.carved.entry(s.name.clone()).or_default() += end - t;
                     t = end;
                 }

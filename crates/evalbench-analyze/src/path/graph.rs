@@ -123,14 +123,6 @@ fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
     }
 }
 
-fn text_field(st: &Stream, s: &evalbench_bundle::Span, key: &str) -> Option<String> {
-    match st.field(s, key)? {
-        serde_json::Value::String(j) => Some(j),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
-    }
-}
-
 /// Builds the graph of the spans in `streams` for the evaluation from `t0`
 /// to `t1` (server clock).
 pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
@@ -196,14 +188,14 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
                 continue;
             }
             let (kst, ks) = span_of(k, &spans);
-            let kjob = text_field(kst, ks, "job");
+            let kjob = crate::align::job_key(kst, ks);
             let ks_start = spans[k as usize].start;
             let upto = outers.partition_point(|&g| spans[g as usize].start <= ks_start);
             let found = outers[..upto].iter().rev().copied().find(|&g| {
                 let (ost, os) = span_of(g, &spans);
                 spans[g as usize].end >= ks_start
                     && (!same_host || ost.host == kst.host)
-                    && match (&kjob, text_field(ost, os, "job")) {
+                    && match (&kjob, crate::align::job_key(ost, os)) {
                         (Some(a), Some(b)) => *a == b,
                         _ => true,
                     }
@@ -226,7 +218,7 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
                 if only_results && !matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result") {
                     continue;
                 }
-                if let Some(j) = text_field(st, s, "job") {
+                if let Some(j) = crate::align::job_key(st, s) {
                     m.entry(j).or_default().push(g);
                 }
             }
@@ -295,7 +287,9 @@ fn edges(
         for &k in ks.iter().rev() {
             let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
             if !terminal {
-            } else if spans[k as usize].end <= spans[s as usize].end {
+                continue;
+            }
+            if spans[k as usize].end <= spans[s as usize].end {
                 list.push(edge(2 * k + 1, se, Kind::Own(s), &time));
             } else {
                 // A kid that outlived the span (a reply sent before its

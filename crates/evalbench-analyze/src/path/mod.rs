@@ -30,9 +30,6 @@ pub struct Segment {
     pub process: Option<Arc<str>>,
     /// The span's name, or what was waited for.
     pub name: Arc<str>,
-    /// The span (index into the graph's spans), for marking it.
-    #[serde(skip)]
-    pub span: Option<u32>,
     /// The span as (stream, index in the stream), for trace.json's flows.
     #[serde(skip)]
     pub at: Option<(u32, u32)>,
@@ -232,9 +229,9 @@ impl Graph {
             Kind::Own(s) => {
                 let (p, n) = &self.steps[self.spans[s as usize].step as usize];
                 let f = &self.spans[s as usize];
-                Segment { from_us, to_us, process: Some(p.clone()), name: n.clone(), span: Some(s), at: Some((f.stream, f.index)) }
+                Segment { from_us, to_us, process: Some(p.clone()), name: n.clone(), at: Some((f.stream, f.index)) }
             }
-            Kind::Wait(w) => Segment { from_us, to_us, process: None, name: self.waits[w as usize].clone(), span: None, at: None },
+            Kind::Wait(w) => Segment { from_us, to_us, process: None, name: self.waits[w as usize].clone(), at: None },
         }
     }
 

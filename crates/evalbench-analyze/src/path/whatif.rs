@@ -86,7 +86,7 @@ pub struct Buys {
     pub saved_50_us: i64,
 }
 
-pub fn buys(g: &Graph, measured: &CriticalPath, top: usize, _align: &Alignment) -> Vec<Buys> {
+pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
     let evaluated = measured.to_us - measured.from_us;
     measured
         .steps

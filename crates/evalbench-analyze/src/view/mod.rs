@@ -125,7 +125,7 @@ impl PassView {
         v.evaluator = evaluator::read(&v);
         match crate::path::critical_path(&v.data, &v.align) {
             Ok((g, p)) => {
-                v.buys = crate::path::whatif::buys(&g, &p, 5, &v.align);
+                v.buys = crate::path::whatif::buys(&g, &p, 5);
                 v.critical = Ok(p);
             }
             Err(e) => v.critical = Err(e),

@@ -6,9 +6,7 @@ use std::fmt::Write as _;
 use evalbench_analyze::path::whatif::WhatIf;
 use evalbench_analyze::path::CriticalPath;
 
-fn ms(us: i64) -> String {
-    format!("{:.3} ms", us as f64 / 1e3)
-}
+use crate::summary::ms;
 
 /// The path's steps, largest first, `top` of them and the rest counted.
 pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
