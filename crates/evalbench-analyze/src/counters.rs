@@ -55,8 +55,9 @@ pub fn of_pass(data: &PassData) -> Option<Counters> {
 }
 
 /// Evaluators of the pass that were recycled past `--eval-max-rss`
-/// (`evaluator` spans that ended `recycled`): each was killed and wrote no
-/// statistics, so its work is missing from the pass's counters.
+/// (`evaluator` spans that ended `recycled`): each was killed, and any
+/// statistics it wrote first are set aside, so its work is missing from the
+/// pass's counters.
 pub fn recycled_evaluators(data: &PassData) -> usize {
     data.streams
         .iter()

@@ -32,9 +32,14 @@ pub const WORKER_STRACE_DIR: &str = "worker/strace";
 pub const STRACE_FILE_PREFIX: &str = "worker.";
 /// nix's own statistics (`NIX_SHOW_STATS`), one file per nix evaluation of
 /// the lab's eval subprocess, as nix wrote them: `nix-stats.<shard>.json`
-/// per evaluator and `nix-stats.discover.json` for the attribute listing.
+/// per evaluator (`nix-stats.<shard>.<n>.json` for the n-th successor of a
+/// recycled one) and `nix-stats.discover.json` for the attribute listing.
 pub const EVAL_DIR: &str = "eval";
 pub const NIX_STATS_PREFIX: &str = "nix-stats.";
+/// A recycled evaluator's statistics, when nix finished and wrote them before
+/// the kill landed: kept, under this prefix, and never counted, because its
+/// successor evaluates the same attributes again.
+pub const RECYCLED_STATS_PREFIX: &str = "recycled.nix-stats.";
 /// Instrumented passes: nix's function trace folded as it streamed, self
 /// time per stack of call sites under the attribute (inferno's format, µs),
 /// its summary (calls and self time per call site and per attribute), and

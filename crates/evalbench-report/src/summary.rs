@@ -444,7 +444,7 @@ fn counters_text(t: &mut String, passes: &[PassCounters]) {
     for p in passes.iter().filter(|p| p.recycled_evaluators > 0) {
         let _ = writeln!(
             t,
-            "  not counted in {}: the work of {} recycled past --eval-max-rss (killed, they write no statistics)",
+            "  not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any of them wrote are not counted)",
             p.pass,
             crate::output::count(p.recycled_evaluators, "evaluator")
         );

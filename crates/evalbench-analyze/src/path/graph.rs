@@ -22,6 +22,7 @@ pub const NONE: u32 = u32::MAX;
 pub const WAIT_BEFORE: &str = "before the first span";
 pub const WAIT_IDLE: &str = "idle (after the span that ended last)";
 pub const WAIT_STATUS: &str = "until the status changed";
+pub const WAIT_QUEUE: &str = "queue (behind its process's previous span)";
 
 /// A message from one process's span to the start of another's: the
 /// receiver could not start before the sender ended, plus the transit.
@@ -247,7 +248,7 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
 fn edges(
     spans: Vec<Flat>,
     steps: Vec<(String, String)>,
-    waits: Vec<String>,
+    mut waits: Vec<String>,
     inner_wait: &HashMap<u32, u32>,
     sent_by: &HashMap<u32, (u32, u32, i64)>,
     t0: i64,
@@ -313,23 +314,54 @@ fn edges(
             });
         }
     }
-    // Roots: their message, then the span that ended last before them, else the origin.
-    let mut by_end: Vec<u32> = (0..n as u32).collect();
-    by_end.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+    // Roots: their message, else the span that ended last before them, else the origin.
+    let by_end = |key: &dyn Fn(u32) -> u32| {
+        let mut v: Vec<u32> = (0..n as u32).collect();
+        v.sort_by_key(|&i| (key(i), spans[i as usize].end, spans[i as usize].start, i));
+        v
+    };
+    let anywhere = by_end(&|_| 0);
+    let by_stream = if sent_by.is_empty() { Vec::new() } else { by_end(&|i| spans[i as usize].stream) };
+    let last_before = |among: &[u32], r: u32| {
+        let rf = &spans[r as usize];
+        let cnt = among.partition_point(|&q| spans[q as usize].end <= rf.start);
+        among[..cnt].iter().rev().copied().find(|&q| {
+            let qf = &spans[q as usize];
+            q != r && (qf.end < rf.start || qf.start < rf.start)
+        })
+    };
+    let queued = wait_id(&mut waits, WAIT_QUEUE);
     for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
         let rf = &spans[r as usize];
         // A message that arrives before it was sent (clocks off within their bound) is no edge.
         if let Some(&(s, w, queue)) = sent_by.get(&r).filter(|(s, _, _)| spans[*s as usize].end <= rf.start) {
+            // A receiver that queued waited, after the message came, for its
+            // own process to be free: for the span of its process that ended
+            // last, when that ended in the queue. Else the queue is nothing
+            // the spans show, and waits after the message, as long as measured.
+            let arrived = rf.start - queue;
+            let behind = (queue > 0)
+                .then(|| {
+                    let from = by_stream.partition_point(|&q| spans[q as usize].stream < rf.stream);
+                    let to = by_stream.partition_point(|&q| spans[q as usize].stream <= rf.stream);
+                    last_before(&by_stream[from..to], r)
+                })
+                .flatten()
+                .filter(|&q| spans[q as usize].end >= arrived);
             let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w), &time);
-            e.weight = (e.weight - queue).max(0);
-            list.push((to, e));
+            if let Some(q) = behind {
+                e.weight = (e.weight - queue).max(0);
+                list.push((to, e));
+                list.push(edge(2 * q + 1, 2 * r, Kind::Wait(queued), &time));
+            } else if queue > 0 {
+                let named = waits[w as usize].replacen("network", "network and queue", 1);
+                list.push((to, Edge::new(e.from, e.weight, Kind::Wait(wait_id(&mut waits, &named)))));
+            } else {
+                list.push((to, e));
+            }
+            continue;
         }
-        let cnt = by_end.partition_point(|&q| spans[q as usize].end <= rf.start);
-        let last = by_end[..cnt].iter().rev().copied().find(|&q| {
-            let qf = &spans[q as usize];
-            q != r && (qf.end < rf.start || qf.start < rf.start)
-        });
-        match last {
+        match last_before(&anywhere, r) {
             Some(q) => list.push(edge(2 * q + 1, 2 * r, Kind::Wait(1), &time)),
             None => list.push(edge(origin, 2 * r, Kind::Wait(0), &time)),
         }

@@ -111,6 +111,33 @@ fn a_queue_at_the_receiver_binds_to_the_span_before_it() {
     assert_eq!(on_path(&p, "worker job"), 0, "the report was not what the event waited for");
 }
 
+#[test]
+fn a_queue_nothing_in_its_process_explains_is_no_cue_for_another_process() {
+    // The report came at 30 and the event queued 20 µs with its server idle;
+    // a thread of the worker unrelated to the job ended at 49, just before.
+    let streams = vec![
+        stream("server", &[(1, None, "assign_job", 0, 5, r#"{"job":"j"}"#), (2, None, "job_event", 50, 60, r#"{"job":"j","kind":"eval_result","queue_wait_us":20}"#)]),
+        stream(
+            "worker",
+            &[(1, None, "job", 6, 31, r#"{"job":"j"}"#), (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#), (3, None, "upload_logs", 7, 49, "{}")],
+        ),
+    ];
+    let g = graph::build(&streams, &Alignment::default(), 0, 60);
+    assert_eq!(g.schedule(&|_| 1.0).unwrap(), g.time, "measured weights give measured times");
+    let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
+    assert_eq!(p.total_us, 60);
+    assert_eq!(on_path(&p, "worker upload_logs"), 0, "{:?}", p.segments);
+    assert!(on_path(&p, "worker job") > 0, "{:?}", p.segments);
+    let waited: Vec<&str> = p.segments.iter().filter(|s| s.process.is_none()).map(|s| &*s.name).collect();
+    assert!(waited.contains(&"network and queue (report_eval_result → job_event)"), "{waited:?}");
+    // The job 10 µs faster: the event comes 10 µs sooner, the queue as measured.
+    let job = g.select("worker:job");
+    let k = 1.0 - 10.0 / 23.0;
+    assert_eq!(g.path(0, &|s| if job.contains(&s) { k } else { 1.0 }, &Alignment::default()).unwrap().total_us, 50);
+    let up = g.select("upload_logs");
+    assert_eq!(g.path(0, &|s| if up.contains(&s) { 0.5 } else { 1.0 }, &Alignment::default()).unwrap().total_us, 60);
+}
+
 /// A small seeded generator (no dependency for a test's randomness).
 struct Lcg(u64);
 impl Lcg {

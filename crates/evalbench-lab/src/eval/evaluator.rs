@@ -156,6 +156,20 @@ pub(super) struct Evaluator<'a> {
 
 /// The `--apply` function: attribute j of shard k of n is name k + j*n,
 /// from attribute `from` of the shard on.
+/// A recycled evaluator is killed once an attribute's marker shows it over
+/// the cap, but nix runs ahead of its reader: it may have finished, written
+/// its statistics and exited before the kill landed. Its successor evaluates
+/// the same attributes again, so the file is kept under a name the counters
+/// do not read (`layout::RECYCLED_STATS_PREFIX`), and the span says so.
+fn set_aside(span: &Span, stats_file: &Path) {
+    let Some(name) = stats_file.file_name().and_then(|n| n.to_str()) else { return };
+    let aside = stats_file.with_file_name(format!("recycled.{name}"));
+    debug_assert!(aside.file_name().unwrap().to_str().unwrap().starts_with(evalbench_bundle::layout::RECYCLED_STATS_PREFIX));
+    if std::fs::rename(stats_file, &aside).is_ok() {
+        span.record("stats", "set aside: nix finished before the kill");
+    }
+}
+
 fn apply(shard: usize, shards: usize, from: usize) -> String {
     format!(
         r#"ps: let
@@ -174,7 +188,7 @@ impl Evaluator<'_> {
         // A track of its own in trace.json, named for it (`evalbench_analyze::tracks`).
         let track = format!("evaluator {}", self.shard);
         debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, track = track.as_str(), attrs = self.attrs.len(), pid = Empty,
-            from = Empty, peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty)
+            from = Empty, peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty, stats = Empty)
     }
 
     fn resolve_span(&self, attr: &str, cache: &str) -> Span {
@@ -284,15 +298,16 @@ impl Evaluator<'_> {
             span.record("peak_rss_kb", peak_kb);
             out.peak_kb = out.peak_kb.max(peak_kb);
         }
-        self.record_stats(&span, &stats_file);
         let at = read.at.clone();
         let Ok(printed) = printed.join() else {
             return Err(fail(at, EvalError::ReaderPanicked));
         };
         if let Some(next) = read.recycled {
+            set_aside(&span, &stats_file);
             span.record("end", "recycled");
             return Ok(Some(next));
         }
+        self.record_stats(&span, &stats_file);
         if self.shared.failed.load(Ordering::SeqCst) && read.error.is_empty() {
             span.record("end", "failed");
             return Err(EvalError::Stopped.into());

@@ -53,7 +53,7 @@ pub fn counters_side_by_side(page: &mut Page, passes: &[PassView]) {
     for (p, e) in with.iter().filter(|(_, e)| e.recycled > 0) {
         let _ = write!(
             page.body,
-            "<p class=\"note\">Not counted in {}: the work of {} recycled past --eval-max-rss (killed, they write no statistics).</p>",
+            "<p class=\"note\">Not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any of them wrote are not counted).</p>",
             esc(&p.name),
             esc(&crate::output::count(e.recycled, "evaluator"))
         );
