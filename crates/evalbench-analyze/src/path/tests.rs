@@ -116,10 +116,20 @@ fn a_queue_nothing_in_its_process_explains_is_no_cue_for_another_process() {
     // The report came at 30 and the event queued 20 µs with its server idle;
     // a thread of the worker unrelated to the job ended at 49, just before.
     let streams = vec![
-        stream("server", &[(1, None, "assign_job", 0, 5, r#"{"job":"j"}"#), (2, None, "job_event", 50, 60, r#"{"job":"j","kind":"eval_result","queue_wait_us":20}"#)]),
+        stream(
+            "server",
+            &[
+                (1, None, "assign_job", 0, 5, r#"{"job":"j"}"#),
+                (2, None, "job_event", 50, 60, r#"{"job":"j","kind":"eval_result","queue_wait_us":20}"#),
+            ],
+        ),
         stream(
             "worker",
-            &[(1, None, "job", 6, 31, r#"{"job":"j"}"#), (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#), (3, None, "upload_logs", 7, 49, "{}")],
+            &[
+                (1, None, "job", 6, 31, r#"{"job":"j"}"#),
+                (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#),
+                (3, None, "upload_logs", 7, 49, "{}"),
+            ],
         ),
     ];
     let g = graph::build(&streams, &Alignment::default(), 0, 60);
