@@ -8,13 +8,16 @@ use std::process::Command;
 use evalbench_host::run;
 
 /// A self-contained flake (no nixpkgs): `count` packages built with
-/// `builtins.derivation`, each depending on two earlier ones, each doing
-/// `work` steps of deliberate evaluation work so that evaluation costs
-/// real time and the eval cache has something to save.
-pub fn flake_text(count: u32, work: u32) -> String {
+/// `builtins.derivation`, depending on each other as `shape::generate`
+/// lays them out for `seed` (depth bounded, a few hubs), each doing `work`
+/// steps of deliberate evaluation work so that evaluation costs real time
+/// and the eval cache has something to save. `default` is the last package.
+pub fn flake_text(count: u32, work: u32, seed: u64) -> String {
+    let count = count.max(1);
+    let table = crate::shape::generate(count, seed).nix_table();
     format!(
         r#"{{
-  description = "evalbench flake: {count} self-contained derivations with dependencies (no nixpkgs)";
+  description = "evalbench flake: {count} self-contained derivations with dependencies (no nixpkgs; seed {seed})";
 
   outputs = {{ self }}:
     let
@@ -24,7 +27,9 @@ pub fn flake_text(count: u32, work: u32) -> String {
       # evaluation takes real time and the eval cache has something to save.
       work = k: builtins.foldl' (acc: i: acc + (builtins.bitAnd (i * k + acc) 1023)) 0 (builtins.genList (i: i) {work});
       name = i: "pkg${{toString i}}";
-      deps = i: if i == 0 then [ ] else [ packages.${{name (i / 2)}} packages.${{name (i - 1)}} ];
+      # Each package's dependencies, by index (evalbench's shape::generate).
+      table = {table};
+      deps = i: map (j: packages.${{name j}}) (builtins.elemAt table i);
       mk = i: builtins.derivation {{
         name = "hello-${{toString i}}";
         inherit system;
@@ -141,4 +146,13 @@ pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, LabError> {
         git(&repo, &["commit", "--quiet", "-m", "evalbench lab project"])?;
     }
     Ok(repo)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_hello_flake_is_what_gen_flake_makes_by_default() {
+        // `lab gen-flake` with its defaults remakes examples/hello-flake: regenerate it when the shape changes.
+        assert_eq!(super::HELLO_FLAKE, super::flake_text(super::HELLO_COUNT, super::HELLO_WORK, crate::shape::DEFAULT_SEED));
+    }
 }

@@ -45,9 +45,12 @@ builtins.derivation {
 }
 "#;
 
-/// The files of a nixpkgs-shaped flake of `count` packages: (relative path, text).
-pub fn nixpkgs_flake_files(count: u32) -> Vec<(String, String)> {
+/// The files of a nixpkgs-shaped flake of `count` packages, depending on
+/// each other as `shape::generate` lays them out for `seed`: (relative
+/// path, text).
+pub fn nixpkgs_flake_files(count: u32, seed: u64) -> Vec<(String, String)> {
     let count = count.max(1);
+    let graph = crate::shape::generate(count, seed);
     let mut files = vec![("lib.nix".to_string(), LIB.to_string()), ("mk-derivation.nix".to_string(), MK_DERIVATION.to_string())];
     let mut set = String::from(
         "# The package set: a fixpoint of the base set and an overlay, as nixpkgs is.\n{ lib, system }:\nlet\n  base = final: {\n    inherit lib system;\n    callPackage = lib.callPackageWith final;\n    mkDerivation = import ./mk-derivation.nix { inherit lib system; };\n",
@@ -58,10 +61,9 @@ pub fn nixpkgs_flake_files(count: u32) -> Vec<(String, String)> {
     set.push_str("  };\n  # An overlay that changes a package the way users do.\n  overlay = final: prev: {\n    pkg0 = prev.pkg0.override { extra = \"from the overlay\"; };\n  };\nin\nlib.fix (lib.extends overlay base)\n");
     files.push(("pkgs.nix".to_string(), set));
     for i in 0..count {
-        let deps: Vec<String> = if i == 0 { Vec::new() } else { vec![format!("pkg{}", i / 2), format!("pkg{}", i - 1)] };
+        let deps: Vec<String> = graph.deps[i as usize].iter().map(|d| format!("pkg{d}")).collect();
         let mut args = vec!["mkDerivation".to_string()];
         args.extend(deps.iter().cloned());
-        args.dedup();
         let text = format!(
             "{{ {}, extra ? \"\" }}:\nmkDerivation {{\n  pname = \"pkg{i}\";\n  version = \"1.{i}\";\n  deps = [ {} ];\n  inherit extra;\n  doCheck = {};\n}}\n",
             args.join(", "),
@@ -78,7 +80,7 @@ pub fn nixpkgs_flake_files(count: u32) -> Vec<(String, String)> {
         "flake.nix".to_string(),
         format!(
             r#"{{
-  description = "evalbench flake: {count} packages in the shape of nixpkgs (lib, callPackage, an overlay fixpoint, a file per package)";
+  description = "evalbench flake: {count} packages in the shape of nixpkgs (lib, callPackage, an overlay fixpoint, a file per package; seed {seed})";
 
   outputs = {{ self }}:
     let

@@ -179,6 +179,13 @@ pub enum Cmd {
         /// callPackage, an overlay fixpoint and a file per package, as nixpkgs is (--work unused).
         #[arg(long, value_enum, default_value = "flat")]
         shape: Shape,
+        /// Which of the shape's graphs (depth bounded, a few hubs; README, "Generated flakes, shaped like nixpkgs"):
+        /// the same seed, the same flake.
+        #[arg(long, default_value_t = evalbench_lab::shape::DEFAULT_SEED)]
+        seed: u64,
+        /// Print the graph's figures (depth, fan-in) as JSON on stdout; they go to stderr either way.
+        #[arg(long)]
+        json: bool,
     },
     #[command(hide = true)]
     Server {
@@ -284,11 +291,11 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let st = LabState::load(&dir)?;
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
-        Cmd::GenFlake { out, packages, work, machines, shape } => {
+        Cmd::GenFlake { out, packages, work, machines, shape, seed, json } => {
             let files = match (machines, shape) {
                 (Some(m), _) => vec![("flake.nix".to_string(), flake::machines_flake_text(m, packages, work))],
-                (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(packages, work))],
-                (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(packages),
+                (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(packages, work, seed))],
+                (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(packages, seed),
             };
             for (rel, text) in files {
                 let p = out.join(rel);
@@ -296,6 +303,14 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
                     std::fs::create_dir_all(d).map_err(|source| LabError::Io { path: d.to_path_buf(), source })?;
                 }
                 std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })?;
+            }
+            if machines.is_some() {
+                return Ok(());
+            }
+            let f = evalbench_lab::shape::generate(packages.max(1), seed).figures(5);
+            eprintln!("evalbench lab gen-flake: {}", shape_line(&f));
+            if json {
+                return print(format!("{}\n", serde_json::to_string_pretty(&f).expect("serializes")));
             }
             Ok(())
         }
@@ -312,6 +327,23 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             Ok(eval::eval(&flake, &job, &eval::EvalOpts { eval_workers, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace })?)
         }
     }
+}
+
+/// The generated graph in one line, beside what nixpkgs' is known to be.
+fn shape_line(f: &evalbench_lab::shape::Figures) -> String {
+    let top: Vec<String> = f.top_fan_in.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    format!(
+        "{} packages, {} dependencies ({:.1} a package), depth {}; most depended on: {}; dependents p50 {}, p90 {}, p99 {}; {:.0}% have none",
+        f.packages,
+        f.edges,
+        f.mean_dependencies,
+        f.depth,
+        top.join(", "),
+        f.fan_in_p50,
+        f.fan_in_p90,
+        f.fan_in_p99,
+        100.0 * f.no_dependents
+    )
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
