@@ -147,12 +147,3 @@ pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, LabError> {
     }
     Ok(repo)
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_hello_flake_is_what_gen_flake_makes_by_default() {
-        // `lab gen-flake` with its defaults remakes examples/hello-flake: regenerate it when the shape changes.
-        assert_eq!(super::HELLO_FLAKE, super::flake_text(super::HELLO_COUNT, super::HELLO_WORK, crate::shape::DEFAULT_SEED));
-    }
-}

@@ -156,6 +156,11 @@ pub(super) struct Evaluator<'a> {
 
 /// The `--apply` function: attribute j of shard k of n is name k + j*n,
 /// from attribute `from` of the shard on.
+/// An attribute as the profile and the spans name it.
+fn attr_path(attr: &str) -> String {
+    format!("packages.{SYSTEM}.{attr}")
+}
+
 /// A recycled evaluator is killed once an attribute's marker shows it over
 /// the cap, but nix runs ahead of its reader: it may have finished, written
 /// its statistics and exited before the kill landed. Its successor evaluates
@@ -192,13 +197,8 @@ impl Evaluator<'_> {
     }
 
     fn resolve_span(&self, attr: &str, cache: &str) -> Span {
-        debug_span!(target: E, "resolve", attr = format!("packages.{SYSTEM}.{attr}").as_str(), shard = self.shard, eval_cache = cache,
+        debug_span!(target: E, "resolve", attr = attr_path(attr).as_str(), shard = self.shard, eval_cache = cache,
             drv = Empty, rss_kb = Empty, rss_delta_kb = Empty)
-    }
-
-    /// Opens attribute j's span (at nix's time of the marker, when known).
-    fn open(&self, j: usize, at: Stamp) -> Span {
-        at.stamp(|| self.resolve_span(&self.attrs[j], "miss"))
     }
 
     /// The whole shard from the lab's cache, or None if any attribute misses
@@ -370,18 +370,19 @@ impl Evaluator<'_> {
                     at.stamp(|| drop(starting.take()));
                     r.changed = changed.map(String::from);
                 }
-                markers::Step::Begin { j, open } => {
+                // Opened back to back (not `open`), the attribute is the
+                // profile's root already, since its predecessor resolved.
+                markers::Step::Begin { j, open } if open => {
                     if let Some(f) = out.fold.as_mut() {
-                        f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[j]));
+                        f.set_root(&attr_path(&self.attrs[j]));
                     }
-                    if open {
-                        let span = at.stamp(|| {
-                            drop(on.take());
-                            self.open(j, at)
-                        });
-                        on = Some((span, at.rss(nix::rss_kb(pid))));
-                    }
+                    let span = at.stamp(|| {
+                        drop(on.take());
+                        self.resolve_span(&self.attrs[j], "miss")
+                    });
+                    on = Some((span, at.rss(nix::rss_kb(pid))));
                 }
+                markers::Step::Begin { .. } => {}
                 markers::Step::Resolved { j, drv, next } => {
                     let Some((span, rss0)) = on.take() else { continue };
                     // The cap is on the RSS nix has now; the span keeps only an RSS that is the attribute's.
@@ -409,7 +410,7 @@ impl Evaluator<'_> {
                     // of nix's clock (the step between attributes, and any wait of
                     // nix's on a full stderr pipe in it, counted once, in the next).
                     if let (Some(f), Some(n)) = (out.fold.as_mut(), next) {
-                        f.set_root(&format!("packages.{SYSTEM}.{}", self.attrs[n]));
+                        f.set_root(&attr_path(&self.attrs[n]));
                     }
                     on = at
                         .stamp(|| {
@@ -421,7 +422,7 @@ impl Evaluator<'_> {
                 markers::Step::Nothing => {}
             }
         }
-        r.at = progress.on.filter(|_| on.is_some()).map(|j| format!("packages.{SYSTEM}.{}", self.attrs[j]));
+        r.at = progress.on.filter(|_| on.is_some()).map(|j| attr_path(&self.attrs[j]));
         r
     }
 
