@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS evaluation_derivation (evaluation uuid NOT NULL, drv_
 CREATE TABLE IF NOT EXISTS build (
     id bigserial PRIMARY KEY, evaluation uuid NOT NULL, drv_path text NOT NULL, status text NOT NULL,
     can_start boolean NOT NULL DEFAULT false, UNIQUE (evaluation, drv_path));
+-- assess_cached asks by drv_path alone: without this, a scan of every build per batch (41 s of 446 at 100,000 packages).
+CREATE INDEX IF NOT EXISTS build_drv_path ON build (drv_path);
 CREATE TABLE IF NOT EXISTS evaluation_metric (
     evaluation uuid PRIMARY KEY REFERENCES evaluation(id), fetch_ms bigint, flake_ms bigint, derivations_ms bigint,
     total_ms bigint, eval_peak_rss_kb bigint, attrs int, derivations int, new_derivations int,
