@@ -15,6 +15,9 @@ pub const MIN_CHANGE_PCT: f64 = 1.0;
 pub const MIN_ABS_US: f64 = 50.0;
 /// Span and statement rows printed per pass by default.
 pub const TOP: usize = 15;
+/// The page has room for more, but not for every row of a nixpkgs-sized
+/// evaluation's spans and statements: the rest are counted, and in --json.
+pub const HTML_TOP: usize = 100;
 
 /// `compare`'s options with every default: what `run --baseline` compares with.
 pub fn default_opts() -> Opts {
@@ -55,8 +58,8 @@ pub struct Args {
     #[arg(long)]
     pub fail_on_undecided: bool,
     /// Rows to show per list of a pass (counters, spans, statements, plans; each side's own rows
-    /// apart): 15 unless given in text and Markdown, all unless given on the --html page. All are
-    /// in --json.
+    /// apart): 15 unless given in text and Markdown, 100 on the --html page; the rest are counted.
+    /// All are in --json.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// A change smaller than this percentage of A's median is "negligible".
@@ -99,7 +102,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP)),
     };
     if let Some(dir) = &a.html {
-        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(usize::MAX))?;
+        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP))?;
         eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
     }
     crate::emit(&text)?;
