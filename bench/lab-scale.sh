@@ -23,7 +23,10 @@ lab_down_on_exit "$OUT/lab"
 "$BIN" lab gen-flake --out "$OUT/flake" --packages "$PACKAGES" --work "$WORK_PER"
 say "$PASSES over $PACKAGES packages, $EVAL_WORKERS evaluator(s)"
 /usr/bin/time -f "%e s wall for the whole run" "$BIN" run --flake "$OUT/flake" --passes "$PASSES" --repeat 1 --no-pcap --no-report \
-    --eval-workers "$EVAL_WORKERS" --out "$OUT/bundle" --lab-dir "$OUT/lab" > "$OUT/run.log" 2>&1 || { tail -20 "$OUT/run.log"; exit 1; }
+    --eval-workers "$EVAL_WORKERS" --out "$OUT/bundle" --lab-dir "$OUT/lab" > "$OUT/run.log" 2>&1 || {
+    # The lab goes when the script ends: its logs are kept beside the bundle.
+    cp -r "$OUT/lab/logs" "$OUT/failed-lab-logs" 2>/dev/null
+    tail -20 "$OUT/run.log"; tail -20 "$OUT/failed-lab-logs/server.log" 2>/dev/null; echo "the lab's logs: $OUT/failed-lab-logs"; exit 1; }
 tail -n1 "$OUT/run.log"
 /usr/bin/time -f "summarize (no trace.json): %e s, %M KiB peak" "$BIN" summarize --no-trace -q -o "$OUT/summary" "$OUT/bundle" > /dev/null
 python3 - "$OUT/summary/summary.json" "$OUT/bundle" "$PACKAGES" <<'PY'
