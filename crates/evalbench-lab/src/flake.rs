@@ -7,14 +7,15 @@ use std::process::Command;
 
 use evalbench_host::run;
 
-/// A self-contained flake (no nixpkgs): `count` packages built with
-/// `builtins.derivation`, depending on each other as `shape::generate`
-/// lays them out for `seed` (depth bounded, a few hubs), each doing `work`
-/// steps of deliberate evaluation work so that evaluation costs real time
-/// and the eval cache has something to save. `default` is the last package.
-pub fn flake_text(count: u32, work: u32, seed: u64) -> String {
-    let count = count.max(1);
-    let table = crate::shape::generate(count, seed).nix_table();
+/// A self-contained flake (no nixpkgs): a package built with
+/// `builtins.derivation` for each of `graph`'s (`shape::generate` for
+/// `seed`: depth bounded, a few hubs), depending on each other as it says,
+/// each doing `work` steps of deliberate evaluation work so that evaluation
+/// costs real time and the eval cache has something to save. `default` is
+/// the last package.
+pub fn flake_text(graph: &crate::shape::Graph, work: u32, seed: u64) -> String {
+    let count = graph.deps.len();
+    let table = graph.nix_table();
     format!(
         r#"{{
   description = "evalbench flake: {count} self-contained derivations with dependencies (no nixpkgs; seed {seed})";

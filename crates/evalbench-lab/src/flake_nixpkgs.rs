@@ -45,12 +45,11 @@ builtins.derivation {
 }
 "#;
 
-/// The files of a nixpkgs-shaped flake of `count` packages, depending on
-/// each other as `shape::generate` lays them out for `seed`: (relative
-/// path, text).
-pub fn nixpkgs_flake_files(count: u32, seed: u64) -> Vec<(String, String)> {
-    let count = count.max(1);
-    let graph = crate::shape::generate(count, seed);
+/// The files of a nixpkgs-shaped flake with a package for each of
+/// `graph`'s, depending on each other as it says (`shape::generate` for
+/// `seed`): (relative path, text).
+pub fn nixpkgs_flake_files(graph: &crate::shape::Graph, seed: u64) -> Vec<(String, String)> {
+    let count = graph.deps.len() as u32;
     let mut files = vec![("lib.nix".to_string(), LIB.to_string()), ("mk-derivation.nix".to_string(), MK_DERIVATION.to_string())];
     let mut set = String::from(
         "# The package set: a fixpoint of the base set and an overlay, as nixpkgs is.\n{ lib, system }:\nlet\n  base = final: {\n    inherit lib system;\n    callPackage = lib.callPackageWith final;\n    mkDerivation = import ./mk-derivation.nix { inherit lib system; };\n",

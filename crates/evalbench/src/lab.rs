@@ -292,10 +292,11 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
         Cmd::GenFlake { out, packages, work, machines, shape, seed, json } => {
+            let graph = evalbench_lab::shape::generate(packages.max(1), seed);
             let files = match (machines, shape) {
                 (Some(m), _) => vec![("flake.nix".to_string(), flake::machines_flake_text(m, packages, work))],
-                (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(packages, work, seed))],
-                (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(packages, seed),
+                (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(&graph, work, seed))],
+                (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(&graph, seed),
             };
             for (rel, text) in files {
                 let p = out.join(rel);
@@ -307,7 +308,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             if machines.is_some() {
                 return Ok(());
             }
-            let f = evalbench_lab::shape::generate(packages.max(1), seed).figures(5);
+            let f = graph.figures(5);
             eprintln!("evalbench lab gen-flake: {}", shape_line(&f));
             if json {
                 return print(format!("{}\n", serde_json::to_string_pretty(&f).expect("serializes")));

@@ -27,8 +27,12 @@ pub const WAIT_QUEUE: &str = "queue (behind its process's previous span)";
 /// A message from one process's span to the start of another's: the
 /// receiver could not start before the sender ended, plus the transit.
 /// Paired n-th to n-th per `job`, as the alignment pairs them.
-pub(super) const MESSAGES: [(&str, &str, &str); 2] =
-    [("assign_job", "job", "network (assign_job → job)"), ("report_eval_result", "job_event", "network (report_eval_result → job_event)")];
+/// The last label is the wait when the receiver queued and nothing in its
+/// process explains the queue (see the roots in `edges`).
+pub(super) const MESSAGES: [(&str, &str, &str, &str); 2] = [
+    ("assign_job", "job", "network (assign_job → job)", "network and queue (assign_job → job)"),
+    ("report_eval_result", "job_event", "network (report_eval_result → job_event)", "network and queue (report_eval_result → job_event)"),
+];
 
 /// A span that waits for another thread's or process's root span inside
 /// it: (outer, inner, what the outer waits on before the inner starts,
@@ -208,10 +212,11 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
             }
         }
     }
-    // Messages: receiver root -> (sender, wait, queue µs).
-    let mut sent_by: HashMap<u32, (u32, u32, i64)> = HashMap::new();
-    for (from, to, what) in MESSAGES {
+    // Messages: receiver root -> (sender, wait, wait with the queue, queue µs).
+    let mut sent_by: HashMap<u32, (u32, u32, u32, i64)> = HashMap::new();
+    for (from, to, what, with_queue) in MESSAGES {
         let w = wait_id(&mut waits, what);
+        let wq = wait_id(&mut waits, with_queue);
         let by_job = |name: &str, only_results: bool| -> HashMap<String, Vec<u32>> {
             let mut m: HashMap<String, Vec<u32>> = HashMap::new();
             for g in named(name) {
@@ -236,7 +241,7 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
                 if spans[r as usize].up == NONE && spans[s as usize].start <= spans[r as usize].start {
                     let (st, sp) = span_of(r, &spans);
                     let queue = st.field(sp, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0).max(0);
-                    sent_by.insert(r, (s, w, queue));
+                    sent_by.insert(r, (s, w, wq, queue));
                 }
             }
         }
@@ -250,7 +255,7 @@ fn edges(
     steps: Vec<(String, String)>,
     mut waits: Vec<String>,
     inner_wait: &HashMap<u32, u32>,
-    sent_by: &HashMap<u32, (u32, u32, i64)>,
+    sent_by: &HashMap<u32, (u32, u32, u32, i64)>,
     t0: i64,
     t1: i64,
     streams: &[Stream],
@@ -334,7 +339,7 @@ fn edges(
     for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
         let rf = &spans[r as usize];
         // A message that arrives before it was sent (clocks off within their bound) is no edge.
-        if let Some(&(s, w, queue)) = sent_by.get(&r).filter(|(s, _, _)| spans[*s as usize].end <= rf.start) {
+        if let Some(&(s, w, wq, queue)) = sent_by.get(&r).filter(|(s, ..)| spans[*s as usize].end <= rf.start) {
             // A receiver that queued waited, after the message came, for its
             // own process to be free: for the span of its process that ended
             // last, when that ended in the queue. Else the queue is nothing
@@ -354,8 +359,7 @@ fn edges(
                 list.push((to, e));
                 list.push(edge(2 * q + 1, 2 * r, Kind::Wait(queued), &time));
             } else if queue > 0 {
-                let named = waits[w as usize].replacen("network", "network and queue", 1);
-                list.push((to, Edge::new(e.from, e.weight, Kind::Wait(wait_id(&mut waits, &named)))));
+                list.push((to, Edge::new(e.from, e.weight, Kind::Wait(wq))));
             } else {
                 list.push((to, e));
             }

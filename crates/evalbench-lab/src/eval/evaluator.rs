@@ -167,9 +167,9 @@ fn attr_path(attr: &str) -> String {
 /// the same attributes again, so the file is kept under a name the counters
 /// do not read (`layout::RECYCLED_STATS_PREFIX`), and the span says so.
 fn set_aside(span: &Span, stats_file: &Path) {
-    let Some(name) = stats_file.file_name().and_then(|n| n.to_str()) else { return };
-    let aside = stats_file.with_file_name(format!("recycled.{name}"));
-    debug_assert!(aside.file_name().unwrap().to_str().unwrap().starts_with(evalbench_bundle::layout::RECYCLED_STATS_PREFIX));
+    use evalbench_bundle::layout::{NIX_STATS_PREFIX, RECYCLED_STATS_PREFIX};
+    let Some(rest) = stats_file.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix(NIX_STATS_PREFIX)) else { return };
+    let aside = stats_file.with_file_name(format!("{RECYCLED_STATS_PREFIX}{rest}"));
     if std::fs::rename(stats_file, &aside).is_ok() {
         span.record("stats", "set aside: nix finished before the kill");
     }
