@@ -2,18 +2,28 @@
 //! seeded bootstrap interval of the ratio of two medians (its inner loop is
 //! most of a verdict's cost, so it selects instead of sorting).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const BOOTSTRAP: usize = 2000;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Spread {
     pub n: usize,
+    // An empty sample's figures are not numbers: JSON writes them as null.
+    #[serde(deserialize_with = "null_is_nan")]
     pub median: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub min: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub max: f64,
     /// Median absolute deviation from the median.
+    #[serde(deserialize_with = "null_is_nan")]
     pub mad: f64,
+}
+
+/// A float serde_json wrote as null (it was NaN or infinite) reads back as NaN.
+pub fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Spread {

@@ -20,7 +20,7 @@ pub use crate::spread::{bootstrap_ratio, median, spread, Spread};
 pub const ALPHA: f64 = 0.05;
 
 /// What a verdict says. Serialized as the words the JSON has always had.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Kind {
     #[serde(rename = "faster")]
     Faster,

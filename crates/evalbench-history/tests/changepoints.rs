@@ -106,3 +106,19 @@ fn series_of_two_benchmarks_are_kept_apart_and_selectable() {
     let one = build(rows, &Select { benchmark: Some("other".into()), ..Select::default() });
     assert_eq!(one.passes.keys().collect::<Vec<_>>(), vec!["cold-clean"]);
 }
+
+/// Long A/A series, judged as `history add` judges them (each commit
+/// tested as it arrives): the false alarms over 30,000 commits. Minutes,
+/// so not in CI: `cargo test --release -p evalbench-history --test
+/// changepoints -- --ignored --nocapture` (N and SEEDS change the size).
+#[test]
+#[ignore]
+fn long_identical_series_flag_about_once_in_thirty_thousand_commits() {
+    let n: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
+    let seeds: u64 = std::env::var("SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    let t = std::time::Instant::now();
+    let flags: Vec<usize> = (0..seeds).map(|s| flagged(series(5000 + s, n, None)).len()).collect();
+    let total: usize = flags.iter().sum();
+    eprintln!("long A/A: {} series of {n} commits, flags per series {flags:?}, {total} in all, in {:?}", seeds, t.elapsed());
+    assert!(total as f64 <= 2.0 * (n as f64 * seeds as f64 / 30_000.0).max(1.0), "{total} false alarms in {} commits", n as u64 * seeds);
+}

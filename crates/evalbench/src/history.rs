@@ -110,7 +110,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Show { db, pass, benchmark, machine, json, format } => {
-            let h = read(&db.db, Select { pass, benchmark, machine })?;
+            let h = read(&db.db, Select { pass, benchmark, machine }, false)?;
             let format = if json { crate::Format::Json } else { format };
             if format == crate::Format::Markdown {
                 crate::emit(&evalbench_report::output::history::markdown(&h))?;
@@ -126,7 +126,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Report { db, pass, benchmark, machine, out, json } => {
-            let h = read(&db.db, Select { pass, benchmark, machine })?;
+            let h = read(&db.db, Select { pass, benchmark, machine }, true)?;
             let w = evalbench_report::history::render(&h, &db.db, &out)?;
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
@@ -138,11 +138,24 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A history that is there, with the selected series in it.
-fn read(db: &str, select: Select) -> anyhow::Result<evalbench_history::History> {
-    let rows = evalbench_history::open_existing(db)?.load()?;
-    select.check(&rows, db)?;
-    Ok(evalbench_history::build(rows, &select))
+/// A history that is there, with the selected series in it, as `add`
+/// judged it (`medians`: with each commit's span medians, for the page).
+/// A history whose runs no add judged yet is judged here, not stored.
+fn read(db: &str, select: Select, medians: bool) -> anyhow::Result<evalbench_history::History> {
+    let mut store = evalbench_history::open_existing(db)?;
+    let judged = match store.load_judged(medians)? {
+        Some(j) => j,
+        None => {
+            eprintln!(
+                "evalbench history: {db} holds runs stored before judgements were kept; judged now, from every stored run (the next `history add` keeps the judgements)"
+            );
+            let rows = store.load()?;
+            evalbench_history::JudgedHistory { commits: evalbench_history::commits_of(&rows), series: evalbench_history::judge_all(&rows) }
+        }
+    };
+    let keys: Vec<_> = judged.series.keys().cloned().collect();
+    select.check(&keys, db)?;
+    Ok(evalbench_history::assemble(judged.commits, judged.series, &select))
 }
 
 /// RFC 3339 (`2026-11-30T12:00:00Z`, `...+01:00`, fractions dropped) or Unix seconds.

@@ -329,3 +329,47 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     assert_eq!(changes.len(), PASSES.len());
     assert!(changes.iter().all(|r| r[0] == "c03" && r[2] == "nix nrFunctionCalls" && r[3] == "more" && r[4] == "+20.0%"), "{changes:?}");
 }
+
+/// What `add` judged and stored is what show reads; commits added out of
+/// order, or several bundles for one commit, are judged as if added in
+/// order; a history whose judgements are missing (written before they were
+/// kept) is judged on reading, and the next add stores the judgements.
+#[test]
+fn add_judges_and_show_reads_what_it_judged_whatever_the_order_of_adds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundles = series(&tmp.path().join("step"), true, 700);
+    let in_order = tmp.path().join("in-order.sqlite").display().to_string();
+    for (i, b) in bundles.iter().enumerate() {
+        run_ok(&mut add(&in_order, b, i));
+    }
+    let expected = show(&in_order);
+    assert_eq!(changes(&expected), vec![(format!("c{STEP_AT:02}"), "cold-clean".into(), "evaluated".into(), "slower".into())]);
+    let c = rusqlite::Connection::open(&in_order).unwrap();
+    let rows: i64 = c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows as usize, COMMITS * PASSES.len(), "a judged row per commit and pass");
+
+    // Shuffled: the last commits first, then the rest; the same history.
+    let shuffled = tmp.path().join("shuffled.sqlite").display().to_string();
+    let order: Vec<usize> = (0..COMMITS).rev().step_by(2).chain((0..COMMITS).rev().skip(1).step_by(2)).collect();
+    for &i in &order {
+        run_ok(&mut add(&shuffled, &bundles[i], i));
+    }
+    let got = show(&shuffled);
+    assert_eq!(got["changes"], expected["changes"], "added out of order");
+    assert_eq!(got["series"], expected["series"]);
+
+    // Judgements dropped, as in a history written before they were kept:
+    // show judges on reading and says so; the next add keeps them again.
+    c.execute("DELETE FROM judged", []).unwrap();
+    let out = run_ok(evalbench().args(["history", "show", "--json", "--db", &in_order]));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("judged now"), "{}", String::from_utf8_lossy(&out.stderr));
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(read["changes"], expected["changes"]);
+    let extra = tmp.path().join("extra");
+    write_bundle(&extra, &Truth::baseline(), 5, 999);
+    run_ok(&mut add(&in_order, &extra, 3));
+    let rows: i64 = c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows as usize, COMMITS * PASSES.len(), "every commit judged again, c03 once with its two bundles");
+    let after = show(&in_order);
+    assert_eq!(after["series"]["warm-clean"][3]["evaluated_s"]["n"], 10, "c03 holds both bundles' runs");
+}

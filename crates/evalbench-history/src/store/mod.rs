@@ -3,6 +3,7 @@
 //! made on first use and versioned; every `add` is one transaction, so a
 //! writer killed half-way leaves nothing of its bundle behind.
 
+mod judged;
 mod postgres;
 mod sqlite;
 
@@ -48,11 +49,23 @@ pub struct Stored {
     pub counters: BTreeMap<String, f64>,
 }
 
+/// The judged series as `add` stored them, and the commits.
+#[derive(Debug, Clone)]
+pub struct JudgedHistory {
+    pub commits: Vec<crate::series::Commit>,
+    pub series: BTreeMap<crate::series::SeriesKey, Vec<crate::judge::Judged>>,
+}
+
 pub trait Store {
-    /// Adds a bundle in one transaction; refuses one added before.
+    /// Adds a bundle and judges its commit in each series it touches, in
+    /// one transaction; refuses one added before.
     fn add(&mut self, meta: &Meta, record: &BundleRecord) -> Result<i64, HistoryError>;
     /// Every stored pass run with its span totals.
     fn load(&mut self) -> Result<Vec<Stored>, HistoryError>;
+    /// The judged series (without inputs; with each commit's span medians
+    /// when `medians`). None for a history whose runs no `add` judged yet
+    /// (written by an evalbench before judgements were kept).
+    fn load_judged(&mut self, medians: bool) -> Result<Option<JudgedHistory>, HistoryError>;
 }
 
 /// `postgresql://...` (or `postgres://...`) is a server; anything else a SQLite file.
@@ -128,7 +141,7 @@ CREATE INDEX IF NOT EXISTS passes_run ON passes (run_id);
 const BENCHMARK_COLUMN: &str = "ALTER TABLE runs ADD COLUMN benchmark TEXT";
 
 fn tables(id: &str, float: &str) -> String {
-    TABLES.replace("{id}", id).replace("{float}", float)
+    TABLES.replace("{id}", id).replace("{float}", float) + judged::TABLE
 }
 
 /// What `add` says when the digest is there already.

@@ -5,17 +5,23 @@
 
 use std::collections::HashMap;
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, GenericClient, NoTls};
 
 use evalbench_host::now_us;
 
-use super::{duplicate, newer, tables, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
+use super::judged;
+use super::{duplicate, newer, tables, JudgedHistory, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
 use crate::error::pg;
+use crate::judge::Judged;
 use crate::record::BundleRecord;
+use crate::series::SeriesKey;
 use crate::HistoryError;
 
 /// The advisory lock key that serializes migrations ("evalbench" in ASCII, folded).
 const MIGRATION_LOCK: i64 = 0x6576_616c_6265_6e63;
+/// The one that serializes judging: two machines adding to one series at
+/// once must not both judge their commit against a series without the other's.
+const JUDGE_LOCK: i64 = 0x6a75_6467_6564_0001;
 
 pub struct PgStore {
     url: String,
@@ -88,6 +94,11 @@ impl PgStore {
             if has == 0 {
                 tx.batch_execute(BENCHMARK_COLUMN).await.map_err(|e| pg(&db, e))?;
             }
+            // A database made before judgements were kept gets their table, once, under the lock.
+            let judged: Option<String> = tx.query_one("SELECT to_regclass('judged')::text", &[]).await.map_err(|e| pg(&db, e))?.get(0);
+            if judged.is_none() {
+                tx.batch_execute(judged::TABLE).await.map_err(|e| pg(&db, e))?;
+            }
             let found: Option<i64> = tx.query_one("SELECT max(version) FROM evalbench_schema", &[]).await.map_err(|e| pg(&db, e))?.get(0);
             if found.is_none() {
                 tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).await.map_err(|e| pg(&db, e))?;
@@ -155,54 +166,154 @@ impl Store for PgStore {
                 .await
                 .map_err(e)?;
             }
+            judge_added(&tx, &db, meta, record, run_id).await?;
             tx.commit().await.map_err(e)?;
             Ok(run_id)
         })
     }
 
-    fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
+    fn load_judged(&mut self, medians: bool) -> Result<Option<JudgedHistory>, HistoryError> {
         let db = self.url.clone();
         let e = |x| pg(&db, x);
         self.rt.block_on(async {
-            let rows = self
-                .client
-                .query(
-                    "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
-                     FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
-                    &[],
-                )
-                .await
-                .map_err(e)?;
-            let mut out = Vec::with_capacity(rows.len());
-            let mut at: HashMap<i64, usize> = HashMap::new();
-            for r in rows {
-                at.insert(r.get(0), out.len());
-                out.push(Stored {
-                    run_id: r.get(1),
-                    commit: r.get(2),
-                    commit_time: r.get(3),
-                    added_us: r.get(4),
-                    branch: r.get(5),
-                    machine: r.get(6),
-                    pass: r.get(7),
-                    repeat: r.get(8),
-                    evaluated_s: r.get(9),
-                    benchmark: r.get(10),
-                    spans: Default::default(),
-                    counters: Default::default(),
-                });
+            let judged: i64 = self.client.query_one("SELECT count(*) FROM judged", &[]).await.map_err(e)?.get(0);
+            let runs = run_rows(&self.client).await.map_err(e)?;
+            if judged == 0 && !runs.is_empty() {
+                return Ok(None);
             }
-            for r in self.client.query("SELECT pass_id, what, total_ms FROM span_totals", &[]).await.map_err(e)? {
-                if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
-                    out[i].spans.insert(r.get(1), r.get(2));
+            let mut out: std::collections::BTreeMap<SeriesKey, Vec<Judged>> = Default::default();
+            for r in self.client.query(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }, &[]).await.map_err(e)? {
+                let key = SeriesKey { benchmark: r.get(0), machine: r.get(1), pass: r.get(2) };
+                let mut j: Judged = judged::parse(&db, "point", r.get(3))?;
+                if medians {
+                    j.span_medians = judged::parse(&db, "span_medians", r.get(4))?;
                 }
+                out.entry(key).or_default().push(j);
             }
-            for r in self.client.query("SELECT pass_id, name, value FROM counter_totals", &[]).await.map_err(e)? {
-                if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
-                    out[i].counters.insert(r.get(1), r.get(2));
-                }
-            }
-            Ok(out)
+            Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series: out }))
         })
     }
+
+    fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
+        let db = self.url.clone();
+        self.rt.block_on(load_rows(&self.client)).map_err(|x| pg(&db, x))
+    }
+}
+
+/// One row a bundle (no passes): enough to list the commits.
+async fn run_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres::Error> {
+    let rows = c.query("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark FROM runs", &[]).await?;
+    Ok(rows
+        .iter()
+        .map(|r| Stored {
+            run_id: r.get(0),
+            commit: r.get(1),
+            commit_time: r.get(2),
+            added_us: r.get(3),
+            branch: r.get(4),
+            machine: r.get(5),
+            benchmark: r.get(6),
+            pass: String::new(),
+            repeat: 0,
+            evaluated_s: None,
+            spans: Default::default(),
+            counters: Default::default(),
+        })
+        .collect())
+}
+
+/// Judges what `add` just stored, in its transaction (as the SQLite store's
+/// `judge_added` does), one machine at a time.
+async fn judge_added(c: &impl GenericClient, db: &str, meta: &Meta, record: &BundleRecord, run_id: i64) -> Result<(), HistoryError> {
+    let e = |x| pg(db, x);
+    c.execute("SELECT pg_advisory_xact_lock($1)", &[&JUDGE_LOCK]).await.map_err(e)?;
+    let judged_rows: i64 = c.query_one("SELECT count(*) FROM judged", &[]).await.map_err(e)?.get(0);
+    let older: i64 = c.query_one("SELECT count(*) FROM runs WHERE id <> $1", &[&run_id]).await.map_err(e)?.get(0);
+    let write = |key: SeriesKey, j: Judged| async move {
+        let (point, medians, inputs) = judged::columns(&j);
+        c.execute(judged::INSERT, &[&key.benchmark, &key.machine, &key.pass, &j.commit, &j.commit_time, &j.added_us, &point, &medians, &inputs])
+            .await
+            .map(|_| ())
+            .map_err(e)
+    };
+    if judged_rows == 0 && older > 0 {
+        for (key, rows) in crate::series::judge_all(&load_rows(c).await.map_err(e)?) {
+            for j in rows {
+                write(key.clone(), j).await?;
+            }
+        }
+        return Ok(());
+    }
+    let (window, baseline) = judged::READ_BACK;
+    let added_us: i64 = c.query_one("SELECT added_us FROM runs WHERE id = $1", &[&run_id]).await.map_err(e)?.get(0);
+    for (key, runs) in judged::series_runs(meta, record) {
+        let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
+        let (ct, au): (i64, i64) = match c.query_opt(judged::EXISTING, &[b, m, p, &meta.commit]).await.map_err(e)? {
+            Some(r) => (r.get(0), r.get(1)),
+            None => (meta.commit_time, added_us),
+        };
+        let mut before: Vec<Judged> = Vec::new();
+        for r in c.query(judged::BEFORE, &[b, m, p, &ct, &au, &meta.commit, &window]).await.map_err(e)? {
+            before.push(judged::parse(db, "point", r.get(3))?);
+        }
+        before.reverse();
+        let n = before.len();
+        // Newest first, as `before` ends.
+        for (k, r) in c.query(judged::BEFORE_INPUTS, &[b, m, p, &ct, &au, &meta.commit, &baseline]).await.map_err(e)?.iter().enumerate() {
+            before[n - 1 - k].inputs = judged::parse(db, "inputs", r.get(1))?;
+        }
+        let mut after: Vec<Judged> = Vec::new();
+        for r in c.query(judged::AFTER, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)? {
+            let mut j: Judged = judged::parse(db, "point", r.get(3))?;
+            j.inputs = judged::parse(db, "inputs", r.get(4))?;
+            after.push(j);
+        }
+        let rows = judged::rejudge(p, before, after, (&meta.commit, ct, au), runs);
+        c.execute(judged::DELETE_FROM, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)?;
+        for j in rows {
+            write(key.clone(), j).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Every stored pass run with its span totals and counters.
+async fn load_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres::Error> {
+    let rows = c
+        .query(
+            "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
+             FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
+            &[],
+        )
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    let mut at: HashMap<i64, usize> = HashMap::new();
+    for r in rows {
+        at.insert(r.get(0), out.len());
+        out.push(Stored {
+            run_id: r.get(1),
+            commit: r.get(2),
+            commit_time: r.get(3),
+            added_us: r.get(4),
+            branch: r.get(5),
+            machine: r.get(6),
+            pass: r.get(7),
+            repeat: r.get(8),
+            evaluated_s: r.get(9),
+            benchmark: r.get(10),
+            spans: Default::default(),
+            counters: Default::default(),
+        });
+    }
+    for r in c.query("SELECT pass_id, what, total_ms FROM span_totals", &[]).await? {
+        if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
+            out[i].spans.insert(r.get(1), r.get(2));
+        }
+    }
+    for r in c.query("SELECT pass_id, name, value FROM counter_totals", &[]).await? {
+        if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
+            out[i].counters.insert(r.get(1), r.get(2));
+        }
+    }
+    Ok(out)
 }

@@ -7,8 +7,11 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use evalbench_host::now_us;
 
-use super::{duplicate, newer, tables, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
+use super::judged::{self, sqlite as q};
+use super::{duplicate, newer, tables, JudgedHistory, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
+use crate::judge::Judged;
 use crate::record::BundleRecord;
+use crate::series::SeriesKey;
 use crate::HistoryError;
 
 pub struct SqliteStore {
@@ -104,63 +107,181 @@ impl Store for SqliteStore {
                 }
             }
         }
+        judge_added(&tx, &self.path, meta, record, run_id)?;
         tx.commit().map_err(e)?;
         Ok(run_id)
     }
 
-    fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
+    fn load_judged(&mut self, medians: bool) -> Result<Option<JudgedHistory>, HistoryError> {
         let e = self.err();
-        let mut q = self
-            .c
-            .prepare(
-                "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
-                 FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
-            )
-            .map_err(&e)?;
-        let rows = q
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    Stored {
-                        run_id: r.get(1)?,
-                        commit: r.get(2)?,
-                        commit_time: r.get(3)?,
-                        added_us: r.get(4)?,
-                        branch: r.get(5)?,
-                        machine: r.get(6)?,
-                        pass: r.get(7)?,
-                        repeat: r.get(8)?,
-                        evaluated_s: r.get(9)?,
-                        benchmark: r.get(10)?,
-                        spans: Default::default(),
-                        counters: Default::default(),
-                    },
-                ))
-            })
-            .map_err(&e)?;
-        let mut out = Vec::new();
-        let mut at: HashMap<i64, usize> = HashMap::new();
-        for row in rows {
-            let (pass_id, s) = row.map_err(&e)?;
-            at.insert(pass_id, out.len());
-            out.push(s);
+        let judged: i64 = self.c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).map_err(&e)?;
+        let runs: Vec<Stored> = run_rows(&self.c).map_err(&e)?;
+        if judged == 0 && !runs.is_empty() {
+            return Ok(None);
         }
-        let mut q = self.c.prepare("SELECT pass_id, what, total_ms FROM span_totals").map_err(&e)?;
-        let mut rows = q.query([]).map_err(&e)?;
+        let mut out: std::collections::BTreeMap<SeriesKey, Vec<Judged>> = Default::default();
+        let mut stmt = self.c.prepare(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }).map_err(&e)?;
+        let mut rows = stmt.query([]).map_err(&e)?;
         while let Some(r) = rows.next().map_err(&e)? {
-            let pass_id: i64 = r.get(0).map_err(&e)?;
-            if let Some(&i) = at.get(&pass_id) {
-                out[i].spans.insert(r.get(1).map_err(&e)?, r.get(2).map_err(&e)?);
+            let key = SeriesKey { benchmark: r.get(0).map_err(&e)?, machine: r.get(1).map_err(&e)?, pass: r.get(2).map_err(&e)? };
+            let point: String = r.get(3).map_err(&e)?;
+            let mut j: Judged = judged::parse(&self.path, "point", &point)?;
+            if medians {
+                let m: String = r.get(4).map_err(&e)?;
+                j.span_medians = judged::parse(&self.path, "span_medians", &m)?;
             }
+            out.entry(key).or_default().push(j);
         }
-        let mut q = self.c.prepare("SELECT pass_id, name, value FROM counter_totals").map_err(&e)?;
-        let mut rows = q.query([]).map_err(&e)?;
-        while let Some(r) = rows.next().map_err(&e)? {
-            let pass_id: i64 = r.get(0).map_err(&e)?;
-            if let Some(&i) = at.get(&pass_id) {
-                out[i].counters.insert(r.get(1).map_err(&e)?, r.get(2).map_err(&e)?);
-            }
-        }
-        Ok(out)
+        Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series: out }))
     }
+
+    fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
+        load_rows(&self.c).map_err(self.err())
+    }
+}
+
+/// One row a bundle (no passes): enough to list the commits.
+fn run_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
+    let mut q = c.prepare("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark FROM runs")?;
+    let rows = q.query_map([], |r| {
+        Ok(Stored {
+            run_id: r.get(0)?,
+            commit: r.get(1)?,
+            commit_time: r.get(2)?,
+            added_us: r.get(3)?,
+            branch: r.get(4)?,
+            machine: r.get(5)?,
+            benchmark: r.get(6)?,
+            pass: String::new(),
+            repeat: 0,
+            evaluated_s: None,
+            spans: Default::default(),
+            counters: Default::default(),
+        })
+    })?;
+    rows.collect()
+}
+
+/// Judges what `add` just stored (in its transaction): from the added
+/// commit on, in each series it touches; or, in a history whose runs were
+/// stored before judgements were kept, every series from its start, once.
+fn judge_added(c: &Connection, db: &str, meta: &Meta, record: &BundleRecord, run_id: i64) -> Result<(), HistoryError> {
+    let e = |source| HistoryError::Sqlite { db: db.to_string(), source };
+    let judged_rows: i64 = c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).map_err(e)?;
+    let older: i64 = c.query_row("SELECT count(*) FROM runs WHERE id <> ?1", [run_id], |r| r.get(0)).map_err(e)?;
+    let mut insert = c.prepare(&q(judged::INSERT)).map_err(e)?;
+    let mut write = |key: &SeriesKey, j: &Judged| {
+        let (point, medians, inputs) = judged::columns(j);
+        insert
+            .execute(params![key.benchmark, key.machine, key.pass, j.commit, j.commit_time, j.added_us, point, medians, inputs])
+            .map(|_| ())
+            .map_err(e)
+    };
+    if judged_rows == 0 && older > 0 {
+        for (key, rows) in crate::series::judge_all(&load_rows(c).map_err(e)?) {
+            for j in &rows {
+                write(&key, j)?;
+            }
+        }
+        return Ok(());
+    }
+    let (window, baseline) = judged::READ_BACK;
+    let added_us: i64 = c.query_row("SELECT added_us FROM runs WHERE id = ?1", [run_id], |r| r.get(0)).map_err(e)?;
+    for (key, runs) in judged::series_runs(meta, record) {
+        let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
+        let (ct, au): (i64, i64) = c
+            .query_row(&q(judged::EXISTING), params![b, m, p, meta.commit], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(e)?
+            .unwrap_or((meta.commit_time, added_us));
+        let at = params![b, m, p, ct, au, meta.commit];
+        let mut before: Vec<Judged> = Vec::new();
+        {
+            let mut s = c.prepare(&q(judged::BEFORE)).map_err(e)?;
+            let mut rows = s.query(params![b, m, p, ct, au, meta.commit, window]).map_err(e)?;
+            while let Some(r) = rows.next().map_err(e)? {
+                let point: String = r.get(3).map_err(e)?;
+                before.push(judged::parse(db, "point", &point)?);
+            }
+            before.reverse();
+            let mut s = c.prepare(&q(judged::BEFORE_INPUTS)).map_err(e)?;
+            let mut rows = s.query(params![b, m, p, ct, au, meta.commit, baseline]).map_err(e)?;
+            let n = before.len();
+            let mut k = 0;
+            while let Some(r) = rows.next().map_err(e)? {
+                let inputs: String = r.get(1).map_err(e)?;
+                // Newest first, as `before` ends.
+                k += 1;
+                before[n - k].inputs = judged::parse(db, "inputs", &inputs)?;
+            }
+        }
+        let mut after: Vec<Judged> = Vec::new();
+        {
+            let mut s = c.prepare(&q(judged::AFTER)).map_err(e)?;
+            let mut rows = s.query(at).map_err(e)?;
+            while let Some(r) = rows.next().map_err(e)? {
+                let (point, inputs): (String, String) = (r.get(3).map_err(e)?, r.get(4).map_err(e)?);
+                let mut j: Judged = judged::parse(db, "point", &point)?;
+                j.inputs = judged::parse(db, "inputs", &inputs)?;
+                after.push(j);
+            }
+        }
+        let rows = judged::rejudge(p, before, after, (&meta.commit, ct, au), runs);
+        c.execute(&q(judged::DELETE_FROM), params![b, m, p, ct, au, meta.commit]).map_err(e)?;
+        for j in &rows {
+            write(&key, j)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every stored pass run with its span totals and counters.
+fn load_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
+    let mut q = c.prepare(
+        "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
+                 FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
+    )?;
+    let rows = q.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            Stored {
+                run_id: r.get(1)?,
+                commit: r.get(2)?,
+                commit_time: r.get(3)?,
+                added_us: r.get(4)?,
+                branch: r.get(5)?,
+                machine: r.get(6)?,
+                pass: r.get(7)?,
+                repeat: r.get(8)?,
+                evaluated_s: r.get(9)?,
+                benchmark: r.get(10)?,
+                spans: Default::default(),
+                counters: Default::default(),
+            },
+        ))
+    })?;
+    let mut out = Vec::new();
+    let mut at: HashMap<i64, usize> = HashMap::new();
+    for row in rows {
+        let (pass_id, s) = row?;
+        at.insert(pass_id, out.len());
+        out.push(s);
+    }
+    let mut q = c.prepare("SELECT pass_id, what, total_ms FROM span_totals")?;
+    let mut rows = q.query([])?;
+    while let Some(r) = rows.next()? {
+        let pass_id: i64 = r.get(0)?;
+        if let Some(&i) = at.get(&pass_id) {
+            out[i].spans.insert(r.get(1)?, r.get(2)?);
+        }
+    }
+    let mut q = c.prepare("SELECT pass_id, name, value FROM counter_totals")?;
+    let mut rows = q.query([])?;
+    while let Some(r) = rows.next()? {
+        let pass_id: i64 = r.get(0)?;
+        if let Some(&i) = at.get(&pass_id) {
+            out[i].counters.insert(r.get(1)?, r.get(2)?);
+        }
+    }
+    Ok(out)
 }
