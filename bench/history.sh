@@ -12,7 +12,7 @@ COMMITS="${COMMITS:-1000}"; RUNS="${RUNS:-3}"; REPEAT="${REPEAT:-3}"
 cd "$ROOT"
 build_release
 WORK="$(mktemp -d /tmp/evalbench-historybench.XXXXXX)"
-remove_on_exit "$WORK"
+[ -n "${KEEP:-}" ] || remove_on_exit "$WORK"
 python3 - "$WORK/bundles" "$COMMITS" "$RUNS" <<'PY'
 import json, math, os, random, sys
 root, commits, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -215,7 +215,13 @@ fn span_samples<'a>(runs: impl Iterator<Item = &'a RunInput>) -> BTreeMap<String
 fn change_points(pass: &str, window: &[Judged], next: &Judged, changes: &mut Vec<Change>) -> Option<String> {
     let kept: Vec<&Judged> = window.iter().chain(std::iter::once(next)).filter(|q| q.evaluated_s.n > 0).collect();
     let values: Vec<f64> = kept.iter().map(|q| q.evaluated_s.median).collect();
-    let found = e_divisive(&values, Params::default());
+    let params = Params::default();
+    let mut found = e_divisive(&values, params);
+    // A split that leaves the fewest values allowed after it may be pinned
+    // there by that bound, the true step lying later (a step 3 commits
+    // back, with 4 required, shows as a split 4 back): it waits for the
+    // next commit, which places it.
+    found.retain(|c| values.len() - c.at > params.min_size);
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(found.iter().map(|c| c.at));
     bounds.push(values.len());

@@ -15,6 +15,20 @@ use crate::ReportError;
 
 /// Span charts per pass.
 const SMALL_MULTIPLES: usize = 6;
+/// Marks a chart draws at most: past this many commits, a mark stands for
+/// a run of neighbouring commits (about 2.5 px each on the 1,100 px chart,
+/// where one mark per commit could not be told apart), and a page of
+/// 10,000 commits stays a page. Changes are always drawn one by one.
+const MARKS: usize = 400;
+
+/// The commits (indices into a series) each mark stands for: one each up
+/// to `max`, else `max` runs of neighbours of near-equal length.
+fn buckets(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
+    if n <= max {
+        return (0..n).map(|i| i..i + 1).collect();
+    }
+    (0..max).map(|k| k * n / max..(k + 1) * n / max).collect()
+}
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:8px 24px 48px;color:#222}\
 h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}\
@@ -39,12 +53,15 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
     body.push_str(&crate::html::shell_head(&title, CSS));
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"note\">{}, ordered by commit time. Each commit is judged against the commits before it since the last change \
-         (at most {}), with compare's rules and {}% split over the series' steps. Hover a point for its commit, runs and verdict.</p>",
+        "<h1>{}</h1><p class=\"note\">{}, ordered by commit time. Each commit was judged when it was added, against the commits before it since the last change \
+         (at most {}), with compare's rules at {} a commit ({}% split over a horizon of {} commits); commits with too few runs for that, by change points. \
+         Hover a point for its commit, runs and verdict; past {MARKS} commits a point stands for a run of neighbours, and only changes are drawn one by one.</p>",
         esc(&title),
         crate::output::count(h.commits.len(), "commit"),
         evalbench_history::BASELINE_COMMITS,
-        evalbench_analyze::verdict::ALPHA * 100.0
+        evalbench_history::judge::STEP_ALPHA,
+        evalbench_analyze::verdict::ALPHA * 100.0,
+        evalbench_history::judge::HORIZON_COMMITS
     );
     for note in &h.power {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(note));
@@ -135,14 +152,18 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
     );
     let _ =
         write!(s, "<text x=\"4\" y=\"16\" font-size=\"11\">{:.3} s</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.3} s</text>", hi, f.h - 20.0, lo);
-    let line: Vec<String> = series.iter().enumerate().map(|(i, p)| format!("{:.1},{:.1}", f.x(i), f.y(p.evaluated_s.median))).collect();
+    let marks = buckets(series.len(), MARKS);
+    let mid = |r: &std::ops::Range<usize>| (r.start + r.end - 1) / 2;
+    let bucket_median = |r: &std::ops::Range<usize>| {
+        let v: Vec<f64> = series[r.clone()].iter().map(|p| p.evaluated_s.median).collect();
+        evalbench_analyze::verdict::median(&v)
+    };
+    let line: Vec<String> = marks.iter().map(|r| format!("{:.1},{:.1}", f.x(mid(r)), f.y(bucket_median(r)))).collect();
     let _ = write!(s, "<polyline class=\"series\" fill=\"none\" points=\"{}\"/>", line.join(" "));
     for (i, p) in series.iter().enumerate() {
         let commit = &h.commits[p.commit];
         let x = f.x(i);
-        let e = &p.evaluated_s;
-        let change = verdict_of(changes, &commit.commit, "evaluated");
-        if change.is_some() {
+        if verdict_of(changes, &commit.commit, "evaluated").is_some() {
             let _ = write!(s, "<line class=\"cp\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"8\" y2=\"{:.1}\"/>", f.h - 20.0);
         }
         for c in changes.iter().filter(|c| c.commit == commit.commit && c.what.starts_with("nix ")) {
@@ -154,6 +175,40 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
                 esc(&format!("commit {}: {}", commit.commit, c.text))
             );
         }
+    }
+    for r in &marks {
+        if r.len() > 1 {
+            // A run of commits: the range of their spreads, and the median of their medians.
+            let run = &series[r.clone()];
+            let x = f.x(mid(r));
+            let lo = run.iter().map(|p| p.evaluated_s.min).fold(f64::INFINITY, f64::min);
+            let hi = run.iter().map(|p| p.evaluated_s.max).fold(f64::NEG_INFINITY, f64::max);
+            let (first, last) = (&h.commits[run[0].commit], &h.commits[run[run.len() - 1].commit]);
+            let (mlo, mhi) =
+                run.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.evaluated_s.median), b.max(p.evaluated_s.median)));
+            let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(lo), f.y(hi));
+            let tip = format!(
+                "{} commits, {} ({}) to {} ({}): medians {mlo:.3}..{mhi:.3} s, their median {:.3} s",
+                run.len(),
+                first.commit,
+                date(first.commit_time),
+                last.commit,
+                date(last.commit_time),
+                bucket_median(r)
+            );
+            let _ =
+                write!(s, "<circle class=\"point\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>", f.y(bucket_median(r)), esc(&tip));
+        }
+    }
+    for (i, p) in series.iter().enumerate() {
+        let commit = &h.commits[p.commit];
+        let change = verdict_of(changes, &commit.commit, "evaluated");
+        // Past MARKS commits, only the changes are drawn one by one.
+        if series.len() > MARKS && change.is_none() {
+            continue;
+        }
+        let x = f.x(i);
+        let e = &p.evaluated_s;
         let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(e.min), f.y(e.max));
         let verdict = match change {
             Some(c) => c.text.clone(),
@@ -241,7 +296,14 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
         let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min) * 0.95;
         let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max) * 1.05;
         let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: v.len(), lo, hi };
-        let pts: Vec<String> = v.iter().enumerate().map(|(i, (_, m))| format!("{:.1},{:.1}", f.x(i), f.y(*m))).collect();
+        // Past MARKS commits a vertex is the median of a run of neighbours.
+        let pts: Vec<String> = buckets(v.len(), MARKS)
+            .iter()
+            .map(|r| {
+                let m: Vec<f64> = v[r.clone()].iter().map(|x| x.1).collect();
+                format!("{:.1},{:.1}", f.x((r.start + r.end - 1) / 2), f.y(evalbench_analyze::verdict::median(&m)))
+            })
+            .collect();
         let _ = write!(
             body,
             "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"360\" height=\"110\" viewBox=\"0 0 360 110\" role=\"img\"><title>{}</title>\
@@ -264,4 +326,55 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
         let _ = write!(body, "</svg><figcaption>{} ({:.3}..{:.3} ms)</figcaption></figure>", esc(name), lo / 0.95, hi / 1.05);
     }
     body.push_str("</div>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use evalbench_history::{build, Select, Stored};
+
+    /// A series of `n` commits, one run each, 30% slower from `step` on.
+    fn history(n: usize, step: usize) -> History {
+        let rows = (0..n)
+            .map(|i| Stored {
+                run_id: i as i64,
+                commit: format!("c{i}"),
+                commit_time: 1_700_000_000 + i as i64,
+                added_us: i as i64,
+                branch: None,
+                machine: None,
+                benchmark: None,
+                pass: "cold-clean".into(),
+                repeat: 1,
+                // A deterministic wobble of ±1%.
+                evaluated_s: Some(if i >= step { 1.3 } else { 1.0 } * (1.0 + 0.01 * ((i * 7919 % 13) as f64 / 6.0 - 1.0))),
+                spans: [("eval resolve".to_string(), 10.0 + (i % 5) as f64)].into(),
+                counters: Default::default(),
+            })
+            .collect();
+        build(rows, &Select::default())
+    }
+
+    #[test]
+    fn marks_stand_for_runs_of_commits_past_the_limit_and_changes_stay_one_by_one() {
+        assert_eq!(buckets(3, MARKS), vec![0..1, 1..2, 2..3]);
+        let b = buckets(1001, 400);
+        assert_eq!(b.len(), 400);
+        assert_eq!((b[0].start, b[399].end), (0, 1001), "every commit in one mark");
+        assert!(b.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()));
+
+        let h = history(2000, 1500);
+        assert_eq!(h.changes.iter().map(|c| c.commit.as_str()).collect::<Vec<_>>(), vec!["c1500"]);
+        let dir = tempfile::tempdir().unwrap();
+        let w = render(&h, "test.sqlite", dir.path()).unwrap();
+        let html = std::fs::read_to_string(&w.page).unwrap();
+        assert_eq!(html.matches("<circle class=\"point\"").count(), MARKS, "a mark per run of commits");
+        assert_eq!(html.matches("<circle class=\"change\"").count(), 1, "the change on its own");
+        assert!(html.contains("5 commits, c0 ("), "a mark names its commits");
+        let line = html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert_eq!(line.split_whitespace().count(), MARKS);
+        let small = history(50, 30);
+        let html = std::fs::read_to_string(render(&small, "t", dir.path()).unwrap().page).unwrap();
+        assert_eq!(html.matches("<circle class=\"point\"").count() + html.matches("<circle class=\"change\"").count(), 50, "a mark per commit");
+    }
 }
