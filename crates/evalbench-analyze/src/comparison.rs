@@ -217,6 +217,8 @@ pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Differe
                 s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
             }
         };
+        // The server's settings differ by these: said once, as given.
+        d.retain(|x| x.field != "postgres_settings");
         d.push(Difference { group: "settings", field: "pg_settings".into(), a: text(&sa), b: text(&sb) });
     }
     (pa, pb, d)

@@ -68,6 +68,12 @@ pub struct System {
     /// PostgreSQL's `server_version`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub postgres_version: Option<String>,
+    /// Every PostgreSQL setting not at its built-in default (set on the
+    /// command line or in the configuration file), as the server shows it:
+    /// the lab's own (fsync=off, autovacuum_naptime=1s, ...), `--pg-setting`s
+    /// and a deployment's tuning alike. Ports and paths are left out.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub postgres_settings: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -107,6 +113,9 @@ pub struct Plan {
     /// Captures switched off for the whole run (`--no-perf`, `--bare`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub captures_off: Vec<String>,
+    /// The lab's evaluator subprocesses (`--eval-workers`); None for other targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_workers: Option<u32>,
 }
 
 /// How provenance is grouped when two are set side by side.
@@ -130,6 +139,10 @@ fn text(v: Option<&serde_json::Value>) -> String {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Array(a)) if a.is_empty() => "none".into(),
         Some(serde_json::Value::Array(a)) => a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), String::from)).collect::<Vec<_>>().join(", "),
+        Some(serde_json::Value::Object(m)) if m.is_empty() => "none".into(),
+        Some(serde_json::Value::Object(m)) => {
+            m.iter().map(|(k, x)| format!("{k}={}", x.as_str().map_or_else(|| x.to_string(), String::from))).collect::<Vec<_>>().join(", ")
+        }
         Some(other) => other.to_string(),
     }
 }
@@ -142,10 +155,10 @@ impl Provenance {
         for g in GROUPS {
             let fields: &[&str] = match *g {
                 "workload" => &["flake", "rev", "nar_hash"],
-                "system" => &["target", "server_version", "nix_version", "postgres_version"],
+                "system" => &["target", "server_version", "nix_version", "postgres_version", "postgres_settings"],
                 "evalbench" => &["version", "git_rev"],
                 "machine" => &["hostname", "cpu_model", "cores", "memory_bytes", "kernel"],
-                _ => &["passes", "repeat_clean", "repeat_instrumented", "captures_off"],
+                _ => &["passes", "repeat_clean", "repeat_instrumented", "captures_off", "eval_workers"],
             };
             for f in fields {
                 out.push((*g, f.to_string(), text(v[g].get(*f))));

@@ -17,7 +17,10 @@ pub fn gather(base: &Provenance, target: &mut dyn Target) -> Provenance {
     p.workload = workload;
     let cap = target.capture();
     system.target = Some(target.name().to_string());
-    system.postgres_version = Db::connect(&cap.admin_database_url).ok().and_then(|db| db.server_version().ok());
+    if let Ok(db) = Db::connect(&cap.admin_database_url) {
+        system.postgres_version = db.server_version().ok();
+        system.postgres_settings = db.settings().unwrap_or_default();
+    }
     p.system = system;
     p.machine = machine(&cap.worker);
     p

@@ -224,11 +224,16 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!(p["workload"].get("rev").is_none(), "the embedded flake is no git checkout: {p}");
         assert!(p["system"]["nix_version"].as_str().unwrap().starts_with("nix (Nix) "), "{p}");
         assert!(p["system"]["postgres_version"].as_str().unwrap().starts_with("15"), "{p}");
+        // The lab's own server settings, as PostgreSQL shows them; no port or path.
+        let settings = &p["system"]["postgres_settings"];
+        assert_eq!((settings["fsync"].as_str(), settings["autovacuum_naptime"].as_str()), (Some("off"), Some("1s")), "{p}");
+        assert!(settings.get("port").is_none() && settings.get("unix_socket_directories").is_none(), "{p}");
         assert_eq!(p["system"]["target"], "lab");
         assert!(p["system"]["server_version"].as_str().unwrap().starts_with("evalbench-lab "), "{p}");
         assert!(p["machine"]["cores"].as_u64().unwrap() >= 1 && p["machine"]["memory_bytes"].as_u64().unwrap() > 1 << 30, "{p}");
         assert_eq!(p["plan"]["repeat_clean"], clean_runs as u64);
         assert_eq!(p["plan"]["repeat_instrumented"], 1);
+        assert_eq!(p["plan"]["eval_workers"], 1, "the lab's evaluators: {p}");
         assert!(p["evalbench"]["version"].is_string() && p["started"].as_str().unwrap().ends_with('Z'), "{p}");
     }
     assert_eq!(summary["provenance"]["workload"]["flake"], "hello-flake (embedded)");

@@ -61,6 +61,20 @@ impl Db {
         Ok(v.as_str().unwrap_or_default().to_string())
     }
 
+    /// Every setting not at its built-in default, as the server shows it
+    /// (`current_setting`), without ports, addresses and paths, which differ
+    /// from run to run and say nothing of how the server behaves.
+    pub fn settings(&self) -> Result<std::collections::BTreeMap<String, String>, HarnessError> {
+        let v = self.json(
+            "SELECT coalesce(json_object_agg(name, current_setting(name) ORDER BY name), '{}'::json) FROM pg_settings
+             WHERE source IN ('command line', 'configuration file')
+               AND name NOT IN ('port', 'listen_addresses', 'unix_socket_directories', 'data_directory', 'config_file',
+                                'hba_file', 'ident_file', 'external_pid_file', 'log_directory', 'log_filename')",
+            &[],
+        )?;
+        Ok(serde_json::from_value(v).unwrap_or_default())
+    }
+
     pub fn reset_statements(&self) -> Result<(), HarnessError> {
         self.exec("SELECT pg_stat_statements_reset()")
     }

@@ -16,7 +16,7 @@ const SIDE_BY_SIDE: usize = 30;
 
 pub fn overview(page: &mut Page, passes: &[PassView]) {
     page.h2("passes", "All passes");
-    page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>PostgreSQL settings</th><th>evaluation_metric</th></tr>");
+    page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>--pg-setting</th><th>evaluation_metric</th></tr>");
     for p in passes {
         let evaluated = p.run().and_then(|r| r.evaluated_s).map(|s| format!("{s:.3} s")).unwrap_or_else(|| "unknown".into());
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
@@ -26,7 +26,7 @@ pub fn overview(page: &mut Page, passes: &[PassView]) {
             }
             _ => "none".into(),
         };
-        let settings = p.run().and_then(|r| r.pg_settings()).map(|s| crate::output::pg_settings(s, " ")).unwrap_or_else(|| "defaults".into());
+        let settings = p.run().and_then(|r| r.pg_settings()).map(|s| crate::output::pg_settings(s, " ")).unwrap_or_else(|| "none given".into());
         let _ = write!(
             page.body,
             "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
