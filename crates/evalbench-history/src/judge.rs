@@ -93,7 +93,7 @@ pub struct Judged {
     pub top_spans: Vec<(String, f64)>,
     /// Every span's median total over the commit's runs, ms (stored apart: only the page reads them).
     #[serde(skip, default)]
-    pub span_medians: BTreeMap<String, f64>,
+    pub span_medians: crate::medians::SpanMedians,
     pub rule: Rule,
     /// The per-commit rule could not reach [`STEP_ALPHA`] with these runs.
     pub powerless: bool,
@@ -113,8 +113,8 @@ impl Judged {
                 per_span.entry(k).or_default().push(*v);
             }
         }
-        let span_medians: BTreeMap<String, f64> = per_span.iter().map(|(k, v)| (k.to_string(), median(v))).collect();
-        let mut top: Vec<(String, f64)> = span_medians.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let span_medians = crate::medians::SpanMedians::from_pairs(per_span.iter().map(|(k, v)| (*k, median(v))));
+        let mut top: Vec<(String, f64)> = span_medians.iter().map(|(k, v)| (k.to_string(), v)).collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         top.truncate(TOP_SPANS);
         Judged {

@@ -9,6 +9,7 @@
 pub mod changepoint;
 mod error;
 pub mod judge;
+pub mod medians;
 pub mod record;
 pub mod series;
 pub mod store;

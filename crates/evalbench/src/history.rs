@@ -115,10 +115,30 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if format == crate::Format::Markdown {
                 crate::emit(&evalbench_report::output::history::markdown(&h))?;
             } else if format == crate::Format::Json {
-                let series: serde_json::Map<String, serde_json::Value> =
-                    h.passes.iter().map(|(p, pts)| (p.clone(), serde_json::to_value(pts).expect("serializes"))).collect();
-                let doc = serde_json::json!({"commits": h.commits, "series": series, "changes": h.changes, "power": h.power, "rules": h.rules,
-                    "benchmarks": h.series.iter().map(|(b, m)| serde_json::json!({"benchmark": b, "machine": m})).collect::<Vec<_>>()});
+                // Written straight from the history: at 10,000 commits a
+                // detour through serde_json::Value was most of show's time.
+                #[derive(serde::Serialize)]
+                struct Series<'a> {
+                    benchmark: &'a str,
+                    machine: &'a str,
+                }
+                #[derive(serde::Serialize)]
+                struct Doc<'a> {
+                    commits: &'a [evalbench_history::Commit],
+                    series: &'a std::collections::BTreeMap<String, Vec<evalbench_history::Point>>,
+                    changes: &'a [evalbench_history::Change],
+                    power: &'a [String],
+                    rules: &'a [evalbench_history::PassRule],
+                    benchmarks: Vec<Series<'a>>,
+                }
+                let doc = Doc {
+                    commits: &h.commits,
+                    series: &h.passes,
+                    changes: &h.changes,
+                    power: &h.power,
+                    rules: &h.rules,
+                    benchmarks: h.series.iter().map(|(b, m)| Series { benchmark: b, machine: m }).collect(),
+                };
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes")))?;
             } else {
                 crate::emit(&evalbench_report::output::history::text(&h))?;

@@ -52,10 +52,17 @@ pub(crate) const EXISTING: &str = "SELECT commit_time, added_us FROM judged WHER
 pub(crate) const INSERT: &str = "INSERT INTO judged (benchmark, machine, pass, commit_rev, commit_time, added_us, point, span_medians, inputs)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 /// What `show` reads: no inputs; the page adds the span medians.
-pub(crate) const POINTS: &str =
-    "SELECT benchmark, machine, pass, point FROM judged ORDER BY benchmark, machine, pass, commit_time, added_us, commit_rev";
-pub(crate) const POINTS_WITH_MEDIANS: &str =
-    "SELECT benchmark, machine, pass, point, span_medians FROM judged ORDER BY benchmark, machine, pass, commit_time, added_us, commit_rev";
+/// In the table's own order (a scan, not a walk of the index through the
+/// table): [`in_order`] sorts each series after.
+pub(crate) const POINTS: &str = "SELECT benchmark, machine, pass, point FROM judged";
+pub(crate) const POINTS_WITH_MEDIANS: &str = "SELECT benchmark, machine, pass, point, span_medians FROM judged";
+
+/// Each series' commits in their order: commit time, first added, commit.
+pub(crate) fn in_order(series: &mut BTreeMap<SeriesKey, Vec<Judged>>) {
+    for v in series.values_mut() {
+        v.sort_by(|a, b| (a.commit_time, a.added_us, &a.commit).cmp(&(b.commit_time, b.added_us, &b.commit)));
+    }
+}
 
 /// SQLite numbers its parameters `?N`.
 pub(crate) fn sqlite(sql: &str) -> String {

@@ -132,6 +132,7 @@ impl Store for SqliteStore {
             }
             out.entry(key).or_default().push(j);
         }
+        judged::in_order(&mut out);
         Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series: out }))
     }
 
