@@ -271,7 +271,8 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
 fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point], changes: &[&Change]) {
     // Names are shared between commits (`SpanMedians`): gathered by the
     // shared copy's address, then by name; half a million pairs at 10,000 commits.
-    let mut by_name: std::collections::HashMap<usize, (&str, Vec<(usize, f64)>)> = std::collections::HashMap::new();
+    type Line<'a> = (&'a str, Vec<(usize, f64)>);
+    let mut by_name: std::collections::HashMap<usize, Line> = std::collections::HashMap::new();
     for p in series {
         for (k, m) in &p.span_medians.0 {
             by_name.entry(std::sync::Arc::as_ptr(k) as *const u8 as usize).or_insert_with(|| (k.as_ref(), Vec::new())).1.push((p.commit, *m));
