@@ -269,31 +269,39 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
 
 /// The spans whose median moved most along the series (flagged ones first).
 fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point], changes: &[&Change]) {
-    // Names are shared between commits (`SpanMedians`): gathered by the
-    // shared copy's address, then by name; half a million pairs at 10,000 commits.
-    type Line<'a> = (&'a str, Vec<(usize, f64)>);
-    let mut by_name: std::collections::HashMap<usize, Line> = std::collections::HashMap::new();
+    // Ranked from each span's range and mean alone, then only the drawn
+    // ones are gathered: half a million pairs at 10,000 commits. Names are
+    // shared between commits (`SpanMedians`), so a span is found by its
+    // shared copy's address first, then by name (a copy per reading thread).
+    #[derive(Clone, Copy)]
+    struct Range {
+        lo: f64,
+        hi: f64,
+        sum: f64,
+        n: usize,
+    }
+    let mut by_copy: std::collections::HashMap<usize, (&str, Range)> = std::collections::HashMap::new();
     for p in series {
         for (k, m) in &p.span_medians.0 {
-            by_name.entry(std::sync::Arc::as_ptr(k) as *const u8 as usize).or_insert_with(|| (k.as_ref(), Vec::new())).1.push((p.commit, *m));
+            let e = by_copy
+                .entry(std::sync::Arc::as_ptr(k) as *const u8 as usize)
+                .or_insert((k.as_ref(), Range { lo: f64::INFINITY, hi: f64::NEG_INFINITY, sum: 0.0, n: 0 }));
+            e.1 = Range { lo: e.1.lo.min(*m), hi: e.1.hi.max(*m), sum: e.1.sum + m, n: e.1.n + 1 };
         }
     }
-    let mut medians: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
-    for (name, v) in by_name.into_values() {
-        // Two copies of one name (read on two threads) are one span.
-        let e = medians.entry(name).or_default();
-        e.extend(v);
-        e.sort_by_key(|x| x.0);
+    let mut ranges: BTreeMap<&str, Range> = BTreeMap::new();
+    for (name, r) in by_copy.values().copied() {
+        let e = ranges.entry(name).or_insert(Range { lo: f64::INFINITY, hi: f64::NEG_INFINITY, sum: 0.0, n: 0 });
+        *e = Range { lo: e.lo.min(r.lo), hi: e.hi.max(r.hi), sum: e.sum + r.sum, n: e.n + r.n };
     }
     // A span seen at one commit only has no line to draw: no empty sparkline.
-    medians.retain(|_, v| v.len() >= 2);
-    let mut ranked: Vec<(&str, bool, f64)> = medians
+    ranges.retain(|_, r| r.n >= 2);
+    let mut ranked: Vec<(&str, bool, f64)> = ranges
         .iter()
-        .map(|(k, v)| {
-            let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x.1), b.max(x.1)));
-            let mean = v.iter().map(|x| x.1).sum::<f64>() / v.len().max(1) as f64;
+        .map(|(k, r)| {
+            let mean = r.sum / r.n as f64;
             let flagged = changes.iter().any(|c| c.what == *k);
-            (*k, flagged, if mean > 0.0 { (hi - lo) / mean } else { 0.0 })
+            (*k, flagged, if mean > 0.0 { (r.hi - r.lo) / mean } else { 0.0 })
         })
         .collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
@@ -301,8 +309,19 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
         return;
     }
     body.push_str("<h3>Spans that moved most (median total per commit, ms)</h3><div class=\"multiples\">");
-    for (name, flagged, _) in ranked.into_iter().take(SMALL_MULTIPLES) {
-        let v = &medians[name];
+    ranked.truncate(SMALL_MULTIPLES);
+    // The drawn spans' medians, in one scan, found by their shared copies.
+    let drawn: std::collections::HashMap<usize, usize> =
+        by_copy.iter().filter_map(|(copy, (name, _))| ranked.iter().position(|r| r.0 == *name).map(|i| (*copy, i))).collect();
+    let mut lines: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ranked.len()];
+    for p in series {
+        for (k, m) in &p.span_medians.0 {
+            if let Some(&i) = drawn.get(&(std::sync::Arc::as_ptr(k) as *const u8 as usize)) {
+                lines[i].push((p.commit, *m));
+            }
+        }
+    }
+    for ((name, flagged, _), v) in ranked.into_iter().zip(&lines) {
         let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min) * 0.95;
         let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max) * 1.05;
         let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: v.len(), lo, hi };

@@ -28,10 +28,23 @@ CREATE TABLE IF NOT EXISTS judged (
     added_us BIGINT NOT NULL,
     point TEXT NOT NULL,
     span_medians TEXT NOT NULL,
-    inputs TEXT NOT NULL,
     UNIQUE (benchmark, machine, pass, commit_rev)
 );
 CREATE INDEX IF NOT EXISTS judged_order ON judged (benchmark, machine, pass, commit_time, added_us, commit_rev);
+-- The runs' totals, apart: only add reads them, and beside the judgements
+-- they made every row overflow its page, so that reading the judgements
+-- of 10,000 commits read half a gigabyte.
+CREATE TABLE IF NOT EXISTS judged_inputs (
+    benchmark TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    pass TEXT NOT NULL,
+    commit_rev TEXT NOT NULL,
+    commit_time BIGINT NOT NULL,
+    added_us BIGINT NOT NULL,
+    inputs TEXT NOT NULL,
+    UNIQUE (benchmark, machine, pass, commit_rev)
+);
+CREATE INDEX IF NOT EXISTS judged_inputs_order ON judged_inputs (benchmark, machine, pass, commit_time, added_us, commit_rev);
 ";
 
 /// The rows before an added commit, newest first, at most the window.
@@ -39,29 +52,69 @@ pub(crate) const BEFORE: &str = "SELECT commit_rev, commit_time, added_us, point
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) < ($4, $5, $6)
     ORDER BY commit_time DESC, added_us DESC, commit_rev DESC LIMIT $7";
 /// The inputs of the newest of those, which a baseline reads.
-pub(crate) const BEFORE_INPUTS: &str = "SELECT commit_rev, inputs FROM judged
+pub(crate) const BEFORE_INPUTS: &str = "SELECT commit_rev, inputs FROM judged_inputs
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) < ($4, $5, $6)
     ORDER BY commit_time DESC, added_us DESC, commit_rev DESC LIMIT $7";
 /// The added commit's row, if it has one, and every row after it.
-pub(crate) const AFTER: &str = "SELECT commit_rev, commit_time, added_us, point, inputs FROM judged
+pub(crate) const AFTER: &str = "SELECT commit_rev, commit_time, added_us, point FROM judged
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)
     ORDER BY commit_time, added_us, commit_rev";
-pub(crate) const DELETE_FROM: &str =
-    "DELETE FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)";
+pub(crate) const AFTER_INPUTS: &str = "SELECT commit_rev, inputs FROM judged_inputs
+    WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)";
+pub(crate) const DELETE_FROM: [&str; 2] = [
+    "DELETE FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)",
+    "DELETE FROM judged_inputs WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)",
+];
 pub(crate) const EXISTING: &str = "SELECT commit_time, added_us FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND commit_rev = $4";
-pub(crate) const INSERT: &str = "INSERT INTO judged (benchmark, machine, pass, commit_rev, commit_time, added_us, point, span_medians, inputs)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+pub(crate) const INSERT: [&str; 2] = [
+    "INSERT INTO judged (benchmark, machine, pass, commit_rev, commit_time, added_us, point, span_medians) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    "INSERT INTO judged_inputs (benchmark, machine, pass, commit_rev, commit_time, added_us, inputs) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+];
 /// What `show` reads: no inputs; the page adds the span medians.
 /// In the table's own order (a scan, not a walk of the index through the
 /// table): [`in_order`] sorts each series after.
 pub(crate) const POINTS: &str = "SELECT benchmark, machine, pass, point FROM judged";
 pub(crate) const POINTS_WITH_MEDIANS: &str = "SELECT benchmark, machine, pass, point, span_medians FROM judged";
 
-/// Each series' commits in their order: commit time, first added, commit.
-pub(crate) fn in_order(series: &mut BTreeMap<SeriesKey, Vec<Judged>>) {
-    for v in series.values_mut() {
+/// A judged row as read: its series, its point, its span medians (for the page).
+pub(crate) type RawRow = (SeriesKey, String, Option<String>);
+
+/// The rows read back as series, each in its commits' order (commit time,
+/// first added, commit); parsed on every core, since at 10,000 commits the
+/// JSON is most of `history report`'s time.
+pub(crate) fn parse_rows(db: &str, rows: Vec<RawRow>) -> Result<BTreeMap<SeriesKey, Vec<Judged>>, HistoryError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = rows.len().div_ceil(cores).max(1);
+    let parsed: Vec<Result<Vec<(SeriesKey, Judged)>, HistoryError>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = rows
+            .chunks(chunk)
+            .map(|part| {
+                sc.spawn(move || {
+                    part.iter()
+                        .map(|(key, point, medians)| {
+                            let mut j: Judged = parse(db, "point", point)?;
+                            if let Some(m) = medians {
+                                j.span_medians = parse(db, "span_medians", m)?;
+                            }
+                            Ok((key.clone(), j))
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        // A panic here is a bug: it goes on with its own message.
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let mut out: BTreeMap<SeriesKey, Vec<Judged>> = BTreeMap::new();
+    for part in parsed {
+        for (key, j) in part? {
+            out.entry(key).or_default().push(j);
+        }
+    }
+    for v in out.values_mut() {
         v.sort_by(|a, b| (a.commit_time, a.added_us, &a.commit).cmp(&(b.commit_time, b.added_us, &b.commit)));
     }
+    Ok(out)
 }
 
 /// SQLite numbers its parameters `?N`.

@@ -181,17 +181,15 @@ impl Store for PgStore {
             if judged == 0 && !runs.is_empty() {
                 return Ok(None);
             }
-            let mut out: std::collections::BTreeMap<SeriesKey, Vec<Judged>> = Default::default();
-            for r in self.client.query(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }, &[]).await.map_err(e)? {
-                let key = SeriesKey { benchmark: r.get(0), machine: r.get(1), pass: r.get(2) };
-                let mut j: Judged = judged::parse(&db, "point", r.get(3))?;
-                if medians {
-                    j.span_medians = judged::parse(&db, "span_medians", r.get(4))?;
-                }
-                out.entry(key).or_default().push(j);
-            }
-            judged::in_order(&mut out);
-            Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series: out }))
+            let rows = self.client.query(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }, &[]).await.map_err(e)?;
+            let raw: Vec<judged::RawRow> = rows
+                .iter()
+                .map(|r| {
+                    (SeriesKey { benchmark: r.get(0), machine: r.get(1), pass: r.get(2) }, r.get(3), if medians { Some(r.get(4)) } else { None })
+                })
+                .collect();
+            let series = judged::parse_rows(&db, raw)?;
+            Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series }))
         })
     }
 
@@ -232,12 +230,17 @@ async fn judge_added(c: &impl GenericClient, db: &str, meta: &Meta, record: &Bun
     let older: i64 = c.query_one("SELECT count(*) FROM runs WHERE id <> $1", &[&run_id]).await.map_err(e)?.get(0);
     let write = |key: SeriesKey, j: Judged| async move {
         let (point, medians, inputs) = judged::columns(&j);
-        c.execute(judged::INSERT, &[&key.benchmark, &key.machine, &key.pass, &j.commit, &j.commit_time, &j.added_us, &point, &medians, &inputs])
+        c.execute(judged::INSERT[0], &[&key.benchmark, &key.machine, &key.pass, &j.commit, &j.commit_time, &j.added_us, &point, &medians])
+            .await
+            .map_err(e)?;
+        c.execute(judged::INSERT[1], &[&key.benchmark, &key.machine, &key.pass, &j.commit, &j.commit_time, &j.added_us, &inputs])
             .await
             .map(|_| ())
             .map_err(e)
     };
     if judged_rows == 0 && older > 0 {
+        // Whatever is left of an earlier judgement goes with it.
+        c.execute("DELETE FROM judged_inputs", &[]).await.map_err(e)?;
         for (key, rows) in crate::series::judge_all(&load_rows(c).await.map_err(e)?) {
             for j in rows {
                 write(key.clone(), j).await?;
@@ -265,12 +268,18 @@ async fn judge_added(c: &impl GenericClient, db: &str, meta: &Meta, record: &Bun
         }
         let mut after: Vec<Judged> = Vec::new();
         for r in c.query(judged::AFTER, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)? {
-            let mut j: Judged = judged::parse(db, "point", r.get(3))?;
-            j.inputs = judged::parse(db, "inputs", r.get(4))?;
-            after.push(j);
+            after.push(judged::parse(db, "point", r.get(3))?);
+        }
+        for r in c.query(judged::AFTER_INPUTS, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)? {
+            let commit: String = r.get(0);
+            if let Some(j) = after.iter_mut().find(|j| j.commit == commit) {
+                j.inputs = judged::parse(db, "inputs", r.get(1))?;
+            }
         }
         let rows = judged::rejudge(p, before, after, (&meta.commit, ct, au), runs);
-        c.execute(judged::DELETE_FROM, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)?;
+        for sql in judged::DELETE_FROM {
+            c.execute(sql, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)?;
+        }
         for j in rows {
             write(key.clone(), j).await?;
         }

@@ -119,21 +119,15 @@ impl Store for SqliteStore {
         if judged == 0 && !runs.is_empty() {
             return Ok(None);
         }
-        let mut out: std::collections::BTreeMap<SeriesKey, Vec<Judged>> = Default::default();
+        let mut raw: Vec<judged::RawRow> = Vec::new();
         let mut stmt = self.c.prepare(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }).map_err(&e)?;
         let mut rows = stmt.query([]).map_err(&e)?;
         while let Some(r) = rows.next().map_err(&e)? {
             let key = SeriesKey { benchmark: r.get(0).map_err(&e)?, machine: r.get(1).map_err(&e)?, pass: r.get(2).map_err(&e)? };
-            let point: String = r.get(3).map_err(&e)?;
-            let mut j: Judged = judged::parse(&self.path, "point", &point)?;
-            if medians {
-                let m: String = r.get(4).map_err(&e)?;
-                j.span_medians = judged::parse(&self.path, "span_medians", &m)?;
-            }
-            out.entry(key).or_default().push(j);
+            raw.push((key, r.get(3).map_err(&e)?, if medians { Some(r.get(4).map_err(&e)?) } else { None }));
         }
-        judged::in_order(&mut out);
-        Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series: out }))
+        let series = judged::parse_rows(&self.path, raw)?;
+        Ok(Some(JudgedHistory { commits: crate::series::commits_of(&runs), series }))
     }
 
     fn load(&mut self) -> Result<Vec<Stored>, HistoryError> {
@@ -170,15 +164,16 @@ fn judge_added(c: &Connection, db: &str, meta: &Meta, record: &BundleRecord, run
     let e = |source| HistoryError::Sqlite { db: db.to_string(), source };
     let judged_rows: i64 = c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).map_err(e)?;
     let older: i64 = c.query_row("SELECT count(*) FROM runs WHERE id <> ?1", [run_id], |r| r.get(0)).map_err(e)?;
-    let mut insert = c.prepare(&q(judged::INSERT)).map_err(e)?;
+    let mut insert = c.prepare(&q(judged::INSERT[0])).map_err(e)?;
+    let mut insert_inputs = c.prepare(&q(judged::INSERT[1])).map_err(e)?;
     let mut write = |key: &SeriesKey, j: &Judged| {
         let (point, medians, inputs) = judged::columns(j);
-        insert
-            .execute(params![key.benchmark, key.machine, key.pass, j.commit, j.commit_time, j.added_us, point, medians, inputs])
-            .map(|_| ())
-            .map_err(e)
+        insert.execute(params![key.benchmark, key.machine, key.pass, j.commit, j.commit_time, j.added_us, point, medians]).map_err(e)?;
+        insert_inputs.execute(params![key.benchmark, key.machine, key.pass, j.commit, j.commit_time, j.added_us, inputs]).map(|_| ()).map_err(e)
     };
     if judged_rows == 0 && older > 0 {
+        // Whatever is left of an earlier judgement goes with it.
+        c.execute("DELETE FROM judged_inputs", []).map_err(e)?;
         for (key, rows) in crate::series::judge_all(&load_rows(c).map_err(e)?) {
             for j in &rows {
                 write(&key, j)?;
@@ -221,14 +216,22 @@ fn judge_added(c: &Connection, db: &str, meta: &Meta, record: &BundleRecord, run
             let mut s = c.prepare(&q(judged::AFTER)).map_err(e)?;
             let mut rows = s.query(at).map_err(e)?;
             while let Some(r) = rows.next().map_err(e)? {
-                let (point, inputs): (String, String) = (r.get(3).map_err(e)?, r.get(4).map_err(e)?);
-                let mut j: Judged = judged::parse(db, "point", &point)?;
-                j.inputs = judged::parse(db, "inputs", &inputs)?;
-                after.push(j);
+                let point: String = r.get(3).map_err(e)?;
+                after.push(judged::parse(db, "point", &point)?);
+            }
+            let mut s = c.prepare(&q(judged::AFTER_INPUTS)).map_err(e)?;
+            let mut rows = s.query(params![b, m, p, ct, au, meta.commit]).map_err(e)?;
+            while let Some(r) = rows.next().map_err(e)? {
+                let (commit, inputs): (String, String) = (r.get(0).map_err(e)?, r.get(1).map_err(e)?);
+                if let Some(j) = after.iter_mut().find(|j| j.commit == commit) {
+                    j.inputs = judged::parse(db, "inputs", &inputs)?;
+                }
             }
         }
         let rows = judged::rejudge(p, before, after, (&meta.commit, ct, au), runs);
-        c.execute(&q(judged::DELETE_FROM), params![b, m, p, ct, au, meta.commit]).map_err(e)?;
+        for sql in judged::DELETE_FROM {
+            c.execute(&q(sql), params![b, m, p, ct, au, meta.commit]).map_err(e)?;
+        }
         for j in &rows {
             write(&key, j)?;
         }
