@@ -138,7 +138,15 @@ fn long_identical_series_flag_about_once_in_thirty_thousand_commits() {
     let n: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
     let seeds: u64 = std::env::var("SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
     let t = std::time::Instant::now();
-    let flags: Vec<usize> = (0..seeds).map(|s| flagged(series(5000 + s, n, None)).len()).collect();
+    let flags: Vec<usize> = (0..seeds)
+        .map(|s| {
+            let h = build(series(5000 + s, n, None), &Select::default());
+            for c in h.changes.iter().filter(|c| c.what == "evaluated") {
+                eprintln!("  seed {}: {}: {}", 5000 + s, c.commit, c.text);
+            }
+            h.changes.iter().filter(|c| c.what == "evaluated").count()
+        })
+        .collect();
     let total: usize = flags.iter().sum();
     eprintln!("long A/A: {} series of {n} commits, flags per series {flags:?}, {total} in all, in {:?}", seeds, t.elapsed());
     assert!(total as f64 <= 2.0 * (n as f64 * seeds as f64 / 30_000.0).max(1.0), "{total} false alarms in {} commits", n as u64 * seeds);
