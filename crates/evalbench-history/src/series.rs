@@ -208,7 +208,6 @@ pub fn assemble(commits: Vec<Commit>, judged: BTreeMap<SeriesKey, Vec<Judged>>, 
         .filter(|(k, _)| select.benchmark.as_ref().is_none_or(|x| *x == k.benchmark) && select.machine.as_ref().is_none_or(|x| *x == k.machine))
         .collect();
     let mut keys: Vec<(String, String)> = judged.iter().map(|(k, _)| (k.benchmark.clone(), k.machine.clone())).collect();
-    keys.dedup();
     keys.sort();
     keys.dedup();
     let several = keys.len() > 1;

@@ -72,7 +72,7 @@ pub(crate) const INSERT: [&str; 2] = [
 ];
 /// What `show` reads: no inputs; the page adds the span medians.
 /// In the table's own order (a scan, not a walk of the index through the
-/// table): [`in_order`] sorts each series after.
+/// table): [`parse_rows`] sorts each series after.
 pub(crate) const POINTS: &str = "SELECT benchmark, machine, pass, point FROM judged";
 pub(crate) const POINTS_WITH_MEDIANS: &str = "SELECT benchmark, machine, pass, point, span_medians FROM judged";
 
