@@ -73,7 +73,7 @@ pub struct HostAlignment {
 }
 
 /// Alignment of a whole pass: one entry per worker host.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct Alignment {
     pub hosts: Vec<HostAlignment>,
 }

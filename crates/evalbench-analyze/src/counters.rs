@@ -48,10 +48,15 @@ pub fn words(name: &str) -> &str {
 /// A pass's counters: run.json's `nix_stats`, else the statistics files
 /// themselves (a bundle written by another tool). None when it has neither.
 pub fn of_pass(data: &PassData) -> Option<Counters> {
-    if let Some(c) = data.run.as_ref().and_then(|r| r.nix_stats.as_ref()).and_then(nix_stats::from_json) {
+    of_run(data.run.as_ref(), &data.dir)
+}
+
+/// [`of_pass`] from the pass's run.json and directory alone.
+pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) -> Option<Counters> {
+    if let Some(c) = run.and_then(|r| r.nix_stats.as_ref()).and_then(nix_stats::from_json) {
         return Some(c);
     }
-    nix_stats::read(&data.dir).ok().flatten().map(|s| s.counters)
+    nix_stats::read(dir).ok().flatten().map(|s| s.counters)
 }
 
 /// Evaluators of the pass that were recycled past `--eval-max-rss`

@@ -13,6 +13,7 @@ pub mod path;
 pub mod plans;
 pub mod power;
 pub mod runs;
+pub mod scan;
 pub mod spread;
 pub mod stats;
 pub mod tracks;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use evalbench_bundle::{layout, read_trace_dir, PassDir, RunInfo, Stream};
+use evalbench_bundle::{layout, read_trace_dir, PassDir, RunInfo, SpanFile, Stream};
 use serde::Serialize;
 
 /// Something the reader noticed and went on past.
@@ -63,8 +63,33 @@ impl PassData {
 /// directory is an error, and even then the caller decides.
 pub fn load_pass(pass: &PassDir) -> PassData {
     let mut warnings = Vec::new();
+    let run = read_run(pass, &mut warnings);
+    let trace_dir = pass.file(layout::TRACE_DIR);
+    let mut streams = Vec::new();
+    let (mut dropped, mut malformed_total) = (0, 0);
+    if trace_dir.is_dir() {
+        match read_trace_dir(&trace_dir) {
+            Ok(files) => {
+                for f in files {
+                    dropped += f.dropped;
+                    malformed_total += f.malformed_total;
+                    file_warnings(&f, &mut warnings);
+                    streams.extend(f.streams.into_iter().filter(|s| !s.spans.is_empty()));
+                }
+            }
+            Err(e) => warnings.push(Warning { file: Some(trace_dir.clone()), line: None, message: e.to_string() }),
+        }
+    }
+    if streams.is_empty() {
+        warnings.push(no_spans(trace_dir));
+    }
+    PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings, outside_window: 0 }
+}
+
+/// The pass's run.json, or a warning saying why there is none.
+pub(crate) fn read_run(pass: &PassDir, warnings: &mut Vec<Warning>) -> Option<RunInfo> {
     let run_path = pass.file(layout::RUN_JSON);
-    let run = if run_path.is_file() {
+    if run_path.is_file() {
         match RunInfo::read(&run_path) {
             Ok(r) => Some(r),
             Err(e) => {
@@ -79,48 +104,33 @@ pub fn load_pass(pass: &PassDir) -> PassData {
             message: "missing: evaluated time and evaluation_metric unknown; wall time taken from the spans".into(),
         });
         None
-    };
-    let trace_dir = pass.file(layout::TRACE_DIR);
-    let mut streams = Vec::new();
-    let (mut dropped, mut malformed_total) = (0, 0);
-    if trace_dir.is_dir() {
-        match read_trace_dir(&trace_dir) {
-            Ok(files) => {
-                for f in files {
-                    dropped += f.dropped;
-                    malformed_total += f.malformed_total;
-                    if f.dropped > 0 {
-                        warnings.push(Warning {
-                            file: Some(f.path.clone()),
-                            line: None,
-                            message: format!("the process dropped {} spans (its trace queue was full)", f.dropped),
-                        });
-                    }
-                    for m in &f.malformed {
-                        warnings.push(Warning { file: Some(m.file.clone()), line: Some(m.line), message: m.reason.clone() });
-                    }
-                    let listed = f.malformed.len() as u64;
-                    if f.malformed_total > listed {
-                        warnings.push(Warning {
-                            file: Some(f.path.clone()),
-                            line: None,
-                            message: format!("{} more malformed lines not listed", f.malformed_total - listed),
-                        });
-                    }
-                    streams.extend(f.streams.into_iter().filter(|s| !s.spans.is_empty()));
-                }
-            }
-            Err(e) => warnings.push(Warning { file: Some(trace_dir.clone()), line: None, message: e.to_string() }),
-        }
     }
-    if streams.is_empty() {
+}
+
+/// What a span file's reading went past: dropped spans, malformed lines.
+pub(crate) fn file_warnings(f: &SpanFile, warnings: &mut Vec<Warning>) {
+    if f.dropped > 0 {
         warnings.push(Warning {
-            file: Some(trace_dir),
+            file: Some(f.path.clone()),
             line: None,
-            message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into(),
+            message: format!("the process dropped {} spans (its trace queue was full)", f.dropped),
         });
     }
-    PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings, outside_window: 0 }
+    for m in &f.malformed {
+        warnings.push(Warning { file: Some(m.file.clone()), line: Some(m.line), message: m.reason.clone() });
+    }
+    let listed = f.malformed.len() as u64;
+    if f.malformed_total > listed {
+        warnings.push(Warning {
+            file: Some(f.path.clone()),
+            line: None,
+            message: format!("{} more malformed lines not listed", f.malformed_total - listed),
+        });
+    }
+}
+
+pub(crate) fn no_spans(trace_dir: PathBuf) -> Warning {
+    Warning { file: Some(trace_dir), line: None, message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into() }
 }
 
 /// The pass's capture window, from its run.json: Unix µs on the runner's

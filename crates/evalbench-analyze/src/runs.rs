@@ -33,13 +33,28 @@ pub struct Totals {
 /// The totals of one run of a pass, from its loaded spans and its directory.
 pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
     let spans = span_stats(&data.streams).into_iter().map(|st| (format!("{} {}", st.process, st.name), st.total_us as f64 / 1e3)).collect();
+    Totals { spans, statements: statements(dir) }
+}
+
+/// [`totals`] without loading the pass: its spans streamed through
+/// [`crate::scan::totals`], memory growing with the span names alone. The
+/// same figures, with what the scan learned (run.json, alignment, warnings).
+/// `chunk`: [`evalbench_bundle::TRACE_CHUNK`] unless testing.
+pub fn totals_scanned(dir: &PassDir, chunk: u64) -> (crate::scan::Scanned, Totals) {
+    let (scanned, by_name) = crate::scan::totals(dir, chunk);
+    let spans = by_name.into_iter().map(|((name, process), (total_us, _))| (format!("{process} {name}"), total_us as f64 / 1e3)).collect();
+    (scanned, Totals { spans, statements: statements(dir) })
+}
+
+/// Each normalized statement's pg_stat_statements total, ms.
+fn statements(dir: &PassDir) -> BTreeMap<String, f64> {
     let mut statements = BTreeMap::new();
     if let Ok(rows) = evalbench_decode::stats::statements(&dir.file(layout::PG_STAT_STATEMENTS)) {
         for r in rows {
             *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
         }
     }
-    Totals { spans, statements }
+    statements
 }
 
 /// The runs of one pass, in order.

@@ -50,8 +50,14 @@ pub fn span_stats(streams: &[Stream]) -> Vec<SpanStat> {
             groups.entry((st.names[i].as_str(), st.process.as_str())).or_default().extend(durs);
         }
     }
+    stats_of(groups)
+}
+
+/// The statistics of every (name, process)'s durations, largest total first.
+pub fn stats_of<K: AsRef<str>>(groups: impl IntoIterator<Item = ((K, K), Vec<i64>)>) -> Vec<SpanStat> {
     let mut out: Vec<SpanStat> = groups
         .into_iter()
+        .filter(|(_, d)| !d.is_empty())
         .map(|((name, process), mut d)| {
             let total: i64 = d.iter().sum();
             let max = d.iter().copied().max().unwrap_or(0);
@@ -59,8 +65,8 @@ pub fn span_stats(streams: &[Stream]) -> Vec<SpanStat> {
             let p95 = select_rank(&mut d, 0.95);
             let p50 = select_rank(&mut d, 0.50);
             SpanStat {
-                name: name.to_string(),
-                process: process.to_string(),
+                name: name.as_ref().to_string(),
+                process: process.as_ref().to_string(),
                 count: d.len() as u64,
                 total_us: total,
                 mean_us: total / d.len() as i64,

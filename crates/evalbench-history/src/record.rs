@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 
-use evalbench_analyze::load_aligned;
 use evalbench_bundle::{layout, Bundle, Fnv};
 
 use crate::HistoryError;
@@ -51,12 +50,12 @@ impl BundleRecord {
             h.write(p.name.as_bytes());
             h.write(&[0]);
             h.write(&run_json);
-            let (data, align) = load_aligned(p);
-            let Some(run) = &data.run else { continue };
-            let main = align.main();
+            // Streamed: a pass of millions of spans is only its totals here.
+            let (scanned, totals) = evalbench_analyze::runs::totals_scanned(p, evalbench_bundle::TRACE_CHUNK);
+            let Some(run) = &scanned.run else { continue };
+            let main = scanned.align.main();
             let base = layout::base_name(&p.name).to_string();
             let repeat = p.name.strip_prefix(&format!("{base}.")).and_then(|k| k.parse().ok()).unwrap_or(1);
-            let totals = evalbench_analyze::runs::totals(&data, p);
             if let Some(t) = run.requested_us {
                 run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
             }
@@ -67,7 +66,7 @@ impl BundleRecord {
                 spans: totals.spans,
                 statements: totals.statements,
                 metric: run.evaluation_metric.clone(),
-                counters: evalbench_analyze::counters::of_pass(&data).unwrap_or_default(),
+                counters: evalbench_analyze::counters::of_run(Some(run), &p.path).unwrap_or_default(),
                 offset_us: main.filter(|m| m.aligned).map(|m| m.offset_us),
                 bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),
             });

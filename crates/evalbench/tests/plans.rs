@@ -250,10 +250,14 @@ fn plan_changes_are_exactly_those_explain_sees() {
         "{text}"
     );
     // The Markdown: a table of both trees per changed plan, a row per node of the larger.
-    let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown"]).arg(&a).arg(&b)).stdout).unwrap();
+    let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown", "--top", "1000"]).arg(&a).arg(&b)).stdout).unwrap();
     let (tables, links) = markdown_tables(&md);
     let trees: Vec<&Table> = tables.iter().filter(|(head, _)| head.len() == 2 && head[0].starts_with("A: ")).collect();
-    assert_eq!(trees.len(), truth.len(), "{md}");
+    // A tree pair per plan not the same: the changed ones, and any that only
+    // gained or lost a rare plan (which one run of the server may or may not
+    // choose; compare names them "plans_differ", not "changed").
+    let shown: Vec<&serde_json::Value> = ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] != "same").collect();
+    assert_eq!(trees.len(), shown.len(), "{md}");
     assert!(!links, "nothing links anywhere");
     for (_, rows) in &trees {
         assert!(rows.iter().any(|r| r.iter().any(|c| c.starts_with('*'))), "differing nodes marked: {rows:?}");
@@ -262,7 +266,6 @@ fn plan_changes_are_exactly_those_explain_sees() {
     // Each node's depth survives the renderer: read as the strictest ones
     // read a cell (trimmed of all Unicode white space, as JavaScript's
     // trim() in markdown-it does), the tree keeps its shape.
-    let shown: Vec<&serde_json::Value> = ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] != "same").collect();
     for ((_, rows), p) in trees.iter().zip(&shown) {
         for (col, side) in ["a", "b"].iter().enumerate() {
             let want: Vec<u64> = p[side]["nodes"].as_array().unwrap().iter().map(|n| n["depth"].as_u64().unwrap()).collect();

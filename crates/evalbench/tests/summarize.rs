@@ -240,3 +240,74 @@ fn archives_summarize_like_directories() {
     assert_eq!(a["passes"], b["passes"]);
     assert!(tmp.path().join("evalbench/cold-clean/trace.json").is_file());
 }
+
+/// The streamed reading (two reads, nothing held but the fold) gives what
+/// loading the pass whole gives: alignment, window, counts, warnings,
+/// totals and every statistic, whatever the chunks the files are cut in.
+#[test]
+fn streamed_totals_and_statistics_equal_the_loaded_ones() {
+    use evalbench_analyze::{load_aligned, runs, scan, span_stats, stats::stats_of};
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = sample(
+        &tmp.path().join("b"),
+        &[
+            "--workers",
+            "2",
+            "--worker-clock-skew-ms",
+            "700",
+            "--skew-per-worker",
+            "--ci-jobs",
+            "4",
+            "--drvs",
+            "300",
+            "--passes",
+            "cold-clean,warm-clean",
+        ],
+    );
+    // A capture window over the middle of each pass (sample's passes record
+    // none), so that the window's cut is read both ways too.
+    for pass in ["cold-clean", "warm-clean"] {
+        let raw = span_lines(&bundle.join(pass));
+        let starts: Vec<i64> = raw.iter().map(|l| l["ts_us"].as_i64().unwrap()).collect();
+        let (lo, hi) = (*starts.iter().min().unwrap(), *starts.iter().max().unwrap());
+        let path = bundle.join(pass).join("run.json");
+        let mut run = read_json(&path);
+        run["target"] = "lab".into();
+        run["capture_started_us"] = (lo + (hi - lo) / 4).into();
+        run["capture_stopped_us"] = (hi - (hi - lo) / 4).into();
+        std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    }
+    // A malformed line in the middle of the server's file, to be named the same way.
+    let trace = bundle.join("cold-clean/trace");
+    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let text = std::fs::read_to_string(&server).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mid = lines.len() / 2;
+    lines[mid] = "{\"name\": cut";
+    std::fs::write(&server, lines.join("\n") + "\n").unwrap();
+
+    let b = evalbench_bundle::Bundle::open(&bundle, evalbench_bundle::Limits::default()).unwrap();
+    let mut outside = 0;
+    for pass in &b.passes {
+        let (data, align) = load_aligned(pass);
+        let whole = runs::totals(&data, pass);
+        let stats = span_stats(&data.streams);
+        outside += data.outside_window;
+        assert!(align.hosts.iter().filter(|h| h.aligned).count() >= 1, "{}: a worker aligned", pass.name);
+        for chunk in [u64::MAX, 65536, 4096, 1] {
+            let (s, t) = runs::totals_scanned(pass, chunk);
+            let what = format!("{} in chunks of {chunk} bytes", pass.name);
+            assert_eq!(s.align, align, "{what}");
+            assert_eq!(s.warnings, data.warnings, "{what}");
+            assert_eq!((s.dropped, s.malformed_total), (data.dropped, data.malformed_total), "{what}");
+            assert_eq!((s.spans, s.outside_window), (data.span_count() as u64, data.outside_window), "{what}");
+            assert_eq!(s.extent, data.extent(&align), "{what}");
+            assert_eq!(t.spans, whole.spans, "{what}");
+            assert_eq!(t.statements, whole.statements, "{what}");
+            let (_, durations) = scan::durations(pass, chunk);
+            assert_eq!(stats_of(durations), stats, "{what}");
+        }
+    }
+    assert!(outside > 0, "the window left spans out, both readings alike");
+    assert!(b.passes.iter().any(|p| load_aligned(p).0.warnings.iter().any(|w| w.line == Some(mid as u64 + 1))), "the cut line is named");
+}

@@ -7,12 +7,12 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::parse::read_spans;
-use super::{SpanFile, Stream, MAX_LISTED};
+use super::{Malformed, Span, SpanFile, Stream, MAX_LISTED};
 use crate::error::{io, BundleError};
 use crate::Fnv;
 
 /// Files above this size are read in chunks, one per core.
-const CHUNK: u64 = 16 << 20;
+pub const CHUNK: u64 = 16 << 20;
 
 /// Reads bytes `start..end` of a span file; line numbers are relative to `start`.
 fn read_span_range(path: &Path, start: u64, end: u64) -> Result<SpanFile, BundleError> {
@@ -119,6 +119,57 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
     out
 }
 
+/// A byte range of a span file: (file's index, start, end).
+type Unit = (usize, u64, u64);
+
+/// Which spans a filtered read keeps.
+pub type Keep<'a> = &'a (dyn Fn(&Stream, &Span) -> bool + Sync);
+
+/// The directory's span files in name order, and the byte ranges they are
+/// read in, whole files up to `chunk` bytes.
+fn units_of(dir: &Path, chunk: u64) -> Result<(Vec<PathBuf>, Vec<Unit>), BundleError> {
+    let chunk = chunk.max(1);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut units: Vec<Unit> = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
+        let size = std::fs::metadata(p).map_err(io(p))?.len();
+        let bounds = if size > chunk { chunk_bounds(p, size, chunk)? } else { vec![0, size] };
+        units.extend(bounds.windows(2).map(|w| (i, w[0], w[1])));
+    }
+    Ok((paths, units))
+}
+
+/// Runs `work(thread's state, unit)` for every unit on every core, biggest
+/// unit first (so one large chunk does not start last); `state` makes each
+/// thread's own state. Returns the states.
+fn on_every_core<S: Send>(units: &[Unit], state: impl Fn() -> S + Sync, work: impl Fn(&mut S, usize) + Sync) -> Vec<S> {
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&u| std::cmp::Reverse(units[u].2 - units[u].1));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(units.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut st = state();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&u) = order.get(k) else { break };
+                        work(&mut st, u);
+                    }
+                    st
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
 /// Reads every `*.jsonl` file of a directory, in name order. Files, and
 /// chunks of large files, are parsed on every core.
 pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
@@ -128,37 +179,52 @@ pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
 /// [`read_trace_dir`] with a chosen chunk size (tests use small ones).
 #[doc(hidden)]
 pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, BundleError> {
-    let chunk = chunk.max(1);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io(dir))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
-        .collect();
-    paths.sort();
-    let mut units: Vec<(usize, u64, u64)> = Vec::new();
-    for (i, p) in paths.iter().enumerate() {
-        let size = std::fs::metadata(p).map_err(io(p))?.len();
-        let bounds = if size > chunk { chunk_bounds(p, size, chunk)? } else { vec![0, size] };
-        units.extend(bounds.windows(2).map(|w| (i, w[0], w[1])));
+    read_filtered(dir, chunk, None)
+}
+
+/// [`read_trace_dir`] keeping only the spans `keep` accepts (files over
+/// `chunk` bytes read in chunks; [`CHUNK`] unless testing), dropped chunk
+/// by chunk as they are parsed: memory holds what is kept and a chunk per
+/// core. Every stream is kept, spans or none (its process and host are
+/// still facts about the pass); the order is [`read_trace_dir`]'s.
+pub fn read_trace_dir_filtered(dir: &Path, chunk: u64, keep: Keep<'_>) -> Result<Vec<SpanFile>, BundleError> {
+    read_filtered(dir, chunk, Some(keep))
+}
+
+/// Only the spans of `st` that `keep` accepts, with their text.
+fn retain(st: Stream, keep: Keep<'_>) -> Stream {
+    let mut out = Stream {
+        host: st.host.clone(),
+        process: st.process.clone(),
+        pid: st.pid,
+        file: st.file.clone(),
+        names: st.names.clone(),
+        ..Default::default()
+    };
+    for s in st.spans.iter().filter(|s| keep(&st, s)) {
+        out.push(*s, st.fields(s), st.extra(s).unwrap_or(""));
     }
-    // Biggest first, so one large chunk does not start last.
-    let mut order: Vec<usize> = (0..units.len()).collect();
-    order.sort_by_key(|&u| std::cmp::Reverse(units[u].2 - units[u].1));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(units.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<SpanFile, BundleError>>> = (0..units.len()).map(|_| None).collect();
-    let slots = std::sync::Mutex::new(&mut results);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&u) = order.get(k) else { break };
-                let (i, start, end) = units[u];
-                let r = read_span_range(&paths[i], start, end);
-                slots.lock().unwrap_or_else(|e| e.into_inner())[u] = Some(r);
+    out
+}
+
+fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>) -> Result<Vec<SpanFile>, BundleError> {
+    let (paths, units) = units_of(dir, chunk)?;
+    let slots: std::sync::Mutex<Vec<Option<Result<SpanFile, BundleError>>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
+    on_every_core(
+        &units,
+        || (),
+        |_, u| {
+            let (i, start, end) = units[u];
+            let r = read_span_range(&paths[i], start, end).map(|mut part| {
+                if let Some(keep) = keep {
+                    part.streams = std::mem::take(&mut part.streams).into_iter().map(|st| retain(st, keep)).collect();
+                }
+                part
             });
-        }
-    });
+            slots.lock().unwrap_or_else(|e| e.into_inner())[u] = Some(r);
+        },
+    );
+    let results = slots.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut per_file: Vec<Vec<SpanFile>> = (0..paths.len()).map(|_| Vec::new()).collect();
     for (u, r) in results.into_iter().enumerate() {
         per_file[units[u].0].push(r.expect("every chunk was read")?);
@@ -168,4 +234,66 @@ pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, B
         .zip(&paths)
         .map(|(parts, p)| if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) })
         .collect())
+}
+
+/// What a fold learned of one span file besides its spans: the same
+/// counts and malformed lines (numbered within the file) as [`SpanFile`]'s.
+#[derive(Debug, Clone, Default)]
+pub struct FileScan {
+    pub path: PathBuf,
+    pub lines: u64,
+    pub malformed: Vec<Malformed>,
+    pub malformed_total: u64,
+    pub dropped: u64,
+}
+
+/// Folds every span of a directory's `*.jsonl` files without holding them:
+/// each chunk (a file, or `chunk` bytes of a large one, cut at a line end;
+/// [`CHUNK`] unless testing)
+/// is parsed on some core, handed to `fold` with that core's accumulator,
+/// and dropped. Memory holds a chunk per core and the accumulators, never
+/// the directory. Chunks arrive in no set order, and one process's spans
+/// may arrive in several: `fold` must not depend on either, and the caller
+/// merges the accumulators (one per core).
+pub fn fold_trace_dir<A: Send>(
+    dir: &Path,
+    chunk: u64,
+    init: impl Fn() -> A + Sync,
+    fold: impl Fn(&mut A, &SpanFile) + Sync,
+) -> Result<(Vec<A>, Vec<FileScan>), BundleError> {
+    let (paths, units) = units_of(dir, chunk)?;
+    // Per unit, what it said of its file (a few numbers and at most
+    // MAX_LISTED lines), or the error that stopped it.
+    type Said = Result<SpanFile, BundleError>;
+    let said: std::sync::Mutex<Vec<Option<Said>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
+    let accs = on_every_core(&units, &init, |acc, u| {
+        let (i, start, end) = units[u];
+        let r = read_span_range(&paths[i], start, end).map(|mut part| {
+            fold(acc, &part);
+            part.streams = Vec::new();
+            part
+        });
+        said.lock().unwrap_or_else(|e| e.into_inner())[u] = Some(r);
+    });
+    let mut files: Vec<FileScan> = paths.iter().map(|p| FileScan { path: p.clone(), ..Default::default() }).collect();
+    let mut base: Vec<u64> = vec![0; paths.len()];
+    // Units are in file order, and in byte order within a file: line
+    // numbers add up as they did in `merge`.
+    for (u, part) in said.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().enumerate() {
+        let part = part.expect("every chunk was read")?;
+        let i = units[u].0;
+        let f = &mut files[i];
+        f.lines += part.lines;
+        f.malformed_total += part.malformed_total;
+        f.dropped = f.dropped.max(part.dropped);
+        for mut m in part.malformed {
+            if f.malformed.len() < MAX_LISTED {
+                m.line += base[i];
+                m.file = f.path.clone();
+                f.malformed.push(m);
+            }
+        }
+        base[i] += part.physical_lines;
+    }
+    Ok((accs, files))
 }
