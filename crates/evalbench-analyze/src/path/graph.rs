@@ -267,7 +267,6 @@ fn edges(
     let first = spans.iter().map(|f| f.start).min().unwrap_or(t0);
     time.push(t0.min(first));
     time.push(t1);
-    let mut list: Vec<(u32, Edge)> = Vec::with_capacity(3 * n + 2);
     let edge = |from: u32, to: u32, kind: Kind, time: &[i64]| (to, Edge::new(from, (time[to as usize] - time[from as usize]).max(0), kind));
     // Kids of each span, by end.
     let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
@@ -279,47 +278,8 @@ fn edges(
     for i in 0..n {
         kid_at[i + 1] += kid_at[i];
     }
-    for s in 0..n as u32 {
-        let ks = &kids[kid_at[s as usize] as usize..kid_at[s as usize + 1] as usize];
-        let (ss, se) = (2 * s, 2 * s + 1);
-        if ks.is_empty() {
-            list.push(edge(ss, se, Kind::Own(s), &time));
-        }
-        // The end waited on every kid that nothing in the span started
-        // after (a kid followed by another reaches the end through it, and
-        // its tail would hold the others' time as the span's own); the
-        // latest-ending first, which the walk prefers.
-        let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
-        for &k in ks.iter().rev() {
-            let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
-            if !terminal {
-                continue;
-            }
-            if spans[k as usize].end <= spans[s as usize].end {
-                list.push(edge(2 * k + 1, se, Kind::Own(s), &time));
-            } else {
-                // A kid that outlived the span (a reply sent before its
-                // worker's span closed): the end waited for what the kid
-                // had done by then.
-                let (from, kind) = reached(&spans, &kids, &kid_at, k, spans[s as usize].end);
-                list.push(edge(from, se, kind, &time));
-            }
-        }
-        for &k in ks {
-            let kf = &spans[k as usize];
-            let cnt = ks.partition_point(|&c| spans[c as usize].end <= kf.start);
-            let prior = ks[..cnt].iter().rev().copied().find(|&c| {
-                let cf = &spans[c as usize];
-                c != k && (cf.start, c) < (kf.start, k)
-            });
-            let kind = inner_wait.get(&k).map_or(Kind::Own(s), |&w| Kind::Wait(w));
-            list.push(match prior {
-                Some(c) => edge(2 * c + 1, 2 * k, kind, &time),
-                None => edge(ss, 2 * k, kind, &time),
-            });
-        }
-    }
-    // Roots: their message, else the span that ended last before them, else the origin.
+    // Every span by end (and by stream, then end): where a root looks for
+    // the span that ended last before it.
     let by_end = |key: &dyn Fn(u32) -> u32| {
         let mut v: Vec<u32> = (0..n as u32).collect();
         v.sort_by_key(|&i| (key(i), spans[i as usize].end, spans[i as usize].start, i));
@@ -336,52 +296,102 @@ fn edges(
         })
     };
     let queued = wait_id(&mut waits, WAIT_QUEUE);
-    for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
-        let rf = &spans[r as usize];
-        // A message that arrives before it was sent (clocks off within their bound) is no edge.
-        if let Some(&(s, w, wq, queue)) = sent_by.get(&r).filter(|(s, ..)| spans[*s as usize].end <= rf.start) {
-            // A receiver that queued waited, after the message came, for its
-            // own process to be free: for the span of its process that ended
-            // last, when that ended in the queue. Else the queue is nothing
-            // the spans show, and waits after the message, as long as measured.
-            let arrived = rf.start - queue;
-            let behind = (queue > 0)
-                .then(|| {
-                    let from = by_stream.partition_point(|&q| spans[q as usize].stream < rf.stream);
-                    let to = by_stream.partition_point(|&q| spans[q as usize].stream <= rf.stream);
-                    last_before(&by_stream[from..to], r)
-                })
-                .flatten()
-                .filter(|&q| spans[q as usize].end >= arrived);
-            let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w), &time);
-            if let Some(q) = behind {
-                e.weight = (e.weight - queue).max(0);
-                list.push((to, e));
-                list.push(edge(2 * q + 1, 2 * r, Kind::Wait(queued), &time));
-            } else if queue > 0 {
-                list.push((to, Edge::new(e.from, e.weight, Kind::Wait(wq))));
-            } else {
-                list.push((to, e));
+    // Every edge, to `push`: run twice, once to count each node's
+    // predecessors and once to place them, so that no list of (target,
+    // edge) pairs is ever held beside the graph (at a million spans it
+    // was 72 MB, and its sort's scratch half as much again).
+    let emit_all = |push: &mut dyn FnMut((u32, Edge))| {
+        for s in 0..n as u32 {
+            let ks = &kids[kid_at[s as usize] as usize..kid_at[s as usize + 1] as usize];
+            let (ss, se) = (2 * s, 2 * s + 1);
+            if ks.is_empty() {
+                push(edge(ss, se, Kind::Own(s), &time));
             }
-            continue;
+            // The end waited on every kid that nothing in the span started
+            // after (a kid followed by another reaches the end through it, and
+            // its tail would hold the others' time as the span's own); the
+            // latest-ending first, which the walk prefers.
+            let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
+            for &k in ks.iter().rev() {
+                let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
+                if !terminal {
+                    continue;
+                }
+                if spans[k as usize].end <= spans[s as usize].end {
+                    push(edge(2 * k + 1, se, Kind::Own(s), &time));
+                } else {
+                    // A kid that outlived the span (a reply sent before its
+                    // worker's span closed): the end waited for what the kid
+                    // had done by then.
+                    let (from, kind) = reached(&spans, &kids, &kid_at, k, spans[s as usize].end);
+                    push(edge(from, se, kind, &time));
+                }
+            }
+            for &k in ks {
+                let kf = &spans[k as usize];
+                let cnt = ks.partition_point(|&c| spans[c as usize].end <= kf.start);
+                let prior = ks[..cnt].iter().rev().copied().find(|&c| {
+                    let cf = &spans[c as usize];
+                    c != k && (cf.start, c) < (kf.start, k)
+                });
+                let kind = inner_wait.get(&k).map_or(Kind::Own(s), |&w| Kind::Wait(w));
+                push(match prior {
+                    Some(c) => edge(2 * c + 1, 2 * k, kind, &time),
+                    None => edge(ss, 2 * k, kind, &time),
+                });
+            }
         }
-        match last_before(&anywhere, r) {
-            Some(q) => list.push(edge(2 * q + 1, 2 * r, Kind::Wait(1), &time)),
-            None => list.push(edge(origin, 2 * r, Kind::Wait(0), &time)),
+        // Roots: their message, else the span that ended last before them, else the origin.
+        for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
+            let rf = &spans[r as usize];
+            // A message that arrives before it was sent (clocks off within their bound) is no edge.
+            if let Some(&(s, w, wq, queue)) = sent_by.get(&r).filter(|(s, ..)| spans[*s as usize].end <= rf.start) {
+                // A receiver that queued waited, after the message came, for its
+                // own process to be free: for the span of its process that ended
+                // last, when that ended in the queue. Else the queue is nothing
+                // the spans show, and waits after the message, as long as measured.
+                let arrived = rf.start - queue;
+                let behind = (queue > 0)
+                    .then(|| {
+                        let from = by_stream.partition_point(|&q| spans[q as usize].stream < rf.stream);
+                        let to = by_stream.partition_point(|&q| spans[q as usize].stream <= rf.stream);
+                        last_before(&by_stream[from..to], r)
+                    })
+                    .flatten()
+                    .filter(|&q| spans[q as usize].end >= arrived);
+                let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w), &time);
+                if let Some(q) = behind {
+                    e.weight = (e.weight - queue).max(0);
+                    push((to, e));
+                    push(edge(2 * q + 1, 2 * r, Kind::Wait(queued), &time));
+                } else if queue > 0 {
+                    push((to, Edge::new(e.from, e.weight, Kind::Wait(wq))));
+                } else {
+                    push((to, e));
+                }
+                continue;
+            }
+            match last_before(&anywhere, r) {
+                Some(q) => push(edge(2 * q + 1, 2 * r, Kind::Wait(1), &time)),
+                None => push(edge(origin, 2 * r, Kind::Wait(0), &time)),
+            }
         }
-    }
-    list.push(end_edge(&spans, &kids, &kid_at, streams, origin, t1, &time));
-    // CSR by target, keeping the order pushed (a stable sort), the target
-    // dropped in place.
-    list.sort_by_key(|(to, _)| *to);
+        push(end_edge(&spans, &kids, &kid_at, streams, origin, t1, &time));
+    };
     let mut pred_at = vec![0u32; time.len() + 1];
-    for (to, _) in &list {
-        pred_at[*to as usize + 1] += 1;
-    }
+    emit_all(&mut |(to, _)| pred_at[to as usize + 1] += 1);
     for i in 0..time.len() {
         pred_at[i + 1] += pred_at[i];
     }
-    let preds: Vec<Edge> = list.into_iter().map(|(_, e)| e).collect();
+    // Placed in the order pushed, as a stable sort by target would.
+    let mut fill: Vec<u32> = pred_at[..time.len()].to_vec();
+    let mut preds = vec![Edge::new(0, 0, Kind::Own(0)); pred_at[time.len()] as usize];
+    emit_all(&mut |(to, e)| {
+        let at = &mut fill[to as usize];
+        preds[*at as usize] = e;
+        *at += 1;
+    });
+    drop(fill);
     let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
     let waits = waits.into_iter().map(Arc::from).collect();
     Graph { spans, steps, waits, time, pred_at, preds, origin, end, order: std::sync::OnceLock::new() }
