@@ -64,7 +64,7 @@ pub struct Edge {
 const WAIT_BIT: u32 = 1 << 31;
 
 impl Edge {
-    fn new(from: u32, weight: i64, kind: Kind) -> Edge {
+    pub(crate) fn new(from: u32, weight: i64, kind: Kind) -> Edge {
         let kind = match kind {
             Kind::Own(s) => s,
             Kind::Wait(w) => w | WAIT_BIT,
