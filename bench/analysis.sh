@@ -38,6 +38,20 @@ for size in small large; do
     done
 done
 
+# The pages in a real browser: headless Chromium's wall time to load and
+# lay out each, beside an empty page's (its own start-up).
+need_browser
+CHROME=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --dump-dom)
+echo "<html><body>empty</body></html>" > "$WORK/empty.html"
+for page in inspect-small/index.html compare-small/index.html inspect-large/index.html compare-large/index.html empty.html; do
+    for i in 1 2 3; do
+        t0=$(date +%s.%N)
+        "${CHROME[@]}" --user-data-dir="$WORK/profile" "file://$WORK/$page" >/dev/null 2>&1
+        t1=$(date +%s.%N)
+        echo "$t0 $t1 $(stat -c %s "$WORK/$page")" >> "$WORK/load.${page%%/*}"
+    done
+done
+
 python3 - "$WORK" "$RUNS" <<'PY'
 import statistics, sys
 work, runs = sys.argv[1], sys.argv[2]
@@ -52,5 +66,13 @@ for cmd in ("summarize", "inspect", "compare", "history-add"):
     (ts, ms), (tl, ml) = load(f"small.{cmd}"), load(f"large.{cmd}")
     ok = "met" if ml <= target[cmd] else "NOT met"
     print(f"  {cmd:<12} {ts:8.2f} {ms:6.0f}   {tl:8.2f} {ml:6.0f}   {tl / ts:5.2f}  {ml / ms:5.2f}   <= {target[cmd]} ({ok})")
+def page(name):
+    rows = [l.split() for l in open(f"{work}/load.{name}")]
+    return statistics.median(float(b) - float(a) for a, b, _ in rows), int(rows[0][2])
+empty, _ = page("empty.html")
+print(f"  pages in headless Chromium (median of 3; an empty page takes {empty:.2f} s):")
+for name in ("inspect-small", "compare-small", "inspect-large", "compare-large"):
+    t, size = page(name)
+    print(f"    {name:<14} {size / 1024:8.0f} KiB  {t:5.2f} s   (targets: <= 5 MB, <= 3 s)")
 PY
 [ -z "${KEEP:-}" ] || say "kept in $WORK"
