@@ -48,7 +48,7 @@ impl PassData {
         for st in &self.streams {
             let off = alignment.offset_for(st);
             for s in &st.spans {
-                let (a, b) = (s.ts_us + off, s.end_us() + off);
+                let (a, b) = (s.ts_us.saturating_add(off), s.end_us().saturating_add(off));
                 r = Some(match r {
                     None => (a, b),
                     Some((x, y)) => (x.min(a), y.max(b)),
@@ -157,7 +157,7 @@ pub fn load_aligned(pass: &PassDir) -> (PassData, crate::Alignment) {
         for st in &mut data.streams {
             let off = align.offset_for(st);
             let before = st.spans.len();
-            st.spans.retain(|s| (from..=to).contains(&(s.ts_us + off)));
+            st.spans.retain(|s| (from..=to).contains(&s.ts_us.saturating_add(off)));
             outside += (before - st.spans.len()) as u64;
         }
         data.streams.retain(|s| !s.spans.is_empty());

@@ -103,10 +103,10 @@ pub fn fold_pass<A: Send>(
                 for st in &part.streams {
                     let off = align.offset_for(st);
                     let mut inside = st.spans.iter().filter(|s| {
-                        let ts = s.ts_us + off;
+                        let ts = s.ts_us.saturating_add(off);
                         let ok = (from..=to).contains(&ts);
                         if ok {
-                            let end = s.end_us() + off;
+                            let end = s.end_us().saturating_add(off);
                             *extent = Some(extent.map_or((ts, end), |(a, b)| (a.min(ts), b.max(end))));
                             *spans += 1;
                         } else {

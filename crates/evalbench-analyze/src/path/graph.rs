@@ -100,9 +100,10 @@ pub struct Graph {
     /// (process, span name) of each step; shared by the path's segments.
     pub steps: Vec<(Arc<str>, Arc<str>)>,
     pub waits: Vec<Arc<str>>,
-    /// Node times as measured: span i starts at node 2i and ends at 2i+1;
-    /// then the origin and the end of the evaluation.
-    pub time: Vec<i64>,
+    /// The origin's and the end's measured times; a span's nodes take
+    /// theirs from the span ([`Graph::time`]), not from a vector of their own.
+    pub origin_time: i64,
+    pub end_time: i64,
     /// Predecessors per node (CSR), in the order the walk prefers them.
     pub pred_at: Vec<u32>,
     pub preds: Vec<Edge>,
@@ -112,7 +113,28 @@ pub struct Graph {
     pub(super) order: std::sync::OnceLock<Option<Vec<u32>>>,
 }
 
+/// A node's time as measured: span i starts at node 2i and ends at 2i+1;
+/// any other node is the origin or the end.
+fn node_time(spans: &[Flat], origin: u32, origin_time: i64, end_time: i64, v: u32) -> i64 {
+    match spans.get(v as usize / 2) {
+        Some(f) if v.is_multiple_of(2) => f.start,
+        Some(f) => f.end,
+        None if v == origin => origin_time,
+        None => end_time,
+    }
+}
+
 impl Graph {
+    /// Node `v`'s time as measured.
+    pub fn time(&self, v: u32) -> i64 {
+        node_time(&self.spans, self.origin, self.origin_time, self.end_time, v)
+    }
+
+    /// How many nodes: two a span, the origin and the end.
+    pub fn nodes(&self) -> usize {
+        self.pred_at.len() - 1
+    }
+
     pub fn preds_of(&self, node: u32) -> &[Edge] {
         &self.preds[self.pred_at[node as usize] as usize..self.pred_at[node as usize + 1] as usize]
     }
@@ -263,11 +285,11 @@ fn edges(
     let n = spans.len();
     let origin = (2 * n) as u32;
     let end = origin + 1;
-    let mut time: Vec<i64> = spans.iter().flat_map(|f| [f.start, f.end]).collect();
     let first = spans.iter().map(|f| f.start).min().unwrap_or(t0);
-    time.push(t0.min(first));
-    time.push(t1);
-    let edge = |from: u32, to: u32, kind: Kind, time: &[i64]| (to, Edge::new(from, (time[to as usize] - time[from as usize]).max(0), kind));
+    let origin_time = t0.min(first);
+    let nodes = 2 * n + 2;
+    let time = |v: u32| node_time(&spans, origin, origin_time, t1, v);
+    let edge = |from: u32, to: u32, kind: Kind| (to, Edge::new(from, (time(to) - time(from)).max(0), kind));
     // Kids of each span, by end.
     let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
     kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
@@ -305,7 +327,7 @@ fn edges(
             let ks = &kids[kid_at[s as usize] as usize..kid_at[s as usize + 1] as usize];
             let (ss, se) = (2 * s, 2 * s + 1);
             if ks.is_empty() {
-                push(edge(ss, se, Kind::Own(s), &time));
+                push(edge(ss, se, Kind::Own(s)));
             }
             // The end waited on every kid that nothing in the span started
             // after (a kid followed by another reaches the end through it, and
@@ -318,13 +340,13 @@ fn edges(
                     continue;
                 }
                 if spans[k as usize].end <= spans[s as usize].end {
-                    push(edge(2 * k + 1, se, Kind::Own(s), &time));
+                    push(edge(2 * k + 1, se, Kind::Own(s)));
                 } else {
                     // A kid that outlived the span (a reply sent before its
                     // worker's span closed): the end waited for what the kid
                     // had done by then.
                     let (from, kind) = reached(&spans, &kids, &kid_at, k, spans[s as usize].end);
-                    push(edge(from, se, kind, &time));
+                    push(edge(from, se, kind));
                 }
             }
             for &k in ks {
@@ -336,8 +358,8 @@ fn edges(
                 });
                 let kind = inner_wait.get(&k).map_or(Kind::Own(s), |&w| Kind::Wait(w));
                 push(match prior {
-                    Some(c) => edge(2 * c + 1, 2 * k, kind, &time),
-                    None => edge(ss, 2 * k, kind, &time),
+                    Some(c) => edge(2 * c + 1, 2 * k, kind),
+                    None => edge(ss, 2 * k, kind),
                 });
             }
         }
@@ -359,11 +381,11 @@ fn edges(
                     })
                     .flatten()
                     .filter(|&q| spans[q as usize].end >= arrived);
-                let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w), &time);
+                let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w));
                 if let Some(q) = behind {
                     e.weight = (e.weight - queue).max(0);
                     push((to, e));
-                    push(edge(2 * q + 1, 2 * r, Kind::Wait(queued), &time));
+                    push(edge(2 * q + 1, 2 * r, Kind::Wait(queued)));
                 } else if queue > 0 {
                     push((to, Edge::new(e.from, e.weight, Kind::Wait(wq))));
                 } else {
@@ -372,20 +394,20 @@ fn edges(
                 continue;
             }
             match last_before(&anywhere, r) {
-                Some(q) => push(edge(2 * q + 1, 2 * r, Kind::Wait(1), &time)),
-                None => push(edge(origin, 2 * r, Kind::Wait(0), &time)),
+                Some(q) => push(edge(2 * q + 1, 2 * r, Kind::Wait(1))),
+                None => push(edge(origin, 2 * r, Kind::Wait(0))),
             }
         }
         push(end_edge(&spans, &kids, &kid_at, streams, origin, t1, &time));
     };
-    let mut pred_at = vec![0u32; time.len() + 1];
+    let mut pred_at = vec![0u32; nodes + 1];
     emit_all(&mut |(to, _)| pred_at[to as usize + 1] += 1);
-    for i in 0..time.len() {
+    for i in 0..nodes {
         pred_at[i + 1] += pred_at[i];
     }
     // Placed in the order pushed, as a stable sort by target would.
-    let mut fill: Vec<u32> = pred_at[..time.len()].to_vec();
-    let mut preds = vec![Edge::new(0, 0, Kind::Own(0)); pred_at[time.len()] as usize];
+    let mut fill: Vec<u32> = pred_at[..nodes].to_vec();
+    let mut preds = vec![Edge::new(0, 0, Kind::Own(0)); pred_at[nodes] as usize];
     emit_all(&mut |(to, e)| {
         let at = &mut fill[to as usize];
         preds[*at as usize] = e;
@@ -394,7 +416,7 @@ fn edges(
     drop(fill);
     let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
     let waits = waits.into_iter().map(Arc::from).collect();
-    Graph { spans, steps, waits, time, pred_at, preds, origin, end, order: std::sync::OnceLock::new() }
+    Graph { spans, steps, waits, origin_time, end_time: t1, pred_at, preds, origin, end, order: std::sync::OnceLock::new() }
 }
 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the
@@ -420,14 +442,14 @@ fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u3
 /// What the status change waited on: the server span it happened in (the
 /// latest-starting one around it: the deepest), from its last kid that had
 /// ended; else the server span that ended last before it.
-fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], streams: &[Stream], origin: u32, t1: i64, time: &[i64]) -> (u32, Edge) {
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], streams: &[Stream], origin: u32, t1: i64, time: &dyn Fn(u32) -> i64) -> (u32, Edge) {
     let server = |f: &Flat| streams[f.stream as usize].process == crate::align::SERVER;
     let any_server = spans.iter().any(server);
     let eligible = |f: &Flat| !any_server || server(f);
     let around = (0..spans.len() as u32)
         .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
         .max_by_key(|&i| (spans[i as usize].start, i));
-    let e = |from: u32, kind| Edge::new(from, (t1 - time[from as usize]).max(0), kind);
+    let e = |from: u32, kind| Edge::new(from, (t1 - time(from)).max(0), kind);
     if let Some(x) = around {
         let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
         let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);

@@ -138,7 +138,7 @@ impl Graph {
                 const NEW: u8 = 0;
                 const OPEN: u8 = 1;
                 const PLACED: u8 = 2;
-                let m = self.time.len();
+                let m = self.nodes();
                 let mut state = vec![NEW; m];
                 let mut order = Vec::with_capacity(m);
                 // (node, its next predecessor to visit)
@@ -177,13 +177,13 @@ impl Graph {
     /// `factor(step)`: the longest path from the origin. None when the
     /// spans' nesting has a cycle (a hostile file).
     pub fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
-        let mut t = vec![i64::MIN; self.time.len()];
+        let mut t = vec![i64::MIN; self.nodes()];
         for &v in self.order()? {
             let preds = self.preds_of(v);
             t[v as usize] = if v == self.origin || preds.is_empty() {
-                self.time[v as usize]
+                self.time(v)
             } else {
-                preds.iter().map(|e| t[e.from as usize] + self.weight(e, factor)).max().unwrap_or(self.time[v as usize])
+                preds.iter().map(|e| t[e.from as usize] + self.weight(e, factor)).max().unwrap_or(self.time(v))
             };
         }
         Some(t)
