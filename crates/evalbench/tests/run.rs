@@ -171,9 +171,15 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     // Attribute boundaries on nix's clock: each resolve span lasts about what
     // nix's trace gives the attribute itself (within 2x and 50 µs), however
     // far behind the trace the reader was; an RSS is the attribute's or absent.
+    // A span also holds what the trace does not see (writing the .drv to the
+    // store), which a loaded CI machine once stretched to 496 µs against
+    // 158 traced: a few attributes may run long, never most, and never
+    // shorter than their traced time (the reader's lag showed as both).
     let self_of: std::collections::BTreeMap<String, f64> =
         prof["by_attribute"].as_array().unwrap().iter().map(|a| (a["attr"].as_str().unwrap().to_string(), a["self_us"].as_f64().unwrap())).collect();
     let mut resolves = 0;
+    let mut long = Vec::new();
+    let (mut all_dur, mut all_own) = (0.0, 0.0);
     for e in std::fs::read_dir(out.join("cold-instrumented/trace")).unwrap() {
         let p = e.unwrap().path();
         if !p.file_name().unwrap().to_string_lossy().starts_with("eval.") {
@@ -188,10 +194,16 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
             let f = &s["fields"];
             assert!(f.get("rss_kb").is_none_or(|kb| kb.as_i64().unwrap() > 0), "an RSS of 0 is no RSS: {s}");
             let (dur, own) = (s["dur_us"].as_f64().unwrap(), self_of[f["attr"].as_str().unwrap()]);
-            assert!(dur <= 2.0 * own + 50.0 && own <= 2.0 * dur + 50.0, "resolve {dur} µs against {own} µs traced: {s}");
+            assert!(own <= 2.0 * dur + 50.0, "resolve {dur} µs against {own} µs traced: {s}");
+            if dur > 2.0 * own + 50.0 {
+                long.push(format!("resolve {dur} µs against {own} µs traced: {s}"));
+            }
+            (all_dur, all_own) = (all_dur + dur, all_own + own);
         }
     }
     assert_eq!(resolves, 101, "a resolve span per attribute");
+    assert!(long.len() <= 5, "{} of 101 resolve spans run long: {long:#?}", long.len());
+    assert!(all_dur <= 2.0 * all_own + 50.0 * 101.0, "resolve spans {all_dur} µs in all against {all_own} µs traced");
     let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
     assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
     for pass in ["warm-clean", "warm-instrumented"] {
