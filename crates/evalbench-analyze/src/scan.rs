@@ -122,7 +122,7 @@ pub fn fold_pass<A: Send>(
             },
         );
         match cores {
-            Ok((cores, _)) => {
+            Ok(cores) => {
                 for c in cores {
                     scanned.spans += c.spans;
                     scanned.outside_window += c.outside;

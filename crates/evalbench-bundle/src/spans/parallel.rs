@@ -7,7 +7,7 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::parse::read_spans;
-use super::{Malformed, Span, SpanFile, Stream, MAX_LISTED};
+use super::{Span, SpanFile, Stream, MAX_LISTED};
 use crate::error::{io, BundleError};
 use crate::Fnv;
 
@@ -236,22 +236,10 @@ fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>) -> Result<Vec<S
         .collect())
 }
 
-/// What a fold learned of one span file besides its spans: the same
-/// counts and malformed lines (numbered within the file) as [`SpanFile`]'s.
-#[derive(Debug, Clone, Default)]
-pub struct FileScan {
-    pub path: PathBuf,
-    pub lines: u64,
-    pub malformed: Vec<Malformed>,
-    pub malformed_total: u64,
-    pub dropped: u64,
-}
-
 /// Folds every span of a directory's `*.jsonl` files without holding them:
 /// each chunk (a file, or `chunk` bytes of a large one, cut at a line end;
-/// [`CHUNK`] unless testing)
-/// is parsed on some core, handed to `fold` with that core's accumulator,
-/// and dropped. Memory holds a chunk per core and the accumulators, never
+/// [`CHUNK`] unless testing) is parsed on some core, handed to `fold` with
+/// that core's accumulator, and dropped. Memory holds a chunk per core and the accumulators, never
 /// the directory. Chunks arrive in no set order, and one process's spans
 /// may arrive in several: `fold` must not depend on either, and the caller
 /// merges the accumulators (one per core).
@@ -260,40 +248,23 @@ pub fn fold_trace_dir<A: Send>(
     chunk: u64,
     init: impl Fn() -> A + Sync,
     fold: impl Fn(&mut A, &SpanFile) + Sync,
-) -> Result<(Vec<A>, Vec<FileScan>), BundleError> {
+) -> Result<Vec<A>, BundleError> {
     let (paths, units) = units_of(dir, chunk)?;
-    // Per unit, what it said of its file (a few numbers and at most
-    // MAX_LISTED lines), or the error that stopped it.
-    type Said = Result<SpanFile, BundleError>;
-    let said: std::sync::Mutex<Vec<Option<Said>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
+    // Malformed lines and dropped spans are not the fold's: the caller
+    // learns them from a read of the whole directory (read_trace_dir or
+    // read_trace_dir_filtered). Only the first error is kept.
+    let failed: std::sync::Mutex<Option<BundleError>> = std::sync::Mutex::new(None);
     let accs = on_every_core(&units, &init, |acc, u| {
         let (i, start, end) = units[u];
-        let r = read_span_range(&paths[i], start, end).map(|mut part| {
-            fold(acc, &part);
-            part.streams = Vec::new();
-            part
-        });
-        said.lock().unwrap_or_else(|e| e.into_inner())[u] = Some(r);
-    });
-    let mut files: Vec<FileScan> = paths.iter().map(|p| FileScan { path: p.clone(), ..Default::default() }).collect();
-    let mut base: Vec<u64> = vec![0; paths.len()];
-    // Units are in file order, and in byte order within a file: line
-    // numbers add up as they did in `merge`.
-    for (u, part) in said.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().enumerate() {
-        let part = part.expect("every chunk was read")?;
-        let i = units[u].0;
-        let f = &mut files[i];
-        f.lines += part.lines;
-        f.malformed_total += part.malformed_total;
-        f.dropped = f.dropped.max(part.dropped);
-        for mut m in part.malformed {
-            if f.malformed.len() < MAX_LISTED {
-                m.line += base[i];
-                m.file = f.path.clone();
-                f.malformed.push(m);
+        match read_span_range(&paths[i], start, end) {
+            Ok(part) => fold(acc, &part),
+            Err(e) => {
+                failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
             }
         }
-        base[i] += part.physical_lines;
+    });
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(accs),
     }
-    Ok((accs, files))
 }
