@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use evalbench_bundle::{layout, Bundle, PassDir};
 
-use crate::{load_aligned, span_stats, PassData};
+use crate::{load_aligned, PassData};
 
 /// Per run of a pass: wall seconds, span totals, statement totals.
 pub struct Samples {
@@ -32,7 +32,20 @@ pub struct Totals {
 
 /// The totals of one run of a pass, from its loaded spans and its directory.
 pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
-    let spans = span_stats(&data.streams).into_iter().map(|st| (format!("{} {}", st.process, st.name), st.total_us as f64 / 1e3)).collect();
+    // Sums alone: the statistics' durations (8 bytes a span) are not needed.
+    let mut by: std::collections::HashMap<(&str, &str), i64> = Default::default();
+    for st in &data.streams {
+        let mut local = vec![(0i64, false); st.names.len()];
+        for s in &st.spans {
+            let t = &mut local[s.name as usize];
+            t.0 += s.dur_us;
+            t.1 = true;
+        }
+        for (i, (total, _)) in local.into_iter().enumerate().filter(|(_, t)| t.1) {
+            *by.entry((st.names[i].as_str(), st.process.as_str())).or_default() += total;
+        }
+    }
+    let spans = by.into_iter().map(|((name, process), total_us)| (format!("{process} {name}"), total_us as f64 / 1e3)).collect();
     Totals { spans, statements: statements(dir) }
 }
 
@@ -77,8 +90,9 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
             s.counters.entry(k).or_default().push(v);
         }
         let t = totals(&data, d);
-        let path: BTreeMap<String, f64> = crate::path::critical_path(&data, &align)
-            .map(|(_, p)| p.steps.iter().map(|st| (st.label(), st.on_path_us as f64 / 1e3)).collect())
+        // Last, with the spans given up: the path's walk does not hold them.
+        let path: BTreeMap<String, f64> = crate::path::critical_steps_owned(data, &align)
+            .map(|steps| steps.iter().map(|st| (st.label(), st.on_path_us as f64 / 1e3)).collect())
             .unwrap_or_default();
         for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements), (&mut s.path, path)] {
             for (k, v) in from {

@@ -14,5 +14,5 @@ pub mod summary;
 pub mod summary_path;
 
 pub use error::ReportError;
-pub use perfetto::write_trace;
+pub use perfetto::{write_trace, write_trace_spans, PendingTrace};
 pub use summary::{PassSummary, Summary};

@@ -46,6 +46,40 @@ fn threads() -> usize {
 
 /// Writes `path` atomically (temporary file, then rename); returns the number of span events.
 pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment, critical: Option<&CriticalPath>) -> io::Result<u64> {
+    write_trace_spans(path, pass, streams, alignment)?.finish(critical)
+}
+
+/// A trace.json with its spans written and its critical path not yet:
+/// the path can then be found after the spans are given up (see
+/// `evalbench_analyze::path::critical_path_owned`). Nothing is at `path`
+/// until [`PendingTrace::finish`]; dropped unfinished, the temporary file goes.
+pub struct PendingTrace {
+    tmp: tempfile::NamedTempFile,
+    path: std::path::PathBuf,
+    /// Per stream (by its index in the pass): its Perfetto pid and each span's track.
+    placed: HashMap<usize, (u64, Vec<u32>)>,
+    lanes: usize,
+    events: u64,
+}
+
+impl PendingTrace {
+    /// Appends the critical path (if any) and puts the file at its path;
+    /// returns the number of span events.
+    pub fn finish(self, critical: Option<&CriticalPath>) -> io::Result<u64> {
+        let mut file = self.tmp.as_file();
+        if let Some(p) = critical {
+            let mut buf = Vec::new();
+            critical_events(&mut buf, p, &self.placed, self.lanes);
+            file.write_all(&buf)?;
+        }
+        file.write_all(b"\n]}\n")?;
+        evalbench_bundle::persist(self.tmp, &self.path)?;
+        Ok(self.events)
+    }
+}
+
+/// The span events of trace.json, in a temporary file beside `path`.
+pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<PendingTrace> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = evalbench_bundle::readable_temp(dir)?;
@@ -123,21 +157,16 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
     for lane in &lanes {
         events += lane.stream.spans.len() as u64;
     }
-    if let Some(p) = critical {
-        let mut buf = Vec::new();
-        critical_events(&mut buf, p, &lanes, &order);
-        file.write_all(&buf)?;
-    }
-    file.write_all(b"\n]}\n")?;
-    evalbench_bundle::persist(tmp, path)?;
-    Ok(events)
+    let n = lanes.len();
+    let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, lane.tracks.of_span))).collect();
+    Ok(PendingTrace { tmp, path: path.to_path_buf(), placed, lanes: n, events })
 }
 
 /// The critical path as a process of its own (one slice per stretch, named
 /// for its step), and a flow arrow wherever the path crosses from one
 /// process's span to another's (Perfetto draws the legacy `s`/`f` pairs).
-fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, lanes: &[Lane<'_>], order: &[usize]) {
-    let pid = lanes.len() as i64 + 1;
+fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>, lanes: usize) {
+    let pid = lanes as i64 + 1;
     buf.extend_from_slice(b",\n");
     meta(buf, "process_name", pid, 0, b"name", &escaped("critical path (what the evaluated time waited on)"));
     buf.extend_from_slice(b",\n");
@@ -151,12 +180,11 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, lanes: &[Lane<'_>], orde
         buf.extend_from_slice(&escaped(&label));
         let _ = write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us - s.from_us);
     }
-    // Where each stream's lane is: (pid, tid of the span).
-    let lane_of: HashMap<usize, usize> = order.iter().enumerate().map(|(l, &i)| (i, l)).collect();
+    // Where a span is: (pid, tid) of its stream's lane and its track.
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
         let (st, k) = s.at?;
-        let lane = &lanes[*lane_of.get(&(st as usize))?];
-        Some((lane.pid as i64, lane.tracks.of_span.get(k as usize).copied()? as i64 + 1))
+        let (pid, of_span) = placed.get(&(st as usize))?;
+        Some((*pid as i64, of_span.get(k as usize).copied()? as i64 + 1))
     };
     let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at.is_some()).collect();
     for (id, w) in spans.windows(2).enumerate() {

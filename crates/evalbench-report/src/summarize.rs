@@ -8,7 +8,7 @@ use evalbench_analyze::{load_aligned, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
 use crate::summary::{NotSummarized, PassCounters, RepeatGroup};
-use crate::{write_trace, PassSummary, ReportError, Summary};
+use crate::{write_trace_spans, PassSummary, ReportError, Summary};
 
 /// What summarizing writes besides the summaries.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,6 +41,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         // Spans outside the capture window are not the evaluation's: left
         // out of the statistics and of trace.json alike.
         let (data, alignment) = load_aligned(pass);
+        evalbench_analyze::phase("loaded the pass");
         let spans = data.span_count();
         // Warnings name files inside the bundle as the bundle names them.
         summary.warnings.extend(data.warnings.iter().cloned().map(|w| relative(w, &bundle.root)));
@@ -57,22 +58,32 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
                 recycled_evaluators: evalbench_analyze::counters::recycled_evaluators(&data),
             });
         }
-        // The statistics are computed while the trace is written: both only read the spans.
+        let processes = data.streams.len();
         let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
-        // The critical path is marked in trace.json and summarized: computed once.
-        let critical = evalbench_analyze::path::critical_path(&data, &alignment).map(|(_, p)| p);
-        let (traced, pass_summary) = std::thread::scope(|s| {
-            let stats = s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, &alignment, crate::summary_path::summary(&critical))));
-            let traced = if spans > 0 && !no_trace {
-                let path = out.join(&pass.name).join(layout::TRACE_JSON);
-                write_trace(&path, &pass.name, &data.streams, &alignment, critical.as_ref().ok()).map(|_| ()).map_err(ReportError::io(&path))
-            } else {
-                Ok(())
-            };
-            (traced, crate::error::joined(stats, &format!("the summary of {}", pass.name)))
-        });
-        traced?;
-        let pass_summary = pass_summary?;
+        // The statistics, then the trace's spans, one after the other (side
+        // by side, their scratch added up at the peak); then the critical
+        // path, with the spans given up (its walk would double the peak
+        // beside them); last the path's slices, appended to the trace.
+        let pass_summary = wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(String::new())));
+        evalbench_analyze::phase("statistics");
+        let pending = if spans > 0 && !no_trace {
+            let path = out.join(&pass.name).join(layout::TRACE_JSON);
+            write_trace_spans(&path, &pass.name, &data.streams, &alignment).map(Some).map_err(ReportError::io(&path))
+        } else {
+            Ok(None)
+        };
+        evalbench_analyze::phase("trace.json's spans");
+        let (pending, mut pass_summary) = (pending?, pass_summary);
+        let (_, critical) = evalbench_analyze::path::critical_path_owned(data, &alignment);
+        let critical = critical.map(|(_, p)| p);
+        if let Some(p) = pass_summary.as_mut() {
+            p.critical_path = crate::summary_path::summary(&critical);
+        }
+        if let Some(pending) = pending {
+            let path = out.join(&pass.name).join(layout::TRACE_JSON);
+            pending.finish(critical.as_ref().ok()).map_err(ReportError::io(&path))?;
+        }
+        evalbench_analyze::phase("critical path");
         if layout::is_clean(&pass.name) {
             match pass_summary {
                 Some(p) => summary.passes.push(p),
@@ -84,7 +95,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
                 reason: "instrumented pass: perf, strace and auto_explain distort its timings (trace.json written)".into(),
             });
         }
-        progress(format!("{}: {spans} spans from {} processes in {:.2} s", pass.name, data.streams.len(), t.elapsed().as_secs_f64()));
+        progress(format!("{}: {spans} spans from {processes} processes in {:.2} s", pass.name, t.elapsed().as_secs_f64()));
     }
     if usable == 0 {
         let warnings = summary.warnings.iter().map(|w| w.to_string()).collect();

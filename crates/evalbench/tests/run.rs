@@ -56,6 +56,34 @@ fn magic(p: &Path) -> Vec<u8> {
     b[..b.len().min(8)].to_vec()
 }
 
+/// summarize and compare find the path with the pass's spans given up
+/// (their text dropped, the graph's edges made without them, each segment
+/// refined as the walk finds it, or not kept at all): the same path, stretch
+/// for stretch, as with the spans held (whatif, inspect). A real pass, with
+/// pg.pcap's statements carved out of the server's stretches where captured.
+fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
+    use evalbench_analyze::{load_aligned, path};
+    let b = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default()).unwrap();
+    let p = b.passes.iter().find(|p| p.name == pass).unwrap();
+    let (data, align) = load_aligned(p);
+    let (_, held) = path::critical_path(&data, &align).unwrap();
+    let (rest, given) = path::critical_path_owned(load_aligned(p).0, &align);
+    let (_, given) = given.unwrap();
+    assert!(rest.streams.is_empty(), "{pass}: the spans were given up");
+    assert_eq!(held.segments, given.segments, "{pass}");
+    assert_eq!(held.steps, given.steps, "{pass}");
+    assert_eq!((held.total_us, held.to_us, &held.note), (given.total_us, given.to_us, &given.note), "{pass}");
+    assert_eq!(path::critical_steps_owned(load_aligned(p).0, &align).unwrap(), held.steps, "{pass}: steps with no segment kept");
+    // The pieces a statement cut a server stretch into are in time order:
+    // every stretch starts where the one before it ended.
+    assert!(held.segments.len() > 10, "{pass}");
+    for w in held.segments.windows(2) {
+        assert_eq!(w[0].to_us, w[1].from_us, "{pass}: {:?} then {:?}", w[0], w[1]);
+    }
+    let carved = held.segments.iter().filter(|s| s.process.as_deref() == Some(path::POSTGRES)).count();
+    assert_eq!(carved > 0, pass.ends_with("-clean"), "{pass}: {carved} stretches of statements");
+}
+
 #[test]
 fn four_passes_on_the_lab_make_a_whole_bundle() {
     let tmp = reachable_tmp("evalbench-run-test.");
@@ -105,6 +133,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!((total - evaluated).abs() <= bound.max(1), "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs");
         let on_path = |p: &str, n: &str| path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == p && s["name"] == n);
         assert!(on_path("worker", "fetch_repository") || on_path("worker", "fetch_inputs"), "{pass}: the worker's fetch is on the path");
+        same_path_with_the_spans_given_up(&out, pass);
         // Where pg.pcap was captured, the database's round trips are on the path by statement.
         let database = path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == "postgres" && s["on_path_us"].as_i64().unwrap() > 0);
         assert_eq!(database, pass.ends_with("-clean"), "{pass}: statements on the path where pg.pcap was captured");

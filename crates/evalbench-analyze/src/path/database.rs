@@ -60,52 +60,64 @@ pub struct Database {
     pub carved: HashMap<Arc<str>, i64>,
 }
 
-/// Splits the server's own stretches where statements were in flight;
-/// a note when pg.pcap could not be read.
-pub(super) fn refine(segs: Vec<Segment>, data: &PassData) -> (Vec<Segment>, Database, Option<String>) {
-    let ex = match executions(data) {
-        None => return (segs, Database::default(), None),
-        Some(Err(e)) => return (segs, Database::default(), Some(format!("pg.pcap: {e}; database time stays in the server's spans"))),
-        Some(Ok(ex)) => ex,
-    };
-    let mut db = Database::default();
-    for (a, b, n) in &ex {
-        *db.statements.entry(n.clone()).or_default() += b - a;
-    }
-    // The latest end among the statements up to each one: those before the
-    // first whose latest end passes t have all ended by t.
-    let mut reach = Vec::with_capacity(ex.len());
-    let mut m = i64::MIN;
-    for x in &ex {
-        m = m.max(x.1);
-        reach.push(m);
-    }
-    let postgres: Arc<str> = Arc::from(POSTGRES);
-    let mut out = Vec::with_capacity(segs.len());
-    for s in segs {
-        if s.process.as_deref() != Some(crate::align::SERVER) {
-            out.push(s);
-            continue;
+/// Splits the server's own stretches where statements were in flight,
+/// one segment at a time, as the walk finds them; with a note when
+/// pg.pcap could not be read.
+pub(super) struct Refiner {
+    /// The round trips by start, and the latest end up to each one: those
+    /// before the first whose latest end passes t have all ended by t.
+    ex: Vec<Trip>,
+    reach: Vec<i64>,
+    postgres: Arc<str>,
+    pub db: Database,
+}
+
+impl Refiner {
+    /// With a note when pg.pcap could not be read (then nothing is split).
+    pub fn new(data: &PassData) -> (Refiner, Option<String>) {
+        let (ex, note) = match executions(data) {
+            None => (Vec::new(), None),
+            Some(Err(e)) => (Vec::new(), Some(format!("pg.pcap: {e}; database time stays in the server's spans"))),
+            Some(Ok(ex)) => (ex, None),
+        };
+        let mut db = Database::default();
+        for (a, b, n) in &ex {
+            *db.statements.entry(n.clone()).or_default() += b - a;
         }
+        let mut reach = Vec::with_capacity(ex.len());
+        let mut m = i64::MIN;
+        for x in &ex {
+            m = m.max(x.1);
+            reach.push(m);
+        }
+        (Refiner { ex, reach, postgres: Arc::from(POSTGRES), db }, note)
+    }
+
+    /// `s`, or the pieces of a server stretch: the statements in flight and the server's own time between them.
+    pub fn split(&mut self, s: Segment, out: &mut dyn FnMut(Segment)) {
+        if self.ex.is_empty() || s.process.as_deref() != Some(crate::align::SERVER) {
+            out(s);
+            return;
+        }
+        let ex = &self.ex;
         let mut t = s.from_us;
         while t < s.to_us {
             let started = ex.partition_point(|x| x.0 <= t);
-            let live = reach.partition_point(|&e| e <= t);
+            let live = self.reach.partition_point(|&e| e <= t);
             // The statement in flight at t that started first, else own time until the next starts.
             match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
                 Some((_, b, name)) => {
                     let end = (*b).min(s.to_us);
-                    out.push(Segment { from_us: t, to_us: end, process: Some(postgres.clone()), name: name.clone(), at: None });
-                    *db.carved.entry(s.name.clone()).or_default() += end - t;
+                    out(Segment { from_us: t, to_us: end, process: Some(self.postgres.clone()), name: name.clone(), at: None });
+                    *self.db.carved.entry(s.name.clone()).or_default() += end - t;
                     t = end;
                 }
                 None => {
                     let next = ex.get(started).map_or(s.to_us, |x| x.0.min(s.to_us));
-                    out.push(Segment { from_us: t, to_us: next, ..s.clone() });
+                    out(Segment { from_us: t, to_us: next, ..s.clone() });
                     t = next;
                 }
             }
         }
     }
-    (out, db, None)
 }

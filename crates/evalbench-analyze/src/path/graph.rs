@@ -81,18 +81,32 @@ impl Edge {
     }
 }
 
-/// One span, flattened, on the server's clock.
+/// One span, flattened, on the server's clock. 32 bytes: the graph holds
+/// one per span of the pass.
 #[derive(Debug, Clone)]
 pub struct Flat {
     pub stream: u32,
     pub index: u32,
     pub start: i64,
     pub end: i64,
-    pub step: u32,
+    /// The step, with [`REMOTE_BIT`] set when `up` is a span it waits inside.
+    step_remote: u32,
     /// The span it nests in (same process) or waits inside (another), else NONE.
     pub up: u32,
+}
+
+const REMOTE_BIT: u32 = 1 << 31;
+
+impl Flat {
+    /// Its (process, span name) in [`Graph::steps`].
+    pub fn step(&self) -> u32 {
+        self.step_remote & !REMOTE_BIT
+    }
+
     /// `up` is a span it waits inside, not its parent.
-    pub remote: bool,
+    pub fn remote(&self) -> bool {
+        self.step_remote & REMOTE_BIT != 0
+    }
 }
 
 pub struct Graph {
@@ -153,7 +167,44 @@ fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
 /// Builds the graph of the spans in `streams` for the evaluation from `t0`
 /// to `t1` (server clock).
 pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
-    let mut spans = Vec::new();
+    edges(prepare(streams, align), t0, t1)
+}
+
+/// As [`build`], dropping the streams once what the graph reads of them
+/// is taken out (every span flattened, the hand-offs paired): the edges,
+/// and their sorts' scratch, are then made without the loaded spans beside
+/// them, which at 4.5M spans are 500 MB.
+pub fn build_owned(mut streams: Vec<Stream>, align: &Alignment, t0: i64, t1: i64) -> Graph {
+    // Only the hand-offs' fields are read (job, kind, queue_wait_us): the
+    // rest of the text goes first, a third of the spans' memory.
+    for st in &mut streams {
+        st.keep_text(reads_fields);
+    }
+    let prepared = prepare(&streams, align);
+    drop(streams);
+    edges(prepared, t0, t1)
+}
+
+/// The span names whose fields the graph reads: the hand-offs'.
+fn reads_fields(name: &str) -> bool {
+    MESSAGES.iter().any(|m| m.0 == name || m.1 == name) || WAITS_ON.iter().any(|w| w.0 == name || w.1 == name)
+}
+
+/// What the edges are made of: the spans flattened, and the waits the
+/// spans' fields name, paired.
+struct Prepared {
+    spans: Vec<Flat>,
+    steps: Vec<(String, String)>,
+    waits: Vec<String>,
+    inner_wait: HashMap<u32, u32>,
+    sent_by: HashMap<u32, (u32, u32, u32, i64)>,
+    /// Per stream: is it the server's (where the status changes).
+    server: Vec<bool>,
+}
+
+fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
+    // Sized once: grown by doubling, the copy would briefly hold it twice.
+    let mut spans = Vec::with_capacity(streams.iter().map(|st| st.spans.len()).sum());
     let mut steps: Vec<(String, String)> = Vec::new();
     let mut step_of: HashMap<(String, String), u32> = HashMap::new();
     let mut first_of_stream = Vec::with_capacity(streams.len());
@@ -183,9 +234,8 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
                 index: i as u32,
                 start,
                 end: start + s.dur_us.max(0),
-                step: name_step.get(n).copied().unwrap_or(0),
+                step_remote: name_step.get(n).copied().unwrap_or(0),
                 up: up.map_or(NONE, |p| base + p),
-                remote: false,
             });
         }
     }
@@ -229,7 +279,7 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
             });
             if let Some(g) = found {
                 spans[k as usize].up = g;
-                spans[k as usize].remote = true;
+                spans[k as usize].step_remote |= REMOTE_BIT;
                 inner_wait.insert(k, w);
             }
         }
@@ -268,20 +318,13 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
             }
         }
     }
-    edges(spans, steps, waits, &inner_wait, &sent_by, t0, t1, streams)
+    let server = streams.iter().map(|st| st.process == crate::align::SERVER).collect();
+    Prepared { spans, steps, waits, inner_wait, sent_by, server }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn edges(
-    spans: Vec<Flat>,
-    steps: Vec<(String, String)>,
-    mut waits: Vec<String>,
-    inner_wait: &HashMap<u32, u32>,
-    sent_by: &HashMap<u32, (u32, u32, u32, i64)>,
-    t0: i64,
-    t1: i64,
-    streams: &[Stream],
-) -> Graph {
+fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
+    let Prepared { spans, steps, mut waits, inner_wait, sent_by, server } = prepared;
+    let (inner_wait, sent_by) = (&inner_wait, &sent_by);
     let n = spans.len();
     let origin = (2 * n) as u32;
     let end = origin + 1;
@@ -398,7 +441,7 @@ fn edges(
                 None => push(edge(origin, 2 * r, Kind::Wait(0))),
             }
         }
-        push(end_edge(&spans, &kids, &kid_at, streams, origin, t1, &time));
+        push(end_edge(&spans, &kids, &kid_at, &server, origin, t1, &time));
     };
     let mut pred_at = vec![0u32; nodes + 1];
     emit_all(&mut |(to, _)| pred_at[to as usize + 1] += 1);
@@ -442,8 +485,8 @@ fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u3
 /// What the status change waited on: the server span it happened in (the
 /// latest-starting one around it: the deepest), from its last kid that had
 /// ended; else the server span that ended last before it.
-fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], streams: &[Stream], origin: u32, t1: i64, time: &dyn Fn(u32) -> i64) -> (u32, Edge) {
-    let server = |f: &Flat| streams[f.stream as usize].process == crate::align::SERVER;
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], server: &[bool], origin: u32, t1: i64, time: &dyn Fn(u32) -> i64) -> (u32, Edge) {
+    let server = |f: &Flat| server[f.stream as usize];
     let any_server = spans.iter().any(server);
     let eligible = |f: &Flat| !any_server || server(f);
     let around = (0..spans.len() as u32)

@@ -112,16 +112,74 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
 
 /// A pass's critical path, or why there is none.
 pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), String> {
+    let (t0, t1) = evaluated(data)?;
+    let g = graph::build(&data.streams, align, t0, t1);
+    measured(g, t0, align, data)
+}
+
+/// As [`critical_path`], for a caller done with the spans: they are
+/// dropped as soon as the graph has what it needs of them, so the walk
+/// does not hold them too (at 4.5M spans, 500 MB less at the peak). The
+/// pass comes back without its streams.
+pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), String>) {
+    let (t0, t1) = match evaluated(&data) {
+        Ok(w) => w,
+        Err(e) => return (data, Err(e)),
+    };
+    let g = graph::build_owned(std::mem::take(&mut data.streams), align, t0, t1);
+    crate::phase("path: graph built");
+    let path = measured(g, t0, align, &data);
+    (data, path)
+}
+
+/// The evaluated window, server clock: the evaluate request and its end.
+fn evaluated(data: &PassData) -> Result<(i64, i64), String> {
     let run = data.run.as_ref().ok_or("no run.json: the evaluated window is unknown")?;
     let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or("run.json has no evaluate request or evaluated seconds")?;
-    let t1 = t0 + (secs * 1e6).round() as i64;
-    let g = graph::build(&data.streams, align, t0, t1);
-    let mut path = g.path(t0, &|_| 1.0, align)?;
-    let (segs, db, note) = database::refine(std::mem::take(&mut path.segments), data);
-    path.steps = g.steps_of(&segs, path.to_us - t0, &db);
-    path.segments = segs;
-    path.note = note;
+    Ok((t0, t0 + (secs * 1e6).round() as i64))
+}
+
+/// The path through the measured graph, the database's stretches carved
+/// out of the server's (`data` gives pg.pcap; its streams are not read).
+fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Graph, CriticalPath), String> {
+    // Per step, before the walk: its scratch (8 bytes a span) is gone by
+    // the time the segments are held.
+    let own = g.own_us();
+    // Each segment refined as the walk finds it, into one vector: refined
+    // after the walk, the path was held twice (2 x 140 MB at 4.5M spans).
+    let (mut refiner, note) = database::Refiner::new(data);
+    let (mut segs, mut pieces) = (Vec::new(), Vec::new());
+    let to_us = g.walk_each(t0, &|_| 1.0, &mut |seg| {
+        refiner.split(seg, &mut |s| pieces.push(s));
+        // Backwards, as the walk goes: reversed with the rest below.
+        segs.extend(pieces.drain(..).rev());
+    })?;
+    segs.reverse();
+    let steps = g.steps_of(&segs, to_us - t0, &refiner.db, &own);
+    let path = g.assemble(t0, to_us, segs, steps, align, note);
     Ok((g, path))
+}
+
+/// As [`critical_path_owned`], for a caller that wants the steps alone:
+/// no segment is kept (at 4.5M spans the path has 2.2M, 140 MB), each is
+/// added to its step as the walk finds it.
+pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, String> {
+    let (t0, t1) = evaluated(&data)?;
+    let g = graph::build_owned(std::mem::take(&mut data.streams), align, t0, t1);
+    let own = g.own_us();
+    let (mut refiner, _) = database::Refiner::new(&data);
+    let mut by = Tally::new();
+    let to_us = g.walk_each(t0, &|_| 1.0, &mut |seg| refiner.split(seg, &mut |s| tally(&mut by, &s)))?;
+    Ok(g.steps_of_tally(by, to_us - t0, &refiner.db, &own))
+}
+
+/// (process, name) to (time on the path, stretches).
+type Tally = HashMap<(Option<Arc<str>>, Arc<str>), (i64, usize)>;
+
+fn tally(by: &mut Tally, s: &Segment) {
+    let e = by.entry((s.process.clone(), s.name.clone())).or_default();
+    e.0 += s.to_us - s.from_us;
+    e.1 += 1;
 }
 
 impl Graph {
@@ -192,7 +250,7 @@ impl Graph {
     fn weight(&self, e: &graph::Edge, factor: &dyn Fn(u32) -> f64) -> i64 {
         match e.kind() {
             Kind::Own(s) => {
-                let f = factor(self.spans[s as usize].step);
+                let f = factor(self.spans[s as usize].step());
                 if f == 1.0 {
                     e.weight
                 } else {
@@ -205,8 +263,25 @@ impl Graph {
 
     /// The path to the end under `factor`, from `t0` on.
     pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, String> {
-        let t = self.schedule(factor).ok_or("the spans' nesting has a cycle: no path")?;
+        let own = self.own_us();
+        let (segs, to_us) = self.walk(t0, factor)?;
+        let steps = self.steps_of(&segs, to_us - t0, &Default::default(), &own);
+        Ok(self.assemble(t0, to_us, segs, steps, align, None))
+    }
+
+    /// The path's segments under `factor`, from `t0` on, and when it ends.
+    fn walk(&self, t0: i64, factor: &dyn Fn(u32) -> f64) -> Result<(Vec<Segment>, i64), String> {
         let mut segs = Vec::new();
+        let to_us = self.walk_each(t0, factor, &mut |s| segs.push(s))?;
+        segs.reverse();
+        Ok((segs, to_us))
+    }
+
+    /// The path's segments to `each`, from the end back to `t0`; returns
+    /// when the path ends.
+    fn walk_each(&self, t0: i64, factor: &dyn Fn(u32) -> f64, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
+        let t = self.schedule(factor).ok_or("the spans' nesting has a cycle: no path")?;
+        crate::phase("path: scheduled");
         let mut v = self.end;
         for _ in 0..t.len() {
             if v == self.origin {
@@ -220,22 +295,23 @@ impl Graph {
             };
             let (from, to) = (t[e.from as usize].max(t0), t[v as usize].max(t0));
             if to > from {
-                segs.push(self.segment(e.kind(), from, to));
+                each(self.segment(e.kind(), from, to));
             }
             v = e.from;
         }
-        segs.reverse();
-        let to_us = t[self.end as usize];
-        let total_us = segs.iter().map(|s| s.to_us - s.from_us).sum();
-        let steps = self.steps_of(&segs, to_us - t0, &Default::default());
+        Ok(t[self.end as usize])
+    }
+
+    fn assemble(&self, t0: i64, to_us: i64, segments: Vec<Segment>, steps: Vec<PathStep>, align: &Alignment, note: Option<String>) -> CriticalPath {
+        let total_us = segments.iter().map(|s| s.to_us - s.from_us).sum();
         let bound_us = align.hosts.iter().filter_map(|h| h.bound_us).max();
-        Ok(CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments: segs, note: None })
+        CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments, note }
     }
 
     fn segment(&self, kind: Kind, from_us: i64, to_us: i64) -> Segment {
         match kind {
             Kind::Own(s) => {
-                let (p, n) = &self.steps[self.spans[s as usize].step as usize];
+                let (p, n) = &self.steps[self.spans[s as usize].step() as usize];
                 let f = &self.spans[s as usize];
                 Segment { from_us, to_us, process: Some(p.clone()), name: n.clone(), at: Some((f.stream, f.index)) }
             }
@@ -250,13 +326,13 @@ impl Graph {
         for f in &self.spans {
             if f.up != graph::NONE {
                 // Waiting on another thread or process counts from the span's start.
-                let from = if f.remote { self.spans[f.up as usize].start } else { f.start };
+                let from = if f.remote() { self.spans[f.up as usize].start } else { f.start };
                 own[f.up as usize] -= f.end - from;
             }
         }
         let mut per = vec![0i64; self.steps.len()];
         for (f, o) in self.spans.iter().zip(own) {
-            per[f.step as usize] += o.max(0);
+            per[f.step() as usize] += o.max(0);
         }
         per
     }
@@ -264,16 +340,15 @@ impl Graph {
     /// The segments by step; `db` has the own time of the database's steps
     /// (process [`POSTGRES`]), which are no spans of the graph, and what
     /// they took of the server's spans (on the path, though not the span's).
-    fn steps_of(&self, segs: &[Segment], evaluated_us: i64, db: &database::Database) -> Vec<PathStep> {
-        let own = self.own_us();
-        // (process, name) to (time on the path, stretches).
-        type Key = (Option<Arc<str>>, Arc<str>);
-        let mut by: HashMap<Key, (i64, usize)> = HashMap::new();
+    fn steps_of(&self, segs: &[Segment], evaluated_us: i64, db: &database::Database, own: &[i64]) -> Vec<PathStep> {
+        let mut by = Tally::new();
         for s in segs {
-            let e = by.entry((s.process.clone(), s.name.clone())).or_default();
-            e.0 += s.to_us - s.from_us;
-            e.1 += 1;
+            tally(&mut by, s);
         }
+        self.steps_of_tally(by, evaluated_us, db, own)
+    }
+
+    fn steps_of_tally(&self, by: Tally, evaluated_us: i64, db: &database::Database, own: &[i64]) -> Vec<PathStep> {
         let step_of: HashMap<(&str, &str), usize> = self.steps.iter().enumerate().map(|(i, (p, n))| ((&**p, &**n), i)).collect();
         let mut steps: Vec<PathStep> = by
             .into_iter()

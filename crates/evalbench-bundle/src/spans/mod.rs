@@ -154,6 +154,28 @@ impl Stream {
         self.spans.push(span);
     }
 
+    /// Drops the text (fields and extra keys) of every span whose name
+    /// `keep` refuses: a reader done with most fields keeps a stream's
+    /// spans at their 64 bytes, where the text is most of a line.
+    pub fn keep_text(&mut self, keep: impl Fn(&str) -> bool) {
+        let wanted: Vec<bool> = self.names.iter().map(|n| keep(n)).collect();
+        let mut text = String::new();
+        for s in &mut self.spans {
+            let len = s.fields_len as usize + (s.extra_len_known & LEN_MASK) as usize;
+            let start = s.text_start as usize;
+            if wanted.get(s.name as usize).copied().unwrap_or(false) {
+                s.text_start = text.len() as u64;
+                text.push_str(self.text.get(start..start + len).unwrap_or(""));
+            } else {
+                s.text_start = 0;
+                s.fields_len = 0;
+                s.extra_len_known &= !LEN_MASK;
+            }
+        }
+        text.shrink_to_fit();
+        self.text = text;
+    }
+
     pub fn name(&self, s: &Span) -> &str {
         &self.names[s.name as usize]
     }
