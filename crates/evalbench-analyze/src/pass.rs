@@ -23,7 +23,7 @@ impl std::fmt::Display for Warning {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct PassData {
     pub name: String,
     pub dir: PathBuf,

@@ -23,8 +23,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
-    let passes = evalbench_analyze::view::analyse(&bundle);
-    let r = evalbench_report::html::render(&bundle.source, &passes, &a.out)?;
+    let (_, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
     if a.json {
         crate::emit(&format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;
     } else {

@@ -390,8 +390,7 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     let opts = evalbench_report::summarize::SummarizeOpts::default();
     let (_, text) = evalbench_report::summarize::summarize_bundle(&bundle, out, opts, &mut |_| {})?;
     if report {
-        let passes = evalbench_analyze::view::analyse(&bundle);
-        evalbench_report::html::render(&bundle.source, &passes, &out.join(layout::REPORT_DIR)).context("report")?;
+        evalbench_report::html::inspect(&bundle, &out.join(layout::REPORT_DIR)).context("report")?;
     }
     pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, layout::NIX_SUPPORT_DIR])?;
     write_atomic(&out.join(layout::HYDRA_BUILD_PRODUCTS), evalbench_report::hydra::build_products(out).as_bytes())?;

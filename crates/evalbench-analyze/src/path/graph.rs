@@ -16,7 +16,7 @@ use evalbench_bundle::Stream;
 
 use crate::Alignment;
 
-pub const NONE: u32 = u32::MAX;
+pub use super::nodes::{Edge, Flat, Kind, NONE};
 
 /// A wait between spans: what the time was spent waiting for.
 pub const WAIT_BEFORE: &str = "before the first span";
@@ -42,72 +42,6 @@ pub(super) const WAITS_ON: [(&str, &str, &str, bool); 3] = [
     ("evaluate_flake", "open", "spawn (evaluate_flake → eval open)", true),
     ("query_known_derivations", "known_derivations", "request (query_known_derivations → known_derivations)", false),
 ];
-
-/// What an edge's time was.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Kind {
-    /// The span's own time (shortened when the span is).
-    Own(u32),
-    /// A wait, by its index in [`Graph::waits`] (never shortened).
-    Wait(u32),
-}
-
-/// 16 bytes: a million-span pass has over three million edges.
-#[derive(Debug, Clone, Copy)]
-pub struct Edge {
-    pub from: u32,
-    /// [`Kind`], the wait bit set for a wait.
-    kind: u32,
-    pub weight: i64,
-}
-
-const WAIT_BIT: u32 = 1 << 31;
-
-impl Edge {
-    pub(crate) fn new(from: u32, weight: i64, kind: Kind) -> Edge {
-        let kind = match kind {
-            Kind::Own(s) => s,
-            Kind::Wait(w) => w | WAIT_BIT,
-        };
-        Edge { from, kind, weight }
-    }
-
-    pub fn kind(&self) -> Kind {
-        if self.kind & WAIT_BIT != 0 {
-            Kind::Wait(self.kind & !WAIT_BIT)
-        } else {
-            Kind::Own(self.kind)
-        }
-    }
-}
-
-/// One span, flattened, on the server's clock. 32 bytes: the graph holds
-/// one per span of the pass.
-#[derive(Debug, Clone)]
-pub struct Flat {
-    pub stream: u32,
-    pub index: u32,
-    pub start: i64,
-    pub end: i64,
-    /// The step, with [`REMOTE_BIT`] set when `up` is a span it waits inside.
-    step_remote: u32,
-    /// The span it nests in (same process) or waits inside (another), else NONE.
-    pub up: u32,
-}
-
-const REMOTE_BIT: u32 = 1 << 31;
-
-impl Flat {
-    /// Its (process, span name) in [`Graph::steps`].
-    pub fn step(&self) -> u32 {
-        self.step_remote & !REMOTE_BIT
-    }
-
-    /// `up` is a span it waits inside, not its parent.
-    pub fn remote(&self) -> bool {
-        self.step_remote & REMOTE_BIT != 0
-    }
-}
 
 pub struct Graph {
     pub spans: Vec<Flat>,
@@ -229,14 +163,8 @@ fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
                 // A parent that starts after its child is not one (hostile files).
                 p as usize != i && st.spans[p as usize].ts_us <= s.ts_us
             });
-            spans.push(Flat {
-                stream: si as u32,
-                index: i as u32,
-                start,
-                end: start + s.dur_us.max(0),
-                step_remote: name_step.get(n).copied().unwrap_or(0),
-                up: up.map_or(NONE, |p| base + p),
-            });
+            let step = name_step.get(n).copied().unwrap_or(0);
+            spans.push(Flat::new(si as u32, i as u32, start, start + s.dur_us.max(0), step, up.map_or(NONE, |p| base + p)));
         }
     }
     let mut waits: Vec<String> = [WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS].iter().map(|s| s.to_string()).collect();
@@ -279,7 +207,7 @@ fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
             });
             if let Some(g) = found {
                 spans[k as usize].up = g;
-                spans[k as usize].step_remote |= REMOTE_BIT;
+                spans[k as usize].set_remote();
                 inner_wait.insert(k, w);
             }
         }

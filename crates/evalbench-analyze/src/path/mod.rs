@@ -8,6 +8,7 @@
 
 mod database;
 pub mod graph;
+mod nodes;
 pub mod whatif;
 
 pub use database::POSTGRES;

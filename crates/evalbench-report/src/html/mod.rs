@@ -85,8 +85,39 @@ pub fn shell_head(title: &str, css: &str) -> String {
     )
 }
 
-pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered, ReportError> {
+/// Analyses every pass of `bundle` and writes the page into `out`, with
+/// each pass's trace.json beside it: its spans are written while the pass
+/// holds them, its critical path is appended once found without them.
+pub fn inspect(bundle: &evalbench_bundle::Bundle, out: &Path) -> Result<(Vec<PassView>, Rendered), ReportError> {
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
+    let mut traces = Vec::new();
+    let mut failed = None;
+    let passes = evalbench_analyze::view::analyse(bundle, &mut |p| {
+        let trace = (p.span_count > 0 && failed.is_none()).then(|| {
+            let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
+            crate::write_trace_spans(&dest, &p.name, &p.data.streams, &p.align).map_err(ReportError::io(&dest))
+        });
+        match trace.transpose() {
+            Ok(t) => traces.push(t),
+            Err(e) => {
+                failed = Some(e);
+                traces.push(None);
+            }
+        }
+        evalbench_analyze::phase("trace.json's spans");
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let rendered = render(&bundle.source, &passes, out, traces)?;
+    Ok((passes, rendered))
+}
+
+/// The page of `passes`, finishing each one's trace.json (written by
+/// [`crate::write_trace_spans`] while it held its spans; None for a pass without spans).
+pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option<crate::PendingTrace>>) -> Result<Rendered, ReportError> {
+    std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
+    let mut traces = traces.into_iter();
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
     sections::provenance(&mut page, passes);
     sections::overview(&mut page, passes);
@@ -102,9 +133,9 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
         sections::cpu(&mut page, p);
         sections::evaluator(&mut page, p);
         // trace.json beside the page, for ui.perfetto.dev.
-        if p.data.span_count() > 0 {
+        if let Some(trace) = traces.next().flatten() {
             let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
-            crate::write_trace(&dest, &p.name, &p.data.streams, &p.align, p.critical.as_ref().ok()).map_err(ReportError::io(&dest))?;
+            trace.finish(p.critical.as_ref().ok()).map_err(ReportError::io(&dest))?;
             let _ = write!(
                 page.body,
                 "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server clock).</p>",
@@ -133,5 +164,5 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path) -> Result<Rendered
     html.push_str("</main></body></html>\n");
     let index = out.join("index.html");
     evalbench_bundle::write_atomic(&index, html.as_bytes())?;
-    Ok(Rendered { page: index, page_bytes: html.len() as u64, charts: page.charts.len(), spans: passes.iter().map(|p| p.data.span_count()).sum() })
+    Ok(Rendered { page: index, page_bytes: html.len() as u64, charts: page.charts.len(), spans: passes.iter().map(|p| p.span_count).sum() })
 }

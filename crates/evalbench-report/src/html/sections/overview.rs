@@ -37,7 +37,7 @@ pub fn overview(page: &mut Page, passes: &[PassView]) {
             esc(&evaluated),
             esc(&wall),
             esc(&offset_line(p)),
-            p.data.span_count(),
+            p.span_count,
             esc(&settings),
             esc(&metric)
         );

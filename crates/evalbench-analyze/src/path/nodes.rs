@@ -1,0 +1,81 @@
+//! The graph's parts: a span flattened to what the path reads of it, and
+//! an edge. Both are held once per span (edges about twice), so each is
+//! packed: a 32-byte span, a 16-byte edge.
+
+pub const NONE: u32 = u32::MAX;
+
+/// What an edge's time was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// The span's own time (shortened when the span is).
+    Own(u32),
+    /// A wait, by its index in [`Graph::waits`] (never shortened).
+    Wait(u32),
+}
+
+/// 16 bytes: a million-span pass has over three million edges.
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    pub from: u32,
+    /// [`Kind`], the wait bit set for a wait.
+    kind: u32,
+    pub weight: i64,
+}
+
+const WAIT_BIT: u32 = 1 << 31;
+
+impl Edge {
+    pub(crate) fn new(from: u32, weight: i64, kind: Kind) -> Edge {
+        let kind = match kind {
+            Kind::Own(s) => s,
+            Kind::Wait(w) => w | WAIT_BIT,
+        };
+        Edge { from, kind, weight }
+    }
+
+    pub fn kind(&self) -> Kind {
+        if self.kind & WAIT_BIT != 0 {
+            Kind::Wait(self.kind & !WAIT_BIT)
+        } else {
+            Kind::Own(self.kind)
+        }
+    }
+}
+
+/// One span, flattened, on the server's clock. 32 bytes: the graph holds
+/// one per span of the pass.
+#[derive(Debug, Clone)]
+pub struct Flat {
+    pub stream: u32,
+    pub index: u32,
+    pub start: i64,
+    pub end: i64,
+    /// The step, with [`REMOTE_BIT`] set when `up` is a span it waits inside.
+    step_remote: u32,
+    /// The span it nests in (same process) or waits inside (another), else NONE.
+    pub up: u32,
+}
+
+const REMOTE_BIT: u32 = 1 << 31;
+
+impl Flat {
+    /// Its (process, span name) in [`Graph::steps`].
+    pub fn step(&self) -> u32 {
+        self.step_remote & !REMOTE_BIT
+    }
+
+    /// `up` is a span it waits inside, not its parent.
+    pub fn remote(&self) -> bool {
+        self.step_remote & REMOTE_BIT != 0
+    }
+
+    /// The span at `stream`, `index` (the pass's numbering), on the server's clock.
+    pub(super) fn new(stream: u32, index: u32, start: i64, end: i64, step: u32, up: u32) -> Flat {
+        Flat { stream, index, start, end, step_remote: step, up }
+    }
+
+    /// Marks `up` as a span it waits inside.
+    pub(super) fn set_remote(&mut self) {
+        self.step_remote |= REMOTE_BIT;
+    }
+}
