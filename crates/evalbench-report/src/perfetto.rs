@@ -178,7 +178,8 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, 
         };
         let _ = write!(buf, ",\n{{\"ph\":\"X\",\"name\":");
         buf.extend_from_slice(&escaped(&label));
-        let _ = write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us - s.from_us);
+        let _ =
+            write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us.saturating_sub(s.from_us));
     }
     // Where a span is: (pid, tid) of its stream's lane and its track.
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
@@ -193,7 +194,7 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, 
             continue;
         }
         // Bound inside each slice: the sender's last microsecond, the receiver's first.
-        let (ts_a, ts_b) = ((w[0].to_us - 1).max(w[0].from_us), (w[1].from_us + 1).min(w[1].to_us));
+        let (ts_a, ts_b) = (w[0].to_us.saturating_sub(1).max(w[0].from_us), w[1].from_us.saturating_add(1).min(w[1].to_us));
         let _ = write!(
             buf,
             ",\n{{\"ph\":\"s\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_a},\"pid\":{pa},\"tid\":{ta}}}"

@@ -36,7 +36,7 @@ pub fn summary(p: &Result<CriticalPath, String>) -> Result<PathSummary, String> 
     let p = p.as_ref().map_err(Clone::clone)?;
     Ok(PathSummary {
         total_us: p.total_us,
-        evaluated_us: p.to_us - p.from_us,
+        evaluated_us: p.to_us.saturating_sub(p.from_us),
         bound_us: p.bound_us,
         stretches: p.segments.len(),
         processes: p.by_process(),

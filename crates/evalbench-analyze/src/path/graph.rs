@@ -158,13 +158,13 @@ fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
                     next
                 });
             }
-            let start = s.ts_us + off;
+            let start = s.ts_us.saturating_add(off);
             let up = s.parent().and_then(|p| ids.get(p)).filter(|&p| {
                 // A parent that starts after its child is not one (hostile files).
                 p as usize != i && st.spans[p as usize].ts_us <= s.ts_us
             });
             let step = name_step.get(n).copied().unwrap_or(0);
-            spans.push(Flat::new(si as u32, i as u32, start, start + s.dur_us.max(0), step, up.map_or(NONE, |p| base + p)));
+            spans.push(Flat::new(si as u32, i as u32, start, start.saturating_add(s.dur_us.max(0)), step, up.map_or(NONE, |p| base + p)));
         }
     }
     let mut waits: Vec<String> = [WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS].iter().map(|s| s.to_string()).collect();
@@ -260,7 +260,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
     let origin_time = t0.min(first);
     let nodes = 2 * n + 2;
     let time = |v: u32| node_time(&spans, origin, origin_time, t1, v);
-    let edge = |from: u32, to: u32, kind: Kind| (to, Edge::new(from, (time(to) - time(from)).max(0), kind));
+    let edge = |from: u32, to: u32, kind: Kind| (to, Edge::new(from, time(to).saturating_sub(time(from)).max(0), kind));
     // Kids of each span, by end.
     let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
     kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
@@ -343,7 +343,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
                 // own process to be free: for the span of its process that ended
                 // last, when that ended in the queue. Else the queue is nothing
                 // the spans show, and waits after the message, as long as measured.
-                let arrived = rf.start - queue;
+                let arrived = rf.start.saturating_sub(queue);
                 let behind = (queue > 0)
                     .then(|| {
                         let from = by_stream.partition_point(|&q| spans[q as usize].stream < rf.stream);
@@ -354,7 +354,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
                     .filter(|&q| spans[q as usize].end >= arrived);
                 let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w));
                 if let Some(q) = behind {
-                    e.weight = (e.weight - queue).max(0);
+                    e.weight = e.weight.saturating_sub(queue).max(0);
                     push((to, e));
                     push(edge(2 * q + 1, 2 * r, Kind::Wait(queued)));
                 } else if queue > 0 {
@@ -420,7 +420,7 @@ fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], server: &[bool], origi
     let around = (0..spans.len() as u32)
         .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
         .max_by_key(|&i| (spans[i as usize].start, i));
-    let e = |from: u32, kind| Edge::new(from, (t1 - time(from)).max(0), kind);
+    let e = |from: u32, kind| Edge::new(from, t1.saturating_sub(time(from)).max(0), kind);
     if let Some(x) = around {
         let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
         let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);

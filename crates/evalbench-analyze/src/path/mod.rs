@@ -89,7 +89,7 @@ pub struct ByProcess {
 
 impl CriticalPath {
     pub fn by_process(&self) -> Vec<ByProcess> {
-        by_process(&self.steps, self.to_us - self.from_us)
+        by_process(&self.steps, self.to_us.saturating_sub(self.from_us))
     }
 }
 
@@ -97,7 +97,8 @@ impl CriticalPath {
 pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
     let mut m: std::collections::BTreeMap<Option<String>, i64> = Default::default();
     for s in steps {
-        *m.entry(s.process.clone()).or_default() += s.on_path_us;
+        let e = m.entry(s.process.clone()).or_default();
+        *e = e.saturating_add(s.on_path_us);
     }
     let mut v: Vec<ByProcess> = m
         .into_iter()
@@ -156,7 +157,7 @@ fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Gr
         segs.extend(pieces.drain(..).rev());
     })?;
     segs.reverse();
-    let steps = g.steps_of(&segs, to_us - t0, &refiner.db, &own);
+    let steps = g.steps_of(&segs, to_us.saturating_sub(t0), &refiner.db, &own);
     let path = g.assemble(t0, to_us, segs, steps, align, note);
     Ok((g, path))
 }
@@ -171,7 +172,7 @@ pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec
     let (mut refiner, _) = database::Refiner::new(&data);
     let mut by = Tally::new();
     let to_us = g.walk_each(t0, &|_| 1.0, &mut |seg| refiner.split(seg, &mut |s| tally(&mut by, &s)))?;
-    Ok(g.steps_of_tally(by, to_us - t0, &refiner.db, &own))
+    Ok(g.steps_of_tally(by, to_us.saturating_sub(t0), &refiner.db, &own))
 }
 
 /// (process, name) to (time on the path, stretches).
@@ -179,7 +180,7 @@ type Tally = HashMap<(Option<Arc<str>>, Arc<str>), (i64, usize)>;
 
 fn tally(by: &mut Tally, s: &Segment) {
     let e = by.entry((s.process.clone(), s.name.clone())).or_default();
-    e.0 += s.to_us - s.from_us;
+    e.0 = e.0.saturating_add(s.to_us.saturating_sub(s.from_us));
     e.1 += 1;
 }
 
@@ -242,7 +243,7 @@ impl Graph {
             t[v as usize] = if v == self.origin || preds.is_empty() {
                 self.time(v)
             } else {
-                preds.iter().map(|e| t[e.from as usize] + self.weight(e, factor)).max().unwrap_or(self.time(v))
+                preds.iter().map(|e| t[e.from as usize].saturating_add(self.weight(e, factor))).max().unwrap_or(self.time(v))
             };
         }
         Some(t)
@@ -266,7 +267,7 @@ impl Graph {
     pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, String> {
         let own = self.own_us();
         let (segs, to_us) = self.walk(t0, factor)?;
-        let steps = self.steps_of(&segs, to_us - t0, &Default::default(), &own);
+        let steps = self.steps_of(&segs, to_us.saturating_sub(t0), &Default::default(), &own);
         Ok(self.assemble(t0, to_us, segs, steps, align, None))
     }
 
@@ -289,7 +290,9 @@ impl Graph {
                 break;
             }
             let Some(e) = self.preds_of(v).iter().fold(None::<&graph::Edge>, |best, e| match best {
-                Some(b) if t[b.from as usize] + self.weight(b, factor) >= t[e.from as usize] + self.weight(e, factor) => Some(b),
+                Some(b) if t[b.from as usize].saturating_add(self.weight(b, factor)) >= t[e.from as usize].saturating_add(self.weight(e, factor)) => {
+                    Some(b)
+                }
                 _ => Some(e),
             }) else {
                 break;
@@ -304,7 +307,7 @@ impl Graph {
     }
 
     fn assemble(&self, t0: i64, to_us: i64, segments: Vec<Segment>, steps: Vec<PathStep>, align: &Alignment, note: Option<String>) -> CriticalPath {
-        let total_us = segments.iter().map(|s| s.to_us - s.from_us).sum();
+        let total_us = segments.iter().fold(0i64, |a, s| a.saturating_add(s.to_us.saturating_sub(s.from_us)));
         let bound_us = align.hosts.iter().filter_map(|h| h.bound_us).max();
         CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments, note }
     }
@@ -323,17 +326,17 @@ impl Graph {
     /// Own time per step: each span's duration less its children's and the
     /// spans of other threads or processes it waited on inside it.
     pub fn own_us(&self) -> Vec<i64> {
-        let mut own: Vec<i64> = self.spans.iter().map(|f| f.end - f.start).collect();
+        let mut own: Vec<i64> = self.spans.iter().map(|f| f.end.saturating_sub(f.start)).collect();
         for f in &self.spans {
             if f.up != graph::NONE {
                 // Waiting on another thread or process counts from the span's start.
                 let from = if f.remote() { self.spans[f.up as usize].start } else { f.start };
-                own[f.up as usize] -= f.end - from;
+                own[f.up as usize] = own[f.up as usize].saturating_sub(f.end.saturating_sub(from));
             }
         }
         let mut per = vec![0i64; self.steps.len()];
         for (f, o) in self.spans.iter().zip(own) {
-            per[f.step() as usize] += o.max(0);
+            per[f.step() as usize] = per[f.step() as usize].saturating_add(o.max(0));
         }
         per
     }

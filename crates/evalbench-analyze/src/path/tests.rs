@@ -315,3 +315,32 @@ fn the_order_puts_every_node_after_its_predecessors_and_refuses_a_cycle() {
         assert!(bare(m, &cyclic).schedule(&|_| 1.0).is_none(), "seed {seed}: {a} <-> {b}");
     }
 }
+
+/// Timestamps and durations at the ends of i64 (a hostile or corrupt file)
+/// never overflow: in a debug build an overflow is a panic.
+#[test]
+fn extreme_timestamps_never_overflow() {
+    let names = ["assign_job", "job", "report_eval_result", "job_event", "x"];
+    let extremes = [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX];
+    for seed in 0..200u64 {
+        let mut r = Lcg(seed ^ 0xe4);
+        let mut streams = Vec::new();
+        for p in 0..2 {
+            let mut st = Stream { process: ["server", "worker"][p].into(), host: Some(format!("h{p}")), ..Default::default() };
+            st.names = names.iter().map(|s| s.to_string()).collect();
+            for id in 1..=6u64 {
+                let ts = extremes[r.next(extremes.len() as i64) as usize];
+                let dur = extremes[r.next(extremes.len() as i64) as usize];
+                let parent = (r.next(2) == 0).then(|| 1 + r.next(6) as u64);
+                let fields = format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), extremes[r.next(7) as usize]);
+                st.push(Span::new(r.next(names.len() as i64) as u32, 0, ts, dur).with_ids(Some(id), parent, Some(1)), &fields, "");
+            }
+            streams.push(st);
+        }
+        let (t0, t1) = (extremes[r.next(7) as usize], extremes[r.next(7) as usize]);
+        let g = graph::build(&streams, &Alignment::default(), t0, t1);
+        let _ = g.path(t0, &|_| 1.0, &Alignment::default());
+        let _ = g.path(t0, &|_| 0.5, &Alignment::default());
+        let _ = g.own_us();
+    }
+}

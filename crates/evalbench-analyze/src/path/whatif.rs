@@ -62,8 +62,8 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
         });
     }
     let p = g.path(measured.from_us, &|s| factor[s as usize], align)?;
-    let measured_s = evalbench_bundle::num::s((measured.to_us - measured.from_us) as f64 / 1e6);
-    let predicted_s = evalbench_bundle::num::s((p.to_us - p.from_us) as f64 / 1e6);
+    let measured_s = evalbench_bundle::num::s(measured.to_us.saturating_sub(measured.from_us) as f64 / 1e6);
+    let predicted_s = evalbench_bundle::num::s(p.to_us.saturating_sub(p.from_us) as f64 / 1e6);
     let shortened: Vec<String> = out.iter().flat_map(|f| f.matched.iter().cloned()).collect();
     let critical_next = p.steps.iter().find(|s| !shortened.contains(&s.label())).map(PathStep::label);
     Ok(WhatIf {
@@ -87,7 +87,7 @@ pub struct Buys {
 }
 
 pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
-    let evaluated = measured.to_us - measured.from_us;
+    let evaluated = measured.to_us.saturating_sub(measured.from_us);
     measured
         .steps
         .iter()
@@ -98,7 +98,7 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
             // Only the end's time is needed: one pass over the graph, no path.
             let saved = |pct: f64| {
                 let t = g.schedule(&|step| if chosen.contains(&step) { 1.0 - pct / 100.0 } else { 1.0 })?;
-                Some(evaluated - (t[g.end as usize] - measured.from_us))
+                Some(evaluated.saturating_sub(t[g.end as usize].saturating_sub(measured.from_us)))
             };
             Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })
         })

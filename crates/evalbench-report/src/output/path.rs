@@ -15,7 +15,7 @@ pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
     let _ = writeln!(
         t,
         "{pass}: critical path of {:.6} s evaluated (request → left EvaluatingDerivation), {} steps in {} stretches; {bound}",
-        (p.to_us - p.from_us) as f64 / 1e6,
+        p.to_us.saturating_sub(p.from_us) as f64 / 1e6,
         p.steps.len(),
         p.segments.len()
     );
@@ -32,7 +32,7 @@ pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
             t,
             "  {:>12}  {:>5.1}%  {} more steps",
             ms(rest),
-            rest as f64 / (p.to_us - p.from_us).max(1) as f64 * 100.0,
+            rest as f64 / p.to_us.saturating_sub(p.from_us).max(1) as f64 * 100.0,
             p.steps.len() - top
         );
     }

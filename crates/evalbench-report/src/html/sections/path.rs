@@ -36,8 +36,8 @@ fn bars(segs: &[Segment], t0: f64, t1: f64) -> Vec<Item> {
         loop {
             let l = label(&segs[j]);
             match most.iter_mut().find(|(n, _)| *n == l) {
-                Some((_, us)) => *us += segs[j].to_us - segs[j].from_us,
-                None => most.push((l, segs[j].to_us - segs[j].from_us)),
+                Some((_, us)) => *us = us.saturating_add(segs[j].to_us.saturating_sub(segs[j].from_us)),
+                None => most.push((l, segs[j].to_us.saturating_sub(segs[j].from_us))),
             }
             j += 1;
             if j >= segs.len() || segs[j - 1].to_us as f64 - start >= min {
