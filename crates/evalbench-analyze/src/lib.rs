@@ -15,6 +15,8 @@ pub mod plans;
 pub mod power;
 pub mod runs;
 pub mod scan;
+#[cfg(test)]
+mod seeded;
 pub mod spread;
 pub mod stats;
 pub mod tracks;

@@ -151,7 +151,7 @@ fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Gr
     // after the walk, the path was held twice (2 x 140 MB at 4.5M spans).
     let (mut refiner, note) = database::Refiner::new(data);
     let (mut segs, mut pieces) = (Vec::new(), Vec::new());
-    let to_us = g.walk_each(t0, &|_| 1.0, &mut |seg| {
+    let to_us = g.walk_measured_each(t0, &mut |seg| {
         refiner.split(seg, &mut |s| pieces.push(s));
         // Backwards, as the walk goes: reversed with the rest below.
         segs.extend(pieces.drain(..).rev());
@@ -171,7 +171,7 @@ pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec
     let own = g.own_us();
     let (mut refiner, _) = database::Refiner::new(&data);
     let mut by = Tally::new();
-    let to_us = g.walk_each(t0, &|_| 1.0, &mut |seg| refiner.split(seg, &mut |s| tally(&mut by, &s)))?;
+    let to_us = g.walk_measured_each(t0, &mut |seg| refiner.split(seg, &mut |s| tally(&mut by, &s)))?;
     Ok(g.steps_of_tally(by, to_us.saturating_sub(t0), &refiner.db, &own))
 }
 
@@ -195,42 +195,48 @@ impl Graph {
     fn order(&self) -> Option<&[u32]> {
         self.order
             .get_or_init(|| {
-                const NEW: u8 = 0;
-                const OPEN: u8 = 1;
-                const PLACED: u8 = 2;
-                let m = self.nodes();
-                let mut state = vec![NEW; m];
-                let mut order = Vec::with_capacity(m);
-                // (node, its next predecessor to visit)
-                let mut stack: Vec<(u32, u32)> = Vec::new();
-                for root in 0..m as u32 {
-                    if state[root as usize] != NEW {
-                        continue;
-                    }
-                    state[root as usize] = OPEN;
-                    stack.push((root, self.pred_at[root as usize]));
-                    while let Some((v, next)) = stack.last_mut() {
-                        if *next < self.pred_at[*v as usize + 1] {
-                            let u = self.preds[*next as usize].from;
-                            *next += 1;
-                            match state[u as usize] {
-                                NEW => {
-                                    state[u as usize] = OPEN;
-                                    stack.push((u, self.pred_at[u as usize]));
-                                }
-                                OPEN => return None,
-                                _ => {}
-                            }
-                        } else {
-                            state[*v as usize] = PLACED;
-                            order.push(*v);
-                            stack.pop();
-                        }
-                    }
-                }
-                Some(order)
+                let mut order = Vec::with_capacity(self.nodes());
+                self.depth_first(&mut |v| order.push(v)).then_some(order)
             })
             .as_deref()
+    }
+
+    /// The depth-first walk of [`Graph::order`]: `place` hears each node
+    /// after all of its predecessors; false on a cycle.
+    fn depth_first(&self, place: &mut dyn FnMut(u32)) -> bool {
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const PLACED: u8 = 2;
+        let m = self.nodes();
+        let mut state = vec![NEW; m];
+        // (node, its next predecessor to visit)
+        let mut stack: Vec<(u32, u32)> = Vec::new();
+        for root in 0..m as u32 {
+            if state[root as usize] != NEW {
+                continue;
+            }
+            state[root as usize] = OPEN;
+            stack.push((root, self.pred_at[root as usize]));
+            while let Some((v, next)) = stack.last_mut() {
+                if *next < self.pred_at[*v as usize + 1] {
+                    let u = self.preds[*next as usize].from;
+                    *next += 1;
+                    match state[u as usize] {
+                        NEW => {
+                            state[u as usize] = OPEN;
+                            stack.push((u, self.pred_at[u as usize]));
+                        }
+                        OPEN => return false,
+                        _ => {}
+                    }
+                } else {
+                    state[*v as usize] = PLACED;
+                    place(*v);
+                    stack.pop();
+                }
+            }
+        }
+        true
     }
 
     /// Every node's earliest time with each span's own time scaled by
@@ -284,26 +290,71 @@ impl Graph {
     fn walk_each(&self, t0: i64, factor: &dyn Fn(u32) -> f64, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
         let t = self.schedule(factor).ok_or("the spans' nesting has a cycle: no path")?;
         crate::phase("path: scheduled");
+        Ok(self.walk_times(t0, factor, &|v| t[v as usize], each))
+    }
+
+    /// [`Graph::walk_each`] under the measured weights. Where they give
+    /// every node its measured time ([`Graph::measured_is_time`]: every
+    /// graph of spans that nest as spans do), the walk reads the times from
+    /// the spans, without the schedule (16 bytes a span) or its order (8).
+    fn walk_measured_each(&self, t0: i64, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
+        if self.measured_is_time() {
+            crate::phase("path: measured times");
+            return Ok(self.walk_times(t0, &|_| 1.0, &|v| self.time(v), each));
+        }
+        self.walk_each(t0, &|_| 1.0, each)
+    }
+
+    /// Back from the end along the predecessor that gave each node its
+    /// time `t` (the first of the latest, in the order the edges prefer).
+    fn walk_times(&self, t0: i64, factor: &dyn Fn(u32) -> f64, t: &dyn Fn(u32) -> i64, each: &mut dyn FnMut(Segment)) -> i64 {
         let mut v = self.end;
-        for _ in 0..t.len() {
+        for _ in 0..self.nodes() {
             if v == self.origin {
                 break;
             }
             let Some(e) = self.preds_of(v).iter().fold(None::<&graph::Edge>, |best, e| match best {
-                Some(b) if t[b.from as usize].saturating_add(self.weight(b, factor)) >= t[e.from as usize].saturating_add(self.weight(e, factor)) => {
-                    Some(b)
-                }
+                Some(b) if t(b.from).saturating_add(self.weight(b, factor)) >= t(e.from).saturating_add(self.weight(e, factor)) => Some(b),
                 _ => Some(e),
             }) else {
                 break;
             };
-            let (from, to) = (t[e.from as usize].max(t0), t[v as usize].max(t0));
+            let (from, to) = (t(e.from).max(t0), t(v).max(t0));
             if to > from {
                 each(self.segment(e.kind(), from, to));
             }
             v = e.from;
         }
-        Ok(t[self.end as usize])
+        t(self.end)
+    }
+
+    /// Whether the longest times under the measured weights are the nodes'
+    /// measured times: no cycle, every edge runs forward in time and is no
+    /// longer than the time between its ends, and every node with
+    /// predecessors has one exactly that long (then, in a topological
+    /// order, each node's longest time is its own). `graph::edges` makes
+    /// every edge so (a queue's edge is the one made shorter, beside an
+    /// exact one); a hostile file may not, and is scheduled.
+    fn measured_is_time(&self) -> bool {
+        for v in 0..self.nodes() as u32 {
+            let preds = self.preds_of(v);
+            if v == self.origin || preds.is_empty() {
+                continue;
+            }
+            let to = self.time(v);
+            let mut tight = false;
+            for e in preds {
+                let Some(gap) = to.checked_sub(self.time(e.from)).filter(|&g| g >= 0) else { return false };
+                if e.weight > gap {
+                    return false;
+                }
+                tight |= e.weight == gap;
+            }
+            if !tight {
+                return false;
+            }
+        }
+        self.depth_first(&mut |_| {})
     }
 
     fn assemble(&self, t0: i64, to_us: i64, segments: Vec<Segment>, steps: Vec<PathStep>, align: &Alignment, note: Option<String>) -> CriticalPath {

@@ -157,31 +157,38 @@ impl Lcg {
     }
 }
 
+/// Roots with kids nested inside them, on one to three processes, and an
+/// evaluated window; seeded.
+fn random_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
+    let mut r = Lcg(seed);
+    let mut streams = Vec::new();
+    for p in 0..1 + r.next(3) {
+        let mut spans: Vec<(u64, Option<u64>, String, i64, i64)> = Vec::new();
+        let mut id = 1;
+        for _ in 0..1 + r.next(6) {
+            let a = r.next(1000);
+            let b = a + r.next(300);
+            let root = id;
+            spans.push((root, None, format!("r{}", r.next(4)), a, b));
+            id += 1;
+            for _ in 0..r.next(4) {
+                let ka = a + r.next(b - a + 1);
+                let kb = ka + r.next(b - ka + 1);
+                spans.push((id, Some(root), format!("k{}", r.next(3)), ka, kb));
+                id += 1;
+            }
+        }
+        let refs: Vec<Line<'_>> = spans.iter().map(|(i, p, n, a, b)| (*i, *p, n.as_str(), *a, *b, "{}")).collect();
+        streams.push(stream(if p == 0 { "server" } else { "worker" }, &refs));
+    }
+    let (t0, t1) = (r.next(200), 200 + r.next(1200));
+    (streams, t0, t1)
+}
+
 #[test]
 fn random_pipelines_tile_the_window() {
     for seed in 0..200u64 {
-        let mut r = Lcg(seed);
-        let mut streams = Vec::new();
-        for p in 0..1 + r.next(3) {
-            let mut spans: Vec<(u64, Option<u64>, String, i64, i64)> = Vec::new();
-            let mut id = 1;
-            for _ in 0..1 + r.next(6) {
-                let a = r.next(1000);
-                let b = a + r.next(300);
-                let root = id;
-                spans.push((root, None, format!("r{}", r.next(4)), a, b));
-                id += 1;
-                for _ in 0..r.next(4) {
-                    let ka = a + r.next(b - a + 1);
-                    let kb = ka + r.next(b - ka + 1);
-                    spans.push((id, Some(root), format!("k{}", r.next(3)), ka, kb));
-                    id += 1;
-                }
-            }
-            let refs: Vec<Line<'_>> = spans.iter().map(|(i, p, n, a, b)| (*i, *p, n.as_str(), *a, *b, "{}")).collect();
-            streams.push(stream(if p == 0 { "server" } else { "worker" }, &refs));
-        }
-        let (t0, t1) = (r.next(200), 200 + r.next(1200));
+        let (streams, t0, t1) = random_pipeline(seed);
         let g = graph::build(&streams, &Alignment::default(), t0, t1);
         let p = g.path(t0, &|_| 1.0, &Alignment::default()).unwrap();
         assert_eq!(g.schedule(&|_| 1.0).unwrap(), times(&g), "seed {seed}: measured weights give measured times");
@@ -197,34 +204,39 @@ fn random_pipelines_tile_the_window() {
     }
 }
 
+/// Parents that are themselves, each other, missing or later; zero and
+/// negative durations; many spans at one instant; link names that pair
+/// with nothing sensible; seeded.
+fn hostile_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
+    let names = ["assign_job", "job", "report_eval_result", "job_event", "record", "flush", "evaluate_flake", "open", "x"];
+    let mut r = Lcg(seed ^ 0x5eed);
+    let mut streams = Vec::new();
+    for p in 0..1 + r.next(3) {
+        let n = 1 + r.next(12) as u64;
+        let mut st = Stream { process: ["server", "worker", "eval"][p as usize].into(), host: Some(format!("h{p}")), ..Default::default() };
+        st.names = names.iter().map(|s| s.to_string()).collect();
+        for id in 1..=n {
+            let parent = match r.next(4) {
+                0 => None,
+                1 => Some(id),
+                2 => Some(1 + r.next(n as i64 + 3) as u64),
+                _ => Some(1 + (id % n)),
+            };
+            let a = r.next(3) * 50;
+            let d = r.next(4) * 40 - 20;
+            let fields = format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), r.next(300) - 100);
+            st.push(Span::new(r.next(names.len() as i64) as u32, 0, a, d).with_ids(Some(id), parent, Some(1)), &fields, "");
+        }
+        streams.push(st);
+    }
+    let (t0, t1) = (r.next(60), 60 + r.next(200));
+    (streams, t0, t1)
+}
+
 #[test]
 fn hostile_nesting_never_panics_and_what_it_gives_still_tiles() {
-    // Parents that are themselves, each other, missing or later; zero and
-    // negative durations; many spans at one instant; link names that pair
-    // with nothing sensible.
-    let names = ["assign_job", "job", "report_eval_result", "job_event", "record", "flush", "evaluate_flake", "open", "x"];
     for seed in 0..300u64 {
-        let mut r = Lcg(seed ^ 0x5eed);
-        let mut streams = Vec::new();
-        for p in 0..1 + r.next(3) {
-            let n = 1 + r.next(12) as u64;
-            let mut st = Stream { process: ["server", "worker", "eval"][p as usize].into(), host: Some(format!("h{p}")), ..Default::default() };
-            st.names = names.iter().map(|s| s.to_string()).collect();
-            for id in 1..=n {
-                let parent = match r.next(4) {
-                    0 => None,
-                    1 => Some(id),
-                    2 => Some(1 + r.next(n as i64 + 3) as u64),
-                    _ => Some(1 + (id % n)),
-                };
-                let a = r.next(3) * 50;
-                let d = r.next(4) * 40 - 20;
-                let fields = format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), r.next(300) - 100);
-                st.push(Span::new(r.next(names.len() as i64) as u32, 0, a, d).with_ids(Some(id), parent, Some(1)), &fields, "");
-            }
-            streams.push(st);
-        }
-        let (t0, t1) = (r.next(60), 60 + r.next(200));
+        let (streams, t0, t1) = hostile_pipeline(seed);
         let g = graph::build(&streams, &Alignment::default(), t0, t1);
         if let Ok(p) = g.path(t0, &|_| 1.0, &Alignment::default()) {
             assert_eq!(p.total_us, p.to_us - t0, "seed {seed}: {:?}", p.segments);
@@ -343,4 +355,28 @@ fn extreme_timestamps_never_overflow() {
         let _ = g.path(t0, &|_| 0.5, &Alignment::default());
         let _ = g.own_us();
     }
+}
+
+/// The measured path read from the spans' times (no schedule) is the one
+/// the schedule gives, segment for segment, wherever the graph allows it;
+/// it is allowed on every well-nested pipeline, and a hostile one that
+/// does not allow it is scheduled as before (a cycle is still refused).
+#[test]
+fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
+    let walk = |g: &graph::Graph, t0: i64, measured: bool| {
+        let mut segs = Vec::new();
+        let end = if measured { g.walk_measured_each(t0, &mut |s| segs.push(s)) } else { g.walk_each(t0, &|_| 1.0, &mut |s| segs.push(s)) };
+        end.map(|e| (e, segs))
+    };
+    let mut fast = 0;
+    for seed in 0..300u64 {
+        for (hostile, (streams, t0, t1)) in [(false, random_pipeline(seed)), (true, hostile_pipeline(seed))] {
+            let g = graph::build(&streams, &Alignment::default(), t0, t1);
+            assert!(hostile || g.measured_is_time(), "seed {seed}: a well-nested pipeline reads its times from the spans");
+            fast += usize::from(hostile && g.measured_is_time());
+            assert_eq!(walk(&g, t0, true), walk(&g, t0, false), "seed {seed}, hostile {hostile}");
+        }
+    }
+    // Some hostile pipelines take each way.
+    assert!(fast > 0 && fast < 300, "{fast} of 300 hostile pipelines read their times from the spans");
 }

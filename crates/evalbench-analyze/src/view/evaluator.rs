@@ -163,13 +163,8 @@ mod tests {
     /// distinct values, so that ties are many.
     #[test]
     fn the_kept_rows_are_the_sorted_lists_head() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut r = crate::seeded::Seeded(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = |n: u64| r.next(n);
         for round in 0..200 {
             let rows: Vec<Attribute> = (0..next(60))
                 .map(|i| Attribute {
