@@ -33,20 +33,16 @@ pub struct Totals {
 /// The totals of one run of a pass, from its loaded spans and its directory.
 pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
     // Sums alone: the statistics' durations (8 bytes a span) are not needed.
-    let mut by: std::collections::HashMap<(&str, &str), i64> = Default::default();
+    let mut by_name = crate::scan::ByName::new();
     for st in &data.streams {
-        let mut local = vec![(0i64, false); st.names.len()];
-        for s in &st.spans {
-            let t = &mut local[s.name as usize];
-            t.0 += s.dur_us;
-            t.1 = true;
-        }
-        for (i, (total, _)) in local.into_iter().enumerate().filter(|(_, t)| t.1) {
-            *by.entry((st.names[i].as_str(), st.process.as_str())).or_default() += total;
-        }
+        crate::scan::add_totals(&mut by_name, st, &mut st.spans.iter());
     }
-    let spans = by.into_iter().map(|((name, process), total_us)| (format!("{process} {name}"), total_us as f64 / 1e3)).collect();
-    Totals { spans, statements: statements(dir) }
+    Totals { spans: span_totals(by_name), statements: statements(dir) }
+}
+
+/// "<process> <span>" to its total, ms.
+fn span_totals(by_name: crate::scan::ByName<(i64, u64)>) -> BTreeMap<String, f64> {
+    by_name.into_iter().map(|((name, process), (total_us, _))| (format!("{process} {name}"), total_us as f64 / 1e3)).collect()
 }
 
 /// [`totals`] without loading the pass: its spans streamed through
@@ -55,8 +51,7 @@ pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
 /// `chunk`: [`evalbench_bundle::TRACE_CHUNK`] unless testing.
 pub fn totals_scanned(dir: &PassDir, chunk: u64) -> (crate::scan::Scanned, Totals) {
     let (scanned, by_name) = crate::scan::totals(dir, chunk);
-    let spans = by_name.into_iter().map(|((name, process), (total_us, _))| (format!("{process} {name}"), total_us as f64 / 1e3)).collect();
-    (scanned, Totals { spans, statements: statements(dir) })
+    (scanned, Totals { spans: span_totals(by_name), statements: statements(dir) })
 }
 
 /// Each normalized statement's pg_stat_statements total, ms.

@@ -166,19 +166,7 @@ pub fn durations(pass: &PassDir, chunk: u64) -> (Scanned, ByName<Vec<i64>>) {
 /// Every span's total duration by (name, process), inside the window,
 /// with the spans counted: memory grows with the names alone. With the scan.
 pub fn totals(pass: &PassDir, chunk: u64) -> (Scanned, ByName<(i64, u64)>) {
-    let (scanned, cores) = fold_pass(pass, chunk, ByName::<(i64, u64)>::new, |acc, st, spans| {
-        let mut local: Vec<(i64, u64)> = vec![(0, 0); st.names.len()];
-        for s in spans {
-            let t = &mut local[s.name as usize];
-            t.0 += s.dur_us;
-            t.1 += 1;
-        }
-        for (i, t) in local.into_iter().enumerate().filter(|(_, t)| t.1 > 0) {
-            let e = acc.entry((st.names[i].clone(), st.process.clone())).or_default();
-            e.0 += t.0;
-            e.1 += t.1;
-        }
-    });
+    let (scanned, cores) = fold_pass(pass, chunk, ByName::<(i64, u64)>::new, add_totals);
     (
         scanned,
         merge(cores, |into, from| {
@@ -186,6 +174,23 @@ pub fn totals(pass: &PassDir, chunk: u64) -> (Scanned, ByName<(i64, u64)>) {
             into.1 += from.1;
         }),
     )
+}
+
+/// Adds `spans` of `st` to `acc`: total duration and count by (name,
+/// process). Also what [`crate::runs::totals`] sums a loaded pass with.
+pub(crate) fn add_totals(acc: &mut ByName<(i64, u64)>, st: &Stream, spans: &mut dyn Iterator<Item = &Span>) {
+    // By the stream's name table first: one hash lookup per name, not per span.
+    let mut local: Vec<(i64, u64)> = vec![(0, 0); st.names.len()];
+    for s in spans {
+        let t = &mut local[s.name as usize];
+        t.0 += s.dur_us;
+        t.1 += 1;
+    }
+    for (i, t) in local.into_iter().enumerate().filter(|(_, t)| t.1 > 0) {
+        let e = acc.entry((st.names[i].clone(), st.process.clone())).or_default();
+        e.0 += t.0;
+        e.1 += t.1;
+    }
 }
 
 /// The per-core maps joined into one.

@@ -58,7 +58,6 @@ pub struct PendingTrace {
     path: std::path::PathBuf,
     /// Per stream (by its index in the pass): its Perfetto pid and each span's track.
     placed: HashMap<usize, (u64, Vec<u32>)>,
-    lanes: usize,
     events: u64,
 }
 
@@ -69,7 +68,7 @@ impl PendingTrace {
         let mut file = self.tmp.as_file();
         if let Some(p) = critical {
             let mut buf = Vec::new();
-            critical_events(&mut buf, p, &self.placed, self.lanes);
+            critical_events(&mut buf, p, &self.placed);
             file.write_all(&buf)?;
         }
         file.write_all(b"\n]}\n")?;
@@ -157,16 +156,16 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
     for lane in &lanes {
         events += lane.stream.spans.len() as u64;
     }
-    let n = lanes.len();
     let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, lane.tracks.of_span))).collect();
-    Ok(PendingTrace { tmp, path: path.to_path_buf(), placed, lanes: n, events })
+    Ok(PendingTrace { tmp, path: path.to_path_buf(), placed, events })
 }
 
 /// The critical path as a process of its own (one slice per stretch, named
 /// for its step), and a flow arrow wherever the path crosses from one
 /// process's span to another's (Perfetto draws the legacy `s`/`f` pairs).
-fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>, lanes: usize) {
-    let pid = lanes as i64 + 1;
+fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>) {
+    // After every stream's lane (one per stream).
+    let pid = placed.len() as i64 + 1;
     buf.extend_from_slice(b",\n");
     meta(buf, "process_name", pid, 0, b"name", &escaped("critical path (what the evaluated time waited on)"));
     buf.extend_from_slice(b",\n");

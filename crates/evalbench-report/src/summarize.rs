@@ -64,16 +64,15 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         // by side, their scratch added up at the peak); then the critical
         // path, with the spans given up (its walk would double the peak
         // beside them); last the path's slices, appended to the trace.
-        let pass_summary = wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(String::new())));
+        let mut pass_summary = wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(String::new())));
         evalbench_analyze::phase("statistics");
         let pending = if spans > 0 && !no_trace {
             let path = out.join(&pass.name).join(layout::TRACE_JSON);
             write_trace_spans(&path, &pass.name, &data.streams, &alignment).map(Some).map_err(ReportError::io(&path))
         } else {
             Ok(None)
-        };
+        }?;
         evalbench_analyze::phase("trace.json's spans");
-        let (pending, mut pass_summary) = (pending?, pass_summary);
         let (_, critical) = evalbench_analyze::path::critical_path_owned(data, &alignment);
         let critical = critical.map(|(_, p)| p);
         if let Some(p) = pass_summary.as_mut() {

@@ -124,14 +124,18 @@ pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, Criti
 /// does not hold them too (at 4.5M spans, 500 MB less at the peak). The
 /// pass comes back without its streams.
 pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), String>) {
-    let (t0, t1) = match evaluated(&data) {
-        Ok(w) => w,
-        Err(e) => return (data, Err(e)),
-    };
-    let g = graph::build_owned(std::mem::take(&mut data.streams), align, t0, t1);
-    crate::phase("path: graph built");
-    let path = measured(g, t0, align, &data);
+    let path = graph_owned(&mut data, align).and_then(|(g, t0)| measured(g, t0, align, &data));
     (data, path)
+}
+
+/// The graph of the evaluated window, the pass's streams given up to it
+/// (taken even when the window is unknown); with the window's start.
+fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), String> {
+    let streams = std::mem::take(&mut data.streams);
+    let (t0, t1) = evaluated(data)?;
+    let g = graph::build_owned(streams, align, t0, t1);
+    crate::phase("path: graph built");
+    Ok((g, t0))
 }
 
 /// The evaluated window, server clock: the evaluate request and its end.
@@ -166,8 +170,7 @@ fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Gr
 /// no segment is kept (at 4.5M spans the path has 2.2M, 140 MB), each is
 /// added to its step as the walk finds it.
 pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, String> {
-    let (t0, t1) = evaluated(&data)?;
-    let g = graph::build_owned(std::mem::take(&mut data.streams), align, t0, t1);
+    let (g, t0) = graph_owned(&mut data, align)?;
     let own = g.own_us();
     let (mut refiner, _) = database::Refiner::new(&data);
     let mut by = Tally::new();
