@@ -55,6 +55,9 @@ pub struct Graph {
     /// Predecessors per node (CSR), in the order the walk prefers them.
     pub pred_at: Vec<u32>,
     pub preds: Vec<Edge>,
+    /// The weights of the edges marked [`Edge::explicit`], by their index
+    /// in `preds`; every other edge weighs the time between its ends.
+    pub explicit: HashMap<u32, i64>,
     pub origin: u32,
     pub end: u32,
     /// A topological order of the nodes, once asked for.
@@ -85,6 +88,22 @@ impl Graph {
 
     pub fn preds_of(&self, node: u32) -> &[Edge] {
         &self.preds[self.pred_at[node as usize] as usize..self.pred_at[node as usize + 1] as usize]
+    }
+
+    /// Node `to`'s predecessors, each with its measured weight.
+    pub fn weighed_preds(&self, to: u32) -> impl Iterator<Item = (&Edge, i64)> + '_ {
+        let first = self.pred_at[to as usize];
+        self.preds_of(to).iter().zip(first..).map(move |(e, i)| (e, self.weight_of(e, i, to)))
+    }
+
+    /// The measured weight of edge `e`, the `i`-th of `preds`, into `to`:
+    /// the time between its ends, or the one kept apart (every edge that
+    /// runs backwards is).
+    pub(super) fn weight_of(&self, e: &Edge, i: u32, to: u32) -> i64 {
+        if e.explicit() {
+            return self.explicit.get(&i).copied().unwrap_or(0);
+        }
+        self.time(to).saturating_sub(self.time(e.from)).max(0)
     }
 }
 
@@ -260,7 +279,8 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
     let origin_time = t0.min(first);
     let nodes = 2 * n + 2;
     let time = |v: u32| node_time(&spans, origin, origin_time, t1, v);
-    let edge = |from: u32, to: u32, kind: Kind| (to, Edge::new(from, time(to).saturating_sub(time(from)).max(0), kind));
+    // (target, edge, its weight where not the time between its ends)
+    let edge = |from: u32, to: u32, kind: Kind| (to, Edge::new(from, kind), None);
     // Kids of each span, by end.
     let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
     kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
@@ -293,7 +313,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
     // predecessors and once to place them, so that no list of (target,
     // edge) pairs is ever held beside the graph (at a million spans it
     // was 72 MB, and its sort's scratch half as much again).
-    let emit_all = |push: &mut dyn FnMut((u32, Edge))| {
+    let emit_all = |push: &mut dyn FnMut((u32, Edge, Option<i64>))| {
         for s in 0..n as u32 {
             let ks = &kids[kid_at[s as usize] as usize..kid_at[s as usize + 1] as usize];
             let (ss, se) = (2 * s, 2 * s + 1);
@@ -352,15 +372,15 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
                     })
                     .flatten()
                     .filter(|&q| spans[q as usize].end >= arrived);
-                let (to, mut e) = edge(2 * s + 1, 2 * r, Kind::Wait(w));
+                let (from, to) = (2 * s + 1, 2 * r);
                 if let Some(q) = behind {
-                    e.weight = e.weight.saturating_sub(queue).max(0);
-                    push((to, e));
+                    let transit = time(to).saturating_sub(time(from)).max(0);
+                    push((to, Edge::new(from, Kind::Wait(w)), Some(transit.saturating_sub(queue).max(0))));
                     push(edge(2 * q + 1, 2 * r, Kind::Wait(queued)));
                 } else if queue > 0 {
-                    push((to, Edge::new(e.from, e.weight, Kind::Wait(wq))));
+                    push(edge(from, to, Kind::Wait(wq)));
                 } else {
-                    push((to, e));
+                    push(edge(from, to, Kind::Wait(w)));
                 }
                 continue;
             }
@@ -369,25 +389,34 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
                 None => push(edge(origin, 2 * r, Kind::Wait(0))),
             }
         }
-        push(end_edge(&spans, &kids, &kid_at, &server, origin, t1, &time));
+        push(end_edge(&spans, &kids, &kid_at, &server, origin, t1));
     };
     let mut pred_at = vec![0u32; nodes + 1];
-    emit_all(&mut |(to, _)| pred_at[to as usize + 1] += 1);
+    emit_all(&mut |(to, _, _)| pred_at[to as usize + 1] += 1);
     for i in 0..nodes {
         pred_at[i + 1] += pred_at[i];
     }
     // Placed in the order pushed, as a stable sort by target would.
     let mut fill: Vec<u32> = pred_at[..nodes].to_vec();
-    let mut preds = vec![Edge::new(0, 0, Kind::Own(0)); pred_at[nodes] as usize];
-    emit_all(&mut |(to, e)| {
+    let mut preds = vec![Edge::new(0, Kind::Own(0)); pred_at[nodes] as usize];
+    let mut explicit = HashMap::new();
+    emit_all(&mut |(to, mut e, weight)| {
         let at = &mut fill[to as usize];
+        // An edge that runs backwards weighs nothing: kept apart, so that
+        // every edge weighed by its ends runs forward ([`Graph::schedule`]
+        // reads none of their starts).
+        let weight = weight.or((time(to) < time(e.from)).then_some(0));
+        if let Some(w) = weight {
+            e.set_explicit();
+            explicit.insert(*at, w);
+        }
         preds[*at as usize] = e;
         *at += 1;
     });
     drop(fill);
     let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
     let waits = waits.into_iter().map(Arc::from).collect();
-    Graph { spans, steps, waits, origin_time, end_time: t1, pred_at, preds, origin, end, order: std::sync::OnceLock::new() }
+    Graph { spans, steps, waits, origin_time, end_time: t1, pred_at, preds, explicit, origin, end, order: std::sync::OnceLock::new() }
 }
 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the
@@ -413,26 +442,27 @@ fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u3
 /// What the status change waited on: the server span it happened in (the
 /// latest-starting one around it: the deepest), from its last kid that had
 /// ended; else the server span that ended last before it.
-fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], server: &[bool], origin: u32, t1: i64, time: &dyn Fn(u32) -> i64) -> (u32, Edge) {
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], server: &[bool], origin: u32, t1: i64) -> (u32, Edge, Option<i64>) {
     let server = |f: &Flat| server[f.stream as usize];
     let any_server = spans.iter().any(server);
     let eligible = |f: &Flat| !any_server || server(f);
     let around = (0..spans.len() as u32)
         .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
         .max_by_key(|&i| (spans[i as usize].start, i));
-    let e = |from: u32, kind| Edge::new(from, t1.saturating_sub(time(from)).max(0), kind);
+    // Weighs the time from `from` to the end, as every edge but the queue's.
+    let e = |from: u32, kind| Edge::new(from, kind);
     if let Some(x) = around {
         let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
         let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);
         return match ks[..cnt].last() {
-            Some(&c) => (origin + 1, e(2 * c + 1, Kind::Own(x))),
-            None => (origin + 1, e(2 * x, Kind::Own(x))),
+            Some(&c) => (origin + 1, e(2 * c + 1, Kind::Own(x)), None),
+            None => (origin + 1, e(2 * x, Kind::Own(x)), None),
         };
     }
     let last =
         (0..spans.len() as u32).filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].end <= t1).max_by_key(|&i| (spans[i as usize].end, i));
     match last {
-        Some(y) => (origin + 1, e(2 * y + 1, Kind::Wait(2))),
-        None => (origin + 1, e(origin, Kind::Wait(1))),
+        Some(y) => (origin + 1, e(2 * y + 1, Kind::Wait(2)), None),
+        None => (origin + 1, e(origin, Kind::Wait(1)), None),
     }
 }

@@ -246,29 +246,49 @@ impl Graph {
     /// `factor(step)`: the longest path from the origin. None when the
     /// spans' nesting has a cycle (a hostile file).
     pub fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
-        let mut t = vec![i64::MIN; self.nodes()];
+        // Each node's time is found as what it saved against its measured
+        // time: an unscaled edge weighed by its ends (runs forward) reaches
+        // `to` at time(to) - saved(from), without reading `from`'s span.
+        let mut saved = vec![0i64; self.nodes()];
         for &v in self.order()? {
-            let preds = self.preds_of(v);
-            t[v as usize] = if v == self.origin || preds.is_empty() {
-                self.time(v)
-            } else {
-                preds.iter().map(|e| t[e.from as usize].saturating_add(self.weight(e, factor))).max().unwrap_or(self.time(v))
+            if v == self.origin {
+                continue;
+            }
+            let to = self.time(v);
+            let first = self.pred_at[v as usize];
+            let reach = |(e, i): (&graph::Edge, u32)| {
+                let scaled = match e.kind() {
+                    Kind::Own(s) => factor(self.spans[s as usize].step()) != 1.0,
+                    Kind::Wait(_) => false,
+                };
+                if e.explicit() || scaled {
+                    let t_from = self.time(e.from).saturating_sub(saved[e.from as usize]);
+                    t_from.saturating_add(self.scaled(e, self.weight_of(e, i, v), factor))
+                } else {
+                    to.saturating_sub(saved[e.from as usize])
+                }
             };
+            let t = self.preds_of(v).iter().zip(first..).map(reach).max().unwrap_or(to);
+            saved[v as usize] = to.saturating_sub(t);
         }
-        Some(t)
+        for (v, s) in saved.iter_mut().enumerate() {
+            *s = self.time(v as u32).saturating_sub(*s);
+        }
+        Some(saved)
     }
 
-    fn weight(&self, e: &graph::Edge, factor: &dyn Fn(u32) -> f64) -> i64 {
+    /// Edge `e`'s measured weight `w` under `factor`.
+    fn scaled(&self, e: &graph::Edge, w: i64, factor: &dyn Fn(u32) -> f64) -> i64 {
         match e.kind() {
             Kind::Own(s) => {
                 let f = factor(self.spans[s as usize].step());
                 if f == 1.0 {
-                    e.weight
+                    w
                 } else {
-                    (e.weight as f64 * f).round() as i64
+                    (w as f64 * f).round() as i64
                 }
             }
-            Kind::Wait(_) => e.weight,
+            Kind::Wait(_) => w,
         }
     }
 
@@ -316,9 +336,9 @@ impl Graph {
             if v == self.origin {
                 break;
             }
-            let Some(e) = self.preds_of(v).iter().fold(None::<&graph::Edge>, |best, e| match best {
-                Some(b) if t(b.from).saturating_add(self.weight(b, factor)) >= t(e.from).saturating_add(self.weight(e, factor)) => Some(b),
-                _ => Some(e),
+            let Some((e, _)) = self.weighed_preds(v).map(|(e, w)| (e, t(e.from).saturating_add(self.scaled(e, w, factor)))).fold(None::<(&graph::Edge, i64)>, |best, (e, at)| match best {
+                Some(b) if b.1 >= at => Some(b),
+                _ => Some((e, at)),
             }) else {
                 break;
             };
@@ -340,18 +360,17 @@ impl Graph {
     /// exact one); a hostile file may not, and is scheduled.
     fn measured_is_time(&self) -> bool {
         for v in 0..self.nodes() as u32 {
-            let preds = self.preds_of(v);
-            if v == self.origin || preds.is_empty() {
+            if v == self.origin || self.preds_of(v).is_empty() {
                 continue;
             }
             let to = self.time(v);
             let mut tight = false;
-            for e in preds {
+            for (e, w) in self.weighed_preds(v) {
                 let Some(gap) = to.checked_sub(self.time(e.from)).filter(|&g| g >= 0) else { return false };
-                if e.weight > gap {
+                if w > gap {
                     return false;
                 }
-                tight |= e.weight == gap;
+                tight |= w == gap;
             }
             if !tight {
                 return false;

@@ -1,6 +1,6 @@
 //! The graph's parts: a span flattened to what the path reads of it, and
 //! an edge. Both are held once per span (edges about twice), so each is
-//! packed: a 32-byte span, a 16-byte edge.
+//! packed: a 32-byte span, an 8-byte edge.
 
 pub const NONE: u32 = u32::MAX;
 
@@ -13,32 +13,49 @@ pub enum Kind {
     Wait(u32),
 }
 
-/// 16 bytes: a million-span pass has over three million edges.
+/// 8 bytes: a million-span pass has over three million edges. Its weight
+/// is the time between its ends ([`super::Graph::weight_of`]), which the
+/// graph has from the spans; the few edges made shorter than that (a
+/// message's transit less the queue behind it) keep theirs beside the
+/// graph, marked by [`EXPLICIT_BIT`].
 #[derive(Debug, Clone, Copy)]
 pub struct Edge {
     pub from: u32,
-    /// [`Kind`], the wait bit set for a wait.
+    /// [`Kind`], the wait bit set for a wait, the explicit bit for a weight
+    /// kept apart.
     kind: u32,
-    pub weight: i64,
 }
 
 const WAIT_BIT: u32 = 1 << 31;
+/// Span indices and wait ids stay below it: a pass of a billion spans
+/// would need 64 GB for its graph first.
+const EXPLICIT_BIT: u32 = 1 << 30;
 
 impl Edge {
-    pub(crate) fn new(from: u32, weight: i64, kind: Kind) -> Edge {
+    pub(crate) fn new(from: u32, kind: Kind) -> Edge {
         let kind = match kind {
             Kind::Own(s) => s,
             Kind::Wait(w) => w | WAIT_BIT,
         };
-        Edge { from, kind, weight }
+        Edge { from, kind }
     }
 
     pub fn kind(&self) -> Kind {
-        if self.kind & WAIT_BIT != 0 {
-            Kind::Wait(self.kind & !WAIT_BIT)
+        let k = self.kind & !EXPLICIT_BIT;
+        if k & WAIT_BIT != 0 {
+            Kind::Wait(k & !WAIT_BIT)
         } else {
-            Kind::Own(self.kind)
+            Kind::Own(k)
         }
+    }
+
+    /// Its weight is kept apart, not the time between its ends.
+    pub fn explicit(&self) -> bool {
+        self.kind & EXPLICIT_BIT != 0
+    }
+
+    pub(crate) fn set_explicit(&mut self) {
+        self.kind |= EXPLICIT_BIT;
     }
 }
 

@@ -264,10 +264,14 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         pred_at[i + 1] += pred_at[i];
     }
     let mut fill = pred_at.clone();
-    let mut preds = vec![graph::Edge::new(0, 0, graph::Kind::Own(0)); edges.len()];
+    let mut preds = vec![graph::Edge::new(0, graph::Kind::Own(0)); edges.len()];
+    let mut explicit = std::collections::HashMap::new();
     for &(from, to, w) in edges {
-        preds[fill[to as usize] as usize] = graph::Edge::new(from, w, graph::Kind::Wait(0));
-        fill[to as usize] += 1;
+        let at = &mut fill[to as usize];
+        preds[*at as usize] = graph::Edge::new(from, graph::Kind::Wait(0));
+        preds[*at as usize].set_explicit();
+        explicit.insert(*at, w);
+        *at += 1;
     }
     graph::Graph {
         spans: Vec::new(),
@@ -277,6 +281,7 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         end_time: 0,
         pred_at,
         preds,
+        explicit,
         // No node is the origin (whose time is fixed) or the end.
         origin: u32::MAX,
         end: u32::MAX,
