@@ -171,9 +171,9 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, 
     buf.extend_from_slice(b",\n");
     meta(buf, "process_sort_index", pid, 0, b"sort_index", b"-1");
     for s in &p.segments {
-        let label = match &s.process {
-            Some(proc_) => format!("{proc_} {}", s.name),
-            None => format!("wait: {}", s.name),
+        let label = match s.process() {
+            Some(proc_) => format!("{proc_} {}", s.name()),
+            None => format!("wait: {}", s.name()),
         };
         let _ = write!(buf, ",\n{{\"ph\":\"X\",\"name\":");
         buf.extend_from_slice(&escaped(&label));
@@ -182,11 +182,11 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, 
     }
     // Where a span is: (pid, tid) of its stream's lane and its track.
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
-        let (st, k) = s.at?;
+        let (st, k) = s.at()?;
         let (pid, of_span) = placed.get(&(st as usize))?;
         Some((*pid as i64, of_span.get(k as usize).copied()? as i64 + 1))
     };
-    let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at.is_some()).collect();
+    let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at().is_some()).collect();
     for (id, w) in spans.windows(2).enumerate() {
         let (Some((pa, ta)), Some((pb, tb))) = (at(w[0]), at(w[1])) else { continue };
         if pa == pb {

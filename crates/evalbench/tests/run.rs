@@ -80,7 +80,7 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     for w in held.segments.windows(2) {
         assert_eq!(w[0].to_us, w[1].from_us, "{pass}: {:?} then {:?}", w[0], w[1]);
     }
-    let carved = held.segments.iter().filter(|s| s.process.as_deref() == Some(path::POSTGRES)).count();
+    let carved = held.segments.iter().filter(|s| s.process() == Some(path::POSTGRES)).count();
     assert_eq!(carved > 0, pass.ends_with("-clean"), "{pass}: {carved} stretches of statements");
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use evalbench_bundle::layout;
 
-use super::Segment;
+use super::{Label, Segment};
 use crate::PassData;
 
 /// The process name database stretches get.
@@ -17,8 +17,9 @@ pub const POSTGRES: &str = "postgres";
 /// A statement's name on the path: its normalized text, cut to this many characters.
 const NAME_CHARS: usize = 72;
 
-/// A statement's round trip: start, end (pg.pcap's clock), normalized name.
-type Trip = (i64, i64, Arc<str>);
+/// A statement's round trip: start, end (pg.pcap's clock), and its label:
+/// process [`POSTGRES`], the normalized statement as the name.
+type Trip = (i64, i64, Arc<Label>);
 
 /// The round trips by start; None without pg.pcap.
 fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
@@ -27,17 +28,18 @@ fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
         return None;
     }
     let port = data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.capture_ports.as_ref()).map(|p| p.pg);
-    let mut names: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+    let mut names: HashMap<Arc<str>, Arc<Label>> = HashMap::new();
     let mut out = Vec::new();
     let r = evalbench_decode::pg::decode_file(&file, port, &mut |e| {
         let name = names
             .entry(e.sql.clone())
             .or_insert_with(|| {
                 let n = evalbench_decode::normalize::normalize_sql(&e.sql);
-                Arc::from(match n.char_indices().nth(NAME_CHARS) {
+                let name = match n.char_indices().nth(NAME_CHARS) {
                     Some((at, _)) => format!("{}…", &n[..at]),
                     None => n,
-                })
+                };
+                Label::new(Some(POSTGRES), &name)
             })
             .clone();
         out.push((e.start_us, e.start_us + e.latency_us.max(0), name));
@@ -68,7 +70,6 @@ pub(super) struct Refiner {
     /// before the first whose latest end passes t have all ended by t.
     ex: Vec<Trip>,
     reach: Vec<i64>,
-    postgres: Arc<str>,
     pub db: Database,
 }
 
@@ -82,7 +83,7 @@ impl Refiner {
         };
         let mut db = Database::default();
         for (a, b, n) in &ex {
-            *db.statements.entry(n.clone()).or_default() += b - a;
+            *db.statements.entry(n.name.clone()).or_default() += b - a;
         }
         let mut reach = Vec::with_capacity(ex.len());
         let mut m = i64::MIN;
@@ -90,12 +91,12 @@ impl Refiner {
             m = m.max(x.1);
             reach.push(m);
         }
-        (Refiner { ex, reach, postgres: Arc::from(POSTGRES), db }, note)
+        (Refiner { ex, reach, db }, note)
     }
 
     /// `s`, or the pieces of a server stretch: the statements in flight and the server's own time between them.
     pub fn split(&mut self, s: Segment, out: &mut dyn FnMut(Segment)) {
-        if self.ex.is_empty() || s.process.as_deref() != Some(crate::align::SERVER) {
+        if self.ex.is_empty() || s.process() != Some(crate::align::SERVER) {
             out(s);
             return;
         }
@@ -106,15 +107,15 @@ impl Refiner {
             let live = self.reach.partition_point(|&e| e <= t);
             // The statement in flight at t that started first, else own time until the next starts.
             match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
-                Some((_, b, name)) => {
+                Some((_, b, label)) => {
                     let end = (*b).min(s.to_us);
-                    out(Segment { from_us: t, to_us: end, process: Some(self.postgres.clone()), name: name.clone(), at: None });
-                    *self.db.carved.entry(s.name.clone()).or_default() += end - t;
+                    out(Segment::new(t, end, label.clone(), None));
+                    *self.db.carved.entry(s.label().name.clone()).or_default() += end - t;
                     t = end;
                 }
                 None => {
                     let next = ex.get(started).map_or(s.to_us, |x| x.0.min(s.to_us));
-                    out(Segment { from_us: t, to_us: next, ..s.clone() });
+                    out(s.over(t, next));
                     t = next;
                 }
             }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use evalbench_bundle::spans::IdMap;
 use evalbench_bundle::Stream;
 
+use super::Label;
 use crate::Alignment;
 
 pub use super::nodes::{Edge, Flat, Kind, NONE};
@@ -47,7 +48,9 @@ pub struct Graph {
     pub spans: Vec<Flat>,
     /// (process, span name) of each step; shared by the path's segments.
     pub steps: Vec<(Arc<str>, Arc<str>)>,
-    pub waits: Vec<Arc<str>>,
+    /// Each step's label, shared by its stretches of a path.
+    pub labels: Vec<Arc<Label>>,
+    pub waits: Vec<Arc<Label>>,
     /// The origin's and the end's measured times; a span's nodes take
     /// theirs from the span ([`Graph::time`]), not from a vector of their own.
     pub origin_time: i64,
@@ -414,9 +417,10 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         *at += 1;
     });
     drop(fill);
+    let labels = steps.iter().map(|(p, n)| Label::new(Some(p), n)).collect();
     let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
-    let waits = waits.into_iter().map(Arc::from).collect();
-    Graph { spans, steps, waits, origin_time, end_time: t1, pred_at, preds, explicit, origin, end, order: std::sync::OnceLock::new() }
+    let waits = waits.iter().map(|w| Label::new(None, w)).collect();
+    Graph { spans, steps, labels, waits, origin_time, end_time: t1, pred_at, preds, explicit, origin, end, order: std::sync::OnceLock::new() }
 }
 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the

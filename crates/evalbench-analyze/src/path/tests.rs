@@ -56,7 +56,7 @@ fn a_hand_off_across_processes_is_followed() {
     let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
     assert_eq!(p.total_us, 95);
     assert_eq!(p.to_us, 95);
-    let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name.to_string(), s.from_us, s.to_us)).collect();
+    let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name().to_string(), s.from_us, s.to_us)).collect();
     assert_eq!(
         names,
         vec![
@@ -138,7 +138,7 @@ fn a_queue_nothing_in_its_process_explains_is_no_cue_for_another_process() {
     assert_eq!(p.total_us, 60);
     assert_eq!(on_path(&p, "worker upload_logs"), 0, "{:?}", p.segments);
     assert!(on_path(&p, "worker job") > 0, "{:?}", p.segments);
-    let waited: Vec<&str> = p.segments.iter().filter(|s| s.process.is_none()).map(|s| &*s.name).collect();
+    let waited: Vec<&str> = p.segments.iter().filter(|s| s.process().is_none()).map(|s| s.name()).collect();
     assert!(waited.contains(&"network and queue (report_eval_result → job_event)"), "{waited:?}");
     // The job 10 µs faster: the event comes 10 µs sooner, the queue as measured.
     let job = g.select("worker:job");
@@ -276,6 +276,7 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
     graph::Graph {
         spans: Vec::new(),
         steps: Vec::new(),
+        labels: Vec::new(),
         waits: Vec::new(),
         origin_time: 0,
         end_time: 0,
@@ -384,4 +385,14 @@ fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
     }
     // Some hostile pipelines take each way.
     assert!(fast > 0 && fast < 300, "{fast} of 300 hostile pipelines read their times from the spans");
+}
+
+/// The path holds one per stretch (2M at 4.5M spans), the graph one edge
+/// per wait and one span per span: their sizes are what the memory
+/// figures assume.
+#[test]
+fn a_stretch_an_edge_and_a_span_are_packed() {
+    assert_eq!(std::mem::size_of::<super::Segment>(), 32);
+    assert_eq!(std::mem::size_of::<graph::Edge>(), 8);
+    assert_eq!(std::mem::size_of::<graph::Flat>(), 32);
 }

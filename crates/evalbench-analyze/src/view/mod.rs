@@ -140,7 +140,9 @@ impl PassView {
         v.data = data;
         match critical {
             Ok((g, p)) => {
+                crate::phase("path: walked");
                 v.buys = crate::path::whatif::buys(&g, &p, 5);
+                crate::phase("path: what would buy");
                 v.critical = Ok(p);
             }
             Err(e) => v.critical = Err(e),

@@ -37,8 +37,9 @@ pub const MAX_LISTED: usize = 100;
 /// One closed span. Names and targets are indices into [`Stream::names`];
 /// its `fields` and extra keys are text in [`Stream::text`].
 ///
-/// 64 bytes: a million spans are held at once, so the optional ids keep
-/// their "known" bits beside the extra text's length, not in three Options.
+/// 56 bytes: millions of spans are held at once, so where its text starts,
+/// the fields' length, the ids' "known" bits and whether it has extra keys
+/// share one word ([`Text`]), not three Options and two lengths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
     pub name: u32,
@@ -47,38 +48,65 @@ pub struct Span {
     pub dur_us: i64,
     /// id, parent, thread; each meaningful where its known bit is set.
     ids: [u64; 3],
-    /// Where the fields, then the extra keys, start in [`Stream::text`].
-    text_start: u64,
-    fields_len: u32,
-    /// The extra keys' text length (below [`KNOWN_SHIFT`]) and the ids' known bits.
-    extra_len_known: u32,
+    text: Text,
 }
 
-/// Lines are at most [`MAX_LINE`] bytes, so a text length needs 21 bits;
-/// the top three of `extra_len_known` say which ids are known.
-const KNOWN_SHIFT: u32 = 29;
-const LEN_MASK: u32 = (1 << KNOWN_SHIFT) - 1;
+/// Where a span's text starts in [`Stream::text`] (39 bits: 512 GiB), its
+/// fields' length (21 bits: a line is at most [`MAX_LINE`]), the ids'
+/// known bits (3) and whether extra keys follow the fields (1). The extra
+/// keys' length is written before them in the text, as [`EXTRA_DIGITS`]
+/// decimal digits: few spans have any, so the length costs every span
+/// nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Text(u64);
+
+const START_BITS: u32 = 39;
+const LEN_BITS: u32 = 21;
+const KNOWN_SHIFT: u32 = START_BITS + LEN_BITS;
+const EXTRA_BIT: u64 = 1 << 63;
+const START_MASK: u64 = (1 << START_BITS) - 1;
+/// The longest fields or extra text kept: longer cannot come from a line.
+const MAX_TEXT: usize = (1 << LEN_BITS) - 1;
+/// Digits of an extra text's length (it is at most [`MAX_TEXT`]).
+const EXTRA_DIGITS: usize = 7;
+
+impl Text {
+    fn start(self) -> u64 {
+        self.0 & START_MASK
+    }
+    fn fields_len(self) -> usize {
+        ((self.0 >> START_BITS) & ((1 << LEN_BITS) - 1)) as usize
+    }
+    fn has_extra(self) -> bool {
+        self.0 & EXTRA_BIT != 0
+    }
+    /// The same ids' known bits, with this text.
+    fn with(self, start: u64, fields_len: usize, extra: bool) -> Text {
+        let known = self.0 & (0b111 << KNOWN_SHIFT);
+        Text(known | (start & START_MASK) | ((fields_len as u64) << START_BITS) | if extra { EXTRA_BIT } else { 0 })
+    }
+}
 
 impl Span {
     /// A span without ids or text.
     pub fn new(name: u32, target: u32, ts_us: i64, dur_us: i64) -> Span {
-        Span { name, target, ts_us, dur_us, ids: [0; 3], text_start: 0, fields_len: 0, extra_len_known: 0 }
+        Span { name, target, ts_us, dur_us, ids: [0; 3], text: Text::default() }
     }
 
     /// With its `id`, `parent` and `thread`, each where known.
     pub fn with_ids(mut self, id: Option<u64>, parent: Option<u64>, thread: Option<u64>) -> Span {
-        self.extra_len_known &= LEN_MASK;
+        self.text.0 &= !(0b111 << KNOWN_SHIFT);
         for (k, v) in [id, parent, thread].into_iter().enumerate() {
             if let Some(v) = v {
                 self.ids[k] = v;
-                self.extra_len_known |= 1 << (KNOWN_SHIFT + k as u32);
+                self.text.0 |= 1 << (KNOWN_SHIFT + k as u32);
             }
         }
         self
     }
 
     fn known(&self, k: usize) -> Option<u64> {
-        (self.extra_len_known & (1 << (KNOWN_SHIFT + k as u32)) != 0).then_some(self.ids[k])
+        (self.text.0 & (1 << (KNOWN_SHIFT + k as u32)) != 0).then_some(self.ids[k])
     }
     pub fn id(&self) -> Option<u64> {
         self.known(0)
@@ -94,9 +122,15 @@ impl Span {
         self.ts_us.saturating_add(self.dur_us)
     }
 
-    /// Moves the span's text by `by` bytes (its stream's text joined after another's).
+    /// Moves the span's text by `by` bytes (its stream's text joined after
+    /// another's); a text that would start past what the span can say is
+    /// dropped.
     pub(crate) fn shift_text(&mut self, by: u64) {
-        self.text_start += by;
+        let t = self.text;
+        self.text = match t.start().checked_add(by).filter(|&s| s <= START_MASK) {
+            Some(s) => t.with(s, t.fields_len(), t.has_extra()),
+            None => t.with(0, 0, false),
+        };
     }
 }
 
@@ -114,20 +148,39 @@ pub struct Stream {
 }
 
 impl Stream {
-    fn text_of(&self, start: u64, len: u32) -> &str {
+    fn text_of(&self, start: u64, len: usize) -> &str {
         let start = start as usize;
-        self.text.get(start..start + len as usize).unwrap_or("")
+        self.text.get(start..start + len).unwrap_or("")
     }
 
     /// The span's `fields` as written (raw JSON object), or "".
     pub fn fields(&self, s: &Span) -> &str {
-        self.text_of(s.text_start, s.fields_len)
+        self.text_of(s.text.start(), s.text.fields_len())
     }
 
     /// Unknown top-level keys of the span's line, as a raw JSON object, kept for the trace.
     pub fn extra(&self, s: &Span) -> Option<&str> {
-        let len = s.extra_len_known & LEN_MASK;
-        (len > 0).then(|| self.text_of(s.text_start + s.fields_len as u64, len))
+        let (at, len) = self.extra_at(s)?;
+        Some(self.text_of(at, len))
+    }
+
+    /// Where the span's extra text starts, past its length's digits, and how long it is.
+    fn extra_at(&self, s: &Span) -> Option<(u64, usize)> {
+        if !s.text.has_extra() {
+            return None;
+        }
+        let digits_at = s.text.start() + s.text.fields_len() as u64;
+        let len = self.text_of(digits_at, EXTRA_DIGITS).parse::<usize>().ok()?;
+        Some((digits_at + EXTRA_DIGITS as u64, len))
+    }
+
+    /// The span's whole text: fields, then the extra keys with their length.
+    fn whole_text(&self, s: &Span) -> &str {
+        let end = match self.extra_at(s) {
+            Some((at, len)) => at + len as u64,
+            None => s.text.start() + s.text.fields_len() as u64,
+        };
+        self.text_of(s.text.start(), end.saturating_sub(s.text.start()) as usize)
     }
 
     /// One field's value, parsed.
@@ -142,35 +195,40 @@ impl Stream {
 
     /// Appends `span` with its raw `fields` and `extra` text (either may be
     /// ""). A text longer than a line can be is not kept (lines over
-    /// [`MAX_LINE`] never reach here).
+    /// [`MAX_LINE`] never reach here), nor any text once the stream's is
+    /// past what a span can point into.
     pub fn push(&mut self, mut span: Span, fields: &str, extra: &str) {
-        let fits = |t: &str| t.len() <= LEN_MASK as usize;
-        let (fields, extra) = (if fits(fields) { fields } else { "" }, if fits(extra) { extra } else { "" });
-        span.text_start = self.text.len() as u64;
-        span.fields_len = fields.len() as u32;
-        span.extra_len_known = (span.extra_len_known & !LEN_MASK) | extra.len() as u32;
+        let fits = |t: &str| t.len() <= MAX_TEXT;
+        let (mut fields, mut extra) = (if fits(fields) { fields } else { "" }, if fits(extra) { extra } else { "" });
+        let start = self.text.len() as u64;
+        if start > START_MASK {
+            (fields, extra) = ("", "");
+        }
+        span.text = span.text.with(start, fields.len(), !extra.is_empty());
         self.text.push_str(fields);
-        self.text.push_str(extra);
+        if !extra.is_empty() {
+            use std::fmt::Write;
+            let _ = write!(self.text, "{:0width$}", extra.len(), width = EXTRA_DIGITS);
+            self.text.push_str(extra);
+        }
         self.spans.push(span);
     }
 
     /// Drops the text (fields and extra keys) of every span whose name
     /// `keep` refuses: a reader done with most fields keeps a stream's
-    /// spans at their 64 bytes, where the text is most of a line.
+    /// spans at their 56 bytes, where the text is most of a line.
     pub fn keep_text(&mut self, keep: impl Fn(&str) -> bool) {
         let wanted: Vec<bool> = self.names.iter().map(|n| keep(n)).collect();
         let mut text = String::new();
-        for s in &mut self.spans {
-            let len = s.fields_len as usize + (s.extra_len_known & LEN_MASK) as usize;
-            let start = s.text_start as usize;
-            if wanted.get(s.name as usize).copied().unwrap_or(false) {
-                s.text_start = text.len() as u64;
-                text.push_str(self.text.get(start..start + len).unwrap_or(""));
+        for i in 0..self.spans.len() {
+            let s = self.spans[i];
+            self.spans[i].text = if wanted.get(s.name as usize).copied().unwrap_or(false) {
+                let kept = s.text.with(text.len() as u64, s.text.fields_len(), s.text.has_extra());
+                text.push_str(self.whole_text(&s));
+                kept
             } else {
-                s.text_start = 0;
-                s.fields_len = 0;
-                s.extra_len_known &= !LEN_MASK;
-            }
+                s.text.with(0, 0, false)
+            };
         }
         text.shrink_to_fit();
         self.text = text;
@@ -217,8 +275,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_span_is_64_bytes_and_keeps_ids_and_text_apart() {
-        assert_eq!(std::mem::size_of::<Span>(), 64);
+    fn a_span_is_56_bytes_and_keeps_ids_and_text_apart() {
+        assert_eq!(std::mem::size_of::<Span>(), 56);
         let mut st = Stream::default();
         st.push(Span::new(0, 0, 1, 2).with_ids(Some(0), None, Some(u64::MAX)), r#"{"a":1}"#, r#"{"zone":"eu"}"#);
         st.push(Span::new(0, 0, 3, 4).with_ids(None, Some(7), None), "", "");
@@ -231,9 +289,33 @@ mod tests {
         assert_eq!((st.fields(&b), st.extra(&b)), ("", None));
         assert_eq!((st.fields(&c), st.extra(&c)), (r#"{"b":2}"#, None));
         // A text past what a line can hold is dropped, never spilling into the known bits.
-        let long = "x".repeat(LEN_MASK as usize + 1);
+        let long = "x".repeat(MAX_TEXT + 1);
         st.push(Span::new(0, 0, 7, 8).with_ids(Some(1), Some(2), Some(3)), "", &long);
         let d = st.spans[3];
         assert_eq!((d.id(), d.parent(), d.thread(), st.extra(&d)), (Some(1), Some(2), Some(3), None));
+    }
+
+    /// Text kept for some names, and a stream's text joined after
+    /// another's, still give each span its own fields and extra keys.
+    #[test]
+    fn kept_and_shifted_text_stays_each_spans_own() {
+        let mut st = Stream { names: vec!["keep".into(), "drop".into()], ..Stream::default() };
+        let rows = [(0, r#"{"a":1}"#, r#"{"x":"1"}"#), (1, r#"{"b":2}"#, r#"{"y":2}"#), (0, "", r#"{"z":[3]}"#), (0, r#"{"c":3}"#, ""), (1, "", "")];
+        for (i, (name, fields, extra)) in rows.iter().enumerate() {
+            st.push(Span::new(*name, 0, i as i64, 1).with_ids(Some(i as u64), None, None), fields, extra);
+        }
+        let mut shifted = st.clone();
+        shifted.text.insert_str(0, "0123456789");
+        for s in &mut shifted.spans {
+            s.shift_text(10);
+        }
+        st.keep_text(|n| n == "keep");
+        for (i, (name, fields, extra)) in rows.iter().enumerate() {
+            let want = |kept: bool| if kept { (*fields, (!extra.is_empty()).then_some(*extra)) } else { ("", None) };
+            assert_eq!((st.fields(&st.spans[i]), st.extra(&st.spans[i])), want(*name == 0), "kept, span {i}");
+            assert_eq!((shifted.fields(&shifted.spans[i]), shifted.extra(&shifted.spans[i])), want(true), "shifted, span {i}");
+            assert_eq!(st.spans[i].id(), Some(i as u64));
+        }
+        assert_eq!(st.text, r#"{"a":1}0000009{"x":"1"}0000009{"z":[3]}{"c":3}"#);
     }
 }

@@ -17,9 +17,9 @@ const STEPS_SHOWN: usize = 12;
 const MIN_SHARE: f64 = 1.0 / 900.0;
 
 fn label(s: &Segment) -> String {
-    match &s.process {
-        Some(p) => format!("{p} {}", s.name),
-        None => format!("wait: {}", s.name),
+    match s.process() {
+        Some(p) => format!("{p} {}", s.name()),
+        None => format!("wait: {}", s.name()),
     }
 }
 
