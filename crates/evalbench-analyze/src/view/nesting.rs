@@ -21,23 +21,25 @@ pub(super) fn fold(streams: &[Stream]) -> Vec<(Vec<String>, f64)> {
     let mut folded: HashMap<Vec<String>, f64> = HashMap::new();
     for st in streams {
         let ids = IdMap::indices(&st.spans);
-        let parent: Vec<u32> = st.spans.iter().map(|s| s.parent().and_then(|p| ids.get(p)).unwrap_or(NONE)).collect();
+        // Each span's parent, until the walk replaces it with the span's
+        // path id ([`RESOLVED`] set): one vector for both, 16 MB less at
+        // 3.9M spans of one stream.
+        let mut slot: Vec<u32> = st.spans.iter().map(|s| s.parent().and_then(|p| ids.get(p)).unwrap_or(NONE)).collect();
         drop(ids);
         let mut self_us: Vec<i64> = st.spans.iter().map(|s| s.dur_us).collect();
-        for (s, &pi) in st.spans.iter().zip(&parent) {
+        for (s, &pi) in st.spans.iter().zip(&slot) {
             if pi != NONE {
                 self_us[pi as usize] = self_us[pi as usize].saturating_sub(s.dur_us);
             }
         }
         let mut paths = Paths::default();
-        let mut path_of = vec![NONE; st.spans.len()];
         let mut chain = Vec::new();
         let mut total: Vec<i64> = Vec::new();
         for i in 0..st.spans.len() {
-            if path_of[i] == NONE {
-                resolve(st, &parent, i, &mut paths, &mut path_of, &mut chain);
+            if !resolved(slot[i]) {
+                resolve(st, &mut slot, i, &mut paths, &mut chain);
             }
-            let p = path_of[i] as usize;
+            let p = (slot[i] & !RESOLVED) as usize;
             if total.len() <= p {
                 total.resize(p + 1, 0);
             }
@@ -52,29 +54,39 @@ pub(super) fn fold(streams: &[Stream]) -> Vec<(Vec<String>, f64)> {
     stacks
 }
 
+/// Marks a slot that holds the span's path id, not its parent. Span
+/// indices and path ids stay below it (a stream of 2^31 spans would need
+/// 120 GB first); [`NONE`], no parent, has it set but is never a path id.
+const RESOLVED: u32 = 1 << 31;
+
+fn resolved(slot: u32) -> bool {
+    slot != NONE && slot & RESOLVED != 0
+}
+
 /// Gives span `i` and the unresolved spans above it their path ids: climbs
 /// to a resolved ancestor, a root, a cycle or [`MAX_CLIMB`], then interns
-/// downwards.
-fn resolve(st: &Stream, parent: &[u32], i: usize, paths: &mut Paths, path_of: &mut [u32], chain: &mut Vec<usize>) {
+/// downwards. `slot` holds each span's parent until its path id replaces it.
+fn resolve(st: &Stream, slot: &mut [u32], i: usize, paths: &mut Paths, chain: &mut Vec<usize>) {
     chain.clear();
     chain.push(i);
     let mut cur = i;
-    while parent[cur] != NONE {
-        let pi = parent[cur] as usize;
-        if chain.len() > MAX_CLIMB || chain.contains(&pi) || path_of[pi] != NONE {
+    while slot[cur] != NONE {
+        let pi = slot[cur] as usize;
+        if chain.len() > MAX_CLIMB || chain.contains(&pi) || resolved(slot[pi]) {
             break;
         }
         chain.push(pi);
         cur = pi;
     }
     let top = *chain.last().expect("non-empty");
-    let mut base = match parent[top] {
+    let mut base = match slot[top] {
         NONE => NONE,
-        pi => path_of[pi as usize],
+        pi if resolved(slot[pi as usize]) => slot[pi as usize] & !RESOLVED,
+        _ => NONE,
     };
     for &k in chain.iter().rev() {
         base = paths.intern(base, st.spans[k].name);
-        path_of[k] = base;
+        slot[k] = base | RESOLVED;
     }
 }
 
