@@ -9,9 +9,11 @@
 mod database;
 pub mod graph;
 mod nodes;
+mod segment;
 pub mod whatif;
 
 pub use database::POSTGRES;
+pub use segment::{Label, Segment};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,75 +23,6 @@ use serde::Serialize;
 pub use graph::{Graph, Kind};
 
 use crate::{Alignment, PassData};
-
-/// A stretch of the path: a span's own time or a wait. 32 bytes: a path
-/// through millions of spans has millions of stretches, so what it was is
-/// a [`Label`] shared with every other stretch of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    pub from_us: i64,
-    pub to_us: i64,
-    label: Arc<Label>,
-    /// The span as (stream, index in the stream); [`graph::NONE`] for none.
-    at: (u32, u32),
-}
-
-/// What a stretch was: a span of a process, or a wait.
-#[derive(Debug, PartialEq)]
-pub struct Label {
-    /// The span's process; None for a wait.
-    pub process: Option<Arc<str>>,
-    /// The span's name, or what was waited for.
-    pub name: Arc<str>,
-}
-
-impl Label {
-    pub fn new(process: Option<&str>, name: &str) -> Arc<Label> {
-        Arc::new(Label { process: process.map(Arc::from), name: Arc::from(name) })
-    }
-}
-
-impl Segment {
-    pub fn new(from_us: i64, to_us: i64, label: Arc<Label>, at: Option<(u32, u32)>) -> Segment {
-        Segment { from_us, to_us, label, at: at.unwrap_or((graph::NONE, graph::NONE)) }
-    }
-
-    /// The same stretch over another time.
-    pub fn over(&self, from_us: i64, to_us: i64) -> Segment {
-        Segment { from_us, to_us, ..self.clone() }
-    }
-
-    /// The span's process; None for a wait.
-    pub fn process(&self) -> Option<&str> {
-        self.label.process.as_deref()
-    }
-
-    /// The span's name, or what was waited for.
-    pub fn name(&self) -> &str {
-        &self.label.name
-    }
-
-    pub fn label(&self) -> &Arc<Label> {
-        &self.label
-    }
-
-    /// The span as (stream, index in the stream), for trace.json's flows.
-    pub fn at(&self) -> Option<(u32, u32)> {
-        (self.at.0 != graph::NONE).then_some(self.at)
-    }
-}
-
-impl Serialize for Segment {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = ser.serialize_struct("Segment", 4)?;
-        s.serialize_field("from_us", &self.from_us)?;
-        s.serialize_field("to_us", &self.to_us)?;
-        s.serialize_field("process", &self.label.process)?;
-        s.serialize_field("name", &self.label.name)?;
-        s.end()
-    }
-}
 
 /// One step of the path: a span name of one process, or a kind of wait.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -237,7 +170,7 @@ pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec
 type Tally = HashMap<(Option<Arc<str>>, Arc<str>), (i64, usize)>;
 
 fn tally(by: &mut Tally, s: &Segment) {
-    let e = by.entry((s.label.process.clone(), s.label.name.clone())).or_default();
+    let e = by.entry((s.label().process.clone(), s.label().name.clone())).or_default();
     e.0 = e.0.saturating_add(s.to_us.saturating_sub(s.from_us));
     e.1 += 1;
 }
