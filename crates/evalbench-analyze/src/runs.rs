@@ -40,9 +40,22 @@ pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
     Totals { spans: span_totals(by_name), statements: statements(dir) }
 }
 
-/// "<process> <span>" to its total, ms.
+/// "<process> <span>" ([`span_key`]) to its total, ms.
 fn span_totals(by_name: crate::scan::ByName<(i64, u64)>) -> BTreeMap<String, f64> {
-    by_name.into_iter().map(|((name, process), (total_us, _))| (format!("{process} {name}"), total_us as f64 / 1e3)).collect()
+    by_name.into_iter().map(|((name, process), (total_us, _))| (span_key(&process, &name), total_us as f64 / 1e3)).collect()
+}
+
+/// A span name's key in comparisons and history: "<process> <span>", as
+/// every stored series has it. A process whose name has a space (or
+/// starts with a quote) is written as a JSON string, so that no two
+/// (process, span) pairs share a key: "a" with "b c" and "a b" with "c"
+/// were both "a b c", and one series silently took the other's place.
+pub fn span_key(process: &str, name: &str) -> String {
+    if process.contains(' ') || process.starts_with('"') {
+        format!("{} {name}", serde_json::Value::from(process))
+    } else {
+        format!("{process} {name}")
+    }
 }
 
 /// [`totals`] without loading the pass: its spans streamed through
@@ -110,4 +123,27 @@ pub fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
         m.entry(layout::base_name(&p.name).to_string()).or_default().push(p);
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span_key;
+
+    /// Seeded (process, name) pairs from pieces full of spaces and quotes:
+    /// two pairs share a key only when they are the same pair.
+    #[test]
+    fn no_two_spans_share_a_key() {
+        let pieces = ["a", "b", " ", "a b", "\"", "\"a\"", "", "c d ", "\\"];
+        let mut r = crate::seeded::Seeded(0x6b65_7973);
+        let mut seen: std::collections::HashMap<String, (String, String)> = Default::default();
+        for _ in 0..5000 {
+            let mut word = || (0..r.next(4)).map(|_| pieces[r.next(pieces.len() as u64) as usize]).collect::<String>();
+            let pair = (word(), word());
+            let key = span_key(&pair.0, &pair.1);
+            if let Some(other) = seen.insert(key.clone(), pair.clone()) {
+                assert_eq!(other, pair, "{key:?}");
+            }
+        }
+        assert_eq!(span_key("server", "record one"), "server record one");
+    }
 }
