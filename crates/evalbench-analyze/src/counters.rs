@@ -59,6 +59,9 @@ pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) ->
     nix_stats::read(dir).ok().flatten().map(|s| s.counters)
 }
 
+/// The span an evaluator process lives in; its `end` field says how it ended.
+pub const EVALUATOR: &str = "evaluator";
+
 /// Evaluators of the pass that were recycled past `--eval-max-rss`
 /// (`evaluator` spans that ended `recycled`): each was killed, and any
 /// statistics it wrote first are set aside, so its work is missing from the
@@ -66,7 +69,7 @@ pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) ->
 pub fn recycled_evaluators(data: &PassData) -> usize {
     data.streams
         .iter()
-        .flat_map(|st| st.spans.iter().filter(move |s| st.name(s) == "evaluator" && st.field(s, "end").is_some_and(|e| e == "recycled")))
+        .flat_map(|st| st.spans.iter().filter(move |s| st.name(s) == EVALUATOR && st.field(s, "end").is_some_and(|e| e == "recycled")))
         .count()
 }
 

@@ -62,13 +62,31 @@ impl PassData {
 /// Loads a pass. Problems with its files become warnings; only an unreadable
 /// directory is an error, and even then the caller decides.
 pub fn load_pass(pass: &PassDir) -> PassData {
+    load_pass_keeping(pass, None)
+}
+
+/// The span names whose fields an analysis reads beside the views and
+/// trace.json: the clock alignment's and the critical path's hand-offs,
+/// and the evaluators' (whether one was recycled). What a pass loaded by
+/// [`load_aligned_lean`] keeps the text of.
+pub fn fields_read(name: &str) -> bool {
+    crate::scan::ALIGNMENT_SPANS.contains(&name) || crate::path::graph::reads_fields(name) || name == crate::counters::EVALUATOR
+}
+
+/// [`load_pass`], keeping the text of only the spans whose name `text`
+/// accepts, where given.
+fn load_pass_keeping(pass: &PassDir, text: Option<evalbench_bundle::spans::KeepText<'_>>) -> PassData {
     let mut warnings = Vec::new();
     let run = read_run(pass, &mut warnings);
     let trace_dir = pass.file(layout::TRACE_DIR);
     let mut streams = Vec::new();
     let (mut dropped, mut malformed_total) = (0, 0);
     if trace_dir.is_dir() {
-        match read_trace_dir(&trace_dir) {
+        let read = match text {
+            Some(keep) => evalbench_bundle::spans::read_trace_dir_text(&trace_dir, evalbench_bundle::spans::CHUNK, keep),
+            None => read_trace_dir(&trace_dir),
+        };
+        match read {
             Ok(files) => {
                 for f in files {
                     dropped += f.dropped;
@@ -150,7 +168,18 @@ pub fn window(run: Option<&RunInfo>) -> Option<(i64, i64)> {
 /// runner's clock is the server's in the lab; for a remote target the two
 /// are taken as synchronized (NTP).
 pub fn load_aligned(pass: &PassDir) -> (PassData, crate::Alignment) {
-    let mut data = load_pass(pass);
+    aligned(load_pass(pass))
+}
+
+/// [`load_aligned`] for an analysis that reads no span's fields but
+/// those [`fields_read`] names (totals, counters, the critical path, not
+/// the views or trace.json): the rest of the text is dropped as each chunk
+/// is parsed, and at 4.5M spans that is 200 MB never held.
+pub fn load_aligned_lean(pass: &PassDir) -> (PassData, crate::Alignment) {
+    aligned(load_pass_keeping(pass, Some(&fields_read)))
+}
+
+fn aligned(mut data: PassData) -> (PassData, crate::Alignment) {
     let align = crate::align_pass(&data.streams);
     if let Some((from, to)) = window(data.run.as_ref()) {
         let mut outside = 0u64;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use evalbench_bundle::{layout, Bundle, PassDir};
 
-use crate::{load_aligned, PassData};
+use crate::{load_aligned_lean, PassData};
 
 /// Per run of a pass: wall seconds, span totals, statement totals.
 pub struct Samples {
@@ -89,7 +89,8 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         path: BTreeMap::new(),
     };
     for (i, d) in dirs.iter().enumerate() {
-        let (data, align) = load_aligned(d);
+        // Totals, counters and the path's steps read no other span's fields.
+        let (data, align) = load_aligned_lean(d);
         let wall =
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);

@@ -174,7 +174,27 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     lines.push("\u{1}garbage".into());
     std::fs::write(&server, lines.join("\n") + "\n").unwrap();
     let whole = evalbench_bundle::read_trace_dir_chunked(&trace, u64::MAX).unwrap();
+    // Text kept for one name, dropped chunk by chunk for the rest.
+    let kept = |n: &str| n == "record_one";
     for chunk in [1u64, 100, 4096, 65536] {
+        let lean = evalbench_bundle::read_trace_dir_text(&trace, chunk, &kept).unwrap();
+        let (mut with_text, mut without) = (0, 0);
+        for (a, w) in lean.iter().zip(&whole) {
+            assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
+            for (x, y) in a.streams.iter().zip(&w.streams) {
+                assert_eq!(x.spans.len(), y.spans.len());
+                for (s, t) in x.spans.iter().zip(&y.spans) {
+                    let fields = if kept(y.name(t)) { y.fields(t) } else { "" };
+                    assert_eq!((x.name(s), s.ts_us, s.dur_us, s.id(), x.fields(s)), (y.name(t), t.ts_us, t.dur_us, t.id(), fields), "chunk {chunk}");
+                    match (kept(y.name(t)), y.fields(t).is_empty()) {
+                        (true, false) => with_text += 1,
+                        (false, false) => without += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        assert!(with_text > 100 && without > 100, "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped");
         let parts = evalbench_bundle::read_trace_dir_chunked(&trace, chunk).unwrap();
         assert_eq!(parts.len(), whole.len());
         for (a, w) in parts.iter().zip(&whole) {

@@ -82,6 +82,17 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     }
     let carved = held.segments.iter().filter(|s| s.process() == Some(path::POSTGRES)).count();
     assert_eq!(carved > 0, pass.ends_with("-clean"), "{pass}: {carved} stretches of statements");
+    // Loaded with the text of only the names fields_read accepts (compare,
+    // whatif): the same alignment, totals, counters and path, and no
+    // other span's text held.
+    let (lean, lean_align) = evalbench_analyze::load_aligned_lean(p);
+    let json = |v: &evalbench_analyze::Alignment| serde_json::to_string(v).unwrap();
+    assert_eq!(json(&lean_align), json(&align), "{pass}");
+    assert_eq!(evalbench_analyze::runs::totals(&lean, p).spans, evalbench_analyze::runs::totals(&data, p).spans, "{pass}");
+    assert_eq!(evalbench_analyze::counters::recycled_evaluators(&lean), evalbench_analyze::counters::recycled_evaluators(&data), "{pass}");
+    let kept = lean.streams.iter().flat_map(|st| st.spans.iter().map(move |s| (st, s))).filter(|(st, s)| !st.fields(s).is_empty());
+    assert!(kept.clone().count() > 0 && kept.clone().all(|(st, s)| evalbench_analyze::fields_read(st.name(s))), "{pass}");
+    assert_eq!(path::critical_steps_owned(lean, &lean_align).unwrap(), held.steps, "{pass}: the path of the lean load");
 }
 
 #[test]

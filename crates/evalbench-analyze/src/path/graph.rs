@@ -142,7 +142,7 @@ pub fn build_owned(mut streams: Vec<Stream>, align: &Alignment, t0: i64, t1: i64
 }
 
 /// The span names whose fields the graph reads: the hand-offs'.
-fn reads_fields(name: &str) -> bool {
+pub(crate) fn reads_fields(name: &str) -> bool {
     MESSAGES.iter().any(|m| m.0 == name || m.1 == name) || WAITS_ON.iter().any(|w| w.0 == name || w.1 == name)
 }
 

@@ -14,7 +14,7 @@ mod parallel;
 mod parse;
 
 pub use ids::IdMap;
-pub use parallel::{fold_trace_dir, read_trace_dir, read_trace_dir_chunked, read_trace_dir_filtered, CHUNK};
+pub use parallel::{fold_trace_dir, read_trace_dir, read_trace_dir_chunked, read_trace_dir_filtered, read_trace_dir_text, KeepText, CHUNK};
 pub use parse::{read_span_file, read_spans, read_spans_from_bytes};
 
 /// Whether the fast line reader agrees with serde on `line` (for the fuzz target).

@@ -179,7 +179,18 @@ pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
 /// [`read_trace_dir`] with a chosen chunk size (tests use small ones).
 #[doc(hidden)]
 pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None)
+    read_filtered(dir, chunk, None, None)
+}
+
+/// Which spans' text (fields and extra keys) a read keeps, by span name.
+pub type KeepText<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+
+/// [`read_trace_dir`] keeping every span, but the text of only the spans
+/// whose name `keep` accepts ([`Stream::keep_text`]), dropped chunk by
+/// chunk as they are parsed: a reader done with most fields never holds
+/// them (the text is most of a line).
+pub fn read_trace_dir_text(dir: &Path, chunk: u64, keep: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
+    read_filtered(dir, chunk, None, Some(keep))
 }
 
 /// [`read_trace_dir`] keeping only the spans `keep` accepts (files over
@@ -188,7 +199,7 @@ pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, B
 /// core. Every stream is kept, spans or none (its process and host are
 /// still facts about the pass); the order is [`read_trace_dir`]'s.
 pub fn read_trace_dir_filtered(dir: &Path, chunk: u64, keep: Keep<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, Some(keep))
+    read_filtered(dir, chunk, Some(keep), None)
 }
 
 /// Only the spans of `st` that `keep` accepts, with their text.
@@ -207,7 +218,7 @@ fn retain(st: Stream, keep: Keep<'_>) -> Stream {
     out
 }
 
-fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>) -> Result<Vec<SpanFile>, BundleError> {
+fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>, text: Option<KeepText<'_>>) -> Result<Vec<SpanFile>, BundleError> {
     let (paths, units) = units_of(dir, chunk)?;
     let slots: std::sync::Mutex<Vec<Option<Result<SpanFile, BundleError>>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
     on_every_core(
@@ -218,6 +229,11 @@ fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>) -> Result<Vec<S
             let r = read_span_range(&paths[i], start, end).map(|mut part| {
                 if let Some(keep) = keep {
                     part.streams = std::mem::take(&mut part.streams).into_iter().map(|st| retain(st, keep)).collect();
+                }
+                if let Some(text) = text {
+                    for st in &mut part.streams {
+                        st.keep_text(text);
+                    }
                 }
                 part
             });
