@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use evalbench_analyze::path::{critical_path_owned, whatif, CriticalPath, Segment};
+use evalbench_analyze::path::{critical_path_owned, whatif, CriticalPath};
 use evalbench_bundle::Bundle;
-use serde::ser::{SerializeMap, SerializeSeq};
+use serde::ser::SerializeMap;
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -96,7 +96,7 @@ impl Serialize for Doc<'_> {
 }
 
 /// The path: its small fields through a Value (which sorts their keys),
-/// its stretches one at a time, the keys in the same order.
+/// its stretches one at a time (`Segment` writes its keys sorted too).
 struct Path<'a>(&'a CriticalPath);
 
 impl Serialize for Path<'_> {
@@ -117,37 +117,11 @@ impl Serialize for Path<'_> {
         let mut m = ser.serialize_map(Some(fields.len()))?;
         for (k, v) in &fields {
             match k.as_str() {
-                "segments" => m.serialize_entry(k, &Stretches(&p.segments))?,
+                "segments" => m.serialize_entry(k, &p.segments)?,
                 "steps" => m.serialize_entry(k, &sorted(&p.steps).map_err(serde::ser::Error::custom)?)?,
                 _ => m.serialize_entry(k, v)?,
             }
         }
-        m.end()
-    }
-}
-
-struct Stretches<'a>(&'a [Segment]);
-
-impl Serialize for Stretches<'_> {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut seq = ser.serialize_seq(Some(self.0.len()))?;
-        for s in self.0 {
-            seq.serialize_element(&Stretch(s))?;
-        }
-        seq.end()
-    }
-}
-
-struct Stretch<'a>(&'a Segment);
-
-impl Serialize for Stretch<'_> {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let s = self.0;
-        let mut m = ser.serialize_map(Some(4))?;
-        m.serialize_entry("from_us", &s.from_us)?;
-        m.serialize_entry("name", s.name())?;
-        m.serialize_entry("process", &s.process())?;
-        m.serialize_entry("to_us", &s.to_us)?;
         m.end()
     }
 }

@@ -175,6 +175,15 @@ fn tally(by: &mut Tally, s: &Segment) {
     e.1 += 1;
 }
 
+/// A weight scaled by `f`; exact when `f` is 1.
+fn scale(w: i64, f: f64) -> i64 {
+    if f == 1.0 {
+        w
+    } else {
+        (w as f64 * f).round() as i64
+    }
+}
+
 impl Graph {
     /// The nodes in an order where every edge runs forward, found once: the
     /// weights change between predictions, the edges do not. A depth-first
@@ -245,13 +254,10 @@ impl Graph {
             let to = self.time(v);
             let first = self.pred_at[v as usize];
             let reach = |(e, i): (&graph::Edge, u32)| {
-                let scaled = match e.kind() {
-                    Kind::Own(s) => factor(self.spans[s as usize].step()) != 1.0,
-                    Kind::Wait(_) => false,
-                };
-                if e.explicit() || scaled {
+                let f = self.factor_of(e, factor);
+                if e.explicit() || f != 1.0 {
                     let t_from = self.time(e.from).saturating_sub(saved[e.from as usize]);
-                    t_from.saturating_add(self.scaled(e, self.weight_of(e, i, v), factor))
+                    t_from.saturating_add(scale(self.weight_of(e, i, v), f))
                 } else {
                     to.saturating_sub(saved[e.from as usize])
                 }
@@ -267,16 +273,15 @@ impl Graph {
 
     /// Edge `e`'s measured weight `w` under `factor`.
     fn scaled(&self, e: &graph::Edge, w: i64, factor: &dyn Fn(u32) -> f64) -> i64 {
+        scale(w, self.factor_of(e, factor))
+    }
+
+    /// What `factor` scales edge `e` by: its span's step's factor for a
+    /// span's own time, 1 for a wait (never shortened).
+    fn factor_of(&self, e: &graph::Edge, factor: &dyn Fn(u32) -> f64) -> f64 {
         match e.kind() {
-            Kind::Own(s) => {
-                let f = factor(self.spans[s as usize].step());
-                if f == 1.0 {
-                    w
-                } else {
-                    (w as f64 * f).round() as i64
-                }
-            }
-            Kind::Wait(_) => w,
+            Kind::Own(s) => factor(self.spans[s as usize].step()),
+            Kind::Wait(_) => 1.0,
         }
     }
 

@@ -66,14 +66,16 @@ impl Segment {
     }
 }
 
+/// Its keys in sorted order, as `whatif --json` has always written them
+/// (through a `serde_json::Value`, which sorts).
 impl Serialize for Segment {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut s = ser.serialize_struct("Segment", 4)?;
         s.serialize_field("from_us", &self.from_us)?;
-        s.serialize_field("to_us", &self.to_us)?;
-        s.serialize_field("process", &self.label.process)?;
         s.serialize_field("name", &self.label.name)?;
+        s.serialize_field("process", &self.label.process)?;
+        s.serialize_field("to_us", &self.to_us)?;
         s.end()
     }
 }
