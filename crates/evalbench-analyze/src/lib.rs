@@ -25,7 +25,7 @@ pub mod view;
 
 pub use align::{align_pass, Alignment, HostAlignment};
 pub use latency::{LatencyTable, StatementLatency};
-pub use pass::{fields_read, load_aligned, load_aligned_lean, load_pass, window, PassData, Warning};
+pub use pass::{fields_read, load_aligned, load_aligned_lean, load_aligned_placed, load_pass, window, PassData, Warning};
 pub use phase::phase;
 pub use stats::{span_stats, SpanStat};
 pub use tracks::{assign as assign_tracks, Tracks};

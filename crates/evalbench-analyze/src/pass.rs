@@ -62,7 +62,7 @@ impl PassData {
 /// Loads a pass. Problems with its files become warnings; only an unreadable
 /// directory is an error, and even then the caller decides.
 pub fn load_pass(pass: &PassDir) -> PassData {
-    load_pass_keeping(pass, None)
+    load_pass_keeping(pass, TextKept::All)
 }
 
 /// The span names whose fields an analysis reads beside the views and
@@ -73,18 +73,30 @@ pub fn fields_read(name: &str) -> bool {
     crate::scan::ALIGNMENT_SPANS.contains(&name) || crate::path::graph::reads_fields(name) || name == crate::counters::EVALUATOR
 }
 
-/// [`load_pass`], keeping the text of only the spans whose name `text`
-/// accepts, where given.
-fn load_pass_keeping(pass: &PassDir, text: Option<evalbench_bundle::spans::KeepText<'_>>) -> PassData {
+/// Which spans' text a load keeps.
+#[derive(Clone, Copy)]
+enum TextKept<'a> {
+    All,
+    /// Only of the spans whose name it accepts; the rest have none.
+    Only(evalbench_bundle::spans::KeepText<'a>),
+    /// Only of the spans whose name it accepts; the rest keep their
+    /// fields' place in their file.
+    ElsePlace(evalbench_bundle::spans::KeepText<'a>),
+}
+
+/// [`load_pass`], keeping the text `text` says.
+fn load_pass_keeping(pass: &PassDir, text: TextKept<'_>) -> PassData {
     let mut warnings = Vec::new();
     let run = read_run(pass, &mut warnings);
     let trace_dir = pass.file(layout::TRACE_DIR);
     let mut streams = Vec::new();
     let (mut dropped, mut malformed_total) = (0, 0);
     if trace_dir.is_dir() {
+        let chunk = evalbench_bundle::spans::CHUNK;
         let read = match text {
-            Some(keep) => evalbench_bundle::spans::read_trace_dir_text(&trace_dir, evalbench_bundle::spans::CHUNK, keep),
-            None => read_trace_dir(&trace_dir),
+            TextKept::All => read_trace_dir(&trace_dir),
+            TextKept::Only(keep) => evalbench_bundle::spans::read_trace_dir_text(&trace_dir, chunk, keep),
+            TextKept::ElsePlace(keep) => evalbench_bundle::spans::read_trace_dir_located(&trace_dir, chunk, &|n| !keep(n)),
         };
         match read {
             Ok(files) => {
@@ -176,7 +188,15 @@ pub fn load_aligned(pass: &PassDir) -> (PassData, crate::Alignment) {
 /// the views or trace.json): the rest of the text is dropped as each chunk
 /// is parsed, and at 4.5M spans that is 200 MB never held.
 pub fn load_aligned_lean(pass: &PassDir) -> (PassData, crate::Alignment) {
-    aligned(load_pass_keeping(pass, Some(&fields_read)))
+    aligned(load_pass_keeping(pass, TextKept::Only(&fields_read)))
+}
+
+/// [`load_aligned_lean`] for an analysis that also copies every span's
+/// fields out as they are (summarize's trace.json): the spans
+/// [`fields_read`] does not name keep their fields' place in their file
+/// ([`evalbench_bundle::Stream::fields_in_file`]) instead of the text.
+pub fn load_aligned_placed(pass: &PassDir) -> (PassData, crate::Alignment) {
+    aligned(load_pass_keeping(pass, TextKept::ElsePlace(&fields_read)))
 }
 
 fn aligned(mut data: PassData) -> (PassData, crate::Alignment) {

@@ -9,6 +9,7 @@ pub mod html;
 pub mod hydra;
 pub mod output;
 pub mod perfetto;
+mod placed_fields;
 pub mod summarize;
 pub mod summary;
 pub mod summary_path;

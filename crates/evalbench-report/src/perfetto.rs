@@ -67,9 +67,7 @@ impl PendingTrace {
     pub fn finish(self, critical: Option<&CriticalPath>) -> io::Result<u64> {
         let mut file = self.tmp.as_file();
         if let Some(p) = critical {
-            let mut buf = Vec::new();
-            critical_events(&mut buf, p, &self.placed);
-            file.write_all(&buf)?;
+            critical_events(&mut file, p, &self.placed)?;
         }
         file.write_all(b"\n]}\n")?;
         evalbench_bundle::persist(self.tmp, &self.path)?;
@@ -112,7 +110,7 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
     }
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(threads() * 2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, io::Result<Vec<u8>>)>(threads() * 2);
     // Written buffers go back to the formatters: fresh ones cost a page fault
     // per page and a cache miss per line.
     let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
@@ -129,8 +127,8 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
                 let Some(&(l, a, b)) = segments.get(k) else { break };
                 let mut buf = spare.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
                 buf.clear();
-                format_segment(&mut buf, &lanes[l], a, b, k == 0);
-                if tx.send((k, buf)).is_err() {
+                let done = format_segment(&mut buf, &lanes[l], a, b, k == 0).map(|()| buf);
+                if tx.send((k, done)).is_err() {
                     break;
                 }
             });
@@ -140,6 +138,7 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
         let mut pending: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
         let mut want = 0;
         for (k, buf) in rx.iter() {
+            let buf = buf.inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
             pending.insert(k, buf);
             while let Some(buf) = pending.remove(&want) {
                 if let Err(e) = file.write_all(&buf) {
@@ -163,7 +162,12 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
 /// The critical path as a process of its own (one slice per stretch, named
 /// for its step), and a flow arrow wherever the path crosses from one
 /// process's span to another's (Perfetto draws the legacy `s`/`f` pairs).
-fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>) {
+/// Written out a megabyte at a time: a path of 2M stretches is 300 MB of
+/// events.
+fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>) -> io::Result<()> {
+    const FLUSH: usize = 1 << 20;
+    let mut buf = Vec::with_capacity(FLUSH + 4096);
+    let buf = &mut buf;
     // After every stream's lane (one per stream).
     let pid = placed.len() as i64 + 1;
     buf.extend_from_slice(b",\n");
@@ -179,6 +183,10 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, 
         buf.extend_from_slice(&escaped(&label));
         let _ =
             write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us.saturating_sub(s.from_us));
+        if buf.len() >= FLUSH {
+            file.write_all(buf)?;
+            buf.clear();
+        }
     }
     // Where a span is: (pid, tid) of its stream's lane and its track.
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
@@ -199,7 +207,12 @@ fn critical_events(buf: &mut Vec<u8>, p: &CriticalPath, placed: &HashMap<usize, 
             ",\n{{\"ph\":\"s\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_a},\"pid\":{pa},\"tid\":{ta}}}"
         );
         let _ = write!(buf, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_b},\"pid\":{pb},\"tid\":{tb}}}");
+        if buf.len() >= FLUSH {
+            file.write_all(buf)?;
+            buf.clear();
+        }
     }
+    file.write_all(buf)
 }
 
 /// Tracks for every stream, computed on every core.
@@ -233,8 +246,9 @@ fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) ->
         .collect()
 }
 
-fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) {
+fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> io::Result<()> {
     let st = lane.stream;
+    let mut placed = crate::placed_fields::PlacedFields::new(st);
     buf.reserve((b - a) * 240 + 1024);
     let mut first = first_of_file;
     let mut sep = |buf: &mut Vec<u8>| {
@@ -298,7 +312,10 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
             push_u64(buf, t);
         }
         // The span's own fields join our keys; a non-object stays whole under "fields".
-        let fields = st.fields(s);
+        let fields = match st.fields_in_file(s) {
+            Some((at, len)) => placed.read(&st.spans[k..b], at, len)?,
+            None => st.fields(s),
+        };
         match object_body(fields) {
             Some(inner) if inner.trim().is_empty() => {}
             Some(inner) => key(buf, inner.as_bytes()),
@@ -314,6 +331,7 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
         }
         buf.extend_from_slice(b"}}");
     }
+    Ok(())
 }
 
 fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[u8]) {

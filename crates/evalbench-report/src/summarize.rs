@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use evalbench_analyze::{load_aligned, Warning};
+use evalbench_analyze::{load_aligned_placed, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
 use crate::summary::{NotSummarized, PassCounters, RepeatGroup};
@@ -40,7 +40,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         let t = Instant::now();
         // Spans outside the capture window are not the evaluation's: left
         // out of the statistics and of trace.json alike.
-        let (data, alignment) = load_aligned(pass);
+        let (data, alignment) = load_aligned_placed(pass);
         evalbench_analyze::phase("loaded the pass");
         let spans = data.span_count();
         // Warnings name files inside the bundle as the bundle names them.
@@ -75,6 +75,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         evalbench_analyze::phase("trace.json's spans");
         let (_, critical) = evalbench_analyze::path::critical_path_owned(data, &alignment);
         let critical = critical.map(|(_, p)| p);
+        evalbench_analyze::phase("path walked");
         if let Some(p) = pass_summary.as_mut() {
             p.critical_path = crate::summary_path::summary(&critical);
         }

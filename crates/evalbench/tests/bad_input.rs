@@ -171,6 +171,12 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let mid = lines.len() / 2;
     lines[mid] = "{\"name\": truncated".into();
+    // Spans whose fields are not where a tidy line has them: after
+    // blanks, before a carriage return, beside extra keys, after a
+    // multi-byte name.
+    lines.insert(mid + 1, "  {\"name\":\"record_two\",\"ts_us\":5,\"dur_us\":1,\"fields\": {\"a\" : [1, 2]} }\r".into());
+    lines.insert(mid + 2, "{\"name\":\"r\u{e9}cord\",\"zone\":\"eu\",\"ts_us\":6,\"dur_us\":1,\"fields\":{\"b\":\"\u{e9}\"}}".into());
+    lines.insert(mid + 3, "{\"fields\":{\"c\":3},\"name\":\"r\u{e9}cord\",\"ts_us\":7,\"dur_us\":1}".into());
     lines.push("\u{1}garbage".into());
     std::fs::write(&server, lines.join("\n") + "\n").unwrap();
     let whole = evalbench_bundle::read_trace_dir_chunked(&trace, u64::MAX).unwrap();
@@ -195,6 +201,33 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
             }
         }
         assert!(with_text > 100 && without > 100, "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped");
+        // The same names' text kept, every other span's fields left in its
+        // file (summarize): the bytes there are the fields read whole.
+        let placed = evalbench_bundle::read_trace_dir_located(&trace, chunk, &|n| !kept(n)).unwrap();
+        let mut in_file = 0;
+        for (a, w) in placed.iter().zip(&whole) {
+            assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
+            let bytes = std::fs::read(&w.path).unwrap();
+            for (x, y) in a.streams.iter().zip(&w.streams) {
+                assert_eq!(x.spans.len(), y.spans.len());
+                for (s, t) in x.spans.iter().zip(&y.spans) {
+                    assert_eq!(
+                        (x.name(s), s.ts_us, s.dur_us, s.id(), x.extra(s)),
+                        (y.name(t), t.ts_us, t.dur_us, t.id(), y.extra(t)),
+                        "chunk {chunk}"
+                    );
+                    match x.fields_in_file(s) {
+                        Some((at, len)) => {
+                            in_file += 1;
+                            assert!(!kept(y.name(t)) && y.extra(t).is_none(), "chunk {chunk}: {}", y.name(t));
+                            assert_eq!(&bytes[at as usize..at as usize + len], y.fields(t).as_bytes(), "chunk {chunk}");
+                        }
+                        None => assert_eq!(x.fields(s), y.fields(t), "chunk {chunk}: {}", y.name(t)),
+                    }
+                }
+            }
+        }
+        assert!(in_file > 100, "chunk {chunk}: {in_file} spans' fields left in their file");
         let parts = evalbench_bundle::read_trace_dir_chunked(&trace, chunk).unwrap();
         assert_eq!(parts.len(), whole.len());
         for (a, w) in parts.iter().zip(&whole) {
@@ -234,4 +267,40 @@ fn exit_status_tells_a_verdict_from_an_error() {
     assert_eq!(help.status.code(), Some(0));
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("Exit status: 0 success; 1 a verdict against you") && text.contains("2 an error"), "{text}");
+}
+
+/// summarize leaves most spans' fields in their files and reads them back
+/// for trace.json: a span file changed in between is an error that names
+/// it and the bytes, and no trace.json is left as if it were whole.
+#[test]
+fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean", "--ci-jobs", "2", "--drvs", "300"]);
+    let bundle = evalbench_bundle::Bundle::open(&b, evalbench_bundle::Limits::default()).unwrap();
+    let pass = &bundle.passes[0];
+    let trace = b.join("cold-clean/trace");
+    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let original = std::fs::read(&server).unwrap();
+    // As read: the same trace.json as from a whole load.
+    let (whole, align) = evalbench_analyze::load_aligned(pass);
+    let (placed, _) = evalbench_analyze::load_aligned_placed(pass);
+    let (a, c) = (tmp.path().join("whole.json"), tmp.path().join("placed.json"));
+    let events = evalbench_report::write_trace(&a, "cold-clean", &whole.streams, &align, None).unwrap();
+    assert_eq!(evalbench_report::write_trace(&c, "cold-clean", &placed.streams, &align, None).unwrap(), events);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+    let at = tmp.path().join("out/trace.json");
+    let changes: [(&str, Vec<u8>); 3] = [
+        ("cut short", original[..original.len() / 2].to_vec()),
+        ("bytes moved", [b"{}\n".as_slice(), &original].concat()),
+        ("bytes not UTF-8", original.iter().map(|&c| if c == b'"' { 0xff } else { c }).collect()),
+    ];
+    for (what, bytes) in changes {
+        std::fs::write(&server, &bytes).unwrap();
+        let err = evalbench_report::write_trace(&at, "cold-clean", &placed.streams, &align, None).unwrap_err().to_string();
+        assert!(err.contains(server.to_str().unwrap()), "{what}: {err}");
+        assert!(err.contains("bytes ") && err.contains("the file changed after it was read"), "{what}: {err}");
+        eprintln!("{what}: {err}");
+        assert!(!at.exists(), "{what}: a trace.json was left");
+        assert_eq!(std::fs::read_dir(at.parent().unwrap()).unwrap().count(), 0, "{what}: a temporary file was left");
+    }
 }

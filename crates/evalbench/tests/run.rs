@@ -93,6 +93,17 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     let kept = lean.streams.iter().flat_map(|st| st.spans.iter().map(move |s| (st, s))).filter(|(st, s)| !st.fields(s).is_empty());
     assert!(kept.clone().count() > 0 && kept.clone().all(|(st, s)| evalbench_analyze::fields_read(st.name(s))), "{pass}");
     assert_eq!(path::critical_steps_owned(lean, &lean_align).unwrap(), held.steps, "{pass}: the path of the lean load");
+    // Loaded with every other span's fields left in its file (summarize):
+    // the same trace.json, its fields read back from the span files.
+    let (placed, placed_align) = evalbench_analyze::load_aligned_placed(p);
+    assert_eq!(json(&placed_align), json(&align), "{pass}");
+    let in_file = placed.streams.iter().flat_map(|st| st.spans.iter().filter(move |s| st.fields_in_file(s).is_some())).count();
+    assert!(in_file * 2 > placed.span_count(), "{pass}: {in_file} of {} spans' fields left in their file", placed.span_count());
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, c) = (tmp.path().join("whole.json"), tmp.path().join("placed.json"));
+    evalbench_report::write_trace(&a, pass, &data.streams, &align, Some(&held)).unwrap();
+    evalbench_report::write_trace(&c, pass, &placed.streams, &placed_align, Some(&held)).unwrap();
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&c).unwrap(), "{pass}: trace.json differs with the fields read back");
 }
 
 #[test]

@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use evalbench_bundle::spans::IdMap;
 use evalbench_bundle::Stream;
 
+use super::prepare::{prepare, prepare_owned, Prepared};
 use super::Label;
 use crate::Alignment;
 
@@ -63,6 +63,8 @@ pub struct Graph {
     pub explicit: HashMap<u32, i64>,
     pub origin: u32,
     pub end: u32,
+    /// Where each stream's spans start among `spans`, and their end.
+    pub first_of_stream: Vec<u32>,
     /// A topological order of the nodes, once asked for.
     pub(super) order: std::sync::OnceLock<Option<Vec<u32>>>,
 }
@@ -78,7 +80,18 @@ fn node_time(spans: &[Flat], origin: u32, origin_time: i64, end_time: i64, v: u3
     }
 }
 
+/// The stream of the pass's `g`-th span, by where each stream's start.
+pub(super) fn stream_of(first_of_stream: &[u32], g: u32) -> u32 {
+    first_of_stream.partition_point(|&f| f <= g).saturating_sub(1) as u32
+}
+
 impl Graph {
+    /// Span `g`'s stream, and its index there (the pass's numbering).
+    pub fn at(&self, g: u32) -> (u32, u32) {
+        let st = stream_of(&self.first_of_stream, g);
+        (st, g - self.first_of_stream[st as usize])
+    }
+
     /// Node `v`'s time as measured.
     pub fn time(&self, v: u32) -> i64 {
         node_time(&self.spans, self.origin, self.origin_time, self.end_time, v)
@@ -110,7 +123,7 @@ impl Graph {
     }
 }
 
-fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
+pub(super) fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
     match waits.iter().position(|x| x == w) {
         Some(i) => i as u32,
         None => {
@@ -126,19 +139,19 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
     edges(prepare(streams, align), t0, t1)
 }
 
-/// As [`build`], dropping the streams once what the graph reads of them
-/// is taken out (every span flattened, the hand-offs paired): the edges,
-/// and their sorts' scratch, are then made without the loaded spans beside
-/// them, which at 4.5M spans are 500 MB.
+/// As [`build`], letting each stream go once it is flattened and its
+/// hand-offs' fields taken out: the edges, and their sorts' scratch, are
+/// then made without the loaded spans beside them, and the flattened
+/// spans are never all beside them either.
 pub fn build_owned(mut streams: Vec<Stream>, align: &Alignment, t0: i64, t1: i64) -> Graph {
     // Only the hand-offs' fields are read (job, kind, queue_wait_us): the
     // rest of the text goes first, a third of the spans' memory.
     for st in &mut streams {
         st.keep_text(reads_fields);
     }
-    let prepared = prepare(&streams, align);
-    drop(streams);
-    edges(prepared, t0, t1)
+    let p = prepare_owned(streams, align);
+    crate::phase("path: spans flattened");
+    edges(p, t0, t1)
 }
 
 /// The span names whose fields the graph reads: the hand-offs'.
@@ -146,134 +159,8 @@ pub(crate) fn reads_fields(name: &str) -> bool {
     MESSAGES.iter().any(|m| m.0 == name || m.1 == name) || WAITS_ON.iter().any(|w| w.0 == name || w.1 == name)
 }
 
-/// What the edges are made of: the spans flattened, and the waits the
-/// spans' fields name, paired.
-struct Prepared {
-    spans: Vec<Flat>,
-    steps: Vec<(String, String)>,
-    waits: Vec<String>,
-    inner_wait: HashMap<u32, u32>,
-    sent_by: HashMap<u32, (u32, u32, u32, i64)>,
-    /// Per stream: is it the server's (where the status changes).
-    server: Vec<bool>,
-}
-
-fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
-    // Sized once: grown by doubling, the copy would briefly hold it twice.
-    let mut spans = Vec::with_capacity(streams.iter().map(|st| st.spans.len()).sum());
-    let mut steps: Vec<(String, String)> = Vec::new();
-    let mut step_of: HashMap<(String, String), u32> = HashMap::new();
-    let mut first_of_stream = Vec::with_capacity(streams.len());
-    for (si, st) in streams.iter().enumerate() {
-        let off = align.offset_for(st);
-        first_of_stream.push(spans.len() as u32);
-        let ids = IdMap::indices(&st.spans);
-        let base = spans.len() as u32;
-        let mut name_step = vec![NONE; st.names.len()];
-        for (i, s) in st.spans.iter().enumerate() {
-            let n = s.name as usize;
-            if name_step.get(n) == Some(&NONE) {
-                let key = (st.process.clone(), st.names[n].clone());
-                let next = steps.len() as u32;
-                name_step[n] = *step_of.entry(key.clone()).or_insert_with(|| {
-                    steps.push(key);
-                    next
-                });
-            }
-            let start = s.ts_us.saturating_add(off);
-            let up = s.parent().and_then(|p| ids.get(p)).filter(|&p| {
-                // A parent that starts after its child is not one (hostile files).
-                p as usize != i && st.spans[p as usize].ts_us <= s.ts_us
-            });
-            let step = name_step.get(n).copied().unwrap_or(0);
-            spans.push(Flat::new(si as u32, i as u32, start, start.saturating_add(s.dur_us.max(0)), step, up.map_or(NONE, |p| base + p)));
-        }
-    }
-    let mut waits: Vec<String> = [WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS].iter().map(|s| s.to_string()).collect();
-    // Spans of one name, per stream, for the links.
-    let named = |name: &str| -> Vec<u32> {
-        let mut v = Vec::new();
-        for (si, st) in streams.iter().enumerate() {
-            let Some(n) = st.names.iter().position(|x| x == name) else { continue };
-            let base = first_of_stream[si];
-            v.extend(st.spans.iter().enumerate().filter(|(_, s)| s.name as usize == n).map(|(i, _)| base + i as u32));
-        }
-        v
-    };
-    let span_of = |g: u32, spans: &[Flat]| {
-        let f = &spans[g as usize];
-        (&streams[f.stream as usize], &streams[f.stream as usize].spans[f.index as usize])
-    };
-    // Inner roots that wait inside an outer span of another thread or process.
-    let mut inner_wait: HashMap<u32, u32> = HashMap::new();
-    for (outer, inner, what, same_host) in WAITS_ON {
-        let w = wait_id(&mut waits, what);
-        let mut outers = named(outer);
-        outers.sort_by_key(|&g| spans[g as usize].start);
-        for k in named(inner) {
-            if spans[k as usize].up != NONE {
-                continue;
-            }
-            let (kst, ks) = span_of(k, &spans);
-            let kjob = crate::align::job_key(kst, ks);
-            let ks_start = spans[k as usize].start;
-            let upto = outers.partition_point(|&g| spans[g as usize].start <= ks_start);
-            let found = outers[..upto].iter().rev().copied().find(|&g| {
-                let (ost, os) = span_of(g, &spans);
-                spans[g as usize].end >= ks_start
-                    && (!same_host || ost.host == kst.host)
-                    && match (&kjob, crate::align::job_key(ost, os)) {
-                        (Some(a), Some(b)) => *a == b,
-                        _ => true,
-                    }
-            });
-            if let Some(g) = found {
-                spans[k as usize].up = g;
-                spans[k as usize].set_remote();
-                inner_wait.insert(k, w);
-            }
-        }
-    }
-    // Messages: receiver root -> (sender, wait, wait with the queue, queue µs).
-    let mut sent_by: HashMap<u32, (u32, u32, u32, i64)> = HashMap::new();
-    for (from, to, what, with_queue) in MESSAGES {
-        let w = wait_id(&mut waits, what);
-        let wq = wait_id(&mut waits, with_queue);
-        let by_job = |name: &str, only_results: bool| -> HashMap<String, Vec<u32>> {
-            let mut m: HashMap<String, Vec<u32>> = HashMap::new();
-            for g in named(name) {
-                let (st, s) = span_of(g, &spans);
-                if only_results && !matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result") {
-                    continue;
-                }
-                if let Some(j) = crate::align::job_key(st, s) {
-                    m.entry(j).or_default().push(g);
-                }
-            }
-            for v in m.values_mut() {
-                v.sort_by_key(|&g| (spans[g as usize].start, g));
-            }
-            m
-        };
-        let senders = by_job(from, false);
-        let receivers = by_job(to, to == "job_event");
-        for (job, rs) in receivers {
-            let Some(ss) = senders.get(&job) else { continue };
-            for (&r, &s) in rs.iter().zip(ss) {
-                if spans[r as usize].up == NONE && spans[s as usize].start <= spans[r as usize].start {
-                    let (st, sp) = span_of(r, &spans);
-                    let queue = st.field(sp, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0).max(0);
-                    sent_by.insert(r, (s, w, wq, queue));
-                }
-            }
-        }
-    }
-    let server = streams.iter().map(|st| st.process == crate::align::SERVER).collect();
-    Prepared { spans, steps, waits, inner_wait, sent_by, server }
-}
-
 fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
-    let Prepared { spans, steps, mut waits, inner_wait, sent_by, server } = prepared;
+    let Prepared { spans, steps, mut waits, inner_wait, sent_by, first_of_stream } = prepared;
     let (inner_wait, sent_by) = (&inner_wait, &sent_by);
     let n = spans.len();
     let origin = (2 * n) as u32;
@@ -302,7 +189,17 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         v
     };
     let anywhere = by_end(&|_| 0);
-    let by_stream = if sent_by.is_empty() { Vec::new() } else { by_end(&|i| spans[i as usize].stream) };
+    // By stream, then end: each stream's spans are the range
+    // `first_of_stream` gives it, sorted there.
+    let by_stream = if sent_by.is_empty() {
+        Vec::new()
+    } else {
+        let mut v: Vec<u32> = (0..n as u32).collect();
+        for w in first_of_stream.windows(2) {
+            v[w[0] as usize..w[1] as usize].sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+        }
+        v
+    };
     let last_before = |among: &[u32], r: u32| {
         let rf = &spans[r as usize];
         let cnt = among.partition_point(|&q| spans[q as usize].end <= rf.start);
@@ -369,9 +266,8 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
                 let arrived = rf.start.saturating_sub(queue);
                 let behind = (queue > 0)
                     .then(|| {
-                        let from = by_stream.partition_point(|&q| spans[q as usize].stream < rf.stream);
-                        let to = by_stream.partition_point(|&q| spans[q as usize].stream <= rf.stream);
-                        last_before(&by_stream[from..to], r)
+                        let st = stream_of(&first_of_stream, r) as usize;
+                        last_before(&by_stream[first_of_stream[st] as usize..first_of_stream[st + 1] as usize], r)
                     })
                     .flatten()
                     .filter(|&q| spans[q as usize].end >= arrived);
@@ -392,19 +288,21 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
                 None => push(edge(origin, 2 * r, Kind::Wait(0))),
             }
         }
-        push(end_edge(&spans, &kids, &kid_at, &server, origin, t1));
+        push(end_edge(&spans, &kids, &kid_at, origin, t1));
     };
+    // Counted into the slot after each node's; made into where each node's
+    // list starts; used as the cursor while placing, which leaves each
+    // slot at where the next node's starts; moved up one slot.
     let mut pred_at = vec![0u32; nodes + 1];
     emit_all(&mut |(to, _, _)| pred_at[to as usize + 1] += 1);
     for i in 0..nodes {
         pred_at[i + 1] += pred_at[i];
     }
     // Placed in the order pushed, as a stable sort by target would.
-    let mut fill: Vec<u32> = pred_at[..nodes].to_vec();
     let mut preds = vec![Edge::new(0, Kind::Own(0)); pred_at[nodes] as usize];
     let mut explicit = HashMap::new();
     emit_all(&mut |(to, mut e, weight)| {
-        let at = &mut fill[to as usize];
+        let at = &mut pred_at[to as usize];
         // An edge that runs backwards weighs nothing: kept apart, so that
         // every edge weighed by its ends runs forward ([`Graph::schedule`]
         // reads none of their starts).
@@ -416,11 +314,26 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         preds[*at as usize] = e;
         *at += 1;
     });
-    drop(fill);
+    pred_at.copy_within(0..nodes, 1);
+    pred_at[0] = 0;
     let labels = steps.iter().map(|(p, n)| Label::new(Some(p), n)).collect();
     let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
     let waits = waits.iter().map(|w| Label::new(None, w)).collect();
-    Graph { spans, steps, labels, waits, origin_time, end_time: t1, pred_at, preds, explicit, origin, end, order: std::sync::OnceLock::new() }
+    Graph {
+        spans,
+        steps,
+        labels,
+        waits,
+        origin_time,
+        end_time: t1,
+        pred_at,
+        preds,
+        explicit,
+        origin,
+        end,
+        first_of_stream,
+        order: std::sync::OnceLock::new(),
+    }
 }
 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the
@@ -446,8 +359,8 @@ fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u3
 /// What the status change waited on: the server span it happened in (the
 /// latest-starting one around it: the deepest), from its last kid that had
 /// ended; else the server span that ended last before it.
-fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], server: &[bool], origin: u32, t1: i64) -> (u32, Edge, Option<i64>) {
-    let server = |f: &Flat| server[f.stream as usize];
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], origin: u32, t1: i64) -> (u32, Edge, Option<i64>) {
+    let server = Flat::server;
     let any_server = spans.iter().any(server);
     let eligible = |f: &Flat| !any_server || server(f);
     let around = (0..spans.len() as u32)

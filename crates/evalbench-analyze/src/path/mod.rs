@@ -9,6 +9,7 @@
 mod database;
 pub mod graph;
 mod nodes;
+mod prepare;
 mod segment;
 pub mod whatif;
 
@@ -385,7 +386,7 @@ impl Graph {
         match kind {
             Kind::Own(s) => {
                 let f = &self.spans[s as usize];
-                Segment::new(from_us, to_us, self.labels[f.step() as usize].clone(), Some((f.stream, f.index)))
+                Segment::new(from_us, to_us, self.labels[f.step() as usize].clone(), Some(self.at(s)))
             }
             Kind::Wait(w) => Segment::new(from_us, to_us, self.waits[w as usize].clone(), None),
         }

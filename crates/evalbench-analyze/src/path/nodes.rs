@@ -1,6 +1,6 @@
 //! The graph's parts: a span flattened to what the path reads of it, and
 //! an edge. Both are held once per span (edges about twice), so each is
-//! packed: a 32-byte span, an 8-byte edge.
+//! packed: a 24-byte span, an 8-byte edge.
 
 pub const NONE: u32 = u32::MAX;
 
@@ -59,40 +59,48 @@ impl Edge {
     }
 }
 
-/// One span, flattened, on the server's clock. 32 bytes: the graph holds
-/// one per span of the pass.
+/// One span, flattened, on the server's clock. 24 bytes: the graph holds
+/// one per span of the pass. Which stream it is of, and where in it, follow
+/// from its index in the pass ([`super::Graph::at`]): a stream's spans are
+/// flattened one after another.
 #[derive(Debug, Clone)]
 pub struct Flat {
-    pub stream: u32,
-    pub index: u32,
     pub start: i64,
     pub end: i64,
-    /// The step, with [`REMOTE_BIT`] set when `up` is a span it waits inside.
-    step_remote: u32,
+    /// The step, with [`REMOTE_BIT`] set when `up` is a span it waits
+    /// inside and [`SERVER_BIT`] when it is the server's.
+    step_bits: u32,
     /// The span it nests in (same process) or waits inside (another), else NONE.
     pub up: u32,
 }
 
 const REMOTE_BIT: u32 = 1 << 31;
+/// Steps stay below it: one per (process, span name).
+const SERVER_BIT: u32 = 1 << 30;
 
 impl Flat {
-    /// Its (process, span name) in [`Graph::steps`].
+    /// Its (process, span name) in [`super::Graph::steps`].
     pub fn step(&self) -> u32 {
-        self.step_remote & !REMOTE_BIT
+        self.step_bits & !(REMOTE_BIT | SERVER_BIT)
     }
 
     /// `up` is a span it waits inside, not its parent.
     pub fn remote(&self) -> bool {
-        self.step_remote & REMOTE_BIT != 0
+        self.step_bits & REMOTE_BIT != 0
     }
 
-    /// The span at `stream`, `index` (the pass's numbering), on the server's clock.
-    pub(super) fn new(stream: u32, index: u32, start: i64, end: i64, step: u32, up: u32) -> Flat {
-        Flat { stream, index, start, end, step_remote: step, up }
+    /// A span of the server's (where the status changes).
+    pub fn server(&self) -> bool {
+        self.step_bits & SERVER_BIT != 0
+    }
+
+    /// A span on the server's clock.
+    pub(super) fn new(start: i64, end: i64, step: u32, up: u32, server: bool) -> Flat {
+        Flat { start, end, step_bits: step & !(REMOTE_BIT | SERVER_BIT) | if server { SERVER_BIT } else { 0 }, up }
     }
 
     /// Marks `up` as a span it waits inside.
     pub(super) fn set_remote(&mut self) {
-        self.step_remote |= REMOTE_BIT;
+        self.step_bits |= REMOTE_BIT;
     }
 }

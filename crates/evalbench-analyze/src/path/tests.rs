@@ -286,6 +286,7 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         // No node is the origin (whose time is fixed) or the end.
         origin: u32::MAX,
         end: u32::MAX,
+        first_of_stream: vec![0],
         order: std::sync::OnceLock::new(),
     }
 }
@@ -394,5 +395,5 @@ fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
 fn a_stretch_an_edge_and_a_span_are_packed() {
     assert_eq!(std::mem::size_of::<super::Segment>(), 32);
     assert_eq!(std::mem::size_of::<graph::Edge>(), 8);
-    assert_eq!(std::mem::size_of::<graph::Flat>(), 32);
+    assert_eq!(std::mem::size_of::<graph::Flat>(), 24);
 }

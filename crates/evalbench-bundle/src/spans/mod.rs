@@ -14,7 +14,9 @@ mod parallel;
 mod parse;
 
 pub use ids::IdMap;
-pub use parallel::{fold_trace_dir, read_trace_dir, read_trace_dir_chunked, read_trace_dir_filtered, read_trace_dir_text, KeepText, CHUNK};
+pub use parallel::{
+    fold_trace_dir, read_trace_dir, read_trace_dir_chunked, read_trace_dir_filtered, read_trace_dir_located, read_trace_dir_text, KeepText, CHUNK,
+};
 pub use parse::{read_span_file, read_spans, read_spans_from_bytes};
 
 /// Whether the fast line reader agrees with serde on `line` (for the fuzz target).
@@ -51,18 +53,20 @@ pub struct Span {
     text: Text,
 }
 
-/// Where a span's text starts in [`Stream::text`] (39 bits: 512 GiB), its
+/// Where a span's text starts in [`Stream::text`] (38 bits: 256 GiB), its
 /// fields' length (21 bits: a line is at most [`MAX_LINE`]), the ids'
-/// known bits (3) and whether extra keys follow the fields (1). The extra
-/// keys' length is written before them in the text, as [`EXTRA_DIGITS`]
-/// decimal digits: few spans have any, so the length costs every span
-/// nothing.
+/// known bits (3), whether the start is instead where the fields are in
+/// the stream's file (1, see [`Stream::fields_in_file`]) and whether extra
+/// keys follow the fields (1). The extra keys' length is written before
+/// them in the text, as [`EXTRA_DIGITS`] decimal digits: few spans have
+/// any, so the length costs every span nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Text(u64);
 
-const START_BITS: u32 = 39;
+const START_BITS: u32 = 38;
 const LEN_BITS: u32 = 21;
 const KNOWN_SHIFT: u32 = START_BITS + LEN_BITS;
+const IN_FILE_BIT: u64 = 1 << 62;
 const EXTRA_BIT: u64 = 1 << 63;
 const START_MASK: u64 = (1 << START_BITS) - 1;
 /// The longest fields or extra text kept: longer cannot come from a line.
@@ -79,6 +83,15 @@ impl Text {
     }
     fn has_extra(self) -> bool {
         self.0 & EXTRA_BIT != 0
+    }
+    fn in_file(self) -> bool {
+        self.0 & IN_FILE_BIT != 0
+    }
+    /// The same ids' known bits, with fields `len` bytes long at `at` in
+    /// the stream's file, and no extra keys.
+    fn in_file_at(self, at: u64, len: usize) -> Text {
+        let known = self.0 & (0b111 << KNOWN_SHIFT);
+        Text(known | IN_FILE_BIT | (at & START_MASK) | ((len as u64) << START_BITS))
     }
     /// The same ids' known bits, with this text.
     fn with(self, start: u64, fields_len: usize, extra: bool) -> Text {
@@ -127,6 +140,9 @@ impl Span {
     /// dropped.
     pub(crate) fn shift_text(&mut self, by: u64) {
         let t = self.text;
+        if t.in_file() {
+            return;
+        }
         self.text = match t.start().checked_add(by).filter(|&s| s <= START_MASK) {
             Some(s) => t.with(s, t.fields_len(), t.has_extra()),
             None => t.with(0, 0, false),
@@ -155,7 +171,17 @@ impl Stream {
 
     /// The span's `fields` as written (raw JSON object), or "".
     pub fn fields(&self, s: &Span) -> &str {
+        if s.text.in_file() {
+            return "";
+        }
         self.text_of(s.text.start(), s.text.fields_len())
+    }
+
+    /// Where the span's fields are in [`Stream::file`] (offset, length),
+    /// for a span read with its fields left there
+    /// ([`super::read_trace_dir_located`]); [`Stream::fields`] is then "".
+    pub fn fields_in_file(&self, s: &Span) -> Option<(u64, usize)> {
+        s.text.in_file().then(|| (s.text.start(), s.text.fields_len()))
     }
 
     /// Unknown top-level keys of the span's line, as a raw JSON object, kept for the trace.
@@ -166,7 +192,7 @@ impl Stream {
 
     /// Where the span's extra text starts, past its length's digits, and how long it is.
     fn extra_at(&self, s: &Span) -> Option<(u64, usize)> {
-        if !s.text.has_extra() {
+        if !s.text.has_extra() || s.text.in_file() {
             return None;
         }
         let digits_at = s.text.start() + s.text.fields_len() as u64;
@@ -176,6 +202,9 @@ impl Stream {
 
     /// The span's whole text: fields, then the extra keys with their length.
     fn whole_text(&self, s: &Span) -> &str {
+        if s.text.in_file() {
+            return "";
+        }
         let end = match self.extra_at(s) {
             Some((at, len)) => at + len as u64,
             None => s.text.start() + s.text.fields_len() as u64,
@@ -214,15 +243,34 @@ impl Stream {
         self.spans.push(span);
     }
 
-    /// Drops the text (fields and extra keys) of every span whose name
-    /// `keep` refuses: a reader done with most fields keeps a stream's
+    /// Appends `span` with its fields left in [`Stream::file`], `len` bytes
+    /// at `at` (no extra keys: those are not a copy of the line's bytes).
+    /// Fields that cannot be placed so are not kept.
+    pub fn push_in_file(&mut self, mut span: Span, at: u64, len: usize) {
+        span.text = if len == 0 || len > MAX_TEXT || at > START_MASK { span.text.with(0, 0, false) } else { span.text.in_file_at(at, len) };
+        self.spans.push(span);
+    }
+
+    /// Appends `from`'s span `s`, with its text or its place in the file.
+    pub(crate) fn push_from(&mut self, from: &Stream, s: &Span) {
+        match from.fields_in_file(s) {
+            Some((at, len)) => self.push_in_file(*s, at, len),
+            None => self.push(*s, from.fields(s), from.extra(s).unwrap_or("")),
+        }
+    }
+
+    /// Drops the text (fields and extra keys, or their place in the file)
+    /// of every span whose name `keep` refuses: a reader done with most fields keeps a stream's
     /// spans at their 56 bytes, where the text is most of a line.
     pub fn keep_text(&mut self, keep: impl Fn(&str) -> bool) {
         let wanted: Vec<bool> = self.names.iter().map(|n| keep(n)).collect();
         let mut text = String::new();
         for i in 0..self.spans.len() {
             let s = self.spans[i];
-            self.spans[i].text = if wanted.get(s.name as usize).copied().unwrap_or(false) {
+            let wanted = wanted.get(s.name as usize).copied().unwrap_or(false);
+            self.spans[i].text = if wanted && s.text.in_file() {
+                s.text
+            } else if wanted {
                 let kept = s.text.with(text.len() as u64, s.text.fields_len(), s.text.has_extra());
                 text.push_str(self.whole_text(&s));
                 kept

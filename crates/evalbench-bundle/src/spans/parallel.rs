@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::parse::read_spans;
+use super::parse::read_spans_at;
 use super::{Span, SpanFile, Stream, MAX_LISTED};
 use crate::error::{io, BundleError};
 use crate::Fnv;
@@ -14,12 +14,14 @@ use crate::Fnv;
 /// Files above this size are read in chunks, one per core.
 pub const CHUNK: u64 = 16 << 20;
 
-/// Reads bytes `start..end` of a span file; line numbers are relative to `start`.
-fn read_span_range(path: &Path, start: u64, end: u64) -> Result<SpanFile, BundleError> {
+/// Reads bytes `start..end` of a span file; line numbers are relative to
+/// `start`. The spans whose name `in_file` accepts keep their fields as
+/// their place in the file.
+fn read_span_range(path: &Path, start: u64, end: u64, in_file: Option<KeepText<'_>>) -> Result<SpanFile, BundleError> {
     use std::io::{Seek, SeekFrom};
     let mut f = File::open(path).map_err(io(path))?;
     f.seek(SeekFrom::Start(start)).map_err(io(path))?;
-    read_spans(BufReader::with_capacity(256 * 1024, f.take(end - start)), path)
+    read_spans_at(BufReader::with_capacity(256 * 1024, f.take(end - start)), path, start, in_file)
 }
 
 /// Chunk boundaries of a file, each just after a newline.
@@ -179,7 +181,7 @@ pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
 /// [`read_trace_dir`] with a chosen chunk size (tests use small ones).
 #[doc(hidden)]
 pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None, None)
+    read_filtered(dir, chunk, None, None, None)
 }
 
 /// Which spans' text (fields and extra keys) a read keeps, by span name.
@@ -190,7 +192,16 @@ pub type KeepText<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 /// chunk as they are parsed: a reader done with most fields never holds
 /// them (the text is most of a line).
 pub fn read_trace_dir_text(dir: &Path, chunk: u64, keep: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None, Some(keep))
+    read_filtered(dir, chunk, None, Some(keep), None)
+}
+
+/// [`read_trace_dir`] keeping every span, where the spans whose name
+/// `in_file` accepts keep only their fields' place in their file
+/// ([`Stream::fields_in_file`]), not the text: a writer that copies the
+/// fields out as they are (trace.json) reads them back from there, and
+/// the spans are held at their 56 bytes meanwhile.
+pub fn read_trace_dir_located(dir: &Path, chunk: u64, in_file: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
+    read_filtered(dir, chunk, None, None, Some(in_file))
 }
 
 /// [`read_trace_dir`] keeping only the spans `keep` accepts (files over
@@ -199,7 +210,7 @@ pub fn read_trace_dir_text(dir: &Path, chunk: u64, keep: KeepText<'_>) -> Result
 /// core. Every stream is kept, spans or none (its process and host are
 /// still facts about the pass); the order is [`read_trace_dir`]'s.
 pub fn read_trace_dir_filtered(dir: &Path, chunk: u64, keep: Keep<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, Some(keep), None)
+    read_filtered(dir, chunk, Some(keep), None, None)
 }
 
 /// Only the spans of `st` that `keep` accepts, with their text.
@@ -213,12 +224,18 @@ fn retain(st: Stream, keep: Keep<'_>) -> Stream {
         ..Default::default()
     };
     for s in st.spans.iter().filter(|s| keep(&st, s)) {
-        out.push(*s, st.fields(s), st.extra(s).unwrap_or(""));
+        out.push_from(&st, s);
     }
     out
 }
 
-fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>, text: Option<KeepText<'_>>) -> Result<Vec<SpanFile>, BundleError> {
+fn read_filtered(
+    dir: &Path,
+    chunk: u64,
+    keep: Option<Keep<'_>>,
+    text: Option<KeepText<'_>>,
+    in_file: Option<KeepText<'_>>,
+) -> Result<Vec<SpanFile>, BundleError> {
     let (paths, units) = units_of(dir, chunk)?;
     let slots: std::sync::Mutex<Vec<Option<Result<SpanFile, BundleError>>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
     on_every_core(
@@ -226,7 +243,7 @@ fn read_filtered(dir: &Path, chunk: u64, keep: Option<Keep<'_>>, text: Option<Ke
         || (),
         |_, u| {
             let (i, start, end) = units[u];
-            let r = read_span_range(&paths[i], start, end).map(|mut part| {
+            let r = read_span_range(&paths[i], start, end, in_file).map(|mut part| {
                 if let Some(keep) = keep {
                     part.streams = std::mem::take(&mut part.streams).into_iter().map(|st| retain(st, keep)).collect();
                 }
@@ -272,7 +289,7 @@ pub fn fold_trace_dir<A: Send>(
     let failed: std::sync::Mutex<Option<BundleError>> = std::sync::Mutex::new(None);
     let accs = on_every_core(&units, &init, |acc, u| {
         let (i, start, end) = units[u];
-        match read_span_range(&paths[i], start, end) {
+        match read_span_range(&paths[i], start, end, None) {
             Ok(part) => fold(acc, &part),
             Err(e) => {
                 failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);

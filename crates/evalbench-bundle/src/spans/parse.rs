@@ -12,7 +12,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Malformed, Span, SpanFile, Stream, MAX_LINE, MAX_LISTED};
+use super::{KeepText, Malformed, Span, SpanFile, Stream, MAX_LINE, MAX_LISTED};
 use crate::error::{io, BundleError};
 use crate::Fnv;
 
@@ -31,9 +31,18 @@ pub fn read_span_file(path: &Path) -> Result<SpanFile, BundleError> {
 }
 
 /// Reads span lines from any reader; `path` names them in messages.
-pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleError> {
+pub fn read_spans(r: impl BufRead, path: &Path) -> Result<SpanFile, BundleError> {
+    read_spans_at(r, path, 0, None)
+}
+
+/// [`read_spans`] of the bytes of `path` from offset `at`; a span whose
+/// name `in_file` accepts keeps its fields as their place in the file
+/// ([`Stream::push_in_file`]), unless it has extra keys.
+pub(super) fn read_spans_at(mut r: impl BufRead, path: &Path, at: u64, in_file: Option<KeepText<'_>>) -> Result<SpanFile, BundleError> {
     let (default_process, default_pid) = file_identity(path);
     let mut p = Parser {
+        pos: at,
+        in_file,
         out: SpanFile { path: path.to_path_buf(), ..Default::default() },
         index: HashMap::new(),
         names: Vec::new(),
@@ -53,6 +62,7 @@ pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleEr
         if let Some(i) = memchr::memchr(b'\n', avail).filter(|&i| i < MAX_LINE) {
             p.line(&avail[..=i], false);
             r.consume(i + 1);
+            p.pos += i as u64 + 1;
             continue;
         }
         buf.clear();
@@ -61,16 +71,20 @@ pub fn read_spans(mut r: impl BufRead, path: &Path) -> Result<SpanFile, BundleEr
             break;
         }
         p.line(&buf, too_long);
+        p.pos += n as u64;
     }
     p.out.physical_lines = p.line_no;
     Ok(p.out)
 }
 
-struct Parser {
+struct Parser<'k> {
+    /// Where in the file the current line starts.
+    pos: u64,
+    /// Which spans keep their fields as a place in the file, by name.
+    in_file: Option<KeepText<'k>>,
     out: SpanFile,
     index: HashMap<(Option<String>, String, u32), usize>,
-    /// Per stream: name to index, and the last name and target interned.
-    names: Vec<(HashMap<String, u32, Fnv>, [u32; 2])>,
+    names: Vec<Names>,
     last: Option<usize>,
     line_no: u64,
     default_process: String,
@@ -79,7 +93,11 @@ struct Parser {
     extra: String,
 }
 
-impl Parser {
+/// Per stream: name to index, the last name and target interned, and per
+/// name whether the parser's `in_file` accepts it.
+type Names = (HashMap<String, u32, Fnv>, [u32; 2], Vec<bool>);
+
+impl Parser<'_> {
     fn bad(&mut self, reason: String) {
         self.out.malformed_total += 1;
         if self.out.malformed.len() < MAX_LISTED {
@@ -143,7 +161,7 @@ impl Parser {
                             file: self.out.path.clone(),
                             ..Default::default()
                         });
-                        self.names.push((HashMap::default(), [u32::MAX; 2]));
+                        self.names.push((HashMap::default(), [u32::MAX; 2], Vec::new()));
                         self.index.insert(key, i);
                         i
                     }
@@ -152,7 +170,7 @@ impl Parser {
         };
         self.last = Some(si);
         let stream = &mut self.out.streams[si];
-        let (table, recent) = &mut self.names[si];
+        let (table, recent, located) = &mut self.names[si];
         // Runs of one name are common (a loop's spans close one after another):
         // the last name or target seen is compared before the table is hashed.
         let mut intern = |s: &str, last: &mut u32| -> u32 {
@@ -188,7 +206,19 @@ impl Parser {
             extra.push('}');
         }
         let span = Span::new(name, target, ts_us, dur_us).with_ids(line.id, line.parent, line.thread);
-        stream.push(span, line.fields.unwrap_or(""), extra);
+        let fields = line.fields.unwrap_or("");
+        // The fields' place in the file: they are a slice of the line as read.
+        let offset = (fields.as_ptr() as usize).checked_sub(raw.as_ptr() as usize).filter(|&o| o + fields.len() <= raw.len());
+        if let (Some(keep), Some(o), true) = (self.in_file, offset, extra.is_empty()) {
+            while located.len() < stream.names.len() {
+                located.push(keep(&stream.names[located.len()]));
+            }
+            if located[name as usize] {
+                stream.push_in_file(span, self.pos + o as u64, fields.len());
+                return;
+            }
+        }
+        stream.push(span, fields, extra);
     }
 }
 

@@ -1,0 +1,203 @@
+//! What the graph's edges are made of: every span flattened to a [`Flat`],
+//! and the waits that the hand-offs' fields name, paired.
+//!
+//! A stream is flattened and its hand-offs' fields (job, kind, queue wait)
+//! taken out in one go, so a caller that owns the streams lets each go as
+//! soon as it is flattened ([`prepare_owned`]): at 4.5M spans the loaded
+//! spans and their flattened copies side by side were the graph's peak.
+
+use std::collections::HashMap;
+
+use evalbench_bundle::spans::IdMap;
+use evalbench_bundle::{Span, Stream};
+
+use super::graph::{wait_id, MESSAGES, WAITS_ON, WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS};
+use super::nodes::{Flat, NONE};
+use crate::Alignment;
+
+pub(super) struct Prepared {
+    pub spans: Vec<Flat>,
+    pub steps: Vec<(String, String)>,
+    pub waits: Vec<String>,
+    pub inner_wait: HashMap<u32, u32>,
+    pub sent_by: HashMap<u32, (u32, u32, u32, i64)>,
+    /// Where each stream's spans start among `spans`, and their end.
+    pub first_of_stream: Vec<u32>,
+}
+
+/// What the pairing reads of one hand-off span.
+struct HandOff {
+    /// Its index among the pass's spans (its [`Flat`]'s).
+    g: u32,
+    job: Option<String>,
+    /// A `job_event` of kind `eval_result`.
+    eval_result: bool,
+    queue_wait_us: i64,
+}
+
+/// The spans flattened so far, and what pairing needs of them.
+struct Flattening {
+    spans: Vec<Flat>,
+    steps: Vec<(String, String)>,
+    step_of: HashMap<(String, String), u32>,
+    /// Per hand-off span name, its spans in the pass's order.
+    hand_offs: HashMap<&'static str, Vec<HandOff>>,
+    /// Per stream: its host, and where its spans start.
+    hosts: Vec<Option<String>>,
+    first_of_stream: Vec<u32>,
+}
+
+/// Every span name whose spans a hand-off pairs.
+fn hand_off_names() -> impl Iterator<Item = &'static str> {
+    MESSAGES.iter().flat_map(|m| [m.0, m.1]).chain(WAITS_ON.iter().flat_map(|w| [w.0, w.1]))
+}
+
+pub(super) fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
+    let mut f = Flattening::new(streams.iter().map(|st| st.spans.len()).sum());
+    for st in streams {
+        f.add(st, align);
+    }
+    f.pair()
+}
+
+/// [`prepare`], letting each stream go once it is flattened.
+pub(super) fn prepare_owned(streams: Vec<Stream>, align: &Alignment) -> Prepared {
+    // Sized once, and filled (so resident) only as the streams go.
+    let mut f = Flattening::new(streams.iter().map(|st| st.spans.len()).sum());
+    for st in streams {
+        f.add(&st, align);
+    }
+    f.pair()
+}
+
+impl Flattening {
+    fn new(spans: usize) -> Flattening {
+        Flattening {
+            // Sized once: grown by doubling, the copy would briefly hold it twice.
+            spans: Vec::with_capacity(spans),
+            steps: Vec::new(),
+            step_of: HashMap::new(),
+            hand_offs: HashMap::new(),
+            hosts: Vec::new(),
+            first_of_stream: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, st: &Stream, align: &Alignment) {
+        let off = align.offset_for(st);
+        let ids = IdMap::indices(&st.spans);
+        let base = self.spans.len() as u32;
+        let server = st.process == crate::align::SERVER;
+        let mut name_step = vec![NONE; st.names.len()];
+        for (i, s) in st.spans.iter().enumerate() {
+            let n = s.name as usize;
+            if name_step.get(n) == Some(&NONE) {
+                let key = (st.process.clone(), st.names[n].clone());
+                let next = self.steps.len() as u32;
+                let steps = &mut self.steps;
+                name_step[n] = *self.step_of.entry(key.clone()).or_insert_with(|| {
+                    steps.push(key);
+                    next
+                });
+            }
+            let start = s.ts_us.saturating_add(off);
+            let up = s.parent().and_then(|p| ids.get(p)).filter(|&p| {
+                // A parent that starts after its child is not one (hostile files).
+                p as usize != i && st.spans[p as usize].ts_us <= s.ts_us
+            });
+            let step = name_step.get(n).copied().unwrap_or(0);
+            self.spans.push(Flat::new(start, start.saturating_add(s.dur_us.max(0)), step, up.map_or(NONE, |p| base + p), server));
+        }
+        for name in hand_off_names() {
+            let Some(n) = st.names.iter().position(|x| x == name) else { continue };
+            let receiver = MESSAGES.iter().any(|m| m.1 == name);
+            let list = self.hand_offs.entry(name).or_default();
+            for (i, s) in st.spans.iter().enumerate().filter(|(_, s)| s.name as usize == n) {
+                list.push(hand_off(st, s, base + i as u32, receiver));
+            }
+        }
+        self.hosts.push(st.host.clone());
+        self.first_of_stream.push(base);
+    }
+
+    fn pair(self) -> Prepared {
+        let Flattening { mut spans, steps, hand_offs, hosts, mut first_of_stream, .. } = self;
+        first_of_stream.push(spans.len() as u32);
+        let none = Vec::new();
+        let named = |name: &str| hand_offs.get(name).unwrap_or(&none);
+        let mut waits: Vec<String> = [WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS].iter().map(|s| s.to_string()).collect();
+        // Inner roots that wait inside an outer span of another thread or process.
+        let mut inner_wait: HashMap<u32, u32> = HashMap::new();
+        for (outer, inner, what, same_host) in WAITS_ON {
+            let w = wait_id(&mut waits, what);
+            let mut outers: Vec<&HandOff> = named(outer).iter().collect();
+            outers.sort_by_key(|h| spans[h.g as usize].start);
+            for k in named(inner) {
+                let kg = k.g as usize;
+                if spans[kg].up != NONE {
+                    continue;
+                }
+                let ks_start = spans[kg].start;
+                let host = |g: u32| &hosts[super::graph::stream_of(&first_of_stream, g) as usize];
+                let upto = outers.partition_point(|h| spans[h.g as usize].start <= ks_start);
+                let found = outers[..upto].iter().rev().find(|o| {
+                    spans[o.g as usize].end >= ks_start
+                        && (!same_host || host(o.g) == host(k.g))
+                        && match (&k.job, &o.job) {
+                            (Some(a), Some(b)) => a == b,
+                            _ => true,
+                        }
+                });
+                if let Some(o) = found {
+                    spans[kg].up = o.g;
+                    spans[kg].set_remote();
+                    inner_wait.insert(k.g, w);
+                }
+            }
+        }
+        // Messages: receiver root -> (sender, wait, wait with the queue, queue µs).
+        let mut sent_by: HashMap<u32, (u32, u32, u32, i64)> = HashMap::new();
+        for (from, to, what, with_queue) in MESSAGES {
+            let w = wait_id(&mut waits, what);
+            let wq = wait_id(&mut waits, with_queue);
+            let by_job = |name: &str, only_results: bool| -> HashMap<&str, Vec<&HandOff>> {
+                let mut m: HashMap<&str, Vec<&HandOff>> = HashMap::new();
+                for h in named(name) {
+                    if only_results && !h.eval_result {
+                        continue;
+                    }
+                    if let Some(j) = &h.job {
+                        m.entry(j.as_str()).or_default().push(h);
+                    }
+                }
+                for v in m.values_mut() {
+                    v.sort_by_key(|h| (spans[h.g as usize].start, h.g));
+                }
+                m
+            };
+            let senders = by_job(from, false);
+            let receivers = by_job(to, to == "job_event");
+            for (job, rs) in receivers {
+                let Some(ss) = senders.get(job) else { continue };
+                for (r, s) in rs.iter().zip(ss) {
+                    if spans[r.g as usize].up == NONE && spans[s.g as usize].start <= spans[r.g as usize].start {
+                        sent_by.insert(r.g, (s.g, w, wq, r.queue_wait_us));
+                    }
+                }
+            }
+        }
+        Prepared { spans, steps, waits, inner_wait, sent_by, first_of_stream }
+    }
+}
+
+/// What pairing reads of span `s` (the pass's `g`-th): a receiver's kind
+/// and queue wait besides every hand-off's job.
+fn hand_off(st: &Stream, s: &Span, g: u32, receiver: bool) -> HandOff {
+    let (eval_result, queue_wait_us) = if receiver {
+        let kind = matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result");
+        (kind, st.field(s, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0).max(0))
+    } else {
+        (false, 0)
+    };
+    HandOff { g, job: crate::align::job_key(st, s), eval_result, queue_wait_us }
+}
