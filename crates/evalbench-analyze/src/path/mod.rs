@@ -449,18 +449,21 @@ impl Graph {
         steps
     }
 
-    /// The steps a `--faster` name selects: `name` or `process:name`.
+    /// The steps a `--faster` name selects: those whose span name is
+    /// `pattern`, and those whose `process:name` is. A process or a span
+    /// name may hold a colon, so no split of `pattern` is guessed.
     pub fn select(&self, pattern: &str) -> Vec<u32> {
-        let (proc_, name) = match pattern.split_once(':') {
-            Some((p, n)) => (Some(p), n),
-            None => (None, pattern),
-        };
         (0..self.steps.len() as u32)
             .filter(|&i| {
                 let (p, n) = &self.steps[i as usize];
-                **n == *name && proc_.is_none_or(|x| x == &**p)
+                **n == *pattern || pattern.strip_prefix(&**p).and_then(|r| r.strip_prefix(':')) == Some(&**n)
             })
             .collect()
+    }
+
+    /// The step of exactly `process`'s spans of `name`.
+    pub fn step(&self, process: &str, name: &str) -> Option<u32> {
+        self.steps.iter().position(|(p, n)| **p == *process && **n == *name).map(|i| i as u32)
     }
 }
 

@@ -397,3 +397,24 @@ fn a_stretch_an_edge_and_a_span_are_packed() {
     assert_eq!(std::mem::size_of::<graph::Edge>(), 8);
     assert_eq!(std::mem::size_of::<graph::Flat>(), 24);
 }
+
+/// A process or span name with a colon in it is still selected by
+/// `--faster` (it was split at the first colon), and a span name with an
+/// `=` is still parsed (it was split at the first `=`).
+#[test]
+fn a_colon_or_an_equals_sign_in_a_name_is_no_obstacle() {
+    let mut g = bare(2, &[]);
+    g.steps =
+        [("a:b", "c"), ("a", "b:c"), ("a", "c"), ("x", "a:b:c")].iter().map(|&(p, n)| (std::sync::Arc::from(p), std::sync::Arc::from(n))).collect();
+    assert_eq!(g.select("a:b:c"), vec![0, 1, 3]);
+    assert_eq!(g.select("c"), vec![0, 2]);
+    assert_eq!(g.select("a:c"), vec![2]);
+    assert_eq!(g.select("b:c"), vec![1]);
+    assert!(g.select("a").is_empty() && g.select("a:b").is_empty());
+    assert_eq!((g.step("a:b", "c"), g.step("a", "b:c"), g.step("a", "a:b:c")), (Some(0), Some(1), None));
+    assert_eq!(super::whatif::parse_faster("k=v=50"), Ok(("k=v".to_string(), 50.0)));
+    assert_eq!(super::whatif::parse_faster("job=12.5%"), Ok(("job".to_string(), 12.5)));
+    assert!(
+        super::whatif::parse_faster("job").is_err() && super::whatif::parse_faster("=5").is_err() && super::whatif::parse_faster("job=101").is_err()
+    );
+}

@@ -35,7 +35,8 @@ pub struct WhatIf {
 
 /// Parses `NAME=PCT` (PCT in 0..=100, the share of the own time taken off).
 pub fn parse_faster(s: &str) -> Result<(String, f64), String> {
-    let (name, pct) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=PCT, e.g. evaluate_flake=50"))?;
+    // The share has no '=', a span name may.
+    let (name, pct) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected NAME=PCT, e.g. evaluate_flake=50"))?;
     let pct: f64 = pct.trim_end_matches('%').parse().map_err(|_| format!("{s:?}: {pct:?} is not a number of percent"))?;
     if name.is_empty() || !(0.0..=100.0).contains(&pct) {
         return Err(format!("{s:?}: expected a span name and a share from 0 to 100"));
@@ -94,10 +95,10 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
         .filter(|s| s.process.as_deref().is_some_and(|p| p != super::POSTGRES))
         .take(top)
         .filter_map(|s| {
-            let chosen = g.select(&format!("{}:{}", s.process.as_deref()?, s.name));
+            let chosen = g.step(s.process.as_deref()?, &s.name)?;
             // Only the end's time is needed: one pass over the graph, no path.
             let saved = |pct: f64| {
-                let t = g.schedule(&|step| if chosen.contains(&step) { 1.0 - pct / 100.0 } else { 1.0 })?;
+                let t = g.schedule(&|step| if step == chosen { 1.0 - pct / 100.0 } else { 1.0 })?;
                 Some(evaluated.saturating_sub(t[g.end as usize].saturating_sub(measured.from_us)))
             };
             Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })
