@@ -96,7 +96,9 @@ fn load_pass_keeping(pass: &PassDir, text: TextKept<'_>) -> PassData {
         let read = match text {
             TextKept::All => read_trace_dir(&trace_dir),
             TextKept::Only(keep) => evalbench_bundle::spans::read_trace_dir_text(&trace_dir, chunk, keep),
-            TextKept::ElsePlace(keep) => evalbench_bundle::spans::read_trace_dir_located(&trace_dir, chunk, &|n| !keep(n)),
+            TextKept::ElsePlace(keep) => {
+                evalbench_bundle::spans::read_trace_dir_located(&trace_dir, chunk, &|n| !keep(n), &crate::tracks::names_a_track)
+            }
         };
         match read {
             Ok(files) => {
@@ -194,7 +196,8 @@ pub fn load_aligned_lean(pass: &PassDir) -> (PassData, crate::Alignment) {
 /// [`load_aligned_lean`] for an analysis that also copies every span's
 /// fields out as they are (summarize's trace.json): the spans
 /// [`fields_read`] does not name keep their fields' place in their file
-/// ([`evalbench_bundle::Stream::fields_in_file`]) instead of the text.
+/// ([`evalbench_bundle::Stream::fields_in_file`]) instead of the text,
+/// but for those that name their track (which the trace's tracks read).
 pub fn load_aligned_placed(pass: &PassDir) -> (PassData, crate::Alignment) {
     aligned(load_pass_keeping(pass, TextKept::ElsePlace(&fields_read)))
 }

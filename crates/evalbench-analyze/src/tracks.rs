@@ -39,9 +39,15 @@ enum Key {
     Label(String),
 }
 
+/// Whether a span's fields may name its track: the spans whose fields a
+/// load must keep for the tracks, whatever their name.
+pub fn names_a_track(fields: &str) -> bool {
+    fields.contains("\"track\"")
+}
+
 /// The `track` field of a span, when it has one.
 fn own_track(stream: &Stream, s: &evalbench_bundle::Span) -> Option<String> {
-    if !stream.fields(s).contains("\"track\"") {
+    if !names_a_track(stream.fields(s)) {
         return None;
     }
     stream.field(s, "track").and_then(|v| v.as_str().map(String::from))

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::parse::read_spans_at;
+use super::parse::{read_spans_at, InFile};
 use super::{Span, SpanFile, Stream, MAX_LISTED};
 use crate::error::{io, BundleError};
 use crate::Fnv;
@@ -15,9 +15,9 @@ use crate::Fnv;
 pub const CHUNK: u64 = 16 << 20;
 
 /// Reads bytes `start..end` of a span file; line numbers are relative to
-/// `start`. The spans whose name `in_file` accepts keep their fields as
-/// their place in the file.
-fn read_span_range(path: &Path, start: u64, end: u64, in_file: Option<KeepText<'_>>) -> Result<SpanFile, BundleError> {
+/// `start`. The spans `in_file` names keep their fields as their place in
+/// the file.
+fn read_span_range(path: &Path, start: u64, end: u64, in_file: Option<InFile<'_>>) -> Result<SpanFile, BundleError> {
     use std::io::{Seek, SeekFrom};
     let mut f = File::open(path).map_err(io(path))?;
     f.seek(SeekFrom::Start(start)).map_err(io(path))?;
@@ -197,11 +197,12 @@ pub fn read_trace_dir_text(dir: &Path, chunk: u64, keep: KeepText<'_>) -> Result
 
 /// [`read_trace_dir`] keeping every span, where the spans whose name
 /// `in_file` accepts keep only their fields' place in their file
-/// ([`Stream::fields_in_file`]), not the text: a writer that copies the
-/// fields out as they are (trace.json) reads them back from there, and
-/// the spans are held at their 56 bytes meanwhile.
-pub fn read_trace_dir_located(dir: &Path, chunk: u64, in_file: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None, None, Some(in_file))
+/// ([`Stream::fields_in_file`]), not the text, unless `unless` accepts
+/// their fields: a writer that copies the fields out as they are
+/// (trace.json) reads them back from there, and the spans are held at
+/// their 56 bytes meanwhile.
+pub fn read_trace_dir_located(dir: &Path, chunk: u64, in_file: KeepText<'_>, unless: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
+    read_filtered(dir, chunk, None, None, Some((in_file, unless)))
 }
 
 /// [`read_trace_dir`] keeping only the spans `keep` accepts (files over
@@ -234,7 +235,7 @@ fn read_filtered(
     chunk: u64,
     keep: Option<Keep<'_>>,
     text: Option<KeepText<'_>>,
-    in_file: Option<KeepText<'_>>,
+    in_file: Option<InFile<'_>>,
 ) -> Result<Vec<SpanFile>, BundleError> {
     let (paths, units) = units_of(dir, chunk)?;
     let slots: std::sync::Mutex<Vec<Option<Result<SpanFile, BundleError>>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());

@@ -35,10 +35,15 @@ pub fn read_spans(r: impl BufRead, path: &Path) -> Result<SpanFile, BundleError>
     read_spans_at(r, path, 0, None)
 }
 
-/// [`read_spans`] of the bytes of `path` from offset `at`; a span whose
-/// name `in_file` accepts keeps its fields as their place in the file
-/// ([`Stream::push_in_file`]), unless it has extra keys.
-pub(super) fn read_spans_at(mut r: impl BufRead, path: &Path, at: u64, in_file: Option<KeepText<'_>>) -> Result<SpanFile, BundleError> {
+/// Which spans keep their fields only as a place in the file: those whose
+/// name the first accepts, unless the second accepts their fields (and
+/// never those with extra keys).
+pub type InFile<'a> = (KeepText<'a>, KeepText<'a>);
+
+/// [`read_spans`] of the bytes of `path` from offset `at`; the spans that
+/// `in_file` names keep their fields as their place in the file
+/// ([`Stream::push_in_file`]).
+pub(super) fn read_spans_at(mut r: impl BufRead, path: &Path, at: u64, in_file: Option<InFile<'_>>) -> Result<SpanFile, BundleError> {
     let (default_process, default_pid) = file_identity(path);
     let mut p = Parser {
         pos: at,
@@ -80,8 +85,8 @@ pub(super) fn read_spans_at(mut r: impl BufRead, path: &Path, at: u64, in_file: 
 struct Parser<'k> {
     /// Where in the file the current line starts.
     pos: u64,
-    /// Which spans keep their fields as a place in the file, by name.
-    in_file: Option<KeepText<'k>>,
+    /// Which spans keep their fields as a place in the file.
+    in_file: Option<InFile<'k>>,
     out: SpanFile,
     index: HashMap<(Option<String>, String, u32), usize>,
     names: Vec<Names>,
@@ -209,11 +214,11 @@ impl Parser<'_> {
         let fields = line.fields.unwrap_or("");
         // The fields' place in the file: they are a slice of the line as read.
         let offset = (fields.as_ptr() as usize).checked_sub(raw.as_ptr() as usize).filter(|&o| o + fields.len() <= raw.len());
-        if let (Some(keep), Some(o), true) = (self.in_file, offset, extra.is_empty()) {
+        if let (Some((by_name, unless)), Some(o), true) = (self.in_file, offset, extra.is_empty()) {
             while located.len() < stream.names.len() {
-                located.push(keep(&stream.names[located.len()]));
+                located.push(by_name(&stream.names[located.len()]));
             }
-            if located[name as usize] {
+            if located[name as usize] && !unless(fields) {
                 stream.push_in_file(span, self.pos + o as u64, fields.len());
                 return;
             }
