@@ -193,13 +193,15 @@ pub fn load_aligned_lean(pass: &PassDir) -> (PassData, crate::Alignment) {
     aligned(load_pass_keeping(pass, TextKept::Only(&fields_read)))
 }
 
-/// [`load_aligned_lean`] for an analysis that also copies every span's
-/// fields out as they are (summarize's trace.json): the spans
-/// [`fields_read`] does not name keep their fields' place in their file
-/// ([`evalbench_bundle::Stream::fields_in_file`]) instead of the text,
-/// but for those that name their track (which the trace's tracks read).
-pub fn load_aligned_placed(pass: &PassDir) -> (PassData, crate::Alignment) {
-    aligned(load_pass_keeping(pass, TextKept::ElsePlace(&fields_read)))
+/// [`load_aligned`] for an analysis that copies most spans' fields out as
+/// they are (trace.json) and reads few: the spans whose name `keep`
+/// refuses keep their fields' place in their file
+/// ([`evalbench_bundle::Stream::fields_in_file`]) instead of the text, but
+/// for those that name their track (which the trace's tracks read).
+/// `keep` is [`fields_read`] and the names whose fields the caller reads
+/// often; `Stream::field` of any other span reads its file, a read a call.
+pub fn load_aligned_placed(pass: &PassDir, keep: evalbench_bundle::spans::KeepText<'_>) -> (PassData, crate::Alignment) {
+    aligned(load_pass_keeping(pass, TextKept::ElsePlace(keep)))
 }
 
 fn aligned(mut data: PassData) -> (PassData, crate::Alignment) {

@@ -40,7 +40,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         let t = Instant::now();
         // Spans outside the capture window are not the evaluation's: left
         // out of the statistics and of trace.json alike.
-        let (data, alignment) = load_aligned_placed(pass);
+        let (data, alignment) = load_aligned_placed(pass, &evalbench_analyze::fields_read);
         evalbench_analyze::phase("loaded the pass");
         let spans = data.span_count();
         // Warnings name files inside the bundle as the bundle names them.

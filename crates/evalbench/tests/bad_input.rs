@@ -221,6 +221,13 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
                             in_file += 1;
                             assert!(!kept(y.name(t)) && y.extra(t).is_none() && !y.fields(t).contains("\"a\""), "chunk {chunk}: {}", y.name(t));
                             assert_eq!(&bytes[at as usize..at as usize + len], y.fields(t).as_bytes(), "chunk {chunk}");
+                            // Asked for, a field is read from the file (every 50th: a read each).
+                            if in_file % 50 == 1 {
+                                let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(y.fields(t)).unwrap();
+                                for key in map.keys().chain([&"absent".to_string()]) {
+                                    assert_eq!(x.field(s, key), y.field(t, key), "chunk {chunk}: {key}");
+                                }
+                            }
                         }
                         None => {
                             unless += usize::from(!kept(y.name(t)) && y.extra(t).is_none() && y.fields(t).contains("\"a\""));
@@ -294,7 +301,7 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     let original = std::fs::read(&server).unwrap();
     // As read: the same trace.json as from a whole load.
     let (whole, align) = evalbench_analyze::load_aligned(pass);
-    let (placed, _) = evalbench_analyze::load_aligned_placed(pass);
+    let (placed, _) = evalbench_analyze::load_aligned_placed(pass, &evalbench_analyze::fields_read);
     let (a, c) = (tmp.path().join("whole.json"), tmp.path().join("placed.json"));
     let events = evalbench_report::write_trace(&a, "cold-clean", &whole.streams, &align, None).unwrap();
     assert_eq!(evalbench_report::write_trace(&c, "cold-clean", &placed.streams, &align, None).unwrap(), events);

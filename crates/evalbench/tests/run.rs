@@ -95,7 +95,7 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     assert_eq!(path::critical_steps_owned(lean, &lean_align).unwrap(), held.steps, "{pass}: the path of the lean load");
     // Loaded with every other span's fields left in its file (summarize):
     // the same trace.json, its fields read back from the span files.
-    let (placed, placed_align) = evalbench_analyze::load_aligned_placed(p);
+    let (placed, placed_align) = evalbench_analyze::load_aligned_placed(p, &evalbench_analyze::fields_read);
     assert_eq!(json(&placed_align), json(&align), "{pass}");
     let in_file = placed.streams.iter().flat_map(|st| st.spans.iter().filter(move |s| st.fields_in_file(s).is_some())).count();
     assert!(in_file * 2 > placed.span_count(), "{pass}: {in_file} of {} spans' fields left in their file", placed.span_count());

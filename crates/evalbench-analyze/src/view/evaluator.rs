@@ -92,6 +92,10 @@ fn top(m: &std::collections::BTreeMap<String, u64>) -> Vec<(String, u64)> {
     v
 }
 
+/// The span of one attribute's evaluation, whose fields this view reads
+/// (attr, rss_kb, rss_delta_kb, eval_cache).
+pub(super) const RESOLVE: &str = "resolve";
+
 pub(super) fn read(p: &PassView) -> Section<Evaluator> {
     let mut e = Evaluator::default();
     match nix_stats::read(&p.dir) {
@@ -113,7 +117,7 @@ pub(super) fn read(p: &PassView) -> Section<Evaluator> {
     let (mut attributes, mut cached) = (0, 0);
     for (si, st) in p.data.streams.iter().enumerate() {
         for (i, s) in st.spans.iter().enumerate() {
-            if st.name(s) != "resolve" {
+            if st.name(s) != RESOLVE {
                 continue;
             }
             let f = |k: &str| p.field(si, i, k);

@@ -94,6 +94,12 @@ pub fn analyse(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView)) -> Vec<Pa
     bundle.passes.iter().map(|p| PassView::load(p, with_spans)).collect()
 }
 
+/// The span names whose fields the views read, beside those
+/// [`crate::fields_read`] names (the assignment's `assign_job` and `job`
+/// are hand-offs): the load keeps their text, and leaves every other
+/// span's fields in its file for trace.json to read back.
+const FIELDS_READ: [&str; 1] = [evaluator::RESOLVE];
+
 impl PassView {
     /// Every view of the pass, computed while its spans are held; then
     /// `with_spans` sees it, and the spans are given up (`data.streams` is
@@ -101,7 +107,7 @@ impl PassView {
     /// graph is then built without them beside it (at 4.5M spans, half a
     /// gigabyte less at the peak). A page shows views, never spans.
     pub fn load(p: &PassDir, with_spans: &mut dyn FnMut(&PassView)) -> PassView {
-        let (data, align) = crate::load_aligned(p);
+        let (data, align) = crate::load_aligned_placed(p, &|n| crate::fields_read(n) || FIELDS_READ.contains(&n));
         let extent = data.extent(&align).map(|(a, b)| (a as f64, b as f64));
         let mut v = PassView {
             name: p.name.clone(),

@@ -179,7 +179,8 @@ impl Stream {
 
     /// Where the span's fields are in [`Stream::file`] (offset, length),
     /// for a span read with its fields left there
-    /// ([`super::read_trace_dir_located`]); [`Stream::fields`] is then "".
+    /// ([`super::read_trace_dir_located`]); [`Stream::fields`] is then "",
+    /// and [`Stream::field`] reads the file.
     pub fn fields_in_file(&self, s: &Span) -> Option<(u64, usize)> {
         s.text.in_file().then(|| (s.text.start(), s.text.fields_len()))
     }
@@ -212,14 +213,31 @@ impl Stream {
         self.text_of(s.text.start(), end.saturating_sub(s.text.start()) as usize)
     }
 
-    /// One field's value, parsed.
+    /// One field's value, parsed. A span whose fields were left in the
+    /// file has them read from there, a read a call: loads keep in memory
+    /// the fields their readers ask for often.
     pub fn field(&self, s: &Span, key: &str) -> Option<serde_json::Value> {
-        let text = self.fields(s);
+        let placed;
+        let text = match self.fields_in_file(s) {
+            Some((at, len)) => {
+                placed = self.read_placed(at, len)?;
+                placed.as_str()
+            }
+            None => self.fields(s),
+        };
         if text.is_empty() {
             return None;
         }
         let map: HashMap<Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
         map.get(key).and_then(|v| serde_json::from_str(v.get()).ok())
+    }
+
+    /// The `len` bytes at `at` in the stream's file, where they are text.
+    fn read_placed(&self, at: u64, len: usize) -> Option<String> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0; len];
+        std::fs::File::open(&self.file).ok()?.read_exact_at(&mut buf, at).ok()?;
+        String::from_utf8(buf).ok()
     }
 
     /// Appends `span` with its raw `fields` and `extra` text (either may be
