@@ -80,7 +80,7 @@ fn node_time(spans: &[Flat], origin: u32, origin_time: i64, end_time: i64, v: u3
     }
 }
 
-/// The stream of the pass's `g`-th span, by where each stream's start.
+/// The stream of the pass's `g`-th span, by where each stream starts.
 pub(super) fn stream_of(first_of_stream: &[u32], g: u32) -> u32 {
     first_of_stream.partition_point(|&f| f <= g).saturating_sub(1) as u32
 }
@@ -140,9 +140,9 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
 }
 
 /// As [`build`], letting each stream go once it is flattened and its
-/// hand-offs' fields taken out: the edges, and their sorts' scratch, are
-/// then made without the loaded spans beside them, and the flattened
-/// spans are never all beside them either.
+/// hand-offs' fields taken out: the loaded streams and the flattened
+/// spans are never all held side by side, and the edges, and their sorts'
+/// scratch, are made without the loaded spans beside them.
 pub fn build_owned(mut streams: Vec<Stream>, align: &Alignment, t0: i64, t1: i64) -> Graph {
     // Only the hand-offs' fields are read (job, kind, queue_wait_us): the
     // rest of the text goes first, a third of the spans' memory.

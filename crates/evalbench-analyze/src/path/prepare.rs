@@ -47,9 +47,12 @@ struct Flattening {
     first_of_stream: Vec<u32>,
 }
 
-/// Every span name whose spans a hand-off pairs.
-fn hand_off_names() -> impl Iterator<Item = &'static str> {
-    MESSAGES.iter().flat_map(|m| [m.0, m.1]).chain(WAITS_ON.iter().flat_map(|w| [w.0, w.1]))
+/// Every span name whose spans a hand-off pairs, once.
+fn hand_off_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = MESSAGES.iter().flat_map(|m| [m.0, m.1]).chain(WAITS_ON.iter().flat_map(|w| [w.0, w.1])).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 pub(super) fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
