@@ -24,6 +24,36 @@ pub use parse::{read_span_file, read_spans, read_spans_from_bytes};
 pub fn fast_path_agrees(line: &[u8]) -> bool {
     fast::agrees(line)
 }
+/// Whether every span of `data` read with its fields left in the file has
+/// them at bytes of `data` equal to the fields a plain read gives, read
+/// through buffers of `buffer` bytes (small ones take every line through
+/// the slow reader), with nothing else changed (for the fuzz target and
+/// tests).
+#[doc(hidden)]
+pub fn placed_fields_agree(data: &[u8], buffer: usize) -> bool {
+    let path = std::path::Path::new("fuzz.1.jsonl");
+    let reader = || std::io::BufReader::with_capacity(buffer.max(1), data);
+    let (Ok(plain), Ok(placed)) = (read_spans(reader(), path), parse::read_spans_at(reader(), path, 0, Some((&|_| true, &|_| false)))) else {
+        return false;
+    };
+    let same = |a: &Stream, b: &Stream| {
+        a.names == b.names
+            && a.spans.len() == b.spans.len()
+            && a.spans.iter().zip(&b.spans).all(|(x, y)| {
+                let fields = match b.fields_in_file(y) {
+                    Some((at, len)) => data.get(at as usize..at as usize + len) == Some(a.fields(x).as_bytes()),
+                    None => b.fields(y) == a.fields(x),
+                };
+                fields
+                    && (x.name, x.ts_us, x.dur_us, x.id(), x.parent(), x.thread()) == (y.name, y.ts_us, y.dur_us, y.id(), y.parent(), y.thread())
+                    && a.extra(x) == b.extra(y)
+            })
+    };
+    plain.malformed == placed.malformed
+        && plain.streams.len() == placed.streams.len()
+        && plain.streams.iter().zip(&placed.streams).all(|(a, b)| same(a, b))
+}
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -359,6 +389,34 @@ mod tests {
         st.push(Span::new(0, 0, 7, 8).with_ids(Some(1), Some(2), Some(3)), "", &long);
         let d = st.spans[3];
         assert_eq!((d.id(), d.parent(), d.thread(), st.extra(&d)), (Some(1), Some(2), Some(3), None));
+    }
+
+    /// Fields left in the file are found at their bytes whatever the line
+    /// around them: blanks, carriage returns, escapes, non-object fields,
+    /// a repeated key, extra keys, over-long and malformed lines, and
+    /// lines cut across the reader's buffer.
+    #[test]
+    fn placed_fields_are_where_the_line_has_them() {
+        let long = format!("{{\"name\":\"a\",\"ts_us\":1,\"dur_us\":1,\"fields\":{{\"x\":\"{}\"}}}}", "y".repeat(MAX_LINE));
+        let lines = [
+            r#"{"name":"a","target":"t","ts_us":1,"dur_us":2,"pid":7,"process":"p","id":1,"fields":{"k":"v"}}"#,
+            "",
+            "   {\"name\":\"b\",\"ts_us\":3,\"dur_us\":4,\"fields\" :  {\"k\" : \"\\u00e9\\\"\" , \"n\":[1,{\"m\":2}]}  }\r",
+            r#"{"name":"c","ts_us":5,"dur_us":6,"fields":42}"#,
+            r#"{"name":"c","ts_us":5,"dur_us":6,"fields":"text"}"#,
+            r#"{"name":"d","fields":{"first":1},"ts_us":7,"dur_us":8,"fields":{"second":2}}"#,
+            r#"{"name":"e","zone":"eu","ts_us":9,"dur_us":1,"fields":{"k":1}}"#,
+            r#"{"name":"é","ts_us":9,"dur_us":1,"fields":{"ü":"ß"},"host":"h"}"#,
+            r#"{"name": truncated"#,
+            &long,
+            r#"{"name":"f","ts_us":10,"dur_us":1}"#,
+            r#"{"name":"g","ts_us":11,"dur_us":1,"fields":{}}"#,
+        ];
+        let data = lines.join("\n");
+        for buffer in [1, 2, 7, 64, 4096, 1 << 22] {
+            assert!(placed_fields_agree(data.as_bytes(), buffer), "buffer {buffer}");
+            assert!(placed_fields_agree((data.clone() + "\n").as_bytes(), buffer), "buffer {buffer}, a last newline");
+        }
     }
 
     /// Text kept for some names, and a stream's text joined after
