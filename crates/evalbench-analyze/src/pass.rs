@@ -68,7 +68,9 @@ pub fn load_pass(pass: &PassDir) -> PassData {
 /// The span names whose fields an analysis reads beside the views and
 /// trace.json: the clock alignment's and the critical path's hand-offs,
 /// and the evaluators' (whether one was recycled). What a pass loaded by
-/// [`load_aligned_lean`] keeps the text of.
+/// [`load_aligned_lean`] keeps the text of (a reader of any other span's
+/// fields gets nothing there: a new one must add its name), and what
+/// [`load_aligned_placed`] keeps in memory at least.
 pub fn fields_read(name: &str) -> bool {
     crate::scan::ALIGNMENT_SPANS.contains(&name) || crate::path::graph::reads_fields(name) || name == crate::counters::EVALUATOR
 }
