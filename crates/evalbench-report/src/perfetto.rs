@@ -165,6 +165,14 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
 /// Written out a megabyte at a time: a path of 2M stretches is 300 MB of
 /// events.
 fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>) -> io::Result<()> {
+    // Out to the file once a megabyte is formatted.
+    fn spill(file: &mut impl Write, buf: &mut Vec<u8>) -> io::Result<()> {
+        if buf.len() >= FLUSH {
+            file.write_all(buf)?;
+            buf.clear();
+        }
+        Ok(())
+    }
     const FLUSH: usize = 1 << 20;
     let mut buf = Vec::with_capacity(FLUSH + 4096);
     let buf = &mut buf;
@@ -183,10 +191,7 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
         buf.extend_from_slice(&escaped(&label));
         let _ =
             write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us.saturating_sub(s.from_us));
-        if buf.len() >= FLUSH {
-            file.write_all(buf)?;
-            buf.clear();
-        }
+        spill(file, buf)?;
     }
     // Where a span is: (pid, tid) of its stream's lane and its track.
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
@@ -207,10 +212,7 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
             ",\n{{\"ph\":\"s\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_a},\"pid\":{pa},\"tid\":{ta}}}"
         );
         let _ = write!(buf, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_b},\"pid\":{pb},\"tid\":{tb}}}");
-        if buf.len() >= FLUSH {
-            file.write_all(buf)?;
-            buf.clear();
-        }
+        spill(file, buf)?;
     }
     file.write_all(buf)
 }

@@ -56,19 +56,22 @@ fn hand_off_names() -> Vec<&'static str> {
 }
 
 pub(super) fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
-    let mut f = Flattening::new(streams.iter().map(|st| st.spans.len()).sum());
-    for st in streams {
-        f.add(st, align);
-    }
-    f.pair()
+    flatten(streams.iter(), streams.iter().map(|st| st.spans.len()).sum(), align)
 }
 
 /// [`prepare`], letting each stream go once it is flattened.
 pub(super) fn prepare_owned(streams: Vec<Stream>, align: &Alignment) -> Prepared {
+    let spans = streams.iter().map(|st| st.spans.len()).sum();
+    flatten(streams, spans, align)
+}
+
+/// Every stream flattened in turn, and each dropped after, where owned;
+/// `spans` of them in all.
+fn flatten<S: std::borrow::Borrow<Stream>>(streams: impl IntoIterator<Item = S>, spans: usize, align: &Alignment) -> Prepared {
     // Sized once, and filled (so resident) only as the streams go.
-    let mut f = Flattening::new(streams.iter().map(|st| st.spans.len()).sum());
+    let mut f = Flattening::new(spans);
     for st in streams {
-        f.add(&st, align);
+        f.add(st.borrow(), align);
     }
     f.pair()
 }
