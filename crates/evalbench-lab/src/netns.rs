@@ -7,6 +7,7 @@ use crate::error::LabError;
 use evalbench_host::run;
 use std::process::Command;
 
+#[derive(Clone)]
 pub struct Names {
     pub server_ns: String,
     pub worker_ns: String,
@@ -77,6 +78,10 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
         }
     }
     remove(n);
+    // Choosing N and taking it are one step for every lab on the machine:
+    // two labs starting together both saw N free and both took it (seen in
+    // CI, where one lab's runner then reached the other's server).
+    let _choosing = choosing_lock()?;
     let used = subnet_of(&ip(&["-4", "-o", "addr", "show"])?, None);
     n.subnet = (0..200u16)
         .map(|k| ((u16::from(n.subnet) - 20 + k) % 200 + 20) as u8)
@@ -92,6 +97,7 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
     ip(&["link", "set", &n.runner_srv_if, "netns", &n.server_ns])?;
     ip(&["addr", "add", &format!("{}/30", n.runner_root_addr()), "dev", &n.runner_root_if])?;
     ip(&["link", "set", &n.runner_root_if, "up"])?;
+    drop(_choosing);
     ip(&["-n", &n.server_ns, "addr", "add", &format!("{}/30", n.server_addr()), "dev", &n.runner_srv_if])?;
     ip(&["-n", &n.server_ns, "link", "set", &n.runner_srv_if, "up"])?;
     // Server <-> worker: the /proto link.
@@ -103,6 +109,16 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
     ip(&["-n", &n.worker_ns, "addr", "add", &format!("{}/30", n.worker_addr()), "dev", &n.proto_wrk_if])?;
     ip(&["-n", &n.worker_ns, "link", "set", &n.proto_wrk_if, "up"])?;
     Ok(())
+}
+
+/// An exclusive lock, held while a lab picks its subnet and takes it; let go
+/// when dropped (or when the process ends).
+fn choosing_lock() -> Result<std::fs::File, LabError> {
+    let path = std::path::Path::new("/run/lock/evalbench-netns.lock");
+    let _ = std::fs::create_dir_all("/run/lock");
+    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    f.lock().map_err(|e| format!("{}: cannot lock: {e}", path.display()))?;
+    Ok(f)
 }
 
 /// The pids in the set's namespaces.
@@ -139,5 +155,39 @@ mod subnet_tests {
         assert_eq!(super::subnet_of(out, None), vec![57, 99]);
         assert_eq!(super::subnet_of(out, Some("ebabcder0")), vec![57]);
         assert!(super::subnet_of(out, Some("nonesuch")).is_empty());
+    }
+
+    /// Labs created at the same moment, all starting from one N, each get
+    /// an N of their own (real namespaces and links; needs root, as the
+    /// lab does).
+    #[test]
+    fn labs_started_together_take_distinct_subnets() {
+        let sets: Vec<super::Names> = (0..6)
+            .map(|k| {
+                let mut n = super::Names::for_dir(&std::env::temp_dir().join(format!("evalbench-subnet-race-{}-{k}", std::process::id())));
+                n.subnet = 120;
+                n
+            })
+            .collect();
+        let taken: Vec<Result<u8, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = sets
+                .iter()
+                .map(|n| {
+                    s.spawn(move || {
+                        let mut mine = n.clone();
+                        super::create(&mut mine).map(|_| mine.subnet).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for n in &sets {
+            super::remove(n);
+        }
+        let mut got: Vec<u8> = taken.into_iter().map(|r| r.expect("namespaces created")).collect();
+        got.sort_unstable();
+        let before = got.len();
+        got.dedup();
+        assert_eq!(got.len(), before, "two labs share a subnet: {got:?}");
     }
 }
