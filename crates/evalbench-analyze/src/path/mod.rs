@@ -8,6 +8,7 @@
 
 mod database;
 pub mod graph;
+mod nested;
 mod nodes;
 mod prepare;
 mod segment;
@@ -210,29 +211,34 @@ impl Graph {
         const PLACED: u8 = 2;
         let m = self.nodes();
         let mut state = vec![NEW; m];
-        // (node, its next predecessor to visit)
+        // The open nodes, each with where its predecessors still to visit
+        // start in `pending` (first to visit last).
         let mut stack: Vec<(u32, u32)> = Vec::new();
+        let mut pending: Vec<u32> = Vec::new();
+        let mut preds = Vec::new();
+        let mut open = |v: u32, stack: &mut Vec<(u32, u32)>, pending: &mut Vec<u32>, state: &mut [u8]| {
+            state[v as usize] = OPEN;
+            // Fewer than 2^32: at most the edges of the nodes on the stack.
+            stack.push((v, pending.len() as u32));
+            self.weighed_preds(v, &mut preds);
+            pending.extend(preds.iter().rev().map(|(e, _)| e.from));
+        };
         for root in 0..m as u32 {
             if state[root as usize] != NEW {
                 continue;
             }
-            state[root as usize] = OPEN;
-            stack.push((root, self.pred_at[root as usize]));
-            while let Some((v, next)) = stack.last_mut() {
-                if *next < self.pred_at[*v as usize + 1] {
-                    let u = self.preds[*next as usize].from;
-                    *next += 1;
+            open(root, &mut stack, &mut pending, &mut state);
+            while let Some(&(v, first)) = stack.last() {
+                if pending.len() > first as usize {
+                    let u = pending.pop().expect("more than the frame's start");
                     match state[u as usize] {
-                        NEW => {
-                            state[u as usize] = OPEN;
-                            stack.push((u, self.pred_at[u as usize]));
-                        }
+                        NEW => open(u, &mut stack, &mut pending, &mut state),
                         OPEN => return false,
                         _ => {}
                     }
                 } else {
-                    state[*v as usize] = PLACED;
-                    place(*v);
+                    state[v as usize] = PLACED;
+                    place(v);
                     stack.pop();
                 }
             }
@@ -248,22 +254,23 @@ impl Graph {
         // time: an unscaled edge weighed by its ends (runs forward) reaches
         // `to` at time(to) - saved(from), without reading `from`'s span.
         let mut saved = vec![0i64; self.nodes()];
+        let mut preds = Vec::new();
         for &v in self.order()? {
             if v == self.origin {
                 continue;
             }
             let to = self.time(v);
-            let first = self.pred_at[v as usize];
-            let reach = |(e, i): (&graph::Edge, u32)| {
-                let f = self.factor_of(e, factor);
+            let reach = |&(e, w): &(graph::Edge, i64)| {
+                let f = self.factor_of(&e, factor);
                 if e.explicit() || f != 1.0 {
                     let t_from = self.time(e.from).saturating_sub(saved[e.from as usize]);
-                    t_from.saturating_add(scale(self.weight_of(e, i, v), f))
+                    t_from.saturating_add(scale(w, f))
                 } else {
                     to.saturating_sub(saved[e.from as usize])
                 }
             };
-            let t = self.preds_of(v).iter().zip(first..).map(reach).max().unwrap_or(to);
+            self.weighed_preds(v, &mut preds);
+            let t = preds.iter().map(reach).max().unwrap_or(to);
             saved[v as usize] = to.saturating_sub(t);
         }
         for (v, s) in saved.iter_mut().enumerate() {
@@ -326,11 +333,13 @@ impl Graph {
     /// time `t` (the first of the latest, in the order the edges prefer).
     fn walk_times(&self, t0: i64, factor: &dyn Fn(u32) -> f64, t: &dyn Fn(u32) -> i64, each: &mut dyn FnMut(Segment)) -> i64 {
         let mut v = self.end;
+        let mut preds = Vec::new();
         for _ in 0..self.nodes() {
             if v == self.origin {
                 break;
             }
-            let Some((e, _)) = self.weighed_preds(v).map(|(e, w)| (e, t(e.from).saturating_add(self.scaled(e, w, factor)))).fold(
+            self.weighed_preds(v, &mut preds);
+            let Some((e, _)) = preds.iter().map(|(e, w)| (e, t(e.from).saturating_add(self.scaled(e, *w, factor)))).fold(
                 None::<(&graph::Edge, i64)>,
                 |best, (e, at)| match best {
                     Some(b) if b.1 >= at => Some(b),
@@ -356,13 +365,18 @@ impl Graph {
     /// every edge so (a queue's edge is the one made shorter, beside an
     /// exact one); a hostile file may not, and is scheduled.
     fn measured_is_time(&self) -> bool {
+        let mut preds = Vec::new();
         for v in 0..self.nodes() as u32 {
-            if v == self.origin || self.preds_of(v).is_empty() {
+            if v == self.origin {
+                continue;
+            }
+            self.weighed_preds(v, &mut preds);
+            if preds.is_empty() {
                 continue;
             }
             let to = self.time(v);
             let mut tight = false;
-            for (e, w) in self.weighed_preds(v) {
+            for &(e, w) in &preds {
                 let Some(gap) = to.checked_sub(self.time(e.from)).filter(|&g| g >= 0) else { return false };
                 if w > gap {
                     return false;

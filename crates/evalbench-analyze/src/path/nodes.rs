@@ -1,6 +1,6 @@
 //! The graph's parts: a span flattened to what the path reads of it, and
-//! an edge. Both are held once per span (edges about twice), so each is
-//! packed: a 24-byte span, an 8-byte edge.
+//! an edge. A span is held once per span, so it is packed (24 bytes); the
+//! edges are made when asked for (`nested`), 8 bytes each.
 
 pub const NONE: u32 = u32::MAX;
 
@@ -14,7 +14,7 @@ pub enum Kind {
 }
 
 /// 8 bytes: a million-span pass has over three million edges. Its weight
-/// is the time between its ends ([`super::Graph::weight_of`]), which the
+/// is the time between its ends ([`super::Graph::weighed_preds`]), which the
 /// graph has from the spans; the few edges made shorter than that (a
 /// message's transit less the queue behind it) keep theirs beside the
 /// graph, marked by [`EXPLICIT_BIT`].

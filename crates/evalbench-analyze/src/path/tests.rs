@@ -280,9 +280,7 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         waits: Vec::new(),
         origin_time: 0,
         end_time: 0,
-        pred_at,
-        preds,
-        explicit,
+        edges: graph::Edges::Listed { pred_at, preds, explicit },
         // No node is the origin (whose time is fixed) or the end.
         origin: u32::MAX,
         end: u32::MAX,

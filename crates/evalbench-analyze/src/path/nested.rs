@@ -1,0 +1,268 @@
+//! The graph's edges, made when a node's predecessors are asked for, from
+//! the spans' nesting: a list of every edge (8 bytes an edge, with a CSR
+//! index beside it: 130 MB at 4.5M spans) was the largest part of the
+//! graph, and everything the edges are made of is held anyway or costs
+//! 12 bytes a span (each span's kids by end, where they start, and each
+//! root's span that ended last before it).
+//!
+//! A node's predecessors come from one place only, so each list is made
+//! on its own, in the order the walk prefers:
+//! - a span's end: its own time if it has no kids, then its terminal
+//!   kids, the latest-ending first;
+//! - a kid's start: the sibling that ended last before it, else its
+//!   parent's start;
+//! - a root's start: its message (and the span it queued behind), else the
+//!   span that ended last before it, else the origin;
+//! - the end: what the status change waited on ([`end_edge`]).
+
+use std::collections::HashMap;
+
+use super::graph::{stream_of, Kind};
+use super::nodes::{Edge, Flat, NONE};
+
+/// A message's receiver root: (sender, wait, wait with the queue, queue
+/// µs, the span of its own process it queued behind).
+pub(super) type Message = (u32, u32, u32, i64, Option<u32>);
+
+/// In [`Nested::before`]: the root's message is what it waited for.
+const MESSAGE: u32 = NONE - 1;
+
+pub struct Nested {
+    /// The spans that nest in another, grouped by that span, each group by
+    /// (end, start, index); `kid_at` says where each span's group starts.
+    kids: Vec<u32>,
+    kid_at: Vec<u32>,
+    /// Per span, what its start waited on: for a root, the span that ended
+    /// last before it, or [`MESSAGE`] where its message is what it waited
+    /// for; for a kid, the sibling that ended last before it; [`NONE`] for
+    /// none. Found once: each is a binary search (among every span, or
+    /// among a parent's kids, a million for some), a cache miss per step,
+    /// and the nodes are asked for again by every prediction.
+    before: Vec<u32>,
+    inner_wait: HashMap<u32, u32>,
+    sent_by: HashMap<u32, Message>,
+    /// The wait behind a receiver's previous span.
+    queued: u32,
+    end_edge: Edge,
+}
+
+impl Nested {
+    /// The edges of `spans` (flattened, one stream after another from
+    /// `first_of_stream`), with the status change at `t1`.
+    pub(super) fn new(
+        spans: &[Flat],
+        first_of_stream: &[u32],
+        inner_wait: HashMap<u32, u32>,
+        sent_by: HashMap<u32, (u32, u32, u32, i64)>,
+        queued: u32,
+        origin: u32,
+        t1: i64,
+    ) -> Nested {
+        let n = spans.len();
+        let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
+        kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
+        let mut kid_at = vec![0u32; n + 1];
+        for &k in &kids {
+            kid_at[spans[k as usize].up as usize + 1] += 1;
+        }
+        for i in 0..n {
+            kid_at[i + 1] += kid_at[i];
+        }
+        let sent_by = queued_behind(spans, first_of_stream, sent_by);
+        let before = {
+            let mut anywhere: Vec<u32> = (0..n as u32).collect();
+            anywhere.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+            let message = |r: u32| sent_by.get(&r).is_some_and(|m| spans[m.0 as usize].end <= spans[r as usize].start);
+            let mut before = vec![NONE; n];
+            for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
+                before[r as usize] = if message(r) { MESSAGE } else { last_before(spans, &anywhere, r).unwrap_or(NONE) };
+            }
+            for &k in &kids {
+                let kf = &spans[k as usize];
+                let up = kf.up as usize;
+                let ks = &kids[kid_at[up] as usize..kid_at[up + 1] as usize];
+                let cnt = ks.partition_point(|&c| spans[c as usize].end <= kf.start);
+                let prior = ks[..cnt].iter().rev().copied().find(|&c| {
+                    let cf = &spans[c as usize];
+                    c != k && (cf.start, c) < (kf.start, k)
+                });
+                before[k as usize] = prior.unwrap_or(NONE);
+            }
+            before
+        };
+        let end_edge = end_edge(spans, &kids, &kid_at, origin, t1);
+        Nested { kids, kid_at, before, inner_wait, sent_by, queued, end_edge }
+    }
+
+    fn kids_of(&self, s: u32) -> &[u32] {
+        &self.kids[self.kid_at[s as usize] as usize..self.kid_at[s as usize + 1] as usize]
+    }
+
+    /// Node `v`'s predecessors to `out`, each with the weight it was given
+    /// where it has one (else it weighs the time between its ends), in the
+    /// order the walk prefers.
+    pub(super) fn preds(&self, spans: &[Flat], origin: u32, v: u32, out: &mut dyn FnMut((Edge, Option<i64>))) {
+        let e = |from: u32, kind: Kind| (Edge::new(from, kind), None);
+        if v == origin + 1 {
+            out((self.end_edge, None));
+            return;
+        }
+        if v >= origin {
+            return;
+        }
+        let s = v / 2;
+        if v % 2 == 1 {
+            // The end waited on every kid that nothing in the span started
+            // after (a kid followed by another reaches the end through it,
+            // and its tail would hold the others' time as the span's own);
+            // the latest-ending first.
+            let ks = self.kids_of(s);
+            if ks.is_empty() {
+                out(e(2 * s, Kind::Own(s)));
+            }
+            let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
+            for &k in ks.iter().rev() {
+                let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
+                if !terminal {
+                    continue;
+                }
+                if spans[k as usize].end <= spans[s as usize].end {
+                    out(e(2 * k + 1, Kind::Own(s)));
+                } else {
+                    // A kid that outlived the span (a reply sent before its
+                    // worker's span closed): the end waited for what the kid
+                    // had done by then.
+                    let (from, kind) = reached(spans, &self.kids, &self.kid_at, k, spans[s as usize].end);
+                    out(e(from, kind));
+                }
+            }
+            return;
+        }
+        let k = s;
+        let kf = &spans[k as usize];
+        if kf.up != NONE {
+            let up = kf.up;
+            // Only a kid that waits inside another's span has a wait of its own.
+            let kind = if kf.remote() { self.inner_wait.get(&k).map_or(Kind::Own(up), |&w| Kind::Wait(w)) } else { Kind::Own(up) };
+            out(match self.before[k as usize] {
+                NONE => e(2 * up, kind),
+                c => e(2 * c + 1, kind),
+            });
+            return;
+        }
+        // A root: its message, else the span that ended last before it, else the origin.
+        let rf = kf;
+        let before = self.before[k as usize];
+        if let Some(&(sender, w, wq, queue, behind)) = self.sent_by.get(&k).filter(|_| before == MESSAGE) {
+            // A receiver that queued waited, after the message came, for its
+            // own process to be free: for the span of its process that ended
+            // last, when that ended in the queue. Else the queue is nothing
+            // the spans show, and waits after the message, as long as measured.
+            let from = 2 * sender + 1;
+            if let Some(q) = behind {
+                let transit = rf.start.saturating_sub(spans[sender as usize].end).max(0);
+                out((Edge::new(from, Kind::Wait(w)), Some(transit.saturating_sub(queue).max(0))));
+                out(e(2 * q + 1, Kind::Wait(self.queued)));
+            } else if queue > 0 {
+                out(e(from, Kind::Wait(wq)));
+            } else {
+                out(e(from, Kind::Wait(w)));
+            }
+            return;
+        }
+        out(match before {
+            NONE => e(origin, Kind::Wait(0)),
+            q => e(2 * q + 1, Kind::Wait(1)),
+        });
+    }
+}
+
+/// Among `among` (sorted by end, start, index), the span that ended last
+/// before `r` started, not `r` itself.
+fn last_before(spans: &[Flat], among: &[u32], r: u32) -> Option<u32> {
+    let rf = &spans[r as usize];
+    let cnt = among.partition_point(|&q| spans[q as usize].end <= rf.start);
+    among[..cnt].iter().rev().copied().find(|&q| {
+        let qf = &spans[q as usize];
+        q != r && (qf.end < rf.start || qf.start < rf.start)
+    })
+}
+
+/// Each message with the span its receiver queued behind: the span of the
+/// receiver's process that ended last before the receiver started, when it
+/// ended after the message arrived. Found once here, by stream and end, for
+/// the few receivers (one a job), so no such order is kept.
+fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, (u32, u32, u32, i64)>) -> HashMap<u32, Message> {
+    let queued: Vec<u32> = {
+        let mut v: Vec<u32> = sent_by.iter().filter(|(_, m)| m.3 > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let by_end: HashMap<u32, Vec<u32>> = queued
+        .into_iter()
+        .map(|st| {
+            let (a, b) = (first_of_stream[st as usize], first_of_stream[st as usize + 1]);
+            let mut v: Vec<u32> = (a..b).collect();
+            v.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+            (st, v)
+        })
+        .collect();
+    sent_by
+        .into_iter()
+        .map(|(r, (s, w, wq, queue))| {
+            let arrived = spans[r as usize].start.saturating_sub(queue);
+            let behind = (queue > 0)
+                .then(|| last_before(spans, &by_end[&stream_of(first_of_stream, r)], r))
+                .flatten()
+                .filter(|&q| spans[q as usize].end >= arrived);
+            (r, (s, w, wq, queue, behind))
+        })
+        .collect()
+}
+
+/// The last thing inside kid `k` (and its kids) at or before `at`: the
+/// end of its latest kid that had ended, or the start of the one running
+/// then, descending; with whose own time the rest until `at` was.
+fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u32, Kind) {
+    let mut cur = k;
+    for _ in 0..256 {
+        let ks = &kids[kid_at[cur as usize] as usize..kid_at[cur as usize + 1] as usize];
+        let ended = ks.iter().copied().filter(|&c| spans[c as usize].end <= at).max_by_key(|&c| (spans[c as usize].end, c));
+        let running =
+            ks.iter().copied().filter(|&c| spans[c as usize].start <= at && spans[c as usize].end > at).max_by_key(|&c| (spans[c as usize].start, c));
+        match (ended, running) {
+            (Some(e), Some(r)) if spans[r as usize].start >= spans[e as usize].end => cur = r,
+            (None, Some(r)) => cur = r,
+            (Some(e), _) => return (2 * e + 1, Kind::Own(cur)),
+            (None, None) => break,
+        }
+    }
+    (2 * cur, Kind::Own(cur))
+}
+
+/// What the status change waited on: the server span it happened in (the
+/// latest-starting one around it: the deepest), from its last kid that had
+/// ended; else the server span that ended last before it.
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], origin: u32, t1: i64) -> Edge {
+    let server = Flat::server;
+    let any_server = spans.iter().any(server);
+    let eligible = |f: &Flat| !any_server || server(f);
+    let around = (0..spans.len() as u32)
+        .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
+        .max_by_key(|&i| (spans[i as usize].start, i));
+    if let Some(x) = around {
+        let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
+        let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);
+        return match ks[..cnt].last() {
+            Some(&c) => Edge::new(2 * c + 1, Kind::Own(x)),
+            None => Edge::new(2 * x, Kind::Own(x)),
+        };
+    }
+    let last =
+        (0..spans.len() as u32).filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].end <= t1).max_by_key(|&i| (spans[i as usize].end, i));
+    match last {
+        Some(y) => Edge::new(2 * y + 1, Kind::Wait(2)),
+        None => Edge::new(origin, Kind::Wait(1)),
+    }
+}
