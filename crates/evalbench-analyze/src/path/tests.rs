@@ -416,3 +416,36 @@ fn a_colon_or_an_equals_sign_in_a_name_is_no_obstacle() {
         super::whatif::parse_faster("job").is_err() && super::whatif::parse_faster("=5").is_err() && super::whatif::parse_faster("job=101").is_err()
     );
 }
+
+/// An owned stream gives its spans up a chunk at a time as it is
+/// flattened, its parents' starts read from their flattened copies once
+/// their spans are gone; the spans come out as from borrowed streams,
+/// which are held whole: parents before and after their kids, missing,
+/// the span itself, and starting after the kid (no parent then).
+#[test]
+fn a_stream_given_up_in_chunks_flattens_as_one_held_whole() {
+    let n = 3 * super::prepare::RELEASE_EVERY as u64 + 123;
+    let mut r = Lcg(0x5eed);
+    let mut streams = Vec::new();
+    for process in ["server", "worker"] {
+        let mut st = Stream { process: process.into(), host: Some(process.into()), ..Default::default() };
+        st.names = vec!["a".into(), "b".into(), "c".into()];
+        for id in 1..=n {
+            let parent = match r.next(4) {
+                0 => None,
+                1 => Some(id),
+                _ => Some(1 + r.next(n as i64 + 10) as u64),
+            };
+            st.push(Span::new(r.next(3) as u32, 0, r.next(1_000_000), r.next(5_000)).with_ids(Some(id), parent, Some(1)), "{}", "");
+        }
+        streams.push(st);
+    }
+    let flat = |f: &graph::Flat| (f.start, f.end, f.step(), f.up, f.remote(), f.server());
+    let a = Alignment::default();
+    let whole = super::prepare::prepare(&streams, &a);
+    let chunked = super::prepare::prepare_owned(streams, &a);
+    assert_eq!(whole.spans.len(), 2 * n as usize);
+    assert!(whole.spans.iter().any(|f| f.up != graph::NONE) && whole.spans.iter().any(|f| f.up == graph::NONE));
+    assert!(whole.spans.iter().map(flat).eq(chunked.spans.iter().map(flat)));
+    assert_eq!((whole.steps, whole.first_of_stream), (chunked.steps, chunked.first_of_stream));
+}
