@@ -57,7 +57,7 @@ pub struct PendingTrace {
     tmp: tempfile::NamedTempFile,
     path: std::path::PathBuf,
     /// Per stream (by its index in the pass): its Perfetto pid and each span's track.
-    placed: HashMap<usize, (u64, Vec<u32>)>,
+    placed: HashMap<usize, (u64, TrackOf)>,
     events: u64,
 }
 
@@ -72,6 +72,34 @@ impl PendingTrace {
         file.write_all(b"\n]}\n")?;
         evalbench_bundle::persist(self.tmp, &self.path)?;
         Ok(self.events)
+    }
+}
+
+/// Each span's track, in as few bytes as the stream's tracks need: held
+/// from the spans' events to the path's flows, so beside the path's whole
+/// walk (4 bytes a span were 17 MiB of summarize's peak at 4.5M spans; a
+/// stream has few tracks).
+enum TrackOf {
+    Bytes(Vec<u8>),
+    Halves(Vec<u16>),
+    Words(Vec<u32>),
+}
+
+impl TrackOf {
+    fn new(of_span: Vec<u32>) -> TrackOf {
+        match of_span.iter().copied().max().unwrap_or(0) {
+            m if m <= u8::MAX.into() => TrackOf::Bytes(of_span.iter().map(|&t| t as u8).collect()),
+            m if m <= u16::MAX.into() => TrackOf::Halves(of_span.iter().map(|&t| t as u16).collect()),
+            _ => TrackOf::Words(of_span),
+        }
+    }
+
+    fn get(&self, k: usize) -> Option<u32> {
+        match self {
+            TrackOf::Bytes(v) => v.get(k).map(|&t| t.into()),
+            TrackOf::Halves(v) => v.get(k).map(|&t| t.into()),
+            TrackOf::Words(v) => v.get(k).copied(),
+        }
     }
 }
 
@@ -155,7 +183,7 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
     for lane in &lanes {
         events += lane.stream.spans.len() as u64;
     }
-    let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, lane.tracks.of_span))).collect();
+    let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, TrackOf::new(lane.tracks.of_span)))).collect();
     Ok(PendingTrace { tmp, path: path.to_path_buf(), placed, events })
 }
 
@@ -164,7 +192,7 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
 /// process's span to another's (Perfetto draws the legacy `s`/`f` pairs).
 /// Written out a megabyte at a time: a path of 2M stretches is 300 MB of
 /// events.
-fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usize, (u64, Vec<u32>)>) -> io::Result<()> {
+fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usize, (u64, TrackOf)>) -> io::Result<()> {
     // Out to the file once a megabyte is formatted.
     fn spill(file: &mut impl Write, buf: &mut Vec<u8>) -> io::Result<()> {
         if buf.len() >= FLUSH {
@@ -197,7 +225,7 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
         let (st, k) = s.at()?;
         let (pid, of_span) = placed.get(&(st as usize))?;
-        Some((*pid as i64, of_span.get(k as usize).copied()? as i64 + 1))
+        Some((*pid as i64, of_span.get(k as usize)? as i64 + 1))
     };
     let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at().is_some()).collect();
     for (id, w) in spans.windows(2).enumerate() {
