@@ -75,7 +75,8 @@ impl Track {
 /// enough microseconds, a key is 8 bytes (start from the first, then the
 /// index, in one u64), else 16: at 3.9M spans of one stream the keys were
 /// the trace writer's largest cost.
-fn start_order(spans: &[evalbench_bundle::Span]) -> Vec<u32> {
+fn start_order(stream: &Stream) -> Vec<u32> {
+    let spans = &stream.spans;
     let mut order = by_start(spans);
     let mut from = 0;
     while from < order.len() {
@@ -87,7 +88,7 @@ fn start_order(spans: &[evalbench_bundle::Span]) -> Vec<u32> {
         if to - from > 1 {
             order[from..to].sort_unstable_by_key(|&i| {
                 let s = &spans[i as usize];
-                (s.dur_us.saturating_neg(), s.id().unwrap_or(0), i)
+                (s.dur_us.saturating_neg(), stream.id(s).unwrap_or(0), i)
             });
         }
         from = to;
@@ -115,18 +116,19 @@ fn by_start(spans: &[evalbench_bundle::Span]) -> Vec<u32> {
 /// Lays out one stream; `offset` does not matter (it moves every span alike).
 pub fn assign(stream: &Stream) -> Tracks {
     let spans = &stream.spans;
-    let order = start_order(spans);
+    let order = start_order(stream);
     let mut tracks: Vec<Track> = Vec::new();
     let mut by_key: HashMap<Key, Vec<u32>> = HashMap::new();
-    let mut track_of_id = IdMap::new(spans);
+    let mut track_of_id = IdMap::new(stream);
     let mut of_span = vec![0u32; spans.len()];
     for &i in &order {
         let s = &spans[i as usize];
         let end = s.end_us();
-        let id = s.id().unwrap_or(u64::MAX);
+        let (id, parent) = (stream.id(s), stream.parent(s));
+        let id_or_max = id.unwrap_or(u64::MAX);
         let own = own_track(stream, s);
         let mut placed = None;
-        match s.parent().and_then(|p| track_of_id.get(p).map(|t| (p, t))).filter(|_| own.is_none()) {
+        match parent.and_then(|p| track_of_id.get(p).map(|t| (p, t))).filter(|_| own.is_none()) {
             Some((parent, t)) => {
                 let tr = &mut tracks[t as usize];
                 tr.pop_ended(s.ts_us);
@@ -134,7 +136,7 @@ pub fn assign(stream: &Stream) -> Tracks {
                     placed = Some(t);
                 }
             }
-            None if own.is_none() && s.parent().is_none() && s.id().is_none() => {
+            None if own.is_none() && parent.is_none() && id.is_none() => {
                 // No ids at all: nest by time on the first track that takes it.
                 for (t, tr) in tracks.iter_mut().enumerate() {
                     tr.pop_ended(s.ts_us);
@@ -172,8 +174,8 @@ pub fn assign(stream: &Stream) -> Tracks {
             }));
         }
         let t = placed.expect("placed");
-        tracks[t as usize].stack.push((end, id));
-        if let Some(id) = s.id() {
+        tracks[t as usize].stack.push((end, id_or_max));
+        if let Some(id) = id {
             track_of_id.insert(id, t);
         }
         of_span[i as usize] = t;
@@ -212,18 +214,18 @@ mod tests {
         let mut next = |n: u64| r.next(n);
         for round in 0..300 {
             let step = if round % 2 == 0 { 1 } else { i64::MAX / 3 };
-            let spans: Vec<Span> = (0..next(80))
-                .map(|_| {
-                    let id = (next(4) > 0).then(|| next(5));
-                    Span::new(0, 0, (next(6) as i64 - 2) * step, next(5) as i64 - 1).with_ids(id, None, None)
-                })
-                .collect();
-            let mut full: Vec<u32> = (0..spans.len() as u32).collect();
+            let mut st = Stream::default();
+            for _ in 0..next(80) {
+                let id = (next(4) > 0).then(|| next(5));
+                let s = st.with_ids(Span::new(0, 0, (next(6) as i64 - 2) * step, next(5) as i64 - 1), id, None, None);
+                st.spans.push(s);
+            }
+            let mut full: Vec<u32> = (0..st.spans.len() as u32).collect();
             full.sort_by_key(|&i| {
-                let s = &spans[i as usize];
-                (s.ts_us, -s.dur_us, s.id().unwrap_or(0), i)
+                let s = &st.spans[i as usize];
+                (s.ts_us, -s.dur_us, st.id(s).unwrap_or(0), i)
             });
-            assert_eq!(start_order(&spans), full, "round {round}");
+            assert_eq!(start_order(&st), full, "round {round}");
         }
     }
 

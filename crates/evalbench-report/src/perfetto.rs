@@ -329,15 +329,15 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
             any = true;
             buf.extend_from_slice(k);
         };
-        if let Some(id) = s.id() {
+        if let Some(id) = st.id(s) {
             key(buf, b"\"span.id\":");
             push_u64(buf, id);
         }
-        if let Some(p) = s.parent() {
+        if let Some(p) = st.parent(s) {
             key(buf, b"\"span.parent\":");
             push_u64(buf, p);
         }
-        if let Some(t) = s.thread() {
+        if let Some(t) = st.thread(s) {
             key(buf, b"\"span.thread\":");
             push_u64(buf, t);
         }

@@ -169,6 +169,14 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     // Corrupt a line in the middle of the file and one at the end.
     let text = std::fs::read_to_string(&server).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // Ids too wide for a span to hold in itself, in every part of the
+    // file (so in several chunks, joined).
+    let wide = |k: u64| {
+        format!("{{\"name\":\"wide\",\"ts_us\":8,\"dur_us\":1,\"id\":{},\"parent\":{},\"thread\":{k},\"fields\":{{}}}}", u64::MAX - k, 1u64 << 42)
+    };
+    for (k, at) in [1, lines.len() / 3, 2 * lines.len() / 3, lines.len() - 1].into_iter().enumerate() {
+        lines.insert(at, wide(k as u64));
+    }
     let mid = lines.len() / 2;
     lines[mid] = "{\"name\": truncated".into();
     // Spans whose fields are not where a tidy line has them: after
@@ -180,6 +188,12 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     lines.push("\u{1}garbage".into());
     std::fs::write(&server, lines.join("\n") + "\n").unwrap();
     let whole = evalbench_bundle::read_trace_dir_chunked(&trace, u64::MAX).unwrap();
+    let wide_ids: Vec<(Option<u64>, Option<u64>, Option<u64>)> = whole
+        .iter()
+        .flat_map(|f| &f.streams)
+        .flat_map(|st| st.spans.iter().filter(|s| st.name(s) == "wide").map(|s| (st.id(s), st.parent(s), st.thread(s))))
+        .collect();
+    assert_eq!(wide_ids, (0..4).map(|k| (Some(u64::MAX - k), Some(1 << 42), Some(k))).collect::<Vec<_>>());
     // Text kept for one name, dropped chunk by chunk for the rest.
     let kept = |n: &str| n == "record_one";
     for chunk in [1u64, 100, 4096, 65536] {
@@ -191,7 +205,12 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
                 assert_eq!(x.spans.len(), y.spans.len());
                 for (s, t) in x.spans.iter().zip(&y.spans) {
                     let fields = if kept(y.name(t)) { y.fields(t) } else { "" };
-                    assert_eq!((x.name(s), s.ts_us, s.dur_us, s.id(), x.fields(s)), (y.name(t), t.ts_us, t.dur_us, t.id(), fields), "chunk {chunk}");
+                    assert_eq!(
+                        (x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)),
+                        (y.name(t), t.ts_us, t.dur_us, y.id(t), fields),
+                        "chunk {chunk}"
+                    );
+                    assert_eq!((x.parent(s), x.thread(s)), (y.parent(t), y.thread(t)), "chunk {chunk}");
                     match (kept(y.name(t)), y.fields(t).is_empty()) {
                         (true, false) => with_text += 1,
                         (false, false) => without += 1,
@@ -212,8 +231,8 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
                 assert_eq!(x.spans.len(), y.spans.len());
                 for (s, t) in x.spans.iter().zip(&y.spans) {
                     assert_eq!(
-                        (x.name(s), s.ts_us, s.dur_us, s.id(), x.extra(s)),
-                        (y.name(t), t.ts_us, t.dur_us, t.id(), y.extra(t)),
+                        (x.name(s), s.ts_us, s.dur_us, x.id(s), x.extra(s)),
+                        (y.name(t), t.ts_us, t.dur_us, y.id(t), y.extra(t)),
                         "chunk {chunk}"
                     );
                     match x.fields_in_file(s) {
@@ -248,7 +267,7 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
             for (x, y) in a.streams.iter().zip(&w.streams) {
                 assert_eq!(x.spans.len(), y.spans.len());
                 for (s, t) in x.spans.iter().zip(&y.spans) {
-                    assert_eq!((x.name(s), s.ts_us, s.dur_us, s.id(), x.fields(s)), (y.name(t), t.ts_us, t.dur_us, t.id(), y.fields(t)));
+                    assert_eq!((x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)), (y.name(t), t.ts_us, t.dur_us, y.id(t), y.fields(t)));
                 }
             }
         }

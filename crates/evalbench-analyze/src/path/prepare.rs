@@ -135,7 +135,7 @@ impl Flattening {
     fn add(&mut self, mut held: Held<'_>, align: &Alignment) {
         let st = held.stream();
         let off = align.offset_for(st);
-        let ids = IdMap::indices(&st.spans);
+        let ids = IdMap::indices(st);
         let base = self.spans.len();
         let n = st.spans.len();
         let server = st.process == crate::align::SERVER;
@@ -175,7 +175,7 @@ impl Flattening {
             }
             let s = held.span(i, n).expect("spans from i on are held");
             let start = s.ts_us.saturating_add(off);
-            let up = s.parent().and_then(|p| ids.get(p)).filter(|&p| {
+            let up = held.stream().parent(s).and_then(|p| ids.get(p)).filter(|&p| {
                 // A parent that starts after its child is not one (hostile files).
                 let parent_starts_first = match held.span(p as usize, n) {
                     Some(ps) => ps.ts_us <= s.ts_us,

@@ -46,11 +46,11 @@ pub(super) fn lanes(p: &PassView, t0: f64, t1: f64) -> Timeline {
         let off = p.align.offset_for(st) as f64;
         // A vector by id where ids are dense (ours are): a hash set of 3.9M
         // ids was 75 MB at the inspect's peak.
-        let ids = IdMap::indices(&st.spans);
+        let ids = IdMap::indices(st);
         let mut roots: Vec<(f64, f64, &str)> = st
             .spans
             .iter()
-            .filter(|s| s.parent().is_none_or(|pa| ids.get(pa).is_none()))
+            .filter(|s| st.parent(s).is_none_or(|pa| ids.get(pa).is_none()))
             .map(|s| (s.ts_us as f64 + off, s.end_us() as f64 + off, st.name(s)))
             .collect();
         roots.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)).then_with(|| a.2.cmp(b.2)));

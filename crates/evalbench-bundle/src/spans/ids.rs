@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Fnv, Span};
+use crate::{Fnv, Stream};
 
 pub enum IdMap {
     Dense(Vec<u32>),
@@ -14,21 +14,21 @@ pub enum IdMap {
 impl IdMap {
     const NONE: u32 = u32::MAX;
 
-    /// An empty map sized for the ids of `spans`.
-    pub fn new(spans: &[Span]) -> IdMap {
-        let max = spans.iter().filter_map(|s| s.id()).max().unwrap_or(0);
-        if max <= (spans.len() as u64).saturating_mul(4).max(1024) {
+    /// An empty map sized for the ids of `st`'s spans.
+    pub fn new(st: &Stream) -> IdMap {
+        let max = st.spans.iter().filter_map(|s| st.id(s)).max().unwrap_or(0);
+        if max <= (st.spans.len() as u64).saturating_mul(4).max(1024) {
             IdMap::Dense(vec![Self::NONE; max as usize + 1])
         } else {
-            IdMap::Sparse(HashMap::with_capacity_and_hasher(spans.len(), Fnv))
+            IdMap::Sparse(HashMap::with_capacity_and_hasher(st.spans.len(), Fnv))
         }
     }
 
-    /// Each span's id to its index in `spans`; a repeated id keeps the last.
-    pub fn indices(spans: &[Span]) -> IdMap {
-        let mut m = IdMap::new(spans);
-        for (i, s) in spans.iter().enumerate() {
-            if let Some(id) = s.id() {
+    /// Each span's id to its index in `st.spans`; a repeated id keeps the last.
+    pub fn indices(st: &Stream) -> IdMap {
+        let mut m = IdMap::new(st);
+        for (i, s) in st.spans.iter().enumerate() {
+            if let Some(id) = st.id(s) {
                 m.insert(id, i as u32);
             }
         }

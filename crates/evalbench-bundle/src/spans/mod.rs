@@ -45,7 +45,8 @@ pub fn placed_fields_agree(data: &[u8], buffer: usize) -> bool {
                     None => b.fields(y) == a.fields(x),
                 };
                 fields
-                    && (x.name, x.ts_us, x.dur_us, x.id(), x.parent(), x.thread()) == (y.name, y.ts_us, y.dur_us, y.id(), y.parent(), y.thread())
+                    && (x.name, x.ts_us, x.dur_us, a.id(x), a.parent(x), a.thread(x))
+                        == (y.name, y.ts_us, y.dur_us, b.id(y), b.parent(y), b.thread(y))
                     && a.extra(x) == b.extra(y)
             })
     };
@@ -67,20 +68,43 @@ pub const MAX_LINE: usize = 1 << 20;
 pub const MAX_LISTED: usize = 100;
 
 /// One closed span. Names and targets are indices into [`Stream::names`];
-/// its `fields` and extra keys are text in [`Stream::text`].
+/// its `fields` and extra keys are text in [`Stream::text`]; its ids are
+/// read through its stream ([`Stream::id`], [`Stream::parent`],
+/// [`Stream::thread`]).
 ///
-/// 56 bytes: millions of spans are held at once, so where its text starts,
+/// 48 bytes: millions of spans are held at once, so where its text starts,
 /// the fields' length, the ids' "known" bits and whether it has extra keys
-/// share one word ([`Text`]), not three Options and two lengths.
+/// share one word ([`Text`]), not three Options and two lengths; and the
+/// three ids share two words, 42 bits each (4 trillion: our layer numbers
+/// spans 1, 2, 3, ... and threads by the kernel's ids), with a span whose
+/// ids need more keeping them in [`Stream::wide`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
     pub name: u32,
     pub target: u32,
     pub ts_us: i64,
     pub dur_us: i64,
-    /// id, parent, thread; each meaningful where its known bit is set.
-    ids: [u64; 3],
+    /// id, parent, thread packed ([`pack`]), or [`WIDE`] and an index into
+    /// [`Stream::wide`]; each meaningful where its known bit is set.
+    ids: [u64; 2],
     text: Text,
+}
+
+/// Bits of an id kept in the span itself.
+const ID_BITS: u32 = 42;
+/// In the ids' second word: they are in [`Stream::wide`], at the index in the first.
+const WIDE: u64 = 1 << 63;
+
+/// Three ids of at most [`ID_BITS`] bits in two words.
+fn pack([a, b, c]: [u64; 3]) -> [u64; 2] {
+    let v = u128::from(a) | u128::from(b) << ID_BITS | u128::from(c) << (2 * ID_BITS);
+    [v as u64, (v >> 64) as u64]
+}
+
+fn unpack([lo, hi]: [u64; 2]) -> [u64; 3] {
+    let v = u128::from(lo) | u128::from(hi) << 64;
+    let mask = (1u128 << ID_BITS) - 1;
+    [(v & mask) as u64, (v >> ID_BITS & mask) as u64, (v >> (2 * ID_BITS) & mask) as u64]
 }
 
 /// Where a span's text starts in [`Stream::text`] (38 bits: 256 GiB), its
@@ -133,32 +157,25 @@ impl Text {
 impl Span {
     /// A span without ids or text.
     pub fn new(name: u32, target: u32, ts_us: i64, dur_us: i64) -> Span {
-        Span { name, target, ts_us, dur_us, ids: [0; 3], text: Text::default() }
+        Span { name, target, ts_us, dur_us, ids: [0; 2], text: Text::default() }
     }
 
-    /// With its `id`, `parent` and `thread`, each where known.
+    /// With its `id`, `parent` and `thread`, each where known and of at
+    /// most 42 bits: for spans made by hand (tests). Ids read from a file
+    /// go through [`Stream::with_ids`], which keeps any id.
+    ///
+    /// # Panics
+    /// When an id needs more than 42 bits.
+    #[doc(hidden)]
     pub fn with_ids(mut self, id: Option<u64>, parent: Option<u64>, thread: Option<u64>) -> Span {
-        self.text.0 &= !(0b111 << KNOWN_SHIFT);
-        for (k, v) in [id, parent, thread].into_iter().enumerate() {
-            if let Some(v) = v {
-                self.ids[k] = v;
-                self.text.0 |= 1 << (KNOWN_SHIFT + k as u32);
-            }
-        }
+        let mut wide = Vec::new();
+        self = Stream::ids_into(self, [id, parent, thread], &mut wide);
+        assert!(wide.is_empty(), "an id of more than {ID_BITS} bits needs its stream: Stream::with_ids");
         self
     }
 
-    fn known(&self, k: usize) -> Option<u64> {
-        (self.text.0 & (1 << (KNOWN_SHIFT + k as u32)) != 0).then_some(self.ids[k])
-    }
-    pub fn id(&self) -> Option<u64> {
-        self.known(0)
-    }
-    pub fn parent(&self) -> Option<u64> {
-        self.known(1)
-    }
-    pub fn thread(&self) -> Option<u64> {
-        self.known(2)
+    fn known(&self, k: usize) -> bool {
+        self.text.0 & (1 << (KNOWN_SHIFT + k as u32)) != 0
     }
 
     pub fn end_us(&self) -> i64 {
@@ -191,9 +208,66 @@ pub struct Stream {
     pub spans: Vec<Span>,
     /// Every span's raw `fields` and extra text, end to end.
     pub text: String,
+    /// The ids (id, parent, thread) of the spans whose ids do not fit in
+    /// the span ([`Span`]); few or none.
+    pub wide: Vec<[u64; 3]>,
 }
 
 impl Stream {
+    /// `span` with its `id`, `parent` and `thread`, each where known; ids
+    /// that do not fit in the span go to [`Stream::wide`].
+    pub fn with_ids(&mut self, span: Span, id: Option<u64>, parent: Option<u64>, thread: Option<u64>) -> Span {
+        Stream::ids_into(span, [id, parent, thread], &mut self.wide)
+    }
+
+    fn ids_into(mut span: Span, known: [Option<u64>; 3], wide: &mut Vec<[u64; 3]>) -> Span {
+        span.text.0 &= !(0b111 << KNOWN_SHIFT);
+        let mut ids = [0u64; 3];
+        for (k, v) in known.into_iter().enumerate() {
+            if let Some(v) = v {
+                ids[k] = v;
+                span.text.0 |= 1 << (KNOWN_SHIFT + k as u32);
+            }
+        }
+        span.ids = if ids.iter().all(|&v| v >> ID_BITS == 0) {
+            pack(ids)
+        } else {
+            wide.push(ids);
+            [wide.len() as u64 - 1, WIDE]
+        };
+        span
+    }
+
+    /// The span's id, parent and thread, known or not.
+    fn ids(&self, s: &Span) -> [u64; 3] {
+        if s.ids[1] == WIDE {
+            return self.wide.get(s.ids[0] as usize).copied().unwrap_or_default();
+        }
+        unpack(s.ids)
+    }
+
+    pub fn id(&self, s: &Span) -> Option<u64> {
+        s.known(0).then(|| self.ids(s)[0])
+    }
+    pub fn parent(&self, s: &Span) -> Option<u64> {
+        s.known(1).then(|| self.ids(s)[1])
+    }
+    pub fn thread(&self, s: &Span) -> Option<u64> {
+        s.known(2).then(|| self.ids(s)[2])
+    }
+
+    /// Moves the wide ids of `spans`, which were this stream's, to after
+    /// `to`'s (the stream joined after another's).
+    pub(crate) fn move_wide(&mut self, to: &mut Vec<[u64; 3]>) -> impl Fn(&mut Span) {
+        let base = to.len() as u64;
+        to.append(&mut self.wide);
+        move |s: &mut Span| {
+            if s.ids[1] == WIDE {
+                s.ids[0] += base;
+            }
+        }
+    }
+
     fn text_of(&self, start: u64, len: usize) -> &str {
         let start = start as usize;
         self.text.get(start..start + len).unwrap_or("")
@@ -301,15 +375,16 @@ impl Stream {
 
     /// Appends `from`'s span `s`, with its text or its place in the file.
     pub(crate) fn push_from(&mut self, from: &Stream, s: &Span) {
+        let span = self.with_ids(*s, from.id(s), from.parent(s), from.thread(s));
         match from.fields_in_file(s) {
-            Some((at, len)) => self.push_in_file(*s, at, len),
-            None => self.push(*s, from.fields(s), from.extra(s).unwrap_or("")),
+            Some((at, len)) => self.push_in_file(span, at, len),
+            None => self.push(span, from.fields(s), from.extra(s).unwrap_or("")),
         }
     }
 
     /// Drops the text (fields and extra keys, or their place in the file)
     /// of every span whose name `keep` refuses: a reader done with most fields keeps a stream's
-    /// spans at their 56 bytes, where the text is most of a line.
+    /// spans at their 48 bytes, where the text is most of a line.
     pub fn keep_text(&mut self, keep: impl Fn(&str) -> bool) {
         let wanted: Vec<bool> = self.names.iter().map(|n| keep(n)).collect();
         let mut text = String::new();
@@ -371,16 +446,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_span_is_56_bytes_and_keeps_ids_and_text_apart() {
-        assert_eq!(std::mem::size_of::<Span>(), 56);
+    fn a_span_is_48_bytes_and_keeps_ids_and_text_apart() {
+        assert_eq!(std::mem::size_of::<Span>(), 48);
         let mut st = Stream::default();
-        st.push(Span::new(0, 0, 1, 2).with_ids(Some(0), None, Some(u64::MAX)), r#"{"a":1}"#, r#"{"zone":"eu"}"#);
+        let a = st.with_ids(Span::new(0, 0, 1, 2), Some(0), None, Some(u64::MAX));
+        st.push(a, r#"{"a":1}"#, r#"{"zone":"eu"}"#);
         st.push(Span::new(0, 0, 3, 4).with_ids(None, Some(7), None), "", "");
         st.push(Span::new(0, 0, 5, 6), r#"{"b":2}"#, "");
         let [a, b, c] = [st.spans[0], st.spans[1], st.spans[2]];
-        assert_eq!((a.id(), a.parent(), a.thread()), (Some(0), None, Some(u64::MAX)));
-        assert_eq!((b.id(), b.parent(), b.thread()), (None, Some(7), None));
-        assert_eq!((c.id(), c.parent(), c.thread()), (None, None, None));
+        assert_eq!((st.id(&a), st.parent(&a), st.thread(&a)), (Some(0), None, Some(u64::MAX)));
+        assert_eq!((st.id(&b), st.parent(&b), st.thread(&b)), (None, Some(7), None));
+        assert_eq!((st.id(&c), st.parent(&c), st.thread(&c)), (None, None, None));
+        // Ids at the edge of what a span holds, and past it, in any place.
+        let edge = (1u64 << ID_BITS) - 1;
+        for ids in [
+            [Some(edge), Some(edge), Some(edge)],
+            [Some(edge + 1), None, Some(1)],
+            [None, Some(u64::MAX), Some(edge)],
+            [Some(3), Some(4), Some(1 << 50)],
+        ] {
+            let s = st.with_ids(Span::new(0, 0, 0, 0), ids[0], ids[1], ids[2]);
+            assert_eq!([st.id(&s), st.parent(&s), st.thread(&s)], ids);
+        }
+        assert_eq!(st.wide.len(), 4, "{:?}", st.wide);
         assert_eq!((st.fields(&a), st.extra(&a)), (r#"{"a":1}"#, Some(r#"{"zone":"eu"}"#)));
         assert_eq!((st.fields(&b), st.extra(&b)), ("", None));
         assert_eq!((st.fields(&c), st.extra(&c)), (r#"{"b":2}"#, None));
@@ -388,7 +476,7 @@ mod tests {
         let long = "x".repeat(MAX_TEXT + 1);
         st.push(Span::new(0, 0, 7, 8).with_ids(Some(1), Some(2), Some(3)), "", &long);
         let d = st.spans[3];
-        assert_eq!((d.id(), d.parent(), d.thread(), st.extra(&d)), (Some(1), Some(2), Some(3), None));
+        assert_eq!((st.id(&d), st.parent(&d), st.thread(&d), st.extra(&d)), (Some(1), Some(2), Some(3), None));
     }
 
     /// Fields left in the file are found at their bytes whatever the line
@@ -411,6 +499,7 @@ mod tests {
             &long,
             r#"{"name":"f","ts_us":10,"dur_us":1}"#,
             r#"{"name":"g","ts_us":11,"dur_us":1,"fields":{}}"#,
+            r#"{"name":"w","ts_us":12,"dur_us":1,"id":18446744073709551615,"parent":4398046511104,"thread":1,"fields":{"k":1}}"#,
         ];
         let data = lines.join("\n");
         for buffer in [1, 2, 7, 64, 4096, 1 << 22] {
@@ -438,7 +527,7 @@ mod tests {
             let want = |kept: bool| if kept { (*fields, (!extra.is_empty()).then_some(*extra)) } else { ("", None) };
             assert_eq!((st.fields(&st.spans[i]), st.extra(&st.spans[i])), want(*name == 0), "kept, span {i}");
             assert_eq!((shifted.fields(&shifted.spans[i]), shifted.extra(&shifted.spans[i])), want(true), "shifted, span {i}");
-            assert_eq!(st.spans[i].id(), Some(i as u64));
+            assert_eq!(st.id(&st.spans[i]), Some(i as u64));
         }
         assert_eq!(st.text, r#"{"a":1}0000009{"x":"1"}0000009{"z":[3]}{"c":3}"#);
     }

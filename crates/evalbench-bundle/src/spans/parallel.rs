@@ -109,10 +109,13 @@ fn merge(path: &Path, parts: Vec<SpanFile>) -> SpanFile {
                 .collect();
             let base = target.text.len() as u64;
             target.text.push_str(&st.text);
-            for mut s in st.spans {
+            let mut st = st;
+            let shift_wide = st.move_wide(&mut target.wide);
+            for mut s in std::mem::take(&mut st.spans) {
                 s.name = remap[s.name as usize];
                 s.target = remap[s.target as usize];
                 s.shift_text(base);
+                shift_wide(&mut s);
                 target.spans.push(s);
             }
         }
@@ -200,7 +203,7 @@ pub fn read_trace_dir_text(dir: &Path, chunk: u64, keep: KeepText<'_>) -> Result
 /// ([`Stream::fields_in_file`]), not the text, unless `unless` accepts
 /// their fields: a writer that copies the fields out as they are
 /// (trace.json) reads them back from there, and the spans are held at
-/// their 56 bytes meanwhile.
+/// their 48 bytes meanwhile.
 pub fn read_trace_dir_located(dir: &Path, chunk: u64, in_file: KeepText<'_>, unless: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
     read_filtered(dir, chunk, None, None, Some((in_file, unless)))
 }

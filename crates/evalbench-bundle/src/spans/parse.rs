@@ -210,7 +210,7 @@ impl Parser<'_> {
             }
             extra.push('}');
         }
-        let span = Span::new(name, target, ts_us, dur_us).with_ids(line.id, line.parent, line.thread);
+        let span = stream.with_ids(Span::new(name, target, ts_us, dur_us), line.id, line.parent, line.thread);
         let fields = line.fields.unwrap_or("");
         // The fields' place in the file: they are a slice of the line as read.
         let offset = (fields.as_ptr() as usize).checked_sub(raw.as_ptr() as usize).filter(|&o| o + fields.len() <= raw.len());
