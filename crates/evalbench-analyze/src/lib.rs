@@ -28,4 +28,4 @@ pub use latency::{LatencyTable, StatementLatency};
 pub use pass::{fields_read, load_aligned, load_aligned_lean, load_aligned_placed, load_pass, window, PassData, Warning};
 pub use phase::phase;
 pub use stats::{span_stats, SpanStat};
-pub use tracks::{assign as assign_tracks, Tracks};
+pub use tracks::{assign as assign_tracks, TrackOf, Tracks};

@@ -19,9 +19,57 @@ use evalbench_bundle::Stream;
 #[derive(Debug, Clone, Default)]
 pub struct Tracks {
     /// Track index of each span, in the stream's span order.
-    pub of_span: Vec<u32>,
+    pub of_span: TrackOf,
     /// Name of each track (its first root's name, numbered when repeated).
     pub names: Vec<String>,
+}
+
+/// Each span's track, in as few bytes as the stream's tracks need: a
+/// stream has few tracks, and the trace writer holds these beside the
+/// pass (the server's 3.1M spans at 4.5M were 12 MB as words).
+#[derive(Debug, Clone)]
+pub enum TrackOf {
+    Bytes(Vec<u8>),
+    Halves(Vec<u16>),
+    Words(Vec<u32>),
+}
+
+impl Default for TrackOf {
+    fn default() -> TrackOf {
+        TrackOf::zeros(0)
+    }
+}
+
+impl TrackOf {
+    fn zeros(n: usize) -> TrackOf {
+        TrackOf::Bytes(vec![0; n])
+    }
+
+    /// Span `k`'s track is `t`; widened first when `t` does not fit.
+    fn set(&mut self, k: usize, t: u32) {
+        loop {
+            match self {
+                TrackOf::Bytes(v) => match u8::try_from(t) {
+                    Ok(b) => return v[k] = b,
+                    Err(_) => *self = TrackOf::Halves(v.iter().map(|&x| x.into()).collect()),
+                },
+                TrackOf::Halves(v) => match u16::try_from(t) {
+                    Ok(h) => return v[k] = h,
+                    Err(_) => *self = TrackOf::Words(v.iter().map(|&x| x.into()).collect()),
+                },
+                TrackOf::Words(v) => return v[k] = t,
+            }
+        }
+    }
+
+    /// Span `k`'s track.
+    pub fn get(&self, k: usize) -> Option<u32> {
+        match self {
+            TrackOf::Bytes(v) => v.get(k).map(|&t| t.into()),
+            TrackOf::Halves(v) => v.get(k).map(|&t| t.into()),
+            TrackOf::Words(v) => v.get(k).copied(),
+        }
+    }
 }
 
 struct Track {
@@ -106,7 +154,17 @@ fn by_start(spans: &[evalbench_bundle::Span]) -> Vec<u32> {
         let mut keys: Vec<u64> = spans.iter().enumerate().map(|(i, s)| ((s.ts_us.wrapping_sub(first) as u64) << index_bits) | i as u64).collect();
         keys.sort_unstable();
         let mask = (1u64 << index_bits) - 1;
-        return keys.into_iter().map(|k| (k & mask) as u32).collect();
+        // Taken from the end, the keys given back as they go: the keys and
+        // the order side by side were the trace writer's peak.
+        let mut order = Vec::with_capacity(keys.len());
+        while let Some(k) = keys.pop() {
+            order.push((k & mask) as u32);
+            if keys.len().is_multiple_of(1 << 16) {
+                keys.shrink_to_fit();
+            }
+        }
+        order.reverse();
+        return order;
     }
     let mut keys: Vec<(i64, u32)> = spans.iter().enumerate().map(|(i, s)| (s.ts_us, i as u32)).collect();
     keys.sort_unstable();
@@ -120,7 +178,7 @@ pub fn assign(stream: &Stream) -> Tracks {
     let mut tracks: Vec<Track> = Vec::new();
     let mut by_key: HashMap<Key, Vec<u32>> = HashMap::new();
     let mut track_of_id = IdMap::new(stream);
-    let mut of_span = vec![0u32; spans.len()];
+    let mut of_span = TrackOf::zeros(spans.len());
     for &i in &order {
         let s = &spans[i as usize];
         let end = s.end_us();
@@ -178,7 +236,7 @@ pub fn assign(stream: &Stream) -> Tracks {
         if let Some(id) = id {
             track_of_id.insert(id, t);
         }
-        of_span[i as usize] = t;
+        of_span.set(i as usize, t);
     }
     let mut seen: HashMap<u32, usize> = HashMap::new();
     let names = tracks
@@ -236,7 +294,7 @@ mod tests {
     fn nests(stream: &Stream, t: &Tracks) -> bool {
         for (i, a) in stream.spans.iter().enumerate() {
             for (j, b) in stream.spans.iter().enumerate() {
-                if i == j || t.of_span[i] != t.of_span[j] {
+                if i == j || t.of_span.get(i) != t.of_span.get(j) {
                     continue;
                 }
                 let overlap = a.ts_us < b.end_us() && b.ts_us < a.end_us();
@@ -265,10 +323,11 @@ mod tests {
         };
         let t = assign(&stream);
         assert!(nests(&stream, &t));
-        assert_ne!(t.of_span[0], t.of_span[1]);
-        assert_eq!(t.of_span[2], t.of_span[0]);
-        assert_eq!(t.of_span[3], t.of_span[1]);
-        assert_eq!(t.names[t.of_span[1] as usize], "job #2");
+        let of = |k| t.of_span.get(k).unwrap();
+        assert_ne!(of(0), of(1));
+        assert_eq!(of(2), of(0));
+        assert_eq!(of(3), of(1));
+        assert_eq!(t.names[of(1) as usize], "job #2");
     }
 
     proptest::proptest! {
