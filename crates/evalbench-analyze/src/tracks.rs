@@ -291,6 +291,25 @@ mod tests {
         Span::new(name, 0, ts, dur).with_ids(id, parent, None)
     }
 
+    /// A span's track is kept in a byte until a track needs more, then
+    /// in two, then in four, each track set before kept as it was.
+    #[test]
+    fn tracks_widen_as_they_grow_and_keep_what_was_set() {
+        let mut of = TrackOf::zeros(5);
+        let tracks = [7, 255, 256, 65_535, 65_536];
+        for (k, &t) in tracks.iter().enumerate() {
+            of.set(k, t);
+            let kind = match &of {
+                TrackOf::Bytes(_) => 1,
+                TrackOf::Halves(_) => 2,
+                TrackOf::Words(_) => 4,
+            };
+            assert_eq!(kind, [1, 1, 2, 2, 4][k], "after track {t}");
+            assert!((0..=k).all(|j| of.get(j) == Some(tracks[j])), "after track {t}: {of:?}");
+        }
+        assert_eq!(of.get(5), None);
+    }
+
     fn nests(stream: &Stream, t: &Tracks) -> bool {
         for (i, a) in stream.spans.iter().enumerate() {
             for (j, b) in stream.spans.iter().enumerate() {
