@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use evalbench_analyze::path::CriticalPath;
-use evalbench_analyze::{assign_tracks, Alignment, TrackOf};
+use evalbench_analyze::{assign_tracks, Alignment, TrackOf, Tracks};
 use evalbench_bundle::Stream;
 
 /// Spans per formatting segment: about a megabyte of JSON, small enough to
@@ -36,9 +36,7 @@ struct Lane<'a> {
     stream: &'a Stream,
     pid: u64,
     offset: i64,
-    /// Each span's track, and each track's name.
-    track_of: TrackOf,
-    track_names: Vec<String>,
+    tracks: Tracks,
     names: Vec<Vec<u8>>,
 }
 
@@ -157,7 +155,7 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
     for lane in &lanes {
         events += lane.stream.spans.len() as u64;
     }
-    let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, lane.track_of))).collect();
+    let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, lane.tracks.of_span))).collect();
     Ok(PendingTrace { tmp, path: path.to_path_buf(), placed, events })
 }
 
@@ -222,7 +220,7 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
 /// Tracks for every stream, computed on every core.
 fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) -> Vec<Lane<'a>> {
     let next = AtomicUsize::new(0);
-    let mut tracks: Vec<Option<(TrackOf, Vec<String>)>> = (0..order.len()).map(|_| None).collect();
+    let mut tracks: Vec<Option<Tracks>> = (0..order.len()).map(|_| None).collect();
     let slots = std::sync::Mutex::new(&mut tracks);
     std::thread::scope(|s| {
         for _ in 0..threads().min(order.len().max(1)) {
@@ -230,7 +228,6 @@ fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) ->
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = order.get(k) else { break };
                 let t = assign_tracks(&streams[i]);
-                let t = (t.of_span, t.names);
                 slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(t);
             });
         }
@@ -239,18 +236,14 @@ fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) ->
         .iter()
         .zip(tracks)
         .enumerate()
-        .map(|(rank, (&i, t))| {
-            let (track_of, track_names) = t.expect("every stream laid out");
-            Lane {
-                stream: &streams[i],
-                // Synthetic pids: two hosts may reuse a pid number.
-                pid: rank as u64 + 1,
-                offset: alignment.offset_for(&streams[i]),
-                track_of,
-                track_names,
-                // Names are few: escape each once, not once per span.
-                names: streams[i].names.iter().map(|n| escaped(n)).collect(),
-            }
+        .map(|(rank, (&i, t))| Lane {
+            stream: &streams[i],
+            // Synthetic pids: two hosts may reuse a pid number.
+            pid: rank as u64 + 1,
+            offset: alignment.offset_for(&streams[i]),
+            tracks: t.expect("every stream laid out"),
+            // Names are few: escape each once, not once per span.
+            names: streams[i].names.iter().map(|n| escaped(n)).collect(),
         })
         .collect()
 }
@@ -277,7 +270,7 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
         meta(buf, "process_name", pid, 0, b"name", &escaped(&label));
         sep(buf);
         meta(buf, "process_sort_index", pid, 0, b"sort_index", (pid - 1).to_string().as_bytes());
-        for (t, name) in lane.track_names.iter().enumerate() {
+        for (t, name) in lane.tracks.names.iter().enumerate() {
             sep(buf);
             meta(buf, "thread_name", pid, t as i64 + 1, b"name", &escaped(name));
             sep(buf);
@@ -298,7 +291,7 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
         buf.extend_from_slice(b",\"pid\":");
         push_int(buf, pid);
         buf.extend_from_slice(b",\"tid\":");
-        push_int(buf, lane.track_of.get(k).expect("a track for every span") as i64 + 1);
+        push_int(buf, lane.tracks.of_span.get(k).expect("a track for every span") as i64 + 1);
         buf.extend_from_slice(b",\"args\":{");
         let mut any = false;
         let mut key = |buf: &mut Vec<u8>, k: &[u8]| {

@@ -70,8 +70,7 @@ impl Nested {
         }
         let sent_by = queued_behind(spans, first_of_stream, sent_by);
         let before = {
-            let mut anywhere: Vec<u32> = (0..n as u32).collect();
-            anywhere.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+            let anywhere = by_end(spans, 0..n as u32);
             let message = |r: u32| sent_by.get(&r).is_some_and(|m| spans[m.0 as usize].end <= spans[r as usize].start);
             let mut before = vec![NONE; n];
             for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
@@ -177,6 +176,14 @@ impl Nested {
     }
 }
 
+/// The spans of `range` by (end, start, index): the order
+/// [`last_before`] searches.
+fn by_end(spans: &[Flat], range: std::ops::Range<u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = range.collect();
+    v.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+    v
+}
+
 /// Among `among` (sorted by end, start, index), the span that ended last
 /// before `r` started, not `r` itself.
 fn last_before(spans: &[Flat], among: &[u32], r: u32) -> Option<u32> {
@@ -199,15 +206,8 @@ fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, 
         v.dedup();
         v
     };
-    let by_end: HashMap<u32, Vec<u32>> = queued
-        .into_iter()
-        .map(|st| {
-            let (a, b) = (first_of_stream[st as usize], first_of_stream[st as usize + 1]);
-            let mut v: Vec<u32> = (a..b).collect();
-            v.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
-            (st, v)
-        })
-        .collect();
+    let by_end: HashMap<u32, Vec<u32>> =
+        queued.into_iter().map(|st| (st, by_end(spans, first_of_stream[st as usize]..first_of_stream[st as usize + 1]))).collect();
     sent_by
         .into_iter()
         .map(|(r, (s, w, wq, queue))| {
