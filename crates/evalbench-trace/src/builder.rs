@@ -2,11 +2,12 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing_subscriber::filter::Filtered;
 
-use crate::layer::{Clock, SpanFilter, SpanLayer};
+use crate::clock::Clock;
+use crate::layer::{SpanFilter, SpanLayer};
 use crate::writer::{self, TraceGuard};
 
 /// Directory the span files go to; unset means the layer records nothing.
@@ -152,8 +153,4 @@ pub(crate) fn unix_us(t: SystemTime) -> i64 {
         Ok(d) => d.as_micros() as i64,
         Err(e) => -(e.duration().as_micros() as i64),
     }
-}
-
-pub(crate) fn instant_now() -> Instant {
-    Instant::now()
 }

@@ -5,7 +5,6 @@ use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record as SpanRecord};
@@ -13,7 +12,7 @@ use tracing::{Level, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Filter, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::builder::{instant_now, unix_us};
+use crate::clock::Clock;
 use crate::writer::Sink;
 
 /// One field value, kept typed so integers stay integers in the JSON.
@@ -37,73 +36,6 @@ pub(crate) struct Closed {
     pub parent: u64,
     pub thread: u32,
     pub fields: Vec<(&'static str, Value)>,
-}
-
-/// Timestamps come from one wall-clock reading plus a monotonic clock, so a
-/// child's start and end lie inside its parent's to the microsecond.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Clock {
-    base_us: i64,
-    base: Instant,
-    skew_us: i64,
-}
-
-impl Clock {
-    pub(crate) fn now(skew_us: i64) -> Clock {
-        let base = instant_now();
-        Clock { base_us: unix_us(std::time::SystemTime::now()) + skew_us, base, skew_us }
-    }
-    fn ticks(&self) -> u64 {
-        match PINNED.with(|p| p.get()) {
-            Some(Pin::Wall(us)) => (us + self.skew_us - self.base_us).max(0) as u64,
-            Some(Pin::Instant(at)) => at.saturating_duration_since(self.base).as_micros() as u64,
-            None => Instant::now().saturating_duration_since(self.base).as_micros() as u64,
-        }
-    }
-}
-
-/// What this thread's spans are stamped with instead of now.
-#[derive(Debug, Clone, Copy)]
-enum Pin {
-    Instant(Instant),
-    /// A time of this machine's wall clock, µs since the epoch, read by
-    /// another process (nix's own trace timestamps).
-    Wall(i64),
-}
-
-thread_local! {
-    /// The instant this thread's spans open and close at, inside
-    /// [`at_one_instant`] or [`at_wall_us`].
-    static PINNED: Cell<Option<Pin>> = const { Cell::new(None) };
-}
-
-fn pinned<R>(pin: Pin, f: impl FnOnce() -> R) -> R {
-    struct Unpin(Option<Pin>);
-    impl Drop for Unpin {
-        fn drop(&mut self) {
-            PINNED.with(|p| p.set(self.0));
-        }
-    }
-    let _restore = Unpin(PINNED.with(|p| p.replace(Some(pin))));
-    f()
-}
-
-/// Runs `f` with every span this thread closes or opens in it stamped with
-/// `wall_us`, a time of this machine's wall clock (µs since the epoch) that
-/// another process read: nix's own timestamp of a marker, when the reader
-/// reaches the marker later than nix wrote it. The layer's clock skew
-/// applies to it as to the layer's own readings.
-pub fn at_wall_us<R>(wall_us: i64, f: impl FnOnce() -> R) -> R {
-    pinned(Pin::Wall(wall_us), f)
-}
-
-/// Runs `f` with every span this thread closes or opens in it stamped with
-/// one instant, the moment `f` starts. For spans that are back to back by
-/// definition (one attribute ends where the next begins): without it, the
-/// layer's own work and any descheduling between the close and the open
-/// would show as a gap that belongs to neither.
-pub fn at_one_instant<R>(f: impl FnOnce() -> R) -> R {
-    pinned(Pin::Instant(Instant::now()), f)
 }
 
 /// Per-span state kept in the registry's extensions.

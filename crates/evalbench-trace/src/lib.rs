@@ -28,10 +28,12 @@
 //! ```
 
 mod builder;
+mod clock;
 mod json;
 mod layer;
 mod writer;
 
 pub use builder::{Builder, ENV_CLOCK_SKEW_US, ENV_HOST, ENV_PREFIX, ENV_PROCESS, ENV_QUEUE, ENV_TRACE_DIR};
-pub use layer::{at_one_instant, at_wall_us, SpanFilter, SpanLayer};
+pub use clock::{at_one_instant, at_wall_us};
+pub use layer::{SpanFilter, SpanLayer};
 pub use writer::TraceGuard;

@@ -273,7 +273,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let summary = read_json(&out.join("summary.json"));
     for p in summary["passes"].as_array().unwrap() {
         let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
-        assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} ± {b}, truth {}", p["pass"], -skew_ms * 1000);
+        assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} ± {b}, truth {}; hosts {}", p["pass"], -skew_ms * 1000, p["hosts"]);
     }
     // The default: clean passes repeated (the measured count), instrumented once.
     let clean_runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS;
