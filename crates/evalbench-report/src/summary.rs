@@ -78,6 +78,10 @@ pub struct RepeatGroup {
     pub spans: Vec<SpanSpread>,
     /// The median critical path, and how often each step was on it.
     pub critical_path: Vec<crate::summary_path::StepOverRuns>,
+    /// Set when the runs wrote different numbers of `.drv` files to the
+    /// nix store (`store_writes`): they did not evaluate alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_writes: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -115,6 +119,7 @@ impl RepeatGroup {
             let paths: Vec<&crate::summary_path::PathSummary> = runs.iter().filter_map(|r| r.critical_path.as_ref().ok()).collect();
             out.push(RepeatGroup {
                 critical_path: crate::summary_path::over_runs(&paths),
+                store_writes: crate::store_writes::note(&runs),
                 pass: base,
                 runs: runs.len(),
                 wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6),
@@ -351,6 +356,9 @@ impl Summary {
                 "== {} x{} runs: evaluated median {:.3} s (min {:.3}, max {:.3}, MAD {:.3})",
                 g.pass, g.runs, g.wall_s.median, g.wall_s.min, g.wall_s.max, g.wall_s.mad
             );
+            if let Some(n) = &g.store_writes {
+                let _ = writeln!(t, "  note: {n}");
+            }
             for SpanSpread { process, name, total_us: sp } in g.spans.iter().take(15) {
                 let _ = writeln!(
                     t,

@@ -18,6 +18,11 @@ fn gen_flake(dir: &Path, packages: u32, work: u32) {
 
 /// One run of the eval subprocess with an empty cache: the drvPaths it printed.
 fn lab_eval(n: &Option<std::path::PathBuf>, flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<String> {
+    lab_eval_lines(n, flake, shards, cache, stats).iter().filter_map(|l| l["drv"].as_str().map(String::from)).collect()
+}
+
+/// The same, every line it printed.
+fn lab_eval_lines(n: &Option<std::path::PathBuf>, flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<serde_json::Value> {
     let mut c = evalbench();
     with_nix(&mut c, n);
     c.args(["lab", "eval", "--job", "t", "--eval-workers", &shards.to_string(), "--flake"]).arg(flake).env("XDG_CACHE_HOME", cache);
@@ -25,11 +30,7 @@ fn lab_eval(n: &Option<std::path::PathBuf>, flake: &Path, shards: u32, cache: &P
         c.arg("--nix-stats-dir").arg(s);
     }
     let out = run_ok(&mut c);
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?["drv"].as_str().map(String::from))
-        .collect()
+    String::from_utf8(out.stdout).unwrap().lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).collect()
 }
 
 fn nix(n: &Option<std::path::PathBuf>, args: &[&str]) -> String {
@@ -106,6 +107,36 @@ fn same_derivations(n: &Option<std::path::PathBuf>) {
     let got = lab_eval(n, &big, 2, &tmp.path().join("cache-big"), None);
     assert_eq!(got.len(), 2001);
     assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>(), "2,000 packages, two evaluators");
+}
+
+#[test]
+fn a_flake_s_first_evaluation_writes_its_drvs_and_later_ones_find_them() {
+    for n in nixes() {
+        store_writes(&n);
+    }
+}
+
+/// The eval subprocess counts the `.drv` files nix wrote: all of a new
+/// flake's on its first evaluation (the alias `default` once), none after,
+/// with one evaluator or two, and none when the lab's cache answers.
+fn store_writes(n: &Option<std::path::PathBuf>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let flake = tmp.path().join("f");
+    gen_flake(&flake, 60, 10);
+    // Derivations no store has yet: a nonce in each.
+    let nonce = format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let text = std::fs::read_to_string(flake.join("flake.nix")).unwrap();
+    assert!(text.contains(r#"builder = "/bin/sh";"#), "the generated flake's builder line moved: {text}");
+    std::fs::write(flake.join("flake.nix"), text.replace(r#"builder = "/bin/sh";"#, &format!(r#"builder = "/bin/sh"; nonce = "{nonce}";"#))).unwrap();
+    let written = |shards: u32, cache: &str| {
+        let lines = lab_eval_lines(n, &flake, shards, &tmp.path().join(cache), None);
+        let drvs: BTreeSet<&str> = lines.iter().filter_map(|l| l["drv"].as_str()).collect();
+        let done = lines.iter().find_map(|l| l.get("done")).unwrap_or_else(|| panic!("no done line: {lines:?}"));
+        (drvs.len(), done["drvs_written"].as_u64().unwrap_or_else(|| panic!("{done}")))
+    };
+    assert_eq!(written(2, "c1"), (60, 60), "{n:?}: the first evaluation writes every .drv");
+    assert_eq!(written(1, "c2"), (60, 0), "{n:?}: a second evaluation finds them");
+    assert_eq!(written(2, "c1"), (60, 0), "{n:?}: answered from the lab's cache");
 }
 
 #[test]

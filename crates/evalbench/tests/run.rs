@@ -346,6 +346,23 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!(rss > 10_000.0, "an evaluator's peak RSS in KiB: {rss}");
         assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.eval_peak_rss {rss:.0} KiB")), "{metrics}");
     }
+    // The store's .drv files: only the flake's first evaluation can write
+    // them (none, where another test or run evaluated it before); every
+    // later run finds them. A first run that wrote is named in the summary.
+    let mut evaluated: Vec<(i64, String, i64)> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| {
+            let d = e.unwrap().path();
+            let r = d.join("run.json").is_file().then(|| read_json(&d.join("run.json")))?;
+            let written = r["evaluation_metric"]["drvs_written"].as_i64().unwrap_or_else(|| panic!("{}: {r}", d.display()));
+            Some((r["requested_us"].as_i64()?, d.file_name()?.to_str()?.to_string(), written))
+        })
+        .collect();
+    evaluated.sort();
+    assert!(evaluated.iter().skip(1).all(|r| r.2 == 0), "only the first evaluation writes: {evaluated:?}");
+    if evaluated[0].2 > 0 && evaluated[0].1 == "cold-clean" {
+        assert!(text.contains(&format!("but cold-clean {}.", evaluated[0].2)), "{text}");
+    }
     let calls = read_json(&out.join("cold-clean/run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
     assert!(metrics.lines().any(|l| l == format!("evalbench.cold-clean.nix.nrFunctionCalls {calls} calls")), "{metrics}");
     assert!(!metrics.contains("instrumented"), "timings of instrumented passes are not metrics: {metrics}");

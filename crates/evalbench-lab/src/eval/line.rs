@@ -26,6 +26,10 @@ pub struct Done {
     pub eval_cache_entries: usize,
     /// Evaluators that ran (one shard each).
     pub eval_workers: usize,
+    /// Of the attributes' drvPaths, how many this evaluation wrote to the
+    /// store (new to it): the rest were there from an earlier evaluation.
+    #[serde(default)]
+    pub drvs_written: usize,
 }
 
 impl EvalLine {
@@ -55,7 +59,14 @@ mod tests {
             EvalLine::Drv("/nix/store/x-hello.drv".into()),
             EvalLine::Error { message: "stack overflow".into(), attr: Some("packages.x86_64-linux.default".into()) },
             EvalLine::Error { message: "no flake.nix".into(), attr: None },
-            EvalLine::Done(Done { attrs: 3, eval_peak_rss_kb: 10, evaluator_peak_rss_kb: vec![7, 8], eval_cache_entries: 1, eval_workers: 2 }),
+            EvalLine::Done(Done {
+                attrs: 3,
+                eval_peak_rss_kb: 10,
+                evaluator_peak_rss_kb: vec![7, 8],
+                eval_cache_entries: 1,
+                eval_workers: 2,
+                drvs_written: 2,
+            }),
         ];
         for l in lines {
             let text = serde_json::to_string(&l).unwrap();

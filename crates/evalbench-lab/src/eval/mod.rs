@@ -307,6 +307,12 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
         evaluator_peak_rss_kb: evaluator_peaks,
         eval_cache_entries: cached,
         eval_workers,
+        // Distinct: an alias (`default`) names a drv another attribute has.
+        drvs_written: resolved
+            .iter()
+            .flat_map(|r| r.written.iter().map(|&i| r.drvs[i as usize].1.as_str()))
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
     })
     .emit();
     Ok(())

@@ -96,6 +96,29 @@ pub(super) fn rss_kb(pid: i32) -> Option<i64> {
     Some(pages * page / 1024)
 }
 
+/// A time as the store's files carry it: the kernel stamps a file's ctime
+/// from its coarse clock (a tick behind the fine one), so a file nix writes
+/// just after a fine reading could seem older than it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoreTime(libc::timespec);
+
+impl StoreTime {
+    pub fn now() -> StoreTime {
+        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid timespec to fill; the clock exists on Linux.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut t) };
+        StoreTime(t)
+    }
+
+    /// Whether `path` was written (its inode changed) at or after this
+    /// time: for a `.drv`, whether nix wrote it to the store since. nix
+    /// writes a store path once and never touches it again.
+    pub fn wrote(&self, path: &str) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).is_ok_and(|m| (m.ctime(), m.ctime_nsec()) >= (self.0.tv_sec, self.0.tv_nsec))
+    }
+}
+
 /// Reaps `pid`: how it ended and its peak RSS in KiB.
 pub(super) fn wait4(pid: i32) -> std::io::Result<(super::error::Ended, i64)> {
     evalbench_host::wait4(pid as u32).map(|(st, u)| (super::error::Ended(st), u.ru_maxrss))

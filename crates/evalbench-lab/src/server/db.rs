@@ -35,6 +35,8 @@ CREATE INDEX IF NOT EXISTS build_drv_path ON build (drv_path);
 CREATE TABLE IF NOT EXISTS evaluation_metric (
     evaluation uuid PRIMARY KEY REFERENCES evaluation(id), fetch_ms bigint, flake_ms bigint, derivations_ms bigint,
     total_ms bigint, eval_peak_rss_kb bigint, attrs int, derivations int, new_derivations int,
+    -- The lab's own: of the attributes' .drv files, how many nix wrote to its store.
+    drvs_written int,
     recorded_at timestamptz NOT NULL DEFAULT clock_timestamp());
 "#;
 

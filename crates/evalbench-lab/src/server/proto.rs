@@ -228,9 +228,9 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 let _ = s
                     .db
                     .execute(
-                        "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, $8::int8::int4, $9::int8::int4) ON CONFLICT (evaluation) DO NOTHING",
-                        &[&evaluation, &n("fetch_ms"), &n("flake_ms"), &n("derivations_ms"), &n("total_ms"), &n("eval_peak_rss_kb"), &n("attrs"), &derivations, &new],
+                        "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations, drvs_written) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, $8::int8::int4, $9::int8::int4, $10::int8::int4) ON CONFLICT (evaluation) DO NOTHING",
+                        &[&evaluation, &n("fetch_ms"), &n("flake_ms"), &n("derivations_ms"), &n("total_ms"), &n("eval_peak_rss_kb"), &n("attrs"), &derivations, &new, &n("drvs_written")],
                     )
                     .await
                     .map_err(|e| eprintln!("lab server: evaluation_metric: {e}"));
