@@ -40,6 +40,8 @@ for p in summary["passes"]:
     print(f"{name}: {packages} packages, evaluated {ev:.3f} s ({ev / packages * 1e3:.3f} ms a package); status {p['status']}")
     print(f"  spans {p['span_count']}, dropped {p['dropped_spans']}; pass directory {size(os.path.join(bundle, name)) / 1e6:.1f} MB")
     print(f"  eval subprocess: fetch {m.get('fetch_ms')} ms, flake (nix) {m.get('flake_ms')} ms, evaluators' peak RSS {m.get('eval_peak_rss_kb')} KiB")
+    # A new flake's first evaluation writes every .drv to the store; a repeat finds them (README, "the nix store is not reset").
+    print(f"  .drv files written to the nix store: {m.get('drvs_written', 'not counted')}")
     cp = p.get("critical_path") or {}
     by = ", ".join(f"{q['process'] or 'waits'} {q['on_path_us'] / 1e6:.2f} s" for q in cp.get("processes", []))
     print(f"  critical path by process: {by}")
