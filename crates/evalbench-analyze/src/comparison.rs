@@ -118,6 +118,7 @@ impl Comparison {
     /// instrumented family are shared by the passes in them).
     pub fn headline_notes(&self) -> Vec<&String> {
         let mut notes: Vec<&String> = self.passes.iter().filter_map(|c| c.families.evaluated.power.as_ref()).collect();
+        notes.extend(self.passes.iter().filter_map(|c| c.store_writes.as_ref()));
         notes.sort();
         notes.dedup();
         notes
@@ -169,6 +170,10 @@ pub struct PassComparison {
     /// PostgreSQL settings each side's first run was given (`--pg-setting`), as the server showed them.
     pub pg_settings_a: BTreeMap<String, String>,
     pub pg_settings_b: BTreeMap<String, String>,
+    /// Set when the runs did not all write as many `.drv` files to the nix
+    /// store (`store_writes::between`), with the pass named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_writes: Option<String>,
 }
 
 /// The `--pg-setting`s of a pass's first run, from its run.json.
@@ -284,6 +289,7 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
         plan_notes,
         pg_settings_a: pg_settings(a.dirs),
         pg_settings_b: pg_settings(b.dirs),
+        store_writes: crate::store_writes::between(&sa.drvs_written, &sb.drvs_written).map(|n| format!("{}: {n}", a.pass)),
         pass_a: a.pass,
         pass_b: b.pass,
     }

@@ -19,6 +19,7 @@ pub mod scan;
 mod seeded;
 pub mod spread;
 pub mod stats;
+pub mod store_writes;
 pub mod tracks;
 pub mod verdict;
 pub mod view;

@@ -21,6 +21,9 @@ pub struct Samples {
     /// The critical path's steps ("<process> <span>" or "wait: …") to
     /// their time on the path per run, ms; 0 where a run's path missed it.
     pub path: BTreeMap<String, Vec<f64>>,
+    /// The `.drv` files each run's evaluation wrote to the nix store, where
+    /// the bundle says (`store_writes`).
+    pub drvs_written: Vec<Option<i64>>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -87,6 +90,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         statements: BTreeMap::new(),
         counters: BTreeMap::new(),
         path: BTreeMap::new(),
+        drvs_written: Vec::new(),
     };
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
@@ -94,6 +98,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         let wall =
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
+        s.drvs_written.push(crate::store_writes::drvs_written(data.run.as_ref().and_then(|r| r.evaluation_metric.as_ref())));
         // A counter is a count of this run or absent: never filled with zeros.
         for (k, v) in crate::counters::of_pass(&data).unwrap_or_default() {
             s.counters.entry(k).or_default().push(v);

@@ -10,7 +10,6 @@ pub mod hydra;
 pub mod output;
 pub mod perfetto;
 mod placed_fields;
-pub mod store_writes;
 pub mod summarize;
 pub mod summary;
 pub mod summary_path;

@@ -79,7 +79,7 @@ pub struct RepeatGroup {
     /// The median critical path, and how often each step was on it.
     pub critical_path: Vec<crate::summary_path::StepOverRuns>,
     /// Set when the runs wrote different numbers of `.drv` files to the
-    /// nix store (`store_writes`): they did not evaluate alike.
+    /// nix store (`analyze::store_writes`): they did not evaluate alike.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store_writes: Option<String>,
 }
@@ -119,7 +119,10 @@ impl RepeatGroup {
             let paths: Vec<&crate::summary_path::PathSummary> = runs.iter().filter_map(|r| r.critical_path.as_ref().ok()).collect();
             out.push(RepeatGroup {
                 critical_path: crate::summary_path::over_runs(&paths),
-                store_writes: crate::store_writes::note(&runs),
+                store_writes: {
+                    use evalbench_analyze::store_writes::{drvs_written, note};
+                    note(&runs.iter().map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref()))).collect::<Vec<_>>())
+                },
                 pass: base,
                 runs: runs.len(),
                 wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6),

@@ -373,6 +373,9 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let inst = cmp["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-instrumented").unwrap();
     let clean = cmp["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();
     assert!(clean.get("plans").is_none(), "clean passes log no plans");
+    // compare says when the runs wrote unlike (here, the bundle against itself).
+    let cold: Vec<i64> = evaluated.iter().filter(|r| r.1 == "cold-clean" || r.1.starts_with("cold-clean.")).map(|r| r.2).collect();
+    assert_eq!(clean.get("store_writes").is_some(), cold.iter().any(|&c| c != cold[0]), "{cold:?}: {:?}", clean.get("store_writes"));
     let stmts: Vec<&str> = clean["statements"].as_array().unwrap().iter().map(|r| r["what"].as_str().unwrap()).collect();
     let plans = inst["plans"].as_array().unwrap();
     assert!(plans.len() >= 20 && plans.iter().all(|p| p["change"] == "same"), "one bundle against itself");

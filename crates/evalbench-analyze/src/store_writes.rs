@@ -5,27 +5,22 @@
 //! evaluation 4-5x slower (nix's own CPU time), and the lab's cold passes
 //! keep the store (the contract resets the database and the eval cache, not
 //! the store). So a run that wrote them is not like one that did not, and
-//! a spread over both mixes two things: the lab counts the `.drv` files
-//! each evaluation wrote (`drvs_written`, exact) and the summary says
-//! which runs differ.
+//! a spread over both mixes two things, and so does a comparison of two
+//! sides that wrote differently: the lab counts the `.drv` files each
+//! evaluation wrote (`drvs_written`, exact), the summary says which runs
+//! of a pass differ, and `compare` says when its two sides do.
 
-use crate::PassSummary;
-
-/// The lab's count of `.drv` files the run's evaluation wrote; None where
-/// the bundle does not say (another target, an older lab).
-pub fn drvs_written(p: &PassSummary) -> Option<i64> {
-    p.evaluation_metric.as_ref()?.get("drvs_written")?.as_i64()
+/// The lab's count of `.drv` files a run's evaluation wrote (its
+/// `evaluation_metric`); None where the bundle does not say (another
+/// target, an older lab).
+pub fn drvs_written(metric: Option<&serde_json::Value>) -> Option<i64> {
+    metric?.get("drvs_written")?.as_i64()
 }
 
-/// A note when the runs of one pass wrote different numbers of `.drv`
-/// files: which wrote how many. None when they agree or any does not say.
-pub fn note(runs: &[&PassSummary]) -> Option<String> {
-    let counted: Vec<(&str, Option<i64>)> = runs.iter().map(|r| (r.pass.as_str(), drvs_written(r))).collect();
-    note_of(&counted)
-}
-
-/// [`note`] over (run, count) pairs.
-fn note_of(runs: &[(&str, Option<i64>)]) -> Option<String> {
+/// A note when the runs of one pass, (run, count) pairs, wrote different
+/// numbers of `.drv` files: which wrote how many. None when they agree or
+/// any does not say.
+pub fn note(runs: &[(&str, Option<i64>)]) -> Option<String> {
     let counts: Vec<i64> = runs.iter().map(|r| r.1).collect::<Option<_>>()?;
     let first = *counts.first()?;
     if counts.iter().all(|&c| c == first) {
@@ -45,9 +40,43 @@ fn note_of(runs: &[(&str, Option<i64>)]) -> Option<String> {
     ))
 }
 
+/// A note when the two sides of a comparison, each its runs' counts,
+/// did not all write alike: part of a difference in time is then the
+/// store's, not the change's. None when every run wrote the same or any
+/// does not say.
+pub fn between(a: &[Option<i64>], b: &[Option<i64>]) -> Option<String> {
+    let (a, b): (Vec<i64>, Vec<i64>) = (a.iter().copied().collect::<Option<_>>()?, b.iter().copied().collect::<Option<_>>()?);
+    let first = *a.first().or(b.first())?;
+    if a.iter().chain(&b).all(|&c| c == first) {
+        return None;
+    }
+    let list = |v: &[i64]| {
+        let shown: Vec<String> = v.iter().take(8).map(|c| c.to_string()).collect();
+        let more = if v.len() > 8 { format!(" and {} more", v.len() - 8) } else { String::new() };
+        format!("{}{more}", shown.join(", "))
+    };
+    Some(format!(
+        ".drv files written to the nix store differ: A's runs wrote {}, B's {}. A flake's first evaluation writes its derivations and later ones find them, so part of a difference in time is the store's, not the change's",
+        list(&a),
+        list(&b)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::note_of;
+    use super::{between, note as note_of};
+
+    #[test]
+    fn sides_that_wrote_differently_are_said() {
+        assert_eq!(between(&[Some(0), Some(0)], &[Some(0)]), None);
+        assert_eq!(between(&[Some(0)], &[None]), None, "a side that does not say");
+        let n = between(&[Some(0); 3], &[Some(2000), Some(0), Some(0)]).unwrap();
+        assert!(n.contains("A's runs wrote 0, 0, 0, B's 2000, 0, 0."), "{n}");
+        // A side whose runs differ among themselves is said too.
+        assert!(between(&[Some(5), Some(0)], &[Some(5), Some(0)]).is_some());
+        let many = between(&[Some(1); 10], &[Some(0)]).unwrap();
+        assert!(many.contains("1, 1, 1, 1, 1, 1, 1, 1 and 2 more, B's 0."), "{many}");
+    }
 
     #[test]
     fn runs_that_wrote_differently_are_named() {
