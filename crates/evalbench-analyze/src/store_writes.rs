@@ -31,12 +31,11 @@ pub fn note(runs: &[(&str, Option<i64>)]) -> Option<String> {
     // The count most runs share (the smallest on a tie), and the runs apart from it.
     let usual = most.chunk_by(|a, b| a == b).max_by_key(|c| (c.len(), std::cmp::Reverse(c[0])))?[0];
     let apart: Vec<String> = runs.iter().zip(&counts).filter(|(_, &c)| c != usual).map(|(r, c)| format!("{} {c}", r.0)).collect();
-    let shown = apart.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
-    let more = if apart.len() > 5 { format!(" and {} more", apart.len() - 5) } else { String::new() };
     Some(format!(
-        ".drv files written to the nix store differ: {} of {} runs wrote {usual}, but {shown}{more}. A flake's first evaluation writes its derivations and later ones find them, so these runs are not alike: their spread mixes both",
+        ".drv files written to the nix store differ: {} of {} runs wrote {usual}, but {}. A flake's first evaluation writes its derivations and later ones find them, so these runs are not alike: their spread mixes both",
         runs.len() - apart.len(),
-        runs.len()
+        runs.len(),
+        listed(&apart, 5)
     ))
 }
 
@@ -50,16 +49,21 @@ pub fn between(a: &[Option<i64>], b: &[Option<i64>]) -> Option<String> {
     if a.iter().chain(&b).all(|&c| c == first) {
         return None;
     }
-    let list = |v: &[i64]| {
-        let shown: Vec<String> = v.iter().take(8).map(|c| c.to_string()).collect();
-        let more = if v.len() > 8 { format!(" and {} more", v.len() - 8) } else { String::new() };
-        format!("{}{more}", shown.join(", "))
-    };
+    let list = |v: &[i64]| listed(&v.iter().map(i64::to_string).collect::<Vec<_>>(), 8);
     Some(format!(
         ".drv files written to the nix store differ: A's runs wrote {}, B's {}. A flake's first evaluation writes its derivations and later ones find them, so part of a difference in time is the store's, not the change's",
         list(&a),
         list(&b)
     ))
+}
+
+/// The first `k` of `items`, comma-separated, and how many more there are.
+fn listed(items: &[String], k: usize) -> String {
+    let shown = items[..items.len().min(k)].join(", ");
+    match items.len().saturating_sub(k) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
 }
 
 #[cfg(test)]
