@@ -121,12 +121,14 @@ pub struct Cut {
     pub after: u64,
 }
 
+const READ_BUFFER: usize = 1 << 20;
+
 /// Copies the records of `input` whose timestamps lie in `[start_us,
 /// stop_us]` to `out`, with the global header. `name` names the input in
 /// errors. A record cut short at the end of the file is an error (the
 /// capture was not stopped cleanly), never silently dropped.
 pub fn cut(name: &str, input: impl Read, out: impl Write, start_us: i64, stop_us: i64) -> Result<Cut, DecodeError> {
-    let mut r = std::io::BufReader::with_capacity(1 << 20, input);
+    let mut r = std::io::BufReader::with_capacity(READ_BUFFER, input);
     let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
     let werr = |e: std::io::Error| DecodeError::Line { name: name.to_string(), line: 0, source: e };
     let mut header = [0u8; GLOBAL_HEADER];
@@ -153,8 +155,17 @@ pub fn cut(name: &str, input: impl Read, out: impl Write, start_us: i64, stop_us
         if len > 256 << 20 {
             return Err(DecodeError::format(name, format!("byte {offset}: "), format!("a record of at most 256 MiB, found {len} bytes")));
         }
-        data.resize(len, 0);
-        let got = read_full(&mut r, &mut data).map_err(werr)?;
+        // Sized by the length field only up to the reader's own buffer, and
+        // beyond it grown with the bytes that are there: a file of a few
+        // kilobytes may claim a 256 MiB record.
+        let got = if len <= READ_BUFFER {
+            data.resize(len, 0);
+            read_full(&mut r, &mut data)
+        } else {
+            data.clear();
+            (&mut r).take(len as u64).read_to_end(&mut data)
+        }
+        .map_err(werr)?;
         if got < len {
             return Err(DecodeError::format(name, format!("byte {}: ", offset + 16), format!("{len} bytes of packet data, found {got}")));
         }
@@ -232,5 +243,26 @@ mod tests {
         assert!(e.contains("t.pcap: byte 59: 3 bytes of packet data, found 1"), "{e}");
         let e = cut("x", &b"\x0a\x0d\x0d\x0a0123456789012345678901234"[..], Vec::new(), 0, 1).unwrap_err().to_string();
         assert!(e.contains("classic pcap"), "{e}");
+    }
+
+    /// A reader that remembers the largest read asked of it.
+    struct Watched<'a>(&'a [u8], usize);
+    impl Read for Watched<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = self.1.max(buf.len());
+            self.0.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_record_that_claims_more_than_the_file_holds_allocates_what_is_there() {
+        // The fuzzer's find: 3 bytes of data under a header that claims 200 MiB.
+        let mut input = pcap(&[1]);
+        let at = input.len() - 3 - 8;
+        input[at..at + 8].copy_from_slice(&[0, 0, 0x80, 0x0c, 0, 0, 0x80, 0x0c]);
+        let mut r = Watched(&input, 0);
+        let e = cut("t.pcap", &mut r, Vec::new(), 0, 10).unwrap_err().to_string();
+        assert!(e.contains("t.pcap: byte 40: 209715200 bytes of packet data, found 3"), "{e}");
+        assert!(r.1 <= READ_BUFFER, "a read of {} bytes was asked for 3 bytes of data", r.1);
     }
 }
