@@ -2,37 +2,12 @@
 //! (bundles and traces come from other machines): read as `decode
 //! nix-trace` reads them, never a panic; a fold's self times never exceed
 //! the traced time.
+//!
+//! The check itself is `fuzz/checks/nix_trace.rs`, which the workspace's tests
+//! also run on this target's stored corpus.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/nix_trace.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let mut fold = evalbench_decode::nix_trace::Fold::new();
-    for (i, line) in String::from_utf8_lossy(data).lines().enumerate() {
-        if i % 97 == 5 {
-            fold.set_root(line);
-        }
-        fold.line(line);
-    }
-    let _ = fold.folded();
-    let _ = evalbench_decode::nix_profile::NixProfile::of(&[&fold]);
-    let _ = fold.by_root();
-    // Where the trace's clock runs forward, the self times (each stack's
-    // rounded to the µs) add up to no more than the traced time.
-    let text = String::from_utf8_lossy(data);
-    let times: Vec<u64> = text
-        .lines()
-        .filter(|l| l.starts_with("function-trace entered ") || l.starts_with("function-trace exited "))
-        .filter_map(|l| l.trim_end().rsplit_once(" at ")?.1.parse().ok())
-        .collect();
-    if times.windows(2).all(|w| w[0] <= w[1]) {
-        let stacks = fold.stacks();
-        let self_us: u64 = stacks.iter().map(|s| s.self_us).sum();
-        let traced_us = fold.traced_ns().div_ceil(1000);
-        assert!(self_us <= traced_us + stacks.len() as u64, "self {self_us} µs against {traced_us} µs traced");
-    }
-    let d = tempfile::tempdir().unwrap();
-    let f = d.path().join("trace.txt");
-    std::fs::write(&f, data).unwrap();
-    let _ = evalbench_decode::nix_trace::read(&f, Some(8), None);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

@@ -1,11 +1,12 @@
 //! Any bytes as a capture file through both stream decoders (read from
 //! memory): an error or a result, never a panic, never an allocation sized
 //! by a length field.
+//!
+//! The check itself is `fuzz/checks/pcap_decoders.rs`, which the workspace's tests
+//! also run on this target's stored corpus.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/pcap_decoders.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = evalbench_decode::pg::decode_from(data, "fuzz", None, &mut |_| {});
-    let _ = evalbench_decode::ws::decode_from(data, "fuzz", Some(8080), &mut |_| {});
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

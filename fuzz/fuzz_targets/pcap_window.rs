@@ -2,26 +2,12 @@
 //! files, which a crash or a full disk can leave half-written): an error
 //! or a cut, never a panic. A cut keeps the header and counts every record
 //! once; the tail follower, fed in pieces, agrees on how many records are whole.
+//!
+//! The check itself is `fuzz/checks/pcap_window.rs`, which the workspace's tests
+//! also run on this target's stored corpus.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/pcap_window.rs"]
+mod check;
 
-use evalbench_decode::pcap_window::{cut, Tail};
-
-fuzz_target!(|data: &[u8]| {
-    let (window, body) = data.split_at(data.len().min(2));
-    let from = window.first().copied().unwrap_or(0) as i64 * 1_000_000;
-    let to = from + window.get(1).copied().unwrap_or(255) as i64 * 1_000_000;
-    let mut out = Vec::new();
-    if let Ok(c) = cut("fuzz.pcap", body, &mut out, from, to) {
-        assert_eq!(&out[..24], &body[..24]);
-        let mut tail = Tail::default();
-        for piece in body.chunks(7) {
-            tail.feed(piece);
-        }
-        assert_eq!(tail.records, c.kept + c.before + c.after);
-        // What was kept cuts to itself.
-        let again = cut("kept.pcap", &out[..], Vec::new(), from, to).expect("a cut reads back");
-        assert_eq!((again.kept, again.before, again.after), (c.kept, 0, 0));
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

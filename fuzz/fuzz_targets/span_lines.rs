@@ -2,22 +2,12 @@
 //! alignment, statistics and track layout; the fast line reader reads every
 //! line as serde does, or leaves it to serde; fields left in the file are
 //! found at the bytes that a plain read gives, through any buffer size.
+//!
+//! The check itself is `fuzz/checks/span_lines.rs`, which the workspace's tests
+//! also run on this target's stored corpus.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/span_lines.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    for line in data.split(|&b| b == b'\n') {
-        assert!(evalbench_bundle::spans::fast_path_agrees(line), "fast and serde readers disagree on {:?}", String::from_utf8_lossy(line));
-    }
-    for buffer in [3, 4096] {
-        assert!(evalbench_bundle::spans::placed_fields_agree(data, buffer), "fields left in the file are not where read, buffer {buffer}");
-    }
-    if let Ok(file) = evalbench_bundle::spans::read_spans_from_bytes(data, "fuzz.1.jsonl") {
-        let _ = evalbench_analyze::align_pass(&file.streams);
-        let _ = evalbench_analyze::span_stats(&file.streams);
-        for s in &file.streams {
-            let _ = evalbench_analyze::assign_tracks(s);
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

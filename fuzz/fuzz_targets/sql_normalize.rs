@@ -1,12 +1,11 @@
 //! Any text as SQL through the normalizer (statements from captures and
 //! logs of other machines): never a panic, and normalizing is idempotent.
+//!
+//! The check itself is `fuzz/checks/sql_normalize.rs`, which the workspace's tests
+//! also run on this target's stored corpus.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/sql_normalize.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(sql) = std::str::from_utf8(data) {
-        let once = evalbench_decode::normalize::normalize_sql(sql);
-        let _ = evalbench_decode::normalize::normalize_sql(&once);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

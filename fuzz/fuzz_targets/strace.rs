@@ -1,8 +1,10 @@
 //! Any bytes as an strace output file (read from memory: no file per run).
+//!
+//! The check itself is `fuzz/checks/strace.rs`, which the workspace's tests
+//! also run on this target's stored corpus.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/strace.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = evalbench_decode::strace::decode_from(data, 42, "fuzz");
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
