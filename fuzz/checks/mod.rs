@@ -11,6 +11,7 @@ pub mod nix_stats;
 pub mod nix_trace;
 pub mod pcap_decoders;
 pub mod pcap_window;
+pub mod perf_script;
 pub mod pg_stream;
 pub mod plan_fingerprint;
 pub mod span_lines;

@@ -42,7 +42,20 @@ macro_rules! replayed {
     };
 }
 
-replayed!(archive, auto_explain, nix_stats, nix_trace, pcap_decoders, pcap_window, pg_stream, plan_fingerprint, span_lines, sql_normalize, strace);
+replayed!(
+    archive,
+    auto_explain,
+    nix_stats,
+    nix_trace,
+    pcap_decoders,
+    pcap_window,
+    perf_script,
+    pg_stream,
+    plan_fingerprint,
+    span_lines,
+    sql_normalize,
+    strace
+);
 
 #[test]
 fn every_target_is_replayed() {
