@@ -13,10 +13,12 @@ use evalbench_bundle::provenance::{Difference, Provenance};
 use evalbench_bundle::{Bundle, PassDir, RunInfo};
 use serde::Serialize;
 
-use crate::counters::{judge_counters, CounterVerdict};
+use crate::conditions::Conditions;
+use crate::counters::{noisy_verdict, sort_counters, split_counters, CounterVerdict};
+use crate::explore::{Explore, Explored, List};
 use crate::plans::{self, PlanRow};
 use crate::runs;
-use crate::verdict::{judge, median, runs_needed, Family, Kind, Measured, Rules, Verdict, TIME};
+use crate::verdict::{judge_each, median, runs_needed, Family, Kind, Measured, Rules, Verdict, TIME};
 
 /// What to compare, and the floors under which a change is negligible.
 #[derive(Debug, Clone, Default)]
@@ -88,6 +90,8 @@ pub struct Comparison {
     /// Clean passes' evaluated seconds that got no verdict (one run a side,
     /// or too few for the family's correction).
     pub undecided: Vec<Undecided>,
+    /// A and B hold the same runs (one bundle given twice, or a copy of it).
+    pub one_bundle: bool,
 }
 
 impl Comparison {
@@ -102,6 +106,9 @@ impl Comparison {
     /// (`run --baseline`), or in two; None when a side does not say.
     pub fn session_note(&self) -> Option<String> {
         let (a, b) = (&self.provenance_a, &self.provenance_b);
+        if self.one_bundle {
+            return Some("A and B are one bundle (the same runs): it is compared with itself, which says nothing about a change.".into());
+        }
         if a.same_session(b) {
             return Some(
                 "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did meanwhile fell on both alike."
@@ -110,14 +117,17 @@ impl Comparison {
         }
         let (sa, sb) = (a.started.as_ref()?, b.started.as_ref()?);
         Some(format!(
-            "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the machine did differently; `run --baseline A_FLAKE --flake B_FLAKE` measures both in one."
+            "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the machine did differently, so no time of a pass is called within the largest drift measured in it (each pass's drift note); `run --baseline-rev REV` or `--baseline A_FLAKE` measures both in one."
         ))
     }
 
-    /// The evaluated families' power notes, each once (the clean and the
-    /// instrumented family are shared by the passes in them).
+    /// The families' power notes, each once (the primary and the
+    /// exploratory family are shared by the passes in them).
     pub fn headline_notes(&self) -> Vec<&String> {
-        let mut notes: Vec<&String> = self.passes.iter().filter_map(|c| c.families.evaluated.power.as_ref()).collect();
+        // The exploratory family is shared by every list of every pass: its
+        // word on power is said here, once, not under each list.
+        let mut notes: Vec<&String> =
+            self.passes.iter().flat_map(|c| [c.families.evaluated.power.as_ref(), c.families.spans.power.as_ref()]).flatten().collect();
         notes.extend(self.passes.iter().filter_map(|c| c.store_writes.as_ref()));
         notes.sort();
         notes.dedup();
@@ -174,6 +184,25 @@ pub struct PassComparison {
     /// store (`store_writes::between`), with the pass named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store_writes: Option<String>,
+    /// The machine beside each side's runs, the pass's drift and its trends:
+    /// what the time verdicts were held to, said once in `notes`.
+    pub conditions: Conditions,
+    /// A primary measure of a clean pass, beside its evaluated seconds:
+    /// nix's own evaluation time on the critical path ([`NIX_STEP`]),
+    /// judged in the primary family, not among the path's other steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nix_on_path: Option<Verdict>,
+}
+
+/// nix's own evaluation on the critical path: the eval subprocess's
+/// `resolve` steps, one per attribute.
+pub const NIX_STEP: &str = "eval resolve";
+
+impl PassComparison {
+    /// What the pass's rows refer to, each said once.
+    pub fn notes(&self) -> Vec<String> {
+        self.conditions.notes()
+    }
 }
 
 /// The `--pg-setting`s of a pass's first run, from its run.json.
@@ -181,19 +210,33 @@ fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
     dirs.first().and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).and_then(|r| r.pg_settings().cloned()).unwrap_or_default()
 }
 
-/// Span and statement totals are in milliseconds; one family per kind and pass.
-fn rows(name: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, floor_ms: f64, rules: Rules) -> (Vec<Row>, Family) {
-    let items: Vec<Measured> =
-        a.iter().filter_map(|(k, va)| b.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms })).collect();
-    let mut family = judge(name, items, "ms", TIME, rules);
-    let mut out: Vec<Row> = std::mem::take(&mut family.verdicts).into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
-    // Verdicts outside noise first, then by how much time moved: a span going
-    // from 0.000 to 0.001 ms is +inf% but no one's first concern.
+/// A list's rows as judged: verdicts outside noise first, then by how much
+/// time moved (a span going from 0.000 to 0.001 ms is +inf% but no one's
+/// first concern).
+fn rows(verdicts: Vec<(String, Verdict)>) -> Vec<Row> {
+    let mut out: Vec<Row> = verdicts.into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
     out.sort_by(|x, y| {
         let moved = |r: &Row| (r.verdict.b.median - r.verdict.a.median).abs();
         y.verdict.kind.is_change().cmp(&x.verdict.kind.is_change()).then(moved(y).total_cmp(&moved(x))).then(x.what.cmp(&y.what))
     });
-    (out, family)
+    out
+}
+
+/// The path's steps of both sides: a step off one side's path was on it for
+/// 0 ms there, a move, not a name one side lacks. Without nix's step when
+/// it is judged among the primary measures.
+type PerRun = BTreeMap<String, Vec<f64>>;
+fn path_steps(sa: &runs::Samples, sb: &runs::Samples, primary_nix: bool) -> (PerRun, PerRun) {
+    let (mut pa, mut pb) = (sa.path.clone(), sb.path.clone());
+    for k in sa.path.keys().chain(sb.path.keys()) {
+        pa.entry(k.clone()).or_insert_with(|| vec![0.0; sa.runs]);
+        pb.entry(k.clone()).or_insert_with(|| vec![0.0; sb.runs]);
+    }
+    if primary_nix {
+        pa.remove(NIX_STEP);
+        pb.remove(NIX_STEP);
+    }
+    (pa, pb)
 }
 
 /// What `a` has and `b` lacks, largest total first.
@@ -246,20 +289,24 @@ struct Side<'a> {
     samples: runs::Samples,
 }
 
-/// A pair of passes compared, given its headline verdict and family.
-fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Rules, floor_ms: f64) -> PassComparison {
+/// A pair's verdicts from the primary family, and what they were held to.
+struct Judged {
+    wall: Verdict,
+    nix_on_path: Option<Verdict>,
+    conditions: Conditions,
+}
+
+/// A pair of passes compared, given its verdicts from both families.
+fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family, explored: &mut Explored) -> PassComparison {
     let kind = PassKind::of(&a.pass);
     let (sa, sb) = (&a.samples, &b.samples);
-    let (spans, fs) = rows(&format!("{} spans", a.pass), &sa.spans, &sb.spans, floor_ms, rules);
-    let (statements, fq) = rows(&format!("{} statements", a.pass), &sa.statements, &sb.statements, floor_ms, rules);
-    // A step off one side's path was on it for 0 ms there: a move, not a name one side lacks.
-    let (mut pa, mut pb) = (sa.path.clone(), sb.path.clone());
-    for k in sa.path.keys().chain(sb.path.keys()) {
-        pa.entry(k.clone()).or_insert_with(|| vec![0.0; sa.runs]);
-        pb.entry(k.clone()).or_insert_with(|| vec![0.0; sb.runs]);
-    }
-    let (path, fp) = rows(&format!("{} critical path", a.pass), &pa, &pb, floor_ms, rules);
-    let (counters, fc) = judge_counters(&a.pass, &sa.counters, &sb.counters, rules);
+    let spans = rows(explored.take(i, List::Spans));
+    let statements = rows(explored.take(i, List::Statements));
+    let path = rows(explored.take(i, List::Path));
+    let (mut counters, _) = split_counters(&sa.counters, &sb.counters);
+    counters.extend(explored.take(i, List::Counters).into_iter().map(|(name, v)| noisy_verdict(name, v)));
+    sort_counters(&mut counters);
+    let fx = || Family { verdicts: Vec::new(), ..explored.family.clone() };
     let (plans, plan_notes) = match kind {
         PassKind::Clean => (None, Vec::new()),
         PassKind::Instrumented => {
@@ -275,7 +322,9 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
         kind,
         runs_a: sa.runs,
         runs_b: sb.runs,
-        wall,
+        wall: judged.wall,
+        nix_on_path: judged.nix_on_path,
+        conditions: judged.conditions,
         spans_only_a: only(&sa.spans, &sb.spans),
         spans_only_b: only(&sb.spans, &sa.spans),
         statements_only_a: only(&sa.statements, &sb.statements),
@@ -284,7 +333,7 @@ fn pass_comparison(a: Side, b: Side, wall: Verdict, evaluated: Family, rules: Ru
         spans,
         statements,
         counters,
-        families: Families { evaluated, spans: fs, statements: fq, counters: fc, path: fp },
+        families: Families { evaluated, spans: fx(), statements: fx(), counters: fx(), path: fx() },
         plans,
         plan_notes,
         pg_settings_a: pg_settings(a.dirs),
@@ -322,7 +371,13 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     // Times from two sessions carry the machine's drift between them; exact
     // counters do not, and are judged by equality whatever the rules.
     let (provenance_a, provenance_b, differs) = differs(ba, bb);
-    let same_session = provenance_a.same_session(&provenance_b);
+    // The same runs on both sides: the first run of every pair is one
+    // evaluation, requested at one instant.
+    let first_run = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str| {
+        g.get(p).and_then(|d| d.first()).and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).map(|r| (r.evaluation_id, r.requested_us))
+    };
+    let one_bundle = pairs.iter().all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
+    let same_session = provenance_a.same_session(&provenance_b) && !one_bundle;
     let rules = Rules {
         between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0),
         interleaved: same_session,
@@ -330,41 +385,69 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     };
     let floor_ms = o.min_abs_us / 1e3;
     let mut sides = Vec::new();
-    let (mut clean_heads, mut instrumented_heads) = (Vec::new(), Vec::new());
-    for (pa, pb) in pairs {
+    // The primary family's items, each with the rules of its pass; every
+    // other row goes to the exploratory family.
+    let mut clean_heads = Vec::<(Measured, Rules)>::new();
+    let mut explore = Explore::default();
+    for (i, (pa, pb)) in pairs.into_iter().enumerate() {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
             return Err(format!("no pass {pa} in {} or no pass {pb} in {}", ba.source.display(), bb.source.display()));
         };
         let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
+        let conditions = Conditions::of(&a.samples, &b.samples, !same_session, floor_ms);
+        let pass_rules = conditions.rules(rules);
         let head = Measured {
             what: format!("{} evaluated", a.pass),
             a: a.samples.wall.clone(),
             b: b.samples.wall.clone(),
             floor_abs: EVALUATED_RESOLUTION_S,
         };
+        let (sa, sb) = (&a.samples, &b.samples);
+        // nix's own time on the path is the second primary measure of a
+        // clean pass, where either side's path has it.
+        let primary_nix = PassKind::of(&a.pass) == PassKind::Clean && (sa.path.contains_key(NIX_STEP) || sb.path.contains_key(NIX_STEP));
         match PassKind::of(&a.pass) {
-            PassKind::Clean => clean_heads.push(head),
-            PassKind::Instrumented => instrumented_heads.push(head),
+            PassKind::Clean => {
+                clean_heads.push((head, pass_rules));
+                if primary_nix {
+                    // In seconds, as the family's other measure: the path keeps ms.
+                    let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.runs], |v| v.iter().map(|ms| ms / 1e3).collect());
+                    let m = Measured { what: format!("{} {NIX_STEP}", a.pass), a: step(sa), b: step(sb), floor_abs: floor_ms / 1e3 };
+                    clean_heads.push((m, pass_rules));
+                }
+            }
+            PassKind::Instrumented => explore.seconds(i, head, pass_rules),
         }
-        sides.push((a, b));
+        explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, pass_rules);
+        explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, pass_rules);
+        let (pa, pb) = path_steps(sa, sb, primary_nix);
+        explore.times(i, List::Path, &pa, &pb, floor_ms, pass_rules);
+        explore.counters(i, split_counters(&sa.counters, &sb.counters).1, pass_rules);
+        sides.push((a, b, conditions));
     }
-    // The headlines of the clean passes compared are one family: two passes
-    // tested at 5% each would call identical inputs changed in one pair of
-    // ten. The instrumented passes' are another: their distorted timings
-    // must not take the clean passes' share of the 5%.
-    let mut clean_head = judge("evaluated (clean passes)", clean_heads, "s", TIME, rules);
-    let mut instrumented_head = judge("evaluated (instrumented passes)", instrumented_heads, "s", TIME, rules);
-    let (mut clean_walls, mut instrumented_walls) =
-        (std::mem::take(&mut clean_head.verdicts).into_iter(), std::mem::take(&mut instrumented_head.verdicts).into_iter());
+    // The primary measures are fixed before looking and judged first, as
+    // one family: the clean passes' evaluated seconds and nix's time on
+    // their paths (Holm over these alone; exact counters by equality).
+    // Every other row is exploratory, in one family over all passes
+    // (`explore`), the instrumented passes' distorted headlines among them.
+    let (heads, each): (Vec<Measured>, Vec<Rules>) = clean_heads.into_iter().unzip();
+    let mut primary = judge_each("primary: evaluated seconds and nix's time on the path (clean passes)", heads, "s", TIME, rules, &|i| each[i]);
+    let mut primary_verdicts: BTreeMap<String, Verdict> = std::mem::take(&mut primary.verdicts).into_iter().collect();
+    let mut explored = explore.judge(rules);
     let mut out: Vec<PassComparison> = sides
         .into_iter()
-        .map(|(a, b)| {
-            let (walls, head) = match PassKind::of(&a.pass) {
-                PassKind::Clean => (&mut clean_walls, &clean_head),
-                PassKind::Instrumented => (&mut instrumented_walls, &instrumented_head),
+        .enumerate()
+        .map(|(i, (a, b, conditions))| {
+            let (wall, head) = match PassKind::of(&a.pass) {
+                PassKind::Clean => (primary_verdicts.remove(&format!("{} evaluated", a.pass)), primary.clone()),
+                PassKind::Instrumented => {
+                    let wall = explored.take(i, List::Evaluated).pop().map(|(_, v)| v);
+                    (wall, Family { verdicts: Vec::new(), ..explored.family.clone() })
+                }
             };
-            let (_, wall) = walls.next().expect("one headline per pass");
-            pass_comparison(a, b, wall, head.clone(), rules, floor_ms)
+            let nix_on_path = primary_verdicts.remove(&format!("{} {NIX_STEP}", a.pass));
+            let wall = wall.expect("one headline per pass");
+            pass_comparison(i, a, b, Judged { wall, nix_on_path, conditions }, head, &mut explored)
         })
         .collect();
     // A changed plan beside its statement's time: the clean pass of the same
@@ -381,10 +464,9 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
             r.statement_verdict = verdicts.get(&r.statement).cloned();
         }
     }
-    let clean_passes = out.iter().filter(|c| c.kind == PassKind::Clean).count();
-    let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, clean_passes)).collect();
+    let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
-    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided })
+    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided, one_bundle })
 }
 
 /// A clean pass's evaluated seconds without a verdict, and the runs a side

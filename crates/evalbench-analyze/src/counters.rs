@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use evalbench_bundle::nix_stats::{self, Counters};
 use serde::Serialize;
 
-use crate::verdict::{judge, Family, Kind, Measured, Rules, AMOUNT};
+use crate::verdict::{judge, Family, Kind, Measured, Rules, Verdict, AMOUNT};
 use crate::PassData;
 
 /// Counters that are not exact counts of work: times, and the heap's size.
@@ -160,10 +160,10 @@ pub fn in_headline_order<S: AsRef<str> + Ord>(names: &mut Vec<S>) {
     names.dedup();
 }
 
-/// Judges every counter both sides have. Exact ones by equality; the rest in
-/// one family, corrected together. Largest changes first, `same` last.
-pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, rules: Rules) -> (Vec<CounterVerdict>, Family) {
-    let mut out = Vec::new();
+/// Every counter both sides have: the exact ones judged by equality, and the
+/// rest to be judged like times (in whichever family the caller puts them).
+pub fn split_counters(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> (Vec<CounterVerdict>, Vec<Measured>) {
+    let mut exact = Vec::new();
     let mut noisy = Vec::new();
     for (name, va) in a {
         let Some(vb) = b.get(name) else { continue };
@@ -174,25 +174,31 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
             noisy.push(Measured { what: name.clone(), a: va.clone(), b: vb.clone(), floor_abs: 0.0 });
             continue;
         }
-        out.push(judge_exact(name, va[0], vb[0]));
+        exact.push(judge_exact(name, va[0], vb[0]));
     }
-    let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", AMOUNT, rules);
-    for (name, v) in std::mem::take(&mut family.verdicts) {
-        let note = match unit(&name) {
-            Some(u) if NOISY.contains(&name.as_str()) => format!("{u}; not an exact count"),
-            None if NOISY.contains(&name.as_str()) => "not an exact count".to_string(),
-            _ => "differs between repeats of one input".to_string(),
-        };
-        out.push(CounterVerdict {
-            a: nix_stats::number(v.a.median),
-            b: nix_stats::number(v.b.median),
-            change_pct: v.change_pct.is_finite().then_some(v.change_pct),
-            kind: v.kind,
-            exact: false,
-            text: format!("{name} ({note}): {}", v.text),
-            name,
-        });
+    (exact, noisy)
+}
+
+/// A counter that is not exact, as its verdict reads.
+pub fn noisy_verdict(name: String, v: Verdict) -> CounterVerdict {
+    let note = match unit(&name) {
+        Some(u) if NOISY.contains(&name.as_str()) => format!("{u}; not an exact count"),
+        None if NOISY.contains(&name.as_str()) => "not an exact count".to_string(),
+        _ => "differs between repeats of one input".to_string(),
+    };
+    CounterVerdict {
+        a: nix_stats::number(v.a.median),
+        b: nix_stats::number(v.b.median),
+        change_pct: v.change_pct.is_finite().then_some(v.change_pct),
+        kind: v.kind,
+        exact: false,
+        text: format!("{name} ({note}): {}", v.text),
+        name,
     }
+}
+
+/// Changes first, exact ones before the rest, by how much they moved; `same` last.
+pub fn sort_counters(out: &mut [CounterVerdict]) {
     out.sort_by(|x, y| {
         let changed = |c: &CounterVerdict| c.kind != Kind::Same;
         changed(y)
@@ -201,6 +207,15 @@ pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<S
             .then(y.change_pct.unwrap_or(f64::INFINITY).abs().total_cmp(&x.change_pct.unwrap_or(f64::INFINITY).abs()))
             .then(x.name.cmp(&y.name))
     });
+}
+
+/// Judges every counter both sides have. Exact ones by equality; the rest in
+/// one family, corrected together. Largest changes first, `same` last.
+pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, rules: Rules) -> (Vec<CounterVerdict>, Family) {
+    let (mut out, noisy) = split_counters(a, b);
+    let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", AMOUNT, rules);
+    out.extend(std::mem::take(&mut family.verdicts).into_iter().map(|(name, v)| noisy_verdict(name, v)));
+    sort_counters(&mut out);
     (out, family)
 }
 

@@ -5,8 +5,12 @@
 
 pub mod align;
 pub mod comparison;
+pub mod conditions;
 pub mod counters;
+pub mod drift;
+pub mod explore;
 pub mod latency;
+pub mod machine;
 pub mod mann_whitney;
 pub mod pass;
 pub mod path;

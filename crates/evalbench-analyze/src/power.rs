@@ -84,6 +84,11 @@ pub fn false_alarm_rate(n: usize, sigma: f64, trials: usize, seed: u64) -> f64 {
     (0..trials).filter(|_| trial(&mut rng, n, sigma, 0.0).1).count() as f64 / trials as f64
 }
 
+/// Warm-up runs of each clean pass that `run` makes and leaves out
+/// (`--warmup`), as measured on the lab's default runs here with
+/// `drift::warmup_runs` (README, "What a verdict may say").
+pub const DEFAULT_WARMUP_RUNS: u32 = 1;
+
 #[cfg(test)]
 mod tests {
     use super::*;

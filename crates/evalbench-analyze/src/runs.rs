@@ -24,6 +24,8 @@ pub struct Samples {
     /// The `.drv` files each run's evaluation wrote to the nix store, where
     /// the bundle says (`store_writes`).
     pub drvs_written: Vec<Option<i64>>,
+    /// What the machine did beside each run (run.json's `machine`).
+    pub machine: Vec<Option<evalbench_bundle::MachineState>>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -91,6 +93,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         counters: BTreeMap::new(),
         path: BTreeMap::new(),
         drvs_written: Vec::new(),
+        machine: Vec::new(),
     };
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
@@ -98,6 +101,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         let wall =
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
+        s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
         s.drvs_written.push(crate::store_writes::drvs_written(data.run.as_ref().and_then(|r| r.evaluation_metric.as_ref())));
         // A counter is a count of this run or absent: never filled with zeros.
         for (k, v) in crate::counters::of_pass(&data).unwrap_or_default() {

@@ -39,6 +39,9 @@ pub enum Kind {
     Negligible,
     #[serde(rename = "no noise estimate")]
     NoNoiseEstimate,
+    /// Not judged: the machine was busy beside a side's runs (`machine`).
+    #[serde(rename = "withheld")]
+    Withheld,
 }
 
 impl Kind {
@@ -52,6 +55,7 @@ impl Kind {
             Kind::InsideNoise => "inside noise",
             Kind::Negligible => "negligible",
             Kind::NoNoiseEstimate => "no noise estimate",
+            Kind::Withheld => "withheld",
         }
     }
     /// A change called real: faster, slower, less or more.
@@ -120,11 +124,25 @@ pub struct Rules {
     /// the machine's drift fell on both alike, so a side's drift is no
     /// reason to doubt a change, and the drift check is not applied.
     pub interleaved: bool,
+    /// Between sessions: the largest drift measured in the pass, as a
+    /// fraction (`drift::pass_bound`); a change no larger is not called.
+    pub pass_drift: Option<f64>,
+    /// A side's runs were made on a busy machine (`machine`): no time
+    /// verdict at all, whatever the tests say.
+    pub withheld: bool,
 }
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules { alpha: ALPHA, min_change_pct: 1.0, interval_only_when_significant: false, between_sessions: None, interleaved: false }
+        Rules {
+            alpha: ALPHA,
+            min_change_pct: 1.0,
+            interval_only_when_significant: false,
+            between_sessions: None,
+            interleaved: false,
+            pass_drift: None,
+            withheld: false,
+        }
     }
 }
 
@@ -177,18 +195,43 @@ pub fn runs_needed(m: usize, alpha: f64) -> usize {
 /// a change is negligible. `words` are (better, worse): [`TIME`] for times,
 /// [`AMOUNT`] for amounts.
 pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (Kind, Kind), rules: Rules) -> Family {
-    let testable: Vec<usize> = (0..items.len()).filter(|&i| items[i].a.len() >= 2 && items[i].b.len() >= 2).collect();
-    let p: Vec<f64> = testable.iter().map(|&i| mann_whitney(&items[i].a, &items[i].b)).collect();
+    judge_each(name, items, unit, words, rules, &|_| rules)
+}
+
+/// [`judge`], with each item held to rules of its own beside the family's
+/// correction: a family spanning passes (the primary measures) where one
+/// pass drifted or ran on a busy machine and another did not.
+pub fn judge_each(name: &str, items: Vec<Measured>, unit: &str, words: (Kind, Kind), rules: Rules, of: &dyn Fn(usize) -> Rules) -> Family {
+    let items = items.into_iter().enumerate().map(|(i, measured)| Item { measured, unit: unit.to_string(), words, rules: of(i) }).collect();
+    judge_together(name, items, rules)
+}
+
+/// One item of a family judged together: what was measured, in which unit
+/// and words, under which rules.
+pub struct Item {
+    pub measured: Measured,
+    pub unit: String,
+    pub words: (Kind, Kind),
+    pub rules: Rules,
+}
+
+/// Judges items of several kinds (times, amounts) as one family: Holm's
+/// correction over all of them, each verdict in its own unit and words.
+/// The exploratory rows of a comparison are one such family.
+pub fn judge_together(name: &str, items: Vec<Item>, rules: Rules) -> Family {
+    let testable: Vec<usize> = (0..items.len()).filter(|&i| items[i].measured.a.len() >= 2 && items[i].measured.b.len() >= 2).collect();
+    let p: Vec<f64> = testable.iter().map(|&i| mann_whitney(&items[i].measured.a, &items[i].measured.b)).collect();
     let adjusted = holm(&p);
     let m = testable.len();
     let untested = items.len() - m;
+    let words = items.first().map_or(TIME, |it| it.words);
     let power = if m == 0 {
         // One run on a side: said once for the family, not on every line.
         (untested > 0)
             .then(|| format!("{name}: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get one"))
     } else {
-        let n1 = testable.iter().map(|&i| items[i].a.len()).max().unwrap_or(0);
-        let n2 = testable.iter().map(|&i| items[i].b.len()).max().unwrap_or(0);
+        let n1 = testable.iter().map(|&i| items[i].measured.a.len()).max().unwrap_or(0);
+        let n2 = testable.iter().map(|&i| items[i].measured.b.len()).max().unwrap_or(0);
         let best = smallest_p(n1, n2);
         (best >= rules.alpha / m as f64).then(|| {
             let need = runs_needed(m, rules.alpha);
@@ -203,8 +246,8 @@ pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (Kind, Kind), 
         .into_iter()
         .enumerate()
         .map(|(i, it)| {
-            let v = verdict(&it, tested.remove(&i), m, unit, words, rules);
-            (it.what, v)
+            let v = verdict(&it.measured, tested.remove(&i), m, &it.unit, it.words, it.rules);
+            (it.measured.what, v)
         })
         .collect();
     Family { name: name.to_string(), tests: m, correction: "holm", power, verdicts }
@@ -272,13 +315,23 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         .filter(|_| !rules.interleaved)
         .filter_map(|(side, v)| drift(v).map(|d| (side, d)))
         .max_by(|x, y| x.1 .0.abs().total_cmp(&y.1 .0.abs()));
-    let (kind, text) = if let Some((side, (d, pd))) =
-        drifted.filter(|(_, (d, _))| significant && diff.abs() >= floor && d.abs() * 100.0 >= change.abs())
-    {
+    let (kind, text) = if rules.withheld {
+        (Kind::Withheld, format!("{change_text}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"))
+    } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| significant && diff.abs() >= floor && d.abs() * 100.0 >= change.abs()) {
         (
             Kind::InsideNoise,
             format!(
                 "{change_text}: inside the machine's drift: the medians of {side}'s runs, taken in blocks in the order they ran, lie {:.1}% apart (Kruskal-Wallis p = {pd:.4}), as far as the change ({tests})",
+                d * 100.0
+            ),
+        )
+    } else if let Some(d) = rules.pass_drift.filter(|d| {
+        !rules.interleaved && significant && diff.abs() >= floor && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s)
+    }) {
+        (
+            Kind::InsideNoise,
+            format!(
+                "{change_text}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})",
                 d * 100.0
             ),
         )
@@ -371,122 +424,5 @@ fn fmt(x: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exact_mann_whitney_matches_known_values() {
-        // Completely separated samples of 5 and 5: p = 2/252.
-        let p = mann_whitney(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]);
-        assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
-        let p = mann_whitney(&[1.0, 3.0, 5.0, 7.0, 9.0], &[2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert!(p > 0.5, "{p}");
-    }
-
-    #[test]
-    fn one_run_gives_no_verdict() {
-        assert_eq!(compare(&[1.0], &[2.0, 2.1], "s", 1e-6, Rules::default()).kind, Kind::NoNoiseEstimate);
-    }
-
-    #[test]
-    fn exact_with_ties() {
-        // Separated with ties inside each side: still the smallest p, 2/C(16,8).
-        let a = [1.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0, 5.0];
-        let b = [6.0, 6.0, 7.0, 8.0, 9.0, 9.0, 9.0, 10.0];
-        assert!((mann_whitney(&a, &b) - 2.0 / 12870.0).abs() < 1e-12);
-        // All equal: no evidence at all.
-        assert_eq!(mann_whitney(&[3.0; 4], &[3.0; 4]), 1.0);
-        // A tie across the sides, by hand: doubled ranks 2 4 7 7 10 12, A's
-        // sum 13 against a mean of 21; 2 of the C(6,3) = 20 picks sum to 13
-        // or less and 2 to 29 or more.
-        let p = mann_whitney(&[1.0, 2.0, 3.0], &[3.0, 4.0, 5.0]);
-        assert!((p - 0.2).abs() < 1e-12, "{p}");
-    }
-
-    #[test]
-    fn a_change_no_larger_than_a_sides_drift_is_inside_noise() {
-        // A's runs climb in steps, 0.40 → 0.46 → 0.52 s (a block median 24%
-        // of its median apart); B lies below nearly all of A, 16% under its median.
-        let step = |level: f64, n: usize| (0..n).map(move |k| level + 0.001 * k as f64);
-        let a: Vec<f64> = step(0.40, 7).chain(step(0.46, 7)).chain(step(0.52, 7)).chain(step(0.52, 8)).collect();
-        let b: Vec<f64> = (0..29).map(|k| 0.405 + 0.0005 * k as f64).collect();
-        let d = drift(&a).unwrap();
-        assert!(d.0 > 0.2 && d.0 < 0.3 && d.1 < 0.001, "{d:?}");
-        let v = compare(&a, &b, "s", 1e-6, Rules::default());
-        assert_eq!(v.kind, Kind::InsideNoise, "{}", v.text);
-        assert!(v.text.contains("inside the machine's drift: the medians of A's runs, taken in blocks in the order they ran, lie 2"), "{}", v.text);
-        // Interleaved with B in one session, A's drift was B's too: the change is called.
-        let one_session = Rules { interleaved: true, ..Rules::default() };
-        assert_eq!(compare(&a, &b, "s", 1e-6, one_session).kind, Kind::Faster);
-        // Steady sides: the same change is called.
-        let a: Vec<f64> = (0..29).map(|k| 0.49 + 0.001 * (k % 7) as f64).collect();
-        assert_eq!(drift(&a), None);
-        assert_eq!(compare(&a, &b, "s", 1e-6, Rules::default()).kind, Kind::Faster);
-    }
-
-    #[test]
-    fn holm_adjusts_step_down() {
-        let q = holm(&[0.01, 0.04, 0.03, 0.2]);
-        assert_eq!(q, vec![0.04, 0.09, 0.09, 0.2]);
-    }
-
-    #[test]
-    fn smallest_p_and_runs_needed() {
-        assert!((smallest_p(5, 5) - 2.0 / 252.0).abs() < 1e-12);
-        assert!((smallest_p(6, 6) - 2.0 / 924.0).abs() < 1e-12);
-        // 60 spans: 2/924 > 0.05/60 at 6 a side; 2/3432 < 0.05/60 at 7.
-        assert_eq!(runs_needed(60, 0.05), 7);
-        assert_eq!(runs_needed(1, 0.05), 4);
-    }
-
-    #[test]
-    fn a_family_too_small_to_decide_says_so_once() {
-        let items: Vec<Measured> = (0..60)
-            .map(|i| Measured {
-                what: format!("s{i}"),
-                a: (0..6).map(|k| 10.0 + k as f64).collect(),
-                b: (0..6).map(|k| 30.0 + k as f64).collect(),
-                floor_abs: 0.05,
-            })
-            .collect();
-        let f = judge("spans", items, "ms", TIME, Rules::default());
-        assert!(f.power.as_deref().unwrap().contains("7 runs a side"), "{:?}", f.power);
-        assert!(f.verdicts.iter().all(|(_, v)| v.kind == Kind::InsideNoise), "fully separated, yet not significant after the correction");
-    }
-
-    #[test]
-    fn a_real_but_tiny_change_is_negligible() {
-        let a: Vec<f64> = (0..8).map(|k| 100.0 + k as f64 * 0.01).collect();
-        let b: Vec<f64> = a.iter().map(|x| x + 0.5).collect();
-        let v = compare(&a, &b, "ms", 0.05, Rules::default());
-        assert_eq!(v.kind, Kind::Negligible, "{}", v.text);
-        let b: Vec<f64> = a.iter().map(|x| x * 1.05).collect();
-        assert_eq!(compare(&a, &b, "ms", 0.05, Rules::default()).kind, Kind::Slower);
-    }
-}
-
-#[cfg(test)]
-mod one_run {
-    use super::*;
-
-    #[test]
-    fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
-        let items = vec![
-            Measured { what: "zero".into(), a: vec![0.0], b: vec![0.0], floor_abs: 0.05 },
-            Measured { what: "new".into(), a: vec![0.0], b: vec![2.0], floor_abs: 0.05 },
-            Measured { what: "up".into(), a: vec![1.0], b: vec![2.0], floor_abs: 0.05 },
-        ];
-        let f = judge("spans", items, "ms", TIME, Rules::default());
-        assert!(f.power.as_deref().unwrap().contains("one run on a side"), "{:?}", f.power);
-        for (what, v) in &f.verdicts {
-            // 0 to 0 lies under the floor: negligible even with one run a side.
-            let want = if what == "zero" { Kind::Negligible } else { Kind::NoNoiseEstimate };
-            assert_eq!(v.kind, want, "{what}");
-            assert!(!v.text.contains("NaN") && !v.text.contains("repeat"), "{what}: {}", v.text);
-        }
-        assert_eq!(f.verdicts[0].1.change_pct, 0.0);
-        assert!(f.verdicts[1].1.text.starts_with("from 0.000 to 2.000"), "{}", f.verdicts[1].1.text);
-        let json = serde_json::to_string(&f.verdicts.iter().map(|(_, v)| v).collect::<Vec<_>>()).unwrap();
-        assert!(!json.contains("NaN"), "{json}");
-    }
-}
+#[path = "verdict_tests.rs"]
+mod tests;

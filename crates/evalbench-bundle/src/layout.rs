@@ -3,6 +3,10 @@
 pub const RUN_JSON: &str = "run.json";
 pub const TRACE_JSON: &str = "trace.json";
 pub const TRACE_DIR: &str = "trace";
+/// Warm-up runs (`run --warmup`): made before a clean pass's runs, kept
+/// here as whole pass directories, and out of every statistic, since the
+/// bundle's passes are the directories at its top only.
+pub const WARMUP_DIR: &str = "warmup";
 pub const SUMMARY_TXT: &str = "summary.txt";
 pub const SUMMARY_JSON: &str = "summary.json";
 pub const ARCHIVE: &str = "evalbench.tar.gz";

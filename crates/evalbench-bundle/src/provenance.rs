@@ -110,6 +110,10 @@ pub struct Plan {
     pub repeat_clean: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat_instrumented: Option<usize>,
+    /// Warm-up runs of each clean pass before its counted ones (`--warmup`),
+    /// kept under `warmup/` and left out of every statistic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_clean: Option<usize>,
     /// Captures switched off for the whole run (`--no-perf`, `--bare`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub captures_off: Vec<String>,
@@ -158,7 +162,7 @@ impl Provenance {
                 "system" => &["target", "server_version", "nix_version", "postgres_version", "postgres_settings"],
                 "evalbench" => &["version", "git_rev"],
                 "machine" => &["hostname", "cpu_model", "cores", "memory_bytes", "kernel"],
-                _ => &["passes", "repeat_clean", "repeat_instrumented", "captures_off", "eval_workers"],
+                _ => &["passes", "repeat_clean", "repeat_instrumented", "warmup_clean", "captures_off", "eval_workers"],
             };
             for f in fields {
                 out.push((*g, f.to_string(), text(v[g].get(*f))));

@@ -97,6 +97,38 @@ pub struct RunnerInfo {
     /// how it ended and the last lines of its log.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dead: Vec<String>,
+    /// What the machine did during the window besides the pipeline
+    /// (absent in bundles written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineState>,
+}
+
+/// The machine during a pass's window, from /proc at its two ends: what
+/// cannot be isolated on a shared machine is measured instead, so that a
+/// time taken while something else ran can be named and set aside.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct MachineState {
+    /// Seconds between the two readings.
+    pub window_s: f64,
+    /// CPU the pipeline's own processes used (the runner's process tree and
+    /// the target's daemons), in cores: CPU seconds over the window.
+    pub lab_cores: f64,
+    /// CPU every other process (and the kernel's own threads) used, in
+    /// cores: the machine's busy time less the pipeline's.
+    pub other_cores: f64,
+    /// CPU the hypervisor gave to other guests (steal), in cores.
+    pub steal_cores: f64,
+    /// Share of the window in which some task stalled on CPU, IO, memory
+    /// (PSI's `some` line); None where the kernel has no /proc/pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_cpu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_io: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_memory: Option<f64>,
+    /// Dirty and writeback memory, KiB: the larger of the two readings.
+    pub dirty_kib: u64,
+    pub writeback_kib: u64,
 }
 
 /// Packets a capture held outside the pass's window, cut from its file.

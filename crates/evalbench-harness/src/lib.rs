@@ -37,6 +37,9 @@ pub struct RunOpts {
     pub repeat: usize,
     /// Every instrumented pass this many times (their timings are shapes: one is the default).
     pub repeat_instrumented: usize,
+    /// Runs of each clean pass made before its counted ones, into
+    /// `warmup/<pass>[.k]`, and left out of every statistic.
+    pub warmup: usize,
     /// What the binary knows of the run (evalbench's version, the plan, the
     /// start); the target and its machine add the rest before the first pass.
     pub provenance: evalbench_bundle::Provenance,
@@ -118,11 +121,19 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
         let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
         let runs_of = |base: &str| if layout::is_clean(base) { first.repeat.max(1) } else { first.repeat_instrumented.max(1) };
         let rounds = first.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
-        for round in 1..=rounds {
-            for base in first.passes.iter().filter(|b| round <= runs_of(b)) {
-                let p = if round == 1 { base.clone() } else { format!("{base}.{round}") };
+        // Warm-up rounds first, clean passes only, then the counted ones,
+        // each kind alternating A B, B A from its own first round.
+        let warmups = if first.passes.iter().any(|p| layout::is_clean(p)) { first.warmup } else { 0 };
+        for round in 1..=warmups + rounds {
+            let warmup = round <= warmups;
+            let counted = round - if warmup { 0 } else { warmups };
+            for base in first.passes.iter().filter(|b| if warmup { layout::is_clean(b) } else { counted <= runs_of(b) }) {
+                let name = if counted == 1 { base.clone() } else { format!("{base}.{counted}") };
+                // A warm-up run is its pass's run in every way but where it is kept.
+                let (p, dir_of) = if warmup { (name.clone(), format!("{}/{name}", layout::WARMUP_DIR)) } else { (name.clone(), name) };
                 let mut order: Vec<usize> = (0..sides.len()).collect();
-                if round % 2 == 0 {
+                // Counted round 1 is A B whatever the warm-up rounds were.
+                if counted % 2 == 0 {
                     order.reverse();
                 }
                 for i in order {
@@ -131,12 +142,12 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
                         name: &p,
                         cold: layout::is_cold(base),
                         captures: s.opts.captures_for(base),
-                        dir: s.opts.out.join(&p),
+                        dir: s.opts.out.join(&dir_of),
                         timeout: s.opts.timeout,
                         nix_trace: s.opts.nix_trace,
                         provenance: &provenances[i],
                     };
-                    let shown = tag(s.label, &p);
+                    let shown = tag(s.label, &if warmup { format!("warm-up {p}") } else { p.clone() });
                     let mut pp = |m: &str| progress(&shown, m);
                     infos[i].push(pass::run_pass(&mut *s.target, &plan, &mut pp).map_err(|mut e| {
                         e.pass = shown.clone();

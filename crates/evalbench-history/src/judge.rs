@@ -147,7 +147,14 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
     let start = before.iter().rposition(|p| p.commit == last.start).unwrap_or(0);
     next.start = last.start.clone();
     let i = before.len();
-    let rules = Rules { alpha: STEP_ALPHA, min_change_pct: 1.0, interval_only_when_significant: true, between_sessions: None, interleaved: false };
+    let rules = Rules {
+        alpha: STEP_ALPHA,
+        min_change_pct: 1.0,
+        interval_only_when_significant: true,
+        between_sessions: None,
+        interleaved: false,
+        ..Rules::default()
+    };
     let base = &before[start.max(i.saturating_sub(BASELINE_COMMITS))..];
     let a: Vec<f64> = base.iter().flat_map(|p| p.inputs.iter().filter_map(|r| r.evaluated_s)).collect();
     let b: Vec<f64> = next.inputs.iter().filter_map(|r| r.evaluated_s).collect();

@@ -401,6 +401,13 @@ impl std::fmt::Display for Dead {
     }
 }
 
+/// The lab's PostgreSQL postmaster, from its postmaster.pid: pg_ctl starts
+/// it detached, so it is no child of the runner.
+pub fn postmaster_pid(dir: &Path) -> Option<u32> {
+    let st = LabState::load(dir).ok()?;
+    std::fs::read_to_string(st.pg_dir().join("data").join("postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
+}
+
 /// Which of the lab's processes died: PostgreSQL, the server, the workers,
 /// and an eval subprocess whose worker reported it killed. Read after a
 /// pass failed, before anything is stopped.

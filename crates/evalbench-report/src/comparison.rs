@@ -196,6 +196,17 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize) -> R
         if let Some(set) = tables::pg_settings(c) {
             let _ = write!(body, "<p>{}</p>", esc(&set));
         }
+        if let Some(v) = &c.nix_on_path {
+            let _ = write!(
+                body,
+                "<p>nix's time on the path (primary, <code>{}</code>): {}</p>",
+                esc(evalbench_analyze::comparison::NIX_STEP),
+                esc(&v.text)
+            );
+        }
+        for n in c.notes() {
+            let _ = write!(body, "<p class=\"note\">{}</p>", esc(&n));
+        }
         let pt = tables::pass(c, top);
         if let Some(counters) = &pt.counters {
             html_table(&mut body, counters, true);

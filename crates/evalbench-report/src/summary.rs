@@ -9,6 +9,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct PassSummary {
     pub pass: String,
+    /// What the machine did beside the run (run.json's `machine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<evalbench_bundle::MachineState>,
     pub cold: bool,
     pub clean: bool,
     /// Seconds until the evaluation left EvaluatingDerivation (run.json), else the traced wall time.
@@ -82,6 +85,12 @@ pub struct RepeatGroup {
     /// nix store (`analyze::store_writes`): they did not evaluate alike.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store_writes: Option<String>,
+    /// The machine beside the runs: other processes' CPU, the busy runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<evalbench_analyze::machine::SideMachine>,
+    /// The evaluated seconds' trend in run order, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trend: Option<evalbench_analyze::drift::Trend>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -123,6 +132,8 @@ impl RepeatGroup {
                     use evalbench_analyze::store_writes::{drvs_written, note};
                     note(&runs.iter().map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref()))).collect::<Vec<_>>())
                 },
+                machine: evalbench_analyze::machine::SideMachine::of(&runs.iter().map(|r| r.machine).collect::<Vec<_>>()),
+                trend: evalbench_analyze::drift::trend(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
                 pass: base,
                 runs: runs.len(),
                 wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6),
@@ -183,6 +194,7 @@ impl PassSummary {
         let runner = pass.run.as_ref().and_then(|r| r.runner.as_ref());
         let main = alignment.main();
         PassSummary {
+            machine: runner.and_then(|r| r.machine),
             pass: pass.name.clone(),
             cold: layout::is_cold(&pass.name),
             clean: layout::is_clean(&pass.name),
@@ -361,6 +373,17 @@ impl Summary {
             );
             if let Some(n) = &g.store_writes {
                 let _ = writeln!(t, "  note: {n}");
+            }
+            if let Some(m) = &g.machine {
+                let busy = m.sentence().map(|s| format!("; {s}")).unwrap_or_default();
+                let _ = writeln!(
+                    t,
+                    "  machine: other processes used {:.2} cores (median over {} runs, max {:.2}), steal at most {:.2}{busy}",
+                    m.other_cores_median, m.recorded, m.other_cores_max, m.steal_cores_max
+                );
+            }
+            if let Some(tr) = &g.trend {
+                let _ = writeln!(t, "  trend: {}", tr.sentence("the evaluated seconds", "s"));
             }
             for SpanSpread { process, name, total_us: sp } in g.spans.iter().take(15) {
                 let _ = writeln!(

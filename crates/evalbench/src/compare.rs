@@ -126,7 +126,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 pub fn json(a: &std::path::Path, b: &std::path::Path, out: &Comparison, pct: Option<f64>, gate: &[String]) -> String {
     let doc = serde_json::json!({
         "a": a, "b": b, "differs": out.differs, "provenance": { "a": out.provenance_a, "b": out.provenance_b },
-        "same_session": out.provenance_a.same_session(&out.provenance_b),
+        "same_session": out.provenance_a.same_session(&out.provenance_b) && !out.one_bundle,
+        "one_bundle": out.one_bundle,
         "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided,
         "gate": pct.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
     });

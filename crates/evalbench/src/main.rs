@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod baseline_rev;
 mod bench;
 mod compare;
 mod decode;

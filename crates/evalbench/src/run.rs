@@ -39,8 +39,14 @@ pub struct Args {
     /// faster?" on a shared machine (README, "Sessions").
     #[arg(long, value_name = "FLAKE")]
     pub baseline: Option<PathBuf>,
-    /// With --baseline: exit 1 on what `compare --fail-on-regression PCT` fires on.
-    #[arg(long, value_name = "PCT", requires = "baseline")]
+    /// The baseline is --flake as it was at this git revision: checked out beside your tree as
+    /// a git worktree (your checkout is left as it is), removed when the run ends, and measured
+    /// interleaved with --flake as --baseline would. `--flake . --baseline-rev HEAD~1` asks
+    /// "did my last commit make it faster?".
+    #[arg(long, value_name = "REV", conflicts_with = "baseline", requires = "flake")]
+    pub baseline_rev: Option<String>,
+    /// With --baseline or --baseline-rev: exit 1 on what `compare --fail-on-regression PCT` fires on.
+    #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
     /// Passes to run, in order.
     #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
@@ -62,6 +68,11 @@ pub struct Args {
     /// seeded trials at the lab's measured noise (README, "How many runs"); 1 gives no verdict.
     #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_CLEAN_RUNS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// Warm-up runs of each clean pass, made first and kept under OUT/warmup/, left out of every
+    /// statistic (as hyperfine's --warmup). The default is what the lab's runs showed here
+    /// (README, "What a verdict may say"); the plan in run.json records the count.
+    #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_WARMUP_RUNS, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub warmup: u32,
     /// Runs of each instrumented pass: their timings are shapes, never durations, so one by default.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat_instrumented: u32,
@@ -139,6 +150,7 @@ fn base_provenance(a: &Args) -> evalbench_bundle::Provenance {
             passes: a.passes.clone(),
             repeat_clean: Some(a.repeat as usize),
             repeat_instrumented: Some(a.repeat_instrumented as usize),
+            warmup_clean: Some(a.warmup as usize),
             captures_off: off,
             eval_workers: (a.target == TargetKind::Lab).then_some(a.eval_workers),
         },
@@ -153,7 +165,7 @@ fn default_lab_dir(out: &Path) -> PathBuf {
 }
 
 /// One lab for one flake (`None`: the embedded hello flake).
-fn lab(a: &Args, flake: Option<&Path>, lab_dir: PathBuf) -> anyhow::Result<Box<dyn Target>> {
+fn lab(a: &Args, flake: Option<&Path>, name: &str, lab_dir: PathBuf) -> anyhow::Result<Box<dyn Target>> {
     if let Some(parent) = lab_dir.parent() {
         std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
     }
@@ -163,7 +175,7 @@ fn lab(a: &Args, flake: Option<&Path>, lab_dir: PathBuf) -> anyhow::Result<Box<d
     };
     let mut lab = Lab::new(lab_dir, path, a.net, a.worker_clock_skew_ms);
     // The flake as given names the benchmark; the embedded one by a name of its own, not its temporary path.
-    lab.flake_label = Some(flake_label(flake));
+    lab.flake_label = Some(name.to_string());
     lab.eval_workers = a.eval_workers;
     lab.eval_max_rss = a.eval_max_rss;
     lab.nix = a.nix.clone();
@@ -175,6 +187,10 @@ fn flake_label(flake: Option<&Path>) -> String {
     flake.map_or_else(|| HELLO_FLAKE.to_string(), |f| f.display().to_string())
 }
 
+/// A side of the run: its label (`a`, `b`, or none), bundle directory,
+/// flake (None: the embedded one), the flake's name, and the other side's.
+type SidePlan<'a> = (&'a str, PathBuf, Option<&'a Path>, String, Option<String>);
+
 /// One id for every bundle of this invocation.
 fn session_id() -> String {
     format!("{:012x}-{:x}", evalbench_host::now_us(), std::process::id())
@@ -185,16 +201,37 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
     let out = std::path::absolute(&a.out).with_context(|| a.out.display().to_string())?;
     let session = session_id();
-    // (label, bundle directory, flake, the other side's flake): one side, or the baseline and the flake.
-    let plan: Vec<(&str, PathBuf, Option<&Path>, Option<String>)> = match &a.baseline {
-        None => vec![("", out.clone(), a.flake.as_deref(), None)],
-        Some(base) => {
+    if a.fail_on_regression.is_some() && a.baseline.is_none() && a.baseline_rev.is_none() {
+        anyhow::bail!("--fail-on-regression needs a baseline to compare with: --baseline FLAKE or --baseline-rev REV");
+    }
+    // Kept until the run ends: the baseline's checkout at --baseline-rev.
+    let worktree = match (&a.baseline_rev, &a.flake) {
+        (Some(rev), Some(flake)) => Some(crate::baseline_rev::Worktree::add(flake, rev)?),
+        _ => None,
+    };
+    let baseline: Option<(PathBuf, String)> = match (&worktree, &a.baseline) {
+        (Some(w), _) => {
+            eprintln!(
+                "evalbench run: the baseline is {} at {} (a worktree in {})",
+                a.flake.as_deref().unwrap_or(Path::new(".")).display(),
+                w.commit,
+                w.flake.display()
+            );
+            Some((w.flake.clone(), w.label.clone()))
+        }
+        (None, Some(base)) => Some((base.clone(), flake_label(Some(base)))),
+        (None, None) => None,
+    };
+    // One side, or the baseline and the flake.
+    let plan: Vec<SidePlan> = match &baseline {
+        None => vec![("", out.clone(), a.flake.as_deref(), flake_label(a.flake.as_deref()), None)],
+        Some((base, base_label)) => {
             if a.target != TargetKind::Lab {
                 anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
             }
             vec![
-                ("a", out.join("a"), Some(base.as_path()), Some(flake_label(a.flake.as_deref()))),
-                ("b", out.join("b"), a.flake.as_deref(), Some(flake_label(Some(base)))),
+                ("a", out.join("a"), Some(base.as_path()), base_label.clone(), Some(flake_label(a.flake.as_deref()))),
+                ("b", out.join("b"), a.flake.as_deref(), flake_label(a.flake.as_deref()), Some(base_label.clone())),
             ]
         }
     };
@@ -202,7 +239,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut opts: Vec<RunOpts> = Vec::new();
     // The labs this run makes for itself, removed when it ends well.
     let mut own_labs: Vec<PathBuf> = Vec::new();
-    for (label, dir, flake, other) in &plan {
+    for (label, dir, flake, name, other) in &plan {
         clear_earlier_bundle(dir)?;
         targets.push(match a.target {
             TargetKind::Lab => {
@@ -215,7 +252,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                         d
                     }
                 };
-                lab(&a, *flake, lab_dir)?
+                lab(&a, *flake, name, lab_dir)?
             }
             TargetKind::Gradient => {
                 let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
@@ -237,6 +274,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             bare: a.bare,
             repeat: a.repeat as usize,
             repeat_instrumented: a.repeat_instrumented as usize,
+            warmup: a.warmup as usize,
             provenance,
             timeout: Duration::from_secs(a.timeout_s),
             nix_trace: !a.no_nix_trace,
@@ -294,7 +332,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     match (result, made) {
         (Ok(_), Ok(text)) => {
-            if a.baseline.is_some() {
+            if baseline.is_some() {
                 return compare_sides(&out, &plan[0].1, &plan[1].1, a.fail_on_regression);
             }
             crate::emit(&text)?;
@@ -342,8 +380,16 @@ fn remove_labs(dirs: &[PathBuf]) {
 /// Removed, and said; anything else in `out` is left alone.
 fn clear_earlier_bundle(out: &Path) -> anyhow::Result<()> {
     let Ok(entries) = std::fs::read_dir(out) else { return Ok(()) };
-    let made =
-        [layout::SUMMARY_TXT, layout::SUMMARY_JSON, layout::ARCHIVE, layout::REPORT_DIR, layout::NIX_SUPPORT_DIR, "compare.txt", "compare.json"];
+    let made = [
+        layout::WARMUP_DIR,
+        layout::SUMMARY_TXT,
+        layout::SUMMARY_JSON,
+        layout::ARCHIVE,
+        layout::REPORT_DIR,
+        layout::NIX_SUPPORT_DIR,
+        "compare.txt",
+        "compare.json",
+    ];
     let (mut passes, mut derived) = (Vec::new(), Vec::new());
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();

@@ -94,3 +94,60 @@ fn a_baseline_needs_the_lab() {
     assert_eq!(res.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&res.stderr).contains("--baseline interleaves two labs"), "{}", String::from_utf8_lossy(&res.stderr));
 }
+
+/// `run --flake REPO --baseline-rev HEAD~1`: the flake's previous commit is
+/// checked out beside the user's tree, measured interleaved with it, and
+/// removed; the user's checkout is as it was. The warm-up runs are kept
+/// apart and counted in the plan, and nix's exact counters find the change.
+#[test]
+fn a_baseline_revision_is_checked_out_beside_the_tree_and_measured_interleaved() {
+    let tmp = reachable_tmp("evalbench-baseline-rev-test.");
+    let (out, lab, repo) = (tmp.path().join("out"), tmp.path().join("lab"), tmp.path().join("repo"));
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git").arg("-C").arg(&repo).args(args).output().unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    for (work, msg) in [("1500", "work 1500"), ("1800", "work 1800")] {
+        run_ok(evalbench().args(["lab", "gen-flake", "--packages", "20", "--work", work, "--out"]).arg(&repo));
+        if msg == "work 1500" {
+            git(&["init", "-q"]);
+        }
+        git(&["add", "-A"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", msg]);
+    }
+    let (head, before) = (git(&["rev-parse", "HEAD"]), git(&["rev-parse", "HEAD~1"]));
+    let res = evalbench()
+        .args(["run", "--passes", "cold-clean", "--repeat", "2", "--warmup", "1", "--no-report", "--out"])
+        .arg(&out)
+        .arg("--lab-dir")
+        .arg(&lab)
+        .arg("--flake")
+        .arg(&repo)
+        .args(["--baseline-rev", "HEAD~1", "--fail-on-regression", "5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(1), "the counters gate: {stderr}");
+    assert!(stderr.contains("regression past 5%: cold-clean nrFunctionCalls"), "{stderr}");
+    let cmp = read_json(&out.join("compare.json"));
+    assert_eq!(cmp["same_session"], true);
+    let (pa, pb) = (&cmp["provenance"]["a"]["workload"], &cmp["provenance"]["b"]["workload"]);
+    assert_eq!(pa["flake"], format!("{}@{}", repo.display(), &before[..12]), "{pa}");
+    assert_eq!(pa["rev"], before, "{pa}");
+    assert_eq!(pb["rev"], head, "{pb}");
+    assert_ne!(pa["nar_hash"], pb["nar_hash"]);
+    // The user's checkout: the same commit, nothing changed, no worktree left.
+    assert_eq!(git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&["status", "--porcelain"]), "");
+    assert_eq!(git(&["worktree", "list"]).lines().count(), 1, "{}", git(&["worktree", "list"]));
+    // One warm-up run a side, kept apart, in the plan, in no statistic.
+    for side in ["a", "b"] {
+        let b = out.join(side);
+        assert!(b.join("warmup/cold-clean/run.json").is_file(), "{side}");
+        assert!(!b.join("cold-clean.3").exists(), "{side}");
+        let s = read_json(&b.join("summary.json"));
+        assert_eq!(s["repeats"][0]["runs"], 2, "{side}");
+        assert_eq!(read_json(&b.join("cold-clean/run.json"))["provenance"]["plan"]["warmup_clean"], 1);
+    }
+}

@@ -2,6 +2,7 @@
 //! evaluation leaves EvaluatingDerivation; each writes its files into the
 //! pass directory and nowhere else.
 
+pub mod machine;
 pub mod perf;
 pub mod pgstat;
 pub mod strace;

@@ -85,6 +85,8 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let armed_result = armed.arm(c, target, &cap, &db, dir);
 
     // Request and follow the evaluation until it leaves EvaluatingDerivation.
+    let own = target.own_pids();
+    let machine_before = crate::capture::machine::take(&own);
     let capture_started_us = now_us();
     let mut eval_id = None;
     let mut failure: Option<String> = armed_result.err().map(|e| e.to_string());
@@ -135,6 +137,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         }
     }
     let capture_stopped_us = now_us();
+    let machine = crate::capture::machine::between(&machine_before, &crate::capture::machine::take(&own));
 
     // Disarm, newest first, and write what each captured.
     progress("stopping captures");
@@ -173,6 +176,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         outside,
         failure: failure_text,
         dead: dead.clone(),
+        machine,
     };
     let info = run_info(target.name(), &cap, &db, plan, &seen, &mut problems);
     // Through a Value, so the keys come out sorted as they always have.

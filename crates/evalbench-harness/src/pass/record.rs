@@ -27,6 +27,8 @@ pub(super) struct Observed {
     /// Why the pass did not finish, and which of the target's processes died.
     pub failure: Option<String>,
     pub dead: Vec<String>,
+    /// What the machine did during the window besides the pipeline.
+    pub machine: Option<evalbench_bundle::MachineState>,
 }
 
 /// Job phases from the database, spans from the target, flame graphs from perf.data.
@@ -98,6 +100,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             outside_window: o.outside.clone(),
             failure: o.failure.clone(),
             dead: o.dead.clone(),
+            machine: o.machine,
         }),
         raw: Value::Null,
     }

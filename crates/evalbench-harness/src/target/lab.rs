@@ -146,6 +146,9 @@ impl Target for Lab {
     fn finish(&mut self) {
         let _ = control::down(&self.dir);
     }
+    fn own_pids(&self) -> Vec<u32> {
+        control::postmaster_pid(&self.dir).into_iter().collect()
+    }
 }
 
 #[cfg(test)]

@@ -71,6 +71,12 @@ pub trait Target {
     }
     /// Stops what `start` started. Never fails.
     fn finish(&mut self);
+    /// The target's processes on this machine that the runner did not
+    /// start as its own children (a daemon adopted by init): their CPU is
+    /// the pipeline's, not another process's.
+    fn own_pids(&self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// The server's version from its health endpoint (`message.version`, or a

@@ -318,9 +318,35 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What the lab evaluates, for a bundle's provenance: the flake's narHash
-/// (its content, whatever its path; the cache's key) and `nix --version`.
-/// Either is None when nix cannot tell it.
+/// The flake as nix would take it from a user: `git+file:` for a directory
+/// in a git checkout (`?dir=` for one below the top), `path:` otherwise. A
+/// `path:` hash covers `.git` and untracked files, so two clones of one
+/// commit hashed differently; `git+file:` hashes the tracked content only
+/// (with a dirty tree, its tracked files as they are).
+pub fn flake_ref(flake: &Path) -> String {
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git").arg("-C").arg(flake).args(args).output().ok()?;
+        o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    // A flake.nix git does not track is no git flake to nix (it refuses it): a
+    // directory that merely lies inside some checkout stays a `path:`.
+    let tracked = git(&["ls-files", "--error-unmatch", "--", "flake.nix"]).is_some();
+    let Some(top) = git(&["rev-parse", "--show-toplevel"]).filter(|t| !t.is_empty() && tracked) else {
+        return format!("path:{}", flake.display());
+    };
+    let rel = git(&["rev-parse", "--show-prefix"]).unwrap_or_default();
+    let rel = rel.trim_end_matches('/');
+    if rel.is_empty() {
+        format!("git+file://{top}")
+    } else {
+        format!("git+file://{top}?dir={rel}")
+    }
+}
+
+/// What the lab evaluates, for a bundle's provenance: the flake's narHash as
+/// `nix flake metadata` gives it for the flake as given ([`flake_ref`]: the
+/// same for every clone of one commit) and `nix --version`. Either is None
+/// when nix cannot tell it.
 pub fn describe(flake: &Path, nix_path: Option<&Path>) -> (Option<String>, Option<String>) {
     let command = || {
         let mut c = nix::command();
@@ -330,7 +356,7 @@ pub fn describe(flake: &Path, nix_path: Option<&Path>) -> (Option<String>, Optio
         c
     };
     let mut c = command();
-    c.args(["flake", "metadata", "--json", "--no-write-lock-file", &format!("path:{}", flake.display())]);
+    c.args(["flake", "metadata", "--json", "--no-write-lock-file", &flake_ref(flake)]);
     let nar_hash = nix::output(c)
         .ok()
         .and_then(|o| serde_json::from_str::<serde_json::Value>(&o).ok())
@@ -351,5 +377,38 @@ mod tests {
         assert_eq!(p, vec![vec!["a0", "a3", "a6"], vec!["a1", "a4"], vec!["a2", "a5"]]);
         assert_eq!(plan(&attrs, 0).len(), 1);
         assert_eq!(plan(&attrs[..2], 5).len(), 2);
+    }
+
+    /// Two clones of one commit are one workload: the provenance's narHash
+    /// is nix's own for the checkout (`git+file:`), the same in both, and
+    /// not the `path:` hash, which covers each clone's own `.git`.
+    #[test]
+    fn two_clones_of_one_commit_get_nix_s_own_nar_hash() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = |dir: &Path, args: &[&str]| {
+            let o = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+            assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        };
+        let repo = crate::flake::hello_flake(&tmp.path().join("repo")).unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "flake.nix"]);
+        git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+        let clones: Vec<std::path::PathBuf> = (1..=2).map(|i| tmp.path().join(format!("clone{i}"))).collect();
+        for c in &clones {
+            git(tmp.path(), &["clone", "-q", &repo.to_string_lossy(), &c.to_string_lossy()]);
+        }
+        let metadata = |r: &str| {
+            let mut c = nix::command();
+            c.args(["flake", "metadata", "--json", "--no-write-lock-file", r]);
+            let v: serde_json::Value = serde_json::from_str(&nix::output(c).unwrap()).unwrap();
+            v["locked"]["narHash"].as_str().unwrap().to_string()
+        };
+        let (one, two) = (describe(&clones[0], None).0.unwrap(), describe(&clones[1], None).0.unwrap());
+        assert_eq!(one, two, "one commit, one narHash");
+        assert_eq!(one, metadata(&format!("git+file://{}", clones[0].display())), "as nix flake metadata gives it");
+        assert_ne!(one, metadata(&format!("path:{}", clones[0].display())), "the path: hash covers .git");
+        // A flake in no checkout stays a path: flake.
+        let plain = crate::flake::hello_flake(&tmp.path().join("plain")).unwrap();
+        assert_eq!(flake_ref(&plain), format!("path:{}", plain.display()));
     }
 }

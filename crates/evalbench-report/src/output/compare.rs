@@ -79,7 +79,14 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
         if let Some(s) = tables::pg_settings(c) {
             let _ = writeln!(t, "  {s}");
         }
-        let _ = writeln!(t, "  evaluated: {}", c.wall.text);
+        let primary = if c.kind == PassKind::Clean { " (primary)" } else { "" };
+        let _ = writeln!(t, "  evaluated{primary}: {}", c.wall.text);
+        if let Some(v) = &c.nix_on_path {
+            let _ = writeln!(t, "  nix's time on the path (primary, {}): {}", evalbench_analyze::comparison::NIX_STEP, v.text);
+        }
+        for n in c.notes() {
+            let _ = writeln!(t, "  {n}");
+        }
         let pt = tables::pass(c, top);
         if let Some(counters) = &pt.counters {
             // A terminal folds the counters that did not change into a count.
@@ -169,6 +176,12 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
         let _ = writeln!(t, "### {}\n", cell(&c.pass_a));
         if let Some(s) = tables::pg_settings(c) {
             let _ = writeln!(t, "{}\n", cell(&s));
+        }
+        if let Some(v) = &c.nix_on_path {
+            let _ = writeln!(t, "nix's time on the path (primary, `{}`): {}\n", evalbench_analyze::comparison::NIX_STEP, cell(&v.text));
+        }
+        for n in c.notes() {
+            let _ = writeln!(t, "> {}\n", cell(&n));
         }
         let pt = tables::pass(c, top);
         if let Some(counters) = &pt.counters {

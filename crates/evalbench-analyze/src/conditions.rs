@@ -1,0 +1,107 @@
+//! Under what conditions a pair of passes was measured, and so what their
+//! times may be called: both sides' machine (a busy side gets no time
+//! verdict), the pass's drift (between sessions, the bound every row is
+//! held to), and each side's trend in run order, named.
+
+use serde::Serialize;
+
+use crate::drift::{pass_bound, trend, DriftBound, RowRuns, Trend};
+use crate::machine::SideMachine;
+use crate::runs::Samples;
+use crate::verdict::Rules;
+
+/// A side's trend of its evaluated seconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideTrend {
+    pub side: &'static str,
+    #[serde(flatten)]
+    pub trend: Trend,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Conditions {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine_a: Option<SideMachine>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine_b: Option<SideMachine>,
+    /// Set when a side was busy: why its times were not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+    /// Between sessions: the largest drift measured in the pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftBound>,
+    /// The evaluated seconds' trends in run order, each side that has one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trends: Vec<SideTrend>,
+    /// Sides whose first counted runs still lay above the rest (a warm-up
+    /// the plan's `--warmup` did not cover): how many.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warmup: Vec<(&'static str, usize)>,
+}
+
+impl Conditions {
+    /// Measured from both sides' samples; `between_sessions` when A and B
+    /// come from two sessions (the drift bound applies only then).
+    pub fn of(a: &Samples, b: &Samples, between_sessions: bool, floor_ms: f64) -> Conditions {
+        let (machine_a, machine_b) = (SideMachine::of(&a.machine), SideMachine::of(&b.machine));
+        let withheld = [("A", &machine_a), ("B", &machine_b)]
+            .iter()
+            .filter_map(|(side, m)| m.as_ref().filter(|m| m.busy()).and_then(|m| m.sentence()).map(|s| format!("{side}: {s}")))
+            .collect::<Vec<_>>();
+        let withheld = (!withheld.is_empty()).then(|| {
+            format!(
+                "no time of this pass is judged: the machine was busy beside its runs ({}); a busy run's times are the machine's as much as the change's. nix's exact counters are still judged",
+                withheld.join("; ")
+            )
+        });
+        let drift = between_sessions
+            .then(|| {
+                let mut rows = Vec::new();
+                for (ma, mb) in [(&a.spans, &b.spans), (&a.statements, &b.statements), (&a.path, &b.path)] {
+                    for (k, va) in ma {
+                        if let Some(vb) = mb.get(k) {
+                            rows.push(RowRuns { what: k, a: va, b: vb, floor: floor_ms });
+                        }
+                    }
+                }
+                pass_bound((&a.wall, &b.wall), &rows)
+            })
+            .flatten();
+        let trends = [("A", &a.wall), ("B", &b.wall)].into_iter().filter_map(|(side, v)| trend(v).map(|trend| SideTrend { side, trend })).collect();
+        let warmup = [("A", &a.wall), ("B", &b.wall)].into_iter().map(|(side, v)| (side, crate::drift::warmup_runs(v))).filter(|w| w.1 > 0).collect();
+        Conditions { machine_a, machine_b, withheld, drift, trends, warmup }
+    }
+
+    /// The rules of this pass's time verdicts.
+    pub fn rules(&self, base: Rules) -> Rules {
+        Rules { withheld: self.withheld.is_some(), pass_drift: self.drift.as_ref().map(|d| d.fraction), ..base }
+    }
+
+    /// What the rows of the pass refer to, each said once.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(w) = &self.withheld {
+            out.push(format!("machine: {w}"));
+        } else {
+            for (side, m) in [("A", &self.machine_a), ("B", &self.machine_b)] {
+                if let Some(s) = m.as_ref().and_then(|m| m.sentence()) {
+                    out.push(format!("machine: {side}: {s}, too few runs to withhold its times"));
+                }
+            }
+        }
+        if let Some(d) = &self.drift {
+            out.push(format!("drift: {}", d.sentence()));
+        }
+        for (side, n) in &self.warmup {
+            out.push(format!(
+                "warm-up: {side}'s first {} above the rest's spread: a warm-up the run did not leave out (raise `run --warmup` by {})",
+                if *n == 1 { "run lay".to_string() } else { format!("{n} runs lay") },
+                n
+            ));
+        }
+        for t in &self.trends {
+            out.push(format!("trend: {}", t.trend.sentence(&format!("{}'s evaluated seconds", t.side), "s")));
+        }
+        out
+    }
+}
