@@ -63,7 +63,8 @@ fn kill_mid_pass(component: &str, phase: &str, how: &str) {
     let (flake, out, lab) = (tmp.path().join("flake"), tmp.path().join("out"), tmp.path().join("lab"));
     run_ok(evalbench().args(["lab", "gen-flake", "--packages", "2000", "--out"]).arg(&flake));
     let mut run = Run(evalbench()
-        .args(["run", "--passes", "cold-clean", "--repeat", "1", "--no-report", "--no-pcap", "--out"])
+        // No warm-up run: the kill lands in the pass itself, whose run.json names the dead.
+        .args(["run", "--passes", "cold-clean", "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap", "--out"])
         .arg(&out)
         .arg("--lab-dir")
         .arg(&lab)
