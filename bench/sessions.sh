@@ -14,6 +14,7 @@
 #
 #   bash bench/sessions.sh            # PAIRS=10, about 60 minutes
 #   PAIRS=2 bash bench/sessions.sh
+#   SKIP_RUNS=1 PAIRS=2 bash bench/sessions.sh   # the verdicts again, on the bundles left in $OUT
 source "$(dirname "$0")/../scripts/lib.sh"
 need_rust
 need_lab
@@ -21,18 +22,19 @@ PAIRS="${PAIRS:-10}"
 HOG_AFTER="${HOG_AFTER:-95}"
 cd "$ROOT"
 build_release
-scratch_dir sessions
+# SKIP_RUNS=1 reads the bundles an earlier run left in $OUT again.
+if [ -n "${SKIP_RUNS:-}" ]; then OUT="${OUT:-/tmp/evalbench-sessions}"; else scratch_dir sessions; fi
 lab_down_on_exit "$OUT/lab-*"
 run_on_exit 'pkill -f "while :; do :; done" || true'
 hog() { for _ in 1 2; do sh -c 'while :; do :; done' & done; }
 unhog() { pkill -f "while :; do :; done" || true; }
 run() { local name="$1"; shift; "$BIN" run --no-report --lab-dir "$OUT/lab-$name" --out "$OUT/$name" "$@" > "$OUT/$name.log" 2>&1; }
 cd "$OUT"
+if [ -z "${SKIP_RUNS:-}" ]; then
 "$BIN" lab gen-flake --work 1500 --out w1500 2>/dev/null
 "$BIN" lab gen-flake --work 2000 --out w2000 2>/dev/null
 mkdir repo && cp w1500/flake.nix repo/ && git -C repo init -q && git -C repo add -A && git -C repo -c user.name=b -c user.email=b@b commit -qm "work 1500"
 cp w2000/flake.nix repo/ && git -C repo -c user.name=b -c user.email=b@b commit -qam "work 2000"
-
 say "1. two sessions: A1 (w1500), then B1 (w2000)"
 run A1 --flake w1500
 run B1 --flake w2000
@@ -45,8 +47,11 @@ say "4. $PAIRS interleaved A/A pairs"
 for k in $(seq 1 "$PAIRS"); do
     "$BIN" run --no-report --baseline w1500 --flake w1500 --lab-dir "$OUT/lab-AA$k" --out "AA$k" > "AA$k.log" 2>&1
 done
+fi
 verdicts() { # NAME A B: the comparison's verdicts, counted
-    "$BIN" compare "$2" "$3" --json --fail-on-regression 5 > "$1.json" 2> "$1.err"; echo "$?" > "$1.rc"
+    local rc=0
+    "$BIN" compare "$2" "$3" --json --fail-on-regression 5 > "$1.json" 2> "$1.err" || rc=$?
+    echo "$rc" > "$1.rc"
     python3 - "$1" <<'PY'
 import json, sys
 name = sys.argv[1]
