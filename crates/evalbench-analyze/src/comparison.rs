@@ -289,10 +289,12 @@ struct Side<'a> {
     samples: runs::Samples,
 }
 
-/// A pair's verdicts from the primary family, and what they were held to.
+/// A pair's verdicts from the primary family, its exact counters, and what
+/// its times were held to.
 struct Judged {
     wall: Verdict,
     nix_on_path: Option<Verdict>,
+    exact: Vec<CounterVerdict>,
     conditions: Conditions,
 }
 
@@ -303,7 +305,7 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
     let spans = rows(explored.take(i, List::Spans));
     let statements = rows(explored.take(i, List::Statements));
     let path = rows(explored.take(i, List::Path));
-    let (mut counters, _) = split_counters(&sa.counters, &sb.counters);
+    let mut counters = judged.exact;
     counters.extend(explored.take(i, List::Counters).into_iter().map(|(name, v)| noisy_verdict(name, v)));
     sort_counters(&mut counters);
     let fx = || Family { verdicts: Vec::new(), ..explored.family.clone() };
@@ -422,8 +424,9 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
         explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, pass_rules);
         let (pa, pb) = path_steps(sa, sb, primary_nix);
         explore.times(i, List::Path, &pa, &pb, floor_ms, pass_rules);
-        explore.counters(i, split_counters(&sa.counters, &sb.counters).1, pass_rules);
-        sides.push((a, b, conditions));
+        let (exact, noisy) = split_counters(&sa.counters, &sb.counters);
+        explore.counters(i, noisy, pass_rules);
+        sides.push((a, b, exact, conditions));
     }
     // The primary measures are fixed before looking and judged first, as
     // one family: the clean passes' evaluated seconds and nix's time on
@@ -437,7 +440,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     let mut out: Vec<PassComparison> = sides
         .into_iter()
         .enumerate()
-        .map(|(i, (a, b, conditions))| {
+        .map(|(i, (a, b, exact, conditions))| {
             let (wall, head) = match PassKind::of(&a.pass) {
                 PassKind::Clean => (primary_verdicts.remove(&format!("{} evaluated", a.pass)), primary.clone()),
                 PassKind::Instrumented => {
@@ -447,7 +450,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
             };
             let nix_on_path = primary_verdicts.remove(&format!("{} {NIX_STEP}", a.pass));
             let wall = wall.expect("one headline per pass");
-            pass_comparison(i, a, b, Judged { wall, nix_on_path, conditions }, head, &mut explored)
+            pass_comparison(i, a, b, Judged { wall, nix_on_path, exact, conditions }, head, &mut explored)
         })
         .collect();
     // A changed plan beside its statement's time: the clean pass of the same

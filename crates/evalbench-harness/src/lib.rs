@@ -123,14 +123,14 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
         let rounds = first.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
         // Warm-up rounds first, clean passes only, then the counted ones,
         // each kind alternating A B, B A from its own first round.
-        let warmups = if first.passes.iter().any(|p| layout::is_clean(p)) { first.warmup } else { 0 };
+        let warmups = first.warmup;
         for round in 1..=warmups + rounds {
             let warmup = round <= warmups;
             let counted = round - if warmup { 0 } else { warmups };
             for base in first.passes.iter().filter(|b| if warmup { layout::is_clean(b) } else { counted <= runs_of(b) }) {
                 let name = if counted == 1 { base.clone() } else { format!("{base}.{counted}") };
                 // A warm-up run is its pass's run in every way but where it is kept.
-                let (p, dir_of) = if warmup { (name.clone(), format!("{}/{name}", layout::WARMUP_DIR)) } else { (name.clone(), name) };
+                let dir = if warmup { format!("{}/{name}", layout::WARMUP_DIR) } else { name.clone() };
                 let mut order: Vec<usize> = (0..sides.len()).collect();
                 // Counted round 1 is A B whatever the warm-up rounds were.
                 if counted % 2 == 0 {
@@ -139,15 +139,15 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
                 for i in order {
                     let s = &mut sides[i];
                     let plan = pass::PassPlan {
-                        name: &p,
+                        name: &name,
                         cold: layout::is_cold(base),
                         captures: s.opts.captures_for(base),
-                        dir: s.opts.out.join(&dir_of),
+                        dir: s.opts.out.join(&dir),
                         timeout: s.opts.timeout,
                         nix_trace: s.opts.nix_trace,
                         provenance: &provenances[i],
                     };
-                    let shown = tag(s.label, &if warmup { format!("warm-up {p}") } else { p.clone() });
+                    let shown = tag(s.label, &if warmup { format!("warm-up {name}") } else { name.clone() });
                     let mut pp = |m: &str| progress(&shown, m);
                     infos[i].push(pass::run_pass(&mut *s.target, &plan, &mut pp).map_err(|mut e| {
                         e.pass = shown.clone();

@@ -58,8 +58,6 @@ pub struct Group {
 #[derive(Debug, Clone)]
 pub struct Table {
     pub title: String,
-    /// The family's word on power, said once above the rows.
-    pub note: Option<String>,
     pub columns: Vec<(&'static str, Align)>,
     pub groups: Vec<Group>,
 }
@@ -93,7 +91,6 @@ pub fn differs(c: &Comparison) -> Option<Table> {
         .collect();
     Some(Table {
         title: format!("A and B differ in {}", c.differing_groups().join(", ")),
-        note: None,
         columns: vec![("group", Align::Left), ("field", Align::Left), ("A", Align::Left), ("B", Align::Left)],
         groups: vec![Group { only: None, rows, more: 0 }],
     })
@@ -148,7 +145,6 @@ pub fn passes(c: &Comparison) -> Table {
     };
     Table {
         title: "Passes".into(),
-        note: None,
         columns: vec![
             ("pass", Align::Left),
             ("runs A / B", Align::Right),
@@ -192,7 +188,6 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
         Table {
             title: "nix's counters (exact counts unless marked *; nix-stats.*.json)".into(),
             // Noisy counters are few and said as such in their rows.
-            note: None,
             columns: vec![("counter", Align::Left), ("A", Align::Right), ("B", Align::Right), ("change", Align::Right), ("verdict", Align::Left)],
             groups: vec![Group { only: None, rows, more }],
         }
@@ -206,7 +201,7 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
         ("statements", "statements (pg_stat_statements, total ms per run)", &c.statements, &c.statements_only_a, &c.statements_only_b),
         ("path", "critical path (ms on the path per run: what the evaluated time waited on)", &c.path, &off_path_is_zero, &off_path_is_zero),
     ] {
-        let t = list(title, rows, only_a, only_b, None, top);
+        let t = list(title, rows, only_a, only_b, top);
         if !t.is_empty() {
             lists.push((key, t));
         }
@@ -237,7 +232,7 @@ fn only_row(r: &OnlyRow, side: &'static str) -> TableRow {
     }
 }
 
-fn list(title: &str, rows: &[Row], only_a: &[OnlyRow], only_b: &[OnlyRow], note: Option<String>, top: usize) -> Table {
+fn list(title: &str, rows: &[Row], only_a: &[OnlyRow], only_b: &[OnlyRow], top: usize) -> Table {
     let (shown, more) = cut(rows, top);
     let mut groups = vec![Group { only: None, rows: shown.iter().map(|r| verdict_row(&r.what, &r.verdict)).collect(), more }];
     for (side, only) in [("A", only_a), ("B", only_b)] {
@@ -246,7 +241,6 @@ fn list(title: &str, rows: &[Row], only_a: &[OnlyRow], only_b: &[OnlyRow], note:
     }
     Table {
         title: title.to_string(),
-        note,
         columns: vec![
             ("what", Align::Left),
             ("A (median)", Align::Right),

@@ -37,14 +37,11 @@ pub struct Written {
     pub plans_changed: usize,
 }
 
-/// A table as HTML: a heading when asked, the family's note, every group's
+/// A table as HTML: a heading when asked, every group's
 /// rows in one table (verdicts coloured, their sentence as hover title).
 fn html_table(body: &mut String, table: &Table, heading: bool) {
     if heading {
         let _ = write!(body, "<h3>{}</h3>", esc(&capitalized(&table.title)));
-    }
-    if let Some(p) = &table.note {
-        let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
     }
     body.push_str("<table><tr>");
     for (head, _) in &table.columns {

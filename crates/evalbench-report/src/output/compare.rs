@@ -44,9 +44,6 @@ fn text_table(t: &mut String, key: &str, table: &Table) {
         match g.only {
             None => {
                 let _ = writeln!(t, "  {}:", table.title);
-                if let Some(p) = &table.note {
-                    let _ = writeln!(t, "    note: {p}");
-                }
             }
             Some(side) => {
                 let _ = writeln!(t, "  {key} only in {side} ({}):", g.rows.len() + g.more);
@@ -131,9 +128,6 @@ pub fn settings(s: &std::collections::BTreeMap<String, String>) -> String {
 fn md_table(t: &mut String, table: &Table, title: bool) {
     if title {
         let _ = writeln!(t, "{}:\n", capitalized(&table.title));
-    }
-    if let Some(p) = &table.note {
-        let _ = writeln!(t, "> {}\n", cell(p));
     }
     let head: Vec<&str> = table.columns.iter().map(|c| c.0).collect();
     let align: Vec<Align> = table.columns.iter().map(|c| c.1).collect();
