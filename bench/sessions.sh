@@ -15,11 +15,14 @@
 #   bash bench/sessions.sh            # PAIRS=10, about 60 minutes
 #   PAIRS=2 bash bench/sessions.sh
 #   SKIP_RUNS=1 PAIRS=2 bash bench/sessions.sh   # the verdicts again, on the bundles left in $OUT
+#   STEPS="3 4" bash bench/sessions.sh           # only some of the four
 source "$(dirname "$0")/../scripts/lib.sh"
 need_rust
 need_lab
 PAIRS="${PAIRS:-10}"
 HOG_AFTER="${HOG_AFTER:-95}"
+STEPS=" ${STEPS:-1 2 3 4} "
+step() { [[ "$STEPS" == *" $1 "* ]]; }
 cd "$ROOT"
 build_release
 # SKIP_RUNS=1 reads the bundles an earlier run left in $OUT again.
@@ -35,18 +38,26 @@ if [ -z "${SKIP_RUNS:-}" ]; then
 "$BIN" lab gen-flake --work 2000 --out w2000 2>/dev/null
 mkdir repo && cp w1500/flake.nix repo/ && git -C repo init -q && git -C repo add -A && git -C repo -c user.name=b -c user.email=b@b commit -qm "work 1500"
 cp w2000/flake.nix repo/ && git -C repo -c user.name=b -c user.email=b@b commit -qam "work 2000"
+if step 1 || step 2; then
 say "1. two sessions: A1 (w1500), then B1 (w2000)"
 run A1 --flake w1500
-run B1 --flake w2000
+fi
+if step 1; then run B1 --flake w2000; fi
+if step 2; then
 say "2. busy machine: A3 beside two busy loops throughout, A4 with them from ${HOG_AFTER} s on"
 hog; run A3 --flake w1500; unhog
 run A4 --flake w1500 & P=$!; sleep "$HOG_AFTER"; hog; wait $P; unhog
+fi
+if step 3; then
 say "3. --baseline-rev HEAD~1 on the repository"
 "$BIN" run --no-report --flake repo --baseline-rev HEAD~1 --lab-dir "$OUT/lab-RV" --out RV > RV.log 2>&1 || true
+fi
+if step 4; then
 say "4. $PAIRS interleaved A/A pairs"
 for k in $(seq 1 "$PAIRS"); do
     "$BIN" run --no-report --baseline w1500 --flake w1500 --lab-dir "$OUT/lab-AA$k" --out "AA$k" > "AA$k.log" 2>&1
 done
+fi
 fi
 verdicts() { # NAME A B: the comparison's verdicts, counted
     local rc=0
@@ -72,8 +83,7 @@ for x in calls:
     print(f"    {x}")
 PY
 }
-verdicts two-sessions A1 B1
-verdicts hog-throughout A1 A3
-verdicts hog-part-way A1 A4
-verdicts baseline-rev RV/a RV/b
-for k in $(seq 1 "$PAIRS"); do verdicts "aa$k" "AA$k/a" "AA$k/b"; done
+if step 1; then verdicts two-sessions A1 B1; fi
+if step 2; then verdicts hog-throughout A1 A3; verdicts hog-part-way A1 A4; fi
+if step 3; then verdicts baseline-rev RV/a RV/b; fi
+if step 4; then for k in $(seq 1 "$PAIRS"); do verdicts "aa$k" "AA$k/a" "AA$k/b"; done; fi

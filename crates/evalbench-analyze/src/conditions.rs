@@ -37,6 +37,10 @@ pub struct Conditions {
     /// the plan's `--warmup` did not cover): how many.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warmup: Vec<(&'static str, usize)>,
+    /// Interleaved: each side's runs on each of the session's two targets
+    /// (run.json's `instance`), where both sides ran on both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crossed: Option<[[usize; 2]; 2]>,
 }
 
 impl Conditions {
@@ -69,7 +73,7 @@ impl Conditions {
             .flatten();
         let trends = [("A", &a.wall), ("B", &b.wall)].into_iter().filter_map(|(side, v)| trend(v).map(|trend| SideTrend { side, trend })).collect();
         let warmup = [("A", &a.wall), ("B", &b.wall)].into_iter().map(|(side, v)| (side, crate::drift::warmup_runs(v))).filter(|w| w.1 > 0).collect();
-        Conditions { machine_a, machine_b, withheld, drift, trends, warmup }
+        Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b) }
     }
 
     /// The rules of this pass's time verdicts.
@@ -92,6 +96,11 @@ impl Conditions {
         if let Some(d) = &self.drift {
             out.push(format!("drift: {}", d.sentence()));
         }
+        if let Some([[a0, a1], [b0, b1]]) = self.crossed {
+            out.push(format!(
+                "labs: the sides crossed between the session's two labs round by round (runs on A's lab and on B's: A {a0} and {a1}, B {b0} and {b1}): a difference between the labs falls on both sides"
+            ));
+        }
         for (side, n) in &self.warmup {
             out.push(format!(
                 "warm-up: {side}'s first {} above the rest's spread: a warm-up the run did not leave out (raise `run --warmup` by {})",
@@ -104,4 +113,14 @@ impl Conditions {
         }
         out
     }
+}
+
+/// Each side's runs on target 0 and on target 1, where both sides ran on both.
+fn crossed(a: &Samples, b: &Samples) -> Option<[[usize; 2]; 2]> {
+    let count = |s: &Samples| {
+        let on = |t| s.instance.iter().filter(|i| **i == Some(t)).count();
+        [on(0), on(1)]
+    };
+    let (ca, cb) = (count(a), count(b));
+    (ca.iter().chain(&cb).all(|n| *n > 0)).then_some([ca, cb])
 }

@@ -26,6 +26,8 @@ pub struct Samples {
     pub drvs_written: Vec<Option<i64>>,
     /// What the machine did beside each run (run.json's `machine`).
     pub machine: Vec<Option<evalbench_bundle::MachineState>>,
+    /// Which of an interleaved session's two targets ran each run (run.json's `instance`).
+    pub instance: Vec<Option<u32>>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -94,6 +96,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         path: BTreeMap::new(),
         drvs_written: Vec::new(),
         machine: Vec::new(),
+        instance: Vec::new(),
     };
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
@@ -102,6 +105,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
             data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
+        s.instance.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.instance));
         s.drvs_written.push(crate::store_writes::drvs_written(data.run.as_ref().and_then(|r| r.evaluation_metric.as_ref())));
         // A counter is a count of this run or absent: never filled with zeros.
         for (k, v) in crate::counters::of_pass(&data).unwrap_or_default() {

@@ -101,6 +101,11 @@ pub struct RunnerInfo {
     /// (absent in bundles written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineState>,
+    /// In an interleaved session, which of its two targets ran this run
+    /// (0: side A's, 1: side B's); the sides cross between them round by
+    /// round. Absent: one target ran every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<u32>,
 }
 
 /// The machine during a pass's window, from /proc at its two ends: what

@@ -121,12 +121,19 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
         let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
         let runs_of = |base: &str| if layout::is_clean(base) { first.repeat.max(1) } else { first.repeat_instrumented.max(1) };
         let rounds = first.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
+        let cross = Crossing::of(sides, &first.passes);
         // Warm-up rounds first, clean passes only, then the counted ones,
-        // each kind alternating A B, B A from its own first round.
-        let warmups = first.warmup;
+        // each kind alternating A B, B A from its own first round. Crossed,
+        // every warm-up is made on both targets: a target's first run of a
+        // workload (its first clone of it) is then never a counted one.
+        let warmups = first.warmup * if cross.is_some() { 2 } else { 1 };
         for round in 1..=warmups + rounds {
             let warmup = round <= warmups;
-            let counted = round - if warmup { 0 } else { warmups };
+            let counted = if warmup { round } else { round - warmups };
+            let crossed = cross.as_ref().is_some_and(|_| if warmup { counted % 2 == 0 } else { Crossing::crossed(counted) });
+            if let Some(c) = &cross {
+                c.assign(sides, crossed)?;
+            }
             for base in first.passes.iter().filter(|b| if warmup { layout::is_clean(b) } else { counted <= runs_of(b) }) {
                 let name = if counted == 1 { base.clone() } else { format!("{base}.{counted}") };
                 // A warm-up run is its pass's run in every way but where it is kept.
@@ -137,19 +144,24 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
                     order.reverse();
                 }
                 for i in order {
-                    let s = &mut sides[i];
+                    // Side i's run, on the target that serves its workload this round.
+                    let t = if crossed { sides.len() - 1 - i } else { i };
+                    let (label, opts) = (sides[i].label, sides[i].opts);
                     let plan = pass::PassPlan {
                         name: &name,
                         cold: layout::is_cold(base),
-                        captures: s.opts.captures_for(base),
-                        dir: s.opts.out.join(&dir),
-                        timeout: s.opts.timeout,
-                        nix_trace: s.opts.nix_trace,
+                        captures: opts.captures_for(base),
+                        dir: opts.out.join(&dir),
+                        timeout: opts.timeout,
+                        nix_trace: opts.nix_trace,
                         provenance: &provenances[i],
+                        instance: cross.is_some().then_some(t as u32),
                     };
-                    let shown = tag(s.label, &if warmup { format!("warm-up {name}") } else { name.clone() });
+                    let what = if warmup { format!("warm-up {name}") } else { name.clone() };
+                    let on = if crossed { format!(" (on {}'s {})", sides[t].label, sides[t].target.name()) } else { String::new() };
+                    let shown = tag(label, &format!("{what}{on}"));
                     let mut pp = |m: &str| progress(&shown, m);
-                    infos[i].push(pass::run_pass(&mut *s.target, &plan, &mut pp).map_err(|mut e| {
+                    infos[i].push(pass::run_pass(&mut *sides[t].target, &plan, &mut pp).map_err(|mut e| {
                         e.pass = shown.clone();
                         e
                     })?);
@@ -164,4 +176,44 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
         s.target.finish();
     }
     result
+}
+
+/// An interleaved session of two sides whose targets can serve each
+/// other's workload: the sides cross between the two targets round by
+/// round, so that a difference between the targets themselves (one lab's
+/// PostgreSQL faster at writes than the other's, measured in an A/A pair)
+/// falls on both sides instead of reading as the change.
+struct Crossing {
+    workloads: Vec<std::path::PathBuf>,
+}
+
+impl Crossing {
+    /// Only where every round, a warm-up's too, begins with a cold pass: a target starts
+    /// serving another workload at a cold reset, so that a warm pass never
+    /// finds the other workload's caches.
+    fn of(sides: &[Side<'_>], passes: &[String]) -> Option<Crossing> {
+        let first_clean = passes.iter().find(|p| layout::is_clean(p));
+        if sides.len() != 2 || !passes.first().is_some_and(|p| layout::is_cold(p)) || first_clean.is_some_and(|p| !layout::is_cold(p)) {
+            return None;
+        }
+        let workloads: Option<Vec<_>> = sides.iter().map(|s| s.target.workload()).collect();
+        workloads.map(|workloads| Crossing { workloads })
+    }
+
+    /// Counted rounds 1 to 4 run straight, crossed, crossed, straight, and
+    /// so on: with the order's A B, B A, each side runs on each target
+    /// first and second equally often in every four rounds, and on each
+    /// target once in every first two.
+    fn crossed(round: usize) -> bool {
+        matches!(round % 4, 2 | 3)
+    }
+
+    /// Each target serves the workload of the side it runs this round.
+    fn assign(&self, sides: &mut [Side<'_>], crossed: bool) -> Result<(), PassError> {
+        for (t, s) in sides.iter_mut().enumerate() {
+            let w = &self.workloads[if crossed { 1 - t } else { t }];
+            s.target.serve(w).map_err(|e| PassError::new("(between two rounds)", e))?;
+        }
+        Ok(())
+    }
 }

@@ -152,18 +152,38 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     if st.api_key.is_empty() {
         st.api_key = format!("lab-{}", uuid::Uuid::new_v4().simple());
     }
+    write_provision(&st)?;
+    st.save()?;
+    start_services(&mut st)?;
+    st.save()?;
+    Ok(st)
+}
+
+/// What the server provisions when it starts: the organization, the
+/// project and its repository, the API key.
+fn write_provision(st: &LabState) -> Result<(), LabError> {
     let provision = crate::server::db::Provision {
         organization: st.organization.clone(),
         project: st.project.clone(),
         repository: st.repository.to_string_lossy().into_owned(),
         api_key: st.api_key.clone(),
     };
-    let pfile = dir.join("provision.json");
-    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(|e| format!("{}: {e}", pfile.display()))?;
-    st.save()?;
-    start_services(&mut st)?;
-    st.save()?;
-    Ok(st)
+    let pfile = st.dir.join("provision.json");
+    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(|e| format!("{}: {e}", pfile.display()).into())
+}
+
+/// From the next start of the server on (a cold reset), the project's
+/// repository is `flake`'s, committed into the lab's repository number
+/// `slot` (0: `repo`, the flake it was brought up with). An interleaved
+/// session crosses its two labs this way, so that a difference between the
+/// labs themselves falls on both sides. Each repository has its own fetched
+/// checkout in the worker, kept across resets, as the first one's is.
+pub fn serve(dir: &Path, flake: &Path, slot: usize, prepare: bool) -> Result<(), LabError> {
+    let mut st = LabState::load(dir)?;
+    let repo = if slot == 0 { dir.join("repo") } else { dir.join(format!("repo-{}", slot + 1)) };
+    st.repository = if prepare { crate::flake::prepare_repo_in(flake, &repo)? } else { repo };
+    write_provision(&st)?;
+    st.save()
 }
 
 fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host: &str) {

@@ -126,10 +126,16 @@ fn copy_tree(src: &Path, dst: &Path) -> Result<(), LabError> {
 /// The project's git repository: the flake's files committed in `dir/repo`.
 /// A changed flake makes a new commit; an unchanged one keeps the commit.
 pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, LabError> {
+    prepare_repo_in(flake, &lab_dir.join("repo"))
+}
+
+/// As [`prepare_repo`], into the repository `repo` (a lab that serves a
+/// second flake keeps it in a repository of its own).
+pub fn prepare_repo_in(flake: &Path, repo: &Path) -> Result<PathBuf, LabError> {
     if !flake.join("flake.nix").is_file() {
         return Err(LabError::Message(format!("{}: no flake.nix here", flake.display())));
     }
-    let repo = lab_dir.join("repo");
+    let repo = repo.to_path_buf();
     if !repo.join(".git").is_dir() {
         std::fs::create_dir_all(&repo).map_err(|e| format!("{}: {e}", repo.display()))?;
         git(&repo, &["init", "--quiet", "--initial-branch=main"])?;

@@ -6,6 +6,8 @@
 //! - Both bundles are whole, share one session id and name each other.
 //! - The passes alternate: A before B in odd rounds, B before A in even ones
 //!   (read from the requested times in run.json).
+//! - The sides cross between the two labs (round 2 runs each on the
+//!   other's), and each side's runs evaluate its own flake wherever they ran.
 //! - The comparison is written beside them, says the two were measured in
 //!   one session, and the gate fires on nix's exact counters.
 //! - Both labs are stopped.
@@ -67,6 +69,24 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     }
     assert!(requested(&b.join("warm-clean")) < requested(&b.join("cold-clean.2")), "rounds follow one another");
 
+    // Crossed: round 1 runs each side on its own lab, round 2 on the
+    // other's; each warm-up is made on both. Each lab then evaluated both
+    // flakes, and each side's flake was the one evaluated: nix's exact
+    // counters agree within a side, whichever lab ran it, and differ between the sides.
+    let instance = |d: &Path| read_json(&d.join("run.json"))["instance"].as_u64();
+    let calls = |d: &Path| read_json(&d.join("run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
+    for (side, own, other) in [(&a, 0, 1), (&b, 1, 0)] {
+        for pass in ["cold-clean", "warm-clean", "warmup/cold-clean"] {
+            assert_eq!(instance(&side.join(pass)), Some(own), "{}/{pass}", side.display());
+            assert_eq!(instance(&side.join(format!("{pass}.2"))), Some(other), "{}/{pass}.2", side.display());
+            if pass.contains("cold") {
+                assert_eq!(calls(&side.join(pass)), calls(&side.join(format!("{pass}.2"))), "{}/{pass}: one flake", side.display());
+            }
+        }
+    }
+    assert!(calls(&b.join("cold-clean")) > calls(&a.join("cold-clean")), "B's flake does more work");
+    assert!(!a.join("warmup/cold-clean.3").exists(), "one warm-up on each lab");
+
     // The comparison beside them says where the two were measured.
     let cmp = read_json(&out.join("compare.json"));
     assert_eq!(cmp["same_session"], true, "{cmp}");
@@ -74,6 +94,7 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
     assert!(text.contains("measured in one session, interleaved"), "{text}");
     assert_eq!(text, stdout, "what was printed is what was written");
+    assert!(text.contains("runs on A's lab and on B's: A 1 and 1, B 1 and 1"), "{text}");
 
     // Both labs are stopped.
     for side in ["a", "b"] {

@@ -58,6 +58,8 @@ pub struct PassPlan<'a> {
     pub nix_trace: bool,
     /// What the run measures, written into run.json.
     pub provenance: &'a evalbench_bundle::Provenance,
+    /// Which of an interleaved session's targets runs it (None: one target).
+    pub instance: Option<u32>,
 }
 
 pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {

@@ -101,6 +101,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             failure: o.failure.clone(),
             dead: o.dead.clone(),
             machine: o.machine,
+            instance: plan.instance,
         }),
         raw: Value::Null,
     }

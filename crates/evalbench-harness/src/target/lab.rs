@@ -28,6 +28,8 @@ pub struct Lab {
     /// The flake as the user gave it, for provenance (default: its path).
     pub flake_label: Option<String>,
     state: Option<LabState>,
+    /// Flakes other than its own it was asked to serve, in slots 1, 2, ... (`serve`).
+    served: Vec<PathBuf>,
 }
 
 impl Lab {
@@ -43,6 +45,7 @@ impl Lab {
             nix: None,
             flake_label: None,
             state: None,
+            served: Vec::new(),
         }
     }
     fn st(&self) -> &LabState {
@@ -148,6 +151,23 @@ impl Target for Lab {
     }
     fn own_pids(&self) -> Vec<u32> {
         control::postmaster_pid(&self.dir).into_iter().collect()
+    }
+    fn workload(&self) -> Option<PathBuf> {
+        Some(self.flake.clone())
+    }
+    fn serve(&mut self, workload: &Path) -> Result<(), HarnessError> {
+        // Its own flake in slot 0; any other in the next free slot, committed once.
+        let slot = match self.served.iter().position(|f| f == workload) {
+            Some(i) => i + 1,
+            None if workload == self.flake => 0,
+            None => {
+                self.served.push(workload.to_path_buf());
+                control::serve(&self.dir, workload, self.served.len(), true)?;
+                return Ok(());
+            }
+        };
+        control::serve(&self.dir, workload, slot, false)?;
+        Ok(())
     }
 }
 

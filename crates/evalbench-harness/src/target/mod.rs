@@ -5,7 +5,7 @@ pub mod gradient;
 pub mod lab;
 
 use crate::error::HarnessError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use evalbench_api::Endpoint;
 use evalbench_bundle::provenance::{System, Workload};
@@ -76,6 +76,17 @@ pub trait Target {
     /// the pipeline's, not another process's.
     fn own_pids(&self) -> Vec<u32> {
         Vec::new()
+    }
+    /// The workload this target was made for, where another target of the
+    /// session may serve it instead (the lab's flake); None: it cannot trade.
+    fn workload(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Serves `workload` from the next cold pass on, in place of its own:
+    /// an interleaved session crosses its two targets this way, so that a
+    /// difference between them falls on both sides (`run_sides`).
+    fn serve(&mut self, workload: &Path) -> Result<(), HarnessError> {
+        Err(format!("the {} target serves only its own workload, not {}", self.name(), workload.display()).into())
     }
 }
 
