@@ -393,7 +393,11 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
     let mut explore = Explore::default();
     for (i, (pa, pb)) in pairs.into_iter().enumerate() {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
-            return Err(format!("no pass {pa} in {} or no pass {pb} in {}", ba.source.display(), bb.source.display()));
+            let missing = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str, b: &Bundle| {
+                let have: Vec<&str> = g.keys().map(String::as_str).collect();
+                (!g.contains_key(p)).then(|| format!("{}: no pass {p}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
+            };
+            return Err([missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect::<Vec<_>>().join("\n"));
         };
         let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
         let conditions = Conditions::of(&a.samples, &b.samples, !same_session, floor_ms);

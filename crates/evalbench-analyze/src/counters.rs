@@ -86,6 +86,9 @@ pub struct CounterVerdict {
     /// same, more, less (exact); for noisy counters the verdict's kind:
     /// less, more, inside noise, negligible, no noise estimate.
     pub kind: Kind,
+    /// A noisy counter's verdict's reason (`Reason::label`); exact ones are tested by equality.
+    #[serde(default)]
+    pub reason: crate::reason::Reason,
     pub exact: bool,
     pub text: String,
 }
@@ -139,6 +142,7 @@ pub fn judge_exact(name: &str, x: f64, y: f64) -> CounterVerdict {
         b: nix_stats::number(y),
         change_pct: change.map(|c| evalbench_bundle::num::round_to(c, 3)),
         kind,
+        reason: crate::reason::Reason::Tested,
         exact: true,
         text,
     }
@@ -191,6 +195,7 @@ pub fn noisy_verdict(name: String, v: Verdict) -> CounterVerdict {
         b: nix_stats::number(v.b.median),
         change_pct: v.change_pct.is_finite().then_some(v.change_pct),
         kind: v.kind,
+        reason: v.reason,
         exact: false,
         text: format!("{name} ({note}): {}", v.text),
         name,

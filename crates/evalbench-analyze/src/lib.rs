@@ -17,6 +17,7 @@ pub mod path;
 pub mod phase;
 pub mod plans;
 pub mod power;
+pub mod reason;
 pub mod runs;
 pub mod scan;
 #[cfg(test)]
@@ -24,6 +25,7 @@ mod seeded;
 pub mod spread;
 pub mod stats;
 pub mod store_writes;
+pub mod suggest;
 pub mod tracks;
 pub mod verdict;
 pub mod view;

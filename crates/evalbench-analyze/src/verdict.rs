@@ -14,6 +14,8 @@
 
 use serde::Serialize;
 
+use crate::reason::Reason;
+
 pub use crate::mann_whitney::{mann_whitney, smallest_p};
 pub use crate::spread::{bootstrap_ratio, median, spread, Spread};
 
@@ -100,6 +102,9 @@ pub struct Verdict {
     /// relative floor (of A's median) and the absolute one.
     pub floor: f64,
     pub kind: Kind,
+    /// Why it reads so, as a table's word (`Reason::label`).
+    #[serde(default)]
+    pub reason: crate::reason::Reason,
     pub text: String,
 }
 
@@ -282,6 +287,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             p_value: None,
             p_adjusted: None,
             floor,
+            reason: if kind == Kind::Negligible { Reason::Tested } else { Reason::TooFewRuns },
             kind,
         }
         .rounded(unit);
@@ -297,6 +303,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             p_adjusted: Some(q),
             floor,
             kind: Kind::InsideNoise,
+            reason: Reason::Tested,
             text,
         }
         .rounded(unit);
@@ -315,11 +322,16 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         .filter(|_| !rules.interleaved)
         .filter_map(|(side, v)| drift(v).map(|d| (side, d)))
         .max_by(|x, y| x.1 .0.abs().total_cmp(&y.1 .0.abs()));
-    let (kind, text) = if rules.withheld {
-        (Kind::Withheld, format!("{change_text}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"))
+    let (kind, reason, text) = if rules.withheld {
+        (
+            Kind::Withheld,
+            Reason::Machine,
+            format!("{change_text}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"),
+        )
     } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| significant && diff.abs() >= floor && d.abs() * 100.0 >= change.abs()) {
         (
             Kind::InsideNoise,
+            Reason::SideDrift,
             format!(
                 "{change_text}: inside the machine's drift: the medians of {side}'s runs, taken in blocks in the order they ran, lie {:.1}% apart (Kruskal-Wallis p = {pd:.4}), as far as the change ({tests})",
                 d * 100.0
@@ -330,6 +342,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     }) {
         (
             Kind::InsideNoise,
+            Reason::PassDrift,
             format!(
                 "{change_text}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})",
                 d * 100.0
@@ -338,23 +351,24 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     } else if let Some(s) = rules.between_sessions.filter(|s| significant && diff.abs() >= floor && change.abs() <= s * 100.0) {
         (
             Kind::InsideNoise,
+            Reason::BetweenSessions,
             format!(
                 "{change_text}: inside the drift between sessions: A and B were measured in two sessions, and two sessions of one flake have differed by up to {:.0}% (compare --between-sessions); measure both in one session to judge it: run --baseline ({tests})",
                 s * 100.0
             ),
         )
     } else if significant && diff.abs() < floor {
-        (Kind::Negligible, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"))
+        (Kind::Negligible, Reason::Tested, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"))
     } else if significant && diff < 0.0 {
-        (better, format!("{better} by {:.1}% (outside noise: {tests})", -change))
+        (better, Reason::Tested, format!("{better} by {:.1}% (outside noise: {tests})", -change))
     } else if significant {
-        (worse, format!("{worse} by {change:.1}% (outside noise: {tests})"))
+        (worse, Reason::Tested, format!("{worse} by {change:.1}% (outside noise: {tests})"))
     } else if lo >= 1.0 - rel_floor && hi <= 1.0 + rel_floor {
-        (Kind::Negligible, format!("{change_text}: negligible, the interval lies within the {floor_text} ({tests})"))
+        (Kind::Negligible, Reason::Tested, format!("{change_text}: negligible, the interval lies within the {floor_text} ({tests})"))
     } else {
-        (Kind::InsideNoise, format!("{change_text}: inside run-to-run noise ({tests})"))
+        (Kind::InsideNoise, Reason::Tested, format!("{change_text}: inside run-to-run noise ({tests})"))
     };
-    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, text }
+    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, reason, text }
         .rounded(unit)
 }
 

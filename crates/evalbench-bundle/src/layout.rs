@@ -111,6 +111,20 @@ pub fn base_name(pass: &str) -> &str {
     }
 }
 
+/// The passes of `runs` (pass directory names) in the order first met,
+/// each with its number of runs: `cold-clean`, `cold-clean.2`, ... is one.
+pub fn runs_per_pass<'a>(runs: impl IntoIterator<Item = &'a str>) -> Vec<(&'a str, usize)> {
+    let mut bases: Vec<(&'a str, usize)> = Vec::new();
+    for r in runs {
+        let b = base_name(r);
+        match bases.iter_mut().find(|(x, _)| *x == b) {
+            Some((_, n)) => *n += 1,
+            None => bases.push((b, 1)),
+        }
+    }
+    bases
+}
+
 /// Sort key: the known passes in run order, then the rest by name.
 pub fn order_key(pass: &str) -> (usize, String, usize, String) {
     let base = base_name(pass);

@@ -6,6 +6,7 @@
 
 use evalbench_analyze::comparison::{Comparison, OnlyRow, PassComparison, Row};
 use evalbench_analyze::counters::grouped;
+use evalbench_analyze::reason::Reason;
 use evalbench_analyze::verdict::{pct, Kind, Verdict};
 use evalbench_bundle::layout::PassKind;
 
@@ -33,8 +34,9 @@ impl Cell {
     fn code(text: impl Into<String>) -> Cell {
         Cell { text: text.into(), code: true, ..Cell::default() }
     }
-    fn verdict(kind: Kind, sentence: &str) -> Cell {
-        Cell { text: kind.as_str().to_string(), verdict: Some((kind, sentence.to_string())), ..Cell::default() }
+    /// The verdict's word (`Reason::label`: "noise", "pass drift", ...), its sentence as the title.
+    fn verdict(kind: Kind, reason: Reason, sentence: &str) -> Cell {
+        Cell { text: reason.label(kind).to_string(), verdict: Some((kind, sentence.to_string())), ..Cell::default() }
     }
 }
 
@@ -112,7 +114,7 @@ pub fn passes(c: &Comparison) -> Table {
                     Cell::plain(s3(w.a.median)),
                     Cell::plain(s3(w.b.median)),
                     Cell::plain(pct(w.change_pct, w.a.median, w.b.median)),
-                    Cell::verdict(w.kind, &w.text),
+                    Cell::verdict(w.kind, w.reason, &w.text),
                 ],
                 sentence: w.text.clone(),
             }
@@ -157,6 +159,38 @@ pub fn passes(c: &Comparison) -> Table {
     }
 }
 
+/// A pass's primary measures, in seconds: the evaluated seconds and nix's
+/// time on the path.
+pub fn primary(c: &PassComparison) -> Table {
+    // Seconds to the microsecond: a warm pass's nix time is a fraction of a millisecond.
+    let in_s = |what: &str, v: &Verdict| {
+        let mut r = verdict_row(what, v);
+        r.cells[1].text = format!("{:.6}", v.a.median);
+        r.cells[2].text = format!("{:.6}", v.b.median);
+        r
+    };
+    let mut rows = vec![in_s("evaluated", &c.wall)];
+    if let Some(v) = &c.nix_on_path {
+        rows.push(in_s(&format!("nix's time on the path ({})", evalbench_analyze::comparison::NIX_STEP), v));
+    }
+    Table { title: "primary measures (s)".into(), columns: list_columns(), groups: vec![Group { only: None, rows, more: 0 }] }
+}
+
+/// Every verdict word the comparison uses, for a legend under its tables.
+pub fn words(c: &Comparison) -> Vec<&'static str> {
+    let mut w = std::collections::BTreeSet::new();
+    for p in &c.passes {
+        let rows = p.spans.iter().chain(&p.statements).chain(&p.path).map(|r| &r.verdict);
+        for v in rows.chain([&p.wall]).chain(&p.nix_on_path) {
+            w.insert(v.reason.label(v.kind));
+        }
+        for v in &p.counters {
+            w.insert(v.reason.label(v.kind));
+        }
+    }
+    w.into_iter().collect()
+}
+
 /// What a pass shows below its headline.
 #[derive(Debug, Clone)]
 pub struct PassTables {
@@ -180,7 +214,7 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
                     Cell::plain(n(&v.a)),
                     Cell::plain(n(&v.b)),
                     Cell::plain(v.change_pct.map(|c| format!("{c:+.1}%")).unwrap_or_else(|| "–".into())),
-                    Cell::verdict(v.kind, &v.text),
+                    Cell::verdict(v.kind, v.reason, &v.text),
                 ],
                 sentence: v.text.clone(),
             })
@@ -216,7 +250,7 @@ fn verdict_row(what: &str, v: &Verdict) -> TableRow {
             Cell::plain(format!("{:.3}", v.a.median)),
             Cell::plain(format!("{:.3}", v.b.median)),
             Cell::plain(pct(v.change_pct, v.a.median, v.b.median)),
-            Cell::verdict(v.kind, &v.text),
+            Cell::verdict(v.kind, v.reason, &v.text),
             Cell::plain(v.p_adjusted.map(|p| format!("{p:.4}")).unwrap_or_else(|| "–".into())),
         ],
         sentence: v.text.clone(),
@@ -239,18 +273,18 @@ fn list(title: &str, rows: &[Row], only_a: &[OnlyRow], only_b: &[OnlyRow], top: 
         let (shown, more) = cut(only, top);
         groups.push(Group { only: Some(side), rows: shown.iter().map(|r| only_row(r, side)).collect(), more });
     }
-    Table {
-        title: title.to_string(),
-        columns: vec![
-            ("what", Align::Left),
-            ("A (median)", Align::Right),
-            ("B (median)", Align::Right),
-            ("change A → B", Align::Right),
-            ("verdict", Align::Left),
-            ("p (Holm)", Align::Right),
-        ],
-        groups,
-    }
+    Table { title: title.to_string(), columns: list_columns(), groups }
+}
+
+fn list_columns() -> Vec<(&'static str, Align)> {
+    vec![
+        ("what", Align::Left),
+        ("A (median)", Align::Right),
+        ("B (median)", Align::Right),
+        ("change A → B", Align::Right),
+        ("verdict", Align::Left),
+        ("p (Holm)", Align::Right),
+    ]
 }
 
 /// The PostgreSQL settings line of a pass, when either side was given any.

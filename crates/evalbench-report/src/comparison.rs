@@ -153,7 +153,7 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
 }
 
 /// Writes `out/index.html`, with at most `top` rows a list.
-pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize) -> Result<Written, ReportError> {
+pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate: crate::compare_headline::Gate<'_>) -> Result<Written, ReportError> {
     let out_passes: &[PassComparison] = &cmp.passes;
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let title = format!("evalbench compare: A → B ({} → {})", a.display(), b.display());
@@ -165,6 +165,20 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize) -> R
         esc(&a.display().to_string()),
         esc(&b.display().to_string())
     );
+    // The answer first, as text and Markdown have it.
+    let h = crate::compare_headline::headline(cmp, gate);
+    body.push_str("<h2>Answer</h2><p class=\"note\">Each clean pass's primary measures, fixed before looking; the tables below are exploratory.</p><ul class=\"answer\">");
+    for p in &h.passes {
+        let _ = write!(body, "<li><b>{}</b> ({} A, {} B)<ul>", esc(&p.pass), p.runs_a, p.runs_b);
+        for l in &p.lines {
+            let _ = write!(body, "<li>{}</li>", esc(l));
+        }
+        body.push_str("</ul></li>");
+    }
+    if let Some(g) = &h.gate {
+        let _ = write!(body, "<li>{}</li>", esc(g));
+    }
+    body.push_str("</ul>");
     match tables::differs(cmp) {
         None => body.push_str("<p>A and B measured the same workload, system, evalbench, machine, plan and settings.</p>"),
         Some(d) => {
@@ -217,7 +231,11 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize) -> R
             html_table(&mut body, list, true);
         }
     }
-    body.push_str("</body></html>\n");
+    body.push_str("<h2>Verdicts</h2><ul class=\"note\">");
+    for l in tables::words(cmp).into_iter().filter_map(evalbench_analyze::reason::Reason::legend).collect::<std::collections::BTreeSet<_>>() {
+        let _ = write!(body, "<li>{}</li>", esc(l));
+    }
+    body.push_str("</ul></body></html>\n");
     let page = out.join("index.html");
     evalbench_bundle::write_atomic(&page, body.as_bytes())?;
     Ok(Written { page, page_bytes: body.len() as u64, passes: out_passes.len(), plans_changed: changed })

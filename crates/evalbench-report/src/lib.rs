@@ -1,6 +1,7 @@
 //! `evalbench-report`: writes what people and scripts read. Each output
 //! format is its own module and reads only analysed passes.
 
+pub mod compare_headline;
 pub mod compare_tables;
 pub mod comparison;
 mod error;
@@ -13,6 +14,7 @@ mod placed_fields;
 pub mod summarize;
 pub mod summary;
 pub mod summary_path;
+pub mod summary_text;
 
 pub use error::ReportError;
 pub use perfetto::{write_trace, write_trace_spans, PendingTrace};

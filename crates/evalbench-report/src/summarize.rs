@@ -15,10 +15,14 @@ use crate::{write_trace_spans, PassSummary, ReportError, Summary};
 pub struct SummarizeOpts {
     /// Do not write `<pass>/trace.json`.
     pub no_trace: bool,
+    /// Return every run's own section (`summarize --runs`) instead of the
+    /// answer; summary.txt is the answer either way.
+    pub runs: bool,
 }
 
 /// Writes summary.txt, summary.json and the traces of `bundle` into `out`;
-/// returns the two summaries' text (JSON, then text).
+/// returns the two summaries' text (JSON, then text: the answer, or with
+/// `opts.runs` every run's own section).
 /// `progress` hears one line per pass and one at the end.
 pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progress: &mut dyn FnMut(String)) -> Result<(String, String), ReportError> {
     let t0 = Instant::now();
@@ -107,7 +111,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
     write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes())?;
     write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes())?;
     progress(format!("wrote {} and {} in {:.2} s", out.join(layout::SUMMARY_TXT).display(), layout::SUMMARY_JSON, t0.elapsed().as_secs_f64()));
-    Ok((json, text))
+    Ok((json, if opts.runs { summary.to_text_runs() } else { text }))
 }
 
 fn relative(mut w: Warning, root: &Path) -> Warning {

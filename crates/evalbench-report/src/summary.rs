@@ -1,7 +1,5 @@
 //! `summary.json` for scripts and `summary.txt` for people: the same numbers.
 
-use std::fmt::Write as _;
-
 use evalbench_analyze::{span_stats, Alignment, HostAlignment, PassData, SpanStat, Warning};
 use evalbench_bundle::layout;
 use serde::Serialize;
@@ -77,10 +75,18 @@ pub struct RepeatGroup {
     pub pass: String,
     pub runs: usize,
     pub wall_s: evalbench_analyze::verdict::Spread,
+    /// Each run's evaluated seconds, in the order they ran.
+    pub runs_s: Vec<f64>,
+    /// The first runs that still lay above the rest's spread (a warm-up
+    /// `run --warmup` did not leave out; `analyze::drift::warmup_runs`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub warmup_runs: usize,
     /// Per span: the spread of its total over the runs, in µs.
     pub spans: Vec<SpanSpread>,
     /// The median critical path, and how often each step was on it.
     pub critical_path: Vec<crate::summary_path::StepOverRuns>,
+    /// The path's time by process, median over the runs.
+    pub path_processes: Vec<crate::summary_path::ProcessOverRuns>,
     /// Set when the runs wrote different numbers of `.drv` files to the
     /// nix store (`analyze::store_writes`): they did not evaluate alike.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -126,8 +132,11 @@ impl RepeatGroup {
                 .collect();
             spans.sort_by(|a, b| b.total_us.median.total_cmp(&a.total_us.median));
             let paths: Vec<&crate::summary_path::PathSummary> = runs.iter().filter_map(|r| r.critical_path.as_ref().ok()).collect();
+            let runs_s: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
             out.push(RepeatGroup {
                 critical_path: crate::summary_path::over_runs(&paths),
+                path_processes: crate::summary_path::processes_over_runs(&paths),
+                warmup_runs: evalbench_analyze::drift::warmup_runs(&runs_s),
                 store_writes: {
                     use evalbench_analyze::store_writes::{drvs_written, note};
                     note(&runs.iter().map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref()))).collect::<Vec<_>>())
@@ -136,7 +145,8 @@ impl RepeatGroup {
                 trend: evalbench_analyze::drift::trend(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
                 pass: base,
                 runs: runs.len(),
-                wall_s: evalbench_analyze::verdict::spread(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()).rounded(6),
+                wall_s: evalbench_analyze::verdict::spread(&runs_s).rounded(6),
+                runs_s,
                 spans,
             });
         }
@@ -241,246 +251,13 @@ impl Summary {
         serde_json::to_string_pretty(self).expect("summary serializes")
     }
 
+    /// summary.txt: the answer first (`summary_text::answer`).
     pub fn to_text(&self) -> String {
-        let mut t = String::new();
-        let _ = writeln!(t, "evalbench summary of {}", self.bundle);
-        provenance_text(&mut t, &self.provenance);
-        let _ = writeln!(t, "Clean passes only: perf, strace and auto_explain distort the timings of instrumented passes.");
-        // One line per distinct set of settings, with the passes that ran with it.
-        let mut sets: Vec<(String, Vec<&str>)> = Vec::new();
-        for p in &self.pg_settings {
-            let set = crate::output::pg_settings(&p.settings, " ");
-            match sets.iter_mut().find(|(s, _)| *s == set) {
-                Some((_, passes)) => passes.push(&p.pass),
-                None => sets.push((set, vec![&p.pass])),
-            }
-        }
-        for (set, passes) in sets {
-            let _ = writeln!(t, "PostgreSQL ran with {set} (--pg-setting) in {}.", passes.join(", "));
-        }
-        for p in &self.passes {
-            let _ = writeln!(t);
-            let temp = if p.cold { "cold: empty eval cache" } else { "warm: eval cache from the previous pass" };
-            let _ = writeln!(t, "== {} ({temp})", p.pass);
-            match p.evaluated_s {
-                Some(e) => {
-                    let _ = writeln!(t, "  evaluated        {e:.3} s (evaluate request until it left EvaluatingDerivation)");
-                }
-                None if p.wall_source == "spans" && p.status.is_none() && p.failure.is_none() => {
-                    let _ = writeln!(t, "  evaluated        unknown (no run.json); wall time below is from the spans");
-                }
-                None => {
-                    let _ = writeln!(t, "  evaluated        unknown: the evaluation never left EvaluatingDerivation");
-                }
-            }
-            if let Some(f) = &p.failure {
-                let _ = writeln!(t, "  did not finish   {}", f.lines().next().unwrap_or(""));
-                for l in f.lines().skip(1) {
-                    let _ = writeln!(t, "                   {}", l.trim_start());
-                }
-            }
-            for d in &p.problems {
-                let _ = writeln!(t, "  missing          {d}");
-            }
-            let _ = writeln!(t, "  traced wall      {:.3} s (first span start to last span end, server clock)", p.traced_wall_s);
-            match p.window_s {
-                Some(w) => {
-                    let _ = writeln!(
-                        t,
-                        "  capture window   {w:.3} s (arming the captures until the evaluation left EvaluatingDerivation); spans outside it, not counted: {}",
-                        p.outside_window_spans
-                    );
-                }
-                None => {
-                    let _ = writeln!(t, "  capture window   not recorded: every span counted");
-                }
-            }
-            if let Some(s) = &p.status {
-                let _ = writeln!(t, "  status           {s}{}", p.evaluation_id.as_ref().map(|i| format!(" (evaluation {i})")).unwrap_or_default());
-            }
-            if p.hosts.is_empty() {
-                let _ = writeln!(t, "  worker clock     unaligned: no worker spans");
-            }
-            for h in &p.hosts {
-                let who = h.host.as_deref().map(|x| format!("worker host {x}")).unwrap_or_else(|| "worker clock".into());
-                if h.aligned {
-                    let bound = h.bound_us.map(|b| format!(" ± {b} us")).unwrap_or_default();
-                    let drift = h.drift_us.map(|d| format!(", drift {d:+} us across the pass")).unwrap_or_default();
-                    let _ = writeln!(
-                        t,
-                        "  {who:<16} offset {:+} us{bound} ({} upstream, {} downstream pairs{drift})",
-                        h.offset_us, h.upstream_pairs, h.downstream_pairs
-                    );
-                } else {
-                    let _ = writeln!(t, "  {who:<16} {}", h.note.as_deref().unwrap_or("unaligned"));
-                }
-                if let Some(n) = h.note.as_deref().filter(|_| h.aligned) {
-                    let _ = writeln!(t, "  {:<16} warning: {n}", "");
-                }
-            }
-            match &p.evaluation_metric {
-                Some(serde_json::Value::Object(m)) => {
-                    let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                    let _ = writeln!(t, "  evaluation_metric {}", parts.join(" "));
-                }
-                Some(other) => {
-                    let _ = writeln!(t, "  evaluation_metric {other}");
-                }
-                None => {
-                    let _ = writeln!(t, "  evaluation_metric none recorded");
-                }
-            }
-            let _ = writeln!(
-                t,
-                "  spans            {} from {} processes{}{}",
-                p.span_count,
-                p.processes,
-                if p.dropped_spans > 0 { format!(", {} dropped by the writers", p.dropped_spans) } else { String::new() },
-                if p.malformed_lines > 0 { format!(", {} malformed lines skipped", p.malformed_lines) } else { String::new() },
-            );
-            crate::summary_path::text(&mut t, &p.critical_path);
-            if !p.spans.is_empty() {
-                let _ = writeln!(
-                    t,
-                    "  {:<28} {:<8} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
-                    "span (by total time)", "process", "count", "total", "mean", "p50", "p95", "max"
-                );
-                for s in p.spans.iter().take(TEXT_SPAN_ROWS) {
-                    let _ = writeln!(
-                        t,
-                        "  {:<28} {:<8} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
-                        s.name,
-                        s.process,
-                        s.count,
-                        ms(s.total_us),
-                        ms(s.mean_us),
-                        ms(s.p50_us),
-                        ms(s.p95_us),
-                        ms(s.max_us)
-                    );
-                }
-                if p.spans.len() > TEXT_SPAN_ROWS {
-                    let _ = writeln!(t, "  ... {} more span names in summary.json", p.spans.len() - TEXT_SPAN_ROWS);
-                }
-            }
-        }
-        for g in &self.repeats {
-            let _ = writeln!(t);
-            let _ = writeln!(
-                t,
-                "== {} x{} runs: evaluated median {:.3} s (min {:.3}, max {:.3}, MAD {:.3})",
-                g.pass, g.runs, g.wall_s.median, g.wall_s.min, g.wall_s.max, g.wall_s.mad
-            );
-            if let Some(n) = &g.store_writes {
-                let _ = writeln!(t, "  note: {n}");
-            }
-            if let Some(m) = &g.machine {
-                let busy = m.sentence().map(|s| format!("; {s}")).unwrap_or_default();
-                let _ = writeln!(
-                    t,
-                    "  machine: other processes used {:.2} cores (median over {} runs, max {:.2}), steal at most {:.2}{busy}",
-                    m.other_cores_median, m.recorded, m.other_cores_max, m.steal_cores_max
-                );
-            }
-            if let Some(tr) = &g.trend {
-                let _ = writeln!(t, "  trend: {}", tr.sentence("the evaluated seconds", "s"));
-            }
-            for SpanSpread { process, name, total_us: sp } in g.spans.iter().take(15) {
-                let _ = writeln!(
-                    t,
-                    "  {name:<28} {process:<8} median {:>12} MAD {:>10} (min {}, max {})",
-                    ms(sp.median as i64),
-                    ms(sp.mad as i64),
-                    ms(sp.min as i64),
-                    ms(sp.max as i64)
-                );
-            }
-            crate::summary_path::over_runs_text(&mut t, &g.critical_path);
-        }
-        counters_text(&mut t, &self.nix_stats);
-        if !self.not_summarized.is_empty() {
-            let _ = writeln!(t);
-            let _ = writeln!(t, "Not summarized:");
-            for n in &self.not_summarized {
-                let _ = writeln!(t, "  {}: {}", n.pass, n.reason);
-            }
-        }
-        if !self.warnings.is_empty() {
-            let _ = writeln!(t);
-            let _ = writeln!(t, "Warnings ({}):", self.warnings.len());
-            for w in self.warnings.iter().take(50) {
-                let _ = writeln!(t, "  {w}");
-            }
-            if self.warnings.len() > 50 {
-                let _ = writeln!(t, "  ... {} more in summary.json", self.warnings.len() - 50);
-            }
-        }
-        t
+        crate::summary_text::answer(self)
     }
-}
 
-/// The header's provenance: a line per group, `unknown` where not recorded.
-fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
-    if p.is_unknown() {
-        let _ = writeln!(t, "Provenance unknown (a bundle from before evalbench recorded it, or from another tool).");
-        return;
-    }
-    let rows = p.rows();
-    let mut groups: Vec<&str> = rows.iter().map(|r| r.0).collect();
-    groups.dedup();
-    for g in groups {
-        let fields: Vec<String> = rows.iter().filter(|r| r.0 == g).map(|(_, f, v)| format!("{f} {v}")).collect();
-        let _ = writeln!(t, "{g:<10} {}", fields.join("; "));
-    }
-}
-
-/// nix's counters, one column per pass (its repeats in one column: the
-/// value where they agree, as exact counts do, else min..max), the headline
-/// counters first, then the rest by name.
-fn counters_text(t: &mut String, passes: &[PassCounters]) {
-    use evalbench_analyze::counters::{grouped, in_headline_order, NOISY};
-    if passes.is_empty() {
-        return;
-    }
-    let mut names: Vec<String> = passes.iter().flat_map(|p| p.counters.as_object().into_iter().flat_map(|m| m.keys().cloned())).collect();
-    in_headline_order(&mut names);
-    let mut groups: Vec<(&str, Vec<&PassCounters>)> = Vec::new();
-    for p in passes {
-        let base = layout::base_name(&p.pass);
-        match groups.iter_mut().find(|(b, _)| *b == base) {
-            Some((_, v)) => v.push(p),
-            None => groups.push((base, vec![p])),
-        }
-    }
-    let _ = writeln!(t);
-    let _ = writeln!(t, "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a time or the heap's size):");
-    let _ = write!(t, "  {:<32}", "counter");
-    for (base, runs) in &groups {
-        let head = if runs.len() > 1 { format!("{base} x{}", runs.len()) } else { base.to_string() };
-        let _ = write!(t, " {head:>24}");
-    }
-    let _ = writeln!(t);
-    for n in &names {
-        let mark = if NOISY.contains(&n.as_str()) { "*" } else { "" };
-        let _ = write!(t, "  {:<32}", format!("{n}{mark}"));
-        for (_, runs) in &groups {
-            let vals: Vec<f64> = runs.iter().filter_map(|p| p.counters.get(n).and_then(|v| v.as_f64())).collect();
-            let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-            let v = match vals.len() {
-                0 => "-".to_string(),
-                _ if lo == hi => grouped(lo),
-                _ => format!("{}..{}", grouped(lo), grouped(hi)),
-            };
-            let _ = write!(t, " {v:>24}");
-        }
-        let _ = writeln!(t);
-    }
-    for p in passes.iter().filter(|p| p.recycled_evaluators > 0) {
-        let _ = writeln!(
-            t,
-            "  not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any of them wrote are not counted)",
-            p.pass,
-            crate::output::count(p.recycled_evaluators, "evaluator")
-        );
+    /// Every run's own section (`summarize --runs`).
+    pub fn to_text_runs(&self) -> String {
+        crate::summary_text::runs(self)
     }
 }

@@ -116,8 +116,51 @@ pub fn over_runs_text(t: &mut String, steps: &[StepOverRuns]) {
     if steps.is_empty() {
         return;
     }
-    let _ = writeln!(t, "  median critical path (step, median on path, share, on the path in runs):");
+    let _ = writeln!(t, "  {:<60} {:>12} {:>7}  on the path in", "median critical path (process span, or wait)", "on path", "share");
     for s in steps.iter().take(TEXT_PATH_ROWS) {
-        let _ = writeln!(t, "  {:<48} {:>12} {:>6.1}%  {} of {}", s.step, ms(s.median_on_path_us), s.median_share * 100.0, s.on_path_runs, s.runs);
+        let step = crate::summary_text::clip(&s.step, 60);
+        let _ = writeln!(t, "  {step:<60} {:>12} {:>6.1}%  {} of {} runs", ms(s.median_on_path_us), s.median_share * 100.0, s.on_path_runs, s.runs);
     }
+    if steps.len() > TEXT_PATH_ROWS {
+        let _ = writeln!(t, "  ... {} more steps in summary.json", steps.len() - TEXT_PATH_ROWS);
+    }
+}
+
+/// A process's (or the waits') time on the path over a pass's runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessOverRuns {
+    /// None: the waits between spans.
+    pub process: Option<String>,
+    pub median_on_path_us: i64,
+    pub median_share: f64,
+}
+
+/// Per process, the median over the runs (0 in a run whose path missed it).
+pub fn processes_over_runs(paths: &[&PathSummary]) -> Vec<ProcessOverRuns> {
+    let mut names: Vec<Option<String>> = paths.iter().flat_map(|p| p.processes.iter().map(|b| b.process.clone())).collect();
+    names.sort();
+    names.dedup();
+    let median = |v: Vec<f64>| evalbench_analyze::spread::median(&v);
+    let mut out: Vec<ProcessOverRuns> = names
+        .into_iter()
+        .map(|process| {
+            let on: Vec<(f64, f64)> = paths
+                .iter()
+                .map(|p| p.processes.iter().find(|b| b.process == process).map_or((0.0, 0.0), |b| (b.on_path_us as f64, b.share)))
+                .collect();
+            ProcessOverRuns {
+                median_on_path_us: median(on.iter().map(|x| x.0).collect()).round() as i64,
+                median_share: evalbench_bundle::num::round_to(median(on.iter().map(|x| x.1).collect()), 6),
+                process,
+            }
+        })
+        .collect();
+    out.sort_by_key(|b| std::cmp::Reverse(b.median_on_path_us));
+    out
+}
+
+/// `eval 41.2%, worker 25.3%, waits 3.6%`, over runs.
+pub fn processes_over_runs_text(v: &[ProcessOverRuns]) -> String {
+    let parts: Vec<String> = v.iter().map(|p| format!("{} {:.1}%", p.process.as_deref().unwrap_or("waits"), p.median_share * 100.0)).collect();
+    parts.join(", ")
 }

@@ -48,11 +48,15 @@ pub struct Args {
     /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, default_value = "text")]
     pub format: crate::Format,
+    /// Text: under every row, its full verdict with the tests (Mann-Whitney p, Holm-adjusted p,
+    /// the interval of the ratio of medians), as --json has them.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// Exit 1 when a clean pass's evaluated time is slower outside noise by at least this many
     /// percent, or when one of nix's exact counters (nrFunctionCalls, nrThunks, gc.totalBytes,
     /// nrPrimOpCalls, nrLookups, envs.number, values.number) grew by more than this: counts need
     /// no repeats. Times that could not be judged are listed on stderr.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
     pub fail_on_regression: Option<f64>,
     /// Exit 1 when a clean pass's evaluated time could not be judged (too few runs a side).
     #[arg(long)]
@@ -63,7 +67,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// A change smaller than this percentage of A's median is "negligible".
-    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT")]
+    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
     pub min_change: f64,
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
     #[arg(long, default_value_t = MIN_ABS_US, value_name = "US")]
@@ -73,7 +77,7 @@ pub struct Args {
     /// verdict or a gate. The default is what two sessions of one flake differed by on the
     /// machine it was measured on (README, "Sessions"); measure your own with bench/lab-aa.sh,
     /// 0 turns it off. Nix's exact counters are judged without it.
-    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT")]
+    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
     pub between_sessions: f64,
     /// Also write the whole comparison as one self-contained page, DIR/index.html: passes,
     /// spans, statements, nix's counters and, for instrumented passes, both sides' plans.
@@ -96,13 +100,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let out = compare(&ba, &bb, &opts).map_err(anyhow::Error::msg)?;
     let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
     let gate = a.fail_on_regression.map(|pct| regressions(&out, pct)).unwrap_or_default();
+    let asked = a.fail_on_regression.map(|pct| (pct, gate.as_slice()));
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
-        crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top.unwrap_or(TOP)),
-        crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP)),
+        crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top.unwrap_or(TOP), asked, a.verbose),
+        crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP), asked),
     };
     if let Some(dir) = &a.html {
-        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP))?;
+        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP), asked)?;
         eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
     }
     crate::emit(&text)?;

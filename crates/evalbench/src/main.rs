@@ -13,6 +13,7 @@ mod gate;
 mod history;
 mod inspect;
 mod lab;
+mod percent;
 mod run;
 mod sample;
 mod size;

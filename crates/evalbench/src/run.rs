@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, value_name = "REV", conflicts_with = "baseline", requires = "flake")]
     pub baseline_rev: Option<String>,
     /// With --baseline or --baseline-rev: exit 1 on what `compare --fail-on-regression PCT` fires on.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
     pub fail_on_regression: Option<f64>,
     /// Passes to run, in order.
     #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
@@ -418,7 +418,14 @@ fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Re
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
     let c = evalbench_analyze::comparison::compare(&ba, &bb, &crate::compare::default_opts()).map_err(anyhow::Error::msg)?;
     let gate = pct.map(|p| crate::compare::regressions(&c, p)).unwrap_or_default();
-    let text = evalbench_report::output::compare::text(&a.display().to_string(), &b.display().to_string(), &c, crate::compare::TOP);
+    let text = evalbench_report::output::compare::text(
+        &a.display().to_string(),
+        &b.display().to_string(),
+        &c,
+        crate::compare::TOP,
+        pct.map(|p| (p, gate.as_slice())),
+        false,
+    );
     write_atomic(&out.join("compare.txt"), text.as_bytes())?;
     write_atomic(&out.join("compare.json"), crate::compare::json(a, b, &c, pct, &gate).as_bytes())?;
     crate::emit(&text)?;

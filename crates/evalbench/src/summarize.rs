@@ -18,6 +18,11 @@ pub struct Args {
     /// Print summary.json on stdout instead of summary.txt.
     #[arg(long)]
     pub json: bool,
+    /// Print every run's own section (alignment, window, critical path,
+    /// span table), in the order the runs were made, instead of the answer
+    /// over each pass's runs that summary.txt holds.
+    #[arg(long, conflicts_with = "json")]
+    pub runs: bool,
     #[command(flatten)]
     pub unpack: crate::size::MaxUnpacked,
     /// Do not write <run>/trace.json.
@@ -47,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("evalbench summarize: {msg}");
         }
     };
-    let opts = SummarizeOpts { no_trace: args.no_trace };
+    let opts = SummarizeOpts { no_trace: args.no_trace, runs: args.runs };
     let (json, text) = summarize_bundle(&bundle, &out, opts, &mut progress)?;
     if args.json {
         crate::emit(&format!("{json}\n"))?;

@@ -17,7 +17,8 @@ pub struct Args {
     /// The pass (a directory of the bundle, e.g. cold-clean or warm-clean.2).
     #[arg(long, default_value = "cold-clean")]
     pub pass: String,
-    /// Shorten every span of NAME (or PROCESS:NAME) by PCT percent of its own time; repeatable.
+    /// Shorten every span of NAME (or PROCESS:NAME, or "PROCESS NAME" as the path table prints
+    /// it, PostgreSQL's statements too) by PCT percent (with or without %) of its own time; repeatable.
     /// Without it, the measured critical path is printed.
     #[arg(long, value_name = "NAME=PCT", value_parser = whatif::parse_faster)]
     pub faster: Vec<(String, f64)>,
@@ -38,7 +39,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
     let Some(pass) = bundle.passes.iter().find(|p| p.name == a.pass) else {
         let have: Vec<&str> = bundle.passes.iter().map(|p| p.name.as_str()).collect();
-        anyhow::bail!("{}: no pass {:?} (it has {})", a.bundle.display(), a.pass, have.join(", "));
+        anyhow::bail!("{}: no pass {:?}; {}", a.bundle.display(), a.pass, evalbench_analyze::suggest::pass_hint(&a.pass, &have));
     };
     let t = std::time::Instant::now();
     // The path reads no span's fields but the hand-offs'.

@@ -243,7 +243,12 @@ fn nix_counters_are_exact_measurements_same_or_more_by_their_percentage() {
         assert_eq!((first["a"].as_u64(), first["b"].as_u64()), (Some(1_204_118), Some(1_448_790)));
     }
     let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
-    assert!(text.contains("nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)"), "{text}");
+    // The answer says it first, the counters' table has the row, --verbose its sentence.
+    assert!(flat(&text).contains("the most: nrFunctionCalls +20.3% (1,204,118 → 1,448,790)"), "{text}");
+    let row: Vec<&str> = text.lines().find(|l| l.trim_start().starts_with("nrFunctionCalls ")).unwrap().split_whitespace().collect();
+    assert_eq!(row, ["nrFunctionCalls", "1,204,118", "1,448,790", "+20.3%", "more"], "{text}");
+    let verbose = String::from_utf8(run_ok(evalbench().arg("compare").arg("--verbose").arg(&a).arg(&b)).stdout).unwrap();
+    assert!(flat(&verbose).contains("nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)"), "{verbose}");
 }
 
 #[test]
@@ -277,7 +282,10 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
-    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100"])).stdout).unwrap();
+    // Each row's verdict word, and with --verbose its sentence under it.
+    let rows = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100"])).stdout).unwrap();
+    assert!(rows.lines().filter(|l| l.trim_end().ends_with("too few runs")).count() > 40, "{rows}");
+    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100", "--verbose"])).stdout).unwrap();
     let lines = text.lines().filter(|l| l.contains("no noise estimate")).count();
     let notes = text.matches("one run on a side").count();
     assert!(lines > 40, "every verdict keeps its kind: {lines}");
@@ -313,17 +321,17 @@ fn compare_as_markdown_is_tables_github_reads() {
     let (head, passes) = &tables[0];
     assert_eq!(head, &["pass", "runs A / B", "evaluated A (s)", "evaluated B (s)", "change A → B", "verdict"]);
     assert_eq!(passes.len(), 4, "one row per pass: {passes:?}");
-    // One run a side: no noise estimate, but a change under the 1% floor is
-    // negligible even so (the change column is shown to one decimal).
+    // One run a side: no noise estimate ("too few runs"), but a change under
+    // the 1% floor is negligible even so (the change column is shown to one decimal).
     for r in passes {
         assert_eq!(r.len(), 6, "{r:?}");
         let pct: f64 = r[4].trim_end_matches('%').parse().unwrap();
         let want: &[&str] = if pct.abs() < 0.95 {
             &["negligible"]
         } else if pct.abs() > 1.05 {
-            &["no noise estimate"]
+            &["too few runs"]
         } else {
-            &["negligible", "no noise estimate"]
+            &["negligible", "too few runs"]
         };
         assert!(want.contains(&r[5].as_str()), "{r:?}");
     }

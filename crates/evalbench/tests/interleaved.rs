@@ -30,7 +30,7 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     let hello = tmp.path().join("hello");
     run_ok(evalbench().args(["lab", "gen-flake", "--work", "1500", "--out"]).arg(&hello));
     let res = evalbench()
-        .args(["run", "--passes", "cold-clean,warm-clean", "--repeat", "2", "--no-report", "--fail-on-regression", "5", "--out"])
+        .args(["run", "--passes", "cold-clean,warm-clean", "--repeat", "2", "--no-report", "--fail-on-regression", "5%", "--out"])
         .arg(&out)
         .arg("--lab-dir")
         .arg(&lab)
@@ -92,9 +92,9 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     assert_eq!(cmp["same_session"], true, "{cmp}");
     assert!(cmp["gate"]["regressions"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("nrFunctionCalls")));
     let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
-    assert!(text.contains("measured in one session, interleaved"), "{text}");
+    assert!(flat(&text).contains("measured in one session, interleaved"), "{text}");
     assert_eq!(text, stdout, "what was printed is what was written");
-    assert!(text.contains("runs on A's lab and on B's: A 1 and 1, B 1 and 1"), "{text}");
+    assert!(flat(&text).contains("runs on A's lab and on B's: A 1 and 1, B 1 and 1"), "{text}");
 
     // Both labs are stopped.
     for side in ["a", "b"] {

@@ -61,7 +61,8 @@ fn compare_names_what_differs_and_gates_on_exact_counts() {
     assert!(stderr.contains("cold-clean evaluated: not judged (one run on a side gives no noise estimate; 1 and 1 runs)"), "{stderr}");
     // Text and Markdown say it too, and name A and B.
     let text = String::from_utf8_lossy(&compare(&a, &b, &[]).stdout).into_owned();
-    assert!(text.starts_with(&format!("A: {}\nB: {}\nA and B differ in workload", a.display(), b.display())), "{text}");
+    assert!(text.starts_with(&format!("A: {}\nB: {}\nAnswer (", a.display(), b.display())), "the answer first: {text}");
+    assert!(text.contains("\nA and B differ in workload:\n"), "{text}");
     assert!(text.contains("cold-clean (A: 1 run) → cold-clean (B: 1 run)") && !text.contains(" 1 runs"), "one run is a run: {text}");
     let md = String::from_utf8_lossy(&compare(&a, &b, &["--format", "markdown"]).stdout).into_owned();
     assert!(md.starts_with("## evalbench compare: A → B"), "{md}");

@@ -270,6 +270,26 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     );
     assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
     assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
+    // The answer first: each clean pass's runs as one measurement, no run's
+    // own section, short enough to read (issue 43's bounds for the main job).
+    let lines: Vec<&str> = text.lines().collect();
+    let runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+    let at = lines.iter().position(|l| l.starts_with("== cold-clean")).unwrap();
+    assert!(at < 40 && lines[at].contains(&format!("{runs} runs, evaluated median")), "line {at}: {}", lines[at]);
+    assert!(
+        lines[at + 1].contains("runs in order")
+            && lines[at + 1].split("  (").next().unwrap().chars().filter(|c| ('▁'..='█').contains(c)).count() == runs,
+        "{}",
+        lines[at + 1]
+    );
+    assert!(lines.len() <= 200, "{} lines", lines.len());
+    let widest = lines.iter().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 160, "a line of {widest} characters");
+    assert!(!text.contains("== cold-clean.2") && !text.contains("span (by total time)"), "no run's own section");
+    let each = run_ok(evalbench().args(["summarize", "--quiet", "--no-trace", "--runs"]).arg(&out));
+    let each = String::from_utf8(each.stdout).unwrap();
+    assert!(each.contains(&format!("== cold-clean.{runs} (cold")) && each.contains("span (by total time)"), "summarize --runs: every run");
+    assert!(!std::fs::read_to_string(out.join("summary.txt")).unwrap().contains("== cold-clean.2"), "summary.txt is still the answer");
     let summary = read_json(&out.join("summary.json"));
     for p in summary["passes"].as_array().unwrap() {
         let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
@@ -312,6 +332,21 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         "it is the server's pooled connections that began before the capture, not its statements"
     );
     assert!(page.contains("Pass warm-instrumented"));
+    // The runs as one measurement: per clean pass its runs in order and its
+    // median path, the median run in full, the other runs as rows.
+    let runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+    assert!(page.len() <= 2 << 20, "the page is {} bytes", page.len());
+    assert!(page.contains(&format!("cold-clean: {runs} runs")) && page.contains(&format!("(median of {runs} runs)")), "a pass's runs as one");
+    let pass_sections = page.matches("<h2 id=\"pass-").count();
+    assert_eq!(pass_sections, 4, "one full section per pass, its median run's");
+    assert!(page.matches("cold-clean.2/trace.json").count() >= 1, "every run links its trace");
+    let t = std::time::Instant::now();
+    let work = tempfile::tempdir().unwrap();
+    let dom = common::browser::browse(&out.join("report/index.html"), work.path(), None).dom;
+    eprintln!("chromium loaded the report ({} bytes) in {:.2} s", page.len(), t.elapsed().as_secs_f64());
+    let chart = dom.split("evaluated seconds of each run, in run order").nth(1).and_then(|r| r.split("</svg>").next()).unwrap_or("");
+    assert_eq!(chart.matches("<circle").count(), runs, "a dot per run in the browser's DOM");
+    assert!(dom.contains("median critical path"), "the median path drawn");
     assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
     assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");
     assert!(page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS");

@@ -118,7 +118,7 @@ fn a_busy_side_gets_no_time_verdict_but_its_counters_are_judged() {
     });
     let out = evalbench().arg("compare").arg(&a).arg(&b).args(["--between-sessions", "0", "--fail-on-regression", "5"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("B: other processes used 0.95 cores (median) during runs 9-16 (8 of 16)"), "{text}");
+    assert!(flat(&text).contains("B: other processes used 0.95 cores (median) during runs 9-16 (8 of 16)"), "{text}");
     let v = compare_json(&a, &b, &[]);
     let cold = &v["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();
     assert_eq!(cold["wall"]["kind"], "withheld", "{}", cold["wall"]);
@@ -147,7 +147,7 @@ fn a_bundle_compared_with_itself_says_so() {
         });
     }
     let text = String::from_utf8_lossy(&run_ok(evalbench().arg("compare").arg(&a).arg(&a)).stdout).into_owned();
-    assert!(text.contains("A and B are one bundle (the same runs)"), "{text}");
+    assert!(flat(&text).contains("A and B are one bundle (the same runs)"), "{text}");
     assert!(!text.contains("interleaved"), "{text}");
     // A copy of it is still the same runs.
     let copy = tmp.path().join("copy");

@@ -482,7 +482,8 @@ impl Graph {
         (0..self.steps.len() as u32)
             .filter(|&i| {
                 let (p, n) = &self.steps[i as usize];
-                **n == *pattern || pattern.strip_prefix(&**p).and_then(|r| r.strip_prefix(':')) == Some(&**n)
+                // NAME, PROCESS:NAME, or "PROCESS NAME" as the path's tables print a step.
+                **n == *pattern || pattern.strip_prefix(&**p).and_then(|r| r.strip_prefix(':').or_else(|| r.strip_prefix(' '))) == Some(&**n)
             })
             .collect()
     }

@@ -28,7 +28,7 @@ pub struct WhatIf {
     pub change_pct: f64,
     /// The predicted path's steps, largest first.
     pub predicted: Vec<PathStep>,
-    /// The step that leads the predicted path, when it is not what was shortened.
+    /// The step that leads the predicted path (the first of `predicted`).
     pub critical_next: Option<String>,
     pub assumption: &'static str,
 }
@@ -51,7 +51,16 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
     for (name, pct) in faster {
         let steps = g.select(name);
         if steps.is_empty() {
-            return Err(format!("--faster {name}: no span of that name in this pass (name or process:name)"));
+            let labels: Vec<String> = g.steps.iter().map(|(p, n)| format!("{p} {n}")).collect();
+            let near = crate::suggest::nearest(name, &labels.iter().map(String::as_str).collect::<Vec<_>>());
+            let near = if near.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
+            };
+            return Err(format!(
+                "--faster {name}: no span of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table prints it){near}"
+            ));
         }
         for &s in &steps {
             factor[s as usize] *= 1.0 - pct / 100.0;
@@ -65,8 +74,9 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
     let p = g.path(measured.from_us, &|s| factor[s as usize], align)?;
     let measured_s = evalbench_bundle::num::s(measured.to_us.saturating_sub(measured.from_us) as f64 / 1e6);
     let predicted_s = evalbench_bundle::num::s(p.to_us.saturating_sub(p.from_us) as f64 / 1e6);
-    let shortened: Vec<String> = out.iter().flat_map(|f| f.matched.iter().cloned()).collect();
-    let critical_next = p.steps.iter().find(|s| !shortened.contains(&s.label())).map(PathStep::label);
+    // The predicted list's first step, whatever it is: naming the first one
+    // not shortened instead read "led by resolve" above a list led by record_one.
+    let critical_next = p.steps.first().map(PathStep::label);
     Ok(WhatIf {
         faster: out,
         measured_s,

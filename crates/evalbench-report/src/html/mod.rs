@@ -117,12 +117,31 @@ pub fn inspect(bundle: &evalbench_bundle::Bundle, out: &Path) -> Result<(Vec<Pas
 /// [`crate::write_trace_spans`] while it held its spans; None for a pass without spans).
 pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option<crate::PendingTrace>>) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
-    let mut traces = traces.into_iter();
+    let mut traces: Vec<Option<crate::PendingTrace>> = traces;
+    traces.resize_with(passes.len(), || None);
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
+    // A pass's runs are one measurement: its run nearest the median stands
+    // for it side by side and is shown in full; the others are rows.
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, p) in passes.iter().enumerate() {
+        let base = layout::base_name(&p.name);
+        match groups.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((base, vec![i])),
+        }
+    }
+    let shown: Vec<usize> = groups.iter().map(|(_, idx)| idx[sections::median_run(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())]).collect();
+    let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
     sections::provenance(&mut page, passes);
-    sections::overview(&mut page, passes);
-    sections::counters_side_by_side(&mut page, passes);
-    for p in passes {
+    sections::overview(&mut page, &standing, &groups.iter().map(|(_, v)| v.len()).collect::<Vec<_>>());
+    sections::counters_side_by_side(&mut page, &standing);
+    for ((base, idx), &full) in groups.iter().zip(&shown) {
+        if idx.len() > 1 {
+            let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
+            let at = idx.iter().position(|&i| i == full).unwrap_or(0);
+            sections::runs(&mut page, base, &runs, at);
+        }
+        let p = &passes[full];
         sections::pass_header(&mut page, p);
         sections::assignment(&mut page, p);
         sections::jobs(&mut page, p);
@@ -132,16 +151,20 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
         sections::network(&mut page, p);
         sections::cpu(&mut page, p);
         sections::evaluator(&mut page, p);
-        // trace.json beside the page, for ui.perfetto.dev.
-        if let Some(trace) = traces.next().flatten() {
-            let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
-            trace.finish(p.critical.as_ref().ok()).map_err(ReportError::io(&dest))?;
+        if p.span_count > 0 {
             let _ = write!(
                 page.body,
                 "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server clock).</p>",
                 esc::esc(&esc::href(&format!("{}/{}", file_safe(&p.name), layout::TRACE_JSON))),
                 esc::esc(&format!("{}/{}", p.name, layout::TRACE_JSON))
             );
+        }
+    }
+    // trace.json beside the page for every run, shown in full or not.
+    for (p, trace) in passes.iter().zip(traces) {
+        if let Some(trace) = trace {
+            let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
+            trace.finish(p.critical.as_ref().ok()).map_err(ReportError::io(&dest))?;
         }
     }
     for (dest, src) in &page.copies {

@@ -212,6 +212,53 @@ pub fn stacked(title: &str, columns: &[(f64, Vec<(String, f64)>)], t0: f64, t1: 
     s
 }
 
+/// A pass's runs in the order they ran, one dot each, the median as a
+/// line: a drift or a warm-up is seen at a glance. `values` in seconds.
+pub fn runs(title: &str, values: &[f64], median: f64) -> String {
+    let (w, h, left, top) = (900.0, 160.0, 56.0, 10.0);
+    let finite = values.iter().copied().filter(|v| v.is_finite());
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = if lo.is_finite() { (lo.min(median), hi.max(median)) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.1).max(1e-6);
+    let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
+    let y = |v: f64| top + (hi - v) / (hi - lo) * (h - top - 20.0);
+    let n = values.len().max(1) as f64;
+    let x = |i: usize| left + (i as f64 + 0.5) / n * (w - left - 10.0);
+    let mut s = open(w, h, title);
+    text(&mut s, left - 4.0, y(hi) + 4.0, "end", &format!("{hi:.3} s"));
+    text(&mut s, left - 4.0, y(lo), "end", &format!("{lo:.3} s"));
+    let _ = write!(s, "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#c33\" stroke-dasharray=\"4 3\"><title>median {median:.3} s</title></line>", w - 10.0, y(median), y(median));
+    text(&mut s, w - 12.0, y(median) - 4.0, "end", &format!("median {median:.3} s"));
+    for (i, v) in values.iter().enumerate().filter(|(_, v)| v.is_finite()) {
+        let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#335\"><title>run {}: {v:.3} s</title></circle>", x(i), y(*v), i + 1);
+    }
+    text(&mut s, left, h - 4.0, "start", "run 1");
+    text(&mut s, w - 10.0, h - 4.0, "end", &format!("run {} (in the order they ran)", values.len()));
+    s.push_str("</svg>");
+    s
+}
+
+/// A median path as one stacked bar: (step, median µs on the path, and the
+/// runs' range), each segment's spread in its hover title.
+pub fn path_bar(title: &str, steps: &[(String, f64, f64, f64)]) -> String {
+    let (w, h, left) = (900.0, 64.0, 10.0);
+    let total: f64 = steps.iter().map(|s| s.1).sum::<f64>().max(1.0);
+    let mut s = open(w, h, title);
+    let mut x = left;
+    for (step, med, lo, hi) in steps {
+        let bw = med / total * (w - 2.0 * left);
+        bar(&mut s, x, 8.0, bw, 28.0, &color(step), &format!("{step}: median {} on the path ({} to {} over the runs)", ms(*med), ms(*lo), ms(*hi)));
+        if bw > 60.0 {
+            text(&mut s, x + 3.0, 26.0, "start", &clip(step, bw - 6.0));
+        }
+        x += bw;
+    }
+    text(&mut s, left, h - 6.0, "start", "0");
+    text(&mut s, w - left, h - 6.0, "end", &format!("{} (the steps' medians, added)", ms(total)));
+    s.push_str("</svg>");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     /// Every label's extent, at 11 px sans-serif (at most 7 px a character), inside the picture.

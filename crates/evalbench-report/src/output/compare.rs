@@ -6,8 +6,13 @@ use evalbench_analyze::comparison::Comparison;
 use evalbench_analyze::verdict::Kind;
 use evalbench_bundle::layout::PassKind;
 
+use std::collections::BTreeSet;
+
+use evalbench_analyze::reason::Reason;
+
 use super::markdown::cell;
 use super::Align;
+use crate::compare_headline::{Gate, Headline};
 use crate::compare_tables::{self as tables, Table};
 
 /// What differs between A and B, in one sentence or a line per field.
@@ -29,28 +34,50 @@ fn differs_text(t: &mut String, c: &Comparison) {
     }
 }
 
-/// A name cut to a column of 60 characters.
-fn name60(s: &str) -> String {
-    s.chars().take(60).collect()
+/// The answer's lines: per clean pass its measures, then the gate.
+fn headline_text(t: &mut String, h: &Headline) {
+    let _ = writeln!(t, "Answer (each clean pass's primary measures, fixed before looking; the rows further down are exploratory):");
+    for p in &h.passes {
+        let _ = writeln!(t, "  {} ({} A, {} B):", p.pass, super::count(p.runs_a, "run"), super::count(p.runs_b, "run"));
+        for l in &p.lines {
+            let _ = writeln!(t, "    {l}");
+        }
+    }
+    if h.passes.is_empty() {
+        let _ = writeln!(t, "  no clean pass in common: instrumented passes' timings are distorted, and answer nothing");
+    }
+    if let Some(g) = &h.gate {
+        let _ = writeln!(t, "  {g}");
+    }
 }
 
-/// A table for a terminal: its verdicts as sentences under the title, then
-/// each side's own rows under a title of their own.
-fn text_table(t: &mut String, key: &str, table: &Table) {
+/// Columns of a text table: the name, A, B, the change and the verdict's word.
+const NAME: usize = 58;
+
+fn text_row(t: &mut String, cells: [&str; 5]) {
+    let [name, a, b, change, word] = cells;
+    let _ = writeln!(t, "    {:<NAME$} {a:>14} {b:>14} {change:>9}  {word}", crate::summary_text::clip(name, NAME));
+}
+
+/// A table for a terminal: a title with the column heads, the rows, each
+/// side's own rows, and with `verbose` each row's full sentence under it.
+fn text_table(t: &mut String, (key, title): (&str, &str), table: &Table, verbose: bool, words: &mut BTreeSet<String>) {
+    if table.is_empty() {
+        return;
+    }
+    let _ = writeln!(t, "  {title}:");
+    text_row(t, ["", "A", "B", "change", "verdict"]);
     for g in &table.groups {
-        if g.rows.is_empty() {
-            continue;
-        }
-        match g.only {
-            None => {
-                let _ = writeln!(t, "  {}:", table.title);
-            }
-            Some(side) => {
-                let _ = writeln!(t, "  {key} only in {side} ({}):", g.rows.len() + g.more);
-            }
+        if let Some(side) = g.only.filter(|_| !g.rows.is_empty()) {
+            let _ = writeln!(t, "    {key} only in {side} ({}):", g.rows.len() + g.more);
         }
         for r in &g.rows {
-            let _ = writeln!(t, "    {:<60} {}", name60(&r.cells[0].text), r.sentence);
+            let c = |i: usize| r.cells.get(i).map_or("", |c| c.text.as_str());
+            text_row(t, [c(0), c(1), c(2), c(3), c(4)]);
+            words.insert(c(4).to_string());
+            if verbose {
+                let _ = writeln!(t, "      {}", r.sentence);
+            }
         }
         if g.more > 0 {
             let _ = writeln!(t, "    ... {} more in --json", g.more);
@@ -58,10 +85,14 @@ fn text_table(t: &mut String, key: &str, table: &Table) {
     }
 }
 
-/// The text a terminal shows: at most `top` rows per list.
-pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
+/// The text a terminal shows: the answer, then per pass its notes and
+/// tables (at most `top` rows a list), then what each verdict word means.
+/// `verbose`: each row's full sentence, with its tests, under it.
+pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbose: bool) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "A: {a}\nB: {b}");
+    headline_text(&mut t, &crate::compare_headline::headline(c, gate));
+    let _ = writeln!(t);
     differs_text(&mut t, c);
     let passes = tables::passes(c);
     for g in passes.groups.iter().filter(|g| !g.rows.is_empty()) {
@@ -69,41 +100,52 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize) -> String {
             let _ = writeln!(t, "passes only in {side}: {}", g.rows.iter().map(|r| r.sentence.as_str()).collect::<Vec<_>>().join(", "));
         }
     }
-    let _ = writeln!(t);
+    let mut words = BTreeSet::new();
     for c in &c.passes {
+        let _ = writeln!(t);
         let label = if c.kind == PassKind::Instrumented { "  (instrumented: distorted timings)" } else { "" };
-        let _ = writeln!(t, "{} (A: {}) → {} (B: {}){label}", c.pass_a, super::count(c.runs_a, "run"), c.pass_b, super::count(c.runs_b, "run"));
+        let _ = writeln!(t, "== {} (A: {}) → {} (B: {}){label}", c.pass_a, super::count(c.runs_a, "run"), c.pass_b, super::count(c.runs_b, "run"));
         if let Some(s) = tables::pg_settings(c) {
             let _ = writeln!(t, "  {s}");
         }
-        let primary = if c.kind == PassKind::Clean { " (primary)" } else { "" };
-        let _ = writeln!(t, "  evaluated{primary}: {}", c.wall.text);
-        if let Some(v) = &c.nix_on_path {
-            let _ = writeln!(t, "  nix's time on the path (primary, {}): {}", evalbench_analyze::comparison::NIX_STEP, v.text);
-        }
         for n in c.notes() {
-            let _ = writeln!(t, "  {n}");
+            let _ = writeln!(t, "  note: {n}");
         }
+        text_table(&mut t, ("measures", "primary measures (s)"), &tables::primary(c), verbose, &mut words);
         let pt = tables::pass(c, top);
-        if let Some(counters) = &pt.counters {
-            // A terminal folds the counters that did not change into a count.
-            let _ = writeln!(t, "  {}:", counters.title);
-            for r in counters.rows().filter(|r| r.cells[4].text != Kind::Same.as_str()) {
-                let _ = writeln!(t, "    {}", r.sentence);
+        // Every counter that changed (a few dozen at most), the rest folded into a count.
+        if let Some(mut changed) = tables::pass(c, usize::MAX).counters {
+            for g in &mut changed.groups {
+                g.rows.retain(|r| r.cells[4].text != Kind::Same.as_str());
             }
+            text_table(&mut t, ("counters", "nix's counters (exact counts unless marked *)"), &changed, verbose, &mut words);
             if pt.same_counters > 0 {
                 let _ = writeln!(t, "    {} counters the same on both sides", pt.same_counters);
+                words.insert(Kind::Same.as_str().to_string());
             }
         }
         for (key, list) in &pt.lists {
-            text_table(&mut t, key, list);
+            let title = match *key {
+                "spans" => "spans (total ms a run)",
+                "statements" => "statements (pg_stat_statements, total ms a run)",
+                _ => "critical path (ms on the path a run)",
+            };
+            text_table(&mut t, (key, title), list, verbose, &mut words);
         }
         super::plans::text(&mut t, c, top);
+    }
+    let legend: Vec<&str> = words.iter().filter_map(|w| Reason::legend(w)).collect::<BTreeSet<_>>().into_iter().collect();
+    if !legend.is_empty() {
+        let _ = writeln!(t);
+        let _ = writeln!(t, "Verdicts (every row's tests: --verbose or --json):");
+        for l in legend {
+            let _ = writeln!(t, "  {l}");
+        }
     }
     for p in c.headline_notes() {
         let _ = writeln!(t, "note: {p}");
     }
-    t
+    crate::summary_text::fit(&t)
 }
 
 /// The times no verdict could be given, for stderr.
@@ -147,9 +189,21 @@ pub(crate) fn capitalized(s: &str) -> String {
 
 /// GitHub-flavoured Markdown: what differs, a table of the passes'
 /// evaluated seconds, then per pass nix's counters, its spans and its statements.
-pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
+pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "## evalbench compare: A → B\n\nA: {}<br>B: {}\n", cell(a), cell(b));
+    let h = crate::compare_headline::headline(cmp, gate);
+    let _ = writeln!(t, "**Answer** (each clean pass's primary measures, fixed before looking; the tables below are exploratory):\n");
+    for p in &h.passes {
+        let _ = writeln!(t, "- **{}** ({} A, {} B)", cell(&p.pass), super::count(p.runs_a, "run"), super::count(p.runs_b, "run"));
+        for l in &p.lines {
+            let _ = writeln!(t, "  - {}", cell(l));
+        }
+    }
+    if let Some(g) = &h.gate {
+        let _ = writeln!(t, "- {}", cell(g));
+    }
+    let _ = writeln!(t);
     match tables::differs(cmp) {
         None => {
             let _ = writeln!(t, "A and B measured the same workload, system, evalbench, machine, plan and settings.\n");
@@ -185,6 +239,14 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize) -> String {
             md_table(&mut t, list, true);
         }
         super::plans::markdown(&mut t, c, top);
+    }
+    let legend: Vec<&str> = tables::words(cmp).into_iter().filter_map(Reason::legend).collect::<BTreeSet<_>>().into_iter().collect();
+    if !legend.is_empty() {
+        let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");
+        for l in legend {
+            let _ = writeln!(t, "- {}", cell(l));
+        }
+        let _ = writeln!(t);
     }
     t
 }

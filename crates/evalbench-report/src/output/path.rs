@@ -45,7 +45,7 @@ pub fn whatif_text(pass: &str, w: &WhatIf, top: usize) -> String {
     let _ = writeln!(t, "{pass}: what if {}", asked.join(" and "));
     let _ = writeln!(t, "  predicted evaluated {:.6} s against {:.6} s measured ({:+.1}%)", w.predicted_s, w.measured_s, w.change_pct);
     if let Some(n) = &w.critical_next {
-        let _ = writeln!(t, "  the path would then be led by: {n}");
+        let _ = writeln!(t, "  the predicted path is led by: {n}");
     }
     let _ = writeln!(t, "  predicted path, largest first:");
     for s in w.predicted.iter().take(top) {

@@ -35,6 +35,12 @@ pub fn nix_command(nix: &Option<std::path::PathBuf>) -> Command {
     }
 }
 
+/// `text` with every run of white space one space: a sentence as printed,
+/// wherever its lines wrapped (output is wrapped at 160 characters).
+pub fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 pub fn evalbench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_evalbench"))
 }

@@ -15,9 +15,10 @@ use super::super::Page;
 use super::ready;
 
 /// nix's counters of every pass that has them, one column a pass.
-pub fn counters_side_by_side(page: &mut Page, passes: &[PassView]) {
+pub fn counters_side_by_side(page: &mut Page, passes: &[&PassView]) {
     let with: Vec<(&PassView, &evalbench_analyze::view::Evaluator)> = passes
         .iter()
+        .copied()
         .filter_map(|p| match &p.evaluator {
             Section::Ready(e) if !e.counters.is_empty() => Some((p, e)),
             _ => None,

@@ -1,6 +1,7 @@
 //! The page's sections, one file each, in the order the benchmark's contract
-//! lists them: the passes side by side, then per pass its header, the
-//! assignment walk, jobs, spans, database, network and CPU.
+//! lists them: the passes side by side, then per pass its runs as one
+//! measurement (`runs`), and its median run's header, assignment walk,
+//! jobs, spans, database, network and CPU.
 
 mod assignment;
 mod cpu;
@@ -11,6 +12,7 @@ mod network;
 mod overview;
 mod path;
 mod provenance;
+mod runs;
 mod spans;
 
 use std::fmt::Write;
@@ -29,6 +31,7 @@ pub use network::network;
 pub use overview::{overview, pass_header};
 pub use path::critical_path;
 pub use provenance::provenance;
+pub use runs::{median_run, runs};
 pub use spans::spans;
 
 /// The capture (as run.json's `captures_off` names it) that writes `file`.

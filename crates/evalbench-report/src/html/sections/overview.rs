@@ -14,10 +14,12 @@ use super::{mode, offset_line};
 /// Span names shown side by side, largest first.
 const SIDE_BY_SIDE: usize = 30;
 
-pub fn overview(page: &mut Page, passes: &[PassView]) {
+/// The passes side by side, each by its run nearest the median (`runs[i]`
+/// runs of it; a pass made once stands for itself).
+pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[usize]) {
     page.h2("passes", "All passes");
     page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>--pg-setting</th><th>evaluation_metric</th></tr>");
-    for p in passes {
+    for (p, n) in passes.iter().zip(runs) {
         let evaluated = p.run().and_then(|r| r.evaluated_s).map(|s| format!("{s:.3} s")).unwrap_or_else(|| "unknown".into());
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
         let metric = match p.run().and_then(|r| r.evaluation_metric.as_ref()) {
@@ -32,7 +34,7 @@ pub fn overview(page: &mut Page, passes: &[PassView]) {
             "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
             if p.clean { "clean" } else { "distorted" },
             esc(&file_safe(&p.name)),
-            esc(&p.name),
+            esc(&if *n > 1 { format!("{} (median of {n} runs)", p.name) } else { p.name.clone() }),
             esc(&mode(p)),
             esc(&evaluated),
             esc(&wall),

@@ -1,0 +1,113 @@
+//! A pass made many times, as one measurement: its runs' evaluated seconds
+//! in the order they ran (the median marked, so that a drift or a warm-up is
+//! seen), its median critical path as one stacked bar with each step's
+//! spread over the runs, and every run as a row linking to its trace. The
+//! run nearest the median is then shown in full; with 32 runs a pass the
+//! page had been 66 full sections and 11 MB.
+
+use std::fmt::Write;
+
+use evalbench_analyze::view::PassView;
+
+use super::super::esc::{esc, file_safe, href};
+use super::super::svg::{self, ms};
+use super::super::Page;
+
+/// Steps drawn in the median path's bar; the rest are in summary.json.
+const PATH_STEPS: usize = 12;
+
+/// A run's evaluated seconds (run.json), else its spans' extent.
+pub fn evaluated(p: &PassView) -> f64 {
+    p.run().and_then(|r| r.evaluated_s).or_else(|| p.extent.map(|(a, b)| (b - a) / 1e6)).unwrap_or(f64::NAN)
+}
+
+/// The run nearest the median of `runs` (the first of two as near).
+pub fn median_run(runs: &[&PassView]) -> usize {
+    let v: Vec<f64> = runs.iter().map(|p| evaluated(p)).filter(|x| x.is_finite()).collect();
+    let m = evalbench_analyze::spread::median(&v);
+    (0..runs.len()).min_by(|&i, &j| (evaluated(runs[i]) - m).abs().total_cmp(&(evaluated(runs[j]) - m).abs())).unwrap_or(0)
+}
+
+pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
+    page.h2(&format!("runs-{base}"), &format!("{base}: {} runs", runs.len()));
+    let values: Vec<f64> = runs.iter().map(|p| evaluated(p)).collect();
+    let s = evalbench_analyze::spread::spread(&values.iter().copied().filter(|x| x.is_finite()).collect::<Vec<_>>());
+    let _ = write!(
+        page.body,
+        "<p>Evaluated: median <b>{:.3} s</b> (MAD {:.3} s, min {:.3} s, max {:.3} s) over {} runs. \
+         The run nearest the median, <a href=\"#pass-{}\">{}</a>, is shown in full below; every run is a row of the table.</p>",
+        s.median,
+        s.mad,
+        s.min,
+        s.max,
+        runs.len(),
+        esc(&file_safe(&runs[shown].name)),
+        esc(&runs[shown].name)
+    );
+    if let Some(t) = evalbench_analyze::drift::trend(&values) {
+        let _ = write!(page.body, "<p class=\"warn\">Trend: {}.</p>", esc(&t.sentence("the evaluated seconds", "s")));
+    }
+    let warmup = evalbench_analyze::drift::warmup_runs(&values);
+    if warmup > 0 {
+        let _ = write!(
+            page.body,
+            "<p class=\"warn\">Warm-up: the first {warmup} run(s) lay above the rest's spread (`run --warmup` leaves such runs out).</p>"
+        );
+    }
+    page.chart(base, "runs", svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), &values, s.median));
+    median_path(page, base, runs);
+    page.body.push_str("<table><tr><th>run</th><th>evaluated</th><th>critical path</th><th>first step on it</th><th>trace</th></tr>");
+    for (i, p) in runs.iter().enumerate() {
+        let name = if i == shown { format!("<a href=\"#pass-{}\">{}</a> (median)", esc(&file_safe(&p.name)), esc(&p.name)) } else { esc(&p.name) };
+        let (path, first) = match &p.critical {
+            Ok(c) => (ms(c.total_us as f64), c.steps.first().map(|s| s.label()).unwrap_or_default()),
+            Err(_) => ("none".into(), String::new()),
+        };
+        let trace = if p.span_count > 0 {
+            let f = format!("{}/{}", file_safe(&p.name), evalbench_bundle::layout::TRACE_JSON);
+            format!("<a href=\"{}\">trace.json</a>", esc(&href(&f)))
+        } else {
+            "–".into()
+        };
+        let _ = write!(
+            page.body,
+            "<tr><td>{name}</td><td class=\"n\">{:.3} s</td><td class=\"n\">{}</td><td>{}</td><td>{trace}</td></tr>",
+            values[i],
+            esc(&path),
+            esc(&first)
+        );
+    }
+    page.body.push_str("</table>");
+}
+
+/// The path's steps by their median time on it over the runs (0 in a run
+/// whose path missed the step), each with the runs' range.
+fn median_path(page: &mut Page, base: &str, runs: &[&PassView]) {
+    let paths: Vec<&evalbench_analyze::path::CriticalPath> = runs.iter().filter_map(|p| p.critical.as_ref().ok()).collect();
+    if paths.is_empty() {
+        return;
+    }
+    let mut labels: Vec<String> = paths.iter().flat_map(|p| p.steps.iter().map(|s| s.label())).collect();
+    labels.sort();
+    labels.dedup();
+    let mut steps: Vec<(String, f64, f64, f64)> = labels
+        .into_iter()
+        .map(|l| {
+            let v: Vec<f64> = paths.iter().map(|p| p.steps.iter().find(|s| s.label() == l).map_or(0.0, |s| s.on_path_us as f64)).collect();
+            let sp = evalbench_analyze::spread::spread(&v);
+            (l, sp.median, sp.min, sp.max)
+        })
+        .filter(|s| s.1 > 0.0)
+        .collect();
+    steps.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let rest = steps.len().saturating_sub(PATH_STEPS);
+    steps.truncate(PATH_STEPS);
+    let _ = write!(
+        page.body,
+        "<h3>{} <small>median critical path</small></h3><p class=\"note\">Each step's median time on the path over {} runs; hover a step for its range.{}</p>",
+        esc(base),
+        paths.len(),
+        if rest > 0 { format!(" {rest} smaller steps are in summary.json.") } else { String::new() }
+    );
+    page.chart(base, "median-path", svg::path_bar(&format!("{base}: median critical path"), &steps));
+}
