@@ -13,7 +13,9 @@ pub fn nearest<'a>(typed: &str, names: &[&'a str]) -> Vec<&'a str> {
         .map(|n| {
             let l = n.to_lowercase();
             let contained = !t.is_empty() && (l.contains(&t) || t.contains(&l));
-            (if contained { 2.0 } else { strsim::jaro_winkler(&t, &l) }, *n)
+            // A step is "process name": its name alone is what is often typed.
+            let name = l.split_once(' ').map_or(l.as_str(), |(_, n)| n);
+            (if contained { 2.0 } else { strsim::jaro_winkler(&t, &l).max(strsim::jaro_winkler(&t, name)) }, *n)
         })
         .filter(|(s, _)| *s >= 0.75)
         .collect();
@@ -58,6 +60,7 @@ mod tests {
         let names = ["server record_one", "server commit_one", "eval resolve", "postgres INSERT INTO build"];
         assert_eq!(nearest("record", &names), ["server record_one"]);
         assert_eq!(nearest("resolv", &names)[0], "eval resolve");
+        assert_eq!(nearest("recrd_one", &names)[0], "server record_one", "a typo in the name alone");
         assert!(nearest("qqqqqq", &names).is_empty());
     }
 }
