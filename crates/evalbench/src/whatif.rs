@@ -14,7 +14,9 @@ use serde::Serialize;
 pub struct Args {
     /// The bundle: a directory, or a .tar.gz of one.
     pub bundle: PathBuf,
-    /// The pass (a directory of the bundle, e.g. cold-clean or warm-clean.2).
+    /// The run whose path is printed (a directory of the bundle, e.g. cold-clean or
+    /// warm-clean.2). With --faster, the prediction is also made on every run of its pass,
+    /// each on its own path, and given as a median and range.
     #[arg(long, default_value = "cold-clean")]
     pub pass: String,
     /// Shorten every span of NAME (or PROCESS:NAME, or "PROCESS NAME" as the path table prints
@@ -51,6 +53,25 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         critical_path_owned(data, &align).1.map_err(anyhow::Error::msg).with_context(|| format!("{}: pass {}", a.bundle.display(), a.pass))?;
     let found = t.elapsed().as_secs_f64() - loaded;
     let predicted = if a.faster.is_empty() { None } else { Some(whatif::whatif(&g, &path, &a.faster, &align).map_err(anyhow::Error::msg)?) };
+    drop(g);
+    // The same prediction on every run of the pass, each on its own path.
+    let base = evalbench_bundle::layout::base_name(&a.pass);
+    let runs: Vec<&evalbench_bundle::PassDir> = bundle.passes.iter().filter(|p| evalbench_bundle::layout::base_name(&p.name) == base).collect();
+    let over = match &predicted {
+        Some(_) if runs.len() > 1 => {
+            let mut each = Vec::new();
+            for r in &runs {
+                let (data, align) = evalbench_analyze::load_aligned_lean(r);
+                let (g, p) = critical_path_owned(data, &align)
+                    .1
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("{}: pass {}", a.bundle.display(), r.name))?;
+                each.push(whatif::whatif(&g, &p, &a.faster, &align).map_err(anyhow::Error::msg).with_context(|| r.name.clone())?);
+            }
+            Some(whatif::OverRuns::of(&each))
+        }
+        _ => None,
+    };
     if !a.quiet {
         eprintln!(
             "evalbench whatif: {}: {} spans loaded in {loaded:.2} s; path in {found:.2} s{}",
@@ -61,7 +82,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     if a.json {
         let mut w = evalbench_host::out::stdout();
-        let doc = Doc { pass: &a.pass, path: &path, whatif: predicted.as_ref() };
+        let doc = Doc { pass: &a.pass, path: &path, whatif: predicted.as_ref(), over_runs: over.as_ref() };
         if let Err(e) = serde_json::to_writer_pretty(&mut w, &doc) {
             w.fail(e.into());
         }
@@ -70,7 +91,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         let mut t = evalbench_report::output::path::path_text(&a.pass, &path, a.top);
         if let Some(w) = &predicted {
-            t.push_str(&evalbench_report::output::path::whatif_text(&a.pass, w, a.top));
+            t.push_str(&evalbench_report::output::path::whatif_text(&a.pass, w, &path, over.as_ref(), a.top));
         }
         crate::emit(&t)?;
     }
@@ -84,11 +105,13 @@ struct Doc<'a> {
     pass: &'a str,
     path: &'a CriticalPath,
     whatif: Option<&'a whatif::WhatIf>,
+    over_runs: Option<&'a whatif::OverRuns>,
 }
 
 impl Serialize for Doc<'_> {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(Some(3))?;
+        let mut m = ser.serialize_map(Some(4))?;
+        m.serialize_entry("over_runs", &self.over_runs)?;
         m.serialize_entry("pass", self.pass)?;
         m.serialize_entry("path", &Path(self.path))?;
         m.serialize_entry("whatif", &self.whatif.map(sorted).transpose().map_err(serde::ser::Error::custom)?)?;

@@ -347,6 +347,21 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let chart = dom.split("evaluated seconds of each run, in run order").nth(1).and_then(|r| r.split("</svg>").next()).unwrap_or("");
     assert_eq!(chart.matches("<circle").count(), runs, "a dot per run in the browser's DOM");
     assert!(dom.contains("median critical path"), "the median path drawn");
+    // whatif predicts on every run of the pass, each on its own path; a
+    // step is named as the path table prints it; a name typed wrong is met
+    // with the nearest ones.
+    let w: serde_json::Value =
+        serde_json::from_slice(&run_ok(evalbench().args(["whatif", "-q", "--json", "--faster", "eval resolve=50%"]).arg(&out)).stdout).unwrap();
+    let o = &w["over_runs"];
+    assert_eq!(o["runs"], runs as u64, "{o}");
+    let saved = |k: &str| o["saved_ms"][k].as_f64().unwrap();
+    assert!(saved("min") > 0.0 && saved("min") <= saved("median") && saved("median") <= saved("max"), "{o}");
+    assert!(o["predicted_s"]["median"].as_f64() < o["measured_s"]["median"].as_f64(), "{o}");
+    let typo = evalbench().args(["whatif", "-q", "--faster", "resolv=50"]).arg(&out).output().unwrap();
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean \"eval resolve\""), "{}", String::from_utf8_lossy(&typo.stderr));
+    let pass = evalbench().args(["whatif", "-q", "--pass", "cold"]).arg(&out).output().unwrap();
+    let said = String::from_utf8_lossy(&pass.stderr);
+    assert!(said.contains("did you mean cold-clean or cold-instrumented?") && said.len() < 400, "{said}");
     assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
     assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");
     assert!(page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS");

@@ -88,6 +88,30 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
     })
 }
 
+/// A prediction made on each run of a pass, on its own path: one run is
+/// a detail of the measurement, as its evaluated seconds are.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverRuns {
+    pub runs: usize,
+    pub measured_s: crate::spread::Spread,
+    pub predicted_s: crate::spread::Spread,
+    /// Measured less predicted, per run.
+    pub saved_ms: crate::spread::Spread,
+}
+
+impl OverRuns {
+    /// From each run's prediction.
+    pub fn of(each: &[WhatIf]) -> OverRuns {
+        let v = |f: &dyn Fn(&WhatIf) -> f64, places: i32| crate::spread::spread(&each.iter().map(f).collect::<Vec<_>>()).rounded(places);
+        OverRuns {
+            runs: each.len(),
+            measured_s: v(&|w| w.measured_s, 6),
+            predicted_s: v(&|w| w.predicted_s, 6),
+            saved_ms: v(&|w| (w.measured_s - w.predicted_s) * 1e3, 3),
+        }
+    }
+}
+
 /// For the report: what 10% and 50% faster would buy, for the top spans on the path.
 #[derive(Debug, Clone, Serialize)]
 pub struct Buys {
