@@ -101,8 +101,11 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
         let (data, align) = load_aligned_lean(d);
-        let wall =
-            data.run.as_ref().and_then(|r| r.evaluated_s).unwrap_or_else(|| data.extent(&align).map(|(a, b)| (b - a) as f64 / 1e6).unwrap_or(0.0));
+        let wall = data
+            .run
+            .as_ref()
+            .and_then(|r| r.evaluated_s)
+            .unwrap_or_else(|| data.extent(&align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
         s.instance.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.instance));

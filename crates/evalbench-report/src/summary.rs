@@ -199,7 +199,7 @@ impl PassSummary {
 
     /// With its critical path computed already.
     pub fn with_path(pass: &PassData, alignment: &Alignment, critical_path: Result<crate::summary_path::PathSummary, String>) -> PassSummary {
-        let traced_wall_s = pass.extent(alignment).map(|(first, last)| (last - first) as f64 / 1e6).unwrap_or(0.0);
+        let traced_wall_s = pass.extent(alignment).map(|(first, last)| last.saturating_sub(first) as f64 / 1e6).unwrap_or(0.0);
         let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);
         let runner = pass.run.as_ref().and_then(|r| r.runner.as_ref());
         let main = alignment.main();
@@ -227,7 +227,7 @@ impl PassSummary {
             processes: pass.streams.len(),
             dropped_spans: pass.dropped,
             malformed_lines: pass.malformed_total,
-            window_s: evalbench_analyze::window(pass.run.as_ref()).map(|(a, b)| evalbench_bundle::num::s((b - a) as f64 / 1e6)),
+            window_s: evalbench_analyze::window(pass.run.as_ref()).map(|(a, b)| evalbench_bundle::num::s(b.saturating_sub(a) as f64 / 1e6)),
             outside_window_spans: pass.outside_window,
             failure: runner.and_then(|r| r.failure.clone()),
             dead: runner.map(|r| r.dead.clone()).unwrap_or_default(),

@@ -342,3 +342,51 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
         assert_eq!(std::fs::read_dir(at.parent().unwrap()).unwrap().count(), 0, "{what}: a temporary file was left");
     }
 }
+
+/// Timestamps at the ends of i64, in run.json and in a span file of a pass
+/// without a capture window (every span counted): a debug build panicked on
+/// the overflow in the path's window, the traced wall time and the runs'
+/// samples. Every reader saturates, or says what it could not use.
+#[test]
+fn timestamps_at_the_ends_of_the_range_are_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = small_bundle(&tmp.path().join("b"));
+    let edit = |pass: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let p = b.join(pass).join("run.json");
+        let mut v = read_json(&p);
+        f(&mut v);
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    };
+    edit("cold-clean", &|v| {
+        v["requested_us"] = serde_json::json!(i64::MAX - 1000);
+        v["evaluated_s"] = serde_json::json!(1e300);
+    });
+    edit("warm-clean", &|v| {
+        v["capture_started_us"] = serde_json::json!(0);
+        v["capture_stopped_us"] = serde_json::json!(0);
+    });
+    let trace = b.join("warm-clean/trace");
+    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
+    for ts in [i64::MIN + 5, i64::MAX - 5] {
+        let mut s = first.clone();
+        s["ts_us"] = serde_json::json!(ts);
+        writeln!(f, "{s}").unwrap();
+    }
+    drop(f);
+    let out = tmp.path().join("out");
+    for args in [
+        vec!["summarize", "--quiet", "-o", out.to_str().unwrap()],
+        vec!["whatif", "-q", "--pass", "cold-clean"],
+        vec!["whatif", "-q", "--pass", "warm-clean"],
+        vec!["inspect", "-o", out.to_str().unwrap()],
+    ] {
+        let res = evalbench().args(&args).arg(&b).output().unwrap();
+        let err = String::from_utf8_lossy(&res.stderr);
+        eprintln!("{args:?}: exit {:?}: {}", res.status.code(), err.lines().last().unwrap_or(""));
+        assert!(!err.contains("panicked") && matches!(res.status.code(), Some(0..=2)), "{args:?}: {:?} {err}", res.status.code());
+    }
+    let res = evalbench().arg("compare").arg(&b).arg(&b).output().unwrap();
+    assert!(!String::from_utf8_lossy(&res.stderr).contains("panicked"), "{}", String::from_utf8_lossy(&res.stderr));
+}

@@ -132,7 +132,12 @@ fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), S
 fn evaluated(data: &PassData) -> Result<(i64, i64), String> {
     let run = data.run.as_ref().ok_or("no run.json: the evaluated window is unknown")?;
     let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or("run.json has no evaluate request or evaluated seconds")?;
-    Ok((t0, t0 + (secs * 1e6).round() as i64))
+    if !(secs.is_finite() && secs >= 0.0) {
+        return Err(format!("run.json's evaluated_s is {secs}, not a duration"));
+    }
+    // From a file of another machine: saturated, never wrapped (a float's
+    // cast to i64 saturates already; the sum need not).
+    Ok((t0, t0.saturating_add((secs * 1e6).round() as i64)))
 }
 
 /// The path through the measured graph, the database's stretches carved
