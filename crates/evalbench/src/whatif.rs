@@ -19,9 +19,10 @@ pub struct Args {
     /// each on its own path, and given as a median and range.
     #[arg(long, default_value = "cold-clean")]
     pub pass: String,
-    /// Shorten every span of NAME (or PROCESS:NAME, or "PROCESS NAME" as the path table prints
-    /// it, PostgreSQL's statements too) by PCT percent (with or without %) of its own time; repeatable.
-    /// Without it, the measured critical path is printed.
+    /// Shorten the step NAME by PCT percent (with or without %) of its time as the path table counts it:
+    /// a span's own time less the PostgreSQL round trips inside it, a statement's round trips, or a wait.
+    /// NAME as the table prints it ("server record_one", "postgres SELECT …", "wait: network (…)"),
+    /// PROCESS:NAME, or the name alone; repeatable. Without it, the measured critical path is printed.
     #[arg(long, value_name = "NAME=PCT", value_parser = whatif::parse_faster)]
     pub faster: Vec<(String, f64)>,
     /// Steps listed (the rest are counted).

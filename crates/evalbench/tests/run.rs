@@ -347,6 +347,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     let chart = dom.split("evaluated seconds of each run, in run order").nth(1).and_then(|r| r.split("</svg>").next()).unwrap_or("");
     assert_eq!(chart.matches("<circle").count(), runs, "a dot per run in the browser's DOM");
     assert!(dom.contains("median critical path"), "the median path drawn");
+    assert!(page.contains("What a faster step would buy") && page.contains("runs on its own path (median and range)"), "predicted over the runs");
     // whatif predicts on every run of the pass, each on its own path; a
     // step is named as the path table prints it; a name typed wrong is met
     // with the nearest ones.
@@ -359,6 +360,26 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     assert!(o["predicted_s"]["median"].as_f64() < o["measured_s"]["median"].as_f64(), "{o}");
     let typo = evalbench().args(["whatif", "-q", "--faster", "resolv=50"]).arg(&out).output().unwrap();
     assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean \"eval resolve\""), "{}", String::from_utf8_lossy(&typo.stderr));
+    // A PostgreSQL step and a server span, each named as the path table
+    // prints it: what is shortened is the step's time as the table counts
+    // it, so halving it saves at most half its time on the path (a server
+    // span's own time holds the round trips the table books under postgres).
+    let steps = w["path"]["steps"].as_array().unwrap().clone();
+    for process in ["postgres", "server"] {
+        let s = steps.iter().find(|s| s["process"] == process).unwrap_or_else(|| panic!("a {process} step on the path: {steps:?}"));
+        let label = format!("{process} {}", s["name"].as_str().unwrap());
+        let p: serde_json::Value =
+            serde_json::from_slice(&run_ok(evalbench().args(["whatif", "-q", "--json", "--faster", &format!("{label}=50")]).arg(&out)).stdout)
+                .unwrap();
+        let wi = &p["whatif"];
+        assert_eq!(wi["faster"][0]["matched"], serde_json::json!([label]), "{wi}");
+        let saved_us = (wi["measured_s"].as_f64().unwrap() - wi["predicted_s"].as_f64().unwrap()) * 1e6;
+        let half = s["on_path_us"].as_f64().unwrap() / 2.0;
+        // Each shortened stretch rounds to the microsecond.
+        assert!(saved_us > 0.0 && saved_us <= half + s["segments"].as_f64().unwrap() + 1.0, "{label}: saved {saved_us} µs of {half} µs: {wi}");
+        let predicted = wi["predicted"].as_array().unwrap();
+        assert!(predicted.iter().any(|s| s["process"] == "postgres"), "the predicted path names statements too: {predicted:?}");
+    }
     let pass = evalbench().args(["whatif", "-q", "--pass", "cold"]).arg(&out).output().unwrap();
     let said = String::from_utf8_lossy(&pass.stderr);
     assert!(said.contains("did you mean cold-clean or cold-instrumented?") && said.len() < 400, "{said}");

@@ -19,7 +19,9 @@ const NAME_CHARS: usize = 72;
 
 /// A statement's round trip: start, end (pg.pcap's clock), and its label:
 /// process [`POSTGRES`], the normalized statement as the name.
-type Trip = (i64, i64, Arc<Label>);
+/// Called with each piece: `[from, to)` and its statement, if any.
+pub(super) type Piece<'a> = dyn FnMut(i64, i64, Option<&Arc<Label>>) + 'a;
+pub(super) type Trip = (i64, i64, Arc<Label>);
 
 /// The round trips by start; None without pg.pcap.
 fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
@@ -62,14 +64,69 @@ pub struct Database {
     pub carved: HashMap<Arc<str>, i64>,
 }
 
+/// The round trips by start, and the latest end up to each one: those
+/// before the first whose latest end passes t have all ended by t. Kept
+/// in the graph after the walk, so that a prediction can shorten a
+/// statement, or a server span less the statements inside it.
+#[derive(Default)]
+pub(super) struct Trips {
+    ex: Vec<Trip>,
+    reach: Vec<i64>,
+}
+
+impl Trips {
+    fn new(ex: Vec<Trip>) -> Trips {
+        let mut reach = Vec::with_capacity(ex.len());
+        let mut m = i64::MIN;
+        for x in &ex {
+            m = m.max(x.1);
+            reach.push(m);
+        }
+        Trips { ex, reach }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ex.is_empty()
+    }
+
+    /// `[from, to)` of a server span's own time in pieces, in order: the
+    /// statement in flight (the one that started first), or None for the
+    /// server's own time until the next one starts.
+    pub fn pieces(&self, from: i64, to: i64, out: &mut Piece<'_>) {
+        let ex = &self.ex;
+        let mut t = from;
+        while t < to {
+            let started = ex.partition_point(|x| x.0 <= t);
+            let live = self.reach.partition_point(|&e| e <= t);
+            match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
+                Some((_, b, label)) => {
+                    let end = (*b).min(to);
+                    out(t, end, Some(label));
+                    t = end;
+                }
+                None => {
+                    let next = ex.get(started).map_or(to, |x| x.0.min(to));
+                    out(t, next, None);
+                    t = next;
+                }
+            }
+        }
+    }
+
+    /// The statements' names, as the path prints them, each once.
+    pub fn names(&self) -> Vec<Arc<str>> {
+        let mut v: Vec<Arc<str>> = self.ex.iter().map(|x| x.2.name.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
 /// Splits the server's own stretches where statements were in flight,
 /// one segment at a time, as the walk finds them; with a note when
 /// pg.pcap could not be read.
 pub(super) struct Refiner {
-    /// The round trips by start, and the latest end up to each one: those
-    /// before the first whose latest end passes t have all ended by t.
-    ex: Vec<Trip>,
-    reach: Vec<i64>,
+    pub trips: Trips,
     pub db: Database,
 }
 
@@ -81,44 +138,31 @@ impl Refiner {
             Some(Err(e)) => (Vec::new(), Some(format!("pg.pcap: {e}; database time stays in the server's spans"))),
             Some(Ok(ex)) => (ex, None),
         };
+        (Refiner::of(ex), note)
+    }
+
+    /// Of round trips (start, end, label), sorted by start.
+    pub fn of(ex: Vec<Trip>) -> Refiner {
         let mut db = Database::default();
         for (a, b, n) in &ex {
             *db.statements.entry(n.name.clone()).or_default() += b - a;
         }
-        let mut reach = Vec::with_capacity(ex.len());
-        let mut m = i64::MIN;
-        for x in &ex {
-            m = m.max(x.1);
-            reach.push(m);
-        }
-        (Refiner { ex, reach, db }, note)
+        Refiner { trips: Trips::new(ex), db }
     }
 
     /// `s`, or the pieces of a server stretch: the statements in flight and the server's own time between them.
     pub fn split(&mut self, s: Segment, out: &mut dyn FnMut(Segment)) {
-        if self.ex.is_empty() || s.process() != Some(crate::align::SERVER) {
+        if self.trips.is_empty() || s.process() != Some(crate::align::SERVER) {
             out(s);
             return;
         }
-        let ex = &self.ex;
-        let mut t = s.from_us;
-        while t < s.to_us {
-            let started = ex.partition_point(|x| x.0 <= t);
-            let live = self.reach.partition_point(|&e| e <= t);
-            // The statement in flight at t that started first, else own time until the next starts.
-            match ex[live.min(started)..started].iter().find(|x| x.1 > t) {
-                Some((_, b, label)) => {
-                    let end = (*b).min(s.to_us);
-                    out(Segment::new(t, end, label.clone(), None));
-                    *self.db.carved.entry(s.label().name.clone()).or_default() += end - t;
-                    t = end;
-                }
-                None => {
-                    let next = ex.get(started).map_or(s.to_us, |x| x.0.min(s.to_us));
-                    out(s.over(t, next));
-                    t = next;
-                }
+        let carved = &mut self.db.carved;
+        self.trips.pieces(s.from_us, s.to_us, &mut |a, b, label| match label {
+            Some(label) => {
+                out(Segment::new(a, b, label.clone(), None));
+                *carved.entry(s.label().name.clone()).or_default() += b - a;
             }
-        }
+            None => out(s.over(a, b)),
+        });
     }
 }

@@ -64,6 +64,11 @@ pub struct Graph {
     pub first_of_stream: Vec<u32>,
     /// A topological order of the nodes, once asked for.
     pub(super) order: std::sync::OnceLock<Option<Vec<u32>>>,
+    /// The database's round trips and what they took of the path, once
+    /// the measured path is found: a prediction splits the server's own
+    /// time as the path's table does.
+    pub(super) trips: super::database::Trips,
+    pub(super) db: super::database::Database,
 }
 
 /// A node's time as measured: span i starts at node 2i and ends at 2i+1;
@@ -208,5 +213,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         end: origin + 1,
         first_of_stream,
         order: std::sync::OnceLock::new(),
+        trips: Default::default(),
+        db: Default::default(),
     }
 }

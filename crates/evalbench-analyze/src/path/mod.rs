@@ -12,10 +12,13 @@ mod nested;
 mod nodes;
 mod prepare;
 mod segment;
+pub mod shorten;
+mod walk;
 pub mod whatif;
 
 pub use database::POSTGRES;
 pub use segment::{Label, Segment};
+pub use shorten::Shorten;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -143,13 +146,24 @@ fn evaluated(data: &PassData) -> Result<(i64, i64), String> {
 /// The path through the measured graph, the database's stretches carved
 /// out of the server's (`data` gives pg.pcap; its streams are not read).
 fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Graph, CriticalPath), String> {
+    let (refiner, note) = database::Refiner::new(data);
+    measured_with(g, t0, align, refiner, note)
+}
+
+/// [`measured`] with the round trips read.
+fn measured_with(
+    g: Graph,
+    t0: i64,
+    align: &Alignment,
+    mut refiner: database::Refiner,
+    note: Option<String>,
+) -> Result<(Graph, CriticalPath), String> {
     // Per step, before the walk: its scratch (8 bytes a span) is gone by
     // the time the segments are held.
     let own = g.own_us();
     give_back_freed();
     // Each segment refined as the walk finds it, into one vector: refined
     // after the walk, the path was held twice (2 x 140 MB at 4.5M spans).
-    let (mut refiner, note) = database::Refiner::new(data);
     let (mut segs, mut pieces) = (Vec::new(), Vec::new());
     let to_us = g.walk_measured_each(t0, &mut |seg| {
         refiner.split(seg, &mut |s| pieces.push(s));
@@ -157,7 +171,10 @@ fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Gr
         segs.extend(pieces.drain(..).rev());
     })?;
     segs.reverse();
-    let steps = g.steps_of(&segs, to_us.saturating_sub(t0), &refiner.db, &own);
+    let mut g = g;
+    g.db = std::mem::take(&mut refiner.db);
+    g.trips = std::mem::take(&mut refiner.trips);
+    let steps = g.steps_of(&segs, to_us.saturating_sub(t0), &g.db, &own);
     let path = g.assemble(t0, to_us, segs, steps, align, note);
     Ok((g, path))
 }
@@ -194,235 +211,7 @@ fn tally(by: &mut Tally, s: &Segment) {
     e.1 += 1;
 }
 
-/// A weight scaled by `f`; exact when `f` is 1.
-fn scale(w: i64, f: f64) -> i64 {
-    if f == 1.0 {
-        w
-    } else {
-        (w as f64 * f).round() as i64
-    }
-}
-
 impl Graph {
-    /// The nodes in an order where every edge runs forward, found once: the
-    /// weights change between predictions, the edges do not. A depth-first
-    /// walk along the predecessors, each node placed after all of its own:
-    /// it needs a byte a node and a stack as deep as the longest chain of
-    /// waits, where Kahn's needed the successors' CSR, in-degrees and a
-    /// cursor beside the graph (36 bytes a span; 160 MB at 4.5M spans).
-    /// None when the spans' nesting has a cycle (a hostile file).
-    fn order(&self) -> Option<&[u32]> {
-        self.order
-            .get_or_init(|| {
-                let mut order = Vec::with_capacity(self.nodes());
-                self.depth_first(&mut |v| order.push(v)).then_some(order)
-            })
-            .as_deref()
-    }
-
-    /// The depth-first walk of [`Graph::order`]: `place` hears each node
-    /// after all of its predecessors; false on a cycle.
-    fn depth_first(&self, place: &mut dyn FnMut(u32)) -> bool {
-        const NEW: u8 = 0;
-        const OPEN: u8 = 1;
-        const PLACED: u8 = 2;
-        let m = self.nodes();
-        let mut state = vec![NEW; m];
-        // The open nodes, each with where its predecessors still to visit
-        // start in `pending` (first to visit last).
-        let mut stack: Vec<(u32, u32)> = Vec::new();
-        let mut pending: Vec<u32> = Vec::new();
-        let mut preds = Vec::new();
-        let mut open = |v: u32, stack: &mut Vec<(u32, u32)>, pending: &mut Vec<u32>, state: &mut [u8]| {
-            state[v as usize] = OPEN;
-            // Fewer than 2^32: at most the edges of the nodes on the stack.
-            stack.push((v, pending.len() as u32));
-            self.weighed_preds(v, &mut preds);
-            pending.extend(preds.iter().rev().map(|(e, _)| e.from));
-        };
-        for root in 0..m as u32 {
-            if state[root as usize] != NEW {
-                continue;
-            }
-            open(root, &mut stack, &mut pending, &mut state);
-            while let Some(&(v, first)) = stack.last() {
-                if pending.len() > first as usize {
-                    let u = pending.pop().expect("more than the frame's start");
-                    match state[u as usize] {
-                        NEW => open(u, &mut stack, &mut pending, &mut state),
-                        OPEN => return false,
-                        _ => {}
-                    }
-                } else {
-                    state[v as usize] = PLACED;
-                    place(v);
-                    stack.pop();
-                }
-            }
-        }
-        true
-    }
-
-    /// Every node's earliest time with each span's own time scaled by
-    /// `factor(step)`: the longest path from the origin. None when the
-    /// spans' nesting has a cycle (a hostile file).
-    pub fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
-        // Each node's time is found as what it saved against its measured
-        // time: an unscaled edge weighed by its ends (runs forward) reaches
-        // `to` at time(to) - saved(from), without reading `from`'s span.
-        let mut saved = vec![0i64; self.nodes()];
-        let mut preds = Vec::new();
-        for &v in self.order()? {
-            if v == self.origin {
-                continue;
-            }
-            let to = self.time(v);
-            let reach = |&(e, w): &(graph::Edge, i64)| {
-                let f = self.factor_of(&e, factor);
-                if e.explicit() || f != 1.0 {
-                    let t_from = self.time(e.from).saturating_sub(saved[e.from as usize]);
-                    t_from.saturating_add(scale(w, f))
-                } else {
-                    to.saturating_sub(saved[e.from as usize])
-                }
-            };
-            self.weighed_preds(v, &mut preds);
-            let t = preds.iter().map(reach).max().unwrap_or(to);
-            saved[v as usize] = to.saturating_sub(t);
-        }
-        for (v, s) in saved.iter_mut().enumerate() {
-            *s = self.time(v as u32).saturating_sub(*s);
-        }
-        Some(saved)
-    }
-
-    /// Edge `e`'s measured weight `w` under `factor`.
-    fn scaled(&self, e: &graph::Edge, w: i64, factor: &dyn Fn(u32) -> f64) -> i64 {
-        scale(w, self.factor_of(e, factor))
-    }
-
-    /// What `factor` scales edge `e` by: its span's step's factor for a
-    /// span's own time, 1 for a wait (never shortened).
-    fn factor_of(&self, e: &graph::Edge, factor: &dyn Fn(u32) -> f64) -> f64 {
-        match e.kind() {
-            Kind::Own(s) => factor(self.spans[s as usize].step()),
-            Kind::Wait(_) => 1.0,
-        }
-    }
-
-    /// The path to the end under `factor`, from `t0` on.
-    pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, String> {
-        let own = self.own_us();
-        let (segs, to_us) = self.walk(t0, factor)?;
-        let steps = self.steps_of(&segs, to_us.saturating_sub(t0), &Default::default(), &own);
-        Ok(self.assemble(t0, to_us, segs, steps, align, None))
-    }
-
-    /// The path's segments under `factor`, from `t0` on, and when it ends.
-    fn walk(&self, t0: i64, factor: &dyn Fn(u32) -> f64) -> Result<(Vec<Segment>, i64), String> {
-        let mut segs = Vec::new();
-        let to_us = self.walk_each(t0, factor, &mut |s| segs.push(s))?;
-        segs.reverse();
-        Ok((segs, to_us))
-    }
-
-    /// The path's segments to `each`, from the end back to `t0`; returns
-    /// when the path ends.
-    fn walk_each(&self, t0: i64, factor: &dyn Fn(u32) -> f64, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
-        let t = self.schedule(factor).ok_or("the spans' nesting has a cycle: no path")?;
-        crate::phase("path: scheduled");
-        Ok(self.walk_times(t0, factor, &|v| t[v as usize], each))
-    }
-
-    /// [`Graph::walk_each`] under the measured weights. Where they give
-    /// every node its measured time ([`Graph::measured_is_time`]: every
-    /// graph of spans that nest as spans do), the walk reads the times from
-    /// the spans, without the schedule (16 bytes a span) or its order (8).
-    fn walk_measured_each(&self, t0: i64, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
-        if self.measured_is_time() {
-            crate::phase("path: measured times");
-            return Ok(self.walk_times(t0, &|_| 1.0, &|v| self.time(v), each));
-        }
-        self.walk_each(t0, &|_| 1.0, each)
-    }
-
-    /// Back from the end along the predecessor that gave each node its
-    /// time `t` (the first of the latest, in the order the edges prefer).
-    fn walk_times(&self, t0: i64, factor: &dyn Fn(u32) -> f64, t: &dyn Fn(u32) -> i64, each: &mut dyn FnMut(Segment)) -> i64 {
-        let mut v = self.end;
-        let mut preds = Vec::new();
-        for _ in 0..self.nodes() {
-            if v == self.origin {
-                break;
-            }
-            self.weighed_preds(v, &mut preds);
-            let Some((e, _)) = preds.iter().map(|(e, w)| (e, t(e.from).saturating_add(self.scaled(e, *w, factor)))).fold(
-                None::<(&graph::Edge, i64)>,
-                |best, (e, at)| match best {
-                    Some(b) if b.1 >= at => Some(b),
-                    _ => Some((e, at)),
-                },
-            ) else {
-                break;
-            };
-            let (from, to) = (t(e.from).max(t0), t(v).max(t0));
-            if to > from {
-                each(self.segment(e.kind(), from, to));
-            }
-            v = e.from;
-        }
-        t(self.end)
-    }
-
-    /// Whether the longest times under the measured weights are the nodes'
-    /// measured times: no cycle, every edge runs forward in time and is no
-    /// longer than the time between its ends, and every node with
-    /// predecessors has one exactly that long (then, in a topological
-    /// order, each node's longest time is its own). `graph::edges` makes
-    /// every edge so (a queue's edge is the one made shorter, beside an
-    /// exact one); a hostile file may not, and is scheduled.
-    fn measured_is_time(&self) -> bool {
-        let mut preds = Vec::new();
-        for v in 0..self.nodes() as u32 {
-            if v == self.origin {
-                continue;
-            }
-            self.weighed_preds(v, &mut preds);
-            if preds.is_empty() {
-                continue;
-            }
-            let to = self.time(v);
-            let mut tight = false;
-            for &(e, w) in &preds {
-                let Some(gap) = to.checked_sub(self.time(e.from)).filter(|&g| g >= 0) else { return false };
-                if w > gap {
-                    return false;
-                }
-                tight |= w == gap;
-            }
-            if !tight {
-                return false;
-            }
-        }
-        self.depth_first(&mut |_| {})
-    }
-
-    fn assemble(&self, t0: i64, to_us: i64, segments: Vec<Segment>, steps: Vec<PathStep>, align: &Alignment, note: Option<String>) -> CriticalPath {
-        let total_us = segments.iter().fold(0i64, |a, s| a.saturating_add(s.to_us.saturating_sub(s.from_us)));
-        let bound_us = align.hosts.iter().filter_map(|h| h.bound_us).max();
-        CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments, note }
-    }
-
-    fn segment(&self, kind: Kind, from_us: i64, to_us: i64) -> Segment {
-        match kind {
-            Kind::Own(s) => {
-                let f = &self.spans[s as usize];
-                Segment::new(from_us, to_us, self.labels[f.step() as usize].clone(), Some(self.at(s)))
-            }
-            Kind::Wait(w) => Segment::new(from_us, to_us, self.waits[w as usize].clone(), None),
-        }
-    }
-
     /// Own time per step: each span's duration less its children's and the
     /// spans of other threads or processes it waited on inside it.
     pub fn own_us(&self) -> Vec<i64> {
@@ -499,5 +288,7 @@ impl Graph {
     }
 }
 
+#[cfg(test)]
+mod shorten_tests;
 #[cfg(test)]
 mod tests;

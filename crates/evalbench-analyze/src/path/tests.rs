@@ -24,7 +24,7 @@ fn stream(process: &str, spans: &[Line<'_>]) -> Stream {
     st
 }
 
-fn pipeline(job_work: i64) -> Vec<Stream> {
+pub(super) fn pipeline(job_work: i64) -> Vec<Stream> {
     vec![
         stream(
             "server",
@@ -45,7 +45,7 @@ fn pipeline(job_work: i64) -> Vec<Stream> {
     ]
 }
 
-fn on_path(p: &super::CriticalPath, label: &str) -> i64 {
+pub(super) fn on_path(p: &super::CriticalPath, label: &str) -> i64 {
     p.steps.iter().find(|s| s.label() == label).map_or(0, |s| s.on_path_us)
 }
 
@@ -286,6 +286,8 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         end: u32::MAX,
         first_of_stream: vec![0],
         order: std::sync::OnceLock::new(),
+        trips: Default::default(),
+        db: Default::default(),
     }
 }
 
@@ -370,7 +372,11 @@ fn extreme_timestamps_never_overflow() {
 fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
     let walk = |g: &graph::Graph, t0: i64, measured: bool| {
         let mut segs = Vec::new();
-        let end = if measured { g.walk_measured_each(t0, &mut |s| segs.push(s)) } else { g.walk_each(t0, &|_| 1.0, &mut |s| segs.push(s)) };
+        let end = if measured {
+            g.walk_measured_each(t0, &mut |s| segs.push(s))
+        } else {
+            g.walk_each(t0, &super::Shorten::none(g), &mut |s| segs.push(s))
+        };
         end.map(|e| (e, segs))
     };
     let mut fast = 0;

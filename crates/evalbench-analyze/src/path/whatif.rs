@@ -4,19 +4,20 @@
 
 use serde::Serialize;
 
-use super::{CriticalPath, Graph, PathStep};
+use super::{CriticalPath, Graph, PathStep, Shorten, POSTGRES};
 use crate::Alignment;
 
-pub const ASSUMPTION: &str = "a prediction, not a measurement: the named spans' own time is shortened by the given share \
-in every instance, their children, waits and transit times stay as measured, and a root span whose cause the trace \
-does not show still waits for the span that ended last before it";
+pub const ASSUMPTION: &str = "a prediction, not a measurement: each named step's time, as the path table counts it (a span's own time \
+less the PostgreSQL round trips inside it, which are the statements'), is shortened by the given share in every instance; \
+everything else stays as measured, and a root span whose cause the trace does not show still waits for the span that \
+ended last before it";
 
 /// One `--faster NAME=PCT`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Faster {
     pub name: String,
     pub pct: f64,
-    /// The steps (`process name`) it matched.
+    /// The steps (`process name`, `wait: what`) it matched.
     pub matched: Vec<String>,
 }
 
@@ -44,14 +45,51 @@ pub fn parse_faster(s: &str) -> Result<(String, f64), String> {
     Ok((name.to_string(), pct))
 }
 
-/// The pass predicted with `faster` applied.
-pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &Alignment) -> Result<WhatIf, String> {
-    let mut factor = vec![1.0f64; g.steps.len()];
+/// What a name typed after `--faster` selects: span steps, statements
+/// and waits, each as the path table prints it.
+#[derive(Debug, Default)]
+struct Selected {
+    steps: Vec<u32>,
+    statements: Vec<std::sync::Arc<str>>,
+    waits: Vec<u32>,
+}
+
+impl Selected {
+    fn is_empty(&self) -> bool {
+        self.steps.is_empty() && self.statements.is_empty() && self.waits.is_empty()
+    }
+}
+
+/// `pattern` as NAME, PROCESS:NAME or "PROCESS NAME" (`process` "wait" for a wait).
+fn names(pattern: &str, process: &str, name: &str) -> bool {
+    name == pattern
+        || pattern.strip_prefix(process).and_then(|r| r.strip_prefix(':').or_else(|| r.strip_prefix(' '))).map(str::trim_start) == Some(name)
+}
+
+fn select(g: &Graph, pattern: &str) -> Selected {
+    Selected {
+        steps: g.select(pattern),
+        statements: g.trips.names().into_iter().filter(|n| names(pattern, POSTGRES, n)).collect(),
+        waits: (0..g.waits.len() as u32).filter(|&w| names(pattern, "wait", &g.waits[w as usize].name)).collect(),
+    }
+}
+
+/// Every step a name could be, as the path table prints it: for "did you mean".
+fn every_label(g: &Graph) -> Vec<String> {
+    let mut v: Vec<String> = g.steps.iter().map(|(p, n)| format!("{p} {n}")).collect();
+    v.extend(g.trips.names().iter().map(|n| format!("{POSTGRES} {n}")));
+    v.extend(g.waits.iter().map(|w| format!("wait: {}", w.name)));
+    v
+}
+
+/// The shortening `faster` asks for, and what each name matched.
+pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Faster>), String> {
+    let mut sh = Shorten::none(g);
     let mut out = Vec::new();
     for (name, pct) in faster {
-        let steps = g.select(name);
-        if steps.is_empty() {
-            let labels: Vec<String> = g.steps.iter().map(|(p, n)| format!("{p} {n}")).collect();
+        let sel = select(g, name);
+        if sel.is_empty() {
+            let labels = every_label(g);
             let near = crate::suggest::nearest(name, &labels.iter().map(String::as_str).collect::<Vec<_>>());
             let near = if near.is_empty() {
                 String::new()
@@ -59,19 +97,33 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
                 format!("; did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
             };
             return Err(format!(
-                "--faster {name}: no span of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table prints it){near}"
+                "--faster {name}: no step of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table prints it, \
+                 postgres statements and waits too){near}"
             ));
         }
-        for &s in &steps {
-            factor[s as usize] *= 1.0 - pct / 100.0;
+        let f = 1.0 - pct / 100.0;
+        let mut matched = Vec::new();
+        for &s in &sel.steps {
+            sh.step(s, f);
+            matched.push(format!("{} {}", g.steps[s as usize].0, g.steps[s as usize].1));
         }
-        out.push(Faster {
-            name: name.clone(),
-            pct: *pct,
-            matched: steps.iter().map(|&s| format!("{} {}", g.steps[s as usize].0, g.steps[s as usize].1)).collect(),
-        });
+        for n in &sel.statements {
+            sh.statement(n, f);
+            matched.push(format!("{POSTGRES} {n}"));
+        }
+        for &w in &sel.waits {
+            sh.wait(w, f);
+            matched.push(format!("wait: {}", g.waits[w as usize].name));
+        }
+        out.push(Faster { name: name.clone(), pct: *pct, matched });
     }
-    let p = g.path(measured.from_us, &|s| factor[s as usize], align)?;
+    Ok((sh, out))
+}
+
+/// The pass predicted with `faster` applied.
+pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &Alignment) -> Result<WhatIf, String> {
+    let (sh, out) = shorten(g, faster)?;
+    let p = g.path_by(measured.from_us, &sh, align)?;
     let measured_s = evalbench_bundle::num::s(measured.to_us.saturating_sub(measured.from_us) as f64 / 1e6);
     let predicted_s = evalbench_bundle::num::s(p.to_us.saturating_sub(p.from_us) as f64 / 1e6);
     // The predicted list's first step, whatever it is: naming the first one
@@ -112,7 +164,9 @@ impl OverRuns {
     }
 }
 
-/// For the report: what 10% and 50% faster would buy, for the top spans on the path.
+/// For the report: what 10% and 50% faster would buy, for the top steps
+/// on the path (spans and statements; waits are no work to make faster),
+/// each shortened as `--faster` shortens it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Buys {
     pub step: String,
@@ -126,13 +180,13 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
     measured
         .steps
         .iter()
-        .filter(|s| s.process.as_deref().is_some_and(|p| p != super::POSTGRES))
+        .filter(|s| s.process.is_some())
         .take(top)
         .filter_map(|s| {
-            let chosen = g.step(s.process.as_deref()?, &s.name)?;
             // Only the end's time is needed: one pass over the graph, no path.
             let saved = |pct: f64| {
-                let t = g.schedule(&|step| if step == chosen { 1.0 - pct / 100.0 } else { 1.0 })?;
+                let (sh, _) = shorten(g, &[(s.label(), pct)]).ok()?;
+                let t = g.schedule_by(&sh)?;
                 Some(evaluated.saturating_sub(t[g.end as usize].saturating_sub(measured.from_us)))
             };
             Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })

@@ -73,7 +73,7 @@ pub struct PassView {
     pub evaluator: Section<Evaluator>,
     /// What the evaluated time waited on, or why that is unknown.
     pub critical: Result<crate::path::CriticalPath, String>,
-    /// What 10% and 50% faster would buy, for the top spans on the path.
+    /// What 10% and 50% faster would buy, for the top steps on the path.
     pub buys: Vec<crate::path::whatif::Buys>,
 }
 
@@ -99,6 +99,11 @@ pub fn analyse(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView)) -> Vec<Pa
 /// are hand-offs): the load keeps their text, and leaves every other
 /// span's fields in its file for trace.json to read back.
 const FIELDS_READ: [&str; 1] = [evaluator::RESOLVE];
+
+/// Steps each run predicts "what a faster step would buy" for: more than
+/// the page lists (5), so that the steps of the run shown in full are
+/// predicted on the other runs too, where their order differs.
+const BUYS: usize = 8;
 
 impl PassView {
     /// Every view of the pass, computed while its spans are held; then
@@ -147,7 +152,7 @@ impl PassView {
         match critical {
             Ok((g, p)) => {
                 crate::phase("path: walked");
-                v.buys = crate::path::whatif::buys(&g, &p, 5);
+                v.buys = crate::path::whatif::buys(&g, &p, BUYS);
                 crate::phase("path: what would buy");
                 v.critical = Ok(p);
             }

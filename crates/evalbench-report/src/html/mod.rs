@@ -136,8 +136,8 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
     sections::overview(&mut page, &standing, &groups.iter().map(|(_, v)| v.len()).collect::<Vec<_>>());
     sections::counters_side_by_side(&mut page, &standing);
     for ((base, idx), &full) in groups.iter().zip(&shown) {
+        let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
         if idx.len() > 1 {
-            let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
             let at = idx.iter().position(|&i| i == full).unwrap_or(0);
             sections::runs(&mut page, base, &runs, at);
         }
@@ -145,7 +145,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
         sections::pass_header(&mut page, p);
         sections::assignment(&mut page, p);
         sections::jobs(&mut page, p);
-        sections::critical_path(&mut page, p);
+        sections::critical_path(&mut page, p, &runs);
         sections::spans(&mut page, p);
         sections::database(&mut page, p);
         sections::network(&mut page, p);

@@ -43,13 +43,22 @@ pub fn whatif_text(pass: &str, w: &WhatIf, measured: &CriticalPath, over: Option
     let mut t = String::new();
     let asked: Vec<String> = w.faster.iter().map(|f| format!("{} {}% faster ({})", f.name, f.pct, f.matched.join(", "))).collect();
     let _ = writeln!(t, "{pass}: what if {}", asked.join(" and "));
-    // What is shortened is a span's own time; the path table gives its time
-    // on the path, which leaves out what it spent off the path and the
-    // PostgreSQL round trips inside it (booked under postgres). Both, said.
-    for label in w.faster.iter().flat_map(|f| &f.matched) {
-        if let Some(s) = measured.steps.iter().find(|s| s.label() == *label) {
-            let own = s.own_us.map_or_else(|| "–".into(), ms);
-            let _ = writeln!(t, "  {label}: {} on the path, {own} own time in this run; the own time is what is shortened", ms(s.on_path_us));
+    // What is shortened is the step's time as the table counts it: a span's
+    // own time less the PostgreSQL round trips inside it (booked under
+    // postgres), everywhere in the run. Only its time on the path can come
+    // off the evaluated time; both, said.
+    for f in &w.faster {
+        for label in &f.matched {
+            if let Some(s) = measured.steps.iter().find(|s| s.label() == *label) {
+                let own = s.own_us.map_or_else(|| "–".into(), ms);
+                let _ = writeln!(
+                    t,
+                    "  {label}: {} on the path of {own} in this run; {}% of each is taken off, so at most {} while the path stays",
+                    ms(s.on_path_us),
+                    f.pct,
+                    ms((s.on_path_us as f64 * f.pct / 100.0).round() as i64)
+                );
+            }
         }
     }
     if let Some(o) = over {

@@ -4,6 +4,7 @@
 //! jobs, spans, database, network and CPU.
 
 mod assignment;
+mod buys;
 mod cpu;
 mod database;
 mod evaluator;

@@ -1,6 +1,6 @@
 //! The critical path: drawn as the first lane over the processes' root
 //! spans, its steps as a table (on the path, share, own time off it), and
-//! what 10% and 50% faster would buy for the top spans on it.
+//! what 10% and 50% faster would buy for the top steps on it (`buys`).
 
 use std::fmt::Write;
 
@@ -59,7 +59,8 @@ fn bars(segs: &[Segment], t0: f64, t1: f64) -> Vec<Item> {
     out
 }
 
-pub fn critical_path(page: &mut Page, p: &PassView) {
+/// The path of `p`, the run shown in full of `runs` (its pass's runs).
+pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
     page.h3(&p.name, "critical-path", "Critical path");
     let path = match &p.critical {
         Ok(path) => path,
@@ -115,23 +116,5 @@ pub fn critical_path(page: &mut Page, p: &PassView) {
     if path.steps.len() > STEPS_SHOWN {
         let _ = write!(page.body, "<p class=\"note\">{} more steps are in summary.json.</p>", path.steps.len() - STEPS_SHOWN);
     }
-    if !p.buys.is_empty() {
-        let mut t = String::from("<table><tr><th>span made faster</th><th>on the path</th><th>10% faster saves</th><th>50% faster saves</th></tr>");
-        for b in &p.buys {
-            let _ = write!(
-                t,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                esc(&b.step),
-                esc(&ms(b.on_path_us as f64)),
-                esc(&ms(b.saved_10_us as f64)),
-                esc(&ms(b.saved_50_us as f64))
-            );
-        }
-        t.push_str("</table>");
-        let _ = write!(
-            page.body,
-            "<h4>What a faster span would buy (predicted)</h4>{t}<p class=\"note\">{}.</p>",
-            esc(evalbench_analyze::path::whatif::ASSUMPTION)
-        );
-    }
+    super::buys::buys(page, p, runs);
 }

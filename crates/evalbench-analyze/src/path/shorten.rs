@@ -1,0 +1,102 @@
+//! What a prediction shortens, by the step as the path table names it: a
+//! span's own time less the PostgreSQL round trips inside it (those are
+//! the statements' steps), a statement's round trips, or a wait. So the
+//! time shortened is the same quantity the table gives on the path.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::graph::{Edge, Graph, Kind};
+
+/// A factor per step, per wait and per statement; 1 keeps the measured time.
+#[derive(Debug, Clone)]
+pub struct Shorten {
+    step: Vec<f64>,
+    wait: Vec<f64>,
+    statement: HashMap<Arc<str>, f64>,
+}
+
+/// A weight scaled by `f`; exact when `f` is 1.
+pub(super) fn scale(w: i64, f: f64) -> i64 {
+    if f == 1.0 {
+        w
+    } else {
+        (w as f64 * f).round() as i64
+    }
+}
+
+impl Shorten {
+    /// Nothing shortened.
+    pub fn none(g: &Graph) -> Shorten {
+        Shorten { step: vec![1.0; g.steps.len()], wait: vec![1.0; g.waits.len()], statement: HashMap::new() }
+    }
+
+    /// Each span step by `factor(step)`; statements and waits as measured.
+    pub fn steps(g: &Graph, factor: &dyn Fn(u32) -> f64) -> Shorten {
+        let mut s = Shorten::none(g);
+        for (i, f) in s.step.iter_mut().enumerate() {
+            *f = factor(i as u32);
+        }
+        s
+    }
+
+    pub fn step(&mut self, step: u32, f: f64) {
+        self.step[step as usize] *= f;
+    }
+
+    pub fn wait(&mut self, wait: u32, f: f64) {
+        self.wait[wait as usize] *= f;
+    }
+
+    pub fn statement(&mut self, name: &Arc<str>, f: f64) {
+        *self.statement.entry(name.clone()).or_insert(1.0) *= f;
+    }
+}
+
+impl Graph {
+    /// Edge `e` into node `to`, of measured weight `w`, under `sh`; None
+    /// when it keeps `w`. A server span's own stretch is split where
+    /// statements were in flight, as the path's table splits it, and each
+    /// piece is scaled by its own factor.
+    pub(super) fn weigh(&self, e: &Edge, to: u32, w: i64, sh: &Shorten) -> Option<i64> {
+        let s = match e.kind() {
+            Kind::Wait(x) => {
+                let f = sh.wait.get(x as usize).copied().unwrap_or(1.0);
+                return (f != 1.0).then(|| scale(w, f));
+            }
+            Kind::Own(s) => s,
+        };
+        let span = &self.spans[s as usize];
+        let f = sh.step.get(span.step() as usize).copied().unwrap_or(1.0);
+        // An explicit weight has no measured stretch to split.
+        if !span.server() || e.explicit() || self.trips.is_empty() || (f == 1.0 && sh.statement.is_empty()) {
+            return (f != 1.0).then(|| scale(w, f));
+        }
+        let (mut total, mut changed) = (0.0f64, false);
+        self.trips.pieces(self.time(e.from), self.time(to), &mut |a, b, label| {
+            let g = label.map_or(f, |l| sh.statement.get(&l.name).copied().unwrap_or(1.0));
+            changed |= g != 1.0 && b > a;
+            total += (b - a) as f64 * g;
+        });
+        changed.then(|| total.round() as i64)
+    }
+
+    /// The pieces of a shortened server stretch, laid from `from` on in
+    /// the predicted time, each with its label (None: the span's own).
+    pub(super) fn shortened_pieces(&self, e: &Edge, to: u32, from: i64, sh: &Shorten, out: &mut Vec<(i64, i64, Option<Arc<super::Label>>)>) {
+        out.clear();
+        let Kind::Own(s) = e.kind() else { return };
+        let span = &self.spans[s as usize];
+        if !span.server() || e.explicit() || self.trips.is_empty() {
+            return;
+        }
+        let f = sh.step.get(span.step() as usize).copied().unwrap_or(1.0);
+        let mut t = from as f64;
+        self.trips.pieces(self.time(e.from), self.time(to), &mut |a, b, label| {
+            let g = label.map_or(f, |l| sh.statement.get(&l.name).copied().unwrap_or(1.0));
+            let end = t + (b - a) as f64 * g;
+            out.push((t.round() as i64, end.round() as i64, label.cloned()));
+            t = end;
+        });
+    }
+}
