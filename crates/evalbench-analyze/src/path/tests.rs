@@ -372,11 +372,8 @@ fn extreme_timestamps_never_overflow() {
 fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
     let walk = |g: &graph::Graph, t0: i64, measured: bool| {
         let mut segs = Vec::new();
-        let end = if measured {
-            g.walk_measured_each(t0, &mut |s| segs.push(s))
-        } else {
-            g.walk_each(t0, &super::Shorten::none(g), &mut |s| segs.push(s))
-        };
+        let end =
+            if measured { g.walk_measured_each(t0, &mut |s| segs.push(s)) } else { g.walk_each(t0, &super::Shorten::none(g), &mut |s| segs.push(s)) };
         end.map(|e| (e, segs))
     };
     let mut fast = 0;
