@@ -373,3 +373,38 @@ fn add_judges_and_show_reads_what_it_judged_whatever_the_order_of_adds() {
     let after = show(&in_order);
     assert_eq!(after["series"]["warm-clean"][3]["evaluated_s"]["n"], 10, "c03 holds both bundles' runs");
 }
+
+/// The two judged tables out of step (a row deleted by hand, one table
+/// restored from another day): `add` names the commit and the series and
+/// says how to recover. Rows were matched by position before: the first
+/// case judged c06 from c04's runs, the second panicked.
+#[test]
+fn judged_tables_out_of_step_are_a_clear_error_with_a_way_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundles = series(&tmp.path().join("aa"), false, 800);
+    let db = tmp.path().join("h.sqlite").display().to_string();
+    for (i, b) in bundles.iter().take(6).enumerate() {
+        run_ok(&mut add(&db, b, i));
+    }
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let count = |table: &str| c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).unwrap();
+    let refused = |i: usize, says: &[&str]| {
+        let out = add(&db, &bundles[i], i).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(says.iter().all(|s| err.contains(s)) && !err.contains("panicked"), "{err}");
+    };
+    c.execute("DELETE FROM judged_inputs WHERE commit_rev = 'c05' AND pass = 'cold-clean'", []).unwrap();
+    refused(6, &["commit c05 of series", "/ cold-clean has a row in judged and none in judged_inputs"]);
+    assert_eq!(count("runs"), 6, "nothing of a refused add is kept");
+    // The way out the message gives: every series judged again.
+    c.execute_batch("DELETE FROM judged; DELETE FROM judged_inputs;").unwrap();
+    run_ok(&mut add(&db, &bundles[6], 6));
+    assert_eq!(count("judged_inputs") as usize, 7 * PASSES.len());
+    c.execute(
+        "INSERT INTO judged_inputs SELECT benchmark, machine, pass, 'c99', commit_time + 1, added_us, inputs FROM judged_inputs WHERE commit_rev = 'c04' AND pass = 'warm-clean'",
+        [],
+    )
+    .unwrap();
+    refused(7, &["commit c99 of series", "/ warm-clean has a row in judged_inputs and none in judged"]);
+}

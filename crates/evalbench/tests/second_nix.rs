@@ -10,7 +10,8 @@ use common::*;
 #[test]
 fn a_run_with_another_nix_records_the_nix_it_ran() {
     let Some(Some(second)) = nixes().into_iter().nth(1) else {
-        eprintln!("no second nix in target/nix-2.26 (scripts/test fetches it): nothing to run");
+        // Under scripts/test, nixes() has failed already when it is missing.
+        eprintln!("no second nix in target/nix-2.26 and no EVALBENCH_TEST_NIXES (scripts/test fetches it): nothing to run");
         return;
     };
     let tmp = reachable_tmp("evalbench-second-nix-test.");

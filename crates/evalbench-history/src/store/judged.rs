@@ -48,7 +48,7 @@ CREATE INDEX IF NOT EXISTS judged_inputs_order ON judged_inputs (benchmark, mach
 ";
 
 /// The rows before an added commit, newest first, at most the window.
-pub(crate) const BEFORE: &str = "SELECT commit_rev, commit_time, added_us, point FROM judged
+pub(crate) const BEFORE: &str = "SELECT commit_rev, point FROM judged
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) < ($4, $5, $6)
     ORDER BY commit_time DESC, added_us DESC, commit_rev DESC LIMIT $7";
 /// The inputs of the newest of those, which a baseline reads.
@@ -56,7 +56,7 @@ pub(crate) const BEFORE_INPUTS: &str = "SELECT commit_rev, inputs FROM judged_in
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) < ($4, $5, $6)
     ORDER BY commit_time DESC, added_us DESC, commit_rev DESC LIMIT $7";
 /// The added commit's row, if it has one, and every row after it.
-pub(crate) const AFTER: &str = "SELECT commit_rev, commit_time, added_us, point FROM judged
+pub(crate) const AFTER: &str = "SELECT commit_rev, point FROM judged
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)
     ORDER BY commit_time, added_us, commit_rev";
 pub(crate) const AFTER_INPUTS: &str = "SELECT commit_rev, inputs FROM judged_inputs

@@ -4,6 +4,7 @@
 //! writer killed half-way leaves nothing of its bundle behind.
 
 mod judged;
+mod judging;
 mod postgres;
 mod sqlite;
 

@@ -5,11 +5,12 @@
 
 use std::collections::HashMap;
 
-use tokio_postgres::{Client, GenericClient, NoTls};
+use tokio_postgres::{Client, GenericClient, NoTls, Transaction};
 
 use evalbench_host::now_us;
 
 use super::judged;
+use super::judging::{self, At, Rows};
 use super::{duplicate, newer, tables, JudgedHistory, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
 use crate::error::pg;
 use crate::judge::Judged;
@@ -117,8 +118,9 @@ impl Store for PgStore {
     fn add(&mut self, meta: &Meta, record: &BundleRecord) -> Result<i64, HistoryError> {
         let db = self.url.clone();
         let e = |x| pg(&db, x);
-        self.rt.block_on(async {
-            let tx = self.client.transaction().await.map_err(e)?;
+        let PgStore { rt, client, .. } = self;
+        let tx = rt.block_on(client.transaction()).map_err(e)?;
+        let run_id = rt.block_on(async {
             // Two machines adding the same bundle at once: the UNIQUE digest
             // makes the second fail; checking first gives it a clear word.
             if let Some(r) = tx.query_opt("SELECT added_us, commit_rev FROM runs WHERE digest = $1", &[&record.digest]).await.map_err(e)? {
@@ -166,10 +168,11 @@ impl Store for PgStore {
                 .await
                 .map_err(e)?;
             }
-            judge_added(&tx, &db, meta, record, run_id).await?;
-            tx.commit().await.map_err(e)?;
-            Ok(run_id)
-        })
+            Ok::<_, HistoryError>(run_id)
+        })?;
+        judging::judge_added(&mut Tables { rt, c: &tx, db: &db }, &db, meta, record, run_id)?;
+        rt.block_on(tx.commit()).map_err(e)?;
+        Ok(run_id)
     }
 
     fn load_judged(&mut self, medians: bool) -> Result<Option<JudgedHistory>, HistoryError> {
@@ -221,70 +224,73 @@ async fn run_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres:
         .collect())
 }
 
-/// Judges what `add` just stored, in its transaction (as the SQLite store's
-/// `judge_added` does), one machine at a time.
-async fn judge_added(c: &impl GenericClient, db: &str, meta: &Meta, record: &BundleRecord, run_id: i64) -> Result<(), HistoryError> {
-    let e = |x| pg(db, x);
-    c.execute("SELECT pg_advisory_xact_lock($1)", &[&JUDGE_LOCK]).await.map_err(e)?;
-    let judged_rows: i64 = c.query_one("SELECT count(*) FROM judged", &[]).await.map_err(e)?.get(0);
-    let older: i64 = c.query_one("SELECT count(*) FROM runs WHERE id <> $1", &[&run_id]).await.map_err(e)?.get(0);
-    let write = |key: SeriesKey, j: Judged| async move {
-        let (point, medians, inputs) = judged::columns(&j);
-        c.execute(judged::INSERT[0], &[&key.benchmark, &key.machine, &key.pass, &j.commit, &j.commit_time, &j.added_us, &point, &medians])
-            .await
-            .map_err(e)?;
-        c.execute(judged::INSERT[1], &[&key.benchmark, &key.machine, &key.pass, &j.commit, &j.commit_time, &j.added_us, &inputs])
-            .await
-            .map(|_| ())
-            .map_err(e)
-    };
-    if judged_rows == 0 && older > 0 {
-        // Whatever is left of an earlier judgement goes with it.
-        c.execute("DELETE FROM judged_inputs", &[]).await.map_err(e)?;
-        for (key, rows) in crate::series::judge_all(&load_rows(c).await.map_err(e)?) {
-            for j in rows {
-                write(key.clone(), j).await?;
-            }
-        }
-        return Ok(());
+/// The judged tables in `add`'s transaction, each call run to its end.
+struct Tables<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    c: &'a Transaction<'a>,
+    db: &'a str,
+}
+
+impl Tables<'_> {
+    fn run<T>(&self, f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>) -> Result<T, HistoryError> {
+        self.rt.block_on(f).map_err(|x| pg(self.db, x))
     }
-    let (window, baseline) = judged::READ_BACK;
-    let added_us: i64 = c.query_one("SELECT added_us FROM runs WHERE id = $1", &[&run_id]).await.map_err(e)?.get(0);
-    for (key, runs) in judged::series_runs(meta, record) {
-        let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
-        let (ct, au): (i64, i64) = match c.query_opt(judged::EXISTING, &[b, m, p, &meta.commit]).await.map_err(e)? {
-            Some(r) => (r.get(0), r.get(1)),
-            None => (meta.commit_time, added_us),
+}
+
+impl judging::Tables for Tables<'_> {
+    /// Two machines adding to one series at once must not both judge their
+    /// commit against a series without the other's.
+    fn lock(&mut self) -> Result<(), HistoryError> {
+        self.run(self.c.execute("SELECT pg_advisory_xact_lock($1)", &[&JUDGE_LOCK])).map(|_| ())
+    }
+
+    fn counts(&mut self, run_id: i64) -> Result<(i64, i64), HistoryError> {
+        let judged = self.run(self.c.query_one("SELECT count(*) FROM judged", &[]))?.get(0);
+        let older = self.run(self.c.query_one("SELECT count(*) FROM runs WHERE id <> $1", &[&run_id]))?.get(0);
+        Ok((judged, older))
+    }
+
+    fn added_us(&mut self, run_id: i64) -> Result<i64, HistoryError> {
+        Ok(self.run(self.c.query_one("SELECT added_us FROM runs WHERE id = $1", &[&run_id]))?.get(0))
+    }
+
+    fn stored(&mut self) -> Result<Vec<Stored>, HistoryError> {
+        self.run(load_rows(self.c))
+    }
+
+    fn clear_inputs(&mut self) -> Result<(), HistoryError> {
+        self.run(self.c.execute("DELETE FROM judged_inputs", &[])).map(|_| ())
+    }
+
+    fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError> {
+        let r = self.run(self.c.query_opt(judged::EXISTING, &[&key.benchmark, &key.machine, &key.pass, &commit]))?;
+        Ok(r.map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn read(&mut self, which: Rows, key: &SeriesKey, at: At<'_>, limit: i64) -> Result<Vec<(String, String)>, HistoryError> {
+        let (ct, au, commit) = at;
+        let rows = if which.limited() {
+            self.run(self.c.query(which.sql(), &[&key.benchmark, &key.machine, &key.pass, &ct, &au, &commit, &limit]))?
+        } else {
+            self.run(self.c.query(which.sql(), &[&key.benchmark, &key.machine, &key.pass, &ct, &au, &commit]))?
         };
-        let mut before: Vec<Judged> = Vec::new();
-        for r in c.query(judged::BEFORE, &[b, m, p, &ct, &au, &meta.commit, &window]).await.map_err(e)? {
-            before.push(judged::parse(db, "point", r.get(3))?);
-        }
-        before.reverse();
-        let n = before.len();
-        // Newest first, as `before` ends.
-        for (k, r) in c.query(judged::BEFORE_INPUTS, &[b, m, p, &ct, &au, &meta.commit, &baseline]).await.map_err(e)?.iter().enumerate() {
-            before[n - 1 - k].inputs = judged::parse(db, "inputs", r.get(1))?;
-        }
-        let mut after: Vec<Judged> = Vec::new();
-        for r in c.query(judged::AFTER, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)? {
-            after.push(judged::parse(db, "point", r.get(3))?);
-        }
-        for r in c.query(judged::AFTER_INPUTS, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)? {
-            let commit: String = r.get(0);
-            if let Some(j) = after.iter_mut().find(|j| j.commit == commit) {
-                j.inputs = judged::parse(db, "inputs", r.get(1))?;
-            }
-        }
-        let rows = judged::rejudge(p, before, after, (&meta.commit, ct, au), runs);
-        for sql in judged::DELETE_FROM {
-            c.execute(sql, &[b, m, p, &ct, &au, &meta.commit]).await.map_err(e)?;
-        }
-        for j in rows {
-            write(key.clone(), j).await?;
-        }
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
-    Ok(())
+
+    fn delete_from(&mut self, key: &SeriesKey, at: At<'_>) -> Result<(), HistoryError> {
+        let (ct, au, commit) = at;
+        for sql in judged::DELETE_FROM {
+            self.run(self.c.execute(sql, &[&key.benchmark, &key.machine, &key.pass, &ct, &au, &commit]))?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, key: &SeriesKey, j: &Judged) -> Result<(), HistoryError> {
+        let (point, medians, inputs) = judged::columns(j);
+        let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
+        self.run(self.c.execute(judged::INSERT[0], &[b, m, p, &j.commit, &j.commit_time, &j.added_us, &point, &medians]))?;
+        self.run(self.c.execute(judged::INSERT[1], &[b, m, p, &j.commit, &j.commit_time, &j.added_us, &inputs])).map(|_| ())
+    }
 }
 
 /// Every stored pass run with its span totals and counters.

@@ -8,6 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use evalbench_host::now_us;
 
 use super::judged::{self, sqlite as q};
+use super::judging::{self, At, Rows};
 use super::{duplicate, newer, tables, JudgedHistory, Meta, Store, Stored, BENCHMARK_COLUMN, SCHEMA_VERSION};
 use crate::judge::Judged;
 use crate::record::BundleRecord;
@@ -107,7 +108,7 @@ impl Store for SqliteStore {
                 }
             }
         }
-        judge_added(&tx, &self.path, meta, record, run_id)?;
+        judging::judge_added(&mut Tables { c: &tx, db: &self.path }, &self.path, meta, record, run_id)?;
         tx.commit().map_err(e)?;
         Ok(run_id)
     }
@@ -157,86 +158,76 @@ fn run_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
     rows.collect()
 }
 
-/// Judges what `add` just stored (in its transaction): from the added
-/// commit on, in each series it touches; or, in a history whose runs were
-/// stored before judgements were kept, every series from its start, once.
-fn judge_added(c: &Connection, db: &str, meta: &Meta, record: &BundleRecord, run_id: i64) -> Result<(), HistoryError> {
-    let e = |source| HistoryError::Sqlite { db: db.to_string(), source };
-    let judged_rows: i64 = c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).map_err(e)?;
-    let older: i64 = c.query_row("SELECT count(*) FROM runs WHERE id <> ?1", [run_id], |r| r.get(0)).map_err(e)?;
-    let mut insert = c.prepare(&q(judged::INSERT[0])).map_err(e)?;
-    let mut insert_inputs = c.prepare(&q(judged::INSERT[1])).map_err(e)?;
-    let mut write = |key: &SeriesKey, j: &Judged| {
-        let (point, medians, inputs) = judged::columns(j);
-        insert.execute(params![key.benchmark, key.machine, key.pass, j.commit, j.commit_time, j.added_us, point, medians]).map_err(e)?;
-        insert_inputs.execute(params![key.benchmark, key.machine, key.pass, j.commit, j.commit_time, j.added_us, inputs]).map(|_| ()).map_err(e)
-    };
-    if judged_rows == 0 && older > 0 {
-        // Whatever is left of an earlier judgement goes with it.
-        c.execute("DELETE FROM judged_inputs", []).map_err(e)?;
-        for (key, rows) in crate::series::judge_all(&load_rows(c).map_err(e)?) {
-            for j in &rows {
-                write(&key, j)?;
-            }
-        }
-        return Ok(());
+/// The judged tables in `add`'s transaction.
+struct Tables<'a> {
+    c: &'a Connection,
+    db: &'a str,
+}
+
+impl Tables<'_> {
+    fn e(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
+        |source| HistoryError::Sqlite { db: self.db.to_string(), source }
     }
-    let (window, baseline) = judged::READ_BACK;
-    let added_us: i64 = c.query_row("SELECT added_us FROM runs WHERE id = ?1", [run_id], |r| r.get(0)).map_err(e)?;
-    for (key, runs) in judged::series_runs(meta, record) {
-        let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
-        let (ct, au): (i64, i64) = c
-            .query_row(&q(judged::EXISTING), params![b, m, p, meta.commit], |r| Ok((r.get(0)?, r.get(1)?)))
+}
+
+impl judging::Tables for Tables<'_> {
+    fn lock(&mut self) -> Result<(), HistoryError> {
+        Ok(())
+    }
+
+    fn counts(&mut self, run_id: i64) -> Result<(i64, i64), HistoryError> {
+        let judged = self.c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).map_err(self.e())?;
+        let older = self.c.query_row("SELECT count(*) FROM runs WHERE id <> ?1", [run_id], |r| r.get(0)).map_err(self.e())?;
+        Ok((judged, older))
+    }
+
+    fn added_us(&mut self, run_id: i64) -> Result<i64, HistoryError> {
+        self.c.query_row("SELECT added_us FROM runs WHERE id = ?1", [run_id], |r| r.get(0)).map_err(self.e())
+    }
+
+    fn stored(&mut self) -> Result<Vec<Stored>, HistoryError> {
+        load_rows(self.c).map_err(self.e())
+    }
+
+    fn clear_inputs(&mut self) -> Result<(), HistoryError> {
+        self.c.execute("DELETE FROM judged_inputs", []).map(|_| ()).map_err(self.e())
+    }
+
+    fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError> {
+        self.c
+            .query_row(&q(judged::EXISTING), params![key.benchmark, key.machine, key.pass, commit], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
-            .map_err(e)?
-            .unwrap_or((meta.commit_time, added_us));
-        let at = params![b, m, p, ct, au, meta.commit];
-        let mut before: Vec<Judged> = Vec::new();
-        {
-            let mut s = c.prepare(&q(judged::BEFORE)).map_err(e)?;
-            let mut rows = s.query(params![b, m, p, ct, au, meta.commit, window]).map_err(e)?;
-            while let Some(r) = rows.next().map_err(e)? {
-                let point: String = r.get(3).map_err(e)?;
-                before.push(judged::parse(db, "point", &point)?);
-            }
-            before.reverse();
-            let mut s = c.prepare(&q(judged::BEFORE_INPUTS)).map_err(e)?;
-            let mut rows = s.query(params![b, m, p, ct, au, meta.commit, baseline]).map_err(e)?;
-            let n = before.len();
-            let mut k = 0;
-            while let Some(r) = rows.next().map_err(e)? {
-                let inputs: String = r.get(1).map_err(e)?;
-                // Newest first, as `before` ends.
-                k += 1;
-                before[n - k].inputs = judged::parse(db, "inputs", &inputs)?;
-            }
-        }
-        let mut after: Vec<Judged> = Vec::new();
-        {
-            let mut s = c.prepare(&q(judged::AFTER)).map_err(e)?;
-            let mut rows = s.query(at).map_err(e)?;
-            while let Some(r) = rows.next().map_err(e)? {
-                let point: String = r.get(3).map_err(e)?;
-                after.push(judged::parse(db, "point", &point)?);
-            }
-            let mut s = c.prepare(&q(judged::AFTER_INPUTS)).map_err(e)?;
-            let mut rows = s.query(params![b, m, p, ct, au, meta.commit]).map_err(e)?;
-            while let Some(r) = rows.next().map_err(e)? {
-                let (commit, inputs): (String, String) = (r.get(0).map_err(e)?, r.get(1).map_err(e)?);
-                if let Some(j) = after.iter_mut().find(|j| j.commit == commit) {
-                    j.inputs = judged::parse(db, "inputs", &inputs)?;
-                }
-            }
-        }
-        let rows = judged::rejudge(p, before, after, (&meta.commit, ct, au), runs);
-        for sql in judged::DELETE_FROM {
-            c.execute(&q(sql), params![b, m, p, ct, au, meta.commit]).map_err(e)?;
-        }
-        for j in &rows {
-            write(&key, j)?;
-        }
+            .map_err(self.e())
     }
-    Ok(())
+
+    fn read(&mut self, which: Rows, key: &SeriesKey, at: At<'_>, limit: i64) -> Result<Vec<(String, String)>, HistoryError> {
+        let mut s = self.c.prepare_cached(&q(which.sql())).map_err(self.e())?;
+        let (ct, au, commit) = at;
+        let row = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
+        let rows = if which.limited() {
+            s.query_map(params![key.benchmark, key.machine, key.pass, ct, au, commit, limit], row)
+        } else {
+            s.query_map(params![key.benchmark, key.machine, key.pass, ct, au, commit], row)
+        };
+        rows.and_then(|r| r.collect()).map_err(self.e())
+    }
+
+    fn delete_from(&mut self, key: &SeriesKey, at: At<'_>) -> Result<(), HistoryError> {
+        let (ct, au, commit) = at;
+        for sql in judged::DELETE_FROM {
+            self.c.execute(&q(sql), params![key.benchmark, key.machine, key.pass, ct, au, commit]).map_err(self.e())?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, key: &SeriesKey, j: &Judged) -> Result<(), HistoryError> {
+        let (point, medians, inputs) = judged::columns(j);
+        let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
+        let mut s = self.c.prepare_cached(&q(judged::INSERT[0])).map_err(self.e())?;
+        s.execute(params![b, m, p, j.commit, j.commit_time, j.added_us, point, medians]).map_err(self.e())?;
+        let mut s = self.c.prepare_cached(&q(judged::INSERT[1])).map_err(self.e())?;
+        s.execute(params![b, m, p, j.commit, j.commit_time, j.added_us, inputs]).map(|_| ()).map_err(self.e())
+    }
 }
 
 /// Every stored pass run with its span totals and counters.

@@ -10,11 +10,28 @@ use std::process::{Command, Output};
 
 /// The nixes the evaluator's tests run under: the one on PATH (None), and
 /// Debian 13's nix 2.26, which scripts/test unpacks into target/nix-2.26.
+/// scripts/test names what it fetched in `EVALBENCH_TEST_NIXES` (paths,
+/// `:` between): each must be there and answer `--version`, or the test
+/// fails here; a bare `cargo test` uses target/nix-2.26 where it is.
 pub fn nixes() -> Vec<Option<std::path::PathBuf>> {
-    let second = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nix-2.26/bin/nix");
     let mut v = vec![None];
-    if second.is_file() {
-        v.push(Some(second));
+    match std::env::var_os("EVALBENCH_TEST_NIXES") {
+        Some(list) => {
+            for p in std::env::split_paths(&list) {
+                let ran = Command::new(&p).arg("--version").output();
+                match ran {
+                    Ok(o) if o.status.success() => v.push(Some(p)),
+                    Ok(o) => panic!("{}: scripts/test fetched this nix, but `--version` failed: {}", p.display(), String::from_utf8_lossy(&o.stderr)),
+                    Err(e) => panic!("{}: scripts/test fetched this nix, but it does not run: {e}", p.display()),
+                }
+            }
+        }
+        None => {
+            let second = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nix-2.26/bin/nix");
+            if second.is_file() {
+                v.push(Some(second));
+            }
+        }
     }
     v
 }
