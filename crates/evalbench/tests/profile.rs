@@ -113,38 +113,26 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
     let m = tmp.path().join("mem");
     std::fs::create_dir_all(&m).unwrap();
     std::fs::write(m.join("flake.nix"), FLAKE.replace("hot = drv \"hot\" (spin 200000);", "")).unwrap();
-    // nix's garbage collector off: a collection inside an attribute can
-    // hand pages back and make its resident memory shrink; what the test
-    // asks is that the reader charges each attribute what its evaluator
-    // grew by while it ran. By hand `big` adds 22,0xx-22,6xx KiB every time,
-    // but two CI runs saw it shrink (-27,056 KiB with the collector on,
-    // -29,724 KiB with it off), and under a tight cgroup memory limit it
-    // adds nothing: the machine's memory pressure, not the reader. So up to
-    // three evaluations, and `big` must top one of them.
-    let mut seen = Vec::new();
-    for k in 0..3 {
-        let r = lab_eval_env(n, &m, &tmp.path().join(format!("mem-run{k}")), &[], &[("GC_DONT_GC", "1")]);
-        // Clean: no profile.
-        assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
-        let mut resolves: Vec<(String, i64)> = r
-            .spans
-            .iter()
-            .filter(|s| s["name"] == "resolve")
-            .map(|s| (s["fields"]["attr"].as_str().unwrap_or("").to_string(), s["fields"]["rss_delta_kb"].as_i64().unwrap_or(0)))
-            .collect();
-        assert_eq!(resolves.len(), 4, "{resolves:?}");
-        resolves.sort_by_key(|(_, kb)| std::cmp::Reverse(*kb));
-        let top = resolves[0].0 == "packages.x86_64-linux.big";
-        seen.push(resolves);
-        if top {
-            break;
-        }
-    }
-    assert!(
-        seen.last().unwrap()[0].0 == "packages.x86_64-linux.big",
-        "{n:?}: `big` never added the most memory in {} evaluations: {seen:?}",
-        seen.len()
-    );
+    // nix's garbage collector off, so that nothing an attribute allocated
+    // is handed back inside it. The reader charges each attribute what its
+    // evaluator's anonymous memory grew by: the whole resident set shrank
+    // by 27 MiB inside `big` in two CI runs, as the kernel took back file
+    // pages under the machine's memory pressure; anonymous pages stay.
+    let r = lab_eval_env(n, &m, &tmp.path().join("mem-run"), &[], &[("GC_DONT_GC", "1")]);
+    // Clean: no profile.
+    assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
+    let mut resolves: Vec<(String, i64)> = r
+        .spans
+        .iter()
+        .filter(|s| s["name"] == "resolve")
+        .map(|s| (s["fields"]["attr"].as_str().unwrap_or("").to_string(), s["fields"]["rss_delta_kb"].as_i64().unwrap_or(0)))
+        .collect();
+    assert_eq!(resolves.len(), 4, "{resolves:?}");
+    resolves.sort_by_key(|(_, kb)| std::cmp::Reverse(*kb));
+    assert_eq!(resolves[0].0, "packages.x86_64-linux.big", "{n:?}: `big` added the most memory: {resolves:?}");
+    // By hand it adds about 22 MiB; the others next to nothing.
+    eprintln!("{n:?}: {resolves:?}");
+    assert!(resolves[0].1 > 10_000 && resolves[1].1 < resolves[0].1 / 2, "{n:?}: {resolves:?}");
 }
 
 /// `hot` spins shallowly; `deep` recurses 80 calls deep (past the profile's

@@ -148,6 +148,8 @@ fn a_bundle_compared_with_itself_says_so() {
     }
     let text = String::from_utf8_lossy(&run_ok(evalbench().arg("compare").arg(&a).arg(&a)).stdout).into_owned();
     assert!(flat(&text).contains("A and B are one bundle (the same runs)"), "{text}");
+    assert!(text.lines().nth(2).is_some_and(|l| l.starts_with("A and B are one bundle")), "said first, above the answer:\n{text}");
+    assert_eq!(text.matches("one bundle").count(), 1, "said once:\n{text}");
     assert!(!text.contains("interleaved"), "{text}");
     // A copy of it is still the same runs.
     let copy = tmp.path().join("copy");

@@ -72,7 +72,7 @@ impl Stamp {
     /// The RSS now, when it is the marker's: the reader is within
     /// RSS_LAG_US of nix (always, without a trace, where the markers are
     /// all nix writes) and nix still runs.
-    fn rss(self, rss_now: Option<i64>) -> Option<i64> {
+    fn rss(self, rss_now: Option<nix::Rss>) -> Option<nix::Rss> {
         rss_now.filter(|_| self.0.is_none_or(|us| evalbench_host::now_us() - us <= RSS_LAG_US))
     }
 }
@@ -346,7 +346,7 @@ impl Evaluator<'_> {
     fn read(&self, mut stderr: BufReader<std::fs::File>, pid: i32, starting: Span, since: nix::StoreTime, out: &mut Resolved) -> Reading {
         let mut starting = Some(starting);
         let mut progress = markers::Progress::new(self.attrs.len(), self.total);
-        let mut on: Option<(Span, Option<i64>)> = None; // the open attribute's span, RSS at its start
+        let mut on: Option<(Span, Option<nix::Rss>)> = None; // the open attribute's span, RSS at its start
         let mut r = Reading::default();
         let mut buf = Vec::new();
         if let Some(f) = out.fold.as_mut() {
@@ -397,11 +397,11 @@ impl Evaluator<'_> {
                     let rss_now = nix::rss_kb(pid);
                     let rss = at.rss(rss_now);
                     span.record("drv", drv);
-                    if let Some(kb) = rss {
-                        span.record("rss_kb", kb);
+                    if let Some(m) = rss {
+                        span.record("rss_kb", m.resident_kb);
                     }
-                    if let (Some(kb), Some(kb0)) = (rss, rss0) {
-                        span.record("rss_delta_kb", kb - kb0);
+                    if let (Some(m), Some(m0)) = (rss, rss0) {
+                        span.record("rss_delta_kb", m.anon_kb - m0.anon_kb);
                     }
                     // One stat (about a microsecond, against 150 µs and more
                     // an attribute), on this thread while nix goes on.
@@ -409,7 +409,7 @@ impl Evaluator<'_> {
                         out.written.push(out.drvs.len() as u32);
                     }
                     out.drvs.push((self.attrs[j].clone(), drv.to_string()));
-                    if let (Some(next), true) = (next, self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|kb| kb > m))) {
+                    if let (Some(next), true) = (next, self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|r| r.resident_kb > m))) {
                         // Over the cap with attributes left: this evaluator is done.
                         at.stamp(|| drop(span));
                         r.recycled = Some(next);

@@ -29,7 +29,8 @@ fn differs_text(t: &mut String, c: &Comparison) {
             }
         }
     }
-    if let Some(n) = c.session_note() {
+    // One bundle with itself is said first, above the answer.
+    if let Some(n) = c.session_note().filter(|_| !c.one_bundle) {
         let _ = writeln!(t, "{n}");
     }
 }
@@ -91,6 +92,9 @@ fn text_table(t: &mut String, (key, title): (&str, &str), table: &Table, verbose
 pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbose: bool) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "A: {a}\nB: {b}");
+    if let Some(n) = c.session_note().filter(|_| c.one_bundle) {
+        let _ = writeln!(t, "{n}");
+    }
     headline_text(&mut t, &crate::compare_headline::headline(c, gate));
     let _ = writeln!(t);
     differs_text(&mut t, c);
@@ -192,6 +196,9 @@ pub(crate) fn capitalized(s: &str) -> String {
 pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "## evalbench compare: A → B\n\nA: {}<br>B: {}\n", cell(a), cell(b));
+    if let Some(n) = cmp.session_note().filter(|_| cmp.one_bundle) {
+        let _ = writeln!(t, "**{}**\n", cell(&n));
+    }
     let h = crate::compare_headline::headline(cmp, gate);
     let _ = writeln!(t, "**Answer** (each clean pass's primary measures, fixed before looking; the tables below are exploratory):\n");
     for p in &h.passes {
@@ -213,7 +220,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
             md_table(&mut t, &d, false);
         }
     }
-    if let Some(n) = cmp.session_note() {
+    if let Some(n) = cmp.session_note().filter(|_| !cmp.one_bundle) {
         let _ = writeln!(t, "{}\n", cell(&n));
     }
     md_table(&mut t, &tables::passes(cmp), false);
