@@ -19,9 +19,10 @@ const NAME_CHARS: usize = 72;
 
 /// A statement's round trip: start, end (pg.pcap's clock), and its label:
 /// process [`POSTGRES`], the normalized statement as the name.
+pub(super) type Trip = (i64, i64, Arc<Label>);
+
 /// Called with each piece: `[from, to)` and its statement, if any.
 pub(super) type Piece<'a> = dyn FnMut(i64, i64, Option<&Arc<Label>>) + 'a;
-pub(super) type Trip = (i64, i64, Arc<Label>);
 
 /// The round trips by start; None without pg.pcap.
 fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {

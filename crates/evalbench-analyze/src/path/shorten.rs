@@ -51,6 +51,12 @@ impl Shorten {
     pub fn statement(&mut self, name: &Arc<str>, f: f64) {
         *self.statement.entry(name.clone()).or_insert(1.0) *= f;
     }
+
+    /// A piece of a server span's stretch: the statement's factor while
+    /// one is in flight, else the span's own `f`.
+    fn piece(&self, f: f64, label: Option<&Arc<super::Label>>) -> f64 {
+        label.map_or(f, |l| self.statement.get(&l.name).copied().unwrap_or(1.0))
+    }
 }
 
 impl Graph {
@@ -59,26 +65,31 @@ impl Graph {
     /// statements were in flight, as the path's table splits it, and each
     /// piece is scaled by its own factor.
     pub(super) fn weigh(&self, e: &Edge, to: u32, w: i64, sh: &Shorten) -> Option<i64> {
-        let s = match e.kind() {
-            Kind::Wait(x) => {
-                let f = sh.wait.get(x as usize).copied().unwrap_or(1.0);
-                return (f != 1.0).then(|| scale(w, f));
-            }
-            Kind::Own(s) => s,
+        let f = match e.kind() {
+            Kind::Wait(x) => sh.wait.get(x as usize).copied().unwrap_or(1.0),
+            Kind::Own(s) => self.step_factor(s, sh),
         };
-        let span = &self.spans[s as usize];
-        let f = sh.step.get(span.step() as usize).copied().unwrap_or(1.0);
-        // An explicit weight has no measured stretch to split.
-        if !span.server() || e.explicit() || self.trips.is_empty() || (f == 1.0 && sh.statement.is_empty()) {
+        if f == 1.0 && sh.statement.is_empty() || !self.splits(e) {
             return (f != 1.0).then(|| scale(w, f));
         }
         let (mut total, mut changed) = (0.0f64, false);
         self.trips.pieces(self.time(e.from), self.time(to), &mut |a, b, label| {
-            let g = label.map_or(f, |l| sh.statement.get(&l.name).copied().unwrap_or(1.0));
+            let g = sh.piece(f, label);
             changed |= g != 1.0 && b > a;
             total += (b - a) as f64 * g;
         });
         changed.then(|| total.round() as i64)
+    }
+
+    /// The factor of span `s`'s step.
+    fn step_factor(&self, s: u32, sh: &Shorten) -> f64 {
+        sh.step.get(self.spans[s as usize].step() as usize).copied().unwrap_or(1.0)
+    }
+
+    /// Whether edge `e` is a server span's measured own stretch, which the
+    /// statements in flight split (an explicit weight has no stretch).
+    fn splits(&self, e: &Edge) -> bool {
+        matches!(e.kind(), Kind::Own(s) if self.spans[s as usize].server()) && !e.explicit() && !self.trips.is_empty()
     }
 
     /// The pieces of a shortened server stretch, laid from `from` on in
@@ -86,15 +97,13 @@ impl Graph {
     pub(super) fn shortened_pieces(&self, e: &Edge, to: u32, from: i64, sh: &Shorten, out: &mut Vec<(i64, i64, Option<Arc<super::Label>>)>) {
         out.clear();
         let Kind::Own(s) = e.kind() else { return };
-        let span = &self.spans[s as usize];
-        if !span.server() || e.explicit() || self.trips.is_empty() {
+        if !self.splits(e) {
             return;
         }
-        let f = sh.step.get(span.step() as usize).copied().unwrap_or(1.0);
+        let f = self.step_factor(s, sh);
         let mut t = from as f64;
         self.trips.pieces(self.time(e.from), self.time(to), &mut |a, b, label| {
-            let g = label.map_or(f, |l| sh.statement.get(&l.name).copied().unwrap_or(1.0));
-            let end = t + (b - a) as f64 * g;
+            let end = t + (b - a) as f64 * sh.piece(f, label);
             out.push((t.round() as i64, end.round() as i64, label.cloned()));
             t = end;
         });

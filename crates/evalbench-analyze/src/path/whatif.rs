@@ -58,6 +58,24 @@ impl Selected {
     fn is_empty(&self) -> bool {
         self.steps.is_empty() && self.statements.is_empty() && self.waits.is_empty()
     }
+
+    /// Shortens what was selected by `f` in `sh`; returns the labels it matched.
+    fn apply(&self, g: &Graph, f: f64, sh: &mut Shorten) -> Vec<String> {
+        let mut matched = Vec::new();
+        for &s in &self.steps {
+            sh.step(s, f);
+            matched.push(format!("{} {}", g.steps[s as usize].0, g.steps[s as usize].1));
+        }
+        for n in &self.statements {
+            sh.statement(n, f);
+            matched.push(format!("{POSTGRES} {n}"));
+        }
+        for &w in &self.waits {
+            sh.wait(w, f);
+            matched.push(format!("wait: {}", g.waits[w as usize].name));
+        }
+        matched
+    }
 }
 
 /// `pattern` as NAME, PROCESS:NAME or "PROCESS NAME" (`process` "wait" for a wait).
@@ -101,20 +119,7 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
                  postgres statements and waits too){near}"
             ));
         }
-        let f = 1.0 - pct / 100.0;
-        let mut matched = Vec::new();
-        for &s in &sel.steps {
-            sh.step(s, f);
-            matched.push(format!("{} {}", g.steps[s as usize].0, g.steps[s as usize].1));
-        }
-        for n in &sel.statements {
-            sh.statement(n, f);
-            matched.push(format!("{POSTGRES} {n}"));
-        }
-        for &w in &sel.waits {
-            sh.wait(w, f);
-            matched.push(format!("wait: {}", g.waits[w as usize].name));
-        }
+        let matched = sel.apply(g, 1.0 - pct / 100.0, &mut sh);
         out.push(Faster { name: name.clone(), pct: *pct, matched });
     }
     Ok((sh, out))
@@ -183,9 +188,15 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
         .filter(|s| s.process.is_some())
         .take(top)
         .filter_map(|s| {
+            // The step as --faster names it, selected once for both shares.
+            let sel = select(g, &s.label());
+            if sel.is_empty() {
+                return None;
+            }
             // Only the end's time is needed: one pass over the graph, no path.
             let saved = |pct: f64| {
-                let (sh, _) = shorten(g, &[(s.label(), pct)]).ok()?;
+                let mut sh = Shorten::none(g);
+                sel.apply(g, 1.0 - pct / 100.0, &mut sh);
                 let t = g.schedule_by(&sh)?;
                 Some(evaluated.saturating_sub(t[g.end as usize].saturating_sub(measured.from_us)))
             };
