@@ -76,6 +76,16 @@ need_rust() {
     fi
 }
 
+# cargo-nextest, the test runner scripts/test uses (on this kind of machine
+# already; elsewhere built once from crates.io).
+need_nextest() {
+    need_rust
+    if ! cargo nextest --version >/dev/null 2>&1; then
+        say "installing cargo-nextest (cargo install --locked)"
+        cargo install --locked cargo-nextest
+    fi
+}
+
 # rustfmt and clippy, for the habits CI keeps (rustup's components, or
 # Debian's packages when cargo came from apt).
 need_lint() {

@@ -13,6 +13,7 @@ use evalbench_bundle::provenance::{Difference, Provenance};
 use evalbench_bundle::{Bundle, PassDir, RunInfo};
 use serde::Serialize;
 
+use crate::compare_error::CompareError;
 use crate::conditions::Conditions;
 use crate::counters::{noisy_verdict, sort_counters, split_counters, CounterVerdict};
 use crate::explore::{Explore, Explored, List};
@@ -347,27 +348,23 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
 }
 
 /// Compares two bundles; an error says why they cannot be compared.
-pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String> {
+pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
     let (ga, gb) = (runs::group(ba), runs::group(bb));
     let pairs: Vec<(String, String)> = match (&o.pass_a, &o.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
             if layout::is_cold(&x) != layout::is_cold(&y) {
-                return Err(format!(
-                    "refusing to compare {x} with {y}: one is cold (empty eval cache) and the other warm; a warm run's speed is the cache's, not the change's"
-                ));
+                return Err(CompareError::ColdAgainstWarm { a: x, b: y });
             }
             if PassKind::of(&x) != PassKind::of(&y) {
-                return Err(format!(
-                    "refusing to compare {x} with {y}: an instrumented pass's timings are distorted by perf, strace and auto_explain"
-                ));
+                return Err(CompareError::InstrumentedAgainstClean { a: x, b: y });
             }
             vec![(x, y)]
         }
         _ => ga.keys().filter(|k| gb.contains_key(*k)).map(|k| (k.clone(), k.clone())).collect(),
     };
     if pairs.is_empty() {
-        return Err(format!("{} and {} have no pass in common", ba.source.display(), bb.source.display()));
+        return Err(CompareError::NoPassInCommon { a: ba.source.clone(), b: bb.source.clone() });
     }
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     // Times from two sessions carry the machine's drift between them; exact
@@ -397,7 +394,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, String>
                 let have: Vec<&str> = g.keys().map(String::as_str).collect();
                 (!g.contains_key(p)).then(|| format!("{}: no pass {p}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
             };
-            return Err([missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect::<Vec<_>>().join("\n"));
+            return Err(CompareError::NoSuchPass([missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect()));
         };
         let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
         let conditions = Conditions::of(&a.samples, &b.samples, !same_session, floor_ms);

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use evalbench_analyze::path::{critical_path, ByProcess, CriticalPath, PathStep};
+use evalbench_analyze::path::{critical_path, ByProcess, CriticalPath, PathError, PathStep};
 use evalbench_analyze::{Alignment, PassData};
 use serde::Serialize;
 
@@ -32,8 +32,9 @@ pub fn of(pass: &PassData, alignment: &Alignment) -> Result<PathSummary, String>
     summary(&critical_path(pass, alignment).map(|(_, p)| p))
 }
 
-pub fn summary(p: &Result<CriticalPath, String>) -> Result<PathSummary, String> {
-    let p = p.as_ref().map_err(Clone::clone)?;
+/// The path as summary.json keeps it: why there is none, as its message.
+pub fn summary(p: &Result<CriticalPath, PathError>) -> Result<PathSummary, String> {
+    let p = p.as_ref().map_err(ToString::to_string)?;
     Ok(PathSummary {
         total_us: p.total_us,
         evaluated_us: p.to_us.saturating_sub(p.from_us),

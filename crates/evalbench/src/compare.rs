@@ -97,7 +97,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         min_abs_us: a.min_abs_us,
         between_sessions_pct: Some(a.between_sessions),
     };
-    let out = compare(&ba, &bb, &opts).map_err(anyhow::Error::msg)?;
+    let out = compare(&ba, &bb, &opts)?;
     let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
     let gate = a.fail_on_regression.map(|pct| regressions(&out, pct)).unwrap_or_default();
     let asked = a.fail_on_regression.map(|pct| (pct, gate.as_slice()));

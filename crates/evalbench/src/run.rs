@@ -416,7 +416,7 @@ fn clear_earlier_bundle(out: &Path) -> anyhow::Result<()> {
 fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Result<ExitCode> {
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
-    let c = evalbench_analyze::comparison::compare(&ba, &bb, &crate::compare::default_opts()).map_err(anyhow::Error::msg)?;
+    let c = evalbench_analyze::comparison::compare(&ba, &bb, &crate::compare::default_opts())?;
     let gate = pct.map(|p| crate::compare::regressions(&c, p)).unwrap_or_default();
     let text = evalbench_report::output::compare::text(
         &a.display().to_string(),

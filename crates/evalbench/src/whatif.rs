@@ -50,10 +50,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let loaded = t.elapsed().as_secs_f64();
     let spans = data.span_count();
     // The spans are given up to the graph: nothing below reads them.
-    let (g, path) =
-        critical_path_owned(data, &align).1.map_err(anyhow::Error::msg).with_context(|| format!("{}: pass {}", a.bundle.display(), a.pass))?;
+    let (g, path) = critical_path_owned(data, &align).1.with_context(|| format!("{}: pass {}", a.bundle.display(), a.pass))?;
     let found = t.elapsed().as_secs_f64() - loaded;
-    let predicted = if a.faster.is_empty() { None } else { Some(whatif::whatif(&g, &path, &a.faster, &align).map_err(anyhow::Error::msg)?) };
+    let predicted = if a.faster.is_empty() { None } else { Some(whatif::whatif(&g, &path, &a.faster, &align)?) };
     drop(g);
     // The same prediction on every run of the pass, each on its own path.
     let base = evalbench_bundle::layout::base_name(&a.pass);
@@ -63,11 +62,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let mut each = Vec::new();
             for r in &runs {
                 let (data, align) = evalbench_analyze::load_aligned_lean(r);
-                let (g, p) = critical_path_owned(data, &align)
-                    .1
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("{}: pass {}", a.bundle.display(), r.name))?;
-                each.push(whatif::whatif(&g, &p, &a.faster, &align).map_err(anyhow::Error::msg).with_context(|| r.name.clone())?);
+                let (g, p) = critical_path_owned(data, &align).1.with_context(|| format!("{}: pass {}", a.bundle.display(), r.name))?;
+                each.push(whatif::whatif(&g, &p, &a.faster, &align).with_context(|| r.name.clone())?);
             }
             Some(whatif::OverRuns::of(&each))
         }

@@ -69,11 +69,16 @@ fn a_twenty_percent_change_is_outside_noise() {
 }
 
 #[test]
-fn a_one_percent_change_under_five_percent_jitter_is_inside_noise() {
+fn a_one_percent_change_under_twenty_percent_jitter_is_inside_noise() {
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
-    let a = sleeper(tmp.path(), "a", 0.200, 0.05, 3);
-    let b = sleeper(tmp.path(), "b", 0.202, 0.05, 4);
+    // The same draws on both sides, B's 1% longer: by construction the two
+    // samples interleave rank for rank. With 5% jitter and two seeds, the
+    // machine's own 10 ms on one side (a 4.2% gap seen in CI, p = 0.028)
+    // outweighed the construction; 20% of 0.3 s is 60 ms, far past it.
+    // A verdict that ignored the spread (a bare 1% difference) still fails.
+    let a = sleeper(tmp.path(), "a", 0.300, 0.20, 3);
+    let b = sleeper(tmp.path(), "b", 0.303, 0.20, 3);
     let r = bench(&["--runs", "8", "--warmup", "0", "--", &a, "--", &b]);
     let v = &r["comparisons"][0]["wall"];
     assert_eq!(v["kind"], "inside noise", "{v}");

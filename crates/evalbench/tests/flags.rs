@@ -128,3 +128,13 @@ fn no_flag_value_panics_and_every_bad_one_is_exit_2() {
     assert!(tried > 150, "only {tried} flag values tried: is the help parsed?");
     assert!(bad.is_empty(), "{} of {tried}:\n{}", bad.len(), bad.join("\n"));
 }
+
+/// The default count of clean runs is the one the README and power.rs give.
+#[test]
+fn the_default_is_the_measured_count_of_clean_runs() {
+    let help = String::from_utf8(run_ok(evalbench().args(["run", "--help"])).stdout).unwrap();
+    let repeat = help.split("--repeat <REPEAT>").nth(1).unwrap_or("");
+    let default = repeat.split("[default: ").nth(1).and_then(|r| r.split(']').next());
+    assert_eq!(default, Some(evalbench_analyze::power::DEFAULT_CLEAN_RUNS.to_string().as_str()), "{repeat}");
+    assert_eq!(evalbench_analyze::power::DEFAULT_CLEAN_RUNS, 32, "the README's count");
+}

@@ -253,9 +253,22 @@ fn plan_changes_are_exactly_those_explain_sees() {
     let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown", "--top", "1000"]).arg(&a).arg(&b)).stdout).unwrap();
     let (tables, links) = markdown_tables(&md);
     let trees: Vec<&Table> = tables.iter().filter(|(head, _)| head.len() == 2 && head[0].starts_with("A: ")).collect();
-    // A tree pair per plan not the same: the changed ones, and any that only
-    // gained or lost a rare plan (which one run of the server may or may not
-    // choose; compare names them "plans_differ", not "changed").
+    // Each tree pair under the line that names its change and statement:
+    // the plans changed are EXPLAIN's, exactly; any other is a statement
+    // that only gained or lost a rare plan (which one run of the server may
+    // or may not choose) or that one side never ran, named as such.
+    let named: Vec<(&str, &str)> = md
+        .lines()
+        .filter_map(|l| {
+            let (change, rest) = l.strip_prefix("**")?.split_once("** (")?;
+            Some((change, rest.split_once("): ")?.1))
+        })
+        .collect();
+    assert_eq!(named.len(), trees.len(), "a change and a statement over every tree: {md}");
+    let md_changed: BTreeSet<&str> = named.iter().filter(|(c, _)| *c == "plan changed").map(|(_, s)| *s).collect();
+    let truth_cells: Vec<String> = truth.iter().map(|q| evalbench_report::output::markdown::cell(q)).collect();
+    assert_eq!(md_changed, truth_cells.iter().map(String::as_str).collect(), "the Markdown's changed plans against EXPLAIN's");
+    assert!(named.iter().all(|(c, _)| ["plan changed", "gained or lost a plan", "new statement", "gone statement"].contains(c)), "{named:?}");
     let shown: Vec<&serde_json::Value> = ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] != "same").collect();
     assert_eq!(trees.len(), shown.len(), "{md}");
     assert!(!links, "nothing links anywhere");

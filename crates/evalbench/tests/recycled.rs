@@ -22,8 +22,20 @@ fn the_counters_say_how_many_recycled_evaluators_they_lack() {
     let summary = read_json(&out.join("summary.json"));
     let pass = summary["nix_stats"].as_array().unwrap().iter().find(|p| p["pass"] == "cold-clean").unwrap().clone();
     let recycled = pass["recycled_evaluators"].as_u64().unwrap();
-    // The hello flake has 101 attributes: 100 evaluators were recycled.
-    assert_eq!(recycled, 100, "{pass}");
+    // The cap is read from /proc when an attribute's marker is read, and
+    // nix runs ahead of its reader: near the end of the hello flake's 101
+    // attributes, one evaluator may finish the rest and exit before the
+    // marker of its first is read (seen: 94 and 98 recycled). Exactly:
+    // each evaluator but the last resolved one attribute and was recycled,
+    // and the last started where they stopped and evaluated the rest.
+    let evaluators: Vec<_> = span_lines(&out.join("cold-clean")).into_iter().filter(|s| s["name"] == "evaluator").collect();
+    let from: Vec<u64> = evaluators.iter().map(|s| s["fields"]["from"].as_u64().unwrap()).collect();
+    let ends: Vec<&str> = evaluators.iter().map(|s| s["fields"]["end"].as_str().unwrap()).collect();
+    assert_eq!(from, (0..evaluators.len() as u64).collect::<Vec<_>>(), "one attribute each, in order");
+    assert_eq!(ends.iter().filter(|e| **e == "recycled").count() as u64, recycled, "{pass}");
+    assert_eq!(ends.last(), Some(&"done"));
+    assert_eq!(recycled, evaluators.len() as u64 - 1, "{ends:?}");
+    assert!(recycled >= 50, "the cap recycles evaluators until nix outruns its reader: {recycled}");
     let files = std::fs::read_dir(out.join("cold-clean/eval"))
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("nix-stats.0"))
@@ -36,7 +48,7 @@ fn the_counters_say_how_many_recycled_evaluators_they_lack() {
         assert!(!name.starts_with("recycled.") || name.starts_with("recycled.nix-stats.0."), "{name}");
     }
     let text = std::fs::read_to_string(out.join("summary.txt")).unwrap();
-    assert!(text.contains("not counted in cold-clean: the work of 100 evaluators recycled past --eval-max-rss"), "{text}");
+    assert!(text.contains(&format!("not counted in cold-clean: the work of {recycled} evaluators recycled past --eval-max-rss")), "{text}");
     let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    assert!(page.contains("Not counted in cold-clean: the work of 100 evaluators recycled"), "the page says it too");
+    assert!(page.contains(&format!("Not counted in cold-clean: the work of {recycled} evaluators recycled")), "the page says it too");
 }

@@ -106,6 +106,9 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     assert!(std::fs::read(&a).unwrap() == std::fs::read(&c).unwrap(), "{pass}: trace.json differs with the fields read back");
 }
 
+/// Runs a clean pass: the default, the main job's.
+const RUNS: usize = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+
 #[test]
 fn four_passes_on_the_lab_make_a_whole_bundle() {
     let tmp = reachable_tmp("evalbench-run-test.");
@@ -264,16 +267,13 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     assert!(text.contains("nix's counters") && text.contains("nrFunctionCalls"), "{text}");
     // A column per pass, its repeats in one: not 33 columns of the same count.
     let calls_line = text.lines().find(|l| l.trim_start().starts_with("nrFunctionCalls")).unwrap();
-    assert!(
-        calls_line.split_whitespace().count() <= 5 && text.contains(&format!("cold-clean x{}", evalbench_analyze::power::DEFAULT_CLEAN_RUNS)),
-        "{calls_line}"
-    );
+    assert!(calls_line.split_whitespace().count() <= 5 && text.contains(&format!("cold-clean x{RUNS}")), "{calls_line}");
     assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
     assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
     // The answer first: each clean pass's runs as one measurement, no run's
     // own section, short enough to read (issue 43's bounds for the main job).
     let lines: Vec<&str> = text.lines().collect();
-    let runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+    let runs = RUNS;
     let at = lines.iter().position(|l| l.starts_with("== cold-clean")).unwrap();
     assert!(at < 40 && lines[at].contains(&format!("{runs} runs, evaluated median")), "line {at}: {}", lines[at]);
     assert!(
@@ -296,7 +296,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} ± {b}, truth {}; hosts {}", p["pass"], -skew_ms * 1000, p["hosts"]);
     }
     // The default: clean passes repeated (the measured count), instrumented once.
-    let clean_runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS;
+    let clean_runs = RUNS;
     assert!(out.join(format!("cold-clean.{clean_runs}")).is_dir() && out.join(format!("warm-clean.{clean_runs}")).is_dir());
     assert!(!out.join(format!("cold-clean.{}", clean_runs + 1)).exists() && !out.join("cold-instrumented.2").exists());
     // What was measured, in every run.json, the summary and the page.
@@ -314,7 +314,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert_eq!(p["system"]["target"], "lab");
         assert!(p["system"]["server_version"].as_str().unwrap().starts_with("evalbench-lab "), "{p}");
         assert!(p["machine"]["cores"].as_u64().unwrap() >= 1 && p["machine"]["memory_bytes"].as_u64().unwrap() > 1 << 30, "{p}");
-        assert_eq!(p["plan"]["repeat_clean"], clean_runs as u64);
+        assert_eq!(p["plan"]["repeat_clean"], RUNS as u64);
         assert_eq!(p["plan"]["repeat_instrumented"], 1);
         assert_eq!(p["plan"]["eval_workers"], 1, "the lab's evaluators: {p}");
         assert!(p["evalbench"]["version"].is_string() && p["started"].as_str().unwrap().ends_with('Z'), "{p}");
@@ -334,7 +334,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     assert!(page.contains("Pass warm-instrumented"));
     // The runs as one measurement: per clean pass its runs in order and its
     // median path, the median run in full, the other runs as rows.
-    let runs = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+    let runs = RUNS;
     assert!(page.len() <= 2 << 20, "the page is {} bytes", page.len());
     assert!(page.contains(&format!("cold-clean: {runs} runs")) && page.contains(&format!("(median of {runs} runs)")), "a pass's runs as one");
     let pass_sections = page.matches("<h2 id=\"pass-").count();

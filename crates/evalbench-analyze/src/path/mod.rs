@@ -7,6 +7,7 @@
 //! again (docs/ARCHITECTURE.md, "The critical path").
 
 mod database;
+mod error;
 pub mod graph;
 mod nested;
 mod nodes;
@@ -17,6 +18,7 @@ mod walk;
 pub mod whatif;
 
 pub use database::POSTGRES;
+pub use error::PathError;
 pub use segment::{Label, Segment};
 pub use shorten::Shorten;
 
@@ -106,7 +108,7 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
 }
 
 /// A pass's critical path, or why there is none.
-pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), String> {
+pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), PathError> {
     let (t0, t1) = evaluated(data)?;
     let g = graph::build(&data.streams, align, t0, t1);
     measured(g, t0, align, data)
@@ -116,14 +118,14 @@ pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, Criti
 /// dropped as soon as the graph has what it needs of them, so the walk
 /// does not hold them too (at 4.5M spans, 500 MB less at the peak). The
 /// pass comes back without its streams.
-pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), String>) {
+pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), PathError>) {
     let path = graph_owned(&mut data, align).and_then(|(g, t0)| measured(g, t0, align, &data));
     (data, path)
 }
 
 /// The graph of the evaluated window, the pass's streams given up to it
 /// (taken even when the window is unknown); with the window's start.
-fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), String> {
+fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), PathError> {
     let streams = std::mem::take(&mut data.streams);
     let (t0, t1) = evaluated(data)?;
     let g = graph::build_owned(streams, align, t0, t1);
@@ -132,11 +134,11 @@ fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), S
 }
 
 /// The evaluated window, server clock: the evaluate request and its end.
-fn evaluated(data: &PassData) -> Result<(i64, i64), String> {
-    let run = data.run.as_ref().ok_or("no run.json: the evaluated window is unknown")?;
-    let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or("run.json has no evaluate request or evaluated seconds")?;
+fn evaluated(data: &PassData) -> Result<(i64, i64), PathError> {
+    let run = data.run.as_ref().ok_or(PathError::NoRun)?;
+    let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or(PathError::NoWindow)?;
     if !(secs.is_finite() && secs >= 0.0) {
-        return Err(format!("run.json's evaluated_s is {secs}, not a duration"));
+        return Err(PathError::NotADuration(secs));
     }
     // From a file of another machine: saturated, never wrapped (a float's
     // cast to i64 saturates already; the sum need not).
@@ -145,7 +147,7 @@ fn evaluated(data: &PassData) -> Result<(i64, i64), String> {
 
 /// The path through the measured graph, the database's stretches carved
 /// out of the server's (`data` gives pg.pcap; its streams are not read).
-fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Graph, CriticalPath), String> {
+fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Graph, CriticalPath), PathError> {
     let (refiner, note) = database::Refiner::new(data);
     measured_with(g, t0, align, refiner, note)
 }
@@ -157,7 +159,7 @@ fn measured_with(
     align: &Alignment,
     mut refiner: database::Refiner,
     note: Option<String>,
-) -> Result<(Graph, CriticalPath), String> {
+) -> Result<(Graph, CriticalPath), PathError> {
     // Per step, before the walk: its scratch (8 bytes a span) is gone by
     // the time the segments are held.
     let own = g.own_us();
@@ -193,7 +195,7 @@ fn give_back_freed() {
 /// As [`critical_path_owned`], for a caller that wants the steps alone:
 /// no segment is kept (at 4.5M spans the path has 2.2M, 140 MB), each is
 /// added to its step as the walk finds it.
-pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, String> {
+pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, PathError> {
     let (g, t0) = graph_owned(&mut data, align)?;
     let own = g.own_us();
     let (mut refiner, _) = database::Refiner::new(&data);

@@ -3,7 +3,7 @@
 //! from the end along the edges that gave each node its time.
 
 use super::graph::{self, Kind};
-use super::{CriticalPath, Graph, PathStep, Segment, Shorten};
+use super::{CriticalPath, Graph, PathError, PathStep, Segment, Shorten};
 use crate::Alignment;
 
 impl Graph {
@@ -104,14 +104,14 @@ impl Graph {
     }
 
     /// The path to the end under `factor`, from `t0` on.
-    pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, String> {
+    pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, PathError> {
         self.path_by(t0, &Shorten::steps(self, factor), align)
     }
 
     /// The path to the end with what `sh` shortens, from `t0` on: its
     /// server stretches split where statements were in flight, as the
     /// measured path's are, so that its steps read like the table's.
-    pub fn path_by(&self, t0: i64, sh: &Shorten, align: &Alignment) -> Result<CriticalPath, String> {
+    pub fn path_by(&self, t0: i64, sh: &Shorten, align: &Alignment) -> Result<CriticalPath, PathError> {
         let own = self.own_us();
         let mut segs = Vec::new();
         let to_us = self.walk_each(t0, sh, &mut |s| segs.push(s))?;
@@ -122,8 +122,8 @@ impl Graph {
 
     /// The path's segments to `each`, from the end back to `t0`; returns
     /// when the path ends.
-    pub(super) fn walk_each(&self, t0: i64, sh: &Shorten, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
-        let t = self.schedule_by(sh).ok_or("the spans' nesting has a cycle: no path")?;
+    pub(super) fn walk_each(&self, t0: i64, sh: &Shorten, each: &mut dyn FnMut(Segment)) -> Result<i64, PathError> {
+        let t = self.schedule_by(sh).ok_or(PathError::Cycle)?;
         crate::phase("path: scheduled");
         Ok(self.walk_times(t0, sh, &|v| t[v as usize], true, each))
     }
@@ -132,12 +132,12 @@ impl Graph {
     /// every node its measured time ([`Graph::measured_is_time`]: every
     /// graph of spans that nest as spans do), the walk reads the times from
     /// the spans, without the schedule (16 bytes a span) or its order (8).
-    pub(super) fn walk_measured_each(&self, t0: i64, each: &mut dyn FnMut(Segment)) -> Result<i64, String> {
+    pub(super) fn walk_measured_each(&self, t0: i64, each: &mut dyn FnMut(Segment)) -> Result<i64, PathError> {
         if self.measured_is_time() {
             crate::phase("path: measured times");
             return Ok(self.walk_times(t0, &Shorten::none(self), &|v| self.time(v), false, each));
         }
-        let t = self.schedule_by(&Shorten::none(self)).ok_or("the spans' nesting has a cycle: no path")?;
+        let t = self.schedule_by(&Shorten::none(self)).ok_or(PathError::Cycle)?;
         Ok(self.walk_times(t0, &Shorten::none(self), &|v| t[v as usize], false, each))
     }
 

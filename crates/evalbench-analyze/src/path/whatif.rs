@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{CriticalPath, Graph, PathStep, Shorten, POSTGRES};
+use super::{CriticalPath, Graph, PathError, PathStep, Shorten, POSTGRES};
 use crate::Alignment;
 
 pub const ASSUMPTION: &str = "a prediction, not a measurement: each named step's time, as the path table counts it (a span's own time \
@@ -35,12 +35,13 @@ pub struct WhatIf {
 }
 
 /// Parses `NAME=PCT` (PCT in 0..=100, the share of the own time taken off).
-pub fn parse_faster(s: &str) -> Result<(String, f64), String> {
+pub fn parse_faster(s: &str) -> Result<(String, f64), PathError> {
+    let bad = |expected: String| PathError::Faster { given: s.to_string(), expected };
     // The share has no '=', a span name may.
-    let (name, pct) = s.rsplit_once('=').ok_or_else(|| format!("{s:?}: expected NAME=PCT, e.g. evaluate_flake=50"))?;
-    let pct: f64 = pct.trim_end_matches('%').parse().map_err(|_| format!("{s:?}: {pct:?} is not a number of percent"))?;
+    let (name, pct) = s.rsplit_once('=').ok_or_else(|| bad("expected NAME=PCT, e.g. evaluate_flake=50".into()))?;
+    let pct: f64 = pct.trim_end_matches('%').parse().map_err(|_| bad(format!("{pct:?} is not a number of percent")))?;
     if name.is_empty() || !(0.0..=100.0).contains(&pct) {
-        return Err(format!("{s:?}: expected a span name and a share from 0 to 100"));
+        return Err(bad("expected a span name and a share from 0 to 100".into()));
     }
     Ok((name.to_string(), pct))
 }
@@ -101,7 +102,7 @@ fn every_label(g: &Graph) -> Vec<String> {
 }
 
 /// The shortening `faster` asks for, and what each name matched.
-pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Faster>), String> {
+pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Faster>), PathError> {
     let mut sh = Shorten::none(g);
     let mut out = Vec::new();
     for (name, pct) in faster {
@@ -109,15 +110,7 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
         if sel.is_empty() {
             let labels = every_label(g);
             let near = crate::suggest::nearest(name, &labels.iter().map(String::as_str).collect::<Vec<_>>());
-            let near = if near.is_empty() {
-                String::new()
-            } else {
-                format!("; did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
-            };
-            return Err(format!(
-                "--faster {name}: no step of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table prints it, \
-                 postgres statements and waits too){near}"
-            ));
+            return Err(PathError::NoSuchStep { name: name.clone(), near: near.into_iter().map(|n| n.to_string()).collect() });
         }
         let matched = sel.apply(g, 1.0 - pct / 100.0, &mut sh);
         out.push(Faster { name: name.clone(), pct: *pct, matched });
@@ -126,7 +119,7 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
 }
 
 /// The pass predicted with `faster` applied.
-pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &Alignment) -> Result<WhatIf, String> {
+pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &Alignment) -> Result<WhatIf, PathError> {
     let (sh, out) = shorten(g, faster)?;
     let p = g.path_by(measured.from_us, &sh, align)?;
     let measured_s = evalbench_bundle::num::s(measured.to_us.saturating_sub(measured.from_us) as f64 / 1e6);

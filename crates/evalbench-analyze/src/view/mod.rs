@@ -72,7 +72,7 @@ pub struct PassView {
     /// nix's counters and calls, and the attributes' spans.
     pub evaluator: Section<Evaluator>,
     /// What the evaluated time waited on, or why that is unknown.
-    pub critical: Result<crate::path::CriticalPath, String>,
+    pub critical: Result<crate::path::CriticalPath, crate::path::PathError>,
     /// What 10% and 50% faster would buy, for the top steps on the path.
     pub buys: Vec<crate::path::whatif::Buys>,
 }
@@ -132,7 +132,8 @@ impl PassView {
             network: None,
             cpu: Vec::new(),
             evaluator: Section::Missing(layout::EVAL_DIR),
-            critical: Err(String::new()),
+            // Walked below, once the views have read the spans.
+            critical: Err(crate::path::PathError::NoRun),
             buys: Vec::new(),
         };
         v.assignment = assignment::walk(&v);

@@ -105,6 +105,11 @@ pub(super) fn rss_kb(pid: i32) -> Option<Rss> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
     let mut f = s.split_whitespace().skip(1).map(|x| x.parse::<i64>().ok());
     let (resident, shared) = (f.next()??, f.next()??);
+    // An exited, unreaped nix (it ran ahead of its reader) has no memory to
+    // read: its statm is all zeros, which is no reading.
+    if resident == 0 {
+        return None;
+    }
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as i64;
     Some(Rss { resident_kb: resident * page / 1024, anon_kb: resident.saturating_sub(shared) * page / 1024 })

@@ -65,7 +65,7 @@ pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
     let path = match &p.critical {
         Ok(path) => path,
         Err(why) => {
-            let _ = write!(page.body, "<p class=\"missing\">No critical path: {}.</p>", esc(why));
+            let _ = write!(page.body, "<p class=\"missing\">No critical path: {}.</p>", esc(&why.to_string()));
             return;
         }
     };

@@ -1,0 +1,34 @@
+//! Why a pass has no critical path, or a what-if no answer: each case a
+//! variant, so that a caller can tell a bundle without its window from a
+//! name typed wrong, and the message says what to do.
+
+/// What went wrong finding or shortening a path.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PathError {
+    #[error("no run.json: the evaluated window is unknown")]
+    NoRun,
+    #[error("run.json has no evaluate request or evaluated seconds")]
+    NoWindow,
+    #[error("run.json's evaluated_s is {0}, not a duration")]
+    NotADuration(f64),
+    #[error("the spans' nesting has a cycle: no path")]
+    Cycle,
+    /// `--faster` as typed, and what it should have been.
+    #[error("{given:?}: {expected}")]
+    Faster { given: String, expected: String },
+    /// A name after `--faster` that no step of the pass has, and the nearest that do.
+    #[error(
+        "--faster {name}: no step of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table prints it, \
+         postgres statements and waits too){}",
+        did_you_mean(near)
+    )]
+    NoSuchStep { name: String, near: Vec<String> },
+}
+
+fn did_you_mean(near: &[String]) -> String {
+    if near.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
+    }
+}
