@@ -13,6 +13,8 @@ pub enum PathError {
     NotADuration(f64),
     #[error("the spans' nesting has a cycle: no path")]
     Cycle,
+    #[error("{spans} spans in the pass: the critical path is found for at most {limit}")]
+    TooManySpans { spans: usize, limit: usize },
     /// `--faster` as typed, and what it should have been.
     #[error("{given:?}: {expected}")]
     Faster { given: String, expected: String },
@@ -30,5 +32,17 @@ fn did_you_mean(near: &[String]) -> String {
         String::new()
     } else {
         format!("; did you mean {}?", near.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" or "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::graph::{fits, MAX_SPANS};
+
+    #[test]
+    fn a_pass_past_the_packing_is_an_error_not_a_wrapped_index() {
+        assert!(fits(MAX_SPANS).is_ok());
+        let e = fits(MAX_SPANS + 1).unwrap_err();
+        assert_eq!(e.to_string(), format!("{} spans in the pass: the critical path is found for at most {MAX_SPANS}", MAX_SPANS + 1));
     }
 }

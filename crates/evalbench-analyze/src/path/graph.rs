@@ -45,23 +45,25 @@ pub(super) const WAITS_ON: [(&str, &str, &str, bool); 3] = [
     ("query_known_derivations", "known_derivations", "request (query_known_derivations → known_derivations)", false),
 ];
 
+/// Its fields are the path module's own: callers ask it for a path
+/// ([`Graph::path_by`]), a node's time or predecessors.
 pub struct Graph {
-    pub spans: Vec<Flat>,
+    pub(super) spans: Vec<Flat>,
     /// (process, span name) of each step; shared by the path's segments.
-    pub steps: Vec<(Arc<str>, Arc<str>)>,
+    pub(super) steps: Vec<(Arc<str>, Arc<str>)>,
     /// Each step's label, shared by its stretches of a path.
-    pub labels: Vec<Arc<Label>>,
-    pub waits: Vec<Arc<Label>>,
+    pub(super) labels: Vec<Arc<Label>>,
+    pub(super) waits: Vec<Arc<Label>>,
     /// The origin's and the end's measured times; a span's nodes take
     /// theirs from the span ([`Graph::time`]), not from a vector of their own.
-    pub origin_time: i64,
-    pub end_time: i64,
+    pub(super) origin_time: i64,
+    pub(super) end_time: i64,
     /// Each node's predecessors, in the order the walk prefers them.
-    pub edges: Edges,
-    pub origin: u32,
-    pub end: u32,
+    pub(super) edges: Edges,
+    pub(super) origin: u32,
+    pub(super) end: u32,
     /// Where each stream's spans start among `spans`, and their end.
-    pub first_of_stream: Vec<u32>,
+    pub(super) first_of_stream: Vec<u32>,
     /// A topological order of the nodes, once asked for.
     pub(super) order: std::sync::OnceLock<Option<Vec<u32>>>,
     /// The database's round trips and what they took of the path, once
@@ -163,6 +165,21 @@ pub(super) fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
             (waits.len() - 1) as u32
         }
     }
+}
+
+/// The most spans a graph holds: a span's index must stay below the
+/// bits [`Edge`] and [`Flat`] pack beside it (2^30), and its two nodes,
+/// with the origin and the end after them, inside a u32 below [`NONE`].
+/// Steps and waits are fewer than spans. Past it, an error: never a
+/// wrapped index (a pass of 2^30 spans would need some 60 GB first).
+pub const MAX_SPANS: usize = (1 << 30) - 1;
+
+/// Whether a pass of `spans` spans can be a graph.
+pub fn fits(spans: usize) -> Result<(), super::PathError> {
+    if spans > MAX_SPANS {
+        return Err(super::PathError::TooManySpans { spans, limit: MAX_SPANS });
+    }
+    Ok(())
 }
 
 /// Builds the graph of the spans in `streams` for the evaluation from `t0`

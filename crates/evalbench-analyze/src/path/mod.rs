@@ -109,6 +109,7 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
 
 /// A pass's critical path, or why there is none.
 pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), PathError> {
+    graph::fits(data.streams.iter().map(|st| st.spans.len()).sum())?;
     let (t0, t1) = evaluated(data)?;
     let g = graph::build(&data.streams, align, t0, t1);
     measured(g, t0, align, data)
@@ -127,6 +128,7 @@ pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, 
 /// (taken even when the window is unknown); with the window's start.
 fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), PathError> {
     let streams = std::mem::take(&mut data.streams);
+    graph::fits(streams.iter().map(|st| st.spans.len()).sum())?;
     let (t0, t1) = evaluated(data)?;
     let g = graph::build_owned(streams, align, t0, t1);
     crate::phase("path: graph built");

@@ -20,9 +20,25 @@ use std::collections::HashMap;
 use super::graph::{stream_of, Kind};
 use super::nodes::{Edge, Flat, NONE};
 
-/// A message's receiver root: (sender, wait, wait with the queue, queue
-/// µs, the span of its own process it queued behind).
-pub(super) type Message = (u32, u32, u32, i64, Option<u32>);
+/// A message to a receiver root, as paired ([`super::prepare`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sent {
+    /// The sender's span.
+    pub sender: u32,
+    /// The wait it is (network), and the wait where the receiver queued too.
+    pub wait: u32,
+    pub wait_queued: u32,
+    /// How long the receiver said it queued, µs.
+    pub queue_us: i64,
+}
+
+/// A message, with the span of the receiver's own process it queued
+/// behind, where one ended after the message came.
+#[derive(Debug, Clone, Copy)]
+struct Message {
+    sent: Sent,
+    behind: Option<u32>,
+}
 
 /// In [`Nested::before`]: the root's message is what it waited for.
 const MESSAGE: u32 = NONE - 1;
@@ -53,7 +69,7 @@ impl Nested {
         spans: &[Flat],
         first_of_stream: &[u32],
         inner_wait: HashMap<u32, u32>,
-        sent_by: HashMap<u32, (u32, u32, u32, i64)>,
+        sent_by: HashMap<u32, Sent>,
         queued: u32,
         origin: u32,
         t1: i64,
@@ -71,7 +87,7 @@ impl Nested {
         let sent_by = queued_behind(spans, first_of_stream, sent_by);
         let before = {
             let anywhere = by_end(spans, 0..n as u32);
-            let message = |r: u32| sent_by.get(&r).is_some_and(|m| spans[m.0 as usize].end <= spans[r as usize].start);
+            let message = |r: u32| sent_by.get(&r).is_some_and(|m| spans[m.sent.sender as usize].end <= spans[r as usize].start);
             let mut before = vec![NONE; n];
             for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
                 before[r as usize] = if message(r) { MESSAGE } else { last_before(spans, &anywhere, r).unwrap_or(NONE) };
@@ -152,7 +168,9 @@ impl Nested {
         // A root: its message, else the span that ended last before it, else the origin.
         let rf = kf;
         let before = self.before[k as usize];
-        if let Some(&(sender, w, wq, queue, behind)) = self.sent_by.get(&k).filter(|_| before == MESSAGE) {
+        if let Some(&Message { sent: Sent { sender, wait: w, wait_queued: wq, queue_us: queue }, behind }) =
+            self.sent_by.get(&k).filter(|_| before == MESSAGE)
+        {
             // A receiver that queued waited, after the message came, for its
             // own process to be free: for the span of its process that ended
             // last, when that ended in the queue. Else the queue is nothing
@@ -199,9 +217,9 @@ fn last_before(spans: &[Flat], among: &[u32], r: u32) -> Option<u32> {
 /// receiver's process that ended last before the receiver started, when it
 /// ended after the message arrived. Found once here, by stream and end, for
 /// the few receivers (one a job), so no such order is kept.
-fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, (u32, u32, u32, i64)>) -> HashMap<u32, Message> {
+fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, Sent>) -> HashMap<u32, Message> {
     let queued: Vec<u32> = {
-        let mut v: Vec<u32> = sent_by.iter().filter(|(_, m)| m.3 > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
+        let mut v: Vec<u32> = sent_by.iter().filter(|(_, m)| m.queue_us > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
         v.sort_unstable();
         v.dedup();
         v
@@ -210,13 +228,13 @@ fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, 
         queued.into_iter().map(|st| (st, by_end(spans, first_of_stream[st as usize]..first_of_stream[st as usize + 1]))).collect();
     sent_by
         .into_iter()
-        .map(|(r, (s, w, wq, queue))| {
-            let arrived = spans[r as usize].start.saturating_sub(queue);
-            let behind = (queue > 0)
+        .map(|(r, sent)| {
+            let arrived = spans[r as usize].start.saturating_sub(sent.queue_us);
+            let behind = (sent.queue_us > 0)
                 .then(|| last_before(spans, &by_end[&stream_of(first_of_stream, r)], r))
                 .flatten()
                 .filter(|&q| spans[q as usize].end >= arrived);
-            (r, (s, w, wq, queue, behind))
+            (r, Message { sent, behind })
         })
         .collect()
 }

@@ -104,3 +104,12 @@ impl Flat {
         self.step_bits |= REMOTE_BIT;
     }
 }
+
+// The packing's limits, checked where they are set: a span's index (in
+// `Kind::Own`, `Flat::up`) below the flag bits, its nodes and the origin's
+// and the end's below NONE, and steps below SERVER_BIT (one per distinct
+// (process, name), so no more than spans).
+const _: () = {
+    let max = super::graph::MAX_SPANS as u64;
+    assert!(max < EXPLICIT_BIT as u64 && max < SERVER_BIT as u64 && 2 * max + 2 < NONE as u64);
+};

@@ -13,6 +13,7 @@ use evalbench_bundle::spans::IdMap;
 use evalbench_bundle::{Span, Stream};
 
 use super::graph::{wait_id, MESSAGES, WAITS_ON, WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS};
+use super::nested::Sent;
 use super::nodes::{Flat, NONE};
 use crate::Alignment;
 
@@ -21,7 +22,8 @@ pub(super) struct Prepared {
     pub steps: Vec<(String, String)>,
     pub waits: Vec<String>,
     pub inner_wait: HashMap<u32, u32>,
-    pub sent_by: HashMap<u32, (u32, u32, u32, i64)>,
+    /// Per receiver root, the message it received.
+    pub sent_by: HashMap<u32, Sent>,
     /// Where each stream's spans start among `spans`, and their end.
     pub first_of_stream: Vec<u32>,
 }
@@ -224,7 +226,7 @@ impl Flattening {
             }
         }
         // Messages: receiver root -> (sender, wait, wait with the queue, queue µs).
-        let mut sent_by: HashMap<u32, (u32, u32, u32, i64)> = HashMap::new();
+        let mut sent_by: HashMap<u32, Sent> = HashMap::new();
         for (from, to, what, with_queue) in MESSAGES {
             let w = wait_id(&mut waits, what);
             let wq = wait_id(&mut waits, with_queue);
@@ -249,7 +251,7 @@ impl Flattening {
                 let Some(ss) = senders.get(job) else { continue };
                 for (r, s) in rs.iter().zip(ss) {
                     if spans[r.g as usize].up == NONE && spans[s.g as usize].start <= spans[r.g as usize].start {
-                        sent_by.insert(r.g, (s.g, w, wq, r.queue_wait_us));
+                        sent_by.insert(r.g, Sent { sender: s.g, wait: w, wait_queued: wq, queue_us: r.queue_wait_us });
                     }
                 }
             }
