@@ -18,7 +18,7 @@ use super::Label;
 use crate::Alignment;
 
 pub use super::nested::Nested;
-pub use super::nodes::{Edge, Flat, Kind, NONE};
+pub use super::nodes::{Edge, Flat, Kind, Node, NONE};
 
 /// A wait between spans: what the time was spent waiting for.
 pub const WAIT_BEFORE: &str = "before the first span";
@@ -60,12 +60,12 @@ pub struct Graph {
     pub(super) end_time: i64,
     /// Each node's predecessors, in the order the walk prefers them.
     pub(super) edges: Edges,
-    pub(super) origin: u32,
-    pub(super) end: u32,
+    pub(super) origin: Node,
+    pub(super) end: Node,
     /// Where each stream's spans start among `spans`, and their end.
     pub(super) first_of_stream: Vec<u32>,
     /// A topological order of the nodes, once asked for.
-    pub(super) order: std::sync::OnceLock<Option<Vec<u32>>>,
+    pub(super) order: std::sync::OnceLock<Option<Vec<Node>>>,
     /// The database's round trips and what they took of the path, once
     /// the measured path is found: a prediction splits the server's own
     /// time as the path's table does.
@@ -73,12 +73,12 @@ pub struct Graph {
     pub(super) db: super::database::Database,
 }
 
-/// A node's time as measured: span i starts at node 2i and ends at 2i+1;
-/// any other node is the origin or the end.
-fn node_time(spans: &[Flat], origin: u32, origin_time: i64, end_time: i64, v: u32) -> i64 {
-    match spans.get(v as usize / 2) {
-        Some(f) if v.is_multiple_of(2) => f.start,
-        Some(f) => f.end,
+/// A node's time as measured: its span's start or end, else the
+/// origin's or the end's.
+fn node_time(spans: &[Flat], origin: Node, origin_time: i64, end_time: i64, v: Node) -> i64 {
+    match v.of_span(origin).and_then(|(s, is_end)| Some((spans.get(s as usize)?, is_end))) {
+        Some((f, false)) => f.start,
+        Some((f, true)) => f.end,
         None if v == origin => origin_time,
         None => end_time,
     }
@@ -97,7 +97,7 @@ impl Graph {
     }
 
     /// Node `v`'s time as measured.
-    pub fn time(&self, v: u32) -> i64 {
+    pub fn time(&self, v: Node) -> i64 {
         node_time(&self.spans, self.origin, self.origin_time, self.end_time, v)
     }
 
@@ -112,11 +112,11 @@ impl Graph {
     /// Node `to`'s predecessors, each with its measured weight, to `out`
     /// (cleared first): the time between its ends, or the one kept apart
     /// (every edge that runs backwards is; its [`Edge::explicit`] is set).
-    pub fn weighed_preds(&self, to: u32, out: &mut Vec<(Edge, i64)>) {
+    pub fn weighed_preds(&self, to: Node, out: &mut Vec<(Edge, i64)>) {
         out.clear();
         match &self.edges {
             Edges::Listed { pred_at, preds, explicit } => {
-                for i in pred_at[to as usize]..pred_at[to as usize + 1] {
+                for i in pred_at[to.index()]..pred_at[to.index() + 1] {
                     let e = preds[i as usize];
                     let w = if e.explicit() { explicit.get(&i).copied().unwrap_or(0) } else { self.gap(e.from, to) };
                     out.push((e, w));
@@ -139,7 +139,7 @@ impl Graph {
     }
 
     /// The time from node `from` to node `to`, as measured; never negative.
-    fn gap(&self, from: u32, to: u32) -> i64 {
+    fn gap(&self, from: Node, to: Node) -> i64 {
         self.time(to).saturating_sub(self.time(from)).max(0)
     }
 }
@@ -211,7 +211,7 @@ pub(crate) fn reads_fields(name: &str) -> bool {
 fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
     let Prepared { spans, steps, mut waits, inner_wait, sent_by, first_of_stream } = prepared;
     let n = spans.len();
-    let origin = (2 * n) as u32;
+    let origin = Node::origin(n);
     let first = spans.iter().map(|f| f.start).min().unwrap_or(t0);
     let queued = wait_id(&mut waits, WAIT_QUEUE);
     let nested = Nested::new(&spans, &first_of_stream, inner_wait, sent_by, queued, origin, t1);
@@ -227,7 +227,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         end_time: t1,
         edges: Edges::Nested(nested),
         origin,
-        end: origin + 1,
+        end: origin.next(),
         first_of_stream,
         order: std::sync::OnceLock::new(),
         trips: Default::default(),

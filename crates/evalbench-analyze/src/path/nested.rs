@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use super::graph::{stream_of, Kind};
-use super::nodes::{Edge, Flat, NONE};
+use super::nodes::{Edge, Flat, Node, NONE};
 
 /// A message to a receiver root, as paired ([`super::prepare`]).
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +71,7 @@ impl Nested {
         inner_wait: HashMap<u32, u32>,
         sent_by: HashMap<u32, Sent>,
         queued: u32,
-        origin: u32,
+        origin: Node,
         t1: i64,
     ) -> Nested {
         let n = spans.len();
@@ -116,24 +116,22 @@ impl Nested {
     /// Node `v`'s predecessors to `out`, each with the weight it was given
     /// where it has one (else it weighs the time between its ends), in the
     /// order the walk prefers.
-    pub(super) fn preds(&self, spans: &[Flat], origin: u32, v: u32, out: &mut dyn FnMut((Edge, Option<i64>))) {
-        let e = |from: u32, kind: Kind| (Edge::new(from, kind), None);
-        if v == origin + 1 {
-            out((self.end_edge, None));
+    pub(super) fn preds(&self, spans: &[Flat], origin: Node, v: Node, out: &mut dyn FnMut((Edge, Option<i64>))) {
+        let e = |from: Node, kind: Kind| (Edge::new(from, kind), None);
+        let Some((s, is_end)) = v.of_span(origin) else {
+            if v == origin.next() {
+                out((self.end_edge, None));
+            }
             return;
-        }
-        if v >= origin {
-            return;
-        }
-        let s = v / 2;
-        if v % 2 == 1 {
+        };
+        if is_end {
             // The end waited on every kid that nothing in the span started
             // after (a kid followed by another reaches the end through it,
             // and its tail would hold the others' time as the span's own);
             // the latest-ending first.
             let ks = self.kids_of(s);
             if ks.is_empty() {
-                out(e(2 * s, Kind::Own(s)));
+                out(e(Node::start(s), Kind::Own(s)));
             }
             let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
             for &k in ks.iter().rev() {
@@ -142,7 +140,7 @@ impl Nested {
                     continue;
                 }
                 if spans[k as usize].end <= spans[s as usize].end {
-                    out(e(2 * k + 1, Kind::Own(s)));
+                    out(e(Node::end(k), Kind::Own(s)));
                 } else {
                     // A kid that outlived the span (a reply sent before its
                     // worker's span closed): the end waited for what the kid
@@ -160,8 +158,8 @@ impl Nested {
             // Only a kid that waits inside another's span has a wait of its own.
             let kind = if kf.remote() { self.inner_wait.get(&k).map_or(Kind::Own(up), |&w| Kind::Wait(w)) } else { Kind::Own(up) };
             out(match self.before[k as usize] {
-                NONE => e(2 * up, kind),
-                c => e(2 * c + 1, kind),
+                NONE => e(Node::start(up), kind),
+                c => e(Node::end(c), kind),
             });
             return;
         }
@@ -175,11 +173,11 @@ impl Nested {
             // own process to be free: for the span of its process that ended
             // last, when that ended in the queue. Else the queue is nothing
             // the spans show, and waits after the message, as long as measured.
-            let from = 2 * sender + 1;
+            let from = Node::end(sender);
             if let Some(q) = behind {
                 let transit = rf.start.saturating_sub(spans[sender as usize].end).max(0);
                 out((Edge::new(from, Kind::Wait(w)), Some(transit.saturating_sub(queue).max(0))));
-                out(e(2 * q + 1, Kind::Wait(self.queued)));
+                out(e(Node::end(q), Kind::Wait(self.queued)));
             } else if queue > 0 {
                 out(e(from, Kind::Wait(wq)));
             } else {
@@ -189,7 +187,7 @@ impl Nested {
         }
         out(match before {
             NONE => e(origin, Kind::Wait(0)),
-            q => e(2 * q + 1, Kind::Wait(1)),
+            q => e(Node::end(q), Kind::Wait(1)),
         });
     }
 }
@@ -242,7 +240,7 @@ fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the
 /// end of its latest kid that had ended, or the start of the one running
 /// then, descending; with whose own time the rest until `at` was.
-fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u32, Kind) {
+fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (Node, Kind) {
     let mut cur = k;
     for _ in 0..256 {
         let ks = &kids[kid_at[cur as usize] as usize..kid_at[cur as usize + 1] as usize];
@@ -252,17 +250,17 @@ fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (u3
         match (ended, running) {
             (Some(e), Some(r)) if spans[r as usize].start >= spans[e as usize].end => cur = r,
             (None, Some(r)) => cur = r,
-            (Some(e), _) => return (2 * e + 1, Kind::Own(cur)),
+            (Some(e), _) => return (Node::end(e), Kind::Own(cur)),
             (None, None) => break,
         }
     }
-    (2 * cur, Kind::Own(cur))
+    (Node::start(cur), Kind::Own(cur))
 }
 
 /// What the status change waited on: the server span it happened in (the
 /// latest-starting one around it: the deepest), from its last kid that had
 /// ended; else the server span that ended last before it.
-fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], origin: u32, t1: i64) -> Edge {
+fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], origin: Node, t1: i64) -> Edge {
     let server = Flat::server;
     let any_server = spans.iter().any(server);
     let eligible = |f: &Flat| !any_server || server(f);
@@ -273,14 +271,14 @@ fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], origin: u32, t1: i64) 
         let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
         let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);
         return match ks[..cnt].last() {
-            Some(&c) => Edge::new(2 * c + 1, Kind::Own(x)),
-            None => Edge::new(2 * x, Kind::Own(x)),
+            Some(&c) => Edge::new(Node::end(c), Kind::Own(x)),
+            None => Edge::new(Node::start(x), Kind::Own(x)),
         };
     }
     let last =
         (0..spans.len() as u32).filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].end <= t1).max_by_key(|&i| (spans[i as usize].end, i));
     match last {
-        Some(y) => Edge::new(2 * y + 1, Kind::Wait(2)),
+        Some(y) => Edge::new(Node::end(y), Kind::Wait(2)),
         None => Edge::new(origin, Kind::Wait(1)),
     }
 }

@@ -4,6 +4,52 @@
 
 pub const NONE: u32 = u32::MAX;
 
+/// A node of the graph: span i starts at node 2i and ends at 2i+1; after
+/// every span's two come the origin and the end. The numbering is here
+/// alone; everything else asks a node what it is. Past
+/// [`super::graph::MAX_SPANS`] there are no nodes (checked, see below).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct Node(u32);
+
+impl Node {
+    /// Where span `s` starts.
+    pub fn start(s: u32) -> Node {
+        Node(2 * s)
+    }
+
+    /// Where span `s` ends.
+    pub fn end(s: u32) -> Node {
+        Node(2 * s + 1)
+    }
+
+    /// The origin of a graph of `spans` spans (the end is the node after it).
+    pub fn origin(spans: usize) -> Node {
+        Node((2 * spans) as u32)
+    }
+
+    /// The node after this one in the numbering: the end after the origin.
+    pub fn next(self) -> Node {
+        Node(self.0.saturating_add(1))
+    }
+
+    /// The span it is a start or an end of, whether it is its end; None
+    /// for the origin and the end (`origin` is the graph's).
+    pub fn of_span(self, origin: Node) -> Option<(u32, bool)> {
+        (self < origin).then_some((self.0 / 2, self.0 % 2 == 1))
+    }
+
+    /// Its place in a vector with a slot per node.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The node at `i` of a vector with a slot per node.
+    pub fn at(i: usize) -> Node {
+        Node(i as u32)
+    }
+}
+
 /// What an edge's time was.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
@@ -20,7 +66,7 @@ pub enum Kind {
 /// graph, marked by [`EXPLICIT_BIT`].
 #[derive(Debug, Clone, Copy)]
 pub struct Edge {
-    pub from: u32,
+    pub from: Node,
     /// [`Kind`], the wait bit set for a wait, the explicit bit for a weight
     /// kept apart.
     kind: u32,
@@ -32,7 +78,7 @@ const WAIT_BIT: u32 = 1 << 31;
 const EXPLICIT_BIT: u32 = 1 << 30;
 
 impl Edge {
-    pub(crate) fn new(from: u32, kind: Kind) -> Edge {
+    pub(crate) fn new(from: Node, kind: Kind) -> Edge {
         let kind = match kind {
             Kind::Own(s) => s,
             Kind::Wait(w) => w | WAIT_BIT,

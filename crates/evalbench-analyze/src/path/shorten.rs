@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::graph::{Edge, Graph, Kind};
+use super::graph::{Edge, Graph, Kind, Node};
 
 /// A factor per step, per wait and per statement; 1 keeps the measured time.
 #[derive(Debug, Clone)]
@@ -32,7 +32,8 @@ impl Shorten {
     }
 
     /// Each span step by `factor(step)`; statements and waits as measured.
-    pub fn steps(g: &Graph, factor: &dyn Fn(u32) -> f64) -> Shorten {
+    #[cfg(test)]
+    pub(crate) fn steps(g: &Graph, factor: &dyn Fn(u32) -> f64) -> Shorten {
         let mut s = Shorten::none(g);
         for (i, f) in s.step.iter_mut().enumerate() {
             *f = factor(i as u32);
@@ -64,7 +65,7 @@ impl Graph {
     /// when it keeps `w`. A server span's own stretch is split where
     /// statements were in flight, as the path's table splits it, and each
     /// piece is scaled by its own factor.
-    pub(super) fn weigh(&self, e: &Edge, to: u32, w: i64, sh: &Shorten) -> Option<i64> {
+    pub(super) fn weigh(&self, e: &Edge, to: Node, w: i64, sh: &Shorten) -> Option<i64> {
         let f = match e.kind() {
             Kind::Wait(x) => sh.wait.get(x as usize).copied().unwrap_or(1.0),
             Kind::Own(s) => self.step_factor(s, sh),
@@ -94,7 +95,7 @@ impl Graph {
 
     /// The pieces of a shortened server stretch, laid from `from` on in
     /// the predicted time, each with its label (None: the span's own).
-    pub(super) fn shortened_pieces(&self, e: &Edge, to: u32, from: i64, sh: &Shorten, out: &mut Vec<(i64, i64, Option<Arc<super::Label>>)>) {
+    pub(super) fn shortened_pieces(&self, e: &Edge, to: Node, from: i64, sh: &Shorten, out: &mut Vec<(i64, i64, Option<Arc<super::Label>>)>) {
         out.clear();
         let Kind::Own(s) = e.kind() else { return };
         if !self.splits(e) {

@@ -250,7 +250,7 @@ fn hostile_nesting_never_panics_and_what_it_gives_still_tiles() {
 
 /// Every node's measured time, in node order.
 fn times(g: &graph::Graph) -> Vec<i64> {
-    (0..g.nodes() as u32).map(|v| g.time(v)).collect()
+    (0..g.nodes()).map(|v| g.time(graph::Node::at(v))).collect()
 }
 
 /// A graph of `m` nodes from (from, to, weight) edges, all waits (never
@@ -264,11 +264,11 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         pred_at[i + 1] += pred_at[i];
     }
     let mut fill = pred_at.clone();
-    let mut preds = vec![graph::Edge::new(0, graph::Kind::Own(0)); edges.len()];
+    let mut preds = vec![graph::Edge::new(graph::Node::at(0), graph::Kind::Own(0)); edges.len()];
     let mut explicit = std::collections::HashMap::new();
     for &(from, to, w) in edges {
         let at = &mut fill[to as usize];
-        preds[*at as usize] = graph::Edge::new(from, graph::Kind::Wait(0));
+        preds[*at as usize] = graph::Edge::new(graph::Node::at(from as usize), graph::Kind::Wait(0));
         preds[*at as usize].set_explicit();
         explicit.insert(*at, w);
         *at += 1;
@@ -282,8 +282,8 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         end_time: 0,
         edges: graph::Edges::Listed { pred_at, preds, explicit },
         // No node is the origin (whose time is fixed) or the end.
-        origin: u32::MAX,
-        end: u32::MAX,
+        origin: graph::Node::at(u32::MAX as usize),
+        end: graph::Node::at(u32::MAX as usize),
         first_of_stream: vec![0],
         order: std::sync::OnceLock::new(),
         trips: Default::default(),

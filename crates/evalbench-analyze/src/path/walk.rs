@@ -2,7 +2,7 @@
 //! earliest time under some shortening (the schedule), and the path back
 //! from the end along the edges that gave each node its time.
 
-use super::graph::{self, Kind};
+use super::graph::{self, Kind, Node};
 use super::{CriticalPath, Graph, PathError, PathStep, Segment, Shorten};
 use crate::Alignment;
 
@@ -14,7 +14,7 @@ impl Graph {
     /// waits, where Kahn's needed the successors' CSR, in-degrees and a
     /// cursor beside the graph (36 bytes a span; 160 MB at 4.5M spans).
     /// None when the spans' nesting has a cycle (a hostile file).
-    fn order(&self) -> Option<&[u32]> {
+    fn order(&self) -> Option<&[Node]> {
         self.order
             .get_or_init(|| {
                 let mut order = Vec::with_capacity(self.nodes());
@@ -25,7 +25,7 @@ impl Graph {
 
     /// The depth-first walk of [`Graph::order`]: `place` hears each node
     /// after all of its predecessors; false on a cycle.
-    fn depth_first(&self, place: &mut dyn FnMut(u32)) -> bool {
+    fn depth_first(&self, place: &mut dyn FnMut(Node)) -> bool {
         const NEW: u8 = 0;
         const OPEN: u8 = 1;
         const PLACED: u8 = 2;
@@ -33,31 +33,31 @@ impl Graph {
         let mut state = vec![NEW; m];
         // The open nodes, each with where its predecessors still to visit
         // start in `pending` (first to visit last).
-        let mut stack: Vec<(u32, u32)> = Vec::new();
-        let mut pending: Vec<u32> = Vec::new();
+        let mut stack: Vec<(Node, u32)> = Vec::new();
+        let mut pending: Vec<Node> = Vec::new();
         let mut preds = Vec::new();
-        let mut open = |v: u32, stack: &mut Vec<(u32, u32)>, pending: &mut Vec<u32>, state: &mut [u8]| {
-            state[v as usize] = OPEN;
+        let mut open = |v: Node, stack: &mut Vec<(Node, u32)>, pending: &mut Vec<Node>, state: &mut [u8]| {
+            state[v.index()] = OPEN;
             // Fewer than 2^32: at most the edges of the nodes on the stack.
             stack.push((v, pending.len() as u32));
             self.weighed_preds(v, &mut preds);
             pending.extend(preds.iter().rev().map(|(e, _)| e.from));
         };
-        for root in 0..m as u32 {
-            if state[root as usize] != NEW {
+        for root in (0..m).map(Node::at) {
+            if state[root.index()] != NEW {
                 continue;
             }
             open(root, &mut stack, &mut pending, &mut state);
             while let Some(&(v, first)) = stack.last() {
                 if pending.len() > first as usize {
                     let u = pending.pop().expect("more than the frame's start");
-                    match state[u as usize] {
+                    match state[u.index()] {
                         NEW => open(u, &mut stack, &mut pending, &mut state),
                         OPEN => return false,
                         _ => {}
                     }
                 } else {
-                    state[v as usize] = PLACED;
+                    state[v.index()] = PLACED;
                     place(v);
                     stack.pop();
                 }
@@ -69,7 +69,9 @@ impl Graph {
     /// Every node's earliest time with each span's own time scaled by
     /// `factor(step)`: the longest path from the origin. None when the
     /// spans' nesting has a cycle (a hostile file).
-    pub fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
+    /// (Tests' shorthand; callers shorten with [`Graph::schedule_by`].)
+    #[cfg(test)]
+    pub(crate) fn schedule(&self, factor: &dyn Fn(u32) -> f64) -> Option<Vec<i64>> {
         self.schedule_by(&Shorten::steps(self, factor))
     }
 
@@ -86,25 +88,27 @@ impl Graph {
             }
             let to = self.time(v);
             let reach = |&(e, w): &(graph::Edge, i64)| {
-                let t_from = || self.time(e.from).saturating_sub(saved[e.from as usize]);
+                let t_from = || self.time(e.from).saturating_sub(saved[e.from.index()]);
                 match self.weigh(&e, v, w, sh) {
                     Some(w) => t_from().saturating_add(w),
                     None if e.explicit() => t_from().saturating_add(w),
-                    None => to.saturating_sub(saved[e.from as usize]),
+                    None => to.saturating_sub(saved[e.from.index()]),
                 }
             };
             self.weighed_preds(v, &mut preds);
             let t = preds.iter().map(reach).max().unwrap_or(to);
-            saved[v as usize] = to.saturating_sub(t);
+            saved[v.index()] = to.saturating_sub(t);
         }
         for (v, s) in saved.iter_mut().enumerate() {
-            *s = self.time(v as u32).saturating_sub(*s);
+            *s = self.time(Node::at(v)).saturating_sub(*s);
         }
         Some(saved)
     }
 
     /// The path to the end under `factor`, from `t0` on.
-    pub fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, PathError> {
+    /// (Tests' shorthand; callers shorten with [`Graph::path_by`].)
+    #[cfg(test)]
+    pub(crate) fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, PathError> {
         self.path_by(t0, &Shorten::steps(self, factor), align)
     }
 
@@ -125,7 +129,7 @@ impl Graph {
     pub(super) fn walk_each(&self, t0: i64, sh: &Shorten, each: &mut dyn FnMut(Segment)) -> Result<i64, PathError> {
         let t = self.schedule_by(sh).ok_or(PathError::Cycle)?;
         crate::phase("path: scheduled");
-        Ok(self.walk_times(t0, sh, &|v| t[v as usize], true, each))
+        Ok(self.walk_times(t0, sh, &|v| t[v.index()], true, each))
     }
 
     /// [`Graph::walk_each`] under the measured weights. Where they give
@@ -138,7 +142,7 @@ impl Graph {
             return Ok(self.walk_times(t0, &Shorten::none(self), &|v| self.time(v), false, each));
         }
         let t = self.schedule_by(&Shorten::none(self)).ok_or(PathError::Cycle)?;
-        Ok(self.walk_times(t0, &Shorten::none(self), &|v| t[v as usize], false, each))
+        Ok(self.walk_times(t0, &Shorten::none(self), &|v| t[v.index()], false, each))
     }
 
     /// Back from the end along the predecessor that gave each node its
@@ -146,7 +150,7 @@ impl Graph {
     /// With `split`, a server stretch is given in the pieces the
     /// statements in flight make of it (a measured path is split after
     /// the walk instead, by `database::Refiner`, which counts them too).
-    fn walk_times(&self, t0: i64, sh: &Shorten, t: &dyn Fn(u32) -> i64, split: bool, each: &mut dyn FnMut(Segment)) -> i64 {
+    fn walk_times(&self, t0: i64, sh: &Shorten, t: &dyn Fn(Node) -> i64, split: bool, each: &mut dyn FnMut(Segment)) -> i64 {
         let mut v = self.end;
         let mut preds = Vec::new();
         let mut pieces = Vec::new();
@@ -198,7 +202,7 @@ impl Graph {
     /// exact one); a hostile file may not, and is scheduled.
     pub(super) fn measured_is_time(&self) -> bool {
         let mut preds = Vec::new();
-        for v in 0..self.nodes() as u32 {
+        for v in (0..self.nodes()).map(Node::at) {
             if v == self.origin {
                 continue;
             }

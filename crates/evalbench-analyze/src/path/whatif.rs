@@ -191,7 +191,7 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
                 let mut sh = Shorten::none(g);
                 sel.apply(g, 1.0 - pct / 100.0, &mut sh);
                 let t = g.schedule_by(&sh)?;
-                Some(evaluated.saturating_sub(t[g.end as usize].saturating_sub(measured.from_us)))
+                Some(evaluated.saturating_sub(t[g.end.index()].saturating_sub(measured.from_us)))
             };
             Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })
         })
