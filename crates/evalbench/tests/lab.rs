@@ -381,8 +381,18 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
 }
 
 /// A process that is not the lab's, with `tag` in its command line.
+/// A process with `tag` in its command line and no child: a shell waiting
+/// on its stdin, which ends when the test drops its end or kills it (a
+/// `sleep` under it outlived the test, holding its output open).
 fn bystander(tag: &str) -> std::process::Child {
-    std::process::Command::new("sh").args(["-c", &format!("sleep 60; : {tag}")]).spawn().unwrap()
+    use std::process::Stdio;
+    std::process::Command::new("sh")
+        .args(["-c", &format!("read _; : {tag}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 fn start_time(pid: u32) -> u64 {
