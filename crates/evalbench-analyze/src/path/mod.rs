@@ -221,10 +221,10 @@ impl Graph {
     pub fn own_us(&self) -> Vec<i64> {
         let mut own: Vec<i64> = self.spans.iter().map(|f| f.end.saturating_sub(f.start)).collect();
         for f in &self.spans {
-            if f.up != graph::NONE {
+            if let Some(up) = f.up() {
                 // Waiting on another thread or process counts from the span's start.
-                let from = if f.remote() { self.spans[f.up as usize].start } else { f.start };
-                own[f.up as usize] = own[f.up as usize].saturating_sub(f.end.saturating_sub(from));
+                let from = if f.remote() { self.spans[up].start } else { f.start };
+                own[up.index()] = own[up.index()].saturating_sub(f.end.saturating_sub(from));
             }
         }
         let mut per = vec![0i64; self.steps.len()];

@@ -18,13 +18,13 @@
 use std::collections::HashMap;
 
 use super::graph::{stream_of, Kind};
-use super::nodes::{Edge, Flat, Node, NONE};
+use super::nodes::{Edge, Flat, Node, SpanId, NONE};
 
 /// A message to a receiver root, as paired ([`super::prepare`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Sent {
     /// The sender's span.
-    pub sender: u32,
+    pub sender: SpanId,
     /// The wait it is (network), and the wait where the receiver queued too.
     pub wait: u32,
     pub wait_queued: u32,
@@ -37,7 +37,7 @@ pub(super) struct Sent {
 #[derive(Debug, Clone, Copy)]
 struct Message {
     sent: Sent,
-    behind: Option<u32>,
+    behind: Option<SpanId>,
 }
 
 /// In [`Nested::before`]: the root's message is what it waited for.
@@ -46,7 +46,7 @@ const MESSAGE: u32 = NONE - 1;
 pub struct Nested {
     /// The spans that nest in another, grouped by that span, each group by
     /// (end, start, index); `kid_at` says where each span's group starts.
-    kids: Vec<u32>,
+    kids: Vec<SpanId>,
     kid_at: Vec<u32>,
     /// Per span, what its start waited on: for a root, the span that ended
     /// last before it, or [`MESSAGE`] where its message is what it waited
@@ -55,8 +55,8 @@ pub struct Nested {
     /// among a parent's kids, a million for some), a cache miss per step,
     /// and the nodes are asked for again by every prediction.
     before: Vec<u32>,
-    inner_wait: HashMap<u32, u32>,
-    sent_by: HashMap<u32, Message>,
+    inner_wait: HashMap<SpanId, u32>,
+    sent_by: HashMap<SpanId, Message>,
     /// The wait behind a receiver's previous span.
     queued: u32,
     end_edge: Edge,
@@ -68,18 +68,18 @@ impl Nested {
     pub(super) fn new(
         spans: &[Flat],
         first_of_stream: &[u32],
-        inner_wait: HashMap<u32, u32>,
-        sent_by: HashMap<u32, Sent>,
+        inner_wait: HashMap<SpanId, u32>,
+        sent_by: HashMap<SpanId, Sent>,
         queued: u32,
         origin: Node,
         t1: i64,
     ) -> Nested {
         let n = spans.len();
-        let mut kids: Vec<u32> = (0..n as u32).filter(|&i| spans[i as usize].up != NONE).collect();
-        kids.sort_by_key(|&i| (spans[i as usize].up, spans[i as usize].end, spans[i as usize].start, i));
+        let mut kids: Vec<SpanId> = (0..n).map(SpanId::at).filter(|&i| spans[i].up().is_some()).collect();
+        kids.sort_by_key(|&i| (spans[i].up(), spans[i].end, spans[i].start, i));
         let mut kid_at = vec![0u32; n + 1];
-        for &k in &kids {
-            kid_at[spans[k as usize].up as usize + 1] += 1;
+        for up in kids.iter().filter_map(|&k| spans[k].up()) {
+            kid_at[up.index() + 1] += 1;
         }
         for i in 0..n {
             kid_at[i + 1] += kid_at[i];
@@ -87,21 +87,21 @@ impl Nested {
         let sent_by = queued_behind(spans, first_of_stream, sent_by);
         let before = {
             let anywhere = by_end(spans, 0..n as u32);
-            let message = |r: u32| sent_by.get(&r).is_some_and(|m| spans[m.sent.sender as usize].end <= spans[r as usize].start);
+            let message = |r: SpanId| sent_by.get(&r).is_some_and(|m| spans[m.sent.sender].end <= spans[r].start);
             let mut before = vec![NONE; n];
-            for r in (0..n as u32).filter(|&r| spans[r as usize].up == NONE) {
-                before[r as usize] = if message(r) { MESSAGE } else { last_before(spans, &anywhere, r).unwrap_or(NONE) };
+            for r in (0..n).map(SpanId::at).filter(|&r| spans[r].up().is_none()) {
+                before[r.index()] = if message(r) { MESSAGE } else { last_before(spans, &anywhere, r).map_or(NONE, SpanId::raw) };
             }
             for &k in &kids {
-                let kf = &spans[k as usize];
-                let up = kf.up as usize;
+                let kf = &spans[k];
+                let up = kf.up().map_or(0, SpanId::index);
                 let ks = &kids[kid_at[up] as usize..kid_at[up + 1] as usize];
-                let cnt = ks.partition_point(|&c| spans[c as usize].end <= kf.start);
+                let cnt = ks.partition_point(|&c| spans[c].end <= kf.start);
                 let prior = ks[..cnt].iter().rev().copied().find(|&c| {
-                    let cf = &spans[c as usize];
+                    let cf = &spans[c];
                     c != k && (cf.start, c) < (kf.start, k)
                 });
-                before[k as usize] = prior.unwrap_or(NONE);
+                before[k.index()] = prior.map_or(NONE, SpanId::raw);
             }
             before
         };
@@ -109,8 +109,8 @@ impl Nested {
         Nested { kids, kid_at, before, inner_wait, sent_by, queued, end_edge }
     }
 
-    fn kids_of(&self, s: u32) -> &[u32] {
-        &self.kids[self.kid_at[s as usize] as usize..self.kid_at[s as usize + 1] as usize]
+    fn kids_of(&self, s: SpanId) -> &[SpanId] {
+        kids_of(&self.kids, &self.kid_at, s)
     }
 
     /// Node `v`'s predecessors to `out`, each with the weight it was given
@@ -133,39 +133,38 @@ impl Nested {
             if ks.is_empty() {
                 out(e(Node::start(s), Kind::Own(s)));
             }
-            let last = ks.iter().copied().max_by_key(|&k| (spans[k as usize].start, k));
+            let last = ks.iter().copied().max_by_key(|&k| (spans[k].start, k));
             for &k in ks.iter().rev() {
-                let terminal = Some(k) == last || last.is_some_and(|l| spans[l as usize].start < spans[k as usize].end);
+                let terminal = Some(k) == last || last.is_some_and(|l| spans[l].start < spans[k].end);
                 if !terminal {
                     continue;
                 }
-                if spans[k as usize].end <= spans[s as usize].end {
+                if spans[k].end <= spans[s].end {
                     out(e(Node::end(k), Kind::Own(s)));
                 } else {
                     // A kid that outlived the span (a reply sent before its
                     // worker's span closed): the end waited for what the kid
                     // had done by then.
-                    let (from, kind) = reached(spans, &self.kids, &self.kid_at, k, spans[s as usize].end);
+                    let (from, kind) = reached(spans, &self.kids, &self.kid_at, k, spans[s].end);
                     out(e(from, kind));
                 }
             }
             return;
         }
         let k = s;
-        let kf = &spans[k as usize];
-        if kf.up != NONE {
-            let up = kf.up;
+        let kf = &spans[k];
+        if let Some(up) = kf.up() {
             // Only a kid that waits inside another's span has a wait of its own.
             let kind = if kf.remote() { self.inner_wait.get(&k).map_or(Kind::Own(up), |&w| Kind::Wait(w)) } else { Kind::Own(up) };
-            out(match self.before[k as usize] {
-                NONE => e(Node::start(up), kind),
-                c => e(Node::end(c), kind),
+            out(match SpanId::of_raw(self.before[k.index()]) {
+                None => e(Node::start(up), kind),
+                Some(c) => e(Node::end(c), kind),
             });
             return;
         }
         // A root: its message, else the span that ended last before it, else the origin.
         let rf = kf;
-        let before = self.before[k as usize];
+        let before = self.before[k.index()];
         if let Some(&Message { sent: Sent { sender, wait: w, wait_queued: wq, queue_us: queue }, behind }) =
             self.sent_by.get(&k).filter(|_| before == MESSAGE)
         {
@@ -175,7 +174,7 @@ impl Nested {
             // the spans show, and waits after the message, as long as measured.
             let from = Node::end(sender);
             if let Some(q) = behind {
-                let transit = rf.start.saturating_sub(spans[sender as usize].end).max(0);
+                let transit = rf.start.saturating_sub(spans[sender].end).max(0);
                 out((Edge::new(from, Kind::Wait(w)), Some(transit.saturating_sub(queue).max(0))));
                 out(e(Node::end(q), Kind::Wait(self.queued)));
             } else if queue > 0 {
@@ -185,28 +184,33 @@ impl Nested {
             }
             return;
         }
-        out(match before {
-            NONE => e(origin, Kind::Wait(0)),
-            q => e(Node::end(q), Kind::Wait(1)),
+        out(match SpanId::of_raw(before).filter(|_| before != MESSAGE) {
+            None => e(origin, Kind::Wait(0)),
+            Some(q) => e(Node::end(q), Kind::Wait(1)),
         });
     }
 }
 
+/// Span `s`'s kids, by (end, start, index).
+fn kids_of<'a>(kids: &'a [SpanId], kid_at: &[u32], s: SpanId) -> &'a [SpanId] {
+    &kids[kid_at[s.index()] as usize..kid_at[s.index() + 1] as usize]
+}
+
 /// The spans of `range` by (end, start, index): the order
 /// [`last_before`] searches.
-fn by_end(spans: &[Flat], range: std::ops::Range<u32>) -> Vec<u32> {
-    let mut v: Vec<u32> = range.collect();
-    v.sort_by_key(|&i| (spans[i as usize].end, spans[i as usize].start, i));
+fn by_end(spans: &[Flat], range: std::ops::Range<u32>) -> Vec<SpanId> {
+    let mut v: Vec<SpanId> = range.map(|i| SpanId::at(i as usize)).collect();
+    v.sort_by_key(|&i| (spans[i].end, spans[i].start, i));
     v
 }
 
 /// Among `among` (sorted by end, start, index), the span that ended last
 /// before `r` started, not `r` itself.
-fn last_before(spans: &[Flat], among: &[u32], r: u32) -> Option<u32> {
-    let rf = &spans[r as usize];
-    let cnt = among.partition_point(|&q| spans[q as usize].end <= rf.start);
+fn last_before(spans: &[Flat], among: &[SpanId], r: SpanId) -> Option<SpanId> {
+    let rf = &spans[r];
+    let cnt = among.partition_point(|&q| spans[q].end <= rf.start);
     among[..cnt].iter().rev().copied().find(|&q| {
-        let qf = &spans[q as usize];
+        let qf = &spans[q];
         q != r && (qf.end < rf.start || qf.start < rf.start)
     })
 }
@@ -215,23 +219,23 @@ fn last_before(spans: &[Flat], among: &[u32], r: u32) -> Option<u32> {
 /// receiver's process that ended last before the receiver started, when it
 /// ended after the message arrived. Found once here, by stream and end, for
 /// the few receivers (one a job), so no such order is kept.
-fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, Sent>) -> HashMap<u32, Message> {
+fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<SpanId, Sent>) -> HashMap<SpanId, Message> {
     let queued: Vec<u32> = {
         let mut v: Vec<u32> = sent_by.iter().filter(|(_, m)| m.queue_us > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
         v.sort_unstable();
         v.dedup();
         v
     };
-    let by_end: HashMap<u32, Vec<u32>> =
+    let by_end: HashMap<u32, Vec<SpanId>> =
         queued.into_iter().map(|st| (st, by_end(spans, first_of_stream[st as usize]..first_of_stream[st as usize + 1]))).collect();
     sent_by
         .into_iter()
         .map(|(r, sent)| {
-            let arrived = spans[r as usize].start.saturating_sub(sent.queue_us);
+            let arrived = spans[r].start.saturating_sub(sent.queue_us);
             let behind = (sent.queue_us > 0)
                 .then(|| last_before(spans, &by_end[&stream_of(first_of_stream, r)], r))
                 .flatten()
-                .filter(|&q| spans[q as usize].end >= arrived);
+                .filter(|&q| spans[q].end >= arrived);
             (r, Message { sent, behind })
         })
         .collect()
@@ -240,15 +244,14 @@ fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<u32, 
 /// The last thing inside kid `k` (and its kids) at or before `at`: the
 /// end of its latest kid that had ended, or the start of the one running
 /// then, descending; with whose own time the rest until `at` was.
-fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (Node, Kind) {
+fn reached(spans: &[Flat], kids: &[SpanId], kid_at: &[u32], k: SpanId, at: i64) -> (Node, Kind) {
     let mut cur = k;
     for _ in 0..256 {
-        let ks = &kids[kid_at[cur as usize] as usize..kid_at[cur as usize + 1] as usize];
-        let ended = ks.iter().copied().filter(|&c| spans[c as usize].end <= at).max_by_key(|&c| (spans[c as usize].end, c));
-        let running =
-            ks.iter().copied().filter(|&c| spans[c as usize].start <= at && spans[c as usize].end > at).max_by_key(|&c| (spans[c as usize].start, c));
+        let ks = kids_of(kids, kid_at, cur);
+        let ended = ks.iter().copied().filter(|&c| spans[c].end <= at).max_by_key(|&c| (spans[c].end, c));
+        let running = ks.iter().copied().filter(|&c| spans[c].start <= at && spans[c].end > at).max_by_key(|&c| (spans[c].start, c));
         match (ended, running) {
-            (Some(e), Some(r)) if spans[r as usize].start >= spans[e as usize].end => cur = r,
+            (Some(e), Some(r)) if spans[r].start >= spans[e].end => cur = r,
             (None, Some(r)) => cur = r,
             (Some(e), _) => return (Node::end(e), Kind::Own(cur)),
             (None, None) => break,
@@ -260,23 +263,23 @@ fn reached(spans: &[Flat], kids: &[u32], kid_at: &[u32], k: u32, at: i64) -> (No
 /// What the status change waited on: the server span it happened in (the
 /// latest-starting one around it: the deepest), from its last kid that had
 /// ended; else the server span that ended last before it.
-fn end_edge(spans: &[Flat], kids: &[u32], kid_at: &[u32], origin: Node, t1: i64) -> Edge {
+fn end_edge(spans: &[Flat], kids: &[SpanId], kid_at: &[u32], origin: Node, t1: i64) -> Edge {
     let server = Flat::server;
     let any_server = spans.iter().any(server);
     let eligible = |f: &Flat| !any_server || server(f);
-    let around = (0..spans.len() as u32)
-        .filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].start <= t1 && spans[i as usize].end > t1)
-        .max_by_key(|&i| (spans[i as usize].start, i));
+    let around = (0..spans.len())
+        .map(SpanId::at)
+        .filter(|&i| eligible(&spans[i]) && spans[i].start <= t1 && spans[i].end > t1)
+        .max_by_key(|&i| (spans[i].start, i));
     if let Some(x) = around {
-        let ks = &kids[kid_at[x as usize] as usize..kid_at[x as usize + 1] as usize];
-        let cnt = ks.partition_point(|&c| spans[c as usize].end <= t1);
+        let ks = kids_of(kids, kid_at, x);
+        let cnt = ks.partition_point(|&c| spans[c].end <= t1);
         return match ks[..cnt].last() {
             Some(&c) => Edge::new(Node::end(c), Kind::Own(x)),
             None => Edge::new(Node::start(x), Kind::Own(x)),
         };
     }
-    let last =
-        (0..spans.len() as u32).filter(|&i| eligible(&spans[i as usize]) && spans[i as usize].end <= t1).max_by_key(|&i| (spans[i as usize].end, i));
+    let last = (0..spans.len()).map(SpanId::at).filter(|&i| eligible(&spans[i]) && spans[i].end <= t1).max_by_key(|&i| (spans[i].end, i));
     match last {
         Some(y) => Edge::new(Node::end(y), Kind::Wait(2)),
         None => Edge::new(origin, Kind::Wait(1)),

@@ -4,6 +4,61 @@
 
 pub const NONE: u32 = u32::MAX;
 
+/// A span of the pass, by its place among the graph's spans: the streams'
+/// spans one after another ([`super::Graph::at`] gives the stream and the
+/// place in it). `spans[s]` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct SpanId(u32);
+
+impl SpanId {
+    /// The span at `i` of the graph's spans.
+    pub fn at(i: usize) -> SpanId {
+        SpanId(i as u32)
+    }
+
+    /// Its place among the graph's spans.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The raw id, for the packed fields that keep one beside flag bits.
+    pub(super) fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// A raw id, NONE for none.
+    pub(super) fn of_raw(raw: u32) -> Option<SpanId> {
+        (raw != NONE).then_some(SpanId(raw))
+    }
+}
+
+impl std::ops::Index<SpanId> for [Flat] {
+    type Output = Flat;
+    fn index(&self, s: SpanId) -> &Flat {
+        &self[s.index()]
+    }
+}
+
+impl std::ops::IndexMut<SpanId> for [Flat] {
+    fn index_mut(&mut self, s: SpanId) -> &mut Flat {
+        &mut self[s.index()]
+    }
+}
+
+impl std::ops::Index<SpanId> for Vec<Flat> {
+    type Output = Flat;
+    fn index(&self, s: SpanId) -> &Flat {
+        &self[s.index()]
+    }
+}
+
+impl std::ops::IndexMut<SpanId> for Vec<Flat> {
+    fn index_mut(&mut self, s: SpanId) -> &mut Flat {
+        &mut self[s.index()]
+    }
+}
+
 /// A node of the graph: span i starts at node 2i and ends at 2i+1; after
 /// every span's two come the origin and the end. The numbering is here
 /// alone; everything else asks a node what it is. Past
@@ -14,13 +69,13 @@ pub struct Node(u32);
 
 impl Node {
     /// Where span `s` starts.
-    pub fn start(s: u32) -> Node {
-        Node(2 * s)
+    pub fn start(s: SpanId) -> Node {
+        Node(2 * s.0)
     }
 
     /// Where span `s` ends.
-    pub fn end(s: u32) -> Node {
-        Node(2 * s + 1)
+    pub fn end(s: SpanId) -> Node {
+        Node(2 * s.0 + 1)
     }
 
     /// The origin of a graph of `spans` spans (the end is the node after it).
@@ -35,8 +90,8 @@ impl Node {
 
     /// The span it is a start or an end of, whether it is its end; None
     /// for the origin and the end (`origin` is the graph's).
-    pub fn of_span(self, origin: Node) -> Option<(u32, bool)> {
-        (self < origin).then_some((self.0 / 2, self.0 % 2 == 1))
+    pub fn of_span(self, origin: Node) -> Option<(SpanId, bool)> {
+        (self < origin).then_some((SpanId(self.0 / 2), self.0 % 2 == 1))
     }
 
     /// Its place in a vector with a slot per node.
@@ -54,7 +109,7 @@ impl Node {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     /// The span's own time (shortened when the span is).
-    Own(u32),
+    Own(SpanId),
     /// A wait, by its index in [`Graph::waits`] (never shortened).
     Wait(u32),
 }
@@ -80,7 +135,7 @@ const EXPLICIT_BIT: u32 = 1 << 30;
 impl Edge {
     pub(crate) fn new(from: Node, kind: Kind) -> Edge {
         let kind = match kind {
-            Kind::Own(s) => s,
+            Kind::Own(s) => s.0,
             Kind::Wait(w) => w | WAIT_BIT,
         };
         Edge { from, kind }
@@ -91,7 +146,7 @@ impl Edge {
         if k & WAIT_BIT != 0 {
             Kind::Wait(k & !WAIT_BIT)
         } else {
-            Kind::Own(k)
+            Kind::Own(SpanId(k))
         }
     }
 
@@ -116,8 +171,9 @@ pub struct Flat {
     /// The step, with [`REMOTE_BIT`] set when `up` is a span it waits
     /// inside and [`SERVER_BIT`] when it is the server's.
     step_bits: u32,
-    /// The span it nests in (same process) or waits inside (another), else NONE.
-    pub up: u32,
+    /// The span it nests in (same process) or waits inside (another), else
+    /// NONE: a raw id, so that a span is 24 bytes ([`Flat::up`]).
+    up: u32,
 }
 
 const REMOTE_BIT: u32 = 1 << 31;
@@ -141,8 +197,18 @@ impl Flat {
     }
 
     /// A span on the server's clock.
-    pub(super) fn new(start: i64, end: i64, step: u32, up: u32, server: bool) -> Flat {
-        Flat { start, end, step_bits: step & !(REMOTE_BIT | SERVER_BIT) | if server { SERVER_BIT } else { 0 }, up }
+    pub(super) fn new(start: i64, end: i64, step: u32, up: Option<SpanId>, server: bool) -> Flat {
+        Flat { start, end, step_bits: step & !(REMOTE_BIT | SERVER_BIT) | if server { SERVER_BIT } else { 0 }, up: up.map_or(NONE, |u| u.0) }
+    }
+
+    /// The span it nests in (same process) or waits inside (another).
+    pub fn up(&self) -> Option<SpanId> {
+        SpanId::of_raw(self.up)
+    }
+
+    /// Makes `up` the span it waits inside.
+    pub(super) fn set_up(&mut self, up: SpanId) {
+        self.up = up.0;
     }
 
     /// Marks `up` as a span it waits inside.

@@ -14,16 +14,16 @@ use evalbench_bundle::{Span, Stream};
 
 use super::graph::{wait_id, MESSAGES, WAITS_ON, WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS};
 use super::nested::Sent;
-use super::nodes::{Flat, NONE};
+use super::nodes::{Flat, SpanId, NONE};
 use crate::Alignment;
 
 pub(super) struct Prepared {
     pub spans: Vec<Flat>,
     pub steps: Vec<(String, String)>,
     pub waits: Vec<String>,
-    pub inner_wait: HashMap<u32, u32>,
+    pub inner_wait: HashMap<SpanId, u32>,
     /// Per receiver root, the message it received.
-    pub sent_by: HashMap<u32, Sent>,
+    pub sent_by: HashMap<SpanId, Sent>,
     /// Where each stream's spans start among `spans`, and their end.
     pub first_of_stream: Vec<u32>,
 }
@@ -31,7 +31,7 @@ pub(super) struct Prepared {
 /// What the pairing reads of one hand-off span.
 struct HandOff {
     /// Its index among the pass's spans (its [`Flat`]'s).
-    g: u32,
+    g: SpanId,
     job: Option<String>,
     /// A `job_event` of kind `eval_result`.
     eval_result: bool,
@@ -159,7 +159,7 @@ impl Flattening {
             let receiver = MESSAGES.iter().any(|m| m.1 == name);
             let list = self.hand_offs.entry(name).or_default();
             for (i, s) in st.spans.iter().enumerate().filter(|(_, s)| s.name as usize == k) {
-                list.push(hand_off(st, s, (base + i) as u32, receiver));
+                list.push(hand_off(st, s, SpanId::at(base + i), receiver));
             }
         }
         self.hosts.push(st.host.clone());
@@ -186,7 +186,7 @@ impl Flattening {
                 p as usize != i && parent_starts_first
             });
             let step = name_step.get(s.name as usize).copied().unwrap_or(0);
-            self.spans.push(Flat::new(start, start.saturating_add(s.dur_us.max(0)), step, up.map_or(NONE, |p| base as u32 + p), server));
+            self.spans.push(Flat::new(start, start.saturating_add(s.dur_us.max(0)), step, up.map(|p| SpanId::at(base + p as usize)), server));
         }
     }
 
@@ -197,21 +197,21 @@ impl Flattening {
         let named = |name: &str| hand_offs.get(name).unwrap_or(&none);
         let mut waits: Vec<String> = [WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS].iter().map(|s| s.to_string()).collect();
         // Inner roots that wait inside an outer span of another thread or process.
-        let mut inner_wait: HashMap<u32, u32> = HashMap::new();
+        let mut inner_wait: HashMap<SpanId, u32> = HashMap::new();
         for (outer, inner, what, same_host) in WAITS_ON {
             let w = wait_id(&mut waits, what);
             let mut outers: Vec<&HandOff> = named(outer).iter().collect();
-            outers.sort_by_key(|h| spans[h.g as usize].start);
+            outers.sort_by_key(|h| spans[h.g].start);
             for k in named(inner) {
-                let kg = k.g as usize;
-                if spans[kg].up != NONE {
+                let kg = k.g;
+                if spans[kg].up().is_some() {
                     continue;
                 }
                 let ks_start = spans[kg].start;
-                let host = |g: u32| &hosts[super::graph::stream_of(&first_of_stream, g) as usize];
-                let upto = outers.partition_point(|h| spans[h.g as usize].start <= ks_start);
+                let host = |g: SpanId| &hosts[super::graph::stream_of(&first_of_stream, g) as usize];
+                let upto = outers.partition_point(|h| spans[h.g].start <= ks_start);
                 let found = outers[..upto].iter().rev().find(|o| {
-                    spans[o.g as usize].end >= ks_start
+                    spans[o.g].end >= ks_start
                         && (!same_host || host(o.g) == host(k.g))
                         && match (&k.job, &o.job) {
                             (Some(a), Some(b)) => a == b,
@@ -219,14 +219,14 @@ impl Flattening {
                         }
                 });
                 if let Some(o) = found {
-                    spans[kg].up = o.g;
+                    spans[kg].set_up(o.g);
                     spans[kg].set_remote();
                     inner_wait.insert(k.g, w);
                 }
             }
         }
         // Messages: receiver root -> (sender, wait, wait with the queue, queue µs).
-        let mut sent_by: HashMap<u32, Sent> = HashMap::new();
+        let mut sent_by: HashMap<SpanId, Sent> = HashMap::new();
         for (from, to, what, with_queue) in MESSAGES {
             let w = wait_id(&mut waits, what);
             let wq = wait_id(&mut waits, with_queue);
@@ -241,7 +241,7 @@ impl Flattening {
                     }
                 }
                 for v in m.values_mut() {
-                    v.sort_by_key(|h| (spans[h.g as usize].start, h.g));
+                    v.sort_by_key(|h| (spans[h.g].start, h.g));
                 }
                 m
             };
@@ -250,7 +250,7 @@ impl Flattening {
             for (job, rs) in receivers {
                 let Some(ss) = senders.get(job) else { continue };
                 for (r, s) in rs.iter().zip(ss) {
-                    if spans[r.g as usize].up == NONE && spans[s.g as usize].start <= spans[r.g as usize].start {
+                    if spans[r.g].up().is_none() && spans[s.g].start <= spans[r.g].start {
                         sent_by.insert(r.g, Sent { sender: s.g, wait: w, wait_queued: wq, queue_us: r.queue_wait_us });
                     }
                 }
@@ -262,7 +262,7 @@ impl Flattening {
 
 /// What pairing reads of span `s` (the pass's `g`-th): a receiver's kind
 /// and queue wait besides every hand-off's job.
-fn hand_off(st: &Stream, s: &Span, g: u32, receiver: bool) -> HandOff {
+fn hand_off(st: &Stream, s: &Span, g: SpanId, receiver: bool) -> HandOff {
     let (eval_result, queue_wait_us) = if receiver {
         let kind = matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result");
         (kind, st.field(s, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0).max(0))

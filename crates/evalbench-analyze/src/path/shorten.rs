@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::graph::{Edge, Graph, Kind, Node};
+use super::graph::{Edge, Graph, Kind, Node, SpanId};
 
 /// A factor per step, per wait and per statement; 1 keeps the measured time.
 #[derive(Debug, Clone)]
@@ -83,14 +83,14 @@ impl Graph {
     }
 
     /// The factor of span `s`'s step.
-    fn step_factor(&self, s: u32, sh: &Shorten) -> f64 {
-        sh.step.get(self.spans[s as usize].step() as usize).copied().unwrap_or(1.0)
+    fn step_factor(&self, s: SpanId, sh: &Shorten) -> f64 {
+        sh.step.get(self.spans[s].step() as usize).copied().unwrap_or(1.0)
     }
 
     /// Whether edge `e` is a server span's measured own stretch, which the
     /// statements in flight split (an explicit weight has no stretch).
     fn splits(&self, e: &Edge) -> bool {
-        matches!(e.kind(), Kind::Own(s) if self.spans[s as usize].server()) && !e.explicit() && !self.trips.is_empty()
+        matches!(e.kind(), Kind::Own(s) if self.spans[s].server()) && !e.explicit() && !self.trips.is_empty()
     }
 
     /// The pieces of a shortened server stretch, laid from `from` on in

@@ -264,7 +264,7 @@ fn bare(m: usize, edges: &[(u32, u32, i64)]) -> graph::Graph {
         pred_at[i + 1] += pred_at[i];
     }
     let mut fill = pred_at.clone();
-    let mut preds = vec![graph::Edge::new(graph::Node::at(0), graph::Kind::Own(0)); edges.len()];
+    let mut preds = vec![graph::Edge::new(graph::Node::at(0), graph::Kind::Own(graph::SpanId::at(0))); edges.len()];
     let mut explicit = std::collections::HashMap::new();
     for &(from, to, w) in edges {
         let at = &mut fill[to as usize];
@@ -443,12 +443,12 @@ fn a_stream_given_up_in_chunks_flattens_as_one_held_whole() {
         }
         streams.push(st);
     }
-    let flat = |f: &graph::Flat| (f.start, f.end, f.step(), f.up, f.remote(), f.server());
+    let flat = |f: &graph::Flat| (f.start, f.end, f.step(), f.up(), f.remote(), f.server());
     let a = Alignment::default();
     let whole = super::prepare::prepare(&streams, &a);
     let chunked = super::prepare::prepare_owned(streams, &a);
     assert_eq!(whole.spans.len(), 2 * n as usize);
-    assert!(whole.spans.iter().any(|f| f.up != graph::NONE) && whole.spans.iter().any(|f| f.up == graph::NONE));
+    assert!(whole.spans.iter().any(|f| f.up().is_some()) && whole.spans.iter().any(|f| f.up().is_none()));
     assert!(whole.spans.iter().map(flat).eq(chunked.spans.iter().map(flat)));
     assert_eq!((whole.steps, whole.first_of_stream), (chunked.steps, chunked.first_of_stream));
 }

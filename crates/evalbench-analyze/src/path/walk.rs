@@ -243,7 +243,7 @@ impl Graph {
     pub(super) fn segment(&self, kind: Kind, from_us: i64, to_us: i64) -> Segment {
         match kind {
             Kind::Own(s) => {
-                let f = &self.spans[s as usize];
+                let f = &self.spans[s];
                 Segment::new(from_us, to_us, self.labels[f.step() as usize].clone(), Some(self.at(s)))
             }
             Kind::Wait(w) => Segment::new(from_us, to_us, self.waits[w as usize].clone(), None),
