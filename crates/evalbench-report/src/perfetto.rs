@@ -196,7 +196,7 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
     // Where a span is: (pid, tid) of its stream's lane and its track.
     let at = |s: &evalbench_analyze::path::Segment| -> Option<(i64, i64)> {
         let (st, k) = s.at()?;
-        let (pid, of_span) = placed.get(&(st as usize))?;
+        let (pid, of_span) = placed.get(&st.index())?;
         Some((*pid as i64, of_span.get(k as usize)? as i64 + 1))
     };
     let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at().is_some()).collect();

@@ -18,7 +18,7 @@ use super::Label;
 use crate::Alignment;
 
 pub use super::nested::Nested;
-pub use super::nodes::{Edge, Flat, Kind, Node, SpanId, NONE};
+pub use super::nodes::{Edge, Flat, Kind, Node, SpanId, StreamId, NONE};
 
 /// A wait between spans: what the time was spent waiting for.
 pub const WAIT_BEFORE: &str = "before the first span";
@@ -85,15 +85,15 @@ fn node_time(spans: &[Flat], origin: Node, origin_time: i64, end_time: i64, v: N
 }
 
 /// The stream of the pass's `g`-th span, by where each stream starts.
-pub(super) fn stream_of(first_of_stream: &[u32], g: SpanId) -> u32 {
-    first_of_stream.partition_point(|&f| f as usize <= g.index()).saturating_sub(1) as u32
+pub(super) fn stream_of(first_of_stream: &[u32], g: SpanId) -> StreamId {
+    StreamId::at(first_of_stream.partition_point(|&f| f as usize <= g.index()).saturating_sub(1))
 }
 
 impl Graph {
     /// Span `g`'s stream, and its index there (the pass's numbering).
-    pub fn at(&self, g: SpanId) -> (u32, u32) {
+    pub fn at(&self, g: SpanId) -> (StreamId, u32) {
         let st = stream_of(&self.first_of_stream, g);
-        (st, (g.index() - self.first_of_stream[st as usize] as usize) as u32)
+        (st, (g.index() - self.first_of_stream[st.index()] as usize) as u32)
     }
 
     /// Node `v`'s time as measured.

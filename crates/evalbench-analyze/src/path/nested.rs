@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::graph::{stream_of, Kind};
+use super::graph::{stream_of, Kind, StreamId};
 use super::nodes::{Edge, Flat, Node, SpanId, NONE};
 
 /// A message to a receiver root, as paired ([`super::prepare`]).
@@ -220,14 +220,14 @@ fn last_before(spans: &[Flat], among: &[SpanId], r: SpanId) -> Option<SpanId> {
 /// ended after the message arrived. Found once here, by stream and end, for
 /// the few receivers (one a job), so no such order is kept.
 fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<SpanId, Sent>) -> HashMap<SpanId, Message> {
-    let queued: Vec<u32> = {
-        let mut v: Vec<u32> = sent_by.iter().filter(|(_, m)| m.queue_us > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
+    let queued: Vec<StreamId> = {
+        let mut v: Vec<StreamId> = sent_by.iter().filter(|(_, m)| m.queue_us > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
         v.sort_unstable();
         v.dedup();
         v
     };
-    let by_end: HashMap<u32, Vec<SpanId>> =
-        queued.into_iter().map(|st| (st, by_end(spans, first_of_stream[st as usize]..first_of_stream[st as usize + 1]))).collect();
+    let by_end: HashMap<StreamId, Vec<SpanId>> =
+        queued.into_iter().map(|st| (st, by_end(spans, first_of_stream[st.index()]..first_of_stream[st.index() + 1]))).collect();
     sent_by
         .into_iter()
         .map(|(r, sent)| {

@@ -59,6 +59,24 @@ impl std::ops::IndexMut<SpanId> for Vec<Flat> {
     }
 }
 
+/// A stream of the pass (one process's span file), by its place among the
+/// pass's streams: its spans are the graph's from where it starts
+/// ([`super::Graph::at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct StreamId(u32);
+
+impl StreamId {
+    pub(super) fn at(i: usize) -> StreamId {
+        StreamId(i as u32)
+    }
+
+    /// Its place among the pass's streams.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A node of the graph: span i starts at node 2i and ends at 2i+1; after
 /// every span's two come the origin and the end. The numbering is here
 /// alone; everything else asks a node what it is. Past

@@ -208,7 +208,7 @@ impl Flattening {
                     continue;
                 }
                 let ks_start = spans[kg].start;
-                let host = |g: SpanId| &hosts[super::graph::stream_of(&first_of_stream, g) as usize];
+                let host = |g: SpanId| &hosts[super::graph::stream_of(&first_of_stream, g).index()];
                 let upto = outers.partition_point(|h| spans[h.g].start <= ks_start);
                 let found = outers[..upto].iter().rev().find(|o| {
                     spans[o.g].end >= ks_start

@@ -17,7 +17,8 @@ pub struct Segment {
     pub from_us: i64,
     pub to_us: i64,
     label: Arc<Label>,
-    /// The span as (stream, index in the stream); [`graph::NONE`] for none.
+    /// The span as (stream, index in the stream); [`graph::NONE`] for none
+    /// (raw, as a path of a million segments holds a million of them).
     at: (u32, u32),
 }
 
@@ -37,8 +38,8 @@ impl Label {
 }
 
 impl Segment {
-    pub fn new(from_us: i64, to_us: i64, label: Arc<Label>, at: Option<(u32, u32)>) -> Segment {
-        Segment { from_us, to_us, label, at: at.unwrap_or((graph::NONE, graph::NONE)) }
+    pub fn new(from_us: i64, to_us: i64, label: Arc<Label>, at: Option<(graph::StreamId, u32)>) -> Segment {
+        Segment { from_us, to_us, label, at: at.map_or((graph::NONE, graph::NONE), |(st, k)| (st.index() as u32, k)) }
     }
 
     /// The same stretch over another time.
@@ -61,8 +62,8 @@ impl Segment {
     }
 
     /// The span as (stream, index in the stream), for trace.json's flows.
-    pub fn at(&self) -> Option<(u32, u32)> {
-        (self.at.0 != graph::NONE).then_some(self.at)
+    pub fn at(&self) -> Option<(graph::StreamId, u32)> {
+        (self.at.0 != graph::NONE).then_some((graph::StreamId::at(self.at.0 as usize), self.at.1))
     }
 }
 
