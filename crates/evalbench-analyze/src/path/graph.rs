@@ -8,7 +8,6 @@
 //! weights shortened it predicts one (`whatif`). docs/ARCHITECTURE.md,
 //! "The critical path".
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use evalbench_bundle::Stream;
@@ -105,6 +104,7 @@ impl Graph {
     pub fn nodes(&self) -> usize {
         match &self.edges {
             Edges::Nested(_) => 2 * self.spans.len() + 2,
+            #[cfg(test)]
             Edges::Listed { pred_at, .. } => pred_at.len() - 1,
         }
     }
@@ -115,6 +115,7 @@ impl Graph {
     pub fn weighed_preds(&self, to: Node, out: &mut Vec<(Edge, i64)>) {
         out.clear();
         match &self.edges {
+            #[cfg(test)]
             Edges::Listed { pred_at, preds, explicit } => {
                 for i in pred_at[to.index()]..pred_at[to.index() + 1] {
                     let e = preds[i as usize];
@@ -144,16 +145,19 @@ impl Graph {
     }
 }
 
-/// Each node's predecessors: made from the spans' nesting when asked for
-/// (every graph of spans), or listed (a graph made edge by edge, in tests).
+/// Each node's predecessors, made from the spans' nesting when asked for:
+/// the one edge source of every graph of spans. The tests of the order's
+/// algorithm on arbitrary graphs, cycles among them (which spans make only
+/// from a hostile file), list theirs; no build but a test's has `Listed`.
 pub enum Edges {
     Nested(Nested),
     /// Per node, where its predecessors start in `preds` (CSR); the
     /// weights of the edges marked [`Edge::explicit`], by their index there.
+    #[cfg(test)]
     Listed {
         pred_at: Vec<u32>,
         preds: Vec<Edge>,
-        explicit: HashMap<u32, i64>,
+        explicit: std::collections::HashMap<u32, i64>,
     },
 }
 
