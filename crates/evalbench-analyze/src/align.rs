@@ -26,7 +26,7 @@ use evalbench_bundle::{Span, Stream};
 use serde::Serialize;
 
 /// The server's own process name; every other process is on a worker host.
-pub const SERVER: &str = "server";
+pub use evalbench_bundle::layout::SERVER;
 
 /// The contract's estimate from two sets of one-way delays, in microseconds:
 /// `(offset, bound)`, or `None` when a direction has no pair. The bound here
@@ -94,13 +94,7 @@ impl Alignment {
 }
 
 /// A span's `job` field as text (the key hand-offs are paired by).
-pub(crate) fn job_key(st: &Stream, s: &Span) -> Option<String> {
-    match st.field(s, "job")? {
-        serde_json::Value::String(j) => Some(j),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
-    }
-}
+pub(crate) use evalbench_bundle::spans::job_key;
 
 /// Per job, the spans of a name in time order, as (start, end, span) tuples.
 fn by_job<'a>(

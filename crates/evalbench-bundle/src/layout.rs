@@ -134,3 +134,7 @@ pub fn order_key(pass: &str) -> (usize, String, usize, String) {
     let repeat = pass.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse().ok()).unwrap_or(1);
     (i, base.to_string(), repeat, pass.to_string())
 }
+
+/// The process name of the server's span stream: the clock every other
+/// stream is aligned on, and where the evaluation's status changes.
+pub const SERVER: &str = "server";

@@ -21,6 +21,7 @@ mod open;
 pub mod provenance;
 pub mod run_info;
 pub mod spans;
+pub mod suggest;
 
 pub mod num;
 pub use archive::{pack_dir, unpack, Limits};

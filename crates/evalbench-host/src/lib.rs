@@ -7,6 +7,7 @@
 mod error;
 mod exec;
 pub mod out;
+pub mod phase;
 
 pub use error::HostError;
 

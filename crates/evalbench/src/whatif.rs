@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use evalbench_analyze::path::{critical_path_owned, whatif, CriticalPath};
+use evalbench_analyze::path::{critical_path_owned, whatif, CriticalPath, OverRuns};
 use evalbench_bundle::Bundle;
 use serde::ser::SerializeMap;
 use serde::Serialize;
@@ -65,7 +65,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 let (g, p) = critical_path_owned(data, &align).1.with_context(|| format!("{}: pass {}", a.bundle.display(), r.name))?;
                 each.push(whatif::whatif(&g, &p, &a.faster, &align).with_context(|| r.name.clone())?);
             }
-            Some(whatif::OverRuns::of(&each))
+            Some(OverRuns::of(&each))
         }
         _ => None,
     };
@@ -102,7 +102,7 @@ struct Doc<'a> {
     pass: &'a str,
     path: &'a CriticalPath,
     whatif: Option<&'a whatif::WhatIf>,
-    over_runs: Option<&'a whatif::OverRuns>,
+    over_runs: Option<&'a OverRuns>,
 }
 
 impl Serialize for Doc<'_> {

@@ -441,5 +441,15 @@ pub struct SpanFile {
     pub physical_lines: u64,
 }
 
+/// The job a span belongs to, from its `job` field (a number written as
+/// text): how the hand-offs between processes are paired.
+pub fn job_key(st: &Stream, s: &Span) -> Option<String> {
+    match st.field(s, "job")? {
+        serde_json::Value::String(j) => Some(j),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests;

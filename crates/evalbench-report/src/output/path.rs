@@ -3,8 +3,9 @@
 
 use std::fmt::Write as _;
 
-use evalbench_analyze::path::whatif::{OverRuns, WhatIf};
+use evalbench_analyze::path::whatif::WhatIf;
 use evalbench_analyze::path::CriticalPath;
+use evalbench_analyze::path::OverRuns;
 
 use crate::summary::ms;
 

@@ -29,7 +29,38 @@ use serde::Serialize;
 
 pub use graph::{Graph, Kind};
 
-use crate::{Alignment, PassData};
+use std::path::Path;
+
+use evalbench_bundle::{RunInfo, Stream};
+
+/// What the path reads of a pass besides its spans: run.json (the
+/// evaluated window, pg.pcap's port) and the pass's directory (pg.pcap).
+#[derive(Debug, Clone, Copy)]
+pub struct Pass<'a> {
+    pub run: Option<&'a RunInfo>,
+    pub dir: &'a Path,
+}
+
+/// The pass's clocks, put on the server's by the alignment (analyze's
+/// `Alignment`): what the graph needs of them.
+pub trait Clocks {
+    /// What to add to a stream's times to put them on the server's clock.
+    fn offset_for(&self, st: &Stream) -> i64;
+    /// How far an edge across hosts may be off: the widest host's bound.
+    fn bound_us(&self) -> Option<i64>;
+}
+
+/// Every stream on the server's clock (one host; tests).
+pub struct SameClock;
+
+impl Clocks for SameClock {
+    fn offset_for(&self, _: &Stream) -> i64 {
+        0
+    }
+    fn bound_us(&self) -> Option<i64> {
+        None
+    }
+}
 
 /// One step of the path: a span name of one process, or a kind of wait.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -108,36 +139,33 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
 }
 
 /// A pass's critical path, or why there is none.
-pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), PathError> {
-    graph::fits(data.streams.iter().map(|st| st.spans.len()).sum())?;
-    let (t0, t1) = evaluated(data)?;
-    let g = graph::build(&data.streams, align, t0, t1);
-    measured(g, t0, align, data)
+pub fn critical_path(streams: &[Stream], pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, CriticalPath), PathError> {
+    graph::fits(streams.iter().map(|st| st.spans.len()).sum())?;
+    let (t0, t1) = evaluated(pass.run)?;
+    let g = graph::build(streams, align, t0, t1);
+    measured(g, t0, align, pass)
 }
 
 /// As [`critical_path`], for a caller done with the spans: they are
 /// dropped as soon as the graph has what it needs of them, so the walk
-/// does not hold them too (at 4.5M spans, 500 MB less at the peak). The
-/// pass comes back without its streams.
-pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), PathError>) {
-    let path = graph_owned(&mut data, align).and_then(|(g, t0)| measured(g, t0, align, &data));
-    (data, path)
+/// does not hold them too (at 4.5M spans, 500 MB less at the peak).
+pub fn critical_path_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, CriticalPath), PathError> {
+    graph_owned(streams, pass, align).and_then(|(g, t0)| measured(g, t0, align, pass))
 }
 
 /// The graph of the evaluated window, the pass's streams given up to it
-/// (taken even when the window is unknown); with the window's start.
-fn graph_owned(data: &mut PassData, align: &Alignment) -> Result<(Graph, i64), PathError> {
-    let streams = std::mem::take(&mut data.streams);
+/// (dropped even when the window is unknown); with the window's start.
+fn graph_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, i64), PathError> {
     graph::fits(streams.iter().map(|st| st.spans.len()).sum())?;
-    let (t0, t1) = evaluated(data)?;
+    let (t0, t1) = evaluated(pass.run)?;
     let g = graph::build_owned(streams, align, t0, t1);
-    crate::phase("path: graph built");
+    evalbench_host::phase::phase("path: graph built");
     Ok((g, t0))
 }
 
 /// The evaluated window, server clock: the evaluate request and its end.
-fn evaluated(data: &PassData) -> Result<(i64, i64), PathError> {
-    let run = data.run.as_ref().ok_or(PathError::NoRun)?;
+fn evaluated(run: Option<&RunInfo>) -> Result<(i64, i64), PathError> {
+    let run = run.ok_or(PathError::NoRun)?;
     let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or(PathError::NoWindow)?;
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(PathError::NotADuration(secs));
@@ -148,9 +176,9 @@ fn evaluated(data: &PassData) -> Result<(i64, i64), PathError> {
 }
 
 /// The path through the measured graph, the database's stretches carved
-/// out of the server's (`data` gives pg.pcap; its streams are not read).
-fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Graph, CriticalPath), PathError> {
-    let (refiner, note) = database::Refiner::new(data);
+/// out of the server's (from the pass's pg.pcap).
+fn measured(g: Graph, t0: i64, align: &dyn Clocks, pass: Pass<'_>) -> Result<(Graph, CriticalPath), PathError> {
+    let (refiner, note) = database::Refiner::new(pass);
     measured_with(g, t0, align, refiner, note)
 }
 
@@ -158,7 +186,7 @@ fn measured(g: Graph, t0: i64, align: &Alignment, data: &PassData) -> Result<(Gr
 fn measured_with(
     g: Graph,
     t0: i64,
-    align: &Alignment,
+    align: &dyn Clocks,
     mut refiner: database::Refiner,
     note: Option<String>,
 ) -> Result<(Graph, CriticalPath), PathError> {
@@ -197,10 +225,10 @@ fn give_back_freed() {
 /// As [`critical_path_owned`], for a caller that wants the steps alone:
 /// no segment is kept (at 4.5M spans the path has 2.2M, 140 MB), each is
 /// added to its step as the walk finds it.
-pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, PathError> {
-    let (g, t0) = graph_owned(&mut data, align)?;
+pub fn critical_steps_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<Vec<PathStep>, PathError> {
+    let (g, t0) = graph_owned(streams, pass, align)?;
     let own = g.own_us();
-    let (mut refiner, _) = database::Refiner::new(&data);
+    let (mut refiner, _) = database::Refiner::new(pass);
     let mut by = Tally::new();
     let to_us = g.walk_measured_each(t0, &mut |seg| refiner.split(seg, &mut |s| tally(&mut by, &s)))?;
     Ok(g.steps_of_tally(by, to_us.saturating_sub(t0), &refiner.db, &own))
@@ -253,7 +281,7 @@ impl Graph {
                 let own_us = match process.as_deref() {
                     Some(POSTGRES) => db.statements.get(&*name).map(|&o| o.max(on)),
                     Some(p) => step_of.get(&(p, &*name)).map(|&i| {
-                        let carved = if p == crate::align::SERVER { db.carved.get(&*name).copied().unwrap_or(0) } else { 0 };
+                        let carved = if p == evalbench_bundle::layout::SERVER { db.carved.get(&*name).copied().unwrap_or(0) } else { 0 };
                         (own[i] - carved).max(on)
                     }),
                     None => None,

@@ -14,7 +14,7 @@ use evalbench_bundle::Stream;
 
 use super::prepare::{prepare, prepare_owned, Prepared};
 use super::Label;
-use crate::Alignment;
+use crate::Clocks;
 
 pub use super::nested::Nested;
 pub use super::nodes::{Edge, Flat, Kind, Node, SpanId, StreamId, NONE};
@@ -188,7 +188,7 @@ pub fn fits(spans: usize) -> Result<(), super::PathError> {
 
 /// Builds the graph of the spans in `streams` for the evaluation from `t0`
 /// to `t1` (server clock).
-pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
+pub fn build(streams: &[Stream], align: &dyn Clocks, t0: i64, t1: i64) -> Graph {
     edges(prepare(streams, align), t0, t1)
 }
 
@@ -196,19 +196,19 @@ pub fn build(streams: &[Stream], align: &Alignment, t0: i64, t1: i64) -> Graph {
 /// hand-offs' fields taken out: the loaded streams and the flattened
 /// spans are never all held side by side, and the edges, and their sorts'
 /// scratch, are made without the loaded spans beside them.
-pub fn build_owned(mut streams: Vec<Stream>, align: &Alignment, t0: i64, t1: i64) -> Graph {
+pub fn build_owned(mut streams: Vec<Stream>, align: &dyn Clocks, t0: i64, t1: i64) -> Graph {
     // Only the hand-offs' fields are read (job, kind, queue_wait_us): the
     // rest of the text goes first, a third of the spans' memory.
     for st in &mut streams {
         st.keep_text(reads_fields);
     }
     let p = prepare_owned(streams, align);
-    crate::phase("path: spans flattened");
+    evalbench_host::phase::phase("path: spans flattened");
     edges(p, t0, t1)
 }
 
 /// The span names whose fields the graph reads: the hand-offs'.
-pub(crate) fn reads_fields(name: &str) -> bool {
+pub fn reads_fields(name: &str) -> bool {
     MESSAGES.iter().any(|m| m.0 == name || m.1 == name) || WAITS_ON.iter().any(|w| w.0 == name || w.1 == name)
 }
 

@@ -4,7 +4,6 @@
 use evalbench_bundle::{Span, Stream};
 
 use super::graph;
-use crate::Alignment;
 
 /// A span as a test writes it: (id, parent, name, start, end, fields).
 type Line<'a> = (u64, Option<u64>, &'a str, i64, i64, &'a str);
@@ -52,8 +51,8 @@ pub(super) fn on_path(p: &super::CriticalPath, label: &str) -> i64 {
 #[test]
 fn a_hand_off_across_processes_is_followed() {
     let streams = pipeline(0);
-    let g = graph::build(&streams, &Alignment::default(), 0, 95);
-    let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
+    let g = graph::build(&streams, &crate::SameClock, 0, 95);
+    let p = g.path(0, &|_| 1.0, &crate::SameClock).unwrap();
     assert_eq!(p.total_us, 95);
     assert_eq!(p.to_us, 95);
     let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name().to_string(), s.from_us, s.to_us)).collect();
@@ -78,16 +77,16 @@ fn a_hand_off_across_processes_is_followed() {
 #[test]
 fn the_schedule_reproduces_the_pass_and_whatif_shortens_it() {
     let streams = pipeline(100);
-    let g = graph::build(&streams, &Alignment::default(), 0, 195);
+    let g = graph::build(&streams, &crate::SameClock, 0, 195);
     let t = g.schedule(&|_| 1.0).unwrap();
     assert_eq!(t, times(&g), "measured weights give measured times");
     // The job's own time halved: 155 µs on the path become 77.5.
     let job: Vec<u32> = g.select("worker:job");
-    let faster = g.path(0, &|s| if job.contains(&s) { 0.5 } else { 1.0 }, &Alignment::default()).unwrap();
+    let faster = g.path(0, &|s| if job.contains(&s) { 0.5 } else { 1.0 }, &crate::SameClock).unwrap();
     assert_eq!(faster.total_us, 195 - 155 + 78, "{:?}", faster.segments);
     // The heartbeat is not on the path: halving it changes nothing.
     let hb = g.select("heartbeat");
-    assert_eq!(g.path(0, &|s| if hb.contains(&s) { 0.5 } else { 1.0 }, &Alignment::default()).unwrap().total_us, 195);
+    assert_eq!(g.path(0, &|s| if hb.contains(&s) { 0.5 } else { 1.0 }, &crate::SameClock).unwrap().total_us, 195);
 }
 
 #[test]
@@ -104,8 +103,8 @@ fn a_queue_at_the_receiver_binds_to_the_span_before_it() {
         ),
         stream("worker", &[(1, None, "job", 6, 31, r#"{"job":"j"}"#), (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#)]),
     ];
-    let g = graph::build(&streams, &Alignment::default(), 0, 70);
-    let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
+    let g = graph::build(&streams, &crate::SameClock, 0, 70);
+    let p = g.path(0, &|_| 1.0, &crate::SameClock).unwrap();
     assert_eq!(p.total_us, 70);
     assert_eq!(on_path(&p, "server busy"), 50);
     assert_eq!(on_path(&p, "worker job"), 0, "the report was not what the event waited for");
@@ -132,9 +131,9 @@ fn a_queue_nothing_in_its_process_explains_is_no_cue_for_another_process() {
             ],
         ),
     ];
-    let g = graph::build(&streams, &Alignment::default(), 0, 60);
+    let g = graph::build(&streams, &crate::SameClock, 0, 60);
     assert_eq!(g.schedule(&|_| 1.0).unwrap(), times(&g), "measured weights give measured times");
-    let p = g.path(0, &|_| 1.0, &Alignment::default()).unwrap();
+    let p = g.path(0, &|_| 1.0, &crate::SameClock).unwrap();
     assert_eq!(p.total_us, 60);
     assert_eq!(on_path(&p, "worker upload_logs"), 0, "{:?}", p.segments);
     assert!(on_path(&p, "worker job") > 0, "{:?}", p.segments);
@@ -143,9 +142,9 @@ fn a_queue_nothing_in_its_process_explains_is_no_cue_for_another_process() {
     // The job 10 µs faster: the event comes 10 µs sooner, the queue as measured.
     let job = g.select("worker:job");
     let k = 1.0 - 10.0 / 23.0;
-    assert_eq!(g.path(0, &|s| if job.contains(&s) { k } else { 1.0 }, &Alignment::default()).unwrap().total_us, 50);
+    assert_eq!(g.path(0, &|s| if job.contains(&s) { k } else { 1.0 }, &crate::SameClock).unwrap().total_us, 50);
     let up = g.select("upload_logs");
-    assert_eq!(g.path(0, &|s| if up.contains(&s) { 0.5 } else { 1.0 }, &Alignment::default()).unwrap().total_us, 60);
+    assert_eq!(g.path(0, &|s| if up.contains(&s) { 0.5 } else { 1.0 }, &crate::SameClock).unwrap().total_us, 60);
 }
 
 /// A small seeded generator (no dependency for a test's randomness).
@@ -189,8 +188,8 @@ fn random_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
 fn random_pipelines_tile_the_window() {
     for seed in 0..200u64 {
         let (streams, t0, t1) = random_pipeline(seed);
-        let g = graph::build(&streams, &Alignment::default(), t0, t1);
-        let p = g.path(t0, &|_| 1.0, &Alignment::default()).unwrap();
+        let g = graph::build(&streams, &crate::SameClock, t0, t1);
+        let p = g.path(t0, &|_| 1.0, &crate::SameClock).unwrap();
         assert_eq!(g.schedule(&|_| 1.0).unwrap(), times(&g), "seed {seed}: measured weights give measured times");
         assert_eq!(p.to_us, t1, "seed {seed}");
         assert_eq!(p.total_us, t1 - t0, "seed {seed}: {:?}", p.segments);
@@ -237,13 +236,13 @@ fn hostile_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
 fn hostile_nesting_never_panics_and_what_it_gives_still_tiles() {
     for seed in 0..300u64 {
         let (streams, t0, t1) = hostile_pipeline(seed);
-        let g = graph::build(&streams, &Alignment::default(), t0, t1);
-        if let Ok(p) = g.path(t0, &|_| 1.0, &Alignment::default()) {
+        let g = graph::build(&streams, &crate::SameClock, t0, t1);
+        if let Ok(p) = g.path(t0, &|_| 1.0, &crate::SameClock) {
             assert_eq!(p.total_us, p.to_us - t0, "seed {seed}: {:?}", p.segments);
             for w in p.segments.windows(2) {
                 assert_eq!(w[0].to_us, w[1].from_us, "seed {seed}");
             }
-            let _ = g.path(t0, &|_| 0.5, &Alignment::default());
+            let _ = g.path(t0, &|_| 0.5, &crate::SameClock);
         }
     }
 }
@@ -357,9 +356,9 @@ fn extreme_timestamps_never_overflow() {
             streams.push(st);
         }
         let (t0, t1) = (extremes[r.next(7) as usize], extremes[r.next(7) as usize]);
-        let g = graph::build(&streams, &Alignment::default(), t0, t1);
-        let _ = g.path(t0, &|_| 1.0, &Alignment::default());
-        let _ = g.path(t0, &|_| 0.5, &Alignment::default());
+        let g = graph::build(&streams, &crate::SameClock, t0, t1);
+        let _ = g.path(t0, &|_| 1.0, &crate::SameClock);
+        let _ = g.path(t0, &|_| 0.5, &crate::SameClock);
         let _ = g.own_us();
     }
 }
@@ -379,7 +378,7 @@ fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
     let mut fast = 0;
     for seed in 0..300u64 {
         for (hostile, (streams, t0, t1)) in [(false, random_pipeline(seed)), (true, hostile_pipeline(seed))] {
-            let g = graph::build(&streams, &Alignment::default(), t0, t1);
+            let g = graph::build(&streams, &crate::SameClock, t0, t1);
             assert!(hostile || g.measured_is_time(), "seed {seed}: a well-nested pipeline reads its times from the spans");
             fast += usize::from(hostile && g.measured_is_time());
             assert_eq!(walk(&g, t0, true), walk(&g, t0, false), "seed {seed}, hostile {hostile}");
@@ -444,7 +443,7 @@ fn a_stream_given_up_in_chunks_flattens_as_one_held_whole() {
         streams.push(st);
     }
     let flat = |f: &graph::Flat| (f.start, f.end, f.step(), f.up(), f.remote(), f.server());
-    let a = Alignment::default();
+    let a = crate::SameClock;
     let whole = super::prepare::prepare(&streams, &a);
     let chunked = super::prepare::prepare_owned(streams, &a);
     assert_eq!(whole.spans.len(), 2 * n as usize);

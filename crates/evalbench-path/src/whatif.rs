@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{CriticalPath, Graph, PathError, PathStep, Shorten, POSTGRES};
-use crate::Alignment;
+use crate::Clocks;
 
 pub const ASSUMPTION: &str = "a prediction, not a measurement: each named step's time, as the path table counts it (a span's own time \
 less the PostgreSQL round trips inside it, which are the statements'), is shortened by the given share in every instance; \
@@ -109,7 +109,7 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
         let sel = select(g, name);
         if sel.is_empty() {
             let labels = every_label(g);
-            let near = crate::suggest::nearest(name, &labels.iter().map(String::as_str).collect::<Vec<_>>());
+            let near = evalbench_bundle::suggest::nearest(name, &labels.iter().map(String::as_str).collect::<Vec<_>>());
             return Err(PathError::NoSuchStep { name: name.clone(), near: near.into_iter().map(|n| n.to_string()).collect() });
         }
         let matched = sel.apply(g, 1.0 - pct / 100.0, &mut sh);
@@ -119,7 +119,7 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
 }
 
 /// The pass predicted with `faster` applied.
-pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &Alignment) -> Result<WhatIf, PathError> {
+pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &dyn Clocks) -> Result<WhatIf, PathError> {
     let (sh, out) = shorten(g, faster)?;
     let p = g.path_by(measured.from_us, &sh, align)?;
     let measured_s = evalbench_bundle::num::s(measured.to_us.saturating_sub(measured.from_us) as f64 / 1e6);
@@ -136,30 +136,6 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
         critical_next,
         assumption: ASSUMPTION,
     })
-}
-
-/// A prediction made on each run of a pass, on its own path: one run is
-/// a detail of the measurement, as its evaluated seconds are.
-#[derive(Debug, Clone, Serialize)]
-pub struct OverRuns {
-    pub runs: usize,
-    pub measured_s: crate::spread::Spread,
-    pub predicted_s: crate::spread::Spread,
-    /// Measured less predicted, per run.
-    pub saved_ms: crate::spread::Spread,
-}
-
-impl OverRuns {
-    /// From each run's prediction.
-    pub fn of(each: &[WhatIf]) -> OverRuns {
-        let v = |f: &dyn Fn(&WhatIf) -> f64, places: i32| crate::spread::spread(&each.iter().map(f).collect::<Vec<_>>()).rounded(places);
-        OverRuns {
-            runs: each.len(),
-            measured_s: v(&|w| w.measured_s, 6),
-            predicted_s: v(&|w| w.predicted_s, 6),
-            saved_ms: v(&|w| (w.measured_s - w.predicted_s) * 1e3, 3),
-        }
-    }
 }
 
 /// For the report: what 10% and 50% faster would buy, for the top steps

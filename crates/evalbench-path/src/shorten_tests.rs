@@ -3,15 +3,14 @@
 
 use super::graph;
 use super::tests::{on_path, pipeline};
-use crate::Alignment;
 
 /// The hand-off pipeline with the server's statements in flight: two
 /// inside `job_event` (on the path) and one inside `tick` (off it).
 fn with_statements() -> (graph::Graph, super::CriticalPath) {
-    let g = graph::build(&pipeline(0), &Alignment::default(), 0, 95);
+    let g = graph::build(&pipeline(0), &crate::SameClock, 0, 95);
     let s = |n: &str| super::Label::new(Some(super::POSTGRES), n);
     let trips = vec![(22, 26, s("SELECT a")), (78, 86, s("SELECT a")), (88, 90, s("UPDATE b"))];
-    super::measured_with(g, 0, &Alignment::default(), super::database::Refiner::of(trips), None).unwrap()
+    super::measured_with(g, 0, &crate::SameClock, super::database::Refiner::of(trips), None).unwrap()
 }
 
 #[test]
@@ -22,7 +21,7 @@ fn what_is_shortened_is_the_steps_time_as_the_table_counts_it() {
     assert_eq!((on_path(&p, "server job_event"), on_path(&p, "postgres SELECT a"), on_path(&p, "postgres UPDATE b")), (10, 8, 2));
     let a = p.steps.iter().find(|s| s.label() == "postgres SELECT a").unwrap();
     assert_eq!(a.own_us, Some(12), "4 µs of it were inside tick, off the path");
-    let al = Alignment::default();
+    let al = crate::SameClock;
     let predict = |name: &str, pct: f64| super::whatif::whatif(&g, &p, &[(name.to_string(), pct)], &al).unwrap();
     // Half of job_event's own 10 µs, not half of its 20.
     let w = predict("server job_event", 50.0);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use evalbench_bundle::layout;
 
 use super::{Label, Segment};
-use crate::PassData;
+use crate::Pass;
 
 /// The process name database stretches get.
 pub const POSTGRES: &str = "postgres";
@@ -25,12 +25,12 @@ pub(super) type Trip = (i64, i64, Arc<Label>);
 pub(super) type Piece<'a> = dyn FnMut(i64, i64, Option<&Arc<Label>>) + 'a;
 
 /// The round trips by start; None without pg.pcap.
-fn executions(data: &PassData) -> Option<Result<Vec<Trip>, String>> {
-    let file = data.dir.join(layout::PG_PCAP);
+fn executions(pass: Pass<'_>) -> Option<Result<Vec<Trip>, String>> {
+    let file = pass.dir.join(layout::PG_PCAP);
     if !file.is_file() {
         return None;
     }
-    let port = data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.capture_ports.as_ref()).map(|p| p.pg);
+    let port = pass.run.and_then(|r| r.runner.as_ref()).and_then(|r| r.capture_ports.as_ref()).map(|p| p.pg);
     let mut names: HashMap<Arc<str>, Arc<Label>> = HashMap::new();
     let mut out = Vec::new();
     let r = evalbench_decode::pg::decode_file(&file, port, &mut |e| {
@@ -133,8 +133,8 @@ pub(super) struct Refiner {
 
 impl Refiner {
     /// With a note when pg.pcap could not be read (then nothing is split).
-    pub fn new(data: &PassData) -> (Refiner, Option<String>) {
-        let (ex, note) = match executions(data) {
+    pub fn new(pass: Pass<'_>) -> (Refiner, Option<String>) {
+        let (ex, note) = match executions(pass) {
             None => (Vec::new(), None),
             Some(Err(e)) => (Vec::new(), Some(format!("pg.pcap: {e}; database time stays in the server's spans"))),
             Some(Ok(ex)) => (ex, None),
@@ -153,7 +153,7 @@ impl Refiner {
 
     /// `s`, or the pieces of a server stretch: the statements in flight and the server's own time between them.
     pub fn split(&mut self, s: Segment, out: &mut dyn FnMut(Segment)) {
-        if self.trips.is_empty() || s.process() != Some(crate::align::SERVER) {
+        if self.trips.is_empty() || s.process() != Some(evalbench_bundle::layout::SERVER) {
             out(s);
             return;
         }

@@ -2,7 +2,7 @@
 //! lacks, the nearest names it has. `whatif --pass cold` answered with a
 //! list of 66 pass names; a pass's 32 runs are one name here, shown once.
 
-use evalbench_bundle::layout;
+use crate::layout;
 
 /// Up to three of `names` nearest to `typed`: those it begins or that
 /// contain it first, then by Jaro-Winkler similarity (at least 0.75).

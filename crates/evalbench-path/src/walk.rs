@@ -4,7 +4,7 @@
 
 use super::graph::{self, Kind, Node};
 use super::{CriticalPath, Graph, PathError, PathStep, Segment, Shorten};
-use crate::Alignment;
+use crate::Clocks;
 
 impl Graph {
     /// The nodes in an order where every edge runs forward, found once: the
@@ -108,14 +108,14 @@ impl Graph {
     /// The path to the end under `factor`, from `t0` on.
     /// (Tests' shorthand; callers shorten with [`Graph::path_by`].)
     #[cfg(test)]
-    pub(crate) fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &Alignment) -> Result<CriticalPath, PathError> {
+    pub(crate) fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &dyn Clocks) -> Result<CriticalPath, PathError> {
         self.path_by(t0, &Shorten::steps(self, factor), align)
     }
 
     /// The path to the end with what `sh` shortens, from `t0` on: its
     /// server stretches split where statements were in flight, as the
     /// measured path's are, so that its steps read like the table's.
-    pub fn path_by(&self, t0: i64, sh: &Shorten, align: &Alignment) -> Result<CriticalPath, PathError> {
+    pub fn path_by(&self, t0: i64, sh: &Shorten, align: &dyn Clocks) -> Result<CriticalPath, PathError> {
         let own = self.own_us();
         let mut segs = Vec::new();
         let to_us = self.walk_each(t0, sh, &mut |s| segs.push(s))?;
@@ -128,7 +128,7 @@ impl Graph {
     /// when the path ends.
     pub(super) fn walk_each(&self, t0: i64, sh: &Shorten, each: &mut dyn FnMut(Segment)) -> Result<i64, PathError> {
         let t = self.schedule_by(sh).ok_or(PathError::Cycle)?;
-        crate::phase("path: scheduled");
+        evalbench_host::phase::phase("path: scheduled");
         Ok(self.walk_times(t0, sh, &|v| t[v.index()], true, each))
     }
 
@@ -138,7 +138,7 @@ impl Graph {
     /// the spans, without the schedule (16 bytes a span) or its order (8).
     pub(super) fn walk_measured_each(&self, t0: i64, each: &mut dyn FnMut(Segment)) -> Result<i64, PathError> {
         if self.measured_is_time() {
-            crate::phase("path: measured times");
+            evalbench_host::phase::phase("path: measured times");
             return Ok(self.walk_times(t0, &Shorten::none(self), &|v| self.time(v), false, each));
         }
         let t = self.schedule_by(&Shorten::none(self)).ok_or(PathError::Cycle)?;
@@ -232,11 +232,11 @@ impl Graph {
         to_us: i64,
         segments: Vec<Segment>,
         steps: Vec<PathStep>,
-        align: &Alignment,
+        align: &dyn Clocks,
         note: Option<String>,
     ) -> CriticalPath {
         let total_us = segments.iter().fold(0i64, |a, s| a.saturating_add(s.to_us.saturating_sub(s.from_us)));
-        let bound_us = align.hosts.iter().filter_map(|h| h.bound_us).max();
+        let bound_us = align.bound_us();
         CriticalPath { from_us: t0, to_us, total_us, bound_us, steps, segments, note }
     }
 

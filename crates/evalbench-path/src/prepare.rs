@@ -15,7 +15,7 @@ use evalbench_bundle::{Span, Stream};
 use super::graph::{wait_id, MESSAGES, WAITS_ON, WAIT_BEFORE, WAIT_IDLE, WAIT_STATUS};
 use super::nested::Sent;
 use super::nodes::{Flat, SpanId, NONE};
-use crate::Alignment;
+use crate::Clocks;
 
 pub(super) struct Prepared {
     pub spans: Vec<Flat>,
@@ -58,19 +58,19 @@ fn hand_off_names() -> Vec<&'static str> {
     names
 }
 
-pub(super) fn prepare(streams: &[Stream], align: &Alignment) -> Prepared {
+pub(super) fn prepare(streams: &[Stream], align: &dyn Clocks) -> Prepared {
     flatten(streams.iter().map(Held::Borrowed), streams.iter().map(|st| st.spans.len()).sum(), align)
 }
 
 /// [`prepare`], letting each stream go as it is flattened.
-pub(super) fn prepare_owned(streams: Vec<Stream>, align: &Alignment) -> Prepared {
+pub(super) fn prepare_owned(streams: Vec<Stream>, align: &dyn Clocks) -> Prepared {
     let spans = streams.iter().map(|st| st.spans.len()).sum();
     flatten(streams.into_iter().map(Held::Owned), spans, align)
 }
 
 /// Every stream flattened in turn, and each let go of as it is, where
 /// owned; `spans` of them in all.
-fn flatten<'a>(streams: impl IntoIterator<Item = Held<'a>>, spans: usize, align: &Alignment) -> Prepared {
+fn flatten<'a>(streams: impl IntoIterator<Item = Held<'a>>, spans: usize, align: &dyn Clocks) -> Prepared {
     // Sized once, and filled (so resident) only as the streams go.
     let mut f = Flattening::new(spans);
     for st in streams {
@@ -134,13 +134,13 @@ impl Flattening {
     /// time as they are flattened: at 4.5M spans the server's 3.1M beside
     /// the spans flattened so far were the path's peak. Its steps (in the
     /// order their names first occur) and its hand-offs are taken first.
-    fn add(&mut self, mut held: Held<'_>, align: &Alignment) {
+    fn add(&mut self, mut held: Held<'_>, align: &dyn Clocks) {
         let st = held.stream();
         let off = align.offset_for(st);
         let ids = IdMap::indices(st);
         let base = self.spans.len();
         let n = st.spans.len();
-        let server = st.process == crate::align::SERVER;
+        let server = st.process == evalbench_bundle::layout::SERVER;
         let mut name_step = vec![NONE; st.names.len()];
         for s in &st.spans {
             let k = s.name as usize;
@@ -269,5 +269,5 @@ fn hand_off(st: &Stream, s: &Span, g: SpanId, receiver: bool) -> HandOff {
     } else {
         (false, 0)
     };
-    HandOff { g, job: crate::align::job_key(st, s), eval_result, queue_wait_us }
+    HandOff { g, job: evalbench_bundle::spans::job_key(st, s), eval_result, queue_wait_us }
 }
