@@ -93,8 +93,7 @@ impl<R: std::io::BufRead> Periods<R> {
         let Ok(period) = std::str::from_utf8(&l[start..start + digits]).unwrap_or("").parse::<u64>() else { return };
         self.total = self.total.saturating_add(period);
         if self.event.is_none() {
-            let name = String::from_utf8_lossy(ev).trim_end_matches(':').split(':').next().unwrap_or("").to_string();
-            self.event = Some(name);
+            self.event = Some(event_name(ev));
         }
         self.line.drain(start..start + digits + 1);
     }
@@ -177,8 +176,13 @@ fn header_event(l: &[u8]) -> Option<String> {
     let start = colon + 2 + l[colon + 2..].iter().position(|b| *b != b' ')?;
     let len = l[start..].iter().take_while(|b| !b.is_ascii_whitespace()).count();
     let ev = &l[start..start + len];
-    let name = String::from_utf8_lossy(ev.strip_suffix(b":")?).split(':').next().unwrap_or("").to_string();
+    let name = event_name(ev.strip_suffix(b":")?);
     (!name.is_empty()).then_some(name)
+}
+
+/// An event token's name, as inferno takes it: before any `:modifier`.
+fn event_name(ev: &[u8]) -> String {
+    String::from_utf8_lossy(ev).split(':').next().unwrap_or("").to_string()
 }
 
 /// How far [`Periods::first_event`] reads ahead for a sample's header.
