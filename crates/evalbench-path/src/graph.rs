@@ -58,7 +58,7 @@ pub struct Graph {
     pub(super) origin_time: i64,
     pub(super) end_time: i64,
     /// Each node's predecessors, in the order the walk prefers them.
-    pub(super) edges: Edges,
+    pub(super) edges: Nested,
     pub(super) origin: Node,
     pub(super) end: Node,
     /// Where each stream's spans start among `spans`, and their end.
@@ -102,11 +102,7 @@ impl Graph {
 
     /// How many nodes: two a span, the origin and the end.
     pub fn nodes(&self) -> usize {
-        match &self.edges {
-            Edges::Nested(_) => 2 * self.spans.len() + 2,
-            #[cfg(test)]
-            Edges::Listed { pred_at, .. } => pred_at.len() - 1,
-        }
+        2 * self.spans.len() + 2
     }
 
     /// Node `to`'s predecessors, each with its measured weight, to `out`
@@ -114,29 +110,19 @@ impl Graph {
     /// (every edge that runs backwards is; its [`Edge::explicit`] is set).
     pub fn weighed_preds(&self, to: Node, out: &mut Vec<(Edge, i64)>) {
         out.clear();
-        match &self.edges {
-            #[cfg(test)]
-            Edges::Listed { pred_at, preds, explicit } => {
-                for i in pred_at[to.index()]..pred_at[to.index() + 1] {
-                    let e = preds[i as usize];
-                    let w = if e.explicit() { explicit.get(&i).copied().unwrap_or(0) } else { self.gap(e.from, to) };
-                    out.push((e, w));
+        self.edges.preds(&self.spans, self.origin, to, &mut |(mut e, given)| {
+            // An edge that runs backwards weighs nothing: kept apart, so
+            // that every edge weighed by its ends runs forward
+            // ([`Graph::schedule`] reads none of their starts).
+            let w = match given.or((self.time(to) < self.time(e.from)).then_some(0)) {
+                Some(w) => {
+                    e.set_explicit();
+                    w
                 }
-            }
-            Edges::Nested(n) => n.preds(&self.spans, self.origin, to, &mut |(mut e, given)| {
-                // An edge that runs backwards weighs nothing: kept apart, so
-                // that every edge weighed by its ends runs forward
-                // ([`Graph::schedule`] reads none of their starts).
-                let w = match given.or((self.time(to) < self.time(e.from)).then_some(0)) {
-                    Some(w) => {
-                        e.set_explicit();
-                        w
-                    }
-                    None => self.gap(e.from, to),
-                };
-                out.push((e, w));
-            }),
-        }
+                None => self.gap(e.from, to),
+            };
+            out.push((e, w));
+        });
     }
 
     /// The time from node `from` to node `to`, as measured; never negative.
@@ -145,20 +131,14 @@ impl Graph {
     }
 }
 
-/// Each node's predecessors, made from the spans' nesting when asked for:
-/// the one edge source of every graph of spans. The tests of the order's
-/// algorithm on arbitrary graphs, cycles among them (which spans make only
-/// from a hostile file), list theirs; no build but a test's has `Listed`.
-pub enum Edges {
-    Nested(Nested),
-    /// Per node, where its predecessors start in `preds` (CSR); the
-    /// weights of the edges marked [`Edge::explicit`], by their index there.
-    #[cfg(test)]
-    Listed {
-        pred_at: Vec<u32>,
-        preds: Vec<Edge>,
-        explicit: std::collections::HashMap<u32, i64>,
-    },
+/// The order reads a pass's graph by the spans' nesting, unweighed.
+impl crate::order::Predecessors for Graph {
+    fn nodes(&self) -> usize {
+        Graph::nodes(self)
+    }
+    fn each_pred(&self, v: Node, f: &mut dyn FnMut(Node)) {
+        self.edges.preds(&self.spans, self.origin, v, &mut |(e, _)| f(e.from));
+    }
 }
 
 pub(super) fn wait_id(waits: &mut Vec<String>, w: &str) -> u32 {
@@ -229,7 +209,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         waits,
         origin_time: t0.min(first),
         end_time: t1,
-        edges: Edges::Nested(nested),
+        edges: nested,
         origin,
         end: origin.next(),
         first_of_stream,

@@ -11,6 +11,7 @@ mod error;
 pub mod graph;
 mod nested;
 mod nodes;
+mod order;
 mod prepare;
 mod segment;
 pub mod shorten;

@@ -8,62 +8,16 @@ use crate::Clocks;
 
 impl Graph {
     /// The nodes in an order where every edge runs forward, found once: the
-    /// weights change between predictions, the edges do not. A depth-first
-    /// walk along the predecessors, each node placed after all of its own:
-    /// it needs a byte a node and a stack as deep as the longest chain of
-    /// waits, where Kahn's needed the successors' CSR, in-degrees and a
-    /// cursor beside the graph (36 bytes a span; 160 MB at 4.5M spans).
-    /// None when the spans' nesting has a cycle (a hostile file).
+    /// weights change between predictions, the edges do not
+    /// ([`crate::order::depth_first`]). None when the spans' nesting has a
+    /// cycle (a hostile file).
     fn order(&self) -> Option<&[Node]> {
         self.order
             .get_or_init(|| {
                 let mut order = Vec::with_capacity(self.nodes());
-                self.depth_first(&mut |v| order.push(v)).then_some(order)
+                crate::order::depth_first(self, &mut |v| order.push(v)).then_some(order)
             })
             .as_deref()
-    }
-
-    /// The depth-first walk of [`Graph::order`]: `place` hears each node
-    /// after all of its predecessors; false on a cycle.
-    fn depth_first(&self, place: &mut dyn FnMut(Node)) -> bool {
-        const NEW: u8 = 0;
-        const OPEN: u8 = 1;
-        const PLACED: u8 = 2;
-        let m = self.nodes();
-        let mut state = vec![NEW; m];
-        // The open nodes, each with where its predecessors still to visit
-        // start in `pending` (first to visit last).
-        let mut stack: Vec<(Node, u32)> = Vec::new();
-        let mut pending: Vec<Node> = Vec::new();
-        let mut preds = Vec::new();
-        let mut open = |v: Node, stack: &mut Vec<(Node, u32)>, pending: &mut Vec<Node>, state: &mut [u8]| {
-            state[v.index()] = OPEN;
-            // Fewer than 2^32: at most the edges of the nodes on the stack.
-            stack.push((v, pending.len() as u32));
-            self.weighed_preds(v, &mut preds);
-            pending.extend(preds.iter().rev().map(|(e, _)| e.from));
-        };
-        for root in (0..m).map(Node::at) {
-            if state[root.index()] != NEW {
-                continue;
-            }
-            open(root, &mut stack, &mut pending, &mut state);
-            while let Some(&(v, first)) = stack.last() {
-                if pending.len() > first as usize {
-                    let u = pending.pop().expect("more than the frame's start");
-                    match state[u.index()] {
-                        NEW => open(u, &mut stack, &mut pending, &mut state),
-                        OPEN => return false,
-                        _ => {}
-                    }
-                } else {
-                    state[v.index()] = PLACED;
-                    place(v);
-                    stack.pop();
-                }
-            }
-        }
-        true
     }
 
     /// Every node's earliest time with each span's own time scaled by
@@ -223,7 +177,7 @@ impl Graph {
                 return false;
             }
         }
-        self.depth_first(&mut |_| {})
+        crate::order::depth_first(self, &mut |_| {})
     }
 
     pub(super) fn assemble(
