@@ -1,5 +1,7 @@
 //! `evalbench run` end to end: four passes on the lab with every capture,
-//! then the bundle checked file by file.
+//! then the bundle checked file by file. The run is the main job's, made
+//! once and shared with tests/run_outputs.rs (common::shared): each test
+//! here reads it.
 
 mod common;
 
@@ -109,23 +111,12 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
 /// Runs a clean pass: the default, the main job's.
 const RUNS: usize = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
 
+/// Each pass whole: its run, phases, trace, path across the worker's
+/// skewed clock, and the captures of its kind.
 #[test]
 fn four_passes_on_the_lab_make_a_whole_bundle() {
-    let tmp = reachable_tmp("evalbench-run-test.");
-    let out = tmp.path().join("out");
-    let lab = tmp.path().join("lab");
-    let skew_ms = 800i64;
-    let res = evalbench()
-        .args(["run", "--out"])
-        .arg(&out)
-        .arg("--lab-dir")
-        .arg(&lab)
-        .args(["--worker-clock-skew-ms", &skew_ms.to_string()])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&res.stderr);
-    assert!(res.status.success(), "run failed: {stderr}");
-
+    let shared = shared::main_run();
+    let out = &shared.out;
     for pass in ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"] {
         let d = out.join(pass);
         let run = read_json(&d.join("run.json"));
@@ -152,13 +143,13 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
         // The critical path tiles the evaluated time, across an 800 ms skew.
         let path =
-            serde_json::from_slice::<serde_json::Value>(&run_ok(evalbench().args(["whatif", "--json", "--pass", pass]).arg(&out)).stdout).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&run_ok(evalbench().args(["whatif", "--json", "--pass", pass]).arg(out)).stdout).unwrap();
         let (total, bound) = (path["path"]["total_us"].as_i64().unwrap(), path["path"]["bound_us"].as_i64().unwrap_or(0));
         let evaluated = (run["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
         assert!((total - evaluated).abs() <= bound.max(1), "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs");
         let on_path = |p: &str, n: &str| path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == p && s["name"] == n);
         assert!(on_path("worker", "fetch_repository") || on_path("worker", "fetch_inputs"), "{pass}: the worker's fetch is on the path");
-        same_path_with_the_spans_given_up(&out, pass);
+        same_path_with_the_spans_given_up(out, pass);
         // Where pg.pcap was captured, the database's round trips are on the path by statement.
         let database = path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == "postgres" && s["on_path_us"].as_i64().unwrap() > 0);
         assert_eq!(database, pass.ends_with("-clean"), "{pass}: statements on the path where pg.pcap was captured");
@@ -194,6 +185,14 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
             assert!(!d.join("proto.pcap").exists());
         }
     }
+    shared.unchanged();
+}
+
+/// nix's statistics and profile of the cold evaluations, on nix's clock.
+#[test]
+fn nix_counts_and_profiles_the_cold_evaluations() {
+    let shared = shared::main_run();
+    let out = &shared.out;
     // nix's own statistics: as nix wrote them per evaluation, summed in
     // run.json; calls counted only where the pass is instrumented. A warm
     // pass is answered from the lab's eval cache: no nix evaluation at all.
@@ -263,33 +262,17 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     for pass in ["warm-clean", "warm-instrumented"] {
         assert!(read_json(&out.join(pass).join("run.json")).get("nix_stats").is_none(), "{pass}: answered from the cache");
     }
+    shared.unchanged();
+}
+
+/// Each clean pass's window, the worker's offset against the skew it was
+/// given, the default count of runs and the provenance of each.
+#[test]
+fn windows_offsets_and_provenance_are_each_runs() {
+    let shared = shared::main_run();
+    let out = &shared.out;
     let text = std::fs::read_to_string(out.join("summary.txt")).unwrap();
-    assert!(text.contains("nix's counters") && text.contains("nrFunctionCalls"), "{text}");
-    // A column per pass, its repeats in one: not 33 columns of the same count.
-    let calls_line = text.lines().find(|l| l.trim_start().starts_with("nrFunctionCalls")).unwrap();
-    assert!(calls_line.split_whitespace().count() <= 5 && text.contains(&format!("cold-clean x{RUNS}")), "{calls_line}");
-    assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
-    assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
-    // The answer first: each clean pass's runs as one measurement, no run's
-    // own section, short enough to read (issue 43's bounds for the main job).
-    let lines: Vec<&str> = text.lines().collect();
-    let runs = RUNS;
-    let at = lines.iter().position(|l| l.starts_with("== cold-clean")).unwrap();
-    assert!(at < 40 && lines[at].contains(&format!("{runs} runs, evaluated median")), "line {at}: {}", lines[at]);
-    assert!(
-        lines[at + 1].contains("runs in order")
-            && lines[at + 1].split("  (").next().unwrap().chars().filter(|c| ('▁'..='█').contains(c)).count() == runs,
-        "{}",
-        lines[at + 1]
-    );
-    assert!(lines.len() <= 200, "{} lines", lines.len());
-    let widest = lines.iter().map(|l| l.chars().count()).max().unwrap();
-    assert!(widest <= 160, "a line of {widest} characters");
-    assert!(!text.contains("== cold-clean.2") && !text.contains("span (by total time)"), "no run's own section");
-    let each = run_ok(evalbench().args(["summarize", "--quiet", "--no-trace", "--runs"]).arg(&out));
-    let each = String::from_utf8(each.stdout).unwrap();
-    assert!(each.contains(&format!("== cold-clean.{runs} (cold")) && each.contains("span (by total time)"), "summarize --runs: every run");
-    assert!(!std::fs::read_to_string(out.join("summary.txt")).unwrap().contains("== cold-clean.2"), "summary.txt is still the answer");
+    let skew_ms = shared::SKEW_MS;
     let summary = read_json(&out.join("summary.json"));
     for p in summary["passes"].as_array().unwrap() {
         let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
@@ -323,177 +306,7 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
     assert!(text.contains("workload   flake hello-flake (embedded); rev "), "{text}");
     // The window: nothing before the captures were armed or after the evaluation left EvaluatingDerivation counts.
     for pass in ["cold-clean", "warm-clean", "cold-clean.2"] {
-        check_window(&out, &summary, pass);
+        check_window(out, &summary, pass);
     }
-    let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    assert!(page.contains("What was measured") && page.contains("hello-flake (embedded)"), "provenance on the page");
-    assert!(
-        page.contains("uncertain in text or start (on a connection the capture joined after it began") && !page.contains("began before the capture)"),
-        "it is the server's pooled connections that began before the capture, not its statements"
-    );
-    assert!(page.contains("Pass warm-instrumented"));
-    // The runs as one measurement: per clean pass its runs in order and its
-    // median path, the median run in full, the other runs as rows.
-    let runs = RUNS;
-    assert!(page.len() <= 2 << 20, "the page is {} bytes", page.len());
-    assert!(page.contains(&format!("cold-clean: {runs} runs")) && page.contains(&format!("(median of {runs} runs)")), "a pass's runs as one");
-    let pass_sections = page.matches("<h2 id=\"pass-").count();
-    assert_eq!(pass_sections, 4, "one full section per pass, its median run's");
-    assert!(page.matches("cold-clean.2/trace.json").count() >= 1, "every run links its trace");
-    let t = std::time::Instant::now();
-    let work = tempfile::tempdir().unwrap();
-    let dom = common::browser::browse(&out.join("report/index.html"), work.path(), None).dom;
-    eprintln!("chromium loaded the report ({} bytes) in {:.2} s", page.len(), t.elapsed().as_secs_f64());
-    let chart = dom.split("evaluated seconds of each run, in run order").nth(1).and_then(|r| r.split("</svg>").next()).unwrap_or("");
-    assert_eq!(chart.matches("<circle").count(), runs, "a dot per run in the browser's DOM");
-    assert!(dom.contains("median critical path"), "the median path drawn");
-    assert!(page.contains("What a faster step would buy") && page.contains("runs on its own path (median and range)"), "predicted over the runs");
-    // whatif predicts on every run of the pass, each on its own path; a
-    // step is named as the path table prints it; a name typed wrong is met
-    // with the nearest ones.
-    let w: serde_json::Value =
-        serde_json::from_slice(&run_ok(evalbench().args(["whatif", "-q", "--json", "--faster", "eval resolve=50%"]).arg(&out)).stdout).unwrap();
-    let o = &w["over_runs"];
-    assert_eq!(o["runs"], runs as u64, "{o}");
-    let saved = |k: &str| o["saved_ms"][k].as_f64().unwrap();
-    assert!(saved("min") > 0.0 && saved("min") <= saved("median") && saved("median") <= saved("max"), "{o}");
-    assert!(o["predicted_s"]["median"].as_f64() < o["measured_s"]["median"].as_f64(), "{o}");
-    let typo = evalbench().args(["whatif", "-q", "--faster", "resolv=50"]).arg(&out).output().unwrap();
-    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean \"eval resolve\""), "{}", String::from_utf8_lossy(&typo.stderr));
-    // A PostgreSQL step and a server span, each named as the path table
-    // prints it: what is shortened is the step's time as the table counts
-    // it, so halving it saves at most half its time on the path (a server
-    // span's own time holds the round trips the table books under postgres).
-    let steps = w["path"]["steps"].as_array().unwrap().clone();
-    for process in ["postgres", "server"] {
-        let s = steps.iter().find(|s| s["process"] == process).unwrap_or_else(|| panic!("a {process} step on the path: {steps:?}"));
-        let label = format!("{process} {}", s["name"].as_str().unwrap());
-        let p: serde_json::Value =
-            serde_json::from_slice(&run_ok(evalbench().args(["whatif", "-q", "--json", "--faster", &format!("{label}=50")]).arg(&out)).stdout)
-                .unwrap();
-        let wi = &p["whatif"];
-        assert_eq!(wi["faster"][0]["matched"], serde_json::json!([label]), "{wi}");
-        let saved_us = (wi["measured_s"].as_f64().unwrap() - wi["predicted_s"].as_f64().unwrap()) * 1e6;
-        let half = s["on_path_us"].as_f64().unwrap() / 2.0;
-        // Each shortened stretch rounds to the microsecond.
-        assert!(saved_us > 0.0 && saved_us <= half + s["segments"].as_f64().unwrap() + 1.0, "{label}: saved {saved_us} µs of {half} µs: {wi}");
-        let predicted = wi["predicted"].as_array().unwrap();
-        assert!(predicted.iter().any(|s| s["process"] == "postgres"), "the predicted path names statements too: {predicted:?}");
-    }
-    let pass = evalbench().args(["whatif", "-q", "--pass", "cold"]).arg(&out).output().unwrap();
-    let said = String::from_utf8_lossy(&pass.stderr);
-    assert!(said.contains("did you mean cold-clean or cold-instrumented?") && said.len() < 400, "{said}");
-    assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
-    assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");
-    assert!(page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS");
-    assert!(page.contains("nix's profile") && page.contains("Call sites by self time") && page.contains("Attributes by function calls"));
-    let products = std::fs::read_to_string(out.join("nix-support/hydra-build-products")).unwrap();
-    let lines: Vec<&str> = products.lines().collect();
-    assert_eq!(lines.len(), 4);
-    for l in &lines {
-        let path = l.split_whitespace().nth(2).unwrap();
-        assert!(l.starts_with("file ") && Path::new(path).is_file(), "{l}");
-    }
-    // Hydra's metrics: evaluated seconds of each clean pass (as in run.json)
-    // and the eval subprocess's peak RSS from the CI's evaluation_metric.
-    let metrics = std::fs::read_to_string(out.join("nix-support/hydra-metrics")).unwrap();
-    // With repeats, the median over them (an even count: the mean of the middle two).
-    let middle = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
-    for pass in ["cold-clean", "warm-clean"] {
-        let runs: Vec<serde_json::Value> =
-            (1..=clean_runs).map(|k| read_json(&out.join(if k == 1 { pass.to_string() } else { format!("{pass}.{k}") }).join("run.json"))).collect();
-        let evaluated = middle(runs.iter().map(|r| r["evaluated_s"].as_f64().unwrap()).collect());
-        let want = format!("evalbench.{pass}.evaluated {evaluated:.6} s");
-        assert!(metrics.lines().any(|l| l == want), "{want:?} in {metrics}");
-        let rss = middle(runs.iter().map(|r| r["evaluation_metric"]["eval_peak_rss_kb"].as_f64().unwrap()).collect());
-        assert!(rss > 10_000.0, "an evaluator's peak RSS in KiB: {rss}");
-        assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.eval_peak_rss {rss:.0} KiB")), "{metrics}");
-    }
-    // The store's .drv files: only the flake's first evaluation can write
-    // them (none, where another test or run evaluated it before); every
-    // later run finds them. A first run that wrote is named in the summary.
-    // The warm-up runs (warmup/, out of every statistic) were evaluated first.
-    let mut evaluated: Vec<(i64, String, i64)> = [out.clone(), out.join("warmup")]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect::<Vec<_>>())
-        .filter_map(|d| {
-            let r = d.join("run.json").is_file().then(|| read_json(&d.join("run.json")))?;
-            let written = r["evaluation_metric"]["drvs_written"].as_i64().unwrap_or_else(|| panic!("{}: {r}", d.display()));
-            let name = d.strip_prefix(&out).ok()?.to_str()?.to_string();
-            Some((r["requested_us"].as_i64()?, name, written))
-        })
-        .collect();
-    assert!(evaluated.iter().any(|r| r.1 == "warmup/cold-clean"), "one warm-up run of each clean pass: {evaluated:?}");
-    evaluated.sort();
-    assert!(evaluated.iter().skip(1).all(|r| r.2 == 0), "only the first evaluation writes: {evaluated:?}");
-    if evaluated[0].2 > 0 && evaluated[0].1 == "cold-clean" {
-        assert!(text.contains(&format!("but cold-clean {}.", evaluated[0].2)), "{text}");
-    }
-    let calls = read_json(&out.join("cold-clean/run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
-    assert!(metrics.lines().any(|l| l == format!("evalbench.cold-clean.nix.nrFunctionCalls {calls} calls")), "{metrics}");
-    assert!(!metrics.contains("instrumented"), "timings of instrumented passes are not metrics: {metrics}");
-    // Plans beside their statement's clean-pass time: the bundle against
-    // itself has every statement's plan the same, and each planned
-    // statement that pg_stat_statements also saw carries its verdict.
-    let cmp: serde_json::Value = serde_json::from_slice(&run_ok(evalbench().args(["compare", "--json"]).arg(&out).arg(&out)).stdout).unwrap();
-    let inst = cmp["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-instrumented").unwrap();
-    let clean = cmp["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();
-    assert!(clean.get("plans").is_none(), "clean passes log no plans");
-    // compare says when the runs wrote unlike (here, the bundle against itself).
-    let cold: Vec<i64> = evaluated.iter().filter(|r| r.1 == "cold-clean" || r.1.starts_with("cold-clean.")).map(|r| r.2).collect();
-    assert_eq!(clean.get("store_writes").is_some(), cold.iter().any(|&c| c != cold[0]), "{cold:?}: {:?}", clean.get("store_writes"));
-    let stmts: Vec<&str> = clean["statements"].as_array().unwrap().iter().map(|r| r["what"].as_str().unwrap()).collect();
-    let plans = inst["plans"].as_array().unwrap();
-    assert!(plans.len() >= 20 && plans.iter().all(|p| p["change"] == "same"), "one bundle against itself");
-    let beside: Vec<&serde_json::Value> = plans.iter().filter(|p| stmts.contains(&p["statement"].as_str().unwrap())).collect();
-    assert!(beside.len() >= 10, "planned statements that pg_stat_statements saw in cold-clean: {}", beside.len());
-    assert!(beside.iter().all(|p| p["statement_verdict"]["kind"].is_string()), "each with its clean-pass verdict");
-    // Each decoder refuses a real file of another kind, exit 2, saying what it looks like.
-    let cc = out.join("cold-clean");
-    let ci = out.join("cold-instrumented");
-    let wrong: Vec<(&str, std::path::PathBuf, &str)> = vec![
-        ("perf", cc.join("pg.pcap"), "expected perf.data or the text of `perf script`, but this looks like a pcap capture"),
-        ("perf", cc.join("run.json"), "but this looks like JSON"),
-        ("nix-trace", cc.join("run.json"), "expected nix's function trace"),
-        ("nix-trace", ci.join("perf.data"), "this looks like perf.data"),
-        ("proto", cc.join("pg.pcap"), "expected WebSocket /proto traffic, but none of its"),
-        ("pg", cc.join("proto.pcap"), "expected PostgreSQL's wire protocol, but none of its"),
-        ("strace", cc.join("run.json"), "expected strace -ff output"),
-        ("pg", cc.join("run.json"), "pcap"),
-    ];
-    for (kind, file, expect) in wrong {
-        let r = evalbench().args(["decode", kind]).arg(&file).output().unwrap();
-        let err = String::from_utf8_lossy(&r.stderr);
-        assert_eq!(r.status.code(), Some(2), "decode {kind} {}: {err}", file.display());
-        assert!(err.contains(expect) && err.contains(&file.display().to_string()), "decode {kind} {}: {err}", file.display());
-        assert!(r.stdout.is_empty(), "decode {kind} {}: nothing on stdout", file.display());
-    }
-    // ... and reads its own.
-    for (kind, file) in
-        [("perf", ci.join("perf.data")), ("proto", cc.join("proto.pcap")), ("pg", cc.join("pg.pcap")), ("strace", ci.join("worker/strace"))]
-    {
-        run_ok(evalbench().args(["decode", kind]).arg(&file));
-    }
-    // A pass directory where a bundle is meant is named as one.
-    let r = evalbench().arg("summarize").arg(&cc).output().unwrap();
-    assert_eq!(r.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("this is one pass's directory"), "{}", String::from_utf8_lossy(&r.stderr));
-    // The archive is a whole bundle of its own.
-    run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("from-archive")).arg(out.join("evalbench.tar.gz")));
-    assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);
-    // The lab is gone.
-    let state = read_json(&lab.join("lab.json"));
-    assert!(state["server_pid"].is_null() && state["worker_pids"].as_array().unwrap().is_empty());
-    if let Some(ns) = state["net"]["server_ns"].as_str() {
-        assert!(!Path::new("/run/netns").join(ns).exists());
-    }
-    assert!(!lab.join("pg/data/postmaster.pid").exists());
+    shared.unchanged();
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod shared;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
