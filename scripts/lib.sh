@@ -117,36 +117,55 @@ need_lab() {
     need_pkg pgrep procps
 }
 
-# A second Nix for the evaluator's tests: Debian 13's nix 2.26, unpacked from
-# Debian's own packages into target/nix-2.26 (nothing installed system-wide)
-# and started through trixie's own loader by target/nix-2.26/bin/nix.
-# Idempotent: a nix that answers --version is kept.
+# The other nixes the evaluator's tests run under, each unpacked from
+# Debian's own packages into target/ (nothing installed system-wide) and
+# started through its release's own loader by target/<dir>/bin/nix:
+# - Debian 13's nix 2.26 (target/nix-2.26);
+# - Debian unstable's nix, 2.34 when this was written (target/nix-unstable):
+#   the Nix with an evaluation profiler of its own (Nix >= 2.30).
+# Idempotent: a nix that answers --version with the version asked is kept.
 NIX_SECOND_PACKAGES="nix-bin libc6 libstdc++6 libgcc-s1 libarchive13t64 libboost-context1.83.0 libcpuid17
  libcurl3t64-gnutls libgit2-1.9 liblowdown2 libssl3t64 libnghttp3-9 libngtcp2-16 libngtcp2-crypto-gnutls8
  libldap2 libmbedtls21 libmbedx509-7 libmbedcrypto16 libhttp-parser2.9 libssh2-1t64"
 need_second_nix() {
-    local d="$ROOT/target/nix-2.26"
-    if [ -x "$d/bin/nix" ] && "$d/bin/nix" --version 2>/dev/null | grep -q '2\.26'; then return 0; fi
-    say "fetching Debian 13's nix 2.26 into $d (Debian's packages, unpacked; nothing installed)"
+    fetch_debian_nix nix-2.26 trixie '2\.26' "$NIX_SECOND_PACKAGES"
+}
+need_unstable_nix() {
+    # Unstable's library packages change names as they move, so they are
+    # found from nix-bin's dependencies: every library, without the perl,
+    # PAM and installer ones nix's own binary does not load.
+    fetch_debian_nix nix-unstable sid '2\.(3[0-9]|[4-9][0-9])\.' closure
+}
+fetch_debian_nix() { # DIR SUITE VERSION-RE PACKAGES|closure
+    local d="$ROOT/target/$1" suite="$2" want="$3" packages="$4"
+    if [ -x "$d/bin/nix" ] && "$d/bin/nix" --version 2>/dev/null | grep -Eq "$want"; then return 0; fi
+    say "fetching Debian $suite's nix into $d (Debian's packages, unpacked; nothing installed)"
     rm -rf "$d" && mkdir -p "$d/apt/lists/partial" "$d/apt/cache/archives/partial" "$d/debs" "$d/root" "$d/bin"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" > "$d/apt/sources.list"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" > "$d/apt/sources.list"
     local apt=(-o Dir::Etc::SourceList="$d/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
                -o Dir::State::Lists="$d/apt/lists" -o Dir::Cache="$d/apt/cache" -o Debug::NoLocking=1
-               -o APT::Sandbox::User=root)
+               -o APT::Sandbox::User=root -o Dir::State::status=/dev/null)
     apt-get "${apt[@]}" -qq update
+    if [ "$packages" = closure ]; then
+        packages=$(apt-cache "${apt[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
+                       --no-breaks --no-replaces --no-enhances --no-pre-depends nix-bin \
+                   | grep -E '^(nix-bin|lib)' \
+                   | grep -vE 'perl|libpam|libsemanage|libdebian-installer|libdebconfclient|libnewt|libslang|libtextwrap|libaudit|libgdbm|libdb5' \
+                   | sort -u | tr '\n' ' ')
+    fi
     # shellcheck disable=SC2086
-    (cd "$d/debs" && apt-get "${apt[@]}" -qq download $NIX_SECOND_PACKAGES)
+    (cd "$d/debs" && apt-get "${apt[@]}" -qq download $packages)
     for p in "$d"/debs/*.deb; do dpkg-deb -x "$p" "$d/root"; done
     cat > "$d/bin/nix" <<'WRAP'
 #!/bin/sh
-# Debian 13's nix, unpacked beside the project, started through its own loader.
+# Debian's nix of another release, unpacked beside the project, started through its own loader.
 R="$(dirname "$(dirname "$(readlink -f "$0")")")/root"
 L="$R/usr/lib/x86_64-linux-gnu"
 exec "$L/ld-linux-x86-64.so.2" --library-path "$L:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu" "$R/usr/bin/nix" "$@"
 WRAP
     chmod +x "$d/bin/nix"
-    rm -rf "$d/apt"
-    "$d/bin/nix" --version
+    rm -rf "$d/apt" "$d/debs"
+    "$d/bin/nix" --version | grep -E "$want" || { echo "target/$1: not the nix asked for ($want)" >&2; return 1; }
 }
 
 # A real browser for the report's tests.

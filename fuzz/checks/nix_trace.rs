@@ -1,7 +1,8 @@
 //! Any bytes as a saved nix function trace or a Nix flamegraph profile
 //! (bundles and traces come from other machines): read as `decode
-//! nix-trace` reads them, never a panic; a fold's self times never exceed
-//! the traced time.
+//! nix-trace` and `decode nix-profile` read them, never a panic; a fold's
+//! self times never exceed the traced time, and a profile's ranks add up
+//! to its samples.
 
 /// The target's check on one input: returns, or panics on a finding.
 pub fn check(data: &[u8]) {
@@ -33,4 +34,21 @@ pub fn check(data: &[u8]) {
     let f = d.path().join("trace.txt");
     std::fs::write(&f, data).unwrap();
     let _ = evalbench_decode::nix_trace::read(&f, Some(8), None);
+    // As nix's own sampled profile: every sample is some stack's innermost
+    // frame, so the positions' and the functions' self samples add up to
+    // the samples (a frame with no position counts under no position).
+    if let Ok(p) = evalbench_decode::eval_profiler::read(&f, None) {
+        let summed: u64 = p.stacks.iter().map(|s| s.1).fold(0, u64::saturating_add);
+        assert_eq!(summed, p.samples);
+        let functions: u64 = p.by_function().iter().map(|r| r.self_samples).fold(0, u64::saturating_add);
+        if p.samples < u64::MAX / 2 {
+            assert_eq!(functions, p.samples, "every innermost frame has a function, or is an anonymous one");
+            for r in p.by_position().iter().chain(p.by_function().iter()) {
+                assert!(r.self_samples <= r.total_samples, "{r:?}");
+            }
+        }
+        for f in p.stacks.iter().flat_map(|s| s.0.iter()) {
+            let _ = evalbench_decode::eval_profiler::split_frame(f);
+        }
+    }
 }

@@ -144,8 +144,10 @@ fn source_name(file: &str, inputs: &Inputs) -> String {
         return inputs.name(file);
     }
     // Nix 2.26 names files of its own `«nix-internal»/call-flake.nix`, and none `«none»`.
+    // Nix 2.34 names a file in an input by the input's locked reference
+    // (`«path:…?narHash=…»/lib/default.nix`): named by its input where known.
     if (file.starts_with('/') || file.starts_with('«')) && !file.contains('\n') {
-        file.to_string()
+        inputs.name(file)
     } else {
         "(string)".to_string()
     }

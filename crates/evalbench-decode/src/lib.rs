@@ -4,6 +4,7 @@
 //! and reports what it could not read instead of guessing.
 
 pub mod error;
+pub mod eval_profiler;
 pub mod explain;
 pub mod framer;
 pub mod nix_profile;

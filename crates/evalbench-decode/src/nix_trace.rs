@@ -18,7 +18,6 @@
 //! their own; [`read`] reads both.
 
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::path::Path;
 
 use crate::error::DecodeError;
@@ -343,9 +342,6 @@ pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bund
     if !matches!(crate::sniff::looks_like(&head), "text" | "an empty file" | "nix's function trace (decode nix-trace)") {
         return Err(crate::sniff::wrong(path, expected, &head));
     }
-    let file = std::fs::File::open(path).map_err(DecodeError::io(path))?;
-    let mut r = std::io::BufReader::new(file);
-    let mut buf = Vec::new();
     let mut fold = match max_depth {
         Some(d) => Fold::with_max_depth(d),
         None => Fold::new(),
@@ -356,18 +352,7 @@ pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bund
     let mut sampled: Vec<(Vec<String>, u64)> = Vec::new();
     // Decided by the first line that is not empty.
     let mut kind: Option<Lines> = None;
-    let mut n = 0u64;
-    loop {
-        buf.clear();
-        if r.read_until(b'\n', &mut buf).map_err(DecodeError::io(path))? == 0 {
-            break;
-        }
-        n += 1;
-        let line = String::from_utf8_lossy(&buf);
-        let line = line.trim_end();
-        if line.is_empty() {
-            continue;
-        }
+    let n = crate::sniff::each_line(path, |n, line| {
         let is_trace = line.starts_with("function-trace ");
         let k = *kind.get_or_insert(if is_trace || line.rsplit_once(' ').is_none_or(|(_, c)| c.parse::<u64>().is_err()) {
             Lines::Trace
@@ -389,7 +374,8 @@ pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bund
             };
             sampled.push((stack.split(';').map(String::from).collect(), count));
         }
-    }
+        Ok(())
+    })?;
     // Text with lines, none of them a trace line: not nix's trace at all.
     if kind == Some(Lines::Trace) && fold.lines == 0 {
         return Err(DecodeError::format(

@@ -45,6 +45,27 @@ pub fn wrong(path: &Path, expected: &str, head: &[u8]) -> DecodeError {
     DecodeError::format(path.display().to_string(), "", format!("expected {expected}, but this looks like {}", looks_like(head)))
 }
 
+/// Each line of a text file that is not blank, with its number (from 1),
+/// trailing white space cut, to `each`; the number of lines read.
+pub fn each_line(path: &Path, mut each: impl FnMut(u64, &str) -> Result<(), DecodeError>) -> Result<u64, DecodeError> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(DecodeError::io(path))?;
+    let mut r = std::io::BufReader::new(file);
+    let (mut buf, mut n) = (Vec::new(), 0u64);
+    loop {
+        buf.clear();
+        if r.read_until(b'\n', &mut buf).map_err(DecodeError::io(path))? == 0 {
+            return Ok(n);
+        }
+        n += 1;
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end();
+        if !line.is_empty() {
+            each(n, line)?;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::looks_like;

@@ -139,7 +139,8 @@ fn lock(flake: &str) -> Result<(String, String, Option<String>), EvalError> {
     }
 }
 
-/// The flake's inputs by store path (`nix flake archive --json`), kept as
+/// The flake's inputs by store path (`nix flake archive --json`) and
+/// locked narHash (`nix flake metadata --json`), kept as
 /// `nix-inputs.json` beside the statistics. Asked in instrumented passes
 /// only: one more nix process is time a clean pass would count. None when
 /// nix cannot tell (the profile then names files by their path in the input).
@@ -159,7 +160,15 @@ pub fn flake_inputs(flake: &str) -> Result<Inputs, EvalError> {
     c.args(["flake", "archive", "--json", "--no-write-lock-file", flake]);
     let v: serde_json::Value =
         serde_json::from_str(&nix::output(c)?).map_err(|source| EvalError::Output { what: "nix flake archive --json", source })?;
-    Ok(Inputs::from_archive(&v))
+    // The locks' narHashes name positions that Nix 2.34 shows by locked
+    // reference; without them, such positions keep nix's own text.
+    let mut m = nix::command();
+    m.args(["flake", "metadata", "--json", "--no-write-lock-file", flake]);
+    let metadata = nix::output(m).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    Ok(match metadata {
+        Some(md) => Inputs::from_archive(&v).with_locks(&md),
+        None => Inputs::from_archive(&v),
+    })
 }
 
 fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, EvalError> {

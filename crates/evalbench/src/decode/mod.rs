@@ -6,6 +6,7 @@
 //! the summary.
 
 mod auto_explain;
+mod eval_profiler;
 mod nix_trace;
 mod perf;
 mod pg;
@@ -29,8 +30,11 @@ pub enum Kind {
     /// PostgreSQL log with auto_explain plans (text or JSON format).
     AutoExplain,
     /// nix's function trace (nix 2.8 `--trace-function-calls` on stderr), folded into self time per
-    /// stack of call sites; or Nix 2.30's `--eval-profiler flamegraph` stacks.
+    /// stack of call sites; or Nix 2.30's `--eval-profiler flamegraph` stacks as they are.
     NixTrace,
+    /// Nix ≥ 2.30's own sampled profile (`--eval-profiler flamegraph`, `--eval-profile-file`):
+    /// positions and functions ranked by samples; --json: each stack, summed.
+    NixProfile,
 }
 
 #[derive(clap::Args)]
@@ -51,7 +55,7 @@ pub struct Args {
     /// otherwise makes as many stacks as it is deep, each as long.
     #[arg(long, default_value_t = evalbench_decode::nix_trace::PROFILE_DEPTH)]
     pub max_depth: usize,
-    /// nix-trace: name positions by the input of this flake they are in (`alpha:lib/default.nix:1:3`),
+    /// nix-trace and nix-profile: name positions by the input of this flake they are in (`alpha:lib/default.nix:1:3`),
     /// as nix lists its inputs (`nix flake archive --json`). Without it, a nix-inputs.json beside
     /// the file (a pass's eval/) names them.
     #[arg(long, value_name = "DIR")]
@@ -90,6 +94,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Kind::Strace => drive(&strace::Strace, &a, &mut w)?,
         Kind::AutoExplain => drive(&auto_explain::AutoExplain, &a, &mut w)?,
         Kind::NixTrace => drive(&nix_trace::NixTrace, &a, &mut w)?,
+        Kind::NixProfile => drive(&eval_profiler::EvalProfiler, &a, &mut w)?,
         Kind::Perf => drive(&perf::Perf, &a, &mut w)?,
     }
     crate::done(w)?;

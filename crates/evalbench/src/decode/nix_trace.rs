@@ -30,7 +30,7 @@ pub enum Summary {
 
 /// The inputs that name a trace's positions: the flake's, asked of nix, or
 /// those kept beside the file.
-fn trace_inputs(a: &super::Args) -> anyhow::Result<Option<Inputs>> {
+pub(super) fn trace_inputs(a: &super::Args) -> anyhow::Result<Option<Inputs>> {
     use anyhow::Context;
     let Some(flake) = &a.flake else {
         let beside = a.file.with_file_name(file_name(NIX_INPUTS_JSON));

@@ -9,11 +9,12 @@ pub mod synthetic;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The nixes the evaluator's tests run under: the one on PATH (None), and
-/// Debian 13's nix 2.26, which scripts/test unpacks into target/nix-2.26.
-/// scripts/test names what it fetched in `EVALBENCH_TEST_NIXES` (paths,
-/// `:` between): each must be there and answer `--version`, or the test
-/// fails here; a bare `cargo test` uses target/nix-2.26 where it is.
+/// The nixes the evaluator's tests run under: the one on PATH (None),
+/// Debian 13's nix 2.26 and Debian unstable's (2.34), which scripts/test
+/// unpacks into target/nix-2.26 and target/nix-unstable. scripts/test
+/// names what it fetched in `EVALBENCH_TEST_NIXES` (paths, `:` between):
+/// each must be there and answer `--version`, or the test fails here; a
+/// bare `cargo test` uses those in target/ that are there.
 pub fn nixes() -> Vec<Option<std::path::PathBuf>> {
     let mut v = vec![None];
     match std::env::var_os("EVALBENCH_TEST_NIXES") {
@@ -28,13 +29,36 @@ pub fn nixes() -> Vec<Option<std::path::PathBuf>> {
             }
         }
         None => {
-            let second = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nix-2.26/bin/nix");
-            if second.is_file() {
-                v.push(Some(second));
+            for dir in ["nix-2.26", "nix-unstable"] {
+                let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target").join(dir).join("bin/nix");
+                if other.is_file() {
+                    v.push(Some(other));
+                }
             }
         }
     }
     v
+}
+
+/// A nix's version as `--version` gives it (`2.34.8`).
+pub fn nix_version(nix: &Option<std::path::PathBuf>) -> (u32, u32) {
+    let out = nix_command(nix).arg("--version").output().expect("nix runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.split_whitespace().last().unwrap_or("");
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+/// The nix with an evaluation profiler of its own (Nix >= 2.30): the one
+/// scripts/test fetches into target/nix-unstable. Its tests fail, never
+/// pass empty, without it.
+pub fn profiling_nix() -> std::path::PathBuf {
+    nixes().into_iter().flatten().find(|n| nix_version(&Some(n.clone())) >= (2, 30)).unwrap_or_else(|| {
+        panic!(
+            "no nix >= 2.30 among {:?}: scripts/test fetches Debian unstable's into target/nix-unstable (scripts/lib.sh, need_unstable_nix)",
+            nixes()
+        )
+    })
 }
 
 /// `cmd` running the lab with this nix (`EVALBENCH_NIX`), or the one on PATH.
