@@ -54,6 +54,9 @@ pub const NIX_INPUTS_JSON: &str = "eval/nix-inputs.json";
 pub const NIX_PROFILE_FOLDED: &str = "eval/nix-profile.folded";
 pub const NIX_PROFILE_JSON: &str = "eval/nix-profile.json";
 pub const NIX_FLAME_SVG: &str = "eval/nix-flame.svg";
+/// Instrumented passes with Nix >= 2.30: nix's own sampled profile
+/// (`--eval-profiler flamegraph`), its processes' files joined.
+pub const NIX_EVAL_PROFILER_FOLDED: &str = "eval/nix-eval-profiler.folded";
 /// A bundle path's last component: the name a file has inside its
 /// directory (`eval/nix-profile.json` -> `nix-profile.json`), for the
 /// writers that are handed that directory.

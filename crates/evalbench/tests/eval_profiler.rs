@@ -78,3 +78,50 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
     assert_eq!(wrong.status.code(), Some(2), "{said}");
     assert!(said.contains("looks like nix's function trace (decode nix-trace)") && said.contains(&trace.display().to_string()), "{said}");
 }
+
+/// The lab's evaluator asks a nix that has the profiler for its own
+/// sampled profile in an instrumented evaluation, beside the trace's:
+/// `eval/nix-eval-profiler.folded`, named by the inputs kept beside it.
+#[test]
+fn an_instrumented_evaluation_keeps_nix_s_own_profile_where_nix_has_one() {
+    const PACKAGES: &str = r#"{ outputs = { self }: let
+    fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2);
+    drv = name: v: derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" "echo ${toString v} > $out" ]; };
+  in { packages.x86_64-linux = { hot = drv "hot" (fib 24); cold = drv "cold" 1; }; };
+}
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let flake = tmp.path().join("flake");
+    std::fs::create_dir_all(&flake).unwrap();
+    std::fs::write(flake.join("flake.nix"), PACKAGES).unwrap();
+    for nix in [None, Some(profiling_nix())] {
+        let dir = tmp.path().join(if nix.is_some() { "sampled" } else { "default" });
+        let stats = dir.join("eval");
+        run_ok(
+            with_nix(&mut evalbench(), &nix)
+                .args(["lab", "eval", "--job", "t", "--nix-trace", "--flake"])
+                .arg(&flake)
+                .arg("--nix-stats-dir")
+                .arg(&stats)
+                .env("XDG_CACHE_HOME", dir.join("cache"))
+                .env("EVALBENCH_TRACE_DIR", dir.join("trace"))
+                .env("EVALBENCH_PROCESS", "eval"),
+        );
+        let kept = stats.join("nix-eval-profiler.folded");
+        assert!(stats.join("nix-profile.json").is_file(), "{nix:?}: the trace's profile, as before");
+        let left: Vec<_> =
+            std::fs::read_dir(&stats).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".part")).collect();
+        assert!(left.is_empty(), "{nix:?}: each process's file joined and removed: {left:?}");
+        let Some(n) = &nix else {
+            assert!(!kept.exists(), "nix {:?} has no eval profiler", nix_version(&None));
+            continue;
+        };
+        let decoded = run_ok(evalbench().args(["decode", "nix-profile", "--json"]).arg(&kept).env("EVALBENCH_NIX", n));
+        let last: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&decoded.stdout).lines().last().unwrap()).unwrap();
+        let s = &last["summary"];
+        assert!(s["samples"].as_u64().unwrap() >= 10, "{s}");
+        assert_eq!(s["by_function"][0]["name"], "fib", "{s}");
+        // Named by nix-inputs.json, kept beside it.
+        assert!(s["by_position"][0]["name"].as_str().unwrap().starts_with("self:flake.nix:2:"), "{s}");
+    }
+}

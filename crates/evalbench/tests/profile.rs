@@ -121,11 +121,21 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
     // evaluator's anonymous memory grew by: the whole resident set shrank
     // by 27 MiB inside `big` in two CI runs, as the kernel took back file
     // pages under the machine's memory pressure; anonymous pages stay.
-    let r = lab_eval_env(n, &m, &tmp.path().join("mem-run"), &[], &[("GC_DONT_GC", "1")]);
-    // Clean: no profile.
-    assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
-    let mut resolves: Vec<(String, i64)> = r
-        .spans
+    // The memory is read from /proc when a marker is read: where the reader
+    // fell behind until nix had exited (nix 2.34 on a loaded CI machine), no
+    // attribute has a reading, which is no measurement; evaluated again then.
+    let mut spans = Vec::new();
+    for attempt in 0..4 {
+        let r = lab_eval_env(n, &m, &tmp.path().join(format!("mem-run{attempt}")), &[], &[("GC_DONT_GC", "1")]);
+        // Clean: no profile.
+        assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
+        spans = r.spans;
+        if spans.iter().any(|s| s["name"] == "resolve" && s["fields"]["rss_delta_kb"].is_i64()) {
+            break;
+        }
+        eprintln!("{n:?}: evaluation {attempt}: no attribute's memory was read while nix ran");
+    }
+    let mut resolves: Vec<(String, i64)> = spans
         .iter()
         .filter(|s| s["name"] == "resolve")
         .map(|s| (s["fields"]["attr"].as_str().unwrap_or("").to_string(), s["fields"]["rss_delta_kb"].as_i64().unwrap_or(0)))

@@ -152,6 +152,8 @@ pub(super) struct Evaluator<'a> {
     pub count_calls: bool,
     /// ... and traces them (--trace-function-calls), folded as they come.
     pub profile: bool,
+    /// ... and, with Nix >= 2.30, asks nix for its own sampled profile.
+    pub sampled: bool,
     /// The flake's inputs, which name the profile's positions.
     pub inputs: &'a evalbench_bundle::inputs::Inputs,
     /// Recycle an evaluator whose RSS is past this after an attribute.
@@ -252,9 +254,12 @@ impl Evaluator<'_> {
         if self.profile {
             c.arg("--trace-function-calls");
         }
-        c.arg(format!("{}#packages.{SYSTEM}", self.source)).args(["--apply", &apply(self.shard, self.shards, from)]);
         // A recycled evaluator is killed and writes no statistics: each process has a file of its own.
         let stats_file = if segment == 0 { self.stats_file.to_path_buf() } else { self.stats_file.with_extension(format!("{segment}.json")) };
+        if self.sampled {
+            c.args(super::sampled::args(&super::sampled::part(&stats_file))).args(["--option", "eval-profiler-frequency", super::sampled::FREQUENCY]);
+        }
+        c.arg(format!("{}#packages.{SYSTEM}", self.source)).args(["--apply", &apply(self.shard, self.shards, from)]);
         nix::Stats { path: &stats_file, count_calls: self.count_calls }.apply(&mut c);
         (c, stats_file)
     }

@@ -20,6 +20,7 @@ mod evaluator;
 mod line;
 mod markers;
 mod nix;
+mod sampled;
 
 pub use error::{Ended, EvalError, Failure};
 pub use line::{Done, EvalLine};
@@ -231,6 +232,8 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     };
     let entry = nar_hash.as_deref().and_then(|h| cache::load(&home, h));
     let inputs = (o.trace || o.count_calls).then(|| inputs(&flake_s, &stats)).flatten().unwrap_or_default();
+    // Only where it is kept: a temporary statistics directory is dropped.
+    let sampled = o.trace && !stats.temporary && sampled::supported();
     let attrs: Vec<String> = {
         let d = debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" }).entered();
         let listed = match &entry {
@@ -270,6 +273,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
                     stats_file: &files[shard],
                     count_calls: o.count_calls,
                     profile: o.trace,
+                    sampled,
                     inputs: &inputs,
                     max_rss_kb: o.max_rss.map(|b| (b / 1024) as i64),
                 };
@@ -301,6 +305,11 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     if o.trace {
         if let Err(e) = write_profile(&stats.path, &resolved) {
             tracing::warn!(target: E, "nix's profile not written: {e}");
+        }
+    }
+    if sampled {
+        if let Err(e) = sampled::join(&stats.path) {
+            tracing::warn!(target: E, "nix's own sampled profile not written: {e}");
         }
     }
     for r in &resolved {
