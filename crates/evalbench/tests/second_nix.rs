@@ -20,8 +20,11 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
         let version = said.trim();
         let tmp = reachable_tmp("evalbench-second-nix-test.");
         let out = tmp.path().join("out");
+        // A nix with its own profiler also runs an instrumented pass, which asks for it.
+        let profiler = nix_version(&Some(nix.clone())) >= (2, 30);
+        let passes = if profiler { "cold-clean,cold-instrumented" } else { "cold-clean" };
         let r = evalbench()
-            .args(["run", "--passes", "cold-clean", "--repeat", "1", "--no-pcap", "--nix"])
+            .args(["run", "--passes", passes, "--repeat", "1", "--no-pcap", "--nix"])
             .arg(&nix)
             .arg("--out")
             .arg(&out)
@@ -45,5 +48,20 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
         let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
         assert!(flat(&summary).contains(&format!("nix_version {version}")) && summary.contains("nrExprs"), "{summary}");
         eprintln!("{version}: evaluated {} s", run["evaluated_s"]);
+        let sampled = out.join("cold-instrumented/eval/nix-eval-profiler.folded");
+        assert_eq!(sampled.is_file(), profiler, "{version}: nix's own profile where nix has one");
+        if profiler {
+            // The page sets nix's sampled view beside evalbench's exact one, and says why they differ.
+            let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+            let at = page.find("nix's own sampled profile beside evalbench's exact one").expect("the two views side by side");
+            let section = &page[at..];
+            assert!(
+                section.contains("self:")
+                    && section.contains("Where they disagree")
+                    && section.contains("samples the stack when a function is entered"),
+                "{}",
+                &section[..section.len().min(3000)]
+            );
+        }
     }
 }

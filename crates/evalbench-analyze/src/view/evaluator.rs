@@ -41,6 +41,17 @@ pub struct NixProfile {
     pub cut: Option<(usize, String)>,
 }
 
+/// nix's own sampled profile (Nix >= 2.30, `--eval-profiler flamegraph`),
+/// ranked, to set beside the trace's exact one.
+#[derive(Debug, Default)]
+pub struct Sampled {
+    pub samples: u64,
+    pub by_position: Vec<Ranked>,
+    pub by_function: Vec<Ranked>,
+}
+
+pub use evalbench_decode::eval_profiler::Ranked;
+
 #[derive(Debug, Default)]
 pub struct Evaluator {
     /// nix evaluations in the pass (statistics files).
@@ -57,6 +68,25 @@ pub struct Evaluator {
     /// Evaluators recycled past the memory cap, whose work the counters lack.
     pub recycled: usize,
     pub profile: Option<Section<NixProfile>>,
+    pub sampled: Option<Section<Sampled>>,
+}
+
+fn sampled(p: &PassView) -> Option<Section<Sampled>> {
+    let file = p.file(evalbench_bundle::layout::NIX_EVAL_PROFILER_FOLDED);
+    if !file.exists() {
+        return None;
+    }
+    let inputs = evalbench_bundle::inputs::Inputs::read(&p.dir);
+    Some(match evalbench_decode::eval_profiler::read(&file, inputs.as_ref()) {
+        Ok(s) => {
+            let top = |mut v: Vec<Ranked>| {
+                v.truncate(TOP);
+                v
+            };
+            Section::Ready(Sampled { samples: s.samples, by_position: top(s.by_position()), by_function: top(s.by_function()) })
+        }
+        Err(e) => Section::Unreadable(e.to_string()),
+    })
 }
 
 fn profile(p: &PassView) -> Option<Section<NixProfile>> {
@@ -140,6 +170,7 @@ pub(super) fn read(p: &PassView) -> Section<Evaluator> {
         return Section::Missing(evalbench_bundle::layout::EVAL_DIR);
     }
     e.profile = profile(p);
+    e.sampled = sampled(p);
     e.recycled = crate::counters::recycled_evaluators(&p.data);
     e.attributes = attributes;
     e.cached = cached;

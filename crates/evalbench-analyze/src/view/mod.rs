@@ -31,7 +31,7 @@ pub mod records {
 
 pub use assignment::{Assignment, JobWalk, Step};
 pub use captures::{CpuProfile, Database, WaitColumn};
-pub use evaluator::{Attribute, AttributeCost, Evaluator, NixProfile, Position};
+pub use evaluator::{Attribute, AttributeCost, Evaluator, NixProfile, Position, Ranked, Sampled};
 pub use jobs::{JobPhases, Phase};
 pub use timeline::{Bar, Lane, Timeline, TIMELINE_PIXELS};
 

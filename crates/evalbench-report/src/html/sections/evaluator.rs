@@ -161,6 +161,19 @@ pub fn evaluator(page: &mut Page, p: &PassView) {
         }
         _ => {}
     }
+    match &e.sampled {
+        Some(Section::Ready(s)) => {
+            let exact = match &e.profile {
+                Some(Section::Ready(prof)) => Some(&prof.sites_by_self[..]),
+                _ => None,
+            };
+            super::sampled::beside(page, exact, s);
+        }
+        Some(Section::Unreadable(why)) => {
+            let _ = write!(page.body, "<p class=\"missing\">{}</p>", esc(why));
+        }
+        _ => {}
+    }
     if !e.slowest.is_empty() {
         page.body.push_str("<h4>Attributes by evaluation time</h4>");
         attribute_rows(page, &e.slowest);

@@ -14,6 +14,7 @@ mod overview;
 mod path;
 mod provenance;
 mod runs;
+mod sampled;
 mod spans;
 
 use std::fmt::Write;
