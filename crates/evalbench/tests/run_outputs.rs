@@ -140,7 +140,12 @@ fn the_page_shows_the_runs_as_one_measurement() {
     assert!(page.contains("What a faster step would buy") && page.contains("runs on its own path (median and range)"), "predicted over the runs");
     assert!(page.contains("nix's counters side by side") && page.contains("<code>nrFunctionCalls</code>"), "counters on the page");
     assert!(page.contains("Calls by primop") && page.contains("<code>derivationStrict</code>"), "instrumented: nix's calls on the page");
-    assert!(page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS");
+    // The evaluator's RSS is read when a marker is read; where the reader
+    // fell behind until nix had gone on (a loaded CI machine), an attribute
+    // has none. The instrumented pass, shown in full, has the list exactly
+    // when some attribute of it has an RSS added.
+    let added = span_lines(&out.join("cold-instrumented")).iter().any(|s| s["name"] == "resolve" && s["fields"]["rss_delta_kb"].is_i64());
+    assert!(!added || page.contains("Attributes by memory added"), "resolve spans carry the evaluator's RSS, and the page shows it");
     assert!(page.contains("nix's profile") && page.contains("Call sites by self time") && page.contains("Attributes by function calls"));
     shared.unchanged();
 }
