@@ -214,8 +214,11 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     let d2 = dir.clone();
     let eval = std::thread::spawn(move || evaluate(&d2));
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !sql(&dir, "SELECT status FROM evaluation WHERE status = 'EvaluatingFlake'").contains("EvaluatingFlake") {
-        assert!(Instant::now() < deadline, "the evaluation never reached EvaluatingFlake");
+    // Mid-job is either evaluating status: a poll through psql can miss the
+    // first, short when the flake's inputs are fetched already (seen on a
+    // loaded machine: the test waited its whole minute).
+    while !sql(&dir, "SELECT status FROM evaluation WHERE status IN ('EvaluatingFlake', 'EvaluatingDerivation')").contains("Evaluating") {
+        assert!(Instant::now() < deadline, "the evaluation never reached EvaluatingFlake or EvaluatingDerivation");
         std::thread::sleep(Duration::from_millis(50));
     }
     // SAFETY: kill(2) on the worker pid the lab reported.
@@ -386,13 +389,26 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
 /// `sleep` under it outlived the test, holding its output open).
 fn bystander(tag: &str) -> std::process::Child {
     use std::process::Stdio;
-    std::process::Command::new("sh")
+    let mut child = std::process::Command::new("sh")
         .args(["-c", &format!("read _; : {tag}")])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap()
+        .unwrap();
+    // The spawn returns once the child has begun its exec, which may be before
+    // the kernel has set its new command line (seen in CI: `lab down` found no
+    // process with the tag): wait until /proc shows it.
+    let cmdline = format!("/proc/{}/cmdline", child.id());
+    for _ in 0..500 {
+        if std::fs::read(&cmdline).is_ok_and(|c| String::from_utf8_lossy(&c).contains(tag)) {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the bystander's command line never showed {tag}");
 }
 
 fn start_time(pid: u32) -> u64 {

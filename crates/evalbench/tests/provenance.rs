@@ -8,6 +8,7 @@
 //!   counter, and says which times it could not judge and what it would take.
 //! - What one side lacks (a pass, a span) is listed with its total, in text,
 //!   Markdown, JSON and the page.
+//! - Two clones of one commit are one workload, under every nix.
 
 mod common;
 
@@ -125,4 +126,48 @@ fn compare_names_what_differs_and_gates_on_exact_counts() {
     let page = std::fs::read_to_string(html.join("index.html")).unwrap();
     assert!(page.contains("only in B") && page.contains(&format!("<code>{name_b}</code>")), "the page lists B's own spans");
     assert!(page.contains("What differs"));
+}
+
+/// Two clones of one commit are one workload: the provenance's narHash is
+/// nix's own for the checkout (`git+file:`), the same in both, and not the
+/// `path:` hash, which covers each clone's own `.git`. Under each nix
+/// scripts/test fetches: what `nix flake metadata` says is that nix's.
+#[test]
+fn two_clones_of_one_commit_get_nix_s_own_nar_hash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let git = |dir: &Path, args: &[&str]| {
+        let o = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let repo = evalbench_lab::flake::hello_flake(&tmp.path().join("repo")).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "flake.nix"]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    let clones: Vec<std::path::PathBuf> = (1..=2).map(|i| tmp.path().join(format!("clone{i}"))).collect();
+    for c in &clones {
+        git(tmp.path(), &["clone", "-q", &repo.to_string_lossy(), &c.to_string_lossy()]);
+    }
+    let plain = evalbench_lab::flake::hello_flake(&tmp.path().join("plain")).unwrap();
+    assert_eq!(evalbench_lab::eval::flake_ref(&plain), format!("path:{}", plain.display()), "a flake in no checkout stays a path: flake");
+    for n in nixes() {
+        let version = nix_version(&n);
+        let metadata = |r: &str| {
+            let o = nix_command(&n)
+                .args(["--extra-experimental-features", "nix-command flakes", "flake", "metadata", "--json", "--no-write-lock-file", r])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{version:?} flake metadata {r}: {}", String::from_utf8_lossy(&o.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            v["locked"]["narHash"].as_str().unwrap().to_string()
+        };
+        let described = |c: &Path| {
+            let (hash, said) = evalbench_lab::eval::describe(c, n.as_deref());
+            assert!(said.is_some_and(|s| s.contains(&format!("{}.{}", version.0, version.1))), "{version:?}: the nix asked");
+            hash.unwrap_or_else(|| panic!("{version:?}: no narHash for {}", c.display()))
+        };
+        let (one, two) = (described(&clones[0]), described(&clones[1]));
+        assert_eq!(one, two, "{version:?}: one commit, one narHash");
+        assert_eq!(one, metadata(&format!("git+file://{}", clones[0].display())), "{version:?}: as nix flake metadata gives it");
+        assert_ne!(one, metadata(&format!("path:{}", clones[0].display())), "{version:?}: the path: hash covers .git");
+    }
 }

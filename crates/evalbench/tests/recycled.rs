@@ -1,7 +1,7 @@
 //! Evaluators recycled past `--eval-max-rss` are killed, and statistics one
 //! wrote before the kill landed are set aside: a real run says how many
 //! evaluators' work its counters lack, in summary.txt, summary.json and the
-//! page.
+//! page. Under each nix scripts/test fetches.
 
 mod common;
 
@@ -9,16 +9,24 @@ use common::*;
 
 #[test]
 fn the_counters_say_how_many_recycled_evaluators_they_lack() {
+    for n in nixes() {
+        recycled_with(&n);
+    }
+}
+
+fn recycled_with(n: &Option<std::path::PathBuf>) {
+    let version = nix_version(n);
     let tmp = reachable_tmp("evalbench-recycled-test.");
     let out = tmp.path().join("out");
     // A cap below any evaluator's RSS: every attribute but the last ends one.
-    let r = evalbench()
-        .args(["run", "--passes", "cold-clean", "--no-pcap", "--repeat", "1", "--eval-max-rss", "1M", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let mut c = evalbench();
+    c.args(["run", "--passes", "cold-clean", "--no-pcap", "--repeat", "1", "--eval-max-rss", "1M", "--out"]).arg(&out);
+    let r = with_nix(&mut c, n).output().unwrap();
     let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
+    assert!(r.status.success(), "{version:?}: {stderr}");
+    let run = read_json(&out.join("cold-clean/run.json"));
+    let said = run["provenance"]["system"]["nix_version"].as_str().unwrap_or_default().to_string();
+    assert!(said.contains(&format!("{}.{}", version.0, version.1)), "{version:?} ran: {said}");
     let summary = read_json(&out.join("summary.json"));
     let pass = summary["nix_stats"].as_array().unwrap().iter().find(|p| p["pass"] == "cold-clean").unwrap().clone();
     let recycled = pass["recycled_evaluators"].as_u64().unwrap();
@@ -31,11 +39,12 @@ fn the_counters_say_how_many_recycled_evaluators_they_lack() {
     let evaluators: Vec<_> = span_lines(&out.join("cold-clean")).into_iter().filter(|s| s["name"] == "evaluator").collect();
     let from: Vec<u64> = evaluators.iter().map(|s| s["fields"]["from"].as_u64().unwrap()).collect();
     let ends: Vec<&str> = evaluators.iter().map(|s| s["fields"]["end"].as_str().unwrap()).collect();
-    assert_eq!(from, (0..evaluators.len() as u64).collect::<Vec<_>>(), "one attribute each, in order");
+    assert_eq!(from, (0..evaluators.len() as u64).collect::<Vec<_>>(), "{version:?}: one attribute each, in order");
     assert_eq!(ends.iter().filter(|e| **e == "recycled").count() as u64, recycled, "{pass}");
     assert_eq!(ends.last(), Some(&"done"));
     assert_eq!(recycled, evaluators.len() as u64 - 1, "{ends:?}");
-    assert!(recycled >= 50, "the cap recycles evaluators until nix outruns its reader: {recycled}");
+    eprintln!("nix {}.{}: {recycled} evaluators recycled", version.0, version.1);
+    assert!(recycled >= 50, "{version:?}: the cap recycles evaluators until nix outruns its reader: {recycled}");
     let files = std::fs::read_dir(out.join("cold-clean/eval"))
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("nix-stats.0"))

@@ -396,37 +396,4 @@ mod tests {
         assert_eq!(plan(&attrs, 0).len(), 1);
         assert_eq!(plan(&attrs[..2], 5).len(), 2);
     }
-
-    /// Two clones of one commit are one workload: the provenance's narHash
-    /// is nix's own for the checkout (`git+file:`), the same in both, and
-    /// not the `path:` hash, which covers each clone's own `.git`.
-    #[test]
-    fn two_clones_of_one_commit_get_nix_s_own_nar_hash() {
-        let tmp = tempfile::tempdir().unwrap();
-        let git = |dir: &Path, args: &[&str]| {
-            let o = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-            assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        };
-        let repo = crate::flake::hello_flake(&tmp.path().join("repo")).unwrap();
-        git(&repo, &["init", "-q"]);
-        git(&repo, &["add", "flake.nix"]);
-        git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
-        let clones: Vec<std::path::PathBuf> = (1..=2).map(|i| tmp.path().join(format!("clone{i}"))).collect();
-        for c in &clones {
-            git(tmp.path(), &["clone", "-q", &repo.to_string_lossy(), &c.to_string_lossy()]);
-        }
-        let metadata = |r: &str| {
-            let mut c = nix::command();
-            c.args(["flake", "metadata", "--json", "--no-write-lock-file", r]);
-            let v: serde_json::Value = serde_json::from_str(&nix::output(c).unwrap()).unwrap();
-            v["locked"]["narHash"].as_str().unwrap().to_string()
-        };
-        let (one, two) = (describe(&clones[0], None).0.unwrap(), describe(&clones[1], None).0.unwrap());
-        assert_eq!(one, two, "one commit, one narHash");
-        assert_eq!(one, metadata(&format!("git+file://{}", clones[0].display())), "as nix flake metadata gives it");
-        assert_ne!(one, metadata(&format!("path:{}", clones[0].display())), "the path: hash covers .git");
-        // A flake in no checkout stays a path: flake.
-        let plain = crate::flake::hello_flake(&tmp.path().join("plain")).unwrap();
-        assert_eq!(flake_ref(&plain), format!("path:{}", plain.display()));
-    }
 }
