@@ -10,8 +10,6 @@ use std::path::Path;
 
 use common::*;
 
-const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";
-
 fn gen_flake(dir: &Path, packages: u32, work: u32) {
     run_ok(evalbench().args(["lab", "gen-flake", "--out"]).arg(dir).args(["--packages", &packages.to_string(), "--work", &work.to_string()]));
 }

@@ -9,8 +9,6 @@ use std::process::Command;
 
 use common::*;
 
-const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";
-
 /// A real trace: nix evaluating a generated flake with --trace-function-calls.
 fn real_trace(dir: &Path) -> std::path::PathBuf {
     let flake = dir.join("flake");

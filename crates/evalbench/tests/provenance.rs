@@ -152,10 +152,7 @@ fn two_clones_of_one_commit_get_nix_s_own_nar_hash() {
     for n in nixes() {
         let version = nix_version(&n);
         let metadata = |r: &str| {
-            let o = nix_command(&n)
-                .args(["--extra-experimental-features", "nix-command flakes", "flake", "metadata", "--json", "--no-write-lock-file", r])
-                .output()
-                .unwrap();
+            let o = nix_command(&n).args(["flake", "metadata", "--json", "--no-write-lock-file", r]).env("NIX_CONFIG", NIX_CONFIG).output().unwrap();
             assert!(o.status.success(), "{version:?} flake metadata {r}: {}", String::from_utf8_lossy(&o.stderr));
             let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             v["locked"]["narHash"].as_str().unwrap().to_string()

@@ -40,6 +40,10 @@ pub fn nixes() -> Vec<Option<std::path::PathBuf>> {
     v
 }
 
+/// What the tests' own nix commands run with (`NIX_CONFIG`): flakes, no
+/// substituters (there is no network), no build users (root, local store).
+pub const NIX_CONFIG: &str = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n";
+
 /// A nix's version as `--version` gives it (`2.34.8`).
 pub fn nix_version(nix: &Option<std::path::PathBuf>) -> (u32, u32) {
     let out = nix_command(nix).arg("--version").output().expect("nix runs");
