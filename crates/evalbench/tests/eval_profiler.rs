@@ -58,9 +58,15 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
     // The file as nix wrote it: the same samples, counted here apart from the tool.
     let raw: u64 = std::fs::read_to_string(&folded).unwrap().lines().filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok()).sum();
     assert_eq!(raw, samples);
-    let top_fn = &summary["by_function"][0];
+    // The planted function leads by its samples with what it calls: its own
+    // share and that of `<`, which it calls, split near evenly (17 and 19
+    // of 49 samples in one CI run, the other way round in others).
+    let by_fn = summary["by_function"].as_array().unwrap();
+    let total = |f: &serde_json::Value| f["total_samples"].as_u64().unwrap();
+    let top_fn = by_fn.iter().max_by_key(|f| total(f)).unwrap();
     assert_eq!(top_fn["name"], "fib", "the planted function leads: {summary}");
-    assert!(top_fn["self_samples"].as_u64().unwrap() * 3 > samples, "{summary}");
+    assert!(total(top_fn) * 10 >= samples * 8, "fib holds most of the samples: {summary}");
+    assert!(by_fn.iter().take(2).any(|f| f["name"] == "fib"), "and is among the two with most samples of their own: {summary}");
     let top_pos = summary["by_position"][0]["name"].as_str().unwrap();
     assert!(top_pos.starts_with("self:flake.nix:3:"), "a call site in fib's body, in the flake itself: {summary}");
 
