@@ -421,10 +421,13 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
             }
             PassKind::Instrumented => explore.seconds(i, head, pass_rules),
         }
-        explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, pass_rules);
-        explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, pass_rules);
+        // Between sessions a row's move is held to a hundredth of the pass's
+        // evaluated seconds too (`Rules::session_floor`), in the rows' ms.
+        let row_rules = Rules { session_floor: pass_rules.between_sessions.map(|_| median(&sa.wall) * 1e3 / 100.0), ..pass_rules };
+        explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, row_rules);
+        explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, row_rules);
         let (pa, pb) = path_steps(sa, sb, primary_nix);
-        explore.times(i, List::Path, &pa, &pb, floor_ms, pass_rules);
+        explore.times(i, List::Path, &pa, &pb, floor_ms, row_rules);
         let (exact, noisy) = split_counters(&sa.counters, &sb.counters);
         explore.counters(i, noisy, pass_rules);
         sides.push((a, b, exact, conditions));

@@ -46,7 +46,7 @@ impl Reason {
             "noise" => "noise: inside run-to-run noise, by the same tests",
             "drift" => "drift: one side's own runs drifted while they were made (their medians in blocks in run order lie as far apart as the change)",
             "pass drift" => "pass drift: A and B come from two sessions, and the change is inside the largest drift measured in the pass (its drift note)",
-            "sessions" => "sessions: A and B come from two sessions, and the change is inside what two sessions of one flake differ by (--between-sessions)",
+            "sessions" => "sessions: A and B come from two sessions, and the change is inside what two sessions of one flake differ by (--between-sessions; for a row, a move under a hundredth of the evaluated seconds)",
             "negligible" => "negligible: real or not, smaller than the floor (1% of A's median, and 50 µs for a span or statement)",
             "withheld" => "withheld: not judged, the machine was busy beside a side's runs (the pass's machine note)",
             "too few runs" => "too few runs: a side has one run, so no noise estimate and no verdict",

@@ -135,6 +135,13 @@ pub struct Rules {
     /// A side's runs were made on a busy machine (`machine`): no time
     /// verdict at all, whatever the tests say.
     pub withheld: bool,
+    /// Between sessions, in the row's unit: a row that moved by less than
+    /// this is inside the drift between sessions, whatever its percentage (a
+    /// hundredth of the pass's evaluated seconds, for its spans, statements
+    /// and path steps). A row of 4 ms in a 330 ms evaluation moved 20.3%
+    /// between two sessions of one flake (bench/sessions.sh): small rows
+    /// differ between sessions by more than the allowance, large ones do not.
+    pub session_floor: Option<f64>,
 }
 
 impl Default for Rules {
@@ -147,6 +154,7 @@ impl Default for Rules {
             interleaved: false,
             pass_drift: None,
             withheld: false,
+            session_floor: None,
         }
     }
 }
@@ -346,6 +354,20 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             format!(
                 "{change_text}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})",
                 d * 100.0
+            ),
+        )
+    } else if let Some(f) = rules
+        .session_floor
+        .filter(|f| !rules.interleaved && rules.between_sessions.is_some() && significant && diff.abs() >= floor && diff.abs() < *f)
+    {
+        (
+            Kind::InsideNoise,
+            Reason::BetweenSessions,
+            format!(
+                "{change_text}: inside the drift between sessions: it moved by {}, under a hundredth of the pass's evaluated seconds ({}), and rows so small have differed between two sessions of one flake by more than {:.0}%; measure both in one session to judge it: run --baseline ({tests})",
+                with_unit(diff.abs(), unit),
+                with_unit(f, unit),
+                rules.between_sessions.unwrap_or(0.0) * 100.0
             ),
         )
     } else if let Some(s) = rules.between_sessions.filter(|s| significant && diff.abs() >= floor && change.abs() <= s * 100.0) {

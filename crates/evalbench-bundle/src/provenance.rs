@@ -74,6 +74,10 @@ pub struct System {
     /// and a deployment's tuning alike. Ports and paths are left out.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub postgres_settings: std::collections::BTreeMap<String, String>,
+    /// The lab's own settings (`--lab-setting`), every one at its value:
+    /// how the lab's server does its work (e.g. `graph_walk`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub lab_settings: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -159,7 +163,7 @@ impl Provenance {
         for g in GROUPS {
             let fields: &[&str] = match *g {
                 "workload" => &["flake", "rev", "nar_hash"],
-                "system" => &["target", "server_version", "nix_version", "postgres_version", "postgres_settings"],
+                "system" => &["target", "server_version", "nix_version", "postgres_version", "postgres_settings", "lab_settings"],
                 "evalbench" => &["version", "git_rev"],
                 "machine" => &["hostname", "cpu_model", "cores", "memory_bytes", "kernel"],
                 _ => &["passes", "repeat_clean", "repeat_instrumented", "warmup_clean", "captures_off", "eval_workers"],

@@ -184,7 +184,7 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
 /// PostgreSQL faster at writes than the other's, measured in an A/A pair)
 /// falls on both sides instead of reading as the change.
 struct Crossing {
-    workloads: Vec<std::path::PathBuf>,
+    workloads: Vec<target::Served>,
 }
 
 impl Crossing {

@@ -37,6 +37,8 @@ pub struct UpOpts {
     pub pg_settings: Vec<crate::pg::PgSetting>,
     /// The nix the worker runs (`--nix`); None: nix on PATH.
     pub nix: Option<PathBuf>,
+    /// The lab's own settings (`--lab-setting NAME=VALUE`); the server starts with them.
+    pub lab_settings: crate::setting::LabSettings,
 }
 
 fn hosts(st: &LabState) -> (HostExec, HostExec) {
@@ -84,6 +86,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     st.eval_workers = o.eval_workers.max(1);
     st.eval_max_rss = o.eval_max_rss;
     st.nix = o.nix.clone();
+    st.lab_settings = o.lab_settings;
     st.worker_clock_skew_ms = o.worker_clock_skew_ms;
     if st.pg_settings != o.pg_settings {
         // The server takes its settings when it starts: start it afresh.
@@ -204,6 +207,9 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
     let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
     let mut c = srv.command(&exe);
     c.args(["lab", "server", "--listen", &listen, "--database", &st.database_url(), "--provision"]).arg(st.dir.join("provision.json"));
+    for (name, value) in st.lab_settings.pairs() {
+        c.arg("--lab-setting").arg(format!("{name}={value}"));
+    }
     if st.proto_port != st.server_port && st.proto_port != 0 {
         c.args(["--proto-listen", &format!("127.0.0.1:{}", st.proto_port)]);
     }

@@ -19,6 +19,7 @@ pub mod netns;
 pub mod pg;
 pub mod prune;
 pub mod server;
+pub mod setting;
 pub mod shape;
 pub mod state;
 mod worker;

@@ -57,6 +57,10 @@ pub enum ToServer {
     EvalDone {
         job: String,
         metric: serde_json::Value,
+        /// The derivations the flake's attributes name: where the server's
+        /// closure walk starts (Gradient's entry points).
+        #[serde(default)]
+        roots: Vec<String>,
     },
     EvalFailed {
         job: String,

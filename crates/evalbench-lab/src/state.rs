@@ -70,6 +70,9 @@ pub struct LabState {
     /// The same settings as the running server shows them (`current_setting`).
     #[serde(default)]
     pub pg_settings_shown: Vec<(String, String)>,
+    /// `--lab-setting NAME=VALUE`: how the lab's server does its work.
+    #[serde(default)]
+    pub lab_settings: crate::setting::LabSettings,
 }
 
 /// Where the next pass's spans and nix statistics go, and whether nix counts calls.

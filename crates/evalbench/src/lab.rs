@@ -33,6 +33,27 @@ pub struct PgSettings {
     pub settings: Vec<pg::PgSetting>,
 }
 
+/// The lab's own settings, the same flag on `lab up` and `run`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LabSettingArgs {
+    /// Run the lab's server with this setting (repeatable; later ones win). graph_walk=join|lateral:
+    /// how its recursive walks over the derivation graph are written, a plain recursive join
+    /// (Gradient before its PR #605) or a fenced LATERAL probe (since; the default). Recorded in
+    /// run.json's provenance, so compare names it.
+    #[arg(long = "lab-setting", value_name = "NAME=VALUE", value_parser = check_lab_setting)]
+    pub lab_settings: Vec<String>,
+}
+
+pub fn check_lab_setting(s: &str) -> Result<String, String> {
+    evalbench_lab::setting::LabSettings::default().set(s).map(|_| s.to_string())
+}
+
+impl LabSettingArgs {
+    pub fn settings(&self) -> evalbench_lab::setting::LabSettings {
+        evalbench_lab::setting::LabSettings::from_args(&self.lab_settings).expect("each was checked when parsed")
+    }
+}
+
 impl PgSettings {
     /// Later settings of one name win, as on PostgreSQL's own command line.
     pub fn list(&self) -> Vec<pg::PgSetting> {
@@ -121,6 +142,8 @@ pub enum Cmd {
         nix: Option<PathBuf>,
         #[command(flatten)]
         pg: PgSettings,
+        #[command(flatten)]
+        lab: LabSettingArgs,
     },
     /// Stop everything the lab started and remove its namespaces (idempotent).
     Down {
@@ -198,6 +221,8 @@ pub enum Cmd {
         database: String,
         #[arg(long)]
         provision: PathBuf,
+        #[command(flatten)]
+        lab: LabSettingArgs,
     },
     #[command(hide = true)]
     Worker {
@@ -234,7 +259,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
     };
     match args.command {
-        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss, nix, pg } => {
+        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss, nix, pg, lab } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
@@ -250,6 +275,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
                 eval_max_rss,
                 pg_settings: pg.list(),
                 nix,
+                lab_settings: lab.settings(),
             })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
@@ -315,9 +341,9 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             }
             Ok(())
         }
-        Cmd::Server { listen, proto_listen, database, provision } => {
+        Cmd::Server { listen, proto_listen, database, provision, lab } => {
             let _g = evalbench_lab::init_tracing();
-            Ok(server::serve(listen, proto_listen, &database, &provision)?)
+            Ok(server::serve(listen, proto_listen, &database, &provision, lab.settings().graph_walk)?)
         }
         Cmd::Worker { server, name, sources } => {
             let _g = evalbench_lab::init_tracing();

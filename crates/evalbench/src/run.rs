@@ -12,6 +12,7 @@ use evalbench_bundle::{layout, pack_dir, write_atomic};
 use evalbench_harness::target::{gradient::Gradient, lab::Lab};
 use evalbench_harness::{RunOpts, Side, Target, INTERRUPTED};
 use evalbench_lab::control::NetMode;
+use evalbench_lab::setting::LabSettings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetKind {
@@ -107,6 +108,13 @@ pub struct Args {
     pub nix: Option<PathBuf>,
     #[command(flatten)]
     pub pg: crate::lab::PgSettings,
+    #[command(flatten)]
+    pub lab_settings: crate::lab::LabSettingArgs,
+    /// The baseline's lab runs with this setting (repeatable), on top of --lab-setting. Without
+    /// --baseline or --baseline-rev the baseline is --flake itself: `--baseline-lab-setting
+    /// graph_walk=join` measures the lab's two forms of graph walk interleaved, on one flake.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = crate::lab::check_lab_setting)]
+    pub baseline_lab_setting: Vec<String>,
     /// No nix profile in instrumented passes (nix's --trace-function-calls is on by default there).
     #[arg(long)]
     pub no_nix_trace: bool,
@@ -165,7 +173,7 @@ fn default_lab_dir(out: &Path) -> PathBuf {
 }
 
 /// One lab for one flake (`None`: the embedded hello flake).
-fn lab(a: &Args, flake: Option<&Path>, name: &str, lab_dir: PathBuf) -> anyhow::Result<Box<dyn Target>> {
+fn lab(a: &Args, flake: Option<&Path>, name: &str, lab_dir: PathBuf, settings: LabSettings) -> anyhow::Result<Box<dyn Target>> {
     if let Some(parent) = lab_dir.parent() {
         std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
     }
@@ -180,6 +188,7 @@ fn lab(a: &Args, flake: Option<&Path>, name: &str, lab_dir: PathBuf) -> anyhow::
     lab.eval_max_rss = a.eval_max_rss;
     lab.nix = a.nix.clone();
     lab.pg_settings = a.pg.list();
+    lab.lab_settings = settings;
     Ok(Box::new(lab))
 }
 
@@ -201,15 +210,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
     let out = std::path::absolute(&a.out).with_context(|| a.out.display().to_string())?;
     let session = session_id();
-    if a.fail_on_regression.is_some() && a.baseline.is_none() && a.baseline_rev.is_none() {
-        anyhow::bail!("--fail-on-regression needs a baseline to compare with: --baseline FLAKE or --baseline-rev REV");
+    if a.fail_on_regression.is_some() && a.baseline.is_none() && a.baseline_rev.is_none() && a.baseline_lab_setting.is_empty() {
+        anyhow::bail!(
+            "--fail-on-regression needs a baseline to compare with: --baseline FLAKE, --baseline-rev REV or --baseline-lab-setting NAME=VALUE"
+        );
     }
     // Kept until the run ends: the baseline's checkout at --baseline-rev.
     let worktree = match (&a.baseline_rev, &a.flake) {
         (Some(rev), Some(flake)) => Some(crate::baseline_rev::Worktree::add(flake, rev)?),
         _ => None,
     };
-    let baseline: Option<(PathBuf, String)> = match (&worktree, &a.baseline) {
+    // The baseline's flake (None: the embedded one) and its name.
+    let baseline: Option<(Option<PathBuf>, String)> = match (&worktree, &a.baseline) {
         (Some(w), _) => {
             eprintln!(
                 "evalbench run: the baseline is {} at {} (a worktree in {})",
@@ -217,11 +229,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 w.commit,
                 w.flake.display()
             );
-            Some((w.flake.clone(), w.label.clone()))
+            Some((Some(w.flake.clone()), w.label.clone()))
         }
-        (None, Some(base)) => Some((base.clone(), flake_label(Some(base)))),
+        (None, Some(base)) => Some((Some(base.clone()), flake_label(Some(base)))),
+        // The same flake on both sides, the lab set otherwise on one.
+        (None, None) if !a.baseline_lab_setting.is_empty() => Some((a.flake.clone(), flake_label(a.flake.as_deref()))),
         (None, None) => None,
     };
+    let b_settings = a.lab_settings.settings();
+    let mut a_settings = b_settings;
+    for s in &a.baseline_lab_setting {
+        a_settings.set(s).map_err(anyhow::Error::msg)?;
+    }
     // One side, or the baseline and the flake.
     let plan: Vec<SidePlan> = match &baseline {
         None => vec![("", out.clone(), a.flake.as_deref(), flake_label(a.flake.as_deref()), None)],
@@ -230,7 +249,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
             }
             vec![
-                ("a", out.join("a"), Some(base.as_path()), base_label.clone(), Some(flake_label(a.flake.as_deref()))),
+                ("a", out.join("a"), base.as_deref(), base_label.clone(), Some(flake_label(a.flake.as_deref()))),
                 ("b", out.join("b"), a.flake.as_deref(), flake_label(a.flake.as_deref()), Some(base_label.clone())),
             ]
         }
@@ -252,7 +271,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                         d
                     }
                 };
-                lab(&a, *flake, name, lab_dir)?
+                lab(&a, *flake, name, lab_dir, if *label == "a" { a_settings } else { b_settings })?
             }
             TargetKind::Gradient => {
                 let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;

@@ -80,6 +80,9 @@ const SEED: &[(&str, &str, &[&str])] = &[
     ("server", "after_commit", &[]),
     ("server", "known_derivations", &["asked", "known"]),
     ("server", "eval_stream_completed", &["job"]),
+    // Not the seed's: the lab's walk over the derivation graph at completion, as Gradient's.
+    ("server", "record_entry_points", &["roots"]),
+    ("server", "eval_closure", &["form", "derivations"]),
     ("worker", "on_job_offer", &["jobs"]),
     ("worker", "score_candidates", &[]),
     ("worker", "send_scores", &[]),

@@ -8,6 +8,8 @@
 //! - a side whose runs were made while other processes used the machine
 //!   gets no time verdict, the other processes' CPU named as the reason,
 //!   while nix's exact counters are still judged;
+//! - between sessions a row that moved by less than a hundredth of the
+//!   evaluated seconds is not called, whatever its percentage; in one session it is;
 //! - a bundle compared with itself says so.
 
 mod common;
@@ -88,6 +90,41 @@ fn a_drifting_side_bounds_every_row_between_sessions_and_not_within_one() {
     found.sort();
     assert_eq!(found, ["eval step_03", "eval step_17", "eval step_41"], "{}", one["passes"][0]["conditions"]);
     assert!(one["passes"][0]["conditions"]["drift"].is_null());
+}
+
+#[test]
+fn between_sessions_a_row_must_move_by_a_hundredth_of_the_evaluation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    const RUNS: usize = 24;
+    // Two spans 30% slower on B: one of 2-30 ms (under a hundredth of the
+    // cold pass's 6 s), one over 300 ms. Past the 20% allowance, both.
+    let truth = Truth::baseline();
+    let small = truth.span_us.iter().position(|&us| (2_000.0..30_000.0).contains(&us)).unwrap();
+    let large = truth.span_us.iter().position(|&us| us > 300_000.0).unwrap();
+    write_bundle(&a, &truth, RUNS, 7);
+    write_bundle(&b, &Truth::baseline().shifted(&[(small, 1.3), (large, 1.3)], 1.0), RUNS, 8);
+    let json = |a: &Path, b: &Path| {
+        let out = run_ok(evalbench().arg("compare").arg(a).arg(b).arg("--json"));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (small, large) = (format!("eval step_{small:02}"), format!("eval step_{large:02}"));
+    let row = |v: &serde_json::Value, what: &str| {
+        v["passes"][0]["spans"].as_array().unwrap().iter().find(|r| r["what"] == what).unwrap()["verdict"].clone()
+    };
+    let two = json(&a, &b);
+    assert_eq!(called(&two, "cold-clean"), vec![large.clone()], "two sessions: the large one only");
+    let v = row(&two, &small);
+    assert_eq!((v["kind"].as_str(), v["reason"].as_str()), (Some("inside noise"), Some("between_sessions")), "{v}");
+    assert!(v["text"].as_str().unwrap().contains("under a hundredth of the pass's evaluated seconds"), "{v}");
+    // Measured in one session, both are called.
+    set_session(&a, RUNS, "s1");
+    set_session(&b, RUNS, "s1");
+    let mut one = called(&json(&a, &b), "cold-clean");
+    one.sort();
+    let mut want = vec![small, large];
+    want.sort();
+    assert_eq!(one, want, "one session");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use evalbench_lab::{LabState, PassOutput};
 use evalbench_api::Endpoint;
 use evalbench_bundle::provenance::{System, Workload};
 
-use super::{CaptureInfo, PassPlace, Target};
+use super::{CaptureInfo, PassPlace, Served, Target};
 use evalbench_host::HostExec;
 
 pub struct Lab {
@@ -25,6 +25,8 @@ pub struct Lab {
     pub pg_settings: Vec<evalbench_lab::pg::PgSetting>,
     /// The nix the lab runs (`--nix`); None: nix on PATH.
     pub nix: Option<PathBuf>,
+    /// The lab's own settings (`--lab-setting NAME=VALUE`).
+    pub lab_settings: evalbench_lab::setting::LabSettings,
     /// The flake as the user gave it, for provenance (default: its path).
     pub flake_label: Option<String>,
     state: Option<LabState>,
@@ -43,6 +45,7 @@ impl Lab {
             eval_max_rss: None,
             pg_settings: Vec::new(),
             nix: None,
+            lab_settings: Default::default(),
             flake_label: None,
             state: None,
             served: Vec::new(),
@@ -72,6 +75,7 @@ impl Target for Lab {
             eval_max_rss: self.eval_max_rss,
             pg_settings: self.pg_settings.clone(),
             nix: self.nix.clone(),
+            lab_settings: self.lab_settings,
         })?;
         self.state = Some(st);
         Ok(())
@@ -141,7 +145,8 @@ impl Target for Lab {
         });
         let flake = self.flake_label.clone().unwrap_or_else(|| self.flake.display().to_string());
         let server_version = super::server_version(self.endpoint());
-        (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, ..System::default() })
+        let lab_settings = self.lab_settings.pairs().into_iter().collect();
+        (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, lab_settings, ..System::default() })
     }
     fn autopsy(&mut self, evaluation_error: Option<&str>) -> Vec<String> {
         control::autopsy(&self.dir, evaluation_error).iter().map(ToString::to_string).collect()
@@ -152,10 +157,17 @@ impl Target for Lab {
     fn own_pids(&self) -> Vec<u32> {
         control::postmaster_pid(&self.dir).into_iter().collect()
     }
-    fn workload(&self) -> Option<PathBuf> {
-        Some(self.flake.clone())
+    fn workload(&self) -> Option<Served> {
+        Some(Served { flake: self.flake.clone(), lab_settings: self.lab_settings })
     }
-    fn serve(&mut self, workload: &Path) -> Result<(), HarnessError> {
+    fn serve(&mut self, served: &Served) -> Result<(), HarnessError> {
+        // The settings go with the side: the server takes them at the next reset.
+        let mut st = LabState::load(&self.dir)?;
+        if st.lab_settings != served.lab_settings {
+            st.lab_settings = served.lab_settings;
+            st.save()?;
+        }
+        let workload = served.flake.as_path();
         // Its own flake in slot 0; any other in the next free slot, committed once.
         let slot = match self.served.iter().position(|f| f == workload) {
             Some(i) => i + 1,

@@ -78,16 +78,25 @@ pub trait Target {
         Vec::new()
     }
     /// The workload this target was made for, where another target of the
-    /// session may serve it instead (the lab's flake); None: it cannot trade.
-    fn workload(&self) -> Option<PathBuf> {
+    /// session may serve it instead (the lab's flake, and the lab settings it
+    /// is measured with); None: it cannot trade.
+    fn workload(&self) -> Option<Served> {
         None
     }
     /// Serves `workload` from the next cold pass on, in place of its own:
     /// an interleaved session crosses its two targets this way, so that a
     /// difference between them falls on both sides (`run_sides`).
-    fn serve(&mut self, workload: &Path) -> Result<(), HarnessError> {
-        Err(format!("the {} target serves only its own workload, not {}", self.name(), workload.display()).into())
+    fn serve(&mut self, workload: &Served) -> Result<(), HarnessError> {
+        Err(format!("the {} target serves only its own workload, not {}", self.name(), workload.flake.display()).into())
     }
+}
+
+/// What a side of a session measures, as a target serves it: the flake,
+/// and the lab's settings, which go with the side wherever it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    pub flake: PathBuf,
+    pub lab_settings: evalbench_lab::setting::LabSettings,
 }
 
 /// The server's version from its health endpoint (`message.version`, or a

@@ -16,24 +16,25 @@ pub struct Batch {
     pub done: oneshot::Sender<Result<usize, String>>,
 }
 
-const STEPS: [(&str, &str); 7] = [
-    ("lock_seed_shared_builds", "SELECT id FROM build WHERE evaluation = $1 AND drv_path = ANY($2) FOR UPDATE"),
-    ("became_fetchable", "UPDATE build SET status = 'Fetchable' WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Queued'"),
-    (
-        "seed_blocking_deps",
-        "INSERT INTO build (evaluation, drv_path, status) SELECT $1, d.dep, 'Queued' FROM derivation_dep d \
-         WHERE d.drv_path = ANY($2) ON CONFLICT (evaluation, drv_path) DO NOTHING",
-    ),
-    (
-        "promote",
-        "UPDATE build b SET can_start = true WHERE b.evaluation = $1 AND b.drv_path = ANY($2) AND NOT EXISTS \
-         (SELECT 1 FROM derivation_dep d JOIN build b2 ON b2.drv_path = d.dep AND b2.evaluation = b.evaluation \
-          WHERE d.drv_path = b.drv_path AND b2.status <> 'Completed')",
-    ),
-    ("unpromote_ungated", "UPDATE build SET can_start = false WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Blocked'"),
-    ("emit_transition_effects", "SELECT count(*) FROM build WHERE evaluation = $1 AND drv_path = ANY($2) AND can_start"),
-    ("move_batch_need", "UPDATE evaluation SET updated_at = clock_timestamp() WHERE id = $1 AND cardinality($2::text[]) >= 0"),
-];
+/// The statements run for every batch, in order, with the evaluation and
+/// the batch's paths: made once, since readiness is `walks::ready`'s.
+fn steps() -> Vec<(&'static str, String)> {
+    vec![
+        ("lock_seed_shared_builds", "SELECT id FROM build WHERE evaluation = $1 AND drv_path = ANY($2) FOR UPDATE".into()),
+        ("became_fetchable", "UPDATE build SET status = 'Fetchable' WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Queued'".into()),
+        (
+            "seed_blocking_deps",
+            "INSERT INTO build (evaluation, drv_path, status) SELECT $1, d.drv_path, 'Queued' FROM derivation p \
+             JOIN derivation_dependency e ON e.derivation = p.id JOIN derivation d ON d.id = e.dependency \
+             WHERE p.drv_path = ANY($2) ON CONFLICT (evaluation, drv_path) DO NOTHING"
+                .into(),
+        ),
+        ("promote", format!("UPDATE build b SET can_start = true WHERE b.evaluation = $1 AND b.drv_path = ANY($2) AND {}", super::walks::ready("b"))),
+        ("unpromote_ungated", "UPDATE build SET can_start = false WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Blocked'".into()),
+        ("emit_transition_effects", "SELECT count(*) FROM build WHERE evaluation = $1 AND drv_path = ANY($2) AND can_start".into()),
+        ("move_batch_need", "UPDATE evaluation SET updated_at = clock_timestamp() WHERE id = $1 AND cardinality($2::text[]) >= 0".into()),
+    ]
+}
 
 /// Span names are static in `tracing`: one arm per step.
 fn step_span(step: &str) -> tracing::Span {
@@ -49,13 +50,14 @@ fn step_span(step: &str) -> tracing::Span {
 }
 
 pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
+    let steps = steps();
     while let Some(first) = rx.recv().await {
         let mut batches = vec![first];
         while let Ok(b) = rx.try_recv() {
             batches.push(b);
         }
         let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
-        let result = flush(&mut db, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
+        let result = flush(&mut db, &steps, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
         let span = debug_span!(target: T, "after_commit", batches = batches.len());
         let _e = span.enter();
         for b in batches {
@@ -65,10 +67,10 @@ pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
     }
 }
 
-async fn flush(db: &mut Client, batches: &[Batch]) -> Result<(), String> {
+async fn flush(db: &mut Client, steps: &[(&'static str, String)], batches: &[Batch]) -> Result<(), String> {
     let mut last = String::new();
     for attempt in 1..=3u32 {
-        match transact_once(db, batches).instrument(debug_span!(target: T, "transact_once", attempt)).await {
+        match transact_once(db, steps, batches).instrument(debug_span!(target: T, "transact_once", attempt)).await {
             Ok(()) => return Ok(()),
             // Only a serialization failure or deadlock is worth another try.
             Err(e) if e.code().is_some_and(|c| c.code() == "40001" || c.code() == "40P01") => last = e.to_string(),
@@ -78,7 +80,7 @@ async fn flush(db: &mut Client, batches: &[Batch]) -> Result<(), String> {
     Err(format!("gave up after 3 attempts: {last}"))
 }
 
-async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_postgres::Error> {
+async fn transact_once(db: &mut Client, steps: &[(&'static str, String)], batches: &[Batch]) -> Result<(), tokio_postgres::Error> {
     let tx = db.transaction().await?;
     let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
     async {
@@ -86,7 +88,10 @@ async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_p
             for d in &b.drvs {
                 async {
                     tx.execute(
-                        "INSERT INTO derivation (drv_path, name, system, first_evaluation) VALUES ($1, $2, $3, $4) ON CONFLICT (drv_path) DO NOTHING",
+                        // A row named earlier as a dependency gets its record now.
+                        "INSERT INTO derivation (drv_path, name, system, first_evaluation, walked) VALUES ($1, $2, $3, $4, true) \
+                         ON CONFLICT (drv_path) DO UPDATE SET name = EXCLUDED.name, system = EXCLUDED.system, walked = true, \
+                         first_evaluation = COALESCE(derivation.first_evaluation, EXCLUDED.first_evaluation) WHERE NOT derivation.walked",
                         &[&d.path, &d.name, &d.system, &b.evaluation],
                     )
                     .await?;
@@ -99,7 +104,12 @@ async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_p
                     }
                     if !d.input_drvs.is_empty() {
                         tx.execute(
-                            "INSERT INTO derivation_dep (drv_path, dep) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
+                            // The inputs not yet named get their ids here; the snapshot
+                            // sees the others (one writer: nothing else inserts between).
+                            "WITH named AS (INSERT INTO derivation (drv_path) SELECT unnest($2::text[]) ON CONFLICT (drv_path) DO NOTHING RETURNING id), \
+                             deps AS (SELECT id FROM named UNION ALL SELECT id FROM derivation WHERE drv_path = ANY($2)) \
+                             INSERT INTO derivation_dependency (derivation, dependency) SELECT p.id, deps.id FROM derivation p, deps \
+                             WHERE p.drv_path = $1 ON CONFLICT DO NOTHING",
                             &[&d.path, &d.input_drvs],
                         )
                         .await?;
@@ -121,8 +131,8 @@ async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_p
             }
             let paths: Vec<&str> = b.drvs.iter().map(|d| d.path.as_str()).collect();
             async {
-                for (step, sql) in STEPS {
-                    tx.execute(sql, &[&b.evaluation, &paths]).instrument(step_span(step)).await?;
+                for (step, sql) in steps {
+                    tx.execute(sql.as_str(), &[&b.evaluation, &paths]).instrument(step_span(step)).await?;
                 }
                 Ok::<(), tokio_postgres::Error>(())
             }

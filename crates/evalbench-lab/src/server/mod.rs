@@ -7,6 +7,7 @@ pub mod db;
 mod graph;
 mod proto;
 mod sched;
+pub mod walks;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -25,6 +26,8 @@ pub struct Shared {
     pub graph: mpsc::UnboundedSender<graph::Batch>,
     pub next_id: AtomicU64,
     pub provision: db::Provision,
+    /// The form of every recursive walk (`--lab-setting graph_walk`).
+    pub graph_walk: crate::setting::GraphWalk,
 }
 
 async fn connect(url: &str) -> Result<Client, String> {
@@ -37,7 +40,13 @@ async fn connect(url: &str) -> Result<Client, String> {
     Ok(client)
 }
 
-pub fn serve(listen: SocketAddr, proto_listen: Option<SocketAddr>, database: &str, provision_file: &std::path::Path) -> Result<(), String> {
+pub fn serve(
+    listen: SocketAddr,
+    proto_listen: Option<SocketAddr>,
+    database: &str,
+    provision_file: &std::path::Path,
+    graph_walk: crate::setting::GraphWalk,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(provision_file).map_err(|e| format!("{}: {e}", provision_file.display()))?;
     let provision: db::Provision = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", provision_file.display()))?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
@@ -46,8 +55,15 @@ pub fn serve(listen: SocketAddr, proto_listen: Option<SocketAddr>, database: &st
         db::migrate_and_provision(&db, &provision).await.map_err(|e| format!("provisioning: {e}"))?;
         let graph_db = connect(database).await?;
         let (graph_tx, graph_rx) = mpsc::unbounded_channel();
-        let shared =
-            Arc::new(Shared { db, workers: Mutex::new(HashMap::new()), wake: Notify::new(), graph: graph_tx, next_id: AtomicU64::new(1), provision });
+        let shared = Arc::new(Shared {
+            db,
+            workers: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            graph: graph_tx,
+            next_id: AtomicU64::new(1),
+            provision,
+            graph_walk,
+        });
         tokio::spawn(graph::run(graph_db, graph_rx));
         tokio::spawn(sched::run(shared.clone()));
         let app = api::router(shared.clone());

@@ -18,6 +18,7 @@ use crate::msg::{encode, ToServer, ToWorker};
 const SCHED: &str = "gradient_server::scheduler";
 const JOBS: &str = "gradient_server::jobs";
 const GRAPH: &str = "gradient_graph::writer";
+const WALKS: &str = "gradient_graph::walks";
 
 pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
@@ -59,7 +60,7 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
             ToServer::Known { id, drvs } => {
                 let span = debug_span!(target: JOBS, "known_derivations", asked = drvs.len(), known = tracing::field::Empty);
                 let known = async {
-                    s.db.query("SELECT drv_path FROM derivation WHERE drv_path = ANY($1)", &[&drvs])
+                    s.db.query("SELECT drv_path FROM derivation WHERE drv_path = ANY($1) AND walked", &[&drvs])
                         .await
                         .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>())
                         .unwrap_or_default()
@@ -211,11 +212,15 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
             .instrument(debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty))
             .await
         }
-        ToServer::EvalDone { metric, .. } => {
+        ToServer::EvalDone { metric, roots, .. } => {
             async {
                 end_phase(s, j).await;
                 let _ = s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await;
                 let _ = set_status(&s.db, evaluation, "Building", None).await;
+                if let Err(e) = record_closure(s, evaluation, &roots).await {
+                    let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording the evaluation's closure: {e}"))).await;
+                    return;
+                }
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
                 // Every derivation the worker walked, known to the server or not.
                 let derivations = n("derivations").unwrap_or(0);
@@ -251,4 +256,19 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
         }
         _ => {}
     }
+}
+
+/// The evaluation's entry points, then its closure by the one recursive walk
+/// (`walks::record_eval_closure`, in the form the lab was started with).
+async fn record_closure(s: &Shared, evaluation: uuid::Uuid, roots: &[String]) -> Result<(), tokio_postgres::Error> {
+    s.db.execute(
+        "INSERT INTO entry_point (evaluation, derivation) SELECT $1, id FROM derivation WHERE drv_path = ANY($2) ON CONFLICT DO NOTHING",
+        &[&evaluation, &roots],
+    )
+    .instrument(debug_span!(target: WALKS, "record_entry_points", roots = roots.len()))
+    .await?;
+    let span = debug_span!(target: WALKS, "eval_closure", form = s.graph_walk.as_str(), derivations = tracing::field::Empty);
+    let n: i64 = s.db.query_one(&super::walks::record_eval_closure(s.graph_walk), &[&evaluation]).instrument(span.clone()).await?.get(0);
+    span.record("derivations", n);
+    Ok(())
 }

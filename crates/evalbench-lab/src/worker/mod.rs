@@ -156,6 +156,7 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
         let flake_ms = t1.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_derivations");
         let t2 = Instant::now();
+        let roots = paths.clone();
         let count = evaluate_derivations(ctx, job, paths).instrument(debug_span!(target: W, "evaluate_derivations", job)).await?;
         let mut metric = eval_metric;
         metric["fetch_ms"] = fetch_ms.into();
@@ -163,12 +164,12 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
         metric["derivations_ms"] = (t2.elapsed().as_millis() as u64).into();
         metric["total_ms"] = (t0.elapsed().as_millis() as u64).into();
         metric["derivations"] = count.into();
-        Ok::<serde_json::Value, (Option<String>, String)>(metric)
+        Ok::<(serde_json::Value, Vec<String>), (Option<String>, String)>((metric, roots))
     }
     .instrument(debug_span!(target: W, "job", job))
     .await;
     let msg = match result {
-        Ok(metric) => ToServer::EvalDone { job: job.to_string(), metric },
+        Ok((metric, roots)) => ToServer::EvalDone { job: job.to_string(), metric, roots },
         Err((attr, message)) => ToServer::EvalFailed { job: job.to_string(), attr, message },
     };
     let _ = ctx.out.send(msg);
