@@ -6,7 +6,8 @@
 #   1. two sessions, A1 then B1: every faster/slower verdict of compare is
 #      counted (the change touches nix's work only);
 #   2. A1 against the same flake run beside two busy loops, throughout (A3)
-#      and from part way on (A4: the loops start HOG_AFTER seconds in):
+#      and from part way on (A4: the loops start when its clean runs reach
+#      round HOG_AT, default 17 of 32; a time would miss them as the runs get faster):
 #      every time must be withheld, the exit status 0;
 #   3. --baseline-rev on a repository holding both as two commits: nix's
 #      time on the path and the counters must be called;
@@ -20,7 +21,7 @@ source "$(dirname "$0")/../scripts/lib.sh"
 need_rust
 need_lab
 PAIRS="${PAIRS:-10}"
-HOG_AFTER="${HOG_AFTER:-95}"
+HOG_AT="${HOG_AT:-17}"
 STEPS=" ${STEPS:-1 2 3 4} "
 step() { [[ "$STEPS" == *" $1 "* ]]; }
 cd "$ROOT"
@@ -44,9 +45,10 @@ run A1 --flake w1500
 fi
 if step 1; then run B1 --flake w2000; fi
 if step 2; then
-say "2. busy machine: A3 beside two busy loops throughout, A4 with them from ${HOG_AFTER} s on"
+say "2. busy machine: A3 beside two busy loops throughout, A4 with them from its round ${HOG_AT} on"
 hog; run A3 --flake w1500; unhog
-run A4 --flake w1500 & P=$!; sleep "$HOG_AFTER"; hog; wait $P; unhog
+run A4 --flake w1500 & P=$!
+until [ -e "A4/cold-clean.$HOG_AT" ] || ! kill -0 $P 2>/dev/null; do sleep 0.2; done; hog; wait $P; unhog
 fi
 if step 3; then
 say "3. --baseline-rev HEAD~1 on the repository"

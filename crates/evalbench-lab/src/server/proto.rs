@@ -216,11 +216,13 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
             async {
                 end_phase(s, j).await;
                 let _ = s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await;
-                let _ = set_status(&s.db, evaluation, "Building", None).await;
+                // The closure before Building: what is built is what it holds,
+                // so the walk is part of the evaluation's time, as in Gradient.
                 if let Err(e) = record_closure(s, evaluation, &roots).await {
                     let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording the evaluation's closure: {e}"))).await;
                     return;
                 }
+                let _ = set_status(&s.db, evaluation, "Building", None).await;
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
                 // Every derivation the worker walked, known to the server or not.
                 let derivations = n("derivations").unwrap_or(0);
