@@ -64,13 +64,19 @@ for p in summary["passes"]:
         stmts = json.load(open(os.path.join(bundle, name, "pg", "pg_stat_statements.json")))
     except OSError:
         stmts = []
-    st = [x for x in stmts if "evaluation_closure" in x["query"] and "RECURSIVE" in x["query"]]
-    rows = sum(x["rows"] for x in st)
+    # The walk's rows: the derivations it recorded, the span's own field.
+    rows = 0
+    tdir = os.path.join(bundle, name, "trace")
+    for f in os.listdir(tdir) if os.path.isdir(tdir) else []:
+        if f.startswith("server."):
+            for l in open(os.path.join(tdir, f)):
+                if '"eval_closure"' in l:
+                    rows += json.loads(l).get("fields", {}).get("derivations", 0)
     db_s = sum(x["total_exec_time"] + (x.get("total_plan_time") or 0) for x in stmts) / 1e3
-    on_path = sum(s["on_path_us"] for s in cp.get("steps", []) if s["name"] == "eval_closure") / 1e6
+    on_path = sum(s["on_path_us"] for s in cp.get("steps", []) if s["name"] in ("eval_closure", "/* eval_closure */")) / 1e6
     path_s = (cp.get("total_us") or 0) / 1e6
     walk_s = (walk or {}).get("total_us", 0) / 1e6
-    print(f"  graph walk eval_closure: {walk_s:.3f} s, {rows} rows ({walk_s / packages * 1e6:.1f} us a package); "
+    print(f"  graph walk eval_closure: {walk_s:.3f} s, {rows} derivations ({walk_s / packages * 1e6:.1f} us a package); "
           f"on the critical path {on_path:.3f} s = {on_path / path_s * 100 if path_s else 0:.1f}%")
     print(f"  database: {db_s:.2f} s of statements' execution and planning = {db_s / ev * 100 if ev else 0:.1f}% of the evaluated seconds")
     for name_, key in (("seed_blocking_deps", "seed_blocking_deps"), ("promote", "promote")):
@@ -79,3 +85,28 @@ for p in summary["passes"]:
             print(f"  {name_}: {x['total_us'] / 1e6:.3f} s over {x['count']} batches")
 PY
 done
+# The same walk from single derivations (a small seed in a large graph, as a
+# failure cascade or one project's closure in a shared database): the lab's
+# database as the last run left it, each form in turn, EXPLAIN ANALYZE's
+# execution time; the seeds spread over the derivations' ids.
+if [ "$FORMS" = "join lateral" ]; then
+    "$BIN" lab up --lab-dir "$OUT/lab" --flake "$OUT/flake" > /dev/null 2>&1
+    mapfile -t SEEDS < <("$BIN" lab sql --lab-dir "$OUT/lab" "SELECT drv_path FROM derivation WHERE walked ORDER BY id" | awk -v n="$PACKAGES" 'NR % int(n / 15 + 1) == 1')
+    for FORM in join lateral lateral join; do
+        for d in "${SEEDS[@]}"; do
+            "$BIN" lab walk --lab-dir "$OUT/lab" --form "$FORM" --explain "$d" | sed -n "s/^Execution Time: \(.*\) ms/$FORM \1/p"
+        done
+    done > "$OUT/single.txt"
+    "$BIN" lab walk --lab-dir "$OUT/lab" --form join --explain "${SEEDS[1]}" > "$OUT/plan-join.txt"
+    "$BIN" lab walk --lab-dir "$OUT/lab" --form lateral --explain "${SEEDS[1]}" > "$OUT/plan-lateral.txt"
+    python3 - "$OUT/single.txt" "${#SEEDS[@]}" <<'PY'
+import statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    f, ms = line.split()
+    by.setdefault(f, []).append(float(ms))
+j, l = statistics.median(by["join"]), statistics.median(by["lateral"])
+print(f"walks from one derivation ({sys.argv[2]} seeds, each form twice, interleaved): median execution join {j:.2f} ms, lateral {l:.2f} ms, join/lateral {j / l:.2f}x")
+PY
+    echo "plans of one of them: $OUT/plan-join.txt $OUT/plan-lateral.txt"
+fi

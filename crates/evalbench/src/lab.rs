@@ -179,6 +179,22 @@ pub enum Cmd {
         /// The SQL to run.
         query: String,
     },
+    /// The closure of derivations as the lab's server walks it (its one recursive statement),
+    /// in either form: their paths, one per line, or with --explain PostgreSQL's EXPLAIN ANALYZE
+    /// of the walk. The lab must be up; its database holds what it last evaluated.
+    Walk {
+        #[command(flatten)]
+        dir: LabDir,
+        /// join or lateral (default: the lab's graph_walk setting).
+        #[arg(long, value_name = "FORM")]
+        form: Option<String>,
+        /// Print EXPLAIN ANALYZE of the walk instead of its result.
+        #[arg(long)]
+        explain: bool,
+        /// Derivation paths (/nix/store/...drv) to walk from.
+        #[arg(required = true, value_name = "DRV")]
+        from: Vec<String>,
+    },
     /// Print lab.json (where things run, the API key).
     Status {
         #[command(flatten)]
@@ -312,6 +328,19 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         Cmd::Sql { dir: LabDir { dir }, query } => {
             let st = LabState::load(&dir)?;
             print(control::pg_of(&st)?.psql(pg::CI_ROLE, &query)?)
+        }
+        Cmd::Walk { dir: LabDir { dir }, form, explain, from } => {
+            let st = LabState::load(&dir)?;
+            let mut settings = st.lab_settings;
+            if let Some(f) = form {
+                settings.set(&format!("graph_walk={f}"))?;
+            }
+            // Paths go into the statement as a literal: quotes doubled.
+            let paths: Vec<String> = from.iter().map(|p| format!("'{}'", p.replace('\'', "''"))).collect();
+            let walk =
+                evalbench_lab::server::walks::closure_of_paths(settings.graph_walk).replace("$1", &format!("ARRAY[{}]::text[]", paths.join(",")));
+            let sql = if explain { format!("EXPLAIN (ANALYZE, BUFFERS OFF) {walk}") } else { walk };
+            print(control::pg_of(&st)?.psql(pg::CI_ROLE, &sql)?)
         }
         Cmd::Status { dir: LabDir { dir } } => {
             let st = LabState::load(&dir)?;

@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::*;
-use evalbench_lab::server::walks;
 use evalbench_lab::setting::GraphWalk;
 
 struct Lab(std::path::PathBuf);
@@ -99,8 +98,9 @@ fn the_closure_walks_equal_the_generator_s_own_closures_in_both_forms() {
         for i in picks {
             let want = closure(&graph, i);
             for walk in [GraphWalk::Join, GraphWalk::Lateral] {
-                let q = walks::closure_of_paths(walk).replace("$1", &format!("ARRAY['{}']::text[]", paths[&i]));
-                let found: BTreeSet<u32> = sql(&dir, &q).iter().map(|p| by_path[p.as_str()]).collect();
+                // `lab walk`: the server's own statement (walks::closure_of_paths) in the form asked.
+                let out = run_ok(evalbench().args(["lab", "walk", "--form", walk.as_str(), "--lab-dir"]).arg(&dir).arg(&paths[&i]));
+                let found: BTreeSet<u32> = String::from_utf8(out.stdout).unwrap().lines().map(|p| by_path[p]).collect();
                 assert_eq!(found, want, "{what}: the {} walk from package {i}", walk.as_str());
             }
         }
