@@ -109,20 +109,11 @@ fn the_closure_walks_equal_the_generator_s_own_closures_in_both_forms() {
 
 /// The form of every `eval_closure` span in a pass directory's server trace.
 fn forms(pass: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(pass.join("trace")).unwrap() {
-        let p = e.unwrap().path();
-        if !p.file_name().unwrap().to_string_lossy().starts_with("server.") {
-            continue;
-        }
-        for l in std::fs::read_to_string(&p).unwrap().lines() {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            if v["name"] == "eval_closure" {
-                out.push(v["fields"]["form"].as_str().unwrap().to_string());
-            }
-        }
-    }
-    out
+    span_lines(pass)
+        .iter()
+        .filter(|v| v["process"] == "server" && v["name"] == "eval_closure")
+        .map(|v| v["fields"]["form"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! committed together, one transaction per flush. `record` (the sender's
 //! span) minus `flush` is a batch's wait in the mailbox.
 
+use std::sync::LazyLock;
+
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Client;
 use tracing::{debug_span, Instrument};
@@ -17,24 +19,25 @@ pub struct Batch {
 }
 
 /// The statements run for every batch, in order, with the evaluation and
-/// the batch's paths: made once, since readiness is `walks::ready`'s.
-fn steps() -> Vec<(&'static str, String)> {
-    vec![
+/// the batch's paths; the graph's own parts are `walks`'.
+static STEPS: LazyLock<[(&str, String); 7]> = LazyLock::new(|| {
+    use super::walks::{ready, DEPENDENCIES};
+    [
         ("lock_seed_shared_builds", "SELECT id FROM build WHERE evaluation = $1 AND drv_path = ANY($2) FOR UPDATE".into()),
         ("became_fetchable", "UPDATE build SET status = 'Fetchable' WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Queued'".into()),
         (
             "seed_blocking_deps",
-            "INSERT INTO build (evaluation, drv_path, status) SELECT $1, d.drv_path, 'Queued' FROM derivation p \
-             JOIN derivation_dependency e ON e.derivation = p.id JOIN derivation d ON d.id = e.dependency \
-             WHERE p.drv_path = ANY($2) ON CONFLICT (evaluation, drv_path) DO NOTHING"
-                .into(),
+            format!(
+                "INSERT INTO build (evaluation, drv_path, status) SELECT $1, d.drv_path, 'Queued' FROM {DEPENDENCIES} \
+                 WHERE p.drv_path = ANY($2) ON CONFLICT (evaluation, drv_path) DO NOTHING"
+            ),
         ),
-        ("promote", format!("UPDATE build b SET can_start = true WHERE b.evaluation = $1 AND b.drv_path = ANY($2) AND {}", super::walks::ready("b"))),
+        ("promote", format!("UPDATE build b SET can_start = true WHERE b.evaluation = $1 AND b.drv_path = ANY($2) AND {}", ready("b"))),
         ("unpromote_ungated", "UPDATE build SET can_start = false WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Blocked'".into()),
         ("emit_transition_effects", "SELECT count(*) FROM build WHERE evaluation = $1 AND drv_path = ANY($2) AND can_start".into()),
         ("move_batch_need", "UPDATE evaluation SET updated_at = clock_timestamp() WHERE id = $1 AND cardinality($2::text[]) >= 0".into()),
     ]
-}
+});
 
 /// Span names are static in `tracing`: one arm per step.
 fn step_span(step: &str) -> tracing::Span {
@@ -50,14 +53,13 @@ fn step_span(step: &str) -> tracing::Span {
 }
 
 pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
-    let steps = steps();
     while let Some(first) = rx.recv().await {
         let mut batches = vec![first];
         while let Ok(b) = rx.try_recv() {
             batches.push(b);
         }
         let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
-        let result = flush(&mut db, &steps, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
+        let result = flush(&mut db, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
         let span = debug_span!(target: T, "after_commit", batches = batches.len());
         let _e = span.enter();
         for b in batches {
@@ -67,10 +69,10 @@ pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
     }
 }
 
-async fn flush(db: &mut Client, steps: &[(&'static str, String)], batches: &[Batch]) -> Result<(), String> {
+async fn flush(db: &mut Client, batches: &[Batch]) -> Result<(), String> {
     let mut last = String::new();
     for attempt in 1..=3u32 {
-        match transact_once(db, steps, batches).instrument(debug_span!(target: T, "transact_once", attempt)).await {
+        match transact_once(db, batches).instrument(debug_span!(target: T, "transact_once", attempt)).await {
             Ok(()) => return Ok(()),
             // Only a serialization failure or deadlock is worth another try.
             Err(e) if e.code().is_some_and(|c| c.code() == "40001" || c.code() == "40P01") => last = e.to_string(),
@@ -80,7 +82,7 @@ async fn flush(db: &mut Client, steps: &[(&'static str, String)], batches: &[Bat
     Err(format!("gave up after 3 attempts: {last}"))
 }
 
-async fn transact_once(db: &mut Client, steps: &[(&'static str, String)], batches: &[Batch]) -> Result<(), tokio_postgres::Error> {
+async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_postgres::Error> {
     let tx = db.transaction().await?;
     let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
     async {
@@ -131,7 +133,7 @@ async fn transact_once(db: &mut Client, steps: &[(&'static str, String)], batche
             }
             let paths: Vec<&str> = b.drvs.iter().map(|d| d.path.as_str()).collect();
             async {
-                for (step, sql) in steps {
+                for (step, sql) in STEPS.iter() {
                     tx.execute(sql.as_str(), &[&b.evaluation, &paths]).instrument(step_span(step)).await?;
                 }
                 Ok::<(), tokio_postgres::Error>(())

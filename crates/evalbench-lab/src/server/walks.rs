@@ -52,14 +52,18 @@ pub fn closure_of_paths(form: GraphWalk) -> String {
     )
 }
 
+/// A derivation `p` joined to each of its dependencies `d`, one hop over
+/// the edges: what `seed_blocking_deps` and [`ready`] both read, keyed by
+/// path since the builds are.
+pub const DEPENDENCIES: &str = "derivation p JOIN derivation_dependency e ON e.derivation = p.id JOIN derivation d ON d.id = e.dependency";
+
 /// Build `{alias}` of its evaluation may start: no dependency edge of its
 /// derivation leads to a build of the same evaluation that has not
 /// completed. One hop, never a walk: a dependency's own dependencies are
 /// already in that dependency's readiness. The one definition of ready.
 pub fn ready(alias: &str) -> String {
     format!(
-        "NOT EXISTS (SELECT 1 FROM derivation p JOIN derivation_dependency e ON e.derivation = p.id \
-         JOIN derivation d ON d.id = e.dependency JOIN build b2 ON b2.drv_path = d.drv_path AND b2.evaluation = {alias}.evaluation \
+        "NOT EXISTS (SELECT 1 FROM {DEPENDENCIES} JOIN build b2 ON b2.drv_path = d.drv_path AND b2.evaluation = {alias}.evaluation \
          WHERE p.drv_path = {alias}.drv_path AND b2.status <> 'Completed')"
     )
 }
