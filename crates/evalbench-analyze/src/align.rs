@@ -93,10 +93,9 @@ impl Alignment {
     }
 }
 
-/// A span's `job` field as text (the key hand-offs are paired by).
-pub(crate) use evalbench_bundle::spans::job_key;
+use evalbench_bundle::contract::{self, job_key, span};
 
-/// Per job, the spans of a name in time order, as (start, end, span) tuples.
+/// Per job, the spans of a name in time order.
 fn by_job<'a>(
     streams: impl Iterator<Item = &'a Stream>,
     name: &str,
@@ -123,29 +122,27 @@ fn by_job<'a>(
 /// A pair: the time of the send (sender's clock) and the measured delay.
 type Pair = (i64, i64);
 
+/// Upstream: the worker's n-th `report_eval_result` of a job against the
+/// server's n-th `job_event` of kind `eval_result` of the same job,
+/// received at its start less its `queue_wait_us`.
 fn pairs_up(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> Vec<Pair> {
-    let mut out = Vec::new();
-    for (job, reports) in worker {
-        let Some(events) = server.get(job) else { continue };
-        for ((_, rep), (ev_stream, ev)) in reports.iter().zip(events.iter()) {
-            let wait = ev_stream.field(ev, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0);
+    contract::pair_by_job(worker, server)
+        .into_iter()
+        .map(|((_, rep), (ev_stream, ev))| {
+            let wait = ev_stream.field(ev, contract::QUEUE_WAIT_US).and_then(|v| v.as_i64()).unwrap_or(0);
             let received = ev.ts_us - wait;
-            out.push((rep.ts_us, received - rep.ts_us));
-        }
-    }
-    out
+            (rep.ts_us, received - rep.ts_us)
+        })
+        .collect()
 }
 
 /// Downstream pairs measured from `assign_job`'s end (the contract's) and from its start.
 fn pairs_down(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> (Vec<Pair>, Vec<i64>) {
     let mut out = Vec::new();
     let mut from_start = Vec::new();
-    for (job, starts) in worker {
-        let Some(assigns) = server.get(job) else { continue };
-        for ((_, a), (_, j)) in assigns.iter().zip(starts.iter()) {
-            out.push((a.end_us(), j.ts_us - a.end_us()));
-            from_start.push(j.ts_us - a.ts_us);
-        }
+    for ((_, a), (_, j)) in contract::pair_by_job(server, worker) {
+        out.push((a.end_us(), j.ts_us - a.end_us()));
+        from_start.push(j.ts_us - a.ts_us);
     }
     (out, from_start)
 }
@@ -175,9 +172,8 @@ fn drift(up: &[Pair], down: &[Pair], offset: i64) -> Option<i64> {
 /// Aligns every worker host of a pass against the server.
 pub fn align_pass(streams: &[Stream]) -> Alignment {
     let server: Vec<&Stream> = streams.iter().filter(|s| s.process == SERVER).collect();
-    let assigns = by_job(server.iter().copied(), "assign_job", |_, _| true);
-    let events =
-        by_job(server.iter().copied(), "job_event", |st, s| matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result"));
+    let assigns = by_job(server.iter().copied(), span::ASSIGN_JOB, |_, _| true);
+    let events = by_job(server.iter().copied(), span::JOB_EVENT, contract::is_eval_result);
     let mut hosts: Vec<Option<String>> = streams.iter().filter(|s| s.process != SERVER).map(|s| s.host.clone()).collect();
     hosts.sort();
     hosts.dedup();
@@ -187,8 +183,8 @@ pub fn align_pass(streams: &[Stream]) -> Alignment {
         let mut processes: Vec<String> = group.iter().map(|s| s.process.clone()).collect();
         processes.sort();
         processes.dedup();
-        let jobs = by_job(group.iter().copied(), "job", |_, _| true);
-        let reports = by_job(group.iter().copied(), "report_eval_result", |_, _| true);
+        let jobs = by_job(group.iter().copied(), span::JOB, |_, _| true);
+        let reports = by_job(group.iter().copied(), span::REPORT_EVAL_RESULT, |_, _| true);
         let up = pairs_up(&events, &reports);
         let (down, down_start) = pairs_down(&assigns, &jobs);
         let (ud, dd) = (delays(&up), delays(&down));

@@ -16,8 +16,33 @@ use serde::Serialize;
 use crate::verdict::{judge, Family, Kind, Measured, Rules, Verdict, AMOUNT};
 use crate::PassData;
 
-/// Counters that are not exact counts of work: times, and the heap's size.
-pub const NOISY: &[&str] = &["cpuTime", "gc.heapSize", "gc.cycles", "time.cpu", "time.gc", "time.gcFraction"];
+/// Counters that are not exact counts of work: times, and the heap's size
+/// (nix's, and the times and peaks of Gradient's `evaluation_metric`).
+pub const NOISY: &[&str] = &[
+    "cpuTime",
+    "gc.heapSize",
+    "gc.cycles",
+    "time.cpu",
+    "time.gc",
+    "time.gcFraction",
+    "evaluation_metric.fetch_ms",
+    "evaluation_metric.eval_flake_ms",
+    "evaluation_metric.eval_drv_ms",
+    "evaluation_metric.total_eval_ms",
+    "evaluation_metric.peak_heap_mb",
+    "evaluation_metric.peak_rss_mb",
+];
+
+/// Gradient's `evaluation_metric` counts and the nix counters they are
+/// (Gradient's worker fills them from nix's own statistics): a bundle
+/// without nix's files is judged on these.
+pub const FROM_EVALUATION_METRIC: [(&str, &str); 5] = [
+    ("total_thunks", "nrThunks"),
+    ("fn_calls", "nrFunctionCalls"),
+    ("primop_calls", "nrPrimOpCalls"),
+    ("lookups", "nrLookups"),
+    ("alloc_bytes", "gc.totalBytes"),
+];
 
 /// Counters shown first and in Hydra's metrics, with the words for them.
 pub const HEADLINE: &[(&str, &str)] = &[
@@ -35,6 +60,8 @@ pub fn unit(name: &str) -> Option<&'static str> {
     match name {
         "cpuTime" | "time.cpu" | "time.gc" => Some("seconds"),
         "gc.heapSize" => Some("bytes"),
+        n if n.starts_with("evaluation_metric.") && n.ends_with("_ms") => Some("milliseconds"),
+        n if n.starts_with("evaluation_metric.") && n.ends_with("_mb") => Some("MiB"),
         "time.gcFraction" => Some("a fraction of the time"),
         _ => None,
     }
@@ -46,7 +73,9 @@ pub fn words(name: &str) -> &str {
 }
 
 /// A pass's counters: run.json's `nix_stats`, else the statistics files
-/// themselves (a bundle written by another tool). None when it has neither.
+/// themselves, else (a bundle Gradient wrote) the counts of its
+/// `evaluation_metric` under nix's names and its times under their own.
+/// None when it has none of these.
 pub fn of_pass(data: &PassData) -> Option<Counters> {
     of_run(data.run.as_ref(), &data.dir)
 }
@@ -56,7 +85,32 @@ pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) ->
     if let Some(c) = run.and_then(|r| r.nix_stats.as_ref()).and_then(nix_stats::from_json) {
         return Some(c);
     }
-    nix_stats::read(dir).ok().flatten().map(|s| s.counters)
+    if let Some(c) = nix_stats::read(dir).ok().flatten().map(|s| s.counters) {
+        return Some(c);
+    }
+    run.and_then(|r| r.evaluation_metric.as_ref()).and_then(from_evaluation_metric)
+}
+
+/// Gradient's `evaluation_metric` row as counters: its counts under nix's
+/// names ([`FROM_EVALUATION_METRIC`]), its times and peaks as
+/// `evaluation_metric.<column>`. None when it has no count.
+pub fn from_evaluation_metric(row: &serde_json::Value) -> Option<Counters> {
+    let mut c = Counters::new();
+    for (column, nix) in FROM_EVALUATION_METRIC {
+        if let Some(v) = row.get(column).and_then(|v| v.as_f64()) {
+            c.insert(nix.to_string(), v);
+        }
+    }
+    // Without a count (a warm pass the cache answered) the times alone are no counters.
+    if c.is_empty() {
+        return None;
+    }
+    for column in evalbench_bundle::contract::EVALUATION_METRIC_MEASURES {
+        if let Some(v) = row.get(column).and_then(|v| v.as_f64()) {
+            c.insert(format!("evaluation_metric.{column}"), v);
+        }
+    }
+    Some(c)
 }
 
 /// The span an evaluator process lives in; its `end` field says how it ended.

@@ -117,6 +117,9 @@ fn load_pass_keeping(pass: &PassDir, text: TextKept<'_>) -> PassData {
     if streams.is_empty() {
         warnings.push(no_spans(trace_dir));
     }
+    if let Some(w) = stray_spans(pass) {
+        warnings.push(w);
+    }
     PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings, outside_window: 0 }
 }
 
@@ -125,7 +128,12 @@ pub(crate) fn read_run(pass: &PassDir, warnings: &mut Vec<Warning>) -> Option<Ru
     let run_path = pass.file(layout::RUN_JSON);
     if run_path.is_file() {
         match RunInfo::read(&run_path) {
-            Ok(r) => Some(r),
+            Ok(r) => {
+                for w in &r.read_warnings {
+                    warnings.push(Warning { file: None, line: None, message: w.clone() });
+                }
+                Some(r)
+            }
             Err(e) => {
                 warnings.push(Warning { file: Some(run_path), line: None, message: format!("unreadable: {e}") });
                 None
@@ -161,6 +169,24 @@ pub(crate) fn file_warnings(f: &SpanFile, warnings: &mut Vec<Warning>) {
             message: format!("{} more malformed lines not listed", f.malformed_total - listed),
         });
     }
+}
+
+/// Span files where Gradient's benchmark leaves the worker's spans before
+/// it moves them into `trace/` (`worker/trace/`): not read, and said.
+pub(crate) fn stray_spans(pass: &PassDir) -> Option<Warning> {
+    let dir = pass.file(layout::WORKER_TRACE_DIR);
+    let files = std::fs::read_dir(&dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl") && e.metadata().is_ok_and(|m| m.len() > 0))
+        .count();
+    (files > 0).then(|| Warning {
+        file: Some(dir),
+        line: None,
+        message: format!(
+            "{files} span files left here, not in trace/: not read (Gradient's benchmark moves them into trace/ when it copies them out)"
+        ),
+    })
 }
 
 pub(crate) fn no_spans(trace_dir: PathBuf) -> Warning {

@@ -12,12 +12,12 @@ use std::collections::HashMap;
 
 use evalbench_bundle::{fold_trace_dir, layout, read_trace_dir_filtered, PassDir, RunInfo, Span, Stream};
 
-use crate::pass::{file_warnings, no_spans, read_run};
+use crate::pass::{file_warnings, no_spans, read_run, stray_spans};
 use crate::{align_pass, window, Alignment, Warning};
 
 /// The span names clock alignment pairs ([`align_pass`]); nothing else is
 /// kept by the first read.
-pub const ALIGNMENT_SPANS: [&str; 4] = ["assign_job", "job_event", "job", "report_eval_result"];
+pub use evalbench_bundle::contract::ALIGNMENT_SPANS;
 
 /// Per (span name, process): what a fold kept of its spans.
 pub type ByName<V> = HashMap<(String, String), V>;
@@ -141,6 +141,7 @@ pub fn fold_pass<A: Send>(
     if !any {
         warnings.push(no_spans(trace_dir));
     }
+    warnings.extend(stray_spans(pass));
     scanned.run = run;
     scanned.warnings = warnings;
     (scanned, accs)

@@ -1,6 +1,12 @@
 //! File names of the bundle, in one place (docs/ARCHITECTURE.md, "The bundle").
 
 pub const RUN_JSON: &str = "run.json";
+/// Gradient's `evaluation_metric` rows of the pass's evaluation, beside run.json.
+pub const EVALUATION_METRIC: &str = "evaluation_metric.json";
+/// Where Gradient's benchmark leaves the worker's spans on the worker VM
+/// (`<run>/worker/trace/`); it moves them into `trace/` when it copies them
+/// out, so spans still there were not moved.
+pub const WORKER_TRACE_DIR: &str = "worker/trace";
 pub const TRACE_JSON: &str = "trace.json";
 pub const TRACE_DIR: &str = "trace";
 /// Warm-up runs (`run --warmup`): made before a clean pass's runs, kept

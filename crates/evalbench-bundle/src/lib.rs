@@ -12,12 +12,14 @@
 
 mod archive;
 mod atomic;
+pub mod contract;
 mod error;
 pub mod fnv;
 pub mod inputs;
 pub mod layout;
 pub mod nix_stats;
 mod open;
+pub mod ownership;
 pub mod provenance;
 pub mod run_info;
 pub mod spans;

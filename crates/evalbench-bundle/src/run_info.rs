@@ -1,5 +1,10 @@
 //! `<run>/run.json`: what the runner knew about a pass. Every key is optional
 //! to the reader, and unknown keys are kept in `raw`.
+//!
+//! Gradient's benchmark writes `{eval_id, cold, instrumented, evaluated_s}`
+//! and keeps the evaluation's `evaluation_metric` rows in a file beside it
+//! (`evaluation_metric.json`); evalbench writes those keys and that file
+//! too, beside its own richer keys, and reads either (docs/GRADIENT-FORMAT.md).
 
 use std::path::Path;
 
@@ -19,6 +24,15 @@ pub struct RunInfo {
     pub pass: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluation_id: Option<String>,
+    /// Gradient's name for the evaluation id (the same value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_id: Option<String>,
+    /// Gradient's: whether the pass began from a fresh database and cache,
+    /// and whether perf, strace and auto_explain ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrumented: Option<bool>,
     /// Final status of the evaluation (Completed, Failed, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
@@ -52,6 +66,10 @@ pub struct RunInfo {
     /// Everything, as read.
     #[serde(skip)]
     pub raw: serde_json::Value,
+    /// What reading the files beside run.json went past (an unreadable
+    /// `evaluation_metric.json`), for the reader's warnings.
+    #[serde(skip)]
+    pub read_warnings: Vec<String>,
 }
 
 /// The runner's own record of a pass: where it ran, when the captures ran,
@@ -155,16 +173,53 @@ impl RunInfo {
         self.runner.as_ref().map(|r| &r.pg_settings).filter(|s| !s.is_empty())
     }
 
+    /// Reads run.json, and Gradient's `evaluation_metric.json` beside it
+    /// where run.json has no `evaluation_metric` of its own.
     pub fn read(path: &Path) -> Result<RunInfo, BundleError> {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
         let raw: serde_json::Value = serde_json::from_str(&text).map_err(crate::error::parse(path, "run.json, a JSON object"))?;
         let mut info: RunInfo = serde_json::from_value(raw.clone()).map_err(crate::error::parse(path, "run.json's fields"))?;
         info.raw = raw;
+        if info.evaluation_id.is_none() {
+            info.evaluation_id = info.eval_id.clone();
+        }
+        if info.evaluation_metric.is_none() {
+            let beside = path.with_file_name(crate::layout::EVALUATION_METRIC);
+            match read_evaluation_metric(&beside) {
+                Ok(m) => info.evaluation_metric = m,
+                Err(e) => info.read_warnings.push(e),
+            }
+        }
         Ok(info)
     }
 
     pub fn write(&self, path: &Path) -> Result<(), BundleError> {
         let text = serde_json::to_string_pretty(self).expect("run info serializes");
         crate::write_atomic(path, text.as_bytes())
+    }
+}
+
+/// Gradient's `evaluation_metric.json` (`SELECT * FROM evaluation_metric`
+/// for the evaluation, as a JSON array): its one row, None where the file
+/// is absent or empty. More than one row takes the first, and says so.
+pub fn read_evaluation_metric(path: &Path) -> Result<Option<serde_json::Value>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: line {}, column {}: not JSON ({e}); evaluation_metric not read", path.display(), e.line(), e.column()))?;
+    match v {
+        serde_json::Value::Array(rows) if rows.len() <= 1 => match rows.into_iter().next() {
+            None => Ok(None),
+            Some(row @ serde_json::Value::Object(_)) => Ok(Some(row)),
+            Some(_) => Err(format!("{}: its row is not an object; evaluation_metric not read", path.display())),
+        },
+        serde_json::Value::Array(rows) => {
+            Err(format!("{}: {} rows for one evaluation where Gradient keeps one; evaluation_metric not read", path.display(), rows.len()))
+        }
+        row @ serde_json::Value::Object(_) => Ok(Some(row)),
+        _ => Err(format!("{}: neither an array of rows nor a row; evaluation_metric not read", path.display())),
     }
 }

@@ -25,14 +25,16 @@ pub const WAIT_IDLE: &str = "idle (after the span that ended last)";
 pub const WAIT_STATUS: &str = "until the status changed";
 pub const WAIT_QUEUE: &str = "queue (behind its process's previous span)";
 
+use evalbench_bundle::contract::span;
+
 /// A message from one process's span to the start of another's: the
 /// receiver could not start before the sender ended, plus the transit.
-/// Paired n-th to n-th per `job`, as the alignment pairs them.
-/// The last label is the wait when the receiver queued and nothing in its
-/// process explains the queue (see the roots in `edges`).
+/// Paired n-th to n-th per job (`contract::pair_by_job`), as the alignment
+/// pairs them. The last label is the wait when the receiver queued and
+/// nothing in its process explains the queue (see the roots in `edges`).
 pub(super) const MESSAGES: [(&str, &str, &str, &str); 2] = [
-    ("assign_job", "job", "network (assign_job → job)", "network and queue (assign_job → job)"),
-    ("report_eval_result", "job_event", "network (report_eval_result → job_event)", "network and queue (report_eval_result → job_event)"),
+    (span::ASSIGN_JOB, span::JOB, "network (assign_job → job)", "network and queue (assign_job → job)"),
+    (span::REPORT_EVAL_RESULT, span::JOB_EVENT, "network (report_eval_result → job_event)", "network and queue (report_eval_result → job_event)"),
 ];
 
 /// A span that waits for another thread's or process's root span inside

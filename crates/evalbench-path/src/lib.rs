@@ -142,45 +142,91 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
 /// A pass's critical path, or why there is none.
 pub fn critical_path(streams: &[Stream], pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, CriticalPath), PathError> {
     graph::fits(streams.iter().map(|st| st.spans.len()).sum())?;
-    let (t0, t1) = evaluated(pass.run)?;
-    let g = graph::build(streams, align, t0, t1);
-    measured(g, t0, align, pass)
+    let w = evaluated(pass.run, streams, align)?;
+    let g = graph::build(streams, align, w.t0, w.t1);
+    measured(g, w, align, pass)
 }
 
 /// As [`critical_path`], for a caller done with the spans: they are
 /// dropped as soon as the graph has what it needs of them, so the walk
 /// does not hold them too (at 4.5M spans, 500 MB less at the peak).
 pub fn critical_path_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, CriticalPath), PathError> {
-    graph_owned(streams, pass, align).and_then(|(g, t0)| measured(g, t0, align, pass))
+    graph_owned(streams, pass, align).and_then(|(g, w)| measured(g, w, align, pass))
 }
 
 /// The graph of the evaluated window, the pass's streams given up to it
 /// (dropped even when the window is unknown); with the window's start.
-fn graph_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, i64), PathError> {
+fn graph_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, Window), PathError> {
     graph::fits(streams.iter().map(|st| st.spans.len()).sum())?;
-    let (t0, t1) = evaluated(pass.run)?;
-    let g = graph::build_owned(streams, align, t0, t1);
+    let w = evaluated(pass.run, &streams, align)?;
+    let g = graph::build_owned(streams, align, w.t0, w.t1);
     evalbench_host::phase::phase("path: graph built");
-    Ok((g, t0))
+    Ok((g, w))
 }
 
-/// The evaluated window, server clock: the evaluate request and its end.
-fn evaluated(run: Option<&RunInfo>) -> Result<(i64, i64), PathError> {
+/// The evaluated window on the server's clock, and what of it was taken
+/// from elsewhere than the runner's own record.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    t0: i64,
+    t1: i64,
+    /// run.json had no evaluate request (Gradient's has none): the start
+    /// is the pass's first span on the server's clock.
+    start_from_spans: bool,
+    /// evaluated_s looks rounded to a tenth of a second (Gradient's is).
+    rounded: bool,
+    /// Some stream's nesting was inferred from time containment.
+    inferred: bool,
+}
+
+impl Window {
+    /// What a reader of the path must know about how it was made.
+    fn note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.inferred {
+            parts.push(
+                "inferred: the span lines carry no ids, so each span's parent is the innermost span of its process containing it in time".to_string(),
+            );
+        }
+        if self.start_from_spans {
+            parts.push("start: run.json has no evaluate request; the path starts at the pass's first span (server clock)".to_string());
+        }
+        if self.rounded {
+            parts.push("end: the start plus evaluated_s, which run.json gives rounded to 0.1 s (the end is within ±50 ms)".to_string());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// The evaluated window, server clock: the evaluate request (or, where
+/// run.json has none, the first span) and its end.
+fn evaluated(run: Option<&RunInfo>, streams: &[Stream], align: &dyn Clocks) -> Result<Window, PathError> {
     let run = run.ok_or(PathError::NoRun)?;
-    let (t0, secs) = run.requested_us.zip(run.evaluated_s).ok_or(PathError::NoWindow)?;
+    let secs = run.evaluated_s.ok_or(PathError::NoWindow)?;
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(PathError::NotADuration(secs));
     }
+    let first_span = || streams.iter().flat_map(|st| st.spans.iter().map(move |s| s.ts_us.saturating_add(align.offset_for(st)))).min();
+    let (t0, start_from_spans) = match run.requested_us {
+        Some(t) => (t, false),
+        None => (first_span().ok_or(PathError::NoWindow)?, true),
+    };
+    let rounded = ((secs * 10.0).round() - secs * 10.0).abs() < 1e-9 && run.requested_us.is_none();
+    let inferred = streams.iter().any(|st| st.nesting_inferred);
     // From a file of another machine: saturated, never wrapped (a float's
     // cast to i64 saturates already; the sum need not).
-    Ok((t0, t0.saturating_add((secs * 1e6).round() as i64)))
+    Ok(Window { t0, t1: t0.saturating_add((secs * 1e6).round() as i64), start_from_spans, rounded, inferred })
 }
 
 /// The path through the measured graph, the database's stretches carved
 /// out of the server's (from the pass's pg.pcap).
-fn measured(g: Graph, t0: i64, align: &dyn Clocks, pass: Pass<'_>) -> Result<(Graph, CriticalPath), PathError> {
+fn measured(g: Graph, w: Window, align: &dyn Clocks, pass: Pass<'_>) -> Result<(Graph, CriticalPath), PathError> {
     let (refiner, note) = database::Refiner::new(pass);
-    measured_with(g, t0, align, refiner, note)
+    let note = match (w.note(), note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
+    measured_with(g, w.t0, align, refiner, note)
 }
 
 /// [`measured`] with the round trips read.
@@ -227,7 +273,8 @@ fn give_back_freed() {
 /// no segment is kept (at 4.5M spans the path has 2.2M, 140 MB), each is
 /// added to its step as the walk finds it.
 pub fn critical_steps_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<Vec<PathStep>, PathError> {
-    let (g, t0) = graph_owned(streams, pass, align)?;
+    let (g, w) = graph_owned(streams, pass, align)?;
+    let t0 = w.t0;
     let own = g.own_us();
     let (mut refiner, _) = database::Refiner::new(pass);
     let mut by = Tally::new();

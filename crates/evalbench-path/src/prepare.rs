@@ -246,13 +246,10 @@ impl Flattening {
                 m
             };
             let senders = by_job(from, false);
-            let receivers = by_job(to, to == "job_event");
-            for (job, rs) in receivers {
-                let Some(ss) = senders.get(job) else { continue };
-                for (r, s) in rs.iter().zip(ss) {
-                    if spans[r.g].up().is_none() && spans[s.g].start <= spans[r.g].start {
-                        sent_by.insert(r.g, Sent { sender: s.g, wait: w, wait_queued: wq, queue_us: r.queue_wait_us });
-                    }
+            let receivers = by_job(to, to == evalbench_bundle::contract::span::JOB_EVENT);
+            for (s, r) in evalbench_bundle::contract::pair_by_job(&senders, &receivers) {
+                if spans[r.g].up().is_none() && spans[s.g].start <= spans[r.g].start {
+                    sent_by.insert(r.g, Sent { sender: s.g, wait: w, wait_queued: wq, queue_us: r.queue_wait_us });
                 }
             }
         }
@@ -264,8 +261,8 @@ impl Flattening {
 /// and queue wait besides every hand-off's job.
 fn hand_off(st: &Stream, s: &Span, g: SpanId, receiver: bool) -> HandOff {
     let (eval_result, queue_wait_us) = if receiver {
-        let kind = matches!(st.field(s, "kind"), Some(serde_json::Value::String(k)) if k == "eval_result");
-        (kind, st.field(s, "queue_wait_us").and_then(|v| v.as_i64()).unwrap_or(0).max(0))
+        let kind = evalbench_bundle::contract::is_eval_result(st, s);
+        (kind, st.field(s, evalbench_bundle::contract::QUEUE_WAIT_US).and_then(|v| v.as_i64()).unwrap_or(0).max(0))
     } else {
         (false, 0)
     };

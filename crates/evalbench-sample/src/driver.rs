@@ -163,7 +163,11 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     let status = statuses.last().map(|s| s.status.clone());
     let info = RunInfo {
         pass: Some(pass.to_string()),
+        eval_id: Some(eval_id.clone()),
         evaluation_id: Some(eval_id),
+        cold: Some(layout::is_cold(pass)),
+        instrumented: Some(!layout::is_clean(pass)),
+        read_warnings: Vec::new(),
         status: status.clone(),
         statuses,
         evaluated_s: left,

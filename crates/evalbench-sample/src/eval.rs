@@ -21,7 +21,7 @@ pub fn work(seed: &[u8], rounds: u32) -> u64 {
 
 pub fn eval(job: &str, shard: u64, drvs: u32, cache_dir: &Path) -> std::io::Result<()> {
     let cache_file = cache_dir.join(format!("shard-{shard}.cache"));
-    let _o = debug_span!(target: E, "open", job).entered();
+    let _o = debug_span!(target: E, "open", job_id = job).entered();
     let cached: Option<Vec<String>> = {
         let _l = debug_span!(target: E, "lock_flake", cached = tracing::field::Empty).entered();
         std::hint::black_box(crate::tune::work("lock_flake", job.as_bytes(), 5000));

@@ -166,14 +166,14 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
                 match claimed {
                     Some((job, shard)) => {
                         {
-                            let _c = debug_span!(target: SCHED, "send_credentials", job = job.as_str()).entered();
+                            let _c = debug_span!(target: SCHED, "send_credentials", job_id = job.as_str()).entered();
                         }
                         if !assigned {
                             status("EvaluatingFlake");
                             assigned = true;
                         }
                         // The send is the last thing inside assign_job: its end is the send time.
-                        let _a = debug_span!(target: SCHED, "assign_job", job = job.as_str(), worker).entered();
+                        let _a = debug_span!(target: SCHED, "assign_job", job_id = job.as_str(), worker).entered();
                         proto::send(&mut writers[worker], &json!({"type": "assign", "job": job, "shard": shard, "drvs": drvs}))?;
                     }
                     None => proto::send(&mut writers[worker], &json!({"type": "no_job"}))?,
@@ -189,26 +189,26 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
             "eval_result" => {
                 let job = msg["job"].as_str().unwrap_or("").to_string();
                 let wait = received.elapsed().as_micros() as u64;
-                let _e = debug_span!(target: JOBS, "job_event", job = job.as_str(), kind = "eval_result", queue_wait_us = wait).entered();
+                let _e = debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind = "eval_result", queue_wait_us = wait).entered();
                 if !seen_result {
                     status("EvaluatingDerivation");
                     seen_result = true;
                 }
                 let batch: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
-                let _h = debug_span!(target: JOBS, "handle_eval_result", job = job.as_str(), drvs = batch.len()).entered();
+                let _h = debug_span!(target: JOBS, "handle_eval_result", job_id = job.as_str(), drvs = batch.len()).entered();
                 let fresh: Vec<String> = {
                     let _a = debug_span!(target: JOBS, "assess_cached", drvs = batch.len()).entered();
                     batch.into_iter().filter(|d| known.insert(d.clone())).collect()
                 };
                 derivations += fresh.len();
                 {
-                    let _r = debug_span!(target: GRAPH, "record", job = job.as_str(), rows = fresh.len()).entered();
+                    let _r = debug_span!(target: GRAPH, "record", job_id = job.as_str(), rows = fresh.len()).entered();
                     let (tx, rx) = mpsc::channel();
                     let _ = mb_tx.send(Batch { job: job.clone(), drvs: fresh, done: tx });
                     let _ = rx.recv();
                 }
                 if msg["last"].as_bool().unwrap_or(false) {
-                    let _c = debug_span!(target: JOBS, "eval_stream_completed", job = job.as_str()).entered();
+                    let _c = debug_span!(target: JOBS, "eval_stream_completed", job_id = job.as_str()).entered();
                     done_jobs += 1;
                 }
             }

@@ -26,7 +26,7 @@ pub fn work(addr: &str, cache: &Path) -> std::io::Result<()> {
                 run_job(&mut conn, &msg, cache)?;
                 let job = msg["job"].as_str().unwrap_or("").to_string();
                 uploads.push(std::thread::spawn(move || {
-                    let _u = debug_span!(target: W, "upload_logs", job = job.as_str()).entered();
+                    let _u = debug_span!(target: W, "upload_logs", job_id = job.as_str()).entered();
                     std::hint::black_box(crate::tune::work("upload_logs", job.as_bytes(), 1000));
                 }));
                 let _r = debug_span!(target: W, "request_job", after = "job").entered();
@@ -71,7 +71,7 @@ fn run_job(conn: &mut Conn, msg: &Value, cache: &Path) -> std::io::Result<()> {
     let job = msg["job"].as_str().unwrap_or("").to_string();
     let shard = msg["shard"].as_u64().unwrap_or(0);
     let drvs = msg["drvs"].as_u64().unwrap_or(0);
-    let _j = debug_span!(target: W, "job", job = job.as_str(), shard).entered();
+    let _j = debug_span!(target: W, "job", job_id = job.as_str(), shard).entered();
     {
         let _f = debug_span!(target: W, "fetch_repository", repo = "sample").entered();
         for s in ["clone_and_checkout", "run_input_update", "fetch_inputs", "missing_paths"] {
@@ -79,7 +79,7 @@ fn run_job(conn: &mut Conn, msg: &Value, cache: &Path) -> std::io::Result<()> {
         }
     }
     let produced: Vec<String> = {
-        let _e = debug_span!(target: W, "evaluate_flake", job = job.as_str()).entered();
+        let _e = debug_span!(target: W, "evaluate_flake", job_id = job.as_str()).entered();
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
             .args(["sample", "--role", "eval", "--job", &job, "--drvs", &drvs.to_string(), "--shard", &shard.to_string()])
@@ -113,11 +113,11 @@ fn run_job(conn: &mut Conn, msg: &Value, cache: &Path) -> std::io::Result<()> {
             let reply = conn.recv()?.ok_or_else(|| std::io::Error::other("server closed"))?;
             std::hint::black_box(reply);
         }
-        let _r = debug_span!(target: W, "report_eval_result", job = job.as_str(), drvs = wave.len()).entered();
+        let _r = debug_span!(target: W, "report_eval_result", job_id = job.as_str(), drvs = wave.len()).entered();
         conn.send(&json!({"type": "eval_result", "job": job, "drvs": wave, "last": i + 1 == n}))?;
     }
     if n == 0 {
-        let _r = debug_span!(target: W, "report_eval_result", job = job.as_str(), drvs = 0u32).entered();
+        let _r = debug_span!(target: W, "report_eval_result", job_id = job.as_str(), drvs = 0u32).entered();
         conn.send(&json!({"type": "eval_result", "job": job, "drvs": [], "last": true}))?;
     }
     Ok(())

@@ -2,7 +2,7 @@
 //!
 //! A [`tracing_subscriber::Layer`] that writes every closed span whose target
 //! starts with a prefix (default `gradient`) at level DEBUG or above as one JSON
-//! line to `<trace_dir>/<process>.<pid>.jsonl`:
+//! line to `<trace_dir>/<process>-<pid>.jsonl` (Gradient's name):
 //!
 //! ```json
 //! {"name":"flush","target":"gradient_graph::writer","ts_us":1759140000123456,"dur_us":8123,"pid":812,"process":"server","id":7,"parent":3,"thread":815,"fields":{"batches":2,"rows":100}}

@@ -83,7 +83,8 @@ impl Drop for TraceGuard {
 pub(crate) fn start(dir: &Path, process: &str, host: Option<&str>, capacity: usize) -> io::Result<(Sink, TraceGuard)> {
     std::fs::create_dir_all(dir)?;
     let pid = std::process::id();
-    let path = dir.join(format!("{}.{pid}.jsonl", file_safe(process)));
+    // Gradient's name for a span file (`server-11.jsonl`), so its own checks read ours.
+    let path = dir.join(format!("{}-{pid}.jsonl", file_safe(process)));
     let file = OpenOptions::new().create(true).append(true).open(&path)?;
     let (tx, rx) = mpsc::sync_channel(capacity);
     let dropped = Arc::new(AtomicU64::new(0));

@@ -28,7 +28,7 @@ fn writes_closed_spans_with_fields_ids_and_parents_despite_a_warn_console() {
     });
     let path = guard.path().unwrap().to_path_buf();
     drop(guard);
-    assert_eq!(path.file_name().unwrap().to_str().unwrap(), format!("server.{}.jsonl", std::process::id()));
+    assert_eq!(path.file_name().unwrap().to_str().unwrap(), format!("server-{}.jsonl", std::process::id()));
     let spans = lines(&path);
     assert_eq!(spans.len(), 2, "{spans:?}");
     let inner = &spans[0];

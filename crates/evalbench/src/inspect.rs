@@ -10,7 +10,8 @@ use evalbench_bundle::Bundle;
 pub struct Args {
     /// The bundle: a directory, or a .tar.gz of one.
     pub bundle: PathBuf,
-    /// Where to write index.html, one .svg per chart, and <run>/trace.json.
+    /// Where to write index.html, one .svg per chart, and <run>/trace.json;
+    /// a page or trace there that evalbench did not write is never replaced (exit 2).
     #[arg(short, long, default_value = "report")]
     pub out: PathBuf,
     #[command(flatten)]
@@ -23,6 +24,12 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
+    // The page and the traces beside it replace only what evalbench wrote.
+    let mut ours = vec![a.out.join("index.html")];
+    ours.extend(bundle.passes.iter().map(|p| a.out.join(&p.name).join(evalbench_bundle::layout::TRACE_JSON)));
+    if let Some(theirs) = ours.iter().find(|f| evalbench_bundle::ownership::foreign(f)) {
+        anyhow::bail!("{}: not written by evalbench; refusing to replace it (give -o another directory)", theirs.display());
+    }
     let (_, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
     if a.json {
         crate::emit(&format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;

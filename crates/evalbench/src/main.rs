@@ -29,7 +29,7 @@ mod whatif;
 captures spans, Postgres statistics, packets, CPU profiles and syscalls, aligns the machines' clocks, \
 and writes a bundle: summary, Perfetto trace and an HTML report.\n\n\
 A bundle is a directory or a .tar.gz of one, with one directory per pass (cold-clean, warm-clean, \
-cold-instrumented, warm-instrumented), each holding run.json and trace/<process>.<pid>.jsonl.",
+cold-instrumented, warm-instrumented), each holding run.json and trace/<process>-<pid>.jsonl.",
     after_help = "Exit status: 0 success; 1 a verdict against you (a regression past --fail-on-regression, \
 a red gate, failed bench runs, a failed evaluation); 2 an error (unreadable input, bad flags, a crash of a child)."
 )]

@@ -3,16 +3,19 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use evalbench_bundle::{Bundle, Limits};
+use evalbench_bundle::{layout, ownership, Bundle, Limits};
 use evalbench_report::summarize::{summarize_bundle, SummarizeOpts};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The bundle: a directory, or a .tar.gz of one.
     pub bundle: PathBuf,
-    /// Where to write summary.txt, summary.json and <run>/trace.json.
+    /// Where to write summary.txt, summary.json and <run>/trace.json; a
+    /// file there that evalbench did not write is never replaced (exit 2).
     /// Default: the bundle directory itself, or for an archive a directory
-    /// named after it (evalbench.tar.gz -> evalbench/).
+    /// named after it (evalbench.tar.gz -> evalbench/); where that holds
+    /// another tool's summary or traces (a bundle Gradient wrote), its
+    /// evalbench/ directory.
     #[arg(short, long)]
     pub out: Option<PathBuf>,
     /// Print summary.json on stdout instead of summary.txt.
@@ -42,10 +45,46 @@ fn default_out(bundle: &Path) -> PathBuf {
     bundle.with_file_name(if stem.is_empty() || stem == name { "evalbench-summary" } else { stem })
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// What summarize would write into `out` that another tool wrote first.
+fn foreign_in(out: &Path, bundle: &Bundle, no_trace: bool) -> Vec<PathBuf> {
+    let mut files = vec![out.join(layout::SUMMARY_TXT), out.join(layout::SUMMARY_JSON)];
+    if !no_trace {
+        files.extend(bundle.passes.iter().map(|p| out.join(&p.name).join(layout::TRACE_JSON)));
+    }
+    files.into_iter().filter(|f| ownership::foreign(f)).collect()
+}
+
+/// Where summarize writes: `-o` as given, refused where it would replace
+/// another tool's file; by default the bundle (or the directory named
+/// after its archive), unless that holds another tool's summary or traces
+/// (Gradient's bundle has its own): then its `evalbench/` directory.
+fn out_dir(args: &Args, bundle: &Bundle) -> anyhow::Result<PathBuf> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.bundle));
+    let theirs = foreign_in(&out, bundle, args.no_trace);
+    if theirs.is_empty() {
+        return Ok(out);
+    }
+    let named = theirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    if args.out.is_some() {
+        anyhow::bail!("{named}: not written by evalbench; refusing to replace it (give -o another directory)");
+    }
+    let beside = out.join(OURS_BESIDE);
+    if !foreign_in(&beside, bundle, args.no_trace).is_empty() {
+        anyhow::bail!("{named} and {}: not written by evalbench; refusing to replace them (give -o a directory)", beside.display());
+    }
+    if !args.quiet {
+        eprintln!("evalbench summarize: {named} are another tool's: ours go to {}", beside.display());
+    }
+    Ok(beside)
+}
+
+/// Where summarize's files go inside a bundle that holds another tool's.
+pub const OURS_BESIDE: &str = "evalbench";
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let limits = args.unpack.limits();
     let bundle = Bundle::open(&args.bundle, limits)?;
+    let out = out_dir(&args, &bundle)?;
     let quiet = args.quiet;
     let mut progress = |msg: String| {
         if !quiet {

@@ -51,7 +51,7 @@ pub(super) fn walk(p: &PassView) -> Assignment {
     let requested = p.run().and_then(|r| r.requested_us).map(|v| v as f64);
     let mut walks = Vec::new();
     for a in assigns.iter().take(WALKED_JOBS) {
-        let job = p.field(a.stream, a.idx, "job").map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+        let job = p.job(a.stream, a.idx).unwrap_or_default();
         // Walk back from assign_job: each step is the latest of its name that starts before the next.
         let mut steps: Vec<(String, f64, f64)> = vec![("server assign_job".into(), a.start, a.end)];
         let mut before = a.start;
@@ -68,9 +68,7 @@ pub(super) fn walk(p: &PassView) -> Assignment {
             steps.push(("evaluate request (runner)".into(), r, r));
         }
         steps.reverse();
-        let job_span = names.get(&("worker", "job")).and_then(|v| {
-            v.iter().find(|s| p.field(s.stream, s.idx, "job").and_then(|j| j.as_str().map(String::from)).as_deref() == Some(job.as_str()))
-        });
+        let job_span = names.get(&("worker", "job")).and_then(|v| v.iter().find(|s| p.job(s.stream, s.idx).as_deref() == Some(job.as_str())));
         if let Some(j) = job_span {
             steps.push(("worker job".into(), j.start, j.end.min(j.start + 1.0)));
         }

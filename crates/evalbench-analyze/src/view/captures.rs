@@ -66,7 +66,11 @@ pub(super) fn database(p: &PassView) -> Database {
         Err(e) => Section::Unreadable(e.to_string()),
     };
     let wait_samples = match read_json(&p.file(layout::WAIT_SAMPLES)) {
-        Some(v) => Section::Ready(wait_columns(&v)),
+        Some(v) => match evalbench_decode::stats::wait_samples_of(&v) {
+            Ok(w) => Section::Ready(wait_columns(&w)),
+            Err(e) => Section::Unreadable(format!("{}: {e}", p.file(layout::WAIT_SAMPLES).display())),
+        },
+        None if p.file(layout::WAIT_SAMPLES).exists() => Section::Unreadable(format!("{}: not JSON", p.file(layout::WAIT_SAMPLES).display())),
         None => Section::Missing(layout::WAIT_SAMPLES),
     };
     let latencies = if p.file(layout::PG_PCAP).exists() {
@@ -79,23 +83,21 @@ pub(super) fn database(p: &PassView) -> Database {
 
 /// Backends counted by wait event (`type:event`), or by state when waiting
 /// on nothing.
-fn wait_columns(v: &serde_json::Value) -> Vec<WaitColumn> {
-    let samples = v["samples"].as_array().cloned().unwrap_or_default();
-    samples
+fn wait_columns(w: &evalbench_decode::stats::WaitSamples) -> Vec<WaitColumn> {
+    w.samples
         .iter()
-        .filter_map(|s| {
-            let t = s["ts_us"].as_f64()?;
+        .map(|s| {
             let mut m: HashMap<String, f64> = HashMap::new();
-            for b in s["backends"].as_array().into_iter().flatten() {
-                let k = match (b["wait_event_type"].as_str(), b["wait_event"].as_str()) {
+            for b in &s.backends {
+                let k = match (b.wait_event_type.as_deref(), b.wait_event.as_deref()) {
                     (Some(t), Some(e)) => format!("{t}:{e}"),
-                    _ => b["state"].as_str().unwrap_or("?").to_string(),
+                    _ => b.state.clone().unwrap_or_else(|| "?".into()),
                 };
                 *m.entry(k).or_default() += 1.0;
             }
             let mut ks: Vec<(String, f64)> = m.into_iter().collect();
             ks.sort_by(|a, b| a.0.cmp(&b.0));
-            Some((t, ks))
+            (s.ts_us as f64, ks)
         })
         .collect()
 }

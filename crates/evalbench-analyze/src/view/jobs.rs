@@ -1,13 +1,13 @@
-//! The worker's job phases (`pg/job_phases.json`): totals per phase and one
-//! lane per job.
+//! The worker's job phases (`pg/job_phases.json`, in Gradient's shape or
+//! evalbench's older one; `decode::stats::job_phases`): totals per phase
+//! and one lane per job.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use evalbench_bundle::layout;
-use serde_json::Value;
 
-use super::{read_json, Section};
+use super::Section;
 
 /// Lanes drawn at most.
 pub const JOB_LANES: usize = 50;
@@ -30,23 +30,30 @@ pub struct Phase {
 }
 
 pub(super) fn read(path: &Path) -> Section<JobPhases> {
-    let Some(Value::Array(phases)) = read_json(path) else {
+    if !path.exists() {
         return Section::Missing(layout::JOB_PHASES);
+    }
+    let phases = match evalbench_decode::stats::job_phases(path) {
+        Ok(p) => p,
+        Err(e) => return Section::Unreadable(e.to_string()),
     };
     let mut totals: HashMap<String, f64> = HashMap::new();
     let mut jobs: Vec<(String, Vec<Phase>)> = Vec::new();
     let (mut t0, mut t1) = (f64::MAX, f64::MIN);
     for ph in &phases {
-        let (Some(s), Some(e)) = (ph["started_us"].as_f64(), ph["ended_us"].as_f64().or(ph["started_us"].as_f64())) else { continue };
-        let phase = ph["phase"].as_str().unwrap_or("?").to_string();
-        let job = ph["job"].as_str().unwrap_or("?").to_string();
-        *totals.entry(phase.clone()).or_default() += e - s;
+        let Some(s) = ph.started_us else { continue };
+        let (s, e) = (s as f64, ph.ended_us.unwrap_or(s) as f64);
+        // Gradient's phases nest (parent_seq): only the outermost count
+        // towards the totals, so that a job's phases add up to its time.
+        if ph.parent_seq.is_none() {
+            *totals.entry(ph.phase.clone()).or_default() += e - s;
+        }
         t0 = t0.min(s);
         t1 = t1.max(e);
-        let item = Phase { phase, start: s, end: e };
-        match jobs.iter_mut().find(|(j, _)| *j == job) {
+        let item = Phase { phase: ph.phase.clone(), start: s, end: e };
+        match jobs.iter_mut().find(|(j, _)| *j == ph.job) {
             Some((_, v)) => v.push(item),
-            None => jobs.push((job, vec![item])),
+            None => jobs.push((ph.job.clone(), vec![item])),
         }
     }
     let mut totals: Vec<(String, f64)> = totals.into_iter().collect();

@@ -190,6 +190,12 @@ impl PassView {
         st.field(&st.spans[idx], key)
     }
 
+    /// The job a span is of, as the contract reads it (`job_id`, or an older bundle's `job`).
+    pub fn job(&self, stream: usize, idx: usize) -> Option<String> {
+        let st = &self.data.streams[stream];
+        evalbench_bundle::contract::job_key(st, &st.spans[idx])
+    }
+
     /// The spans of the given (process, name) pairs, each list by start.
     pub fn by_name<'a>(&'a self, wanted: &[(&str, &str)]) -> HashMap<(&'a str, &'a str), Vec<ServerSpan<'a>>> {
         let mut m: HashMap<(&str, &str), Vec<ServerSpan<'_>>> = HashMap::new();

@@ -10,6 +10,7 @@
 
 mod fast;
 mod ids;
+mod nesting;
 mod parallel;
 mod parse;
 
@@ -211,6 +212,9 @@ pub struct Stream {
     /// The ids (id, parent, thread) of the spans whose ids do not fit in
     /// the span ([`Span`]); few or none.
     pub wide: Vec<[u64; 3]>,
+    /// The lines carried no ids, and each span's id and parent were
+    /// inferred from time containment ([`Stream::infer_nesting`]).
+    pub nesting_inferred: bool,
 }
 
 impl Stream {
@@ -441,15 +445,8 @@ pub struct SpanFile {
     pub physical_lines: u64,
 }
 
-/// The job a span belongs to, from its `job` field (a number written as
-/// text): how the hand-offs between processes are paired.
-pub fn job_key(st: &Stream, s: &Span) -> Option<String> {
-    match st.field(s, "job")? {
-        serde_json::Value::String(j) => Some(j),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
-    }
-}
+/// The job a span belongs to: the contract's ([`crate::contract::job_key`]).
+pub use crate::contract::job_key;
 
 #[cfg(test)]
 mod tests;

@@ -269,7 +269,14 @@ fn read_filtered(
     Ok(per_file
         .into_iter()
         .zip(&paths)
-        .map(|(parts, p)| if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) })
+        .map(|(parts, p)| {
+            let mut file = if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) };
+            // Lines without ids (Gradient's): nesting by time, once the file is whole.
+            for st in &mut file.streams {
+                st.infer_nesting();
+            }
+            file
+        })
         .collect())
 }
 

@@ -16,13 +16,10 @@ use super::{KeepText, Malformed, Span, SpanFile, Stream, MAX_LINE, MAX_LISTED};
 use crate::error::{io, BundleError};
 use crate::Fnv;
 
-/// `server.812.jsonl` → ("server", 812): the defaults for lines without them.
+/// `server-812.jsonl` (Gradient's) or `server.812.jsonl` (evalbench's
+/// older) → ("server", 812): the defaults for lines without them.
 fn file_identity(path: &Path) -> (String, u32) {
-    let stem = path.file_name().and_then(|s| s.to_str()).unwrap_or("").trim_end_matches(".jsonl");
-    match stem.rsplit_once('.') {
-        Some((p, pid)) => (p.to_string(), pid.parse().unwrap_or(0)),
-        None => (stem.to_string(), 0),
-    }
+    crate::contract::span_file_identity(path.file_name().and_then(|s| s.to_str()).unwrap_or(""))
 }
 
 pub fn read_span_file(path: &Path) -> Result<SpanFile, BundleError> {

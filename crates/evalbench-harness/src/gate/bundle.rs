@@ -36,7 +36,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
     for (k, r) in results.iter().enumerate() {
         let process = safe(&r.step.name);
         let pid = k as u32 + 1;
-        let path = trace.join(format!("{process}.{pid}.jsonl"));
+        let path = trace.join(evalbench_bundle::contract::span_file_name(&process, pid));
         let line = serde_json::json!({
             "name": r.step.kind,
             "target": "gradient_gate",

@@ -66,23 +66,38 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
     let c = plan.captures;
     let timeline = o.last["statuses"].as_array().cloned().unwrap_or_default();
     let left_us = left_evaluation_us(&timeline).or_else(|| o.statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
-    let metric = o.eval_id.as_deref().map(|id| db.evaluation_metric(id).unwrap_or(Value::Null)).filter(|v| !v.is_null());
+    let nix_stats = match evalbench_bundle::nix_stats::read(&plan.dir) {
+        Ok(s) => s.map(|s| evalbench_bundle::nix_stats::to_json(&s.counters)),
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    };
+    // Gradient's columns with Gradient's meaning, the CI's own beside them,
+    // also as Gradient's benchmark keeps them: evaluation_metric.json.
+    let metric = o
+        .eval_id
+        .as_deref()
+        .map(|id| db.evaluation_metric(id).unwrap_or(Value::Null))
+        .filter(|v| !v.is_null())
+        .map(|row| evalbench_bundle::contract::evaluation_metric_row(&row, o.eval_id.as_deref(), nix_stats.as_ref()));
+    if let Some(m) = &metric {
+        write_json(&plan.dir.join(layout::EVALUATION_METRIC), &Value::Array(vec![m.clone()])).unwrap_or_else(|e| problems.push(e.to_string()));
+    }
     RunInfo {
         pass: Some(plan.name.to_string()),
         evaluation_id: o.eval_id.clone(),
+        eval_id: o.eval_id.clone(),
+        cold: Some(evalbench_bundle::layout::is_cold(plan.name)),
+        instrumented: Some(!evalbench_bundle::layout::is_clean(plan.name)),
+        read_warnings: Vec::new(),
         status: o.last["status"].as_str().map(String::from),
         statuses: o.statuses.clone(),
         evaluated_s: left_us.map(|t| evalbench_bundle::num::s((t - o.requested_us) as f64 / 1e6)),
         requested_us: Some(o.requested_us),
         captures: c.names().into_iter().map(String::from).collect(),
         evaluation_metric: metric,
-        nix_stats: match evalbench_bundle::nix_stats::read(&plan.dir) {
-            Ok(s) => s.map(|s| evalbench_bundle::nix_stats::to_json(&s.counters)),
-            Err(e) => {
-                problems.push(e.to_string());
-                None
-            }
-        },
+        nix_stats,
         provenance: Some(plan.provenance.clone()),
         runner: Some(RunnerInfo {
             target: target.to_string(),

@@ -202,7 +202,7 @@ fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), EvalError> {
 /// ended (`EvalLine`); a failure is also returned, with its cause.
 pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     let flake_s = flake.to_string_lossy().to_string();
-    let open = debug_span!(target: E, "open", job, flake = flake_s.as_str());
+    let open = debug_span!(target: E, "open", job_id = job, flake = flake_s.as_str());
     let _open = open.enter();
     let fail = |f: Failure| {
         EvalLine::Error { message: f.error.to_string(), attr: f.attr.clone() }.emit();

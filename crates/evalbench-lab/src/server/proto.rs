@@ -107,6 +107,8 @@ async fn on_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>) {
 }
 
 async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToWorker>) {
+    let outer = debug_span!(target: SCHED, "on_request_job", worker, kind = tracing::field::Empty, job_id = tracing::field::Empty);
+    let named = outer.clone();
     async {
         async {
             let claimed =
@@ -124,20 +126,23 @@ async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToW
             };
             let (job, evaluation): (uuid::Uuid, uuid::Uuid) = (row.get(0), row.get(1));
             let job_s = job.to_string();
+            // As Gradient's: on_request_job names the job it handed out and its kind.
+            named.record("kind", "eval");
+            named.record("job_id", job_s.as_str());
             {
-                let _c = debug_span!(target: SCHED, "send_credentials", job = job_s.as_str()).entered();
+                let _c = debug_span!(target: SCHED, "send_credentials", job_id = job_s.as_str()).entered();
                 let _ = tx.send(ToWorker::Credentials { job: job_s.clone(), token: format!("lab-{}", &job_s[..8]) });
             }
             let repository = s.provision.repository.clone();
             let _ = set_status(&s.db, evaluation, "Fetching", None).await;
             // The send is the last thing in assign_job: its end stands for the send time.
-            let _a = debug_span!(target: SCHED, "assign_job", job = job_s.as_str(), worker).entered();
+            let _a = debug_span!(target: SCHED, "assign_job", job_id = job_s.as_str(), worker).entered();
             let _ = tx.send(ToWorker::Assign { job: job_s.clone(), evaluation: evaluation.to_string(), repository });
         }
         .instrument(debug_span!(target: SCHED, "request_job", worker))
         .await
     }
-    .instrument(debug_span!(target: SCHED, "on_request_job", worker))
+    .instrument(outer)
     .await
 }
 
@@ -177,7 +182,7 @@ async fn reports(s: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<(Instant, ToSer
             ToServer::EvalFailed { job, .. } => (job.clone(), "eval_failed"),
             _ => continue,
         };
-        let span = debug_span!(target: JOBS, "job_event", job = job.as_str(), kind, queue_wait_us = wait);
+        let span = debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind, queue_wait_us = wait);
         handle_report(&s, &job, report).instrument(span).await;
     }
 }
@@ -206,10 +211,10 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                         Ok(Ok(_)) => {}
                     }
                 }
-                .instrument(debug_span!(target: GRAPH, "record", job, rows))
+                .instrument(debug_span!(target: GRAPH, "record", job_id = job, rows))
                 .await;
             }
-            .instrument(debug_span!(target: JOBS, "handle_eval_result", job, drvs = tracing::field::Empty))
+            .instrument(debug_span!(target: JOBS, "handle_eval_result", job_id = job, drvs = tracing::field::Empty))
             .await
         }
         ToServer::EvalDone { metric, roots, .. } => {
@@ -244,7 +249,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 // The lab builds nothing: an evaluated project is complete.
                 let _ = set_status(&s.db, evaluation, "Completed", None).await;
             }
-            .instrument(debug_span!(target: JOBS, "eval_stream_completed", job))
+            .instrument(debug_span!(target: JOBS, "eval_stream_completed", job_id = job))
             .await
         }
         ToServer::EvalFailed { attr, message, .. } => {

@@ -152,12 +152,12 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
         let fetch_ms = t0.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_flake");
         let t1 = Instant::now();
-        let (paths, eval_metric) = evaluate_flake(ctx, job, &checkout).instrument(debug_span!(target: W, "evaluate_flake", job)).await?;
+        let (paths, eval_metric) = evaluate_flake(ctx, job, &checkout).instrument(debug_span!(target: W, "evaluate_flake", job_id = job)).await?;
         let flake_ms = t1.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_derivations");
         let t2 = Instant::now();
         let roots = paths.clone();
-        let count = evaluate_derivations(ctx, job, paths).instrument(debug_span!(target: W, "evaluate_derivations", job)).await?;
+        let count = evaluate_derivations(ctx, job, paths).instrument(debug_span!(target: W, "evaluate_derivations", job_id = job)).await?;
         let mut metric = eval_metric;
         metric["fetch_ms"] = fetch_ms.into();
         metric["flake_ms"] = flake_ms.into();
@@ -166,7 +166,7 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
         metric["derivations"] = count.into();
         Ok::<(serde_json::Value, Vec<String>), (Option<String>, String)>((metric, roots))
     }
-    .instrument(debug_span!(target: W, "job", job))
+    .instrument(debug_span!(target: W, "job", job_id = job))
     .await;
     let msg = match result {
         Ok((metric, roots)) => ToServer::EvalDone { job: job.to_string(), metric, roots },
@@ -303,7 +303,7 @@ async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Resul
         .instrument(span.clone())
         .await?;
         let _w = span.enter();
-        let _r = debug_span!(target: W, "report_eval_result", job, drvs = drvs.len()).entered();
+        let _r = debug_span!(target: W, "report_eval_result", job_id = job, drvs = drvs.len()).entered();
         let _ = ctx.out.send(ToServer::EvalResult { job: job.to_string(), drvs });
         n += 1;
     }

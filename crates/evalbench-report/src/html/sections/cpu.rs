@@ -5,10 +5,13 @@ use std::fmt::Write;
 
 use evalbench_analyze::view::{PassView, Section};
 
-use super::super::esc::{esc, file_safe, href};
+use super::super::esc::{data_uri, esc, file_safe, href};
 use super::super::svg;
 use super::super::Page;
 use super::missing;
+
+/// A flame graph the bundle holds alone is shown inside the page up to this size.
+const EMBEDDED_SVG_MAX: usize = 2 << 20;
 
 pub fn cpu(page: &mut Page, p: &PassView) {
     if p.clean {
@@ -17,12 +20,35 @@ pub fn cpu(page: &mut Page, p: &PassView) {
     page.h3(&p.name, "cpu", "CPU");
     for prof in &p.cpu {
         let Section::Ready(stacks) = &prof.stacks else {
-            missing(page, p, prof.svg);
+            if prof.svg_exists {
+                // Gradient keeps flame.svg alone (flamegraph.pl's, no folded
+                // stacks): shown as an image from data, where its scripts do
+                // not run, and copied beside the page.
+                let rel = format!("{}/{}", file_safe(&p.name), prof.svg);
+                page.copies.push((rel.clone(), p.file(prof.svg)));
+                let shown = match std::fs::read(p.file(prof.svg)) {
+                    Ok(b) if b.len() <= EMBEDDED_SVG_MAX => {
+                        format!("<img src=\"{}\" alt=\"{}\" style=\"max-width:100%\">", esc(&data_uri("image/svg+xml", &b)), esc(&rel))
+                    }
+                    Ok(b) => format!("<p class=\"note\">{} bytes: too large to show inside the page.</p>", b.len()),
+                    Err(e) => format!("<p class=\"missing\">{}: {}</p>", esc(&rel), esc(&e.to_string())),
+                };
+                let _ = write!(
+                    page.body,
+                    "<h4>perf, {what}</h4><p class=\"note\">No folded stacks beside it: the flame graph as the bundle holds it, not redrawn.</p><figure>{shown}<figcaption><a href=\"{link}\">{name}</a> (opened alone it is interactive, with the scripts its writer put in it)</figcaption></figure>",
+                    what = esc(prof.what),
+                    link = esc(&href(&rel)),
+                    name = esc(&rel)
+                );
+            } else {
+                missing(page, p, prof.svg);
+            }
             continue;
         };
         let what = prof.what;
         let samples: f64 = stacks.iter().map(|s| s.1).sum();
-        let _ = write!(page.body, "<h4>perf, {} ({samples:.0} samples at 999 Hz)</h4>", esc(what));
+        // The sampling rate is the writer's (the lab's 999 Hz, Gradient's 499 Hz) and not in the bundle.
+        let _ = write!(page.body, "<h4>perf, {} ({samples:.0} samples)</h4>", esc(what));
         let (chart, _) = svg::flame(&format!("{} CPU, {what}", p.name), stacks, &|v| format!("{v:.0} samples"));
         page.chart(&p.name, &format!("cpu-{}", prof.host), chart);
         if prof.svg_exists {

@@ -45,15 +45,16 @@ fn pg_stat_statements(page: &mut Page, p: &PassView, rows: &[evalbench_analyze::
     let mut table =
         String::from("<table class=\"sql\"><tr><th>total</th><th>calls</th><th>mean</th><th>planning</th><th>rows</th><th>statement</th></tr>");
     for r in rows.iter().take(STATEMENTS_SHOWN) {
-        let plan = r.total_plan_time.unwrap_or(0.0);
+        // Gradient's file has no planning time: "not recorded", never a 0.
+        let plan = r.total_plan_time.map_or_else(|| "not recorded".to_string(), |t| format!("{t:.3} ms"));
         bars.push((
             r.query.clone(),
             r.total_exec_time * 1000.0,
-            format!("{}\n{} calls, {:.3} ms executing, {:.3} ms planning", r.query, r.calls, r.total_exec_time, plan),
+            format!("{}\n{} calls, {:.3} ms executing, planning {plan}", r.query, r.calls, r.total_exec_time),
         ));
         let _ = write!(
             table,
-            "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{}</td><td class=\"n\">{:.3} ms</td><td class=\"n\">{plan:.3} ms</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
+            "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{}</td><td class=\"n\">{:.3} ms</td><td class=\"n\">{plan}</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
             r.total_exec_time,
             r.calls,
             r.mean_exec_time,
