@@ -28,13 +28,29 @@ pub enum ApiError {
     Stopped(String),
 }
 
-/// Base URL, Bearer key, organization and project.
+/// Base URL, credentials, and what to evaluate. Gradient's current API
+/// evaluates `tasks/{project}/{task}`, older versions
+/// `projects/{organization}/{project}`: `organization` is the first part of
+/// either (today's project), `project` the second (today's task).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Endpoint {
     pub url: String,
+    /// A Bearer key; empty where `login` gives one.
+    #[serde(default)]
     pub api_key: String,
     pub organization: String,
     pub project: String,
+    /// A user to log in as (`POST auth/basic/login`), for a token instead
+    /// of an API key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login: Option<Login>,
+}
+
+/// `POST /api/v1/auth/basic/login`'s body, as Gradient takes it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Login {
+    pub loginname: String,
+    pub password: String,
 }
 
 /// Statuses at and after which the evaluation has left EvaluatingDerivation.
@@ -75,35 +91,70 @@ pub struct Follow<'a> {
 pub struct Client {
     agent: ureq::Agent,
     ep: Endpoint,
+    /// The token a login gave, once asked.
+    token: std::sync::OnceLock<String>,
 }
 
 impl Client {
     /// A client whose every request gives up after `timeout`.
     pub fn new(ep: Endpoint, timeout: Duration) -> Client {
         let agent = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into();
-        Client { agent, ep }
+        Client { agent, ep, token: std::sync::OnceLock::new() }
     }
 
-    fn auth(&self) -> String {
-        format!("Bearer {}", self.ep.api_key)
-    }
-
-    /// POST .../evaluate: the evaluation's id.
-    pub fn evaluate(&self) -> Result<String, ApiError> {
-        let url = format!("{}/api/v1/projects/{}/{}/evaluate", self.ep.url, self.ep.organization, self.ep.project);
-        let request = format!("POST {url}");
-        let mut r = self
-            .agent
-            .post(&url)
-            .header("Authorization", &self.auth())
-            .send_json(serde_json::json!({}))
-            .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
-        let code = r.status().as_u16();
-        let body: Value = r.body_mut().read_json().map_err(|source| ApiError::NotJson { request: request.clone(), code, source })?;
-        if body["error"] != false {
-            return Err(ApiError::Refused { message: format!("HTTP {code}: {}", body["message"]), request });
+    /// The Bearer header: the API key, or the token of a login (made once).
+    fn auth(&self) -> Result<String, ApiError> {
+        if !self.ep.api_key.is_empty() {
+            return Ok(format!("Bearer {}", self.ep.api_key));
         }
-        body["message"].as_str().map(String::from).ok_or_else(|| ApiError::Refused { message: format!("no evaluation id in {body}"), request })
+        if let Some(t) = self.token.get() {
+            return Ok(format!("Bearer {t}"));
+        }
+        let Some(login) = &self.ep.login else {
+            return Err(ApiError::Refused { request: "authorization".into(), message: "neither api_key nor login is given".into() });
+        };
+        let url = format!("{}/api/v1/auth/basic/login", self.ep.url);
+        let (code, body) = self.post(&url, None, serde_json::json!({"loginname": login.loginname, "password": login.password}))?;
+        let token = answer(&url, code, &body)?
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| ApiError::Refused { request: format!("POST {url}"), message: format!("no token in {body}") })?;
+        Ok(format!("Bearer {}", self.token.get_or_init(|| token)))
+    }
+
+    /// POSTs `body`, with `auth` where given: the HTTP code and the JSON answer.
+    fn post(&self, url: &str, auth: Option<&str>, body: Value) -> Result<(u16, Value), ApiError> {
+        let request = format!("POST {url}");
+        let mut req = self.agent.post(url);
+        if let Some(a) = auth {
+            req = req.header("Authorization", a);
+        }
+        let mut r = req.send_json(body).map_err(|source| ApiError::Transport { request: request.clone(), source })?;
+        let code = r.status().as_u16();
+        let body: Value = r.body_mut().read_json().map_err(|source| ApiError::NotJson { request, code, source })?;
+        Ok((code, body))
+    }
+
+    /// POST `tasks/{project}/{task}/evaluate` (Gradient's route today), or
+    /// on a 404 or 405 from a server without it the older
+    /// `projects/{organization}/{project}/evaluate`: the evaluation's id.
+    pub fn evaluate(&self) -> Result<String, ApiError> {
+        let auth = self.auth()?;
+        let (a, b) = (&self.ep.organization, &self.ep.project);
+        let url = format!("{}/api/v1/tasks/{a}/{b}/evaluate", self.ep.url);
+        let (url, code, body) = match self.post(&url, Some(&auth), serde_json::json!({})) {
+            Ok((404 | 405, _)) | Err(ApiError::NotJson { code: 404 | 405, .. }) => {
+                let older = format!("{}/api/v1/projects/{a}/{b}/evaluate", self.ep.url);
+                let (code, body) = self.post(&older, Some(&auth), serde_json::json!({}))?;
+                (older, code, body)
+            }
+            Ok((code, body)) => (url, code, body),
+            Err(e) => return Err(e),
+        };
+        let id = answer(&url, code, &body)?;
+        id.as_str()
+            .map(String::from)
+            .ok_or_else(|| ApiError::Refused { message: format!("no evaluation id in {body}"), request: format!("POST {url}") })
     }
 
     /// GET /api/v1/evals/{id}: the whole `message` object.
@@ -113,7 +164,7 @@ impl Client {
         let mut r = self
             .agent
             .get(&url)
-            .header("Authorization", &self.auth())
+            .header("Authorization", &self.auth()?)
             .call()
             .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
         let code = r.status().as_u16();
@@ -180,6 +231,14 @@ impl Client {
         }
         Err(None)
     }
+}
+
+/// Gradient's `{error, message}`: the message, or the refusal with its code.
+fn answer<'a>(url: &str, code: u16, body: &'a Value) -> Result<&'a Value, ApiError> {
+    if body["error"] != false {
+        return Err(ApiError::Refused { message: format!("HTTP {code}: {}", body["message"]), request: format!("POST {url}") });
+    }
+    Ok(&body["message"])
 }
 
 /// For callers that still carry errors as text.

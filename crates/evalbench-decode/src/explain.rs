@@ -212,7 +212,8 @@ pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&P
     };
     for (n, line) in r.split(b'\n').enumerate() {
         let line = line.map_err(|source| DecodeError::Line { name: name.into(), line: n as u64 + 1, source })?;
-        let l = String::from_utf8_lossy(&line);
+        let whole = String::from_utf8_lossy(&line);
+        let l = journal_body(&whole);
         if let Some(rest) = l.strip_prefix('\t') {
             if let Some((_, _, _, body, size)) = &mut cur {
                 if *size < MAX_PLAN {
@@ -246,6 +247,25 @@ pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&P
         finish(at, ln, d, &body, &mut push, &mut malformed);
     }
     Ok(book.summary(malformed))
+}
+
+/// A line of the log without journald's (or syslog's) prefix, `Jan 01
+/// 00:00:00 host postgres[4100]: `, which Gradient's tail of the server's
+/// log carries on every line; other lines as they are.
+fn journal_body(l: &str) -> &str {
+    let head = &l.as_bytes()[..l.len().min(160)];
+    let month = head.len() > 16 && head[..3].iter().all(u8::is_ascii_alphabetic) && head[3] == b' ' && head[9] == b':' && head[12] == b':';
+    if !month {
+        return l;
+    }
+    // The first "]: " after a process name and its pid in brackets.
+    let Some(at) = l[..head.len()].find("]: ") else { return l };
+    let Some(open) = l[..at].rfind('[') else { return l };
+    if open + 1 < at && l[open + 1..at].bytes().all(|b| b.is_ascii_digit()) {
+        &l[at + 3..]
+    } else {
+        l
+    }
 }
 
 /// Slowest plans kept whole.
@@ -297,5 +317,19 @@ impl Book {
             .collect();
         by_statement.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms).then_with(|| a.statement.cmp(&b.statement)));
         ExplainSummary { plans: self.plans, malformed, by_statement, slowest: self.slowest }
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    #[test]
+    fn journald_s_prefix_is_read_past() {
+        let log = "Jan 01 00:00:00 server postgres[4100]: [4100] LOG:  duration: 12.100 ms  plan:\n\
+                   Jan 01 00:00:00 server postgres[4100]: \tQuery Text: SELECT 1\n\
+                   Jan 01 00:00:00 server postgres[4100]: \tResult  (cost=0.00..0.01 rows=1 width=4) (actual rows=1 loops=1)\n";
+        let s = super::decode_from(log.as_bytes(), "log", &mut |_| {}).unwrap();
+        assert_eq!((s.plans, s.malformed), (1, 0));
+        assert_eq!(super::journal_body("Jan 01 00:00:00 h x[1]: y"), "y");
+        assert_eq!(super::journal_body("2026-01-01 00:00:00 UTC [1] LOG: x"), "2026-01-01 00:00:00 UTC [1] LOG: x");
     }
 }

@@ -182,7 +182,7 @@ pub fn job_phases_of(v: &serde_json::Value) -> Result<Vec<JobPhase>, String> {
                 return Err(format!("row {i}: start_ms is not a whole number"));
             };
             out.push(JobPhase {
-                job: format!("job {}", job + 1),
+                job: text("job").unwrap_or_else(|| format!("job {}", job + 1)),
                 worker: text("worker"),
                 phase,
                 kind: int("kind").map(evalbench_bundle::contract::job_kind_name).or_else(|| text("kind")),

@@ -129,6 +129,7 @@ impl LabState {
             api_key: self.api_key.clone(),
             organization: self.organization.clone(),
             project: self.project.clone(),
+            login: None,
         }
     }
     pub fn pg_dir(&self) -> PathBuf {

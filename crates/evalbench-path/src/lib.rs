@@ -189,7 +189,7 @@ impl Window {
             );
         }
         if self.start_from_spans {
-            parts.push("start: run.json has no evaluate request; the path starts at the pass's first span (server clock)".to_string());
+            parts.push("start: run.json has no evaluate request, so the path starts at the pass's first span (server clock)".to_string());
         }
         if self.rounded {
             parts.push("end: the start plus evaluated_s, which run.json gives rounded to 0.1 s (the end is within ±50 ms)".to_string());

@@ -25,6 +25,11 @@ pub struct PathSummary {
     /// Time on the path per process (`process: null` for the waits).
     pub processes: Vec<ByProcess>,
     pub steps: Vec<PathStep>,
+    /// How the path was made where the bundle lacked something: nesting
+    /// inferred, the start taken from the spans, a rounded end, an
+    /// unreadable pg.pcap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The pass's path, or why there is none (no run.json, no window).
@@ -42,6 +47,7 @@ pub fn summary(p: &Result<CriticalPath, PathError>) -> Result<PathSummary, Strin
         stretches: p.segments.len(),
         processes: p.by_process(),
         steps: p.steps.clone(),
+        note: p.note.clone(),
     })
 }
 
@@ -60,6 +66,9 @@ pub fn text(t: &mut String, p: &Result<PathSummary, String>) {
         ms(p.total_us),
         p.stretches
     );
+    for part in p.note.iter().flat_map(|n| n.split("; ")) {
+        let _ = writeln!(t, "  path made:       {part}");
+    }
     let _ = writeln!(t, "  by process:      {}", processes_text(&p.processes));
     let _ = writeln!(t, "  {:<48} {:>12} {:>7} {:>14}", "on the path (process span, or wait)", "on path", "share", "own, off path");
     for s in p.steps.iter().take(TEXT_PATH_ROWS) {

@@ -10,6 +10,16 @@ use common::*;
 
 struct Lab(std::path::PathBuf);
 
+/// A process the test started, killed however the test ends.
+struct Bystander(std::process::Child);
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 impl Drop for Lab {
     fn drop(&mut self) {
         let _ = evalbench().args(["lab", "down", "--lab-dir"]).arg(&self.0).output();
@@ -37,7 +47,8 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     let server_addr = st["net"]["server_addr"].as_str().unwrap();
     let config = serde_json::json!({
         "url": format!("http://{}:{}", server_addr, st["server_port"]),
-        "api_key": st["api_key"],
+        // Logged in as Gradient's benchmark does (auth/basic/login), not by API key.
+        "login": {"loginname": "admin", "password": st["api_key"]},
         "organization": "lab",
         "project": "hello",
         "admin_database_url": format!("host={server_addr} port={} user=postgres dbname=gradient", st["pg_port"]),
@@ -56,6 +67,11 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         "pg_port": st["pg_port"],
         "pg_log": format!("{d}/pg/postgres.log"),
     });
+    // An eval subprocess already running when the captures start, as
+    // Gradient's worker keeps them: strace attaches to it too.
+    let mut eval_subprocess = Bystander(std::process::Command::new("sleep").arg("600").spawn().unwrap());
+    let mut config = config;
+    config["eval_pids_cmd"] = format!("echo {}", eval_subprocess.0.id()).into();
     let cfg = tmp.path().join("gradient.json");
     std::fs::write(&cfg, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
     let out = tmp.path().join("out");
@@ -75,7 +91,7 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
             assert!(std::fs::metadata(p.join(f)).map(|m| m.len() > 0).unwrap_or(false), "{pass}/{f}");
         }
         let files: Vec<String> = std::fs::read_dir(p.join("trace")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        for process in ["server.", "worker.", "eval."] {
+        for process in ["server-", "worker-", "eval-"] {
             assert!(files.iter().any(|f| f.starts_with(process)), "{pass}: no {process}* span file fetched: {files:?}");
         }
     }
@@ -86,6 +102,9 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         assert!(head.starts_with(b"PERFILE2"), "{f} was not fetched");
     }
     assert!(std::fs::read_dir(inst.join("worker/strace")).unwrap().count() >= 3);
+    let attached = inst.join(format!("worker/strace/worker.{}", eval_subprocess.0.id()));
+    assert!(attached.is_file(), "strace did not attach to the running eval subprocess ({})", attached.display());
+    let _ = eval_subprocess.0.kill();
     assert!(std::fs::read_to_string(inst.join("pg/auto_explain.log")).unwrap().contains("duration:"));
     // ... and removed there.
     let leftovers =

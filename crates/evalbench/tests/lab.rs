@@ -176,9 +176,20 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     assert!(cache_at(&warm) > 0, "the warm evaluation has the eval cache");
 
     // Job phases and evaluation_metric rows in the database.
-    let phases = sql(&dir, "SELECT phase FROM dispatched_job_phase ORDER BY started_at");
+    let phases = sql(&dir, "SELECT phase_name, phase, seq FROM dispatched_job_phase ORDER BY started_at");
     let phases: Vec<&str> = phases.lines().collect();
-    assert_eq!(phases, ["fetching", "evaluating_flake", "evaluating_derivations", "fetching", "evaluating_flake", "evaluating_derivations"]);
+    // The lab's names, Gradient's codes (fetch 0, eval_flake 2, eval_derivations 3), numbered per job.
+    assert_eq!(
+        phases,
+        ["fetching|0|0", "evaluating_flake|2|1", "evaluating_derivations|3|2", "fetching|0|0", "evaluating_flake|2|1", "evaluating_derivations|3|2"]
+    );
+    // Gradient's benchmark's own query reads the lab: its job phases, by dispatch.
+    let gradient_s = sql(
+        &dir,
+        "SELECT dj.kind, p.seq, p.phase, p.end_ms >= p.start_ms FROM dispatched_job_phase p JOIN dispatched_job dj ON dj.id = p.dispatched_job \
+         ORDER BY dj.dispatched_at, p.seq",
+    );
+    assert_eq!(gradient_s.lines().collect::<Vec<_>>(), ["0|0|0|t", "0|1|2|t", "0|2|3|t", "0|0|0|t", "0|1|2|t", "0|2|3|t"]);
     let metric =
         sql(&dir, "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER BY recorded_at");
     assert_eq!(metric.lines().collect::<Vec<_>>(), ["101|100|100|t|t", "101|100|0|t|t"], "cold records 100 new derivations, warm none");

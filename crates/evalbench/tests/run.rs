@@ -131,9 +131,35 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert_eq!(server, ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"], "{pass}");
         let mut rest = server.iter();
         assert!(polled.iter().all(|s| rest.any(|t| t == s)) && polled.last().map(String::as_str) == Some("Completed"), "{pass}: {polled:?}");
+        // Gradient's shapes (docs/GRADIENT-FORMAT.md): job phases as its benchmark's query gives
+        // them (codes: fetch 0, eval_flake 2, eval_derivations 3; ms from the dispatch).
         let phases = read_json(&d.join("pg/job_phases.json"));
-        let names: Vec<&str> = phases.as_array().unwrap().iter().map(|p| p["phase"].as_str().unwrap()).collect();
-        assert_eq!(names, ["fetching", "evaluating_flake", "evaluating_derivations"], "{pass}");
+        let codes: Vec<(i64, i64, i64)> = phases
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["kind"].as_i64().unwrap(), p["seq"].as_i64().unwrap(), p["phase"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(codes, [(0, 0, 0), (0, 1, 2), (0, 2, 3)], "{pass}");
+        assert!(phases.as_array().unwrap().iter().all(|p| p["start_ms"].as_i64().is_some() && p.get("parent_seq").is_some()), "{pass}");
+        // run.json with Gradient's keys beside ours, and evaluation_metric.json with every column of Gradient's.
+        assert_eq!(run["eval_id"], run["evaluation_id"], "{pass}");
+        assert_eq!((run["cold"].as_bool(), run["instrumented"].as_bool()), (Some(pass.starts_with("cold-")), Some(pass.ends_with("-instrumented"))));
+        let metric = read_json(&d.join("evaluation_metric.json"));
+        let metric = &metric.as_array().unwrap()[0];
+        for c in evalbench_bundle::contract::EVALUATION_METRIC_COLUMNS {
+            assert!(metric.get(c).is_some(), "{pass}: evaluation_metric.json lacks {c}");
+        }
+        assert_eq!(metric["evaluation"], run["eval_id"], "{pass}");
+        if pass.starts_with("cold-") {
+            assert!(metric["fn_calls"].as_u64().is_some_and(|n| n > 0), "{pass}: the cold evaluation's calls, from nix's statistics");
+        }
+        // Span files named as Gradient's (`<process>-<pid>.jsonl`).
+        for e in std::fs::read_dir(d.join("trace")).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let (process, pid) = name.strip_suffix(".jsonl").and_then(|n| n.rsplit_once('-')).unwrap_or_else(|| panic!("{pass}: {name}"));
+            assert!(["server", "worker", "eval"].contains(&process) && pid.parse::<u32>().is_ok(), "{pass}: {name}");
+        }
         let trace = read_json(&d.join("trace.json"));
         assert!(trace["traceEvents"].as_array().unwrap().len() > 100);
         // The evaluator has a track of its own, named for it (not after the `open` span).
@@ -170,9 +196,15 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
             let stmts = stmts.as_array().unwrap();
             assert!(!stmts.is_empty() && stmts.len() <= 100);
             assert!(stmts.iter().all(|s| s["query"].is_string() && s["total_plan_time"].is_number()));
+            assert!(stmts.iter().all(|s| s["total_ms"].is_number() && s["mean_ms"].is_number() && s["calls"].is_number()), "{pass}: Gradient's keys");
             assert!(stmts.iter().any(|s| s["query"].as_str().unwrap().contains("dispatched_job_phase")));
+            // Gradient's flat rows, one a busy backend and sample.
             let waits = read_json(&d.join("pg/wait_samples.json"));
-            assert!(waits["samples"].as_array().unwrap().len() >= 3, "{pass}: samples every 100 ms");
+            for w in waits.as_array().unwrap() {
+                for k in ["ts_us", "pid", "state", "wait_event_type", "wait_event", "query"] {
+                    assert!(w.get(k).is_some(), "{pass}: a wait sample without {k}: {w}");
+                }
+            }
             for f in ["perf.data", "pg/auto_explain.log", "worker/strace"] {
                 assert!(!d.join(f).exists(), "{pass} must not have {f}");
             }

@@ -109,6 +109,22 @@ pub(super) fn network(p: &PassView) -> Section<WsSummary> {
     decoded(evalbench_decode::ws::decode_file(&p.file(layout::PROTO_PCAP), port(p, |c| c.proto), &mut |_| {}))
 }
 
+/// The strace files of the worker, by name: (name, lines, bytes). A file
+/// that cannot be read counts no lines.
+pub(super) fn strace_files(p: &PassView) -> Vec<(String, u64, u64)> {
+    let Ok(dir) = std::fs::read_dir(p.file(layout::WORKER_STRACE_DIR)) else { return Vec::new() };
+    let mut out: Vec<(String, u64, u64)> = dir
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(layout::STRACE_FILE_PREFIX) && e.path().is_file())
+        .map(|e| {
+            let lines = std::fs::read(e.path()).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count() as u64);
+            (e.file_name().to_string_lossy().into_owned(), lines, e.metadata().map_or(0, |m| m.len()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 pub(super) fn cpu(p: &PassView) -> Vec<CpuProfile> {
     [
         ("server", layout::FLAME_FOLDED, layout::FLAME_SVG, "server host"),

@@ -69,6 +69,9 @@ pub struct PassView {
     pub network: Option<Section<evalbench_decode::ws::WsSummary>>,
     /// perf profiles of the server and the worker host; instrumented passes only.
     pub cpu: Vec<CpuProfile>,
+    /// The worker's strace files (`worker/strace/worker.<pid>`), each with
+    /// its lines and bytes, by name; instrumented passes only.
+    pub strace: Vec<(String, u64, u64)>,
     /// nix's counters and calls, and the attributes' spans.
     pub evaluator: Section<Evaluator>,
     /// What the evaluated time waited on, or why that is unknown.
@@ -131,6 +134,7 @@ impl PassView {
             database: Database::Instrumented { auto_explain: Section::Missing(layout::AUTO_EXPLAIN) },
             network: None,
             cpu: Vec::new(),
+            strace: Vec::new(),
             evaluator: Section::Missing(layout::EVAL_DIR),
             // Walked below, once the views have read the spans.
             critical: Err(crate::path::PathError::NoRun),
@@ -144,6 +148,7 @@ impl PassView {
         v.network = v.clean.then(|| captures::network(&v));
         if !v.clean {
             v.cpu = captures::cpu(&v);
+            v.strace = captures::strace_files(&v);
         }
         v.evaluator = evaluator::read(&v);
         crate::phase("views");

@@ -1,5 +1,8 @@
 //! Syscalls of the worker and its children: `strace -ff -ttt -T`, one file
-//! per thread and child (`worker.<pid>`), attached for the capture window.
+//! per thread and child (`worker.<pid>`), attached for the capture window
+//! to the worker and to the eval subprocesses already running beside it
+//! (Gradient's worker keeps them between jobs, so `-f` alone misses them;
+//! its benchmark attaches to each as well).
 
 use crate::error::HarnessError;
 use std::path::Path;
@@ -16,7 +19,7 @@ pub struct Strace {
 }
 
 impl Strace {
-    pub fn start(host: &HostExec, pid: u32, dir: &Path) -> Result<Strace, HarnessError> {
+    pub fn start(host: &HostExec, pids: &[u32], dir: &Path) -> Result<Strace, HarnessError> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         // On a host of its own, strace writes into a scratch directory fetched afterwards.
         let scratch_dir = host.scratch_for(dir, "strace")?;
@@ -28,11 +31,11 @@ impl Strace {
             })?;
         }
         let mut c = host.command("strace");
-        c.args(["-f", "-ff", "-ttt", "-T", "-s", "128", "-p", &pid.to_string(), "-o"])
-            .arg(format!("{scratch_dir}/worker"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        c.args(["-f", "-ff", "-ttt", "-T", "-s", "128"]);
+        for pid in pids {
+            c.args(["-p", &pid.to_string()]);
+        }
+        c.arg("-o").arg(format!("{scratch_dir}/worker")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         let child = c.spawn().map_err(|e| format!("strace: {e} (apt-get install strace)"))?;
         std::thread::sleep(Duration::from_millis(200));
         Ok(Strace { child, host: host.clone(), scratch: scratch_dir, local: dir.to_path_buf() })

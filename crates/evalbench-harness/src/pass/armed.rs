@@ -54,7 +54,9 @@ impl Armed {
         }
         if c.strace {
             let w = *target.worker_pids()?.first().ok_or("no worker to trace")?;
-            self.strace = Some(Strace::start(&cap.worker, w, &dir.join(layout::WORKER_STRACE_DIR))?);
+            let mut pids = vec![w];
+            pids.extend(target.eval_pids()?.into_iter().filter(|p| *p != w));
+            self.strace = Some(Strace::start(&cap.worker, &pids, &dir.join(layout::WORKER_STRACE_DIR))?);
         }
         Ok(())
     }

@@ -16,9 +16,17 @@ use evalbench_host::HostExec;
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GradientConfig {
     pub url: String,
+    /// A Bearer API key; or leave it out and give `login`.
+    #[serde(default)]
     pub api_key: String,
+    /// What to evaluate: `tasks/{organization}/{project}/evaluate` (Gradient
+    /// today calls these the project and the task), or on an older Gradient
+    /// `projects/{organization}/{project}/evaluate`.
     pub organization: String,
     pub project: String,
+    /// A user to log in as (`{"loginname": …, "password": …}`), for a token.
+    #[serde(default)]
+    pub login: Option<evalbench_api::Login>,
     /// Superuser connection to the CI's database (statistics, job phases).
     pub admin_database_url: String,
     /// Superuser connection to a maintenance database (for the cold reset's DROP/CREATE).
@@ -35,6 +43,11 @@ pub struct GradientConfig {
     pub server_pid_cmd: String,
     /// Prints the worker's pid on the worker host.
     pub worker_pid_cmd: String,
+    /// Prints the pids of the eval subprocesses already running on the
+    /// worker host, any number of them (strace attaches to each); by
+    /// default as Gradient's benchmark finds them.
+    #[serde(default = "default_eval_pids_cmd")]
+    pub eval_pids_cmd: String,
     /// Span directories on each host (services.gradient.log.traceDir).
     pub server_trace_dir: String,
     pub worker_trace_dir: String,
@@ -52,6 +65,9 @@ pub struct GradientConfig {
     pub pg_log: Option<String>,
 }
 
+fn default_eval_pids_cmd() -> String {
+    "pgrep -f '[-]-eval-subprocess' || true".into()
+}
 fn default_db() -> String {
     "gradient".into()
 }
@@ -138,7 +154,13 @@ impl Target for Gradient {
     }
     fn endpoint(&self) -> Endpoint {
         let c = &self.config;
-        Endpoint { url: c.url.clone(), api_key: c.api_key.clone(), organization: c.organization.clone(), project: c.project.clone() }
+        Endpoint {
+            url: c.url.clone(),
+            api_key: c.api_key.clone(),
+            organization: c.organization.clone(),
+            project: c.project.clone(),
+            login: c.login.clone(),
+        }
     }
     fn capture(&self) -> CaptureInfo {
         let c = &self.config;
@@ -160,6 +182,11 @@ impl Target for Gradient {
     }
     fn worker_pids(&self) -> Result<Vec<u32>, HarnessError> {
         Ok(vec![self.pid(&self.config.worker, &self.config.worker_pid_cmd)?])
+    }
+    fn eval_pids(&self) -> Result<Vec<u32>, HarnessError> {
+        let c = &self.config;
+        let out = c.worker.run(c.worker.sh(&c.eval_pids_cmd))?;
+        Ok(out.split_whitespace().filter_map(|p| p.parse().ok()).collect())
     }
     fn describe(&mut self) -> (Workload, System) {
         let ep = self.endpoint();

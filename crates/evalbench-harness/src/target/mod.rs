@@ -58,6 +58,12 @@ pub trait Target {
     fn capture(&self) -> CaptureInfo;
     fn server_pid(&self) -> Result<u32, HarnessError>;
     fn worker_pids(&self) -> Result<Vec<u32>, HarnessError>;
+    /// The eval subprocesses already running on the worker host when the
+    /// captures start (strace attaches to them too); none where each job
+    /// starts its own, as the worker's child.
+    fn eval_pids(&self) -> Result<Vec<u32>, HarnessError> {
+        Ok(Vec::new())
+    }
     /// What it evaluates and with what, for the run's provenance (after
     /// `start`): the flake as given, its revision and narHash, nix's and the
     /// server's versions. What it cannot learn stays None ("unknown").

@@ -13,7 +13,10 @@ use super::Shared;
 
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
+        // Gradient's route today, and the older one some deployments still have.
+        .route("/api/v1/tasks/{project}/{task}/evaluate", post(evaluate))
         .route("/api/v1/projects/{org}/{project}/evaluate", post(evaluate))
+        .route("/api/v1/auth/basic/login", post(login))
         .route("/api/v1/evals/{id}", get(eval_status))
         .route("/api/v1/health", get(health))
         .route("/proto", get(proto))
@@ -36,6 +39,24 @@ async fn authorize(s: &Shared, headers: &HeaderMap) -> Result<i64, Response> {
             .await
             .map_err(|e| reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())))?;
     row.map(|r| r.get::<_, i64>(0)).ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
+}
+
+/// `POST auth/basic/login {loginname, password}`, as Gradient's benchmark
+/// logs in. The lab has one user, `admin`, whose password is the lab's API
+/// key (lab.json): the token it gives is that key.
+async fn login(State(s): State<Arc<Shared>>, body: Option<Json<serde_json::Value>>) -> Response {
+    let Some(Json(body)) = body else {
+        return reply(StatusCode::BAD_REQUEST, true, json!("expected {\"loginname\": …, \"password\": …}"));
+    };
+    let (Some(name), Some(password)) = (body["loginname"].as_str(), body["password"].as_str()) else {
+        return reply(StatusCode::BAD_REQUEST, true, json!("expected {\"loginname\": …, \"password\": …}"));
+    };
+    let known = s.db.query_opt("SELECT key FROM api_key WHERE key = $1", &[&password]).await;
+    match known {
+        Ok(Some(_)) if name == "admin" => reply(StatusCode::OK, false, json!(password)),
+        Ok(_) => reply(StatusCode::UNAUTHORIZED, true, json!("wrong login name or password")),
+        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())),
+    }
 }
 
 async fn evaluate(State(s): State<Arc<Shared>>, Path((org, project)): Path<(String, String)>, headers: HeaderMap) -> Response {

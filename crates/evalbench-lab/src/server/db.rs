@@ -20,8 +20,19 @@ CREATE TABLE IF NOT EXISTS job (
     id uuid PRIMARY KEY, evaluation uuid NOT NULL REFERENCES evaluation(id), state text NOT NULL, worker text,
     created_at timestamptz NOT NULL DEFAULT clock_timestamp(), dispatched_at timestamptz);
 CREATE TABLE IF NOT EXISTS worker_score (job uuid NOT NULL, worker text NOT NULL, score int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+-- Gradient's dispatched_job, over the lab's job table: its job-phase query reads the lab as it reads Gradient.
+CREATE OR REPLACE VIEW dispatched_job AS SELECT id, evaluation AS evaluation_id, 0::smallint AS kind, dispatched_at, worker FROM job;
+-- An older lab's table (the job's phases by name): not Gradient's shape, made again.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'dispatched_job_phase' AND column_name = 'job') THEN
+    DROP TABLE dispatched_job_phase;
+  END IF;
+END $$;
+-- Gradient's columns with Gradient's meaning (phase a smallint code, ms from the job's dispatch),
+-- the lab's own beside them (the worker, the phase's name, its times on the server's clock).
 CREATE TABLE IF NOT EXISTS dispatched_job_phase (
-    job uuid NOT NULL REFERENCES job(id), worker text, phase text NOT NULL,
+    dispatched_job uuid NOT NULL REFERENCES job(id), seq int NOT NULL, parent_seq int, phase smallint NOT NULL,
+    start_ms bigint NOT NULL, end_ms bigint, worker text, phase_name text NOT NULL,
     started_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz);
 -- A derivation has an id as soon as anything names it: a dependency is a row
 -- (walked false) before its own record arrives, so that edges are ids, as in Gradient.

@@ -146,9 +146,29 @@ async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToW
     .await
 }
 
+/// The lab worker's phase names as Gradient's `JobPhase` codes
+/// (`contract::JOB_PHASES`): fetching is `fetch`, evaluating the flake
+/// `eval_flake`, evaluating derivations `eval_derivations`.
+fn lab_phase_code(phase: &str) -> i16 {
+    let gradient = match phase {
+        "fetching" => "fetch",
+        "evaluating_flake" => "eval_flake",
+        "evaluating_derivations" => "eval_derivations",
+        other => other,
+    };
+    evalbench_bundle::contract::job_phase_code(gradient).and_then(|c| i16::try_from(c).ok()).unwrap_or(-1)
+}
+
 /// Ends the job's open phase (a new phase, the end of the job, or its failure).
 async fn end_phase(s: &Shared, job: uuid::Uuid) {
-    let _ = s.db.execute("UPDATE dispatched_job_phase SET ended_at = clock_timestamp() WHERE job = $1 AND ended_at IS NULL", &[&job]).await;
+    let _ =
+        s.db.execute(
+            "UPDATE dispatched_job_phase p SET ended_at = clock_timestamp(), \
+             end_ms = (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8 \
+             FROM job j WHERE j.id = p.dispatched_job AND p.dispatched_job = $1 AND p.ended_at IS NULL",
+            &[&job],
+        )
+        .await;
 }
 
 async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)> {
@@ -162,7 +182,16 @@ async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
         return;
     };
     end_phase(s, j).await;
-    let _ = s.db.execute("INSERT INTO dispatched_job_phase (job, worker, phase) VALUES ($1, $2, $3)", &[&j, &worker, &phase]).await;
+    // Gradient's code for the phase; the lab's worker names its three as its own messages do.
+    let code = lab_phase_code(phase);
+    let _ =
+        s.db.execute(
+            "INSERT INTO dispatched_job_phase (dispatched_job, seq, phase, start_ms, worker, phase_name) \
+             SELECT $1, (SELECT count(*)::int FROM dispatched_job_phase WHERE dispatched_job = $1), $2, \
+                    (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8, $3, $4 FROM job j WHERE j.id = $1",
+            &[&j, &code, &worker, &phase],
+        )
+        .await;
     let status = match phase {
         "fetching" => "Fetching",
         "evaluating_flake" => "EvaluatingFlake",

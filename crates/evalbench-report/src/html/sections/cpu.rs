@@ -4,11 +4,15 @@
 use std::fmt::Write;
 
 use evalbench_analyze::view::{PassView, Section};
+use evalbench_bundle::layout;
 
 use super::super::esc::{data_uri, esc, file_safe, href};
 use super::super::svg;
 use super::super::Page;
 use super::missing;
+
+/// strace files listed by name; the rest are counted.
+const STRACE_LISTED: usize = 30;
 
 /// A flame graph the bundle holds alone is shown inside the page up to this size.
 const EMBEDDED_SVG_MAX: usize = 2 << 20;
@@ -55,6 +59,26 @@ pub fn cpu(page: &mut Page, p: &PassView) {
             let rel = format!("{}/{}", file_safe(&p.name), prof.svg);
             page.copies.push((rel.clone(), p.file(prof.svg)));
             let _ = write!(page.body, "<p><a href=\"{}\">Interactive flame graph (inferno)</a></p>", esc(&href(&rel)));
+        }
+    }
+    if !p.strace.is_empty() {
+        let lines: u64 = p.strace.iter().map(|f| f.1).sum();
+        let _ = write!(
+            page.body,
+            "<h4>strace, worker host ({} files, {lines} lines)</h4><p class=\"note\">One file a thread or child; <code>evalbench decode strace FILE</code> reads one.</p><table><tr><th>file</th><th>lines</th><th>bytes</th></tr>",
+            p.strace.len()
+        );
+        for (name, n, bytes) in p.strace.iter().take(STRACE_LISTED) {
+            let _ = write!(
+                page.body,
+                "<tr><td><code>{}/{}</code></td><td class=\"n\">{n}</td><td class=\"n\">{bytes}</td></tr>",
+                layout::WORKER_STRACE_DIR,
+                esc(name)
+            );
+        }
+        page.body.push_str("</table>");
+        if p.strace.len() > STRACE_LISTED {
+            let _ = write!(page.body, "<p class=\"note\">{} more files in {}.</p>", p.strace.len() - STRACE_LISTED, layout::WORKER_STRACE_DIR);
         }
     }
 }
