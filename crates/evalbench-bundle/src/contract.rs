@@ -40,6 +40,21 @@ pub mod span {
     pub const JOB_EVENT: &str = "job_event";
 }
 
+/// The steps by which a queued evaluation's job reaches a worker, in order
+/// (the benchmark's "assignment path"): each the latest of its name that
+/// starts before the next, from the first `assign_job` back.
+pub const ASSIGNMENT_CHAIN: [(&str, &str); 9] = [
+    (process::SERVER, "assign_queued_evals"),
+    (process::SERVER, "offer_jobs"),
+    (process::WORKER, "on_job_offer"),
+    (process::WORKER, "send_scores"),
+    (process::WORKER, "request_job"),
+    (process::SERVER, "on_request_job"),
+    (process::SERVER, "claim_dispatch"),
+    (process::SERVER, "send_credentials"),
+    (process::SERVER, span::ASSIGN_JOB),
+];
+
 /// The spans clock alignment pairs: both ends of both directions.
 pub const ALIGNMENT_SPANS: [&str; 4] = [span::ASSIGN_JOB, span::JOB_EVENT, span::JOB, span::REPORT_EVAL_RESULT];
 

@@ -166,13 +166,13 @@ fn graph_owned(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Resu
 
 /// The evaluated window on the server's clock, and what of it was taken
 /// from elsewhere than the runner's own record.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Window {
     t0: i64,
     t1: i64,
     /// run.json had no evaluate request (Gradient's has none): the start
     /// is the pass's first span on the server's clock.
-    start_from_spans: bool,
+    start_from_spans: Option<String>,
     /// evaluated_s looks rounded to a tenth of a second (Gradient's is).
     rounded: bool,
     /// Some stream's nesting was inferred from time containment.
@@ -188,8 +188,8 @@ impl Window {
                 "inferred: the span lines carry no ids, so each span's parent is the innermost span of its process containing it in time".to_string(),
             );
         }
-        if self.start_from_spans {
-            parts.push("start: run.json has no evaluate request, so the path starts at the pass's first span (server clock)".to_string());
+        if let Some(from) = &self.start_from_spans {
+            parts.push(format!("start: run.json has no evaluate request, so the path starts where {from} started (server clock)"));
         }
         if self.rounded {
             parts.push("end: the start plus evaluated_s, which run.json gives rounded to 0.1 s (the end is within ±50 ms)".to_string());
@@ -206,16 +206,49 @@ fn evaluated(run: Option<&RunInfo>, streams: &[Stream], align: &dyn Clocks) -> R
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(PathError::NotADuration(secs));
     }
-    let first_span = || streams.iter().flat_map(|st| st.spans.iter().map(move |s| s.ts_us.saturating_add(align.offset_for(st)))).min();
     let (t0, start_from_spans) = match run.requested_us {
-        Some(t) => (t, false),
-        None => (first_span().ok_or(PathError::NoWindow)?, true),
+        Some(t) => (t, None),
+        None => {
+            let (t, from) = start_of_assignment(streams, align).ok_or(PathError::NoWindow)?;
+            (t, Some(from))
+        }
     };
     let rounded = ((secs * 10.0).round() - secs * 10.0).abs() < 1e-9 && run.requested_us.is_none();
     let inferred = streams.iter().any(|st| st.nesting_inferred);
     // From a file of another machine: saturated, never wrapped (a float's
     // cast to i64 saturates already; the sum need not).
     Ok(Window { t0, t1: t0.saturating_add((secs * 1e6).round() as i64), start_from_spans, rounded, inferred })
+}
+
+/// Where the evaluation shows in the spans first, on the server's clock,
+/// and which span that is: from the first `assign_job` back along the
+/// contract's assignment steps, each the latest of its name starting before
+/// the next (so the scheduler's idle rounds before the request are not
+/// taken for it); without an `assign_job`, the pass's first span.
+fn start_of_assignment(streams: &[Stream], align: &dyn Clocks) -> Option<(i64, String)> {
+    use evalbench_bundle::contract::ASSIGNMENT_CHAIN;
+    let starts = |process: &str, name: &str| -> Vec<i64> {
+        let mut v: Vec<i64> = streams
+            .iter()
+            .filter(|st| st.process == process)
+            .flat_map(|st| st.spans.iter().filter(move |s| st.name(s) == name).map(move |s| s.ts_us.saturating_add(align.offset_for(st))))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let Some(&(assign_process, assign_name)) = ASSIGNMENT_CHAIN.last() else { return None };
+    let Some(mut at) = starts(assign_process, assign_name).first().copied() else {
+        let first = streams.iter().flat_map(|st| st.spans.iter().map(move |s| s.ts_us.saturating_add(align.offset_for(st)))).min()?;
+        return Some((first, "the pass's first span (it has no assign_job)".into()));
+    };
+    let mut from = format!("{assign_process} {assign_name}");
+    for &(process, name) in ASSIGNMENT_CHAIN.iter().rev().skip(1) {
+        if let Some(&t) = starts(process, name).iter().rev().find(|&&t| t <= at) {
+            at = t;
+            from = format!("{process} {name}");
+        }
+    }
+    Some((at, format!("the first job's assignment ({from})")))
 }
 
 /// The path through the measured graph, the database's stretches carved

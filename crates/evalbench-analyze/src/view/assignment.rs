@@ -7,17 +7,8 @@ use super::PassView;
 pub const WALKED_JOBS: usize = 8;
 
 /// The steps, server and worker, in the order they happen.
-const PATH: &[(&str, &str)] = &[
-    ("server", "assign_queued_evals"),
-    ("server", "offer_jobs"),
-    ("worker", "on_job_offer"),
-    ("worker", "send_scores"),
-    ("worker", "request_job"),
-    ("server", "on_request_job"),
-    ("server", "claim_dispatch"),
-    ("server", "send_credentials"),
-    ("server", "assign_job"),
-];
+/// The contract's assignment steps ([`evalbench_bundle::contract::ASSIGNMENT_CHAIN`]).
+const PATH: &[(&str, &str)] = &evalbench_bundle::contract::ASSIGNMENT_CHAIN;
 
 #[derive(Debug, Default)]
 pub struct Assignment {
