@@ -246,7 +246,8 @@ pub const EVALUATION_METRIC_MEASURES: [&str; 6] = ["fetch_ms", "eval_flake_ms", 
 
 /// An `evaluation_metric` row with every column of Gradient's present
 /// (null where unknown), from a row of another schema (the lab's: `flake_ms`,
-/// `derivations_ms`, `total_ms`, `eval_peak_rss_kb`) and nix's counters of
+/// `derivations_ms`, `total_ms`, `eval_peak_rss_kb`, `recorded_at`; it knows
+/// no worker id) and nix's counters of
 /// the evaluation: what `evaluation_metric.json` holds, Gradient's keys
 /// with Gradient's meaning and the row's own keys beside them.
 pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, nix: Option<&serde_json::Value>) -> serde_json::Value {
@@ -272,7 +273,7 @@ pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, 
         ("eval_drv_ms", whole(from_row("derivations_ms"))),
         ("total_eval_ms", whole(from_row("total_ms"))),
         ("worker_id", row.get("worker").cloned().unwrap_or(Value::Null)),
-        ("created_at", row.get("created_at").cloned().unwrap_or(Value::Null)),
+        ("created_at", row.get("created_at").or_else(|| row.get("recorded_at")).cloned().unwrap_or(Value::Null)),
     ];
     for (k, v) in filled {
         // A row already in Gradient's schema keeps its own values.

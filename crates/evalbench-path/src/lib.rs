@@ -236,7 +236,7 @@ fn start_of_assignment(streams: &[Stream], align: &dyn Clocks) -> Option<(i64, S
         v.sort_unstable();
         v
     };
-    let Some(&(assign_process, assign_name)) = ASSIGNMENT_CHAIN.last() else { return None };
+    let &(assign_process, assign_name) = ASSIGNMENT_CHAIN.last()?;
     let Some(mut at) = starts(assign_process, assign_name).first().copied() else {
         let first = streams.iter().flat_map(|st| st.spans.iter().map(move |s| s.ts_us.saturating_add(align.offset_for(st)))).min()?;
         return Some((first, "the pass's first span (it has no assign_job)".into()));
