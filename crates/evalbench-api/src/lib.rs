@@ -53,14 +53,18 @@ pub struct Login {
     pub password: String,
 }
 
-/// Statuses at and after which the evaluation has left EvaluatingDerivation.
+use evalbench_bundle::contract::Status;
+
+/// Statuses at and after which the evaluation has left EvaluatingDerivation
+/// (the contract's [`Status::left_evaluation`]); a status Gradient does not
+/// have is neither.
 pub fn left_evaluation(status: &str) -> bool {
-    matches!(status, "Building" | "Waiting" | "Completed" | "Failed" | "Aborted")
+    Status::parse(status).is_some_and(Status::left_evaluation)
 }
 
 /// Statuses an evaluation ends in.
 pub fn terminal(status: &str) -> bool {
-    matches!(status, "Completed" | "Failed" | "Aborted")
+    Status::parse(status).is_some_and(Status::terminal)
 }
 
 /// When the server's own timeline says the evaluation left
@@ -68,7 +72,7 @@ pub fn terminal(status: &str) -> bool {
 pub fn left_evaluation_us(server_statuses: &[Value]) -> Option<i64> {
     server_statuses
         .iter()
-        .position(|s| s["status"] == "EvaluatingDerivation")
+        .position(|s| s["status"] == Status::EvaluatingDerivation.as_str())
         .and_then(|i| server_statuses.get(i + 1))
         .and_then(|s| s["ts_us"].as_i64())
 }

@@ -55,6 +55,66 @@ pub const ASSIGNMENT_CHAIN: [(&str, &str); 9] = [
     (process::SERVER, span::ASSIGN_JOB),
 ];
 
+/// The spans each process of the pipeline emits, with the fields each must
+/// carry: Gradient's (its benchmark's page lists them; `job_id`, `kind` and
+/// `queue_wait_us` as its `job_events.rs` writes them), and the lab's own
+/// walk at completion. The lab's test checks every one in a real run; the
+/// critical path reads the hand-offs and waits by these names.
+pub const SPANS: &[(&str, &str, &[&str])] = &[
+    ("server", "assign_queued_evals", &[]),
+    ("server", "offer_jobs", &["jobs", "workers"]),
+    ("server", "on_request_job_chunk", &["worker"]),
+    ("server", "record_scores", &["count"]),
+    ("server", "on_request_job", &["worker", "kind", "job_id"]),
+    ("server", "request_job", &["worker"]),
+    ("server", "claim_dispatch", &[]),
+    ("server", "send_credentials", &["job_id"]),
+    ("server", "assign_job", &["job_id"]),
+    ("server", "job_event", &["job_id", "kind", "queue_wait_us"]),
+    ("server", "handle_eval_result", &["job_id"]),
+    ("server", "assess_cached", &["drvs"]),
+    ("server", "record", &["job_id", "rows"]),
+    ("server", "flush", &["batches", "rows"]),
+    ("server", "record_one", &["drv"]),
+    ("server", "commit_one", &[]),
+    ("server", "transact_once", &["attempt"]),
+    ("server", "apply_batch", &["rows"]),
+    ("server", "lock_seed_shared_builds", &[]),
+    ("server", "became_fetchable", &[]),
+    ("server", "seed_blocking_deps", &[]),
+    ("server", "promote", &[]),
+    ("server", "unpromote_ungated", &[]),
+    ("server", "emit_transition_effects", &[]),
+    ("server", "move_batch_need", &[]),
+    ("server", "after_commit", &[]),
+    ("server", "known_derivations", &["asked", "known"]),
+    ("server", "eval_stream_completed", &["job_id"]),
+    // Not the seed's: the lab's walk over the derivation graph at completion, as Gradient's.
+    ("server", "record_entry_points", &["roots"]),
+    ("server", "eval_closure", &["form", "derivations"]),
+    ("worker", "on_job_offer", &["jobs"]),
+    ("worker", "score_candidates", &[]),
+    ("worker", "send_scores", &[]),
+    ("worker", "request_job", &[]),
+    ("worker", "job", &["job_id"]),
+    ("worker", "fetch_repository", &[]),
+    ("worker", "clone_and_checkout", &[]),
+    ("worker", "run_input_update", &[]),
+    ("worker", "fetch_inputs", &[]),
+    ("worker", "missing_paths", &[]),
+    ("worker", "evaluate_flake", &["job_id"]),
+    ("worker", "evaluate_derivations", &["job_id"]),
+    ("worker", "wave", &["drvs"]),
+    ("worker", "parse_drv_wave", &["drvs"]),
+    ("worker", "query_known_derivations", &["drvs"]),
+    ("worker", "report_eval_result", &["job_id", "drvs"]),
+    ("eval", "open", &[]),
+    ("eval", "lock_flake", &["eval_cache_entries"]),
+    ("eval", "discover", &["attrs"]),
+    ("eval", "plan_shards", &["shards"]),
+    ("eval", "resolve", &["attr"]),
+];
+
 /// The spans clock alignment pairs: both ends of both directions.
 pub const ALIGNMENT_SPANS: [&str; 4] = [span::ASSIGN_JOB, span::JOB_EVENT, span::JOB, span::REPORT_EVAL_RESULT];
 

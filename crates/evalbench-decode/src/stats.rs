@@ -22,10 +22,10 @@ pub struct Statement {
     #[serde(default)]
     pub rows: i64,
     /// Milliseconds executing (`total_exec_time`; `total_time` before 13;
-    /// `total_ms` in Gradient's file).
-    #[serde(default, alias = "total_time", alias = "total_ms")]
+    /// `total_ms` in Gradient's file, read by [`statements`]).
+    #[serde(default, alias = "total_time")]
     pub total_exec_time: f64,
-    #[serde(default, alias = "mean_time", alias = "mean_ms")]
+    #[serde(default, alias = "mean_time")]
     pub mean_exec_time: f64,
     #[serde(default, alias = "max_time")]
     pub max_exec_time: f64,
@@ -104,8 +104,25 @@ fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, DecodeError> {
         .map_err(|e| DecodeError::format(path.display().to_string(), format!("line {}, column {}: ", e.line(), e.column()), e.to_string()))
 }
 
+/// pg_stat_statements rows: PostgreSQL's columns, or Gradient's `total_ms`
+/// and `mean_ms` where a row has no `total_exec_time` (the lab's rows have
+/// both, with one meaning; a serde alias would refuse the pair).
 pub fn statements(path: &Path) -> Result<Vec<Statement>, DecodeError> {
-    read(path)
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = read(path)?;
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, mut r)| {
+            for (ours, older, gradient_s) in [("total_exec_time", "total_time", "total_ms"), ("mean_exec_time", "mean_time", "mean_ms")] {
+                if !r.contains_key(ours) && !r.contains_key(older) {
+                    if let Some(v) = r.get(gradient_s).cloned() {
+                        r.insert(ours.to_string(), v);
+                    }
+                }
+            }
+            serde_json::from_value(serde_json::Value::Object(r))
+                .map_err(|e| DecodeError::format(path.display().to_string(), format!("row {i}: "), e.to_string()))
+        })
+        .collect()
 }
 
 /// Gradient's flat rows (one backend a row, `ts_us` on each) grouped by
@@ -213,11 +230,17 @@ pub fn job_phases_of(v: &serde_json::Value) -> Result<Vec<JobPhase>, String> {
 mod tests {
     #[test]
     fn gradient_s_shapes_read_as_ours() {
-        let s: Vec<super::Statement> = serde_json::from_str(
-            r#"[{"calls":3,"total_ms":12.5,"mean_ms":4.167,"rows":3,"shared_blks_hit":9,"shared_blks_read":0,"query":"SELECT 1"}]"#,
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("s.json");
+        std::fs::write(
+            &f,
+            r#"[{"calls":3,"total_ms":12.5,"mean_ms":4.167,"rows":3,"shared_blks_hit":9,"shared_blks_read":0,"query":"SELECT 1"},
+            {"calls":1,"total_ms":2.0,"mean_ms":2.0,"total_exec_time":2.0001,"mean_exec_time":2.0001,"total_plan_time":0.1,"query":"SELECT 2"}]"#,
         )
         .unwrap();
+        let s = super::statements(&f).unwrap();
         assert_eq!((s[0].total_exec_time, s[0].mean_exec_time, s[0].total_plan_time), (12.5, 4.167, None));
+        assert_eq!((s[1].total_exec_time, s[1].total_plan_time), (2.0001, Some(0.1)), "PostgreSQL's own column where both are there");
         let w = super::wait_samples_of(&serde_json::json!([
             {"ts_us": 10, "pid": 1, "state": "active", "wait_event_type": "Lock", "wait_event": "tuple", "query": "UPDATE x"},
             {"ts_us": 10, "pid": 2, "state": "active", "wait_event_type": null, "wait_event": null, "query": "SELECT 1"},

@@ -7,7 +7,7 @@
 pub enum PathError {
     #[error("no run.json: the evaluated window is unknown")]
     NoRun,
-    #[error("run.json has no evaluated seconds, or the pass no span to start from")]
+    #[error("run.json has no evaluated seconds, or no evaluate request and the spans no assign_job to start from")]
     NoWindow,
     #[error("run.json's evaluated_s is {0}, not a duration")]
     NotADuration(f64),

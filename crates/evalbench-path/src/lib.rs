@@ -224,7 +224,7 @@ fn evaluated(run: Option<&RunInfo>, streams: &[Stream], align: &dyn Clocks) -> R
 /// and which span that is: from the first `assign_job` back along the
 /// contract's assignment steps, each the latest of its name starting before
 /// the next (so the scheduler's idle rounds before the request are not
-/// taken for it); without an `assign_job`, the pass's first span.
+/// taken for it); None without an `assign_job`.
 fn start_of_assignment(streams: &[Stream], align: &dyn Clocks) -> Option<(i64, String)> {
     use evalbench_bundle::contract::ASSIGNMENT_CHAIN;
     let starts = |process: &str, name: &str| -> Vec<i64> {
@@ -237,10 +237,8 @@ fn start_of_assignment(streams: &[Stream], align: &dyn Clocks) -> Option<(i64, S
         v
     };
     let &(assign_process, assign_name) = ASSIGNMENT_CHAIN.last()?;
-    let Some(mut at) = starts(assign_process, assign_name).first().copied() else {
-        let first = streams.iter().flat_map(|st| st.spans.iter().map(move |s| s.ts_us.saturating_add(align.offset_for(st)))).min()?;
-        return Some((first, "the pass's first span (it has no assign_job)".into()));
-    };
+    // Without a job handed to a worker there is no evaluation to find in the spans.
+    let mut at = starts(assign_process, assign_name).first().copied()?;
     let mut from = format!("{assign_process} {assign_name}");
     for &(process, name) in ASSIGNMENT_CHAIN.iter().rev().skip(1) {
         if let Some(&t) = starts(process, name).iter().rev().find(|&&t| t <= at) {

@@ -88,6 +88,9 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &a.html {
+        crate::refuse_foreign([dir.join("index.html").as_path()])?;
+    }
     let ba = Bundle::open(&a.a, a.unpack.limits())?;
     let bb = Bundle::open(&a.b, a.unpack.limits())?;
     let opts = Opts {

@@ -146,6 +146,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Report { db, pass, benchmark, machine, out, json } => {
+            crate::refuse_foreign([out.join("index.html").as_path()])?;
             let h = read(&db.db, Select { pass, benchmark, machine }, true)?;
             let w = evalbench_report::history::render(&h, &db.db, &out)?;
             if json {

@@ -27,9 +27,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // The page and the traces beside it replace only what evalbench wrote.
     let mut ours = vec![a.out.join("index.html")];
     ours.extend(bundle.passes.iter().map(|p| a.out.join(&p.name).join(evalbench_bundle::layout::TRACE_JSON)));
-    if let Some(theirs) = ours.iter().find(|f| evalbench_bundle::ownership::foreign(f)) {
-        anyhow::bail!("{}: not written by evalbench; refusing to replace it (give -o another directory)", theirs.display());
-    }
+    crate::refuse_foreign(ours.iter().map(|p| p.as_path()))?;
     let (_, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
     if a.json {
         crate::emit(&format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;

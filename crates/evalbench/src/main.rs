@@ -120,6 +120,15 @@ pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
 }
 
 /// Writes `text` to standard output, checked and flushed.
+/// Refuses to go on where a file a command would write is another tool's:
+/// evalbench replaces only what it wrote (`bundle::ownership`).
+pub fn refuse_foreign<'a>(files: impl IntoIterator<Item = &'a std::path::Path>) -> anyhow::Result<()> {
+    match files.into_iter().find(|f| evalbench_bundle::ownership::foreign(f)) {
+        Some(f) => anyhow::bail!("{}: not written by evalbench; refusing to replace it (give -o another directory)", f.display()),
+        None => Ok(()),
+    }
+}
+
 pub fn emit(text: &str) -> anyhow::Result<()> {
     let mut w = evalbench_host::out::stdout();
     w.bytes(text.as_bytes());

@@ -23,7 +23,11 @@ fn malformed_lines_are_listed_with_file_and_line_and_the_run_goes_on() {
     let tmp = tempfile::tempdir().unwrap();
     let b = small_bundle(&tmp.path().join("b"));
     let trace = b.join("cold-clean/trace");
-    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
     let good = std::fs::read_to_string(&server).unwrap().lines().count();
     let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
     f.write_all(b"{not json\n{\"name\":\"x\"}\n[1,2]\n{\"name\":\"neg\",\"ts_us\":1,\"dur_us\":-5}\n").unwrap();
@@ -165,7 +169,11 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     let tmp = tempfile::tempdir().unwrap();
     let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean", "--ci-jobs", "2", "--drvs", "300"]);
     let trace = b.join("cold-clean/trace");
-    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
     // Corrupt a line in the middle of the file and one at the end.
     let text = std::fs::read_to_string(&server).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
@@ -309,7 +317,11 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     let bundle = evalbench_bundle::Bundle::open(&b, evalbench_bundle::Limits::default()).unwrap();
     let pass = &bundle.passes[0];
     let trace = b.join("cold-clean/trace");
-    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
     // A span of a name no analysis reads the fields of, that names its
     // track: the trace's tracks read its fields, so they stay in memory.
     let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
@@ -366,7 +378,11 @@ fn timestamps_at_the_ends_of_the_range_are_no_panic() {
         v["capture_stopped_us"] = serde_json::json!(0);
     });
     let trace = b.join("warm-clean/trace");
-    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
     let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
     let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
     for ts in [i64::MIN + 5, i64::MAX - 5] {

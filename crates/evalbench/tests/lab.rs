@@ -50,61 +50,8 @@ fn statuses(v: &serde_json::Value) -> Vec<String> {
     v["server_statuses"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap().to_string()).collect()
 }
 
-/// (process, span name, fields that must be present)
-const SEED: &[(&str, &str, &[&str])] = &[
-    ("server", "assign_queued_evals", &[]),
-    ("server", "offer_jobs", &["jobs", "workers"]),
-    ("server", "on_request_job_chunk", &["worker"]),
-    ("server", "record_scores", &["count"]),
-    ("server", "on_request_job", &["worker", "kind", "job_id"]),
-    ("server", "request_job", &["worker"]),
-    ("server", "claim_dispatch", &[]),
-    ("server", "send_credentials", &["job_id"]),
-    ("server", "assign_job", &["job_id"]),
-    ("server", "job_event", &["job_id", "kind", "queue_wait_us"]),
-    ("server", "handle_eval_result", &["job_id"]),
-    ("server", "assess_cached", &["drvs"]),
-    ("server", "record", &["job_id", "rows"]),
-    ("server", "flush", &["batches", "rows"]),
-    ("server", "record_one", &["drv"]),
-    ("server", "commit_one", &[]),
-    ("server", "transact_once", &["attempt"]),
-    ("server", "apply_batch", &["rows"]),
-    ("server", "lock_seed_shared_builds", &[]),
-    ("server", "became_fetchable", &[]),
-    ("server", "seed_blocking_deps", &[]),
-    ("server", "promote", &[]),
-    ("server", "unpromote_ungated", &[]),
-    ("server", "emit_transition_effects", &[]),
-    ("server", "move_batch_need", &[]),
-    ("server", "after_commit", &[]),
-    ("server", "known_derivations", &["asked", "known"]),
-    ("server", "eval_stream_completed", &["job_id"]),
-    // Not the seed's: the lab's walk over the derivation graph at completion, as Gradient's.
-    ("server", "record_entry_points", &["roots"]),
-    ("server", "eval_closure", &["form", "derivations"]),
-    ("worker", "on_job_offer", &["jobs"]),
-    ("worker", "score_candidates", &[]),
-    ("worker", "send_scores", &[]),
-    ("worker", "request_job", &[]),
-    ("worker", "job", &["job_id"]),
-    ("worker", "fetch_repository", &[]),
-    ("worker", "clone_and_checkout", &[]),
-    ("worker", "run_input_update", &[]),
-    ("worker", "fetch_inputs", &[]),
-    ("worker", "missing_paths", &[]),
-    ("worker", "evaluate_flake", &["job_id"]),
-    ("worker", "evaluate_derivations", &["job_id"]),
-    ("worker", "wave", &["drvs"]),
-    ("worker", "parse_drv_wave", &["drvs"]),
-    ("worker", "query_known_derivations", &["drvs"]),
-    ("worker", "report_eval_result", &["job_id", "drvs"]),
-    ("eval", "open", &[]),
-    ("eval", "lock_flake", &["eval_cache_entries"]),
-    ("eval", "discover", &["attrs"]),
-    ("eval", "plan_shards", &["shards"]),
-    ("eval", "resolve", &["attr"]),
-];
+/// What each process emits, as the contract lists it.
+const SEED: &[(&str, &str, &[&str])] = evalbench_bundle::contract::SPANS;
 
 fn spans_in(trace: &Path) -> Vec<serde_json::Value> {
     let mut out = Vec::new();

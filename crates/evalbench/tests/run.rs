@@ -274,7 +274,7 @@ fn nix_counts_and_profiles_the_cold_evaluations() {
     let (mut all_dur, mut all_own) = (0.0, 0.0);
     for e in std::fs::read_dir(out.join("cold-instrumented/trace")).unwrap() {
         let p = e.unwrap().path();
-        if !p.file_name().unwrap().to_string_lossy().starts_with("eval.") {
+        if !p.file_name().unwrap().to_string_lossy().starts_with("eval-") {
             continue;
         }
         for l in std::fs::read_to_string(&p).unwrap().lines() {

@@ -279,7 +279,11 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
     }
     // A malformed line in the middle of the server's file, to be named the same way.
     let trace = bundle.join("cold-clean/trace");
-    let server = std::fs::read_dir(&trace).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_str().unwrap().contains("server.")).unwrap();
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
     let text = std::fs::read_to_string(&server).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     let mid = lines.len() / 2;

@@ -10,6 +10,8 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug_span, Instrument};
 
+use evalbench_bundle::contract::Status;
+
 use super::db::set_status;
 use super::graph::Batch;
 use super::Shared;
@@ -134,7 +136,7 @@ async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToW
                 let _ = tx.send(ToWorker::Credentials { job: job_s.clone(), token: format!("lab-{}", &job_s[..8]) });
             }
             let repository = s.provision.repository.clone();
-            let _ = set_status(&s.db, evaluation, "Fetching", None).await;
+            let _ = set_status(&s.db, evaluation, Status::Fetching.as_str(), None).await;
             // The send is the last thing in assign_job: its end stands for the send time.
             let _a = debug_span!(target: SCHED, "assign_job", job_id = job_s.as_str(), worker).entered();
             let _ = tx.send(ToWorker::Assign { job: job_s.clone(), evaluation: evaluation.to_string(), repository });
@@ -195,7 +197,7 @@ async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
     let status = match phase {
         "fetching" => "Fetching",
         "evaluating_flake" => "EvaluatingFlake",
-        "evaluating_derivations" => "EvaluatingDerivation",
+        "evaluating_derivations" => Status::EvaluatingDerivation.as_str(),
         _ => return,
     };
     let _ = set_status(&s.db, e, status, None).await;
@@ -234,7 +236,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                     let _ = s.graph.send(Batch { evaluation, drvs, done: done_tx });
                     match done_rx.await {
                         Ok(Err(e)) => {
-                            let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording derivations: {e}"))).await;
+                            let _ = set_status(&s.db, evaluation, Status::Failed.as_str(), Some(&format!("recording derivations: {e}"))).await;
                         }
                         Err(_) => eprintln!("lab server: the graph writer is gone"),
                         Ok(Ok(_)) => {}
@@ -253,10 +255,10 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 // The closure before Building: what is built is what it holds,
                 // so the walk is part of the evaluation's time, as in Gradient.
                 if let Err(e) = record_closure(s, evaluation, &roots).await {
-                    let _ = set_status(&s.db, evaluation, "Failed", Some(&format!("recording the evaluation's closure: {e}"))).await;
+                    let _ = set_status(&s.db, evaluation, Status::Failed.as_str(), Some(&format!("recording the evaluation's closure: {e}"))).await;
                     return;
                 }
-                let _ = set_status(&s.db, evaluation, "Building", None).await;
+                let _ = set_status(&s.db, evaluation, Status::Building.as_str(), None).await;
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
                 // Every derivation the worker walked, known to the server or not.
                 let derivations = n("derivations").unwrap_or(0);
@@ -276,7 +278,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                     .await
                     .map_err(|e| eprintln!("lab server: evaluation_metric: {e}"));
                 // The lab builds nothing: an evaluated project is complete.
-                let _ = set_status(&s.db, evaluation, "Completed", None).await;
+                let _ = set_status(&s.db, evaluation, Status::Completed.as_str(), None).await;
             }
             .instrument(debug_span!(target: JOBS, "eval_stream_completed", job_id = job))
             .await
@@ -288,7 +290,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 Some(a) => format!("{a}: {message}"),
                 None => message,
             };
-            let _ = set_status(&s.db, evaluation, "Failed", Some(&msg)).await;
+            let _ = set_status(&s.db, evaluation, Status::Failed.as_str(), Some(&msg)).await;
         }
         _ => {}
     }
