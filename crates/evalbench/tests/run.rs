@@ -198,13 +198,16 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
             assert!(stmts.iter().all(|s| s["query"].is_string() && s["total_plan_time"].is_number()));
             assert!(stmts.iter().all(|s| s["total_ms"].is_number() && s["mean_ms"].is_number() && s["calls"].is_number()), "{pass}: Gradient's keys");
             assert!(stmts.iter().any(|s| s["query"].as_str().unwrap().contains("dispatched_job_phase")));
-            // Gradient's flat rows, one a busy backend and sample.
+            // Gradient's flat rows, one a busy backend and sample, the samples 100 ms apart.
             let waits = read_json(&d.join("pg/wait_samples.json"));
             for w in waits.as_array().unwrap() {
                 for k in ["ts_us", "pid", "state", "wait_event_type", "wait_event", "query"] {
                     assert!(w.get(k).is_some(), "{pass}: a wait sample without {k}: {w}");
                 }
             }
+            let mut at: Vec<i64> = waits.as_array().unwrap().iter().map(|w| w["ts_us"].as_i64().unwrap()).collect();
+            at.dedup();
+            assert!(at.windows(2).all(|w| w[1] - w[0] >= 90_000), "{pass}: samples closer than the sampler's 100 ms: {at:?}");
             for f in ["perf.data", "pg/auto_explain.log", "worker/strace"] {
                 assert!(!d.join(f).exists(), "{pass} must not have {f}");
             }
