@@ -93,6 +93,8 @@ pub struct Comparison {
     pub undecided: Vec<Undecided>,
     /// A and B hold the same runs (one bundle given twice, or a copy of it).
     pub one_bundle: bool,
+    /// What reading the runs went past (an unreadable run.json, malformed span lines), with file and line.
+    pub warnings: Vec<String>,
 }
 
 impl Comparison {
@@ -110,11 +112,14 @@ impl Comparison {
         if self.one_bundle {
             return Some("A and B are one bundle (the same runs): it is compared with itself, which says nothing about a change.".into());
         }
-        if a.same_session(b) {
+        if a.interleaved(b) {
             return Some(
                 "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did meanwhile fell on both alike."
                     .into(),
             );
+        }
+        if a.same_session(b) {
+            return Some("A and B are runs of one session (one `run`), not interleaved with each other: a drift over the session falls on them unequally (each pass's drift note).".into());
         }
         let (sa, sb) = (a.started.as_ref()?, b.started.as_ref()?);
         Some(format!(
@@ -206,11 +211,6 @@ impl PassComparison {
     }
 }
 
-/// The `--pg-setting`s of a pass's first run, from its run.json.
-fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
-    dirs.first().and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).and_then(|r| r.pg_settings().cloned()).unwrap_or_default()
-}
-
 /// A list's rows as judged: verdicts outside noise first, then by how much
 /// time moved (a span going from 0.000 to 0.001 ms is +inf% but no one's
 /// first concern).
@@ -256,7 +256,7 @@ fn only(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> Vec<O
 pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Difference>) {
     let (pa, pb) = (ba.provenance(), bb.provenance());
     let mut d = pa.differs(&pb);
-    let first = |b: &Bundle| b.passes.first().map(|p| pg_settings(&[p])).unwrap_or_default();
+    let first = |b: &Bundle| b.passes.first().map(|p| runs::pg_settings(&[p])).unwrap_or_default();
     let (sa, sb) = (first(ba), first(bb));
     if sa != sb {
         let text = |s: &BTreeMap<String, String>| {
@@ -339,8 +339,8 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
         families: Families { evaluated, spans: fx(), statements: fx(), counters: fx(), path: fx() },
         plans,
         plan_notes,
-        pg_settings_a: pg_settings(a.dirs),
-        pg_settings_b: pg_settings(b.dirs),
+        pg_settings_a: runs::pg_settings(a.dirs),
+        pg_settings_b: runs::pg_settings(b.dirs),
         store_writes: crate::store_writes::between(&sa.drvs_written, &sb.drvs_written).map(|n| format!("{}: {n}", a.pass)),
         pass_a: a.pass,
         pass_b: b.pass,
@@ -349,7 +349,8 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
 
 /// Compares two bundles; an error says why they cannot be compared.
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
-    let (ga, gb) = (runs::group(ba), runs::group(bb));
+    let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
+    runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
     let pairs: Vec<(String, String)> = match (&o.pass_a, &o.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
@@ -376,13 +377,15 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         g.get(p).and_then(|d| d.first()).and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).map(|r| (r.evaluation_id, r.requested_us))
     };
     let one_bundle = pairs.iter().all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
-    let same_session = provenance_a.same_session(&provenance_b) && !one_bundle;
+    // One bundle, or runs of one `run`, are one session: no between-sessions
+    // allowance; only a side of `run --baseline` was interleaved with the other.
+    let same_session = one_bundle || provenance_a.same_session(&provenance_b);
     let rules = Rules {
         between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0),
-        interleaved: same_session,
+        interleaved: !one_bundle && provenance_a.interleaved(&provenance_b),
         ..rules
     };
-    let floor_ms = o.min_abs_us / 1e3;
+    let (floor_ms, mut warnings) = (o.min_abs_us / 1e3, Vec::new());
     let mut sides = Vec::new();
     // The primary family's items, each with the rules of its pass; every
     // other row goes to the exploratory family.
@@ -397,6 +400,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
             return Err(CompareError::NoSuchPass([missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect()));
         };
         let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
+        warnings.extend(a.samples.warnings.iter().chain(&b.samples.warnings).cloned());
         let conditions = Conditions::of(&a.samples, &b.samples, !same_session, floor_ms);
         let pass_rules = conditions.rules(rules);
         let head = Measured {
@@ -473,7 +477,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     }
     let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
-    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided, one_bundle })
+    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided, one_bundle, warnings })
 }
 
 /// A clean pass's evaluated seconds without a verdict, and the runs a side

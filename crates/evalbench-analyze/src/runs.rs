@@ -28,6 +28,10 @@ pub struct Samples {
     pub machine: Vec<Option<evalbench_bundle::MachineState>>,
     /// Which of an interleaved session's two targets ran each run (run.json's `instance`).
     pub instance: Vec<Option<u32>>,
+    /// What reading the runs went past, each with its file and line: an
+    /// unreadable run.json (the evaluated seconds then the traced wall),
+    /// malformed span lines.
+    pub warnings: Vec<String>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -97,6 +101,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         drvs_written: Vec::new(),
         machine: Vec::new(),
         instance: Vec::new(),
+        warnings: Vec::new(),
     };
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
@@ -107,6 +112,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
             .and_then(|r| r.evaluated_s)
             .unwrap_or_else(|| data.extent(&align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
+        s.warnings.extend(data.warnings.iter().map(ToString::to_string));
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
         s.instance.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.instance));
         s.drvs_written.push(crate::store_writes::drvs_written(data.run.as_ref().and_then(|r| r.evaluation_metric.as_ref())));
@@ -140,6 +146,54 @@ pub fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
         m.entry(layout::base_name(&p.name).to_string()).or_default().push(p);
     }
     m
+}
+
+/// Narrows a side's runs to the one `name` names where it names a run
+/// (`cold-clean.2`; `cold-clean.1` is the run in `cold-clean`): a pass name
+/// is the pass, all its runs. A run the bundle lacks is an error saying
+/// how many the pass has, never the whole pass instead.
+pub fn select_run(g: &mut BTreeMap<String, Vec<&PassDir>>, name: &str, source: &std::path::Path) -> Result<(), String> {
+    let base = layout::base_name(name);
+    let Some(n) = name.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse::<usize>().ok()) else {
+        return Ok(());
+    };
+    let Some(runs) = g.get_mut(base) else {
+        return Ok(()); // the pass itself is missing: said where passes are matched
+    };
+    let wanted = |d: &&&PassDir| if n == 1 { d.name == base } else { d.name == name };
+    match runs.iter().find(wanted).copied() {
+        Some(d) => {
+            *runs = vec![d];
+            Ok(())
+        }
+        None => Err(format!(
+            "{}: no run {name}: {base} has {} runs, {base}.1 (the directory {base}) to {base}.{}",
+            source.display(),
+            runs.len(),
+            runs.len()
+        )),
+    }
+}
+
+/// The `--pg-setting`s of a pass's first run, from its run.json.
+pub fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
+    dirs.first()
+        .and_then(|d| evalbench_bundle::RunInfo::read(&d.file(layout::RUN_JSON)).ok())
+        .and_then(|r| r.pg_settings().cloned())
+        .unwrap_or_default()
+}
+
+/// A bundle's runs by pass ([`group`]).
+pub type Grouped<'a> = BTreeMap<String, Vec<&'a PassDir>>;
+
+/// [`select_run`] on each side whose pass is given: every side's error.
+pub fn select_runs(sides: [(&mut Grouped<'_>, Option<&str>, &Bundle); 2]) -> Result<(), Vec<String>> {
+    let errors: Vec<String> = sides.into_iter().filter_map(|(g, p, b)| select_run(g, p?, &b.source).err()).collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 #[cfg(test)]

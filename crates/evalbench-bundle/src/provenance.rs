@@ -181,9 +181,16 @@ impl Provenance {
         out
     }
 
-    /// Whether `other` was measured in the same session, interleaved with this.
+    /// Whether `other` was measured in the same session (one `run`) as this.
     pub fn same_session(&self, other: &Provenance) -> bool {
         self.session.is_some() && self.session == other.session
+    }
+
+    /// Whether `other` was measured interleaved with this, pass by pass, in
+    /// one session (`run --baseline`: each side names the other): not two
+    /// sets of runs of one `run`, which share a session and nothing more.
+    pub fn interleaved(&self, other: &Provenance) -> bool {
+        self.same_session(other) && self.interleaved_with.is_some() && other.interleaved_with.is_some()
     }
 
     /// Every field that differs from `other`, the run's start, session and

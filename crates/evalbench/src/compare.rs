@@ -36,10 +36,11 @@ pub struct Args {
     pub a: PathBuf,
     /// The bundle to judge against it.
     pub b: PathBuf,
-    /// Compare this pass of A (with its repeats) ...
+    /// Compare this pass of A (all its runs), or one run of it (PASS.N: cold-clean.2; a run the
+    /// bundle lacks is refused) ...
     #[arg(long, requires = "pass_b")]
     pub pass_a: Option<String>,
-    /// ... against this pass of B. Refused when one is cold and the other warm.
+    /// ... against this pass (or run) of B. Refused when one is cold and the other warm.
     #[arg(long, requires = "pass_a")]
     pub pass_b: Option<String>,
     /// Print every verdict as JSON on stdout (per pass: headline, spans, statements, counters, families); --format json.
@@ -70,7 +71,7 @@ pub struct Args {
     #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
     pub min_change: f64,
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
-    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US")]
+    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US", value_parser = crate::percent::amount)]
     pub min_abs_us: f64,
     /// When A and B were measured in two sessions (two `run`s, not one `run --baseline`): a time
     /// change no larger than this percentage is "inside the drift between sessions", never a
@@ -113,6 +114,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP), asked)?;
         eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
     }
+    // What had to be read past comes first, each with its file and line.
+    for w in &out.warnings {
+        eprintln!("evalbench compare: warning: {w}");
+    }
     crate::emit(&text)?;
     for line in evalbench_report::output::compare::undecided(&out) {
         eprintln!("evalbench compare: {line}");
@@ -134,9 +139,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 pub fn json(a: &std::path::Path, b: &std::path::Path, out: &Comparison, pct: Option<f64>, gate: &[String]) -> String {
     let doc = serde_json::json!({
         "a": a, "b": b, "differs": out.differs, "provenance": { "a": out.provenance_a, "b": out.provenance_b },
-        "same_session": out.provenance_a.same_session(&out.provenance_b) && !out.one_bundle,
+        "same_session": out.one_bundle || out.provenance_a.same_session(&out.provenance_b),
+        "interleaved": !out.one_bundle && out.provenance_a.interleaved(&out.provenance_b),
         "one_bundle": out.one_bundle,
-        "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided,
+        "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided, "warnings": out.warnings,
         "gate": pct.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
     });
     format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))

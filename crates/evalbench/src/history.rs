@@ -28,8 +28,8 @@ pub enum Cmd {
     Add {
         /// The bundle: a directory, or a .tar.gz of one.
         bundle: PathBuf,
-        /// The commit the bundle measured (any revision string).
-        #[arg(long)]
+        /// The commit the bundle measured (any revision string, not empty).
+        #[arg(long, value_parser = commit_name)]
         commit: String,
         /// When the commit was made: RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds. Default: the bundle's run time.
         #[arg(long)]
@@ -181,11 +181,24 @@ fn read(db: &str, select: Select, medians: bool) -> anyhow::Result<evalbench_his
 
 /// RFC 3339 (`2026-11-30T12:00:00Z`, `...+01:00`, fractions dropped) or Unix seconds.
 fn parse_time(s: &str) -> anyhow::Result<i64> {
-    if let Ok(n) = s.parse::<i64>() {
-        return Ok(n);
+    let secs = match s.parse::<i64>() {
+        Ok(n) => n,
+        Err(_) => {
+            let t: jiff::Timestamp = s.parse().map_err(|e| anyhow::anyhow!("expected RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds: {e}"))?;
+            t.as_second()
+        }
+    };
+    // No commit was made before the epoch: a negative time is a typing error, not a date.
+    anyhow::ensure!(secs >= 0, "expected a time at or after 1970-01-01T00:00:00Z, got {secs} Unix seconds");
+    Ok(secs)
+}
+
+/// A commit as given: any revision string but an empty or blank one.
+fn commit_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("expected a commit (a hash or any revision name), not an empty string".into());
     }
-    let t: jiff::Timestamp = s.parse().map_err(|e| anyhow::anyhow!("expected RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds: {e}"))?;
-    Ok(t.as_second())
+    Ok(s.to_string())
 }
 
 #[cfg(test)]
@@ -201,5 +214,7 @@ mod tests {
         assert!(super::parse_time("2023-02-31T22:13:20Z").is_err(), "no 31 February");
         assert!(super::parse_time("2023-11-14T22:13:20+0\u{e9}00").is_err(), "non-ASCII is an error, not a panic");
         assert!(super::parse_time("").is_err());
+        assert!(super::parse_time("-5").is_err(), "before the epoch");
+        assert!(super::commit_name("").is_err() && super::commit_name("  ").is_err() && super::commit_name("abc").is_ok());
     }
 }

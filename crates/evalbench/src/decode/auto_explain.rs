@@ -19,6 +19,24 @@ impl super::Decoder for AutoExplain {
         })?)
     }
 
+    /// A file without a plan is refused unless it is a PostgreSQL log (one
+    /// that logged no plan decodes to 0 plans): a pcap, perf.data, JSON or
+    /// random bytes said as what they look like.
+    fn detect(&self, a: &super::Args, s: &ExplainSummary) -> anyhow::Result<()> {
+        if s.plans > 0 || s.malformed > 0 || !a.file.is_file() {
+            return Ok(());
+        }
+        let head = evalbench_decode::sniff::head(&a.file, 4096)?;
+        let looks = evalbench_decode::sniff::looks_like(&head);
+        if looks.starts_with("a PostgreSQL log") {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "{}: expected a PostgreSQL log with auto_explain's plans (`LOG:  duration: 1.2 ms  plan:`), but this looks like {looks}",
+            a.file.display()
+        )
+    }
+
     fn text(&self, (): (), s: &ExplainSummary) -> Vec<u8> {
         evalbench_report::output::decode::auto_explain(s).into_bytes()
     }

@@ -31,6 +31,19 @@ impl super::Decoder for EvalProfiler {
         Ok(s)
     }
 
+    /// evalbench's own fold of nix's function trace (`eval/nix-profile.folded`,
+    /// each stack under `(evaluator N: …)`, weighted in µs) reads as stacks
+    /// too, and its µs would be counted as samples: refused, naming it.
+    fn detect(&self, a: &super::Args, s: &Sampled) -> anyhow::Result<()> {
+        if s.stacks.iter().any(|(stack, _)| stack.first().is_some_and(|f| f.starts_with("(evaluator "))) {
+            anyhow::bail!(
+                "{}: expected nix's sampled profile (--eval-profiler flamegraph: eval/nix-eval-profiler.folded), but this is evalbench's fold of nix's function trace, weighted in µs, not samples (eval/nix-profile.folded; its summary is eval/nix-profile.json)",
+                a.file.display()
+            );
+        }
+        Ok(())
+    }
+
     fn text(&self, (): (), s: &Sampled) -> Vec<u8> {
         let mut t = String::new();
         let _ = writeln!(t, "nix's eval profiler: {} samples in {} distinct stacks ({} lines)", s.samples, s.stacks.len(), s.lines);

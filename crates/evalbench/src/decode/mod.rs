@@ -87,6 +87,10 @@ trait Decoder: Sync {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    // An empty file holds nothing of any format: said, never decoded to nothing.
+    if a.file.is_file() && std::fs::metadata(&a.file).is_ok_and(|m| m.len() == 0) {
+        anyhow::bail!("{}: an empty file, nothing to decode", a.file.display());
+    }
     let mut w = evalbench_host::out::stdout();
     match a.kind {
         Kind::Pg => drive(&pg::Pg, &a, &mut w)?,
