@@ -115,6 +115,11 @@ pub const SPANS: &[(&str, &str, &[&str])] = &[
     ("eval", "resolve", &["attr"]),
 ];
 
+/// The messages between processes, (sender, receiver): the job handed
+/// down to a worker, and its results sent up. Both clock alignment and the
+/// critical path pair them by job ([`pair_by_job`]).
+pub const HAND_OFFS: [(&str, &str); 2] = [(span::ASSIGN_JOB, span::JOB), (span::REPORT_EVAL_RESULT, span::JOB_EVENT)];
+
 /// The spans clock alignment pairs: both ends of both directions.
 pub const ALIGNMENT_SPANS: [&str; 4] = [span::ASSIGN_JOB, span::JOB_EVENT, span::JOB, span::REPORT_EVAL_RESULT];
 

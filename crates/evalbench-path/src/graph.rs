@@ -25,7 +25,7 @@ pub const WAIT_IDLE: &str = "idle (after the span that ended last)";
 pub const WAIT_STATUS: &str = "until the status changed";
 pub const WAIT_QUEUE: &str = "queue (behind its process's previous span)";
 
-use evalbench_bundle::contract::span;
+use evalbench_bundle::contract::HAND_OFFS;
 
 /// A message from one process's span to the start of another's: the
 /// receiver could not start before the sender ended, plus the transit.
@@ -33,8 +33,8 @@ use evalbench_bundle::contract::span;
 /// pairs them. The last label is the wait when the receiver queued and
 /// nothing in its process explains the queue (see the roots in `edges`).
 pub(super) const MESSAGES: [(&str, &str, &str, &str); 2] = [
-    (span::ASSIGN_JOB, span::JOB, "network (assign_job → job)", "network and queue (assign_job → job)"),
-    (span::REPORT_EVAL_RESULT, span::JOB_EVENT, "network (report_eval_result → job_event)", "network and queue (report_eval_result → job_event)"),
+    (HAND_OFFS[0].0, HAND_OFFS[0].1, "network (assign_job → job)", "network and queue (assign_job → job)"),
+    (HAND_OFFS[1].0, HAND_OFFS[1].1, "network (report_eval_result → job_event)", "network and queue (report_eval_result → job_event)"),
 ];
 
 /// A span that waits for another thread's or process's root span inside
