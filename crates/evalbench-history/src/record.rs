@@ -38,13 +38,16 @@ pub struct BundleRecord {
     pub runs: Vec<PassRun>,
     /// What the bundle measured (its provenance; unknown for older bundles).
     pub provenance: evalbench_bundle::Provenance,
+    /// What reading it went past, with file and line (an unreadable
+    /// run.json, whose pass is then not kept; malformed span lines).
+    pub warnings: Vec<String>,
 }
 
 impl BundleRecord {
     pub fn read(bundle: &Bundle) -> Result<BundleRecord, HistoryError> {
         let mut runs = Vec::new();
         let mut h = Fnv.build_hasher();
-        let mut run_time: Option<i64> = None;
+        let (mut run_time, mut warnings): (Option<i64>, Vec<String>) = (None, Vec::new());
         for p in &bundle.passes {
             let run_json = std::fs::read(p.file(layout::RUN_JSON)).unwrap_or_default();
             h.write(p.name.as_bytes());
@@ -52,6 +55,7 @@ impl BundleRecord {
             h.write(&run_json);
             // Streamed: a pass of millions of spans is only its totals here.
             let (scanned, totals) = evalbench_analyze::runs::totals_scanned(p, evalbench_bundle::TRACE_CHUNK);
+            warnings.extend(scanned.warnings.iter().map(ToString::to_string));
             let Some(run) = &scanned.run else { continue };
             let main = scanned.align.main();
             let base = layout::base_name(&p.name).to_string();
@@ -77,6 +81,6 @@ impl BundleRecord {
                 bundle.source.display()
             )));
         }
-        Ok(BundleRecord { digest: format!("{:016x}", h.finish()), run_time, runs, provenance: bundle.provenance() })
+        Ok(BundleRecord { digest: format!("{:016x}", h.finish()), run_time, runs, provenance: bundle.provenance(), warnings })
     }
 }

@@ -5,7 +5,7 @@
 /// What went wrong finding or shortening a path.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PathError {
-    #[error("no run.json: the evaluated window is unknown")]
+    #[error("no readable run.json (missing, or unreadable: see the warning before this): the evaluated window is unknown")]
     NoRun,
     #[error("run.json has no evaluated seconds, or no evaluate request and the spans no assign_job to start from")]
     NoWindow,

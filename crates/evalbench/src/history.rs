@@ -95,6 +95,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Cmd::Add { bundle, commit, commit_time, branch, machine, benchmark, db, unpack } => {
             let b = Bundle::open(&bundle, unpack.limits())?;
             let record = BundleRecord::read(&b)?;
+            // What reading went past comes first, each with its file and line.
+            for w in &record.warnings {
+                eprintln!("evalbench history: warning: {w}");
+            }
             let commit_time = match commit_time {
                 Some(t) => parse_time(&t).with_context(|| format!("--commit-time {t:?}"))?,
                 None => record.run_time.unwrap_or_else(|| evalbench_host::now_us() / 1_000_000),

@@ -47,6 +47,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let t = std::time::Instant::now();
     // The path reads no span's fields but the hand-offs'.
     let (data, align) = evalbench_analyze::load_aligned_lean(pass);
+    // What reading went past comes first (an unreadable run.json, malformed span lines).
+    for w in &data.warnings {
+        eprintln!("evalbench whatif: warning: {w}");
+    }
+    let distorted = (!evalbench_bundle::layout::is_clean(&a.pass)).then(|| {
+        format!("{}: an instrumented pass: perf, strace and auto_explain distort its timings, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
+    });
+    if let Some(d) = &distorted {
+        eprintln!("evalbench whatif: warning: {d}");
+    }
     let loaded = t.elapsed().as_secs_f64();
     let spans = data.span_count();
     // The spans are given up to the graph: nothing below reads them.
@@ -86,7 +96,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         w.bytes(b"\n");
         crate::done(w)?;
     } else {
-        let mut t = evalbench_report::output::path::path_text(&a.pass, &path, a.top);
+        let mut t = distorted.map(|d| format!("{d}\n")).unwrap_or_default();
+        t.push_str(&evalbench_report::output::path::path_text(&a.pass, &path, a.top));
         if let Some(w) = &predicted {
             t.push_str(&evalbench_report::output::path::whatif_text(&a.pass, w, &path, over.as_ref(), a.top));
         }

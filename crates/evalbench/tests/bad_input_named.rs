@@ -126,3 +126,46 @@ fn thresholds_and_commits_that_mean_nothing_are_refused() {
     }
     assert!(!db.exists(), "a refused add writes no history");
 }
+
+#[test]
+fn whatif_and_history_name_what_they_read_past() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = small_bundle(&tmp.path().join("a"));
+    // A malformed line in the server's span file: named by whatif and by history add.
+    let trace = a.join("cold-clean/trace");
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
+    let lines = std::fs::read_to_string(&server).unwrap().lines().count();
+    let mut text = std::fs::read_to_string(&server).unwrap();
+    text.push_str("{not json\n");
+    std::fs::write(&server, text).unwrap();
+    let at = format!("{}:{}", server.file_name().unwrap().to_str().unwrap(), lines + 1);
+    let (code, _, err) = output(evalbench().args(["whatif", "--pass", "cold-clean"]).arg(&a));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.lines().next().is_some_and(|l| l.starts_with("evalbench whatif: warning: ") && l.contains(&at)), "{err}");
+    let db = tmp.path().join("h.sqlite");
+    let (code, _, err) = output(evalbench().args(["history", "add", "--commit", "abc", "--db"]).arg(&db).arg(&a));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("evalbench history: warning: ") && err.contains(&at), "{err}");
+    // An unreadable run.json: whatif names it first, then says why there is no path.
+    std::fs::write(a.join("cold-clean/run.json"), "{not json").unwrap();
+    let (code, _, err) = output(evalbench().args(["whatif", "--pass", "cold-clean"]).arg(&a));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.lines().next().is_some_and(|l| l.contains("cold-clean/run.json: unreadable")), "{err}");
+    assert!(err.contains("no readable run.json"), "{err}");
+}
+
+#[test]
+fn whatif_says_an_instrumented_pass_is_distorted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "2", "--drvs", "10"]);
+    let (code, out, err) = output(evalbench().args(["whatif", "--pass", "cold-instrumented"]).arg(&a));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.lines().next().is_some_and(|l| l.contains("an instrumented pass") && l.contains("shapes, not durations")), "{out}");
+    assert!(err.contains("warning: cold-instrumented: an instrumented pass"), "{err}");
+    let (_, out, err) = output(evalbench().args(["whatif", "--pass", "cold-clean"]).arg(&a));
+    assert!(!out.contains("an instrumented pass") && !err.contains("an instrumented pass"), "{out}{err}");
+}

@@ -18,6 +18,12 @@ fn rule_of<'a>(h: &'a History, pass: &str) -> Option<&'a str> {
     h.rules.iter().find(|r| r.pass == pass).map(|r| r.text.as_str())
 }
 
+/// A commit's time as a person reads it, in UTC to the minute (the history
+/// keeps Unix seconds; `--json` gives those).
+fn date(unix_s: i64) -> String {
+    jiff::Timestamp::from_second(unix_s).map_or_else(|_| format!("{unix_s} (Unix s)"), |t| t.strftime("%Y-%m-%d %H:%M").to_string())
+}
+
 pub fn text(h: &History) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{}", series_line(h));
@@ -26,16 +32,21 @@ pub fn text(h: &History) -> String {
         if let Some(r) = rule_of(h, pass) {
             let _ = writeln!(t, "  judged by: {r}");
         }
-        let _ = writeln!(t, "  {:<14} {:>12} {:>5} {:>12} {:>10}  top spans (median ms)", "commit", "time", "runs", "evaluated s", "MAD");
+        let _ = writeln!(
+            t,
+            "  {:<14} {:<17} {:<12} {:>5} {:>12} {:>10}  top spans (median ms)",
+            "commit", "time (UTC)", "branch", "runs", "evaluated s", "MAD"
+        );
         for p in points {
             let c = &h.commits[p.commit];
             let spans: Vec<String> = p.top_spans.iter().take(3).map(|(k, v)| format!("{k} {v:.1}")).collect();
             let flag = if h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass) { " *" } else { "" };
             let _ = writeln!(
                 t,
-                "  {:<14} {:>12} {:>5} {:>12.3} {:>10.3}  {}{flag}",
+                "  {:<14} {:<17} {:<12} {:>5} {:>12.3} {:>10.3}  {}{flag}",
                 c.commit.chars().take(14).collect::<String>(),
-                c.commit_time,
+                date(c.commit_time),
+                c.branch.as_deref().unwrap_or("–").chars().take(12).collect::<String>(),
                 p.evaluated_s.n,
                 p.evaluated_s.median,
                 p.evaluated_s.mad,
@@ -69,14 +80,15 @@ pub fn markdown(h: &History) -> String {
                 let changed = h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass);
                 vec![
                     format!("{}{}", c.commit.chars().take(14).collect::<String>(), if changed { " (change)" } else { "" }),
-                    c.commit_time.to_string(),
+                    date(c.commit_time),
+                    c.branch.clone().unwrap_or_else(|| "–".into()),
                     p.evaluated_s.n.to_string(),
                     format!("{:.3}", p.evaluated_s.median),
                     format!("{:.3}", p.evaluated_s.mad),
                 ]
             })
             .collect();
-        table(&mut t, &["commit", "time (Unix s)", "runs", "evaluated s (median)", "MAD"], &[Left, Right, Right, Right, Right], &rows);
+        table(&mut t, &["commit", "time (UTC)", "branch", "runs", "evaluated s (median)", "MAD"], &[Left, Left, Left, Right, Right, Right], &rows);
     }
     let _ = writeln!(t, "### Changes\n");
     if h.changes.is_empty() {
