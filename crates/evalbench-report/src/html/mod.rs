@@ -133,7 +133,9 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
     let shown: Vec<usize> = groups.iter().map(|(_, idx)| idx[sections::median_run(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())]).collect();
     let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
     sections::provenance(&mut page, passes);
-    sections::overview(&mut page, &standing, &groups.iter().map(|(_, v)| v.len()).collect::<Vec<_>>());
+    let medians: Vec<(usize, f64)> =
+        groups.iter().map(|(_, idx)| (idx.len(), sections::median_evaluated(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))).collect();
+    sections::overview(&mut page, &standing, &medians);
     sections::counters_side_by_side(&mut page, &standing);
     for ((base, idx), &full) in groups.iter().zip(&shown) {
         let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();

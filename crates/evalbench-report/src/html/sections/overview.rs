@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use evalbench_analyze::view::PassView;
+use evalbench_bundle::layout;
 use serde_json::Value;
 
 use super::super::esc::{esc, file_safe};
@@ -14,13 +15,21 @@ use super::{mode, offset_line};
 /// Span names shown side by side, largest first.
 const SIDE_BY_SIDE: usize = 30;
 
-/// The passes side by side, each by its run nearest the median (`runs[i]`
-/// runs of it; a pass made once stands for itself).
-pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[usize]) {
+/// The passes side by side, each by its run nearest the median (`runs[i]`:
+/// how many runs, and the median of their evaluated seconds; a pass made
+/// once stands for itself). The evaluated column is the pass's median, the
+/// figure summary.txt gives; the other columns are the shown run's, and
+/// the row says which run that is.
+pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
     page.h2("passes", "All passes");
     page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>--pg-setting</th><th>evaluation_metric</th></tr>");
-    for (p, n) in passes.iter().zip(runs) {
-        let evaluated = p.run().and_then(|r| r.evaluated_s).map(|s| format!("{s:.3} s")).unwrap_or_else(|| "unknown".into());
+    for (p, &(n, median)) in passes.iter().zip(runs) {
+        let own = p.run().and_then(|r| r.evaluated_s);
+        let evaluated = match own {
+            Some(s) if n > 1 => format!("{median:.3} s median ({s:.3} s this run)"),
+            Some(s) => format!("{s:.3} s"),
+            None => "unknown".into(),
+        };
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
         let metric = match p.run().and_then(|r| r.evaluation_metric.as_ref()) {
             Some(Value::Object(m)) => {
@@ -34,7 +43,7 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[usize]) {
             "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
             if p.clean { "clean" } else { "distorted" },
             esc(&file_safe(&p.name)),
-            esc(&if *n > 1 { format!("{} (median of {n} runs)", p.name) } else { p.name.clone() }),
+            esc(&if n > 1 { format!("{}: run {}, nearest the median of {n} runs", layout::base_name(&p.name), run_number(&p.name)) } else { p.name.clone() }),
             esc(&mode(p)),
             esc(&evaluated),
             esc(&wall),
@@ -75,6 +84,12 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[usize]) {
     if keys.len() > shown {
         let _ = write!(page.body, "<p class=\"note\">{} more span names are in summary.json.</p>", keys.len() - shown);
     }
+}
+
+/// A run's number in its pass: `cold-clean` is run 1, `cold-clean.7` run 7.
+fn run_number(run: &str) -> usize {
+    let base = layout::base_name(run);
+    run.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|k| k.parse().ok()).unwrap_or(1)
 }
 
 pub fn pass_header(page: &mut Page, p: &PassView) {

@@ -21,10 +21,15 @@ pub fn evaluated(p: &PassView) -> f64 {
     p.run().and_then(|r| r.evaluated_s).or_else(|| p.extent.map(|(a, b)| (b - a) / 1e6)).unwrap_or(f64::NAN)
 }
 
+/// The median of `runs`' evaluated seconds (the figure the runs section
+/// gives for the pass, and the overview too).
+pub fn median_evaluated(runs: &[&PassView]) -> f64 {
+    evalbench_analyze::spread::median(&runs.iter().map(|p| evaluated(p)).filter(|x| x.is_finite()).collect::<Vec<_>>())
+}
+
 /// The run nearest the median of `runs` (the first of two as near).
 pub fn median_run(runs: &[&PassView]) -> usize {
-    let v: Vec<f64> = runs.iter().map(|p| evaluated(p)).filter(|x| x.is_finite()).collect();
-    let m = evalbench_analyze::spread::median(&v);
+    let m = median_evaluated(runs);
     (0..runs.len()).min_by(|&i, &j| (evaluated(runs[i]) - m).abs().total_cmp(&(evaluated(runs[j]) - m).abs())).unwrap_or(0)
 }
 
