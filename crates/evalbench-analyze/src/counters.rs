@@ -33,17 +33,6 @@ pub const NOISY: &[&str] = &[
     "evaluation_metric.peak_rss_mb",
 ];
 
-/// Gradient's `evaluation_metric` counts and the nix counters they are
-/// (Gradient's worker fills them from nix's own statistics): a bundle
-/// without nix's files is judged on these.
-pub const FROM_EVALUATION_METRIC: [(&str, &str); 5] = [
-    ("total_thunks", "nrThunks"),
-    ("fn_calls", "nrFunctionCalls"),
-    ("primop_calls", "nrPrimOpCalls"),
-    ("lookups", "nrLookups"),
-    ("alloc_bytes", "gc.totalBytes"),
-];
-
 /// Counters shown first and in Hydra's metrics, with the words for them.
 pub const HEADLINE: &[(&str, &str)] = &[
     ("nrFunctionCalls", "function calls"),
@@ -92,11 +81,11 @@ pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) ->
 }
 
 /// Gradient's `evaluation_metric` row as counters: its counts under nix's
-/// names ([`FROM_EVALUATION_METRIC`]), its times and peaks as
+/// names (`contract::EVALUATION_METRIC_COUNTS`), its times and peaks as
 /// `evaluation_metric.<column>`. None when it has no count.
 pub fn from_evaluation_metric(row: &serde_json::Value) -> Option<Counters> {
     let mut c = Counters::new();
-    for (column, nix) in FROM_EVALUATION_METRIC {
+    for (column, nix) in evalbench_bundle::contract::EVALUATION_METRIC_COUNTS {
         if let Some(v) = row.get(column).and_then(|v| v.as_f64()) {
             c.insert(nix.to_string(), v);
         }

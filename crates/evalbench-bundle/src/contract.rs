@@ -302,10 +302,17 @@ pub const EVALUATION_METRIC_COLUMNS: [&str; 15] = [
     "created_at",
 ];
 
-/// Of those, the exact counts of the evaluator's work: the same work
-/// counts the same every time, so they are judged by equality, like nix's
-/// own counters.
-pub const EVALUATION_METRIC_COUNTS: [&str; 5] = ["total_thunks", "fn_calls", "primop_calls", "lookups", "alloc_bytes"];
+/// Of those, the exact counts of the evaluator's work, each with the nix
+/// counter it is (Gradient's worker fills them from nix's statistics): the
+/// same work counts the same every time, so they are judged by equality,
+/// like nix's own counters, and under nix's names.
+pub const EVALUATION_METRIC_COUNTS: [(&str, &str); 5] = [
+    ("total_thunks", "nrThunks"),
+    ("fn_calls", "nrFunctionCalls"),
+    ("primop_calls", "nrPrimOpCalls"),
+    ("lookups", "nrLookups"),
+    ("alloc_bytes", "gc.totalBytes"),
+];
 /// Of those, the times (ms) and memory peaks (MiB): judged as measurements.
 pub const EVALUATION_METRIC_MEASURES: [&str; 6] = ["fetch_ms", "eval_flake_ms", "eval_drv_ms", "total_eval_ms", "peak_heap_mb", "peak_rss_mb"];
 
@@ -323,14 +330,10 @@ pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, 
     let from_nix = |k: &str| num(nix.and_then(|n| n.get(k)));
     let whole = |v: Option<f64>| v.map_or(Value::Null, |v| Value::from(v.round() as i64));
     let mb = |v: Option<f64>, per: f64| v.map_or(Value::Null, |v| Value::from((v / per).round() as i64));
-    let filled: [(&str, Value); 15] = [
+    let counts = EVALUATION_METRIC_COUNTS.map(|(column, counter)| (column, whole(from_nix(counter))));
+    let filled: [(&str, Value); 10] = [
         ("id", row.get("id").cloned().unwrap_or_else(|| evaluation.map_or(Value::Null, Value::from))),
         ("evaluation", row.get("evaluation").cloned().unwrap_or_else(|| evaluation.map_or(Value::Null, Value::from))),
-        ("total_thunks", whole(from_nix("nrThunks"))),
-        ("fn_calls", whole(from_nix("nrFunctionCalls"))),
-        ("primop_calls", whole(from_nix("nrPrimOpCalls"))),
-        ("lookups", whole(from_nix("nrLookups"))),
-        ("alloc_bytes", whole(from_nix("gc.totalBytes"))),
         ("peak_heap_mb", mb(from_nix("gc.heapSize"), 1024.0 * 1024.0)),
         ("peak_rss_mb", mb(from_row("eval_peak_rss_kb"), 1024.0)),
         ("fetch_ms", whole(from_row("fetch_ms"))),
@@ -340,7 +343,7 @@ pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, 
         ("worker_id", row.get("worker").cloned().unwrap_or(Value::Null)),
         ("created_at", row.get("created_at").or_else(|| row.get("recorded_at")).cloned().unwrap_or(Value::Null)),
     ];
-    for (k, v) in filled {
+    for (k, v) in counts.into_iter().chain(filled) {
         // A row already in Gradient's schema keeps its own values.
         out.entry(k.to_string()).or_insert(v);
     }

@@ -8,7 +8,7 @@ use evalbench_decode::explain::ExplainSummary;
 use evalbench_decode::stats::Statement;
 use evalbench_decode::ws::WsSummary;
 
-use super::{read_json, PassView, Section};
+use super::{PassView, Section};
 use crate::latency::StatementLatency;
 
 /// Busy backends at one sample: (µs, [(state or wait event, backends)]).
@@ -65,13 +65,10 @@ pub(super) fn database(p: &PassView) -> Database {
         Err(_) if !p.file(layout::PG_STAT_STATEMENTS).exists() => Section::Missing(layout::PG_STAT_STATEMENTS),
         Err(e) => Section::Unreadable(e.to_string()),
     };
-    let wait_samples = match read_json(&p.file(layout::WAIT_SAMPLES)) {
-        Some(v) => match evalbench_decode::stats::wait_samples_of(&v) {
-            Ok(w) => Section::Ready(wait_columns(&w)),
-            Err(e) => Section::Unreadable(format!("{}: {e}", p.file(layout::WAIT_SAMPLES).display())),
-        },
-        None if p.file(layout::WAIT_SAMPLES).exists() => Section::Unreadable(format!("{}: not JSON", p.file(layout::WAIT_SAMPLES).display())),
-        None => Section::Missing(layout::WAIT_SAMPLES),
+    let wait_samples = match evalbench_decode::stats::wait_samples(&p.file(layout::WAIT_SAMPLES)) {
+        Ok(w) => Section::Ready(wait_columns(&w)),
+        Err(_) if !p.file(layout::WAIT_SAMPLES).exists() => Section::Missing(layout::WAIT_SAMPLES),
+        Err(e) => Section::Unreadable(e.to_string()),
     };
     let latencies = if p.file(layout::PG_PCAP).exists() {
         decoded(crate::latency::from_capture(&p.file(layout::PG_PCAP), port(p, |c| c.pg), &mut |_| {}))

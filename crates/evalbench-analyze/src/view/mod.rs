@@ -13,7 +13,7 @@ mod nesting;
 mod timeline;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use evalbench_bundle::{layout, Bundle, PassDir, RunInfo};
 
@@ -214,10 +214,4 @@ impl PassView {
         }
         m
     }
-}
-
-/// A JSON file, or None when it is missing or not JSON.
-pub(crate) fn read_json(p: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(p).ok()?;
-    serde_json::from_str(&text).ok()
 }
