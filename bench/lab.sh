@@ -36,7 +36,7 @@ def resolve_share(d):
     # The evaluators' resolve spans against the eval subprocess's `open`:
     # how much of the eval subprocess is evaluation of attributes.
     res, opened = 0, 0
-    for f in glob.glob(f"{d}/eval.*.jsonl"):
+    for f in glob.glob(f"{d}/eval[-.]*.jsonl"):
         for l in open(f):
             v = json.loads(l)
             if v.get("name") == "resolve":
