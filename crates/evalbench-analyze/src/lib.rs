@@ -13,6 +13,7 @@ pub mod explore;
 pub mod latency;
 pub mod machine;
 pub mod mann_whitney;
+pub mod over_runs;
 pub mod pass;
 pub mod path;
 pub use evalbench_host::phase;

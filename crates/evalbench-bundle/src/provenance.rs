@@ -118,9 +118,11 @@ pub struct Plan {
     /// kept under `warmup/` and left out of every statistic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_clean: Option<usize>,
-    /// Captures switched off for the whole run (`--no-perf`, `--bare`, ...).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub captures_off: Vec<String>,
+    /// Captures switched off for the whole run (`--no-perf`, `--bare`, ...):
+    /// `[]` when none was, absent when not recorded (a bundle from before it
+    /// was, or another tool's), so that "none" and "unknown" are told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub captures_off: Option<Vec<String>>,
     /// The lab's evaluator subprocesses (`--eval-workers`); None for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_workers: Option<u32>,

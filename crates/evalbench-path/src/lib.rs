@@ -341,6 +341,13 @@ impl Graph {
         per
     }
 
+    /// Own time per (process, span name), as [`Graph::own_us`] counts it:
+    /// what the span tables show beside the total, so that a name's own
+    /// time is one figure in the tables and in `whatif`.
+    pub fn own_by_name(&self) -> Vec<(&str, &str, i64)> {
+        self.steps.iter().zip(self.own_us()).map(|((p, n), o)| (&**p, &**n, o)).collect()
+    }
+
     /// The segments by step; `db` has the own time of the database's steps
     /// (process [`POSTGRES`]), which are no spans of the graph, and what
     /// they took of the server's spans (on the path, though not the span's).

@@ -15,6 +15,10 @@ use crate::ReportError;
 
 /// Span charts per pass.
 const SMALL_MULTIPLES: usize = 6;
+/// The noise floor of "moved": a span's medians along the series must span
+/// at least this many ms, and this share of their mean.
+const MOVED_MS: f64 = 1.0;
+const MOVED_SHARE: f64 = 0.10;
 /// Marks a chart draws at most: past this many commits, a mark stands for
 /// a run of neighbouring commits (about 2.5 px each on the 1,100 px chart,
 /// where one mark per commit could not be told apart), and a page of
@@ -295,7 +299,14 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
         *e = Range { lo: e.lo.min(r.lo), hi: e.hi.max(r.hi), sum: e.sum + r.sum, n: e.n + r.n };
     }
     // A span seen at one commit only has no line to draw: no empty sparkline.
-    ranges.retain(|_, r| r.n >= 2);
+    // A span not flagged is said to have moved only past the noise floor:
+    // its medians' range at least MOVED_MS and MOVED_SHARE of their mean
+    // (microsecond spans ranked first by share had filled the page).
+    ranges.retain(|k, r| {
+        let flagged = changes.iter().any(|c| c.what == *k);
+        let mean = r.sum / r.n.max(1) as f64;
+        r.n >= 2 && (flagged || (r.hi - r.lo >= MOVED_MS && r.hi - r.lo >= MOVED_SHARE * mean))
+    });
     let mut ranked: Vec<(&str, bool, f64)> = ranges
         .iter()
         .map(|(k, r)| {
@@ -308,7 +319,12 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
     if ranked.is_empty() {
         return;
     }
-    body.push_str("<h3>Spans that moved most (median total per commit, ms)</h3><div class=\"multiples\">");
+    let _ = write!(
+        body,
+        "<h3>Spans that moved most (median total per commit, ms)</h3><p class=\"note\">Flagged spans, then those whose median moved by at least {MOVED_MS} ms \
+         and {:.0}% of its mean along the series; each drawn from 0, so that a small move looks small.</p><div class=\"multiples\">",
+        MOVED_SHARE * 100.0
+    );
     ranked.truncate(SMALL_MULTIPLES);
     // The drawn spans' medians, in one scan, found by their shared copies.
     let drawn: std::collections::HashMap<usize, usize> =
@@ -322,8 +338,8 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
         }
     }
     for ((name, flagged, _), v) in ranked.into_iter().zip(&lines) {
-        let lo = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min) * 0.95;
-        let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max) * 1.05;
+        let lo = v.iter().map(|x| x.1).fold(0.0, f64::min);
+        let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max).max(lo + 1e-9) * 1.05;
         let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: v.len(), lo, hi };
         // Past MARKS commits a vertex is the median of a run of neighbours.
         let pts: Vec<String> = buckets(v.len(), MARKS)

@@ -33,6 +33,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         bundle: bundle_path.display().to_string(),
         provenance: bundle.provenance(),
         passes: Vec::new(),
+        answers: Vec::new(),
         repeats: Vec::new(),
         not_summarized: Vec::new(),
         nix_stats: Vec::new(),
@@ -78,11 +79,20 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         }?;
         evalbench_analyze::phase("trace.json's spans");
         let (_, critical) = evalbench_analyze::path::critical_path_owned(data, &alignment);
-        let critical = critical.map(|(_, p)| p);
+        // What the top steps would buy, from the graph before it goes.
+        let critical = critical.map(|(g, p)| {
+            let mut buys = Vec::new();
+            if let Some(s) = pass_summary.as_mut() {
+                buys = evalbench_analyze::path::whatif::buys(&g, &p, crate::summary_path::BUYS);
+                evalbench_analyze::stats::own_from_path(&mut s.spans, &g);
+            }
+            (p, buys)
+        });
         evalbench_analyze::phase("path walked");
         if let Some(p) = pass_summary.as_mut() {
             p.critical_path = crate::summary_path::summary(&critical);
         }
+        let critical = critical.map(|(p, _)| p);
         if let Some(pending) = pending {
             let path = out.join(&pass.name).join(layout::TRACE_JSON);
             pending.finish(critical.as_ref().ok()).map_err(ReportError::io(&path))?;
@@ -106,6 +116,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         return Err(ReportError::NothingUsable { bundle: bundle_path.clone(), warnings });
     }
     summary.repeats = RepeatGroup::group(&summary.passes);
+    summary.answers = crate::summary::answers(&summary.passes);
     let json = summary.to_json();
     let text = summary.to_text();
     write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes())?;

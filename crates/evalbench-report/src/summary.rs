@@ -81,12 +81,9 @@ pub struct RepeatGroup {
     /// `run --warmup` did not leave out; `analyze::drift::warmup_runs`).
     #[serde(skip_serializing_if = "is_zero")]
     pub warmup_runs: usize,
-    /// Per span: the spread of its total over the runs, in µs.
+    /// Per span: the spread of its own time and of its total over the runs,
+    /// in µs, by median own time (the pass's median path is its `answers` entry).
     pub spans: Vec<SpanSpread>,
-    /// The median critical path, and how often each step was on it.
-    pub critical_path: Vec<crate::summary_path::StepOverRuns>,
-    /// The path's time by process, median over the runs.
-    pub path_processes: Vec<crate::summary_path::ProcessOverRuns>,
     /// Set when the runs wrote different numbers of `.drv` files to the
     /// nix store (`analyze::store_writes`): they did not evaluate alike.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +100,8 @@ pub struct RepeatGroup {
 pub struct SpanSpread {
     pub process: String,
     pub name: String,
+    /// The span's own time (less its children's), and its total.
+    pub own_us: evalbench_analyze::verdict::Spread,
     pub total_us: evalbench_analyze::verdict::Spread,
 }
 
@@ -123,19 +122,19 @@ impl RepeatGroup {
             let mut spans: Vec<SpanSpread> = keys
                 .into_iter()
                 .map(|(process, name)| {
-                    let v: Vec<f64> = runs
-                        .iter()
-                        .map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| s.total_us as f64))
-                        .collect();
-                    SpanSpread { process, name, total_us: evalbench_analyze::verdict::spread(&v).rounded(0) }
+                    let of = |f: fn(&SpanStat) -> i64| {
+                        let v: Vec<f64> = runs
+                            .iter()
+                            .map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| f(s) as f64))
+                            .collect();
+                        evalbench_analyze::verdict::spread(&v).rounded(0)
+                    };
+                    SpanSpread { own_us: of(|s| s.own_us), total_us: of(|s| s.total_us), process, name }
                 })
                 .collect();
-            spans.sort_by(|a, b| b.total_us.median.total_cmp(&a.total_us.median));
-            let paths: Vec<&crate::summary_path::PathSummary> = runs.iter().filter_map(|r| r.critical_path.as_ref().ok()).collect();
+            spans.sort_by(|a, b| b.own_us.median.total_cmp(&a.own_us.median).then_with(|| b.total_us.median.total_cmp(&a.total_us.median)));
             let runs_s: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
             out.push(RepeatGroup {
-                critical_path: crate::summary_path::over_runs(&paths),
-                path_processes: crate::summary_path::processes_over_runs(&paths),
                 warmup_runs: evalbench_analyze::drift::warmup_runs(&runs_s),
                 store_writes: {
                     use evalbench_analyze::store_writes::{drvs_written, note};
@@ -161,6 +160,9 @@ pub struct Summary {
     /// What the bundle measured and where (its first pass's run.json); all unknown for older bundles.
     pub provenance: evalbench_bundle::Provenance,
     pub passes: Vec<PassSummary>,
+    /// Per clean pass (all its runs), the answer: median evaluated time,
+    /// median critical path, what halving its largest step would buy.
+    pub answers: Vec<evalbench_analyze::over_runs::PassAnswer>,
     /// Passes run more than once, with medians and spreads.
     pub repeats: Vec<RepeatGroup>,
     pub not_summarized: Vec<NotSummarized>,
@@ -190,6 +192,27 @@ pub struct PassCounters {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// The answer for every clean pass, all its runs, from their summaries.
+pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::PassAnswer> {
+    let mut bases: Vec<&str> = passes.iter().map(|p| layout::base_name(&p.pass)).collect();
+    bases.dedup();
+    bases
+        .into_iter()
+        .map(|base| {
+            let runs: Vec<evalbench_analyze::over_runs::RunPath> = passes
+                .iter()
+                .filter(|p| layout::base_name(&p.pass) == base)
+                .map(|p| evalbench_analyze::over_runs::RunPath {
+                    name: &p.pass,
+                    evaluated_s: p.wall_s,
+                    path: p.critical_path.as_ref().ok().map(|c| (c.steps.as_slice(), c.processes.as_slice(), c.buys.as_slice())),
+                })
+                .collect();
+            evalbench_analyze::over_runs::answer(base, &runs)
+        })
+        .collect()
 }
 
 impl PassSummary {
@@ -236,6 +259,15 @@ impl PassSummary {
             critical_path,
         }
     }
+}
+
+/// Span statistics by own time, largest first (the total breaks ties):
+/// how the span tables rank them, so that nested spans do not stack up
+/// at the top.
+pub fn by_own(spans: &[SpanStat]) -> Vec<&SpanStat> {
+    let mut v: Vec<&SpanStat> = spans.iter().collect();
+    v.sort_by(|a, b| b.own_us.cmp(&a.own_us).then_with(|| b.total_us.cmp(&a.total_us)).then_with(|| a.name.cmp(&b.name)));
+    v
 }
 
 /// µs as milliseconds to three places, with the unit.

@@ -1,10 +1,12 @@
 //! The critical path in summary.json and summary.txt: per process and span
 //! name, the seconds on the path, their share, and the span's own seconds
-//! that were off it; over repeats, the median and how often each step was
-//! on the path.
+//! that were off it; over repeats (`evalbench_analyze::over_runs`), the
+//! median and how often each step was on the path.
 
 use std::fmt::Write as _;
 
+use evalbench_analyze::over_runs::{ProcessOverRuns, StepOverRuns};
+use evalbench_analyze::path::whatif::Buys;
 use evalbench_analyze::path::{critical_path, ByProcess, CriticalPath, PathError, PathStep};
 use evalbench_analyze::{Alignment, PassData};
 use serde::Serialize;
@@ -25,6 +27,9 @@ pub struct PathSummary {
     /// Time on the path per process (`process: null` for the waits).
     pub processes: Vec<ByProcess>,
     pub steps: Vec<PathStep>,
+    /// What making the top steps 10% and 50% faster would buy on this
+    /// run's path (`whatif --faster`), for the median over runs.
+    pub buys: Vec<Buys>,
     /// How the path was made where the bundle lacked something: nesting
     /// inferred, the start taken from the spans, a rounded end, an
     /// unreadable pg.pcap.
@@ -34,13 +39,22 @@ pub struct PathSummary {
 
 /// The pass's path, or why there is none (no run.json, no window).
 pub fn of(pass: &PassData, alignment: &Alignment) -> Result<PathSummary, String> {
-    summary(&critical_path(pass, alignment).map(|(_, p)| p))
+    summary(&critical_path(pass, alignment).map(|(g, p)| {
+        let b = evalbench_analyze::path::whatif::buys(&g, &p, BUYS);
+        (p, b)
+    }))
 }
 
-/// The path as summary.json keeps it: why there is none, as its message.
-pub fn summary(p: &Result<CriticalPath, PathError>) -> Result<PathSummary, String> {
-    let p = p.as_ref().map_err(ToString::to_string)?;
+/// Steps whose speed-up is predicted per run (the answer's lever is the
+/// largest of the pass's median path, among any run's top few).
+pub const BUYS: usize = 8;
+
+/// The path as summary.json keeps it, with what its top steps would buy:
+/// why there is none, as its message.
+pub fn summary(p: &Result<(CriticalPath, Vec<Buys>), PathError>) -> Result<PathSummary, String> {
+    let (p, buys) = p.as_ref().map_err(ToString::to_string)?;
     Ok(PathSummary {
+        buys: buys.clone(),
         total_us: p.total_us,
         evaluated_us: p.to_us.saturating_sub(p.from_us),
         bound_us: p.bound_us,
@@ -87,86 +101,28 @@ pub fn processes_text(v: &[ByProcess]) -> String {
     parts.join(", ")
 }
 
-/// A step over a pass's repeats: its median time on the path and in how
-/// many runs it was on it at all.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepOverRuns {
-    pub step: String,
-    pub median_on_path_us: i64,
-    pub median_share: f64,
-    pub on_path_runs: usize,
-    pub runs: usize,
-}
-
-/// The median path of runs (steps by median time on the path).
-pub fn over_runs(paths: &[&PathSummary]) -> Vec<StepOverRuns> {
-    let mut labels: Vec<String> = paths.iter().flat_map(|p| p.steps.iter().map(PathStep::label)).collect();
-    labels.sort();
-    labels.dedup();
-    let median = |v: Vec<f64>| evalbench_analyze::spread::median(&v);
-    let mut out: Vec<StepOverRuns> = labels
-        .into_iter()
-        .map(|step| {
-            let of = |p: &PathSummary| p.steps.iter().find(|s| s.label() == step).map_or((0.0, 0.0), |s| (s.on_path_us as f64, s.share));
-            let on: Vec<(f64, f64)> = paths.iter().map(|p| of(p)).collect();
-            StepOverRuns {
-                median_on_path_us: median(on.iter().map(|x| x.0).collect()).round() as i64,
-                median_share: evalbench_bundle::num::round_to(median(on.iter().map(|x| x.1).collect()), 6),
-                on_path_runs: on.iter().filter(|x| x.0 > 0.0).count(),
-                runs: paths.len(),
-                step,
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| b.median_on_path_us.cmp(&a.median_on_path_us).then_with(|| a.step.cmp(&b.step)));
-    out
-}
-
-pub fn over_runs_text(t: &mut String, steps: &[StepOverRuns]) {
+/// The median path's table; its last line says what the steps' medians
+/// add up to, beside the median evaluated time they are not.
+pub fn over_runs_text(t: &mut String, a: &evalbench_analyze::over_runs::PassAnswer) {
+    let steps: &[StepOverRuns] = &a.steps;
     if steps.is_empty() {
         return;
     }
-    let _ = writeln!(t, "  {:<60} {:>12} {:>7}  on the path in", "median critical path (process span, or wait)", "on path", "share");
+    // Wide enough that statements cut alike are told apart.
+    let _ = writeln!(t, "  {:<96} {:>12} {:>7}  on the path in", "median critical path (process span, or wait)", "on path", "share");
     for s in steps.iter().take(TEXT_PATH_ROWS) {
-        let step = crate::summary_text::clip(&s.step, 60);
-        let _ = writeln!(t, "  {step:<60} {:>12} {:>6.1}%  {} of {} runs", ms(s.median_on_path_us), s.median_share * 100.0, s.on_path_runs, s.runs);
+        let step = crate::summary_text::clip(&s.step, 96);
+        let _ = writeln!(t, "  {step:<96} {:>12} {:>6.1}%  {} of {} runs", ms(s.median_on_path_us), s.median_share * 100.0, s.on_path_runs, s.runs);
     }
     if steps.len() > TEXT_PATH_ROWS {
         let _ = writeln!(t, "  ... {} more steps in summary.json", steps.len() - TEXT_PATH_ROWS);
     }
-}
-
-/// A process's (or the waits') time on the path over a pass's runs.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProcessOverRuns {
-    /// None: the waits between spans.
-    pub process: Option<String>,
-    pub median_on_path_us: i64,
-    pub median_share: f64,
-}
-
-/// Per process, the median over the runs (0 in a run whose path missed it).
-pub fn processes_over_runs(paths: &[&PathSummary]) -> Vec<ProcessOverRuns> {
-    let mut names: Vec<Option<String>> = paths.iter().flat_map(|p| p.processes.iter().map(|b| b.process.clone())).collect();
-    names.sort();
-    names.dedup();
-    let median = |v: Vec<f64>| evalbench_analyze::spread::median(&v);
-    let mut out: Vec<ProcessOverRuns> = names
-        .into_iter()
-        .map(|process| {
-            let on: Vec<(f64, f64)> = paths
-                .iter()
-                .map(|p| p.processes.iter().find(|b| b.process == process).map_or((0.0, 0.0), |b| (b.on_path_us as f64, b.share)))
-                .collect();
-            ProcessOverRuns {
-                median_on_path_us: median(on.iter().map(|x| x.0).collect()).round() as i64,
-                median_share: evalbench_bundle::num::round_to(median(on.iter().map(|x| x.1).collect()), 6),
-                process,
-            }
-        })
-        .collect();
-    out.sort_by_key(|b| std::cmp::Reverse(b.median_on_path_us));
-    out
+    let _ = writeln!(
+        t,
+        "  every step's median added: {}, against the median evaluated {:.3} s (a sum of medians is not the median of sums)",
+        ms(a.steps_median_sum_us),
+        a.evaluated_s.median
+    );
 }
 
 /// `eval 41.2%, worker 25.3%, waits 3.6%`, over runs.

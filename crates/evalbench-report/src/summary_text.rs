@@ -18,20 +18,25 @@ pub const GROUP_SPAN_ROWS: usize = 12;
 /// Warnings the answer lists; `--runs` and summary.json have them all.
 const ANSWER_WARNINGS: usize = 20;
 
-/// The answer: per pass, its runs as one measurement, then nix's counters
-/// once, then what was not summarized and the warnings.
+/// The answer: first, per clean pass, its median evaluated time, the
+/// largest steps on its critical path and what halving the largest would
+/// buy (`head`, within the first 10 lines for the main job's two clean
+/// passes); then each pass in detail, nix's counters, what was not
+/// summarized, provenance and the warnings.
 pub fn answer(s: &Summary) -> String {
     let mut t = String::new();
-    header(&mut t, s);
+    head(&mut t, s);
     let mut bases: Vec<&str> = s.passes.iter().map(|p| layout::base_name(&p.pass)).collect();
     bases.dedup();
     for base in bases {
+        let answer = s.answers.iter().find(|a| a.pass == base);
         match s.repeats.iter().find(|g| g.pass == base) {
-            Some(g) => group_section(&mut t, g),
+            Some(g) => group_section(&mut t, g, answer),
             None => s.passes.iter().filter(|p| layout::base_name(&p.pass) == base).for_each(|p| run_section(&mut t, p)),
         }
     }
-    counters_text(&mut t, &s.nix_stats);
+    counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
+    provenance(&mut t, s);
     tail(&mut t, s, ANSWER_WARNINGS);
     if !s.repeats.is_empty() {
         let _ = writeln!(t);
@@ -43,17 +48,95 @@ pub fn answer(s: &Summary) -> String {
 /// Every run's own section, in the order they were made (`summarize --runs`).
 pub fn runs(s: &Summary) -> String {
     let mut t = String::new();
-    header(&mut t, s);
+    head(&mut t, s);
     s.passes.iter().for_each(|p| run_section(&mut t, p));
-    counters_text(&mut t, &s.nix_stats);
+    counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
+    provenance(&mut t, s);
     tail(&mut t, s, 50);
     fit(&t)
 }
 
-fn header(t: &mut String, s: &Summary) {
+/// Step labels in the head are cut to this many characters.
+const HEAD_STEP: usize = 44;
+
+/// The first lines: the answer per clean pass, the passes left out, the
+/// warnings' count, and where the rest is.
+fn head(t: &mut String, s: &Summary) {
     let _ = writeln!(t, "evalbench summary of {}", s.bundle);
+    for a in &s.answers {
+        let e = &a.evaluated_s;
+        let runs = if a.runs > 1 {
+            format!(" (MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median)", e.mad, e.min, e.max, a.runs, a.median_run_number)
+        } else {
+            " (one run)".to_string()
+        };
+        let _ = writeln!(t, "{:<11} evaluated median {:.3} s{runs}, {}", a.pass, e.median, temperature(layout::is_cold(&a.pass)));
+        t.push_str(&answer_lines(a, "  "));
+    }
+    if s.answers.is_empty() {
+        let _ = writeln!(t, "No clean pass to time.");
+    }
+    let distorted: Vec<&str> = s.not_summarized.iter().filter(|n| !layout::is_clean(&n.pass)).map(|n| n.pass.as_str()).collect();
+    if !distorted.is_empty() {
+        let _ = writeln!(t, "Not timed: {} (perf, strace and auto_explain distort their timings; their counters are below).", runs_named(&distorted));
+    }
+    if !s.warnings.is_empty() {
+        let _ = writeln!(t, "{} (the first: {})", crate::output::count(s.warnings.len(), "warning"), clip(&s.warnings[0].to_string(), 100));
+    }
+    let _ =
+        writeln!(t, "Below: each pass in detail, nix's counters, provenance, warnings. Own time = a span less its children; total includes them.");
+}
+
+/// A pass's critical path in two lines: its largest steps, and what
+/// halving the largest would buy. Also `whatif`'s first lines.
+pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) -> String {
+    let mut t = String::new();
+    if a.steps.is_empty() {
+        let _ = writeln!(t, "{indent}no critical path (summary.json says why, per run)");
+        return t;
+    }
+    let over = if a.runs > 1 { "median over runs" } else { "of its run" };
+    let top: Vec<String> = a
+        .steps
+        .iter()
+        .take(3)
+        .map(|s| format!("{} {} ({:.1}%)", clip(&s.step, HEAD_STEP), ms_short(s.median_on_path_us), s.median_share * 100.0))
+        .collect();
+    let _ = writeln!(t, "{indent}largest on the critical path ({over}): {}", top.join(", "));
+    match &a.lever {
+        Some(l) => {
+            let saved = &l.saved_50_us;
+            let range = if l.counted > 1 && saved.min != saved.max {
+                format!(" (median over {} runs, {}..{})", l.counted, ms_short(saved.min as i64), ms_short(saved.max as i64))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                t,
+                "{indent}halving {} would save {}{range}: predicted, `whatif --faster '{}=50'`",
+                clip(&l.step, HEAD_STEP),
+                ms_short(saved.median as i64),
+                l.step
+            );
+        }
+        None => {
+            let _ = writeln!(t, "{indent}what halving a step would buy: not predicted (no span or statement on the path)");
+        }
+    }
+    t
+}
+
+/// µs as milliseconds, as the page writes them (`html::ms`): the answer's
+/// figures read alike in summary.txt, on the page and from whatif.
+pub fn ms_short(us: i64) -> String {
+    crate::html::ms(us as f64)
+}
+
+/// Provenance, after the answer: what ran where, and PostgreSQL's settings.
+fn provenance(t: &mut String, s: &Summary) {
+    let _ = writeln!(t);
+    let _ = writeln!(t, "Provenance:");
     provenance_text(t, &s.provenance);
-    let _ = writeln!(t, "Clean passes only: perf, strace and auto_explain distort the timings of instrumented passes.");
     // One line per distinct set of settings, with the passes that ran with it.
     let mut sets: Vec<(String, Vec<&str>)> = Vec::new();
     for p in &s.pg_settings {
@@ -84,7 +167,7 @@ fn temperature(cold: bool) -> &'static str {
 }
 
 /// A pass made many times: the answer over its runs.
-fn group_section(t: &mut String, g: &RepeatGroup) {
+fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_analyze::over_runs::PassAnswer>) {
     let w = &g.wall_s;
     let _ = writeln!(t);
     let _ = writeln!(
@@ -128,27 +211,34 @@ fn group_section(t: &mut String, g: &RepeatGroup) {
     if let Some(n) = &g.store_writes {
         let _ = writeln!(t, "  note             {n}");
     }
-    if !g.path_processes.is_empty() {
+    if let Some(a) = answer {
+        if !a.processes.is_empty() {
+            let _ = writeln!(
+                t,
+                "  critical path    by process, median share over the runs: {}",
+                crate::summary_path::processes_over_runs_text(&a.processes)
+            );
+        }
+        crate::summary_path::over_runs_text(t, a);
+    }
+    if !g.spans.is_empty() {
         let _ = writeln!(
             t,
-            "  critical path    by process, median share over the runs: {}",
-            crate::summary_path::processes_over_runs_text(&g.path_processes)
+            "  top spans by median own time ({} of {} span names; own = less its children, total = with them):",
+            g.spans.len().min(GROUP_SPAN_ROWS),
+            g.spans.len()
         );
-    }
-    crate::summary_path::over_runs_text(t, &g.critical_path);
-    if !g.spans.is_empty() {
-        let _ = writeln!(t, "  top spans by median total ({} of {} span names):", g.spans.len().min(GROUP_SPAN_ROWS), g.spans.len());
-        let _ = writeln!(t, "  {:<40} {:<8} {:>12} {:>12} {:>12} {:>12}", "span", "process", "median", "MAD", "min", "max");
-        for SpanSpread { process, name, total_us: sp } in g.spans.iter().take(GROUP_SPAN_ROWS) {
+        let _ = writeln!(t, "  {:<40} {:<8} {:>12} {:>12} {:>12} {:>12}", "span", "process", "own median", "own MAD", "total median", "total max");
+        for SpanSpread { process, name, own_us, total_us } in g.spans.iter().take(GROUP_SPAN_ROWS) {
             let _ = writeln!(
                 t,
                 "  {:<40} {:<8} {:>12} {:>12} {:>12} {:>12}",
                 clip(name, 40),
                 clip(process, 8),
-                ms(sp.median as i64),
-                ms(sp.mad as i64),
-                ms(sp.min as i64),
-                ms(sp.max as i64)
+                ms(own_us.median as i64),
+                ms(own_us.mad as i64),
+                ms(total_us.median as i64),
+                ms(total_us.max as i64)
             );
         }
     }
@@ -240,16 +330,17 @@ fn run_section(t: &mut String, p: &PassSummary) {
     }
     let _ = writeln!(
         t,
-        "  {:<28} {:<8} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
-        "span (by total time)", "process", "count", "total", "mean", "p50", "p95", "max"
+        "  {:<28} {:<8} {:>8} {:>14} {:>14} {:>12} {:>12} {:>12} {:>12}",
+        "span (by own time)", "process", "count", "own", "total", "mean", "p50", "p95", "max"
     );
-    for s in p.spans.iter().take(crate::summary::TEXT_SPAN_ROWS) {
+    for s in crate::summary::by_own(&p.spans).into_iter().take(crate::summary::TEXT_SPAN_ROWS) {
         let _ = writeln!(
             t,
-            "  {:<28} {:<8} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
+            "  {:<28} {:<8} {:>8} {:>14} {:>14} {:>12} {:>12} {:>12} {:>12}",
             clip(&s.name, 40),
             clip(&s.process, 8),
             s.count,
+            ms(s.own_us),
             ms(s.total_us),
             ms(s.mean_us),
             ms(s.p50_us),
@@ -308,7 +399,7 @@ fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
 /// nix's counters, one column per pass (its repeats in one column: the
 /// value where they agree, as exact counts do, else min..max), the headline
 /// counters first, then the rest by name.
-fn counters_text(t: &mut String, passes: &[PassCounters]) {
+fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
     use evalbench_analyze::counters::{grouped, in_headline_order, NOISY};
     if passes.is_empty() {
         return;
@@ -324,7 +415,7 @@ fn counters_text(t: &mut String, passes: &[PassCounters]) {
         }
     }
     let _ = writeln!(t);
-    let _ = writeln!(t, "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a time or the heap's size):");
+    let _ = writeln!(t, "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a measure, its unit beside it):");
     let _ = write!(t, "  {:<32}", "counter");
     for (base, runs) in &groups {
         let head = if runs.len() > 1 { format!("{base} x{}", runs.len()) } else { base.to_string() };
@@ -333,7 +424,8 @@ fn counters_text(t: &mut String, passes: &[PassCounters]) {
     let _ = writeln!(t);
     for n in &names {
         let mark = if NOISY.contains(&n.as_str()) { "*" } else { "" };
-        let _ = write!(t, "  {:<32}", format!("{n}{mark}"));
+        let unit = evalbench_analyze::counters::unit(n).map(|u| format!(" ({u})")).unwrap_or_default();
+        let _ = write!(t, "  {:<32}", format!("{n}{mark}{unit}"));
         for (_, runs) in &groups {
             let vals: Vec<f64> = runs.iter().filter_map(|p| p.counters.get(n).and_then(|v| v.as_f64())).collect();
             let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
@@ -345,6 +437,11 @@ fn counters_text(t: &mut String, passes: &[PassCounters]) {
             let _ = write!(t, " {v:>24}");
         }
         let _ = writeln!(t);
+    }
+    // A summarized pass without a column says why, rather than vanish.
+    let without: Vec<&str> = summarized.iter().copied().filter(|b| !groups.iter().any(|(g, _)| g == b)).collect();
+    if !without.is_empty() {
+        let _ = writeln!(t, "  no column for {}: its runs hold no nix statistics (eval/nix-stats.*.json): nix wrote none", without.join(", "));
     }
     for p in passes.iter().filter(|p| p.recycled_evaluators > 0) {
         let _ = writeln!(

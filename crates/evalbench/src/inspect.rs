@@ -16,7 +16,7 @@ pub struct Args {
     pub out: PathBuf,
     #[command(flatten)]
     pub unpack: crate::size::MaxUnpacked,
-    /// Print what was written as JSON.
+    /// Print what was written as JSON (with `warnings`: what reading the bundle went past).
     #[arg(long)]
     pub json: bool,
 }
@@ -28,9 +28,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut ours = vec![a.out.join("index.html")];
     ours.extend(bundle.passes.iter().map(|p| a.out.join(&p.name).join(evalbench_bundle::layout::TRACE_JSON)));
     crate::refuse_foreign(ours.iter().map(|p| p.as_path()))?;
-    let (_, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
+    let (passes, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
+    // What reading went past (an unreadable run.json, malformed span lines), first, file and line named.
+    let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
+    for w in &warnings {
+        eprintln!("evalbench inspect: warning: {w}");
+    }
     if a.json {
-        crate::emit(&format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;
+        let mut v = serde_json::to_value(&r).expect("serializes");
+        v["warnings"] = warnings.into();
+        crate::emit(&format!("{}\n", serde_json::to_string_pretty(&v).expect("serializes")))?;
     } else {
         eprintln!(
             "evalbench inspect: {} ({} bytes, {} charts, {} spans) in {:.2} s",

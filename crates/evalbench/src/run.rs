@@ -159,7 +159,7 @@ fn base_provenance(a: &Args) -> evalbench_bundle::Provenance {
             repeat_clean: Some(a.repeat as usize),
             repeat_instrumented: Some(a.repeat_instrumented as usize),
             warmup_clean: Some(a.warmup as usize),
-            captures_off: off,
+            captures_off: Some(off),
             eval_workers: (a.target == TargetKind::Lab).then_some(a.eval_workers),
         },
         started: Some(jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())),

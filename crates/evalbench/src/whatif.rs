@@ -14,21 +14,23 @@ use serde::Serialize;
 pub struct Args {
     /// The bundle: a directory, or a .tar.gz of one.
     pub bundle: PathBuf,
-    /// The run whose path is printed (a directory of the bundle, e.g. cold-clean or
-    /// warm-clean.2). With --faster, the prediction is also made on every run of its pass,
+    /// The pass (all its runs: the answer over them, and the run nearest their median in
+    /// full), or one run of it as PASS.N (cold-clean.1 is the directory cold-clean; a run the
+    /// pass lacks is refused). With --faster, the prediction is made on every run of the pass,
     /// each on its own path, and given as a median and range.
     #[arg(long, default_value = "cold-clean")]
     pub pass: String,
     /// Shorten the step NAME by PCT percent (with or without %) of its time as the path table counts it:
-    /// a span's own time less the PostgreSQL round trips inside it, a statement's round trips, or a wait.
-    /// NAME as the table prints it ("server record_one", "postgres SELECT …", "wait: network (…)"),
-    /// PROCESS:NAME, or the name alone; repeatable. Without it, the measured critical path is printed.
+    /// a span's own time (less its children and the spans it waited on) less the PostgreSQL round trips
+    /// inside it, a statement's round trips, or a wait. NAME as the tables print it ("server record_one",
+    /// "postgres SELECT …", "wait: network (…)"), PROCESS:NAME, or the name alone; repeatable.
+    /// Without it, the pass's critical path is printed.
     #[arg(long, value_name = "NAME=PCT", value_parser = whatif::parse_faster)]
     pub faster: Vec<(String, f64)>,
     /// Steps listed (the rest are counted).
     #[arg(long, default_value_t = 15)]
     pub top: usize,
-    /// Print JSON (the path, and the prediction when --faster is given).
+    /// Print JSON (the answer over the runs, the shown run's path, and the prediction when --faster is given).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -38,58 +40,111 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// One run walked: what the answer reads of it.
+struct Walked {
+    name: String,
+    evaluated_s: f64,
+    path: Option<(Vec<evalbench_analyze::path::PathStep>, Vec<evalbench_analyze::path::ByProcess>, Vec<whatif::Buys>)>,
+    predicted: Option<whatif::WhatIf>,
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
-    let Some(pass) = bundle.passes.iter().find(|p| p.name == a.pass) else {
-        let have: Vec<&str> = bundle.passes.iter().map(|p| p.name.as_str()).collect();
+    let base = evalbench_bundle::layout::base_name(&a.pass).to_string();
+    let mut grouped = evalbench_analyze::runs::group(&bundle);
+    if !grouped.contains_key(&base) {
+        let have: Vec<&str> = grouped.keys().map(String::as_str).collect();
         anyhow::bail!("{}: no pass {:?}; {}", a.bundle.display(), a.pass, evalbench_analyze::suggest::pass_hint(&a.pass, &have));
-    };
-    let t = std::time::Instant::now();
-    // The path reads no span's fields but the hand-offs'.
-    let (data, align) = evalbench_analyze::load_aligned_lean(pass);
-    // What reading went past comes first (an unreadable run.json, malformed span lines).
-    for w in &data.warnings {
-        eprintln!("evalbench whatif: warning: {w}");
     }
-    let distorted = (!evalbench_bundle::layout::is_clean(&a.pass)).then(|| {
+    // A pass name is the pass, all its runs; PASS.N is one run, or an error.
+    evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle).map_err(anyhow::Error::msg)?;
+    let runs: Vec<&evalbench_bundle::PassDir> = grouped.remove(&base).unwrap_or_default();
+    let t = std::time::Instant::now();
+    let distorted = (!evalbench_bundle::layout::is_clean(&base)).then(|| {
         format!("{}: an instrumented pass: perf, strace and auto_explain distort its timings, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
     });
     if let Some(d) = &distorted {
         eprintln!("evalbench whatif: warning: {d}");
     }
-    let loaded = t.elapsed().as_secs_f64();
-    let spans = data.span_count();
-    // The spans are given up to the graph: nothing below reads them.
-    let (g, path) = critical_path_owned(data, &align).1.with_context(|| format!("{}: pass {}", a.bundle.display(), a.pass))?;
-    let found = t.elapsed().as_secs_f64() - loaded;
-    let predicted = if a.faster.is_empty() { None } else { Some(whatif::whatif(&g, &path, &a.faster, &align)?) };
-    drop(g);
-    // The same prediction on every run of the pass, each on its own path.
-    let base = evalbench_bundle::layout::base_name(&a.pass);
-    let runs: Vec<&evalbench_bundle::PassDir> = bundle.passes.iter().filter(|p| evalbench_bundle::layout::base_name(&p.name) == base).collect();
-    let over = match &predicted {
-        Some(_) if runs.len() > 1 => {
-            let mut each = Vec::new();
-            for r in &runs {
-                let (data, align) = evalbench_analyze::load_aligned_lean(r);
-                let (g, p) = critical_path_owned(data, &align).1.with_context(|| format!("{}: pass {}", a.bundle.display(), r.name))?;
-                each.push(whatif::whatif(&g, &p, &a.faster, &align).with_context(|| r.name.clone())?);
-            }
-            Some(OverRuns::of(&each))
+    // The run shown in full is the one nearest the median: its evaluated
+    // seconds are read first, from run.json, or its spans where it has none.
+    let mut spans = 0usize;
+    let mut walked: Vec<Walked> = Vec::new();
+    let mut shown: Option<(String, CriticalPath)> = None;
+    // Where every run.json gives the evaluated seconds, the median run is
+    // known before walking, and only its path is kept (at 4.5M spans a path
+    // holds 2M stretches: not one per run).
+    let pre: Option<Vec<f64>> = runs
+        .iter()
+        .map(|r| {
+            evalbench_bundle::RunInfo::read(&r.file(evalbench_bundle::layout::RUN_JSON))
+                .ok()
+                .and_then(|i| i.evaluated_s)
+                .map(evalbench_bundle::num::s)
+        })
+        .collect();
+    let keep = pre.map(|v| evalbench_analyze::over_runs::median_index(&v));
+    for (i, r) in runs.iter().enumerate() {
+        // The path reads no span's fields but the hand-offs'.
+        let (data, align) = evalbench_analyze::load_aligned_lean(r);
+        // What reading went past comes first (an unreadable run.json, malformed span lines).
+        for w in &data.warnings {
+            eprintln!("evalbench whatif: warning: {w}");
         }
-        _ => None,
+        spans += data.span_count();
+        let evaluated_s = evalbench_analyze::over_runs::evaluated_of(&data, &align);
+        // The spans are given up to the graph: nothing below reads them.
+        let (_, found) = critical_path_owned(data, &align);
+        let mut w = Walked { name: r.name.clone(), evaluated_s, path: None, predicted: None };
+        match found {
+            Ok((g, p)) => {
+                if !a.faster.is_empty() {
+                    w.predicted = Some(whatif::whatif(&g, &p, &a.faster, &align).with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?);
+                }
+                w.path = Some((p.steps.clone(), p.by_process(), whatif::buys(&g, &p, evalbench_report::summary_path::BUYS)));
+                walked.push(w);
+                if keep == Some(i) || runs.len() == 1 {
+                    shown = Some((r.name.clone(), p));
+                }
+            }
+            Err(e) if runs.len() == 1 => return Err(anyhow::Error::new(e).context(format!("{}: run {}", a.bundle.display(), r.name))),
+            Err(e) => {
+                eprintln!("evalbench whatif: warning: {}: run {}: no critical path: {e}", a.bundle.display(), r.name);
+                walked.push(w);
+            }
+        }
+    }
+    let answer = evalbench_analyze::over_runs::answer(
+        &base,
+        &walked
+            .iter()
+            .map(|w| evalbench_analyze::over_runs::RunPath {
+                name: &w.name,
+                evaluated_s: w.evaluated_s,
+                path: w.path.as_ref().map(|(s, p, b)| (s.as_slice(), p.as_slice(), b.as_slice())),
+            })
+            .collect::<Vec<_>>(),
+    );
+    let at = answer.median_run_number - 1;
+    // The median run's path; walked again only where it was not known before.
+    let (shown_name, path) = match shown.filter(|(n, _)| *n == answer.median_run) {
+        Some(s) => s,
+        None => {
+            let r = runs[at];
+            let (data, align) = evalbench_analyze::load_aligned_lean(r);
+            let (_, p) = critical_path_owned(data, &align).1.with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?;
+            (r.name.clone(), p)
+        }
     };
+    let predicted = walked.get(at).and_then(|w| w.predicted.clone());
+    let each: Vec<whatif::WhatIf> = walked.iter().filter_map(|w| w.predicted.clone()).collect();
+    let over = (each.len() > 1).then(|| OverRuns::of(&each));
     if !a.quiet {
-        eprintln!(
-            "evalbench whatif: {}: {} spans loaded in {loaded:.2} s; path in {found:.2} s{}",
-            a.pass,
-            spans,
-            if predicted.is_some() { format!(", prediction in {:.2} s", t.elapsed().as_secs_f64() - loaded - found) } else { String::new() }
-        );
+        eprintln!("evalbench whatif: {}: {} runs, {spans} spans, walked in {:.2} s", a.pass, runs.len(), t.elapsed().as_secs_f64());
     }
     if a.json {
         let mut w = evalbench_host::out::stdout();
-        let doc = Doc { pass: &a.pass, path: &path, whatif: predicted.as_ref(), over_runs: over.as_ref() };
+        let doc = Doc { pass: &a.pass, answer: &answer, run: &shown_name, path: &path, whatif: predicted.as_ref(), over_runs: over.as_ref() };
         if let Err(e) = serde_json::to_writer_pretty(&mut w, &doc) {
             w.fail(e.into());
         }
@@ -97,9 +152,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         crate::done(w)?;
     } else {
         let mut t = distorted.map(|d| format!("{d}\n")).unwrap_or_default();
-        t.push_str(&evalbench_report::output::path::path_text(&a.pass, &path, a.top));
+        t.push_str(&evalbench_report::output::path::answer_text(&answer));
+        let label =
+            if runs.len() > 1 { format!("{shown_name} (run {}, nearest the median of {} runs)", at + 1, runs.len()) } else { shown_name.clone() };
+        t.push_str(&evalbench_report::output::path::path_text(&label, &path, a.top));
         if let Some(w) = &predicted {
-            t.push_str(&evalbench_report::output::path::whatif_text(&a.pass, w, &path, over.as_ref(), a.top));
+            t.push_str(&evalbench_report::output::path::whatif_text(&label, w, &path, over.as_ref(), a.top));
         }
         crate::emit(&t)?;
     }
@@ -111,6 +169,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// keys are in sorted order, as that Value wrote them.
 struct Doc<'a> {
     pass: &'a str,
+    answer: &'a evalbench_analyze::over_runs::PassAnswer,
+    run: &'a str,
     path: &'a CriticalPath,
     whatif: Option<&'a whatif::WhatIf>,
     over_runs: Option<&'a OverRuns>,
@@ -118,10 +178,12 @@ struct Doc<'a> {
 
 impl Serialize for Doc<'_> {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(Some(4))?;
+        let mut m = ser.serialize_map(Some(6))?;
+        m.serialize_entry("answer", self.answer)?;
         m.serialize_entry("over_runs", &self.over_runs)?;
         m.serialize_entry("pass", self.pass)?;
         m.serialize_entry("path", &Path(self.path))?;
+        m.serialize_entry("run", self.run)?;
         m.serialize_entry("whatif", &self.whatif.map(sorted).transpose().map_err(serde::ser::Error::custom)?)?;
         m.end()
     }

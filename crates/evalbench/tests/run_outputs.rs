@@ -57,10 +57,34 @@ fn the_summary_leads_with_the_answer_and_hydra_gets_medians() {
     assert!(lines.len() <= 200, "{} lines", lines.len());
     let widest = lines.iter().map(|l| l.chars().count()).max().unwrap();
     assert!(widest <= 160, "a line of {widest} characters");
-    assert!(!text.contains("== cold-clean.2") && !text.contains("span (by total time)"), "no run's own section");
+    assert!(!text.contains("== cold-clean.2") && !text.contains("span (by own time)"), "no run's own section");
+    // The answer within the first 10 lines, per clean pass: the median
+    // evaluated time, the largest path steps, what halving the largest would
+    // buy; the same figures in summary.json, on the page and from whatif.
+    let summary = read_json(&out.join("summary.json"));
+    let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    let whatif = run_ok(evalbench().args(["whatif", "--quiet"]).arg(out));
+    let whatif = String::from_utf8(whatif.stdout).unwrap();
+    for a in summary["answers"].as_array().unwrap() {
+        let pass = a["pass"].as_str().unwrap();
+        let median = format!("evaluated median {:.3} s", a["evaluated_s"]["median"].as_f64().unwrap());
+        let head = lines[..10].join("\n");
+        assert!(head.contains(&format!("{pass:<11} {median}")), "{pass}: {median} not in the first 10 lines:\n{head}");
+        let step = a["steps"][0]["step"].as_str().unwrap();
+        let lever = a["lever"]["step"].as_str().unwrap();
+        assert!(head.contains(&format!("halving {lever} would save")) && head.contains(step), "{pass}: the path and the lever in the head:\n{head}");
+        let saved = a["lever"]["saved_50_us"]["median"].as_f64().unwrap();
+        let on_page = format!("{:.3} s</b>", a["evaluated_s"]["median"].as_f64().unwrap());
+        assert!(page.contains(&on_page), "{pass}: the page's answer is not {on_page}");
+        assert!(page.contains(&format!("<b>{:.1} ms</b>", saved / 1e3)), "{pass}: the page's lever is not summary.json's {saved} µs");
+        if pass == "cold-clean" {
+            assert!(whatif.lines().next().unwrap().contains(&median), "whatif's first line: {}", whatif.lines().next().unwrap());
+            assert!(whatif.contains(&format!("halving {lever} would save {:.1} ms", saved / 1e3)), "{whatif}");
+        }
+    }
     let each = run_ok(evalbench().args(["summarize", "--quiet", "--no-trace", "--runs", "-o"]).arg(tmp.path().join("runs")).arg(out));
     let each = String::from_utf8(each.stdout).unwrap();
-    assert!(each.contains(&format!("== cold-clean.{runs} (cold")) && each.contains("span (by total time)"), "summarize --runs: every run");
+    assert!(each.contains(&format!("== cold-clean.{runs} (cold")) && each.contains("span (by own time)"), "summarize --runs: every run");
     assert!(!std::fs::read_to_string(out.join("summary.txt")).unwrap().contains("== cold-clean.2"), "summary.txt is still the answer");
     let clean_runs = RUNS;
     let products = std::fs::read_to_string(out.join("nix-support/hydra-build-products")).unwrap();

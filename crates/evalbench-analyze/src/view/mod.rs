@@ -159,6 +159,7 @@ impl PassView {
             Ok((g, p)) => {
                 crate::phase("path: walked");
                 v.buys = crate::path::whatif::buys(&g, &p, BUYS);
+                crate::stats::own_from_path(&mut v.span_stats, &g);
                 crate::phase("path: what would buy");
                 v.critical = Ok(p);
             }

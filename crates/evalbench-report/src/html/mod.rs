@@ -16,6 +16,7 @@ use evalbench_bundle::layout;
 use crate::ReportError;
 
 pub use esc::{esc as escape, file_safe};
+pub use svg::ms;
 
 /// The page under construction and the files that go beside it.
 pub struct Page {
@@ -132,11 +133,20 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
     }
     let shown: Vec<usize> = groups.iter().map(|(_, idx)| idx[sections::median_run(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())]).collect();
     let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
-    sections::provenance(&mut page, passes);
+    // The answer first; what was measured and where after it.
+    let answers: Vec<_> = groups
+        .iter()
+        .filter(|(base, _)| layout::is_clean(base))
+        .map(|(base, idx)| sections::answer_of(base, &idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
+        .collect();
+    let distorted: Vec<&str> = groups.iter().map(|(b, _)| *b).filter(|b| !layout::is_clean(b)).collect();
+    let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
+    sections::answers(&mut page, &answers, &distorted, &warnings);
     let medians: Vec<(usize, f64)> =
         groups.iter().map(|(_, idx)| (idx.len(), sections::median_evaluated(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))).collect();
     sections::overview(&mut page, &standing, &medians);
     sections::counters_side_by_side(&mut page, &standing);
+    sections::provenance(&mut page, passes);
     for ((base, idx), &full) in groups.iter().zip(&shown) {
         let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
         if idx.len() > 1 {
@@ -184,7 +194,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
         let _ = write!(html, "<a class=\"l{level}\" href=\"#{}\">{}</a>", esc::esc(id), esc::esc(t));
     }
     html.push_str("</nav><main>");
-    html.push_str("<p class=\"note\">Times are on the server clock; worker and eval spans are moved by the measured offset. Every bar's details are in its hover title. Durations in µs, ms or s as marked.</p>");
+    html.push_str("<p class=\"note\">Times are on the server clock; worker and eval spans are moved by the measured offset. Every bar's details are in its hover title. Durations in ms, evaluated times in s.</p>");
     html.push_str(&page.body);
     html.push_str("</main></body></html>\n");
     let index = out.join("index.html");

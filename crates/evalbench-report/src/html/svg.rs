@@ -11,13 +11,13 @@ pub fn color(name: &str) -> String {
     format!("hsl({},{}%,{}%)", h % 360, 45 + (h >> 9) % 25, 55 + (h >> 17) % 15)
 }
 
+/// µs as milliseconds: one unit in every column of the page (a column had
+/// mixed µs, ms and s), one place from 1 ms, three below it.
 pub fn ms(us: f64) -> String {
-    if us >= 1_000_000.0 {
-        format!("{:.2} s", us / 1e6)
-    } else if us >= 1000.0 {
+    if us.abs() >= 1000.0 {
         format!("{:.1} ms", us / 1e3)
     } else {
-        format!("{us:.0} µs")
+        format!("{:.3} ms", us / 1e3)
     }
 }
 
@@ -240,7 +240,8 @@ pub fn runs(title: &str, values: &[f64], median: f64) -> String {
 
 /// A median path as one stacked bar: (step, median µs on the path, and the
 /// runs' range), each segment's spread in its hover title.
-pub fn path_bar(title: &str, steps: &[(String, f64, f64, f64)]) -> String {
+/// `end` labels the bar's end: what its steps add up to, and what they do not.
+pub fn path_bar(title: &str, steps: &[(String, f64, f64, f64)], end: &str) -> String {
     let (w, h, left) = (900.0, 64.0, 10.0);
     let total: f64 = steps.iter().map(|s| s.1).sum::<f64>().max(1.0);
     let mut s = open(w, h, title);
@@ -254,7 +255,7 @@ pub fn path_bar(title: &str, steps: &[(String, f64, f64, f64)]) -> String {
         x += bw;
     }
     text(&mut s, left, h - 6.0, "start", "0");
-    text(&mut s, w - left, h - 6.0, "end", &format!("{} (the steps' medians, added)", ms(total)));
+    text(&mut s, w - left, h - 6.0, "end", end);
     s.push_str("</svg>");
     s
 }

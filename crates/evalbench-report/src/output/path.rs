@@ -10,6 +10,21 @@ use evalbench_analyze::path::OverRuns;
 use crate::summary::ms;
 
 /// The path's steps, largest first, `top` of them and the rest counted.
+/// The pass's answer over its runs, as summary.txt's first lines give it.
+pub fn answer_text(a: &evalbench_analyze::over_runs::PassAnswer) -> String {
+    let e = &a.evaluated_s;
+    let mut t = if a.runs > 1 {
+        format!(
+            "{}: evaluated median {:.3} s (MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median)\n",
+            a.pass, e.median, e.mad, e.min, e.max, a.runs, a.median_run_number
+        )
+    } else {
+        format!("{}: evaluated {:.3} s (one run)\n", a.median_run, e.median)
+    };
+    t.push_str(&crate::summary_text::answer_lines(a, "  "));
+    t
+}
+
 pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
     let mut t = String::new();
     let bound = p.bound_us.map_or_else(|| "clocks not aligned across hosts".to_string(), |b| format!("cross-host edges within ±{b} µs"));
@@ -54,7 +69,7 @@ pub fn whatif_text(pass: &str, w: &WhatIf, measured: &CriticalPath, over: Option
                 let own = s.own_us.map_or_else(|| "–".into(), ms);
                 let _ = writeln!(
                     t,
-                    "  {label}: {} on the path of {own} in this run; {}% of each is taken off, so at most {} while the path stays",
+                    "  {label}: {} on the path of {own} own time in this run (less its children, the spans it waited on and its PostgreSQL round trips); {}% of each is taken off, so at most {} while the path stays",
                     ms(s.on_path_us),
                     f.pct,
                     ms((s.on_path_us as f64 * f.pct / 100.0).round() as i64)

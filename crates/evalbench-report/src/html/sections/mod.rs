@@ -3,6 +3,7 @@
 //! measurement (`runs`), and its median run's header, assignment walk,
 //! jobs, spans, database, network and CPU.
 
+mod answer;
 mod assignment;
 mod buys;
 mod cpu;
@@ -24,6 +25,7 @@ use evalbench_analyze::view::{PassView, Section};
 use super::esc::esc;
 use super::Page;
 
+pub use answer::{answers, of as answer_of};
 pub use assignment::assignment;
 pub use cpu::cpu;
 pub use database::database;

@@ -18,7 +18,8 @@ const PATH_STEPS: usize = 12;
 
 /// A run's evaluated seconds (run.json), else its spans' extent.
 pub fn evaluated(p: &PassView) -> f64 {
-    p.run().and_then(|r| r.evaluated_s).or_else(|| p.extent.map(|(a, b)| (b - a) / 1e6)).unwrap_or(f64::NAN)
+    // Rounded as summary.json's wall_s is, so that both name the same median run.
+    p.run().and_then(|r| r.evaluated_s).or_else(|| p.extent.map(|(a, b)| (b - a) / 1e6)).map_or(f64::NAN, evalbench_bundle::num::s)
 }
 
 /// The median of `runs`' evaluated seconds (the figure the runs section
@@ -29,8 +30,7 @@ pub fn median_evaluated(runs: &[&PassView]) -> f64 {
 
 /// The run nearest the median of `runs` (the first of two as near).
 pub fn median_run(runs: &[&PassView]) -> usize {
-    let m = median_evaluated(runs);
-    (0..runs.len()).min_by(|&i, &j| (evaluated(runs[i]) - m).abs().total_cmp(&(evaluated(runs[j]) - m).abs())).unwrap_or(0)
+    evalbench_analyze::over_runs::median_index(&runs.iter().map(|p| evaluated(p)).collect::<Vec<_>>())
 }
 
 pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
@@ -92,27 +92,31 @@ fn median_path(page: &mut Page, base: &str, runs: &[&PassView]) {
     if paths.is_empty() {
         return;
     }
-    let mut labels: Vec<String> = paths.iter().flat_map(|p| p.steps.iter().map(|s| s.label())).collect();
-    labels.sort();
-    labels.dedup();
-    let mut steps: Vec<(String, f64, f64, f64)> = labels
+    // The same medians summary.txt and whatif give (`analyze::over_runs`).
+    let over = evalbench_analyze::over_runs::steps_over_runs(&paths.iter().map(|p| p.steps.as_slice()).collect::<Vec<_>>());
+    let mut steps: Vec<(String, f64, f64, f64)> = over
         .into_iter()
-        .map(|l| {
-            let v: Vec<f64> = paths.iter().map(|p| p.steps.iter().find(|s| s.label() == l).map_or(0.0, |s| s.on_path_us as f64)).collect();
-            let sp = evalbench_analyze::spread::spread(&v);
-            (l, sp.median, sp.min, sp.max)
-        })
-        .filter(|s| s.1 > 0.0)
+        .filter(|s| s.median_on_path_us > 0)
+        .map(|s| (s.step, s.median_on_path_us as f64, s.min_on_path_us as f64, s.max_on_path_us as f64))
         .collect();
-    steps.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let every: f64 = steps.iter().map(|s| s.1).sum();
     let rest = steps.len().saturating_sub(PATH_STEPS);
     steps.truncate(PATH_STEPS);
+    let shown: f64 = steps.iter().map(|s| s.1).sum();
+    let median = median_evaluated(runs);
     let _ = write!(
         page.body,
-        "<h3>{} <small>median critical path</small></h3><p class=\"note\">Each step's median time on the path over {} runs; hover a step for its range.{}</p>",
+        "<h3>{} <small>median critical path</small></h3><p class=\"note\">Each step's median time on the path over {} runs; hover a step for its range. \
+         The {} largest steps' medians add up to {}; every step's to {}, against a median evaluated time of {:.3} s: a sum of medians \
+         is not the median of sums (each run's path adds up to its own evaluated time).{}</p>",
         esc(base),
         paths.len(),
+        steps.len(),
+        esc(&ms(shown)),
+        esc(&ms(every)),
+        median,
         if rest > 0 { format!(" {rest} smaller steps are in summary.json.") } else { String::new() }
     );
-    page.chart(base, "median-path", svg::path_bar(&format!("{base}: median critical path"), &steps));
+    let end = format!("{}: these {} steps' medians, added", ms(shown), steps.len());
+    page.chart(base, "median-path", svg::path_bar(&format!("{base}: median critical path"), &steps, &end));
 }
