@@ -53,7 +53,7 @@ assert len(v["commits"]) == n, len(v["commits"])
 head = [(c["commit"], c["pass"]) for c in v["changes"] if c["what"] == "evaluated"]
 step = (f"c{n // 2:04}", "cold-clean")
 assert step in head, f"the step at {step} not found: {head}"
-# Anything else is a false alarm: the rules' A/A rate (README, "History")
+# Anything else is a false alarm: the rules' A/A rate (docs/history.md)
 # is about one in 30,000 commits a pass for commits judged by change points.
 others = [c for c in head if c != step]
 print(f"  checked: {n} commits, the step found at c{n // 2:04}; {len(others)} other change(s) in evaluated seconds (false alarms over {4 * n} commit-passes): {others}")

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The lab at scale: a generated flake of PACKAGES packages (default 2000,
-# SHAPE flat or nixpkgs, both in nixpkgs' dependency shape; README
-# "Generated flakes, shaped like nixpkgs"), through `evalbench run` with
+# SHAPE flat or nixpkgs, both in nixpkgs' dependency shape; docs/generated-flakes.md), through `evalbench run` with
 # PASSES (default cold-clean) once each and EVAL_WORKERS evaluators
 # (default 1). Prints per pass the evaluated seconds (and per package: run
 # PACKAGES=1000, 10000 and 100000 to see how it grows), where they went by
@@ -48,7 +47,7 @@ for p in summary["passes"]:
     print(f"{name}: {packages} packages, evaluated {ev:.3f} s ({ev / packages * 1e3:.3f} ms a package); status {p['status']}")
     print(f"  spans {p['span_count']}, dropped {p['dropped_spans']}; pass directory {size(os.path.join(bundle, name)) / 1e6:.1f} MB")
     print(f"  eval subprocess: fetch {m.get('fetch_ms')} ms, flake (nix) {m.get('flake_ms')} ms, evaluators' peak RSS {m.get('eval_peak_rss_kb')} KiB")
-    # A new flake's first evaluation writes every .drv to the store; a repeat finds them (README, "the nix store is not reset").
+    # A new flake's first evaluation writes every .drv to the store; a repeat finds them (docs/lab.md, "the nix store is not reset").
     print(f"  .drv files written to the nix store: {m.get('drvs_written', 'not counted')}")
     cp = p.get("critical_path") or {}
     by = ", ".join(f"{q['process'] or 'waits'} {q['on_path_us'] / 1e6:.2f} s" for q in cp.get("processes", []))

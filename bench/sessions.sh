@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What a verdict may say across sessions and on a busy machine (README,
-# "What a verdict may say"). Default runs (32 of each clean pass, one
+# What a verdict may say across sessions and on a busy machine (docs/verdicts.md
+# and docs/sessions.md). Default runs (32 of each clean pass, one
 # warm-up) of two generated flakes, the hello flake's work (--work 1500)
 # and a third more (--work 2000):
 #   1. two sessions, A1 then B1: every faster/slower verdict of compare is

@@ -37,7 +37,7 @@ pub struct Opts {
 
 /// How far the medians of one flake's clean passes lay apart between two
 /// sessions on the 2-core machine this was measured on: 17.4% among five
-/// sessions in a row, 18.5% in ten pairs of sessions (README, "Sessions").
+/// sessions in a row, 18.5% in ten pairs of sessions (docs/sessions.md).
 pub const BETWEEN_SESSIONS_PCT: f64 = 20.0;
 
 /// evaluated_s comes from µs timestamps: its resolution.

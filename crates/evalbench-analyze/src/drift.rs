@@ -8,7 +8,7 @@
 //! that pass, on either side, on any row above its floor and a hundredth of
 //! the evaluated time, or on the evaluated seconds. The drift tests are not corrected for their number:
 //! a drift found by chance only makes the bound wider, never a verdict
-//! more likely (the lab's two sessions in README, "What a verdict may
+//! more likely (the lab's two sessions in docs/verdicts.md,
 //! say", had rows drifting 32% that a corrected bound left out, and three
 //! of them were then called "faster" by 20-27%).
 
@@ -165,7 +165,7 @@ pub const WARMUP_SCAN: usize = 8;
 /// How many of a side's first runs were a warm-up: each, from the first,
 /// lying above the rest's upper fence (median + 3 scaled MADs of the runs
 /// after the first [`WARMUP_SCAN`]), until one does not. 0 with fewer than
-/// `2 × WARMUP_SCAN` runs. `run --warmup` is chosen with it (README, "What a verdict may say").
+/// `2 × WARMUP_SCAN` runs. `run --warmup` is chosen with it (docs/verdicts.md).
 pub fn warmup_runs(v: &[f64]) -> usize {
     if v.len() < 2 * WARMUP_SCAN {
         return 0;

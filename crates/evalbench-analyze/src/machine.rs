@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::spread::median;
 
 /// A run is busy when other processes used at least this many cores during
-/// its window. Measured here (README, "What a verdict may say"): 272 clean
+/// its window. Measured here (docs/verdicts.md): 272 clean
 /// runs of the lab with nothing else running read a median of 0.07 cores of
 /// other processes' CPU, 0.23 at the 95th percentile and 0.59 at most (a
 /// tick is 0.05 cores of a 0.2 s window); 118 runs beside two busy loops

@@ -12,14 +12,14 @@
 //! harder case. It is found when its verdict is "slower".
 //!
 //! The noise is the spread of the lab's evaluated seconds as measured here
-//! (README, "How many runs"): the larger of the two clean passes'
+//! (docs/how-many-runs.md): the larger of the two clean passes'
 //! robust relative spreads, as a lognormal sigma.
 
 use crate::verdict::{judge, Kind, Measured, Rules, TIME};
 
 /// The lab's measured noise of evaluated seconds, as a lognormal sigma:
 /// the standard deviation of ln(evaluated s) of cold-clean, 20 runs of the
-/// hello flake on an otherwise idle machine (README, "How many runs").
+/// hello flake on an otherwise idle machine (docs/how-many-runs.md).
 pub const LAB_NOISE_SIGMA: f64 = 0.10;
 /// The change a default run must be able to find.
 pub const TARGET_SHIFT: f64 = 0.10;
@@ -86,7 +86,7 @@ pub fn false_alarm_rate(n: usize, sigma: f64, trials: usize, seed: u64) -> f64 {
 
 /// Warm-up runs of each clean pass that `run` makes and leaves out
 /// (`--warmup`), as measured on the lab's default runs here with
-/// `drift::warmup_runs` (README, "What a verdict may say").
+/// `drift::warmup_runs` (docs/verdicts.md).
 pub const DEFAULT_WARMUP_RUNS: u32 = 1;
 
 #[cfg(test)]
@@ -98,7 +98,11 @@ mod tests {
         let n = DEFAULT_CLEAN_RUNS as usize;
         let at = found_rate(n, LAB_NOISE_SIGMA, TARGET_SHIFT, TRIALS, SEED);
         let fewer = found_rate(n - 1, LAB_NOISE_SIGMA, TARGET_SHIFT, TRIALS, SEED);
-        assert!(at >= TARGET_POWER && fewer < TARGET_POWER, "found {fewer} at {} runs, {at} at {n}: update DEFAULT_CLEAN_RUNS and the README", n - 1);
+        assert!(
+            at >= TARGET_POWER && fewer < TARGET_POWER,
+            "found {fewer} at {} runs, {at} at {n}: update DEFAULT_CLEAN_RUNS, the README and docs/how-many-runs.md",
+            n - 1
+        );
         let aa = false_alarm_rate(n, LAB_NOISE_SIGMA, TRIALS, 11);
         assert!(aa <= 0.05, "A/A at the default: {aa}");
     }

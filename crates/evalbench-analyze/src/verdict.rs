@@ -123,7 +123,7 @@ pub struct Rules {
     /// A and B come from two sessions (`run`s), not one interleaved run: a
     /// change no larger than this fraction is the machine's between them.
     /// Runs of one session share its minutes, so their spread says nothing
-    /// of how far another session's median lies (README, "Sessions").
+    /// of how far another session's median lies (docs/sessions.md).
     pub between_sessions: Option<f64>,
     /// A and B were measured interleaved in one session (`run --baseline`):
     /// the machine's drift fell on both alike, so a side's drift is no

@@ -1,5 +1,5 @@
 //! Prints the found rate and the A/A rate of the default-run trials per run
-//! count (`evalbench_analyze::power`), for the README's table. With an
+//! count (`evalbench_analyze::power`), for docs/how-many-runs.md's table. With an
 //! argument TRIALS, the same at that many trials and another seed.
 fn main() {
     use evalbench_analyze::power::*;

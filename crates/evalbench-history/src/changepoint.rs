@@ -37,7 +37,7 @@ impl Default for Params {
     /// step is found within two commits in at least 90% of series once 5
     /// commits follow it, at most 5% of A/A series of 100 commits flag
     /// anything, and long A/A series flag about once in 30,000 commits
-    /// (README, "History").
+    /// (docs/history.md).
     fn default() -> Params {
         Params { alpha: 1e-4, permutations: 19_999, min_size: 4 }
     }

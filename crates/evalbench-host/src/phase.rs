@@ -4,7 +4,7 @@
 //! its peak during the phase on stderr (VmHWM, reset after each mark
 //! through /proc/self/clear_refs; the peak since the start where the
 //! kernel refuses). The reset is the process's: `/usr/bin/time`'s peak is
-//! then the last phase's, so measure a command's peak without it. How the README's figures of where the memory
+//! then the last phase's, so measure a command's peak without it. How docs/'s figures of where the memory
 //! goes were taken; silent, and nearly free, otherwise.
 
 use std::sync::OnceLock;

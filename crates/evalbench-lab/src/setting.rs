@@ -16,7 +16,7 @@ pub enum GraphWalk {
     /// The recursive term probes the edges per row through a `LATERAL`
     /// subquery behind `OFFSET 0`, which leaves a nested loop over the
     /// edge index as the only plan: Gradient since #605. The default, by
-    /// measurement (README, "The lab's graph walks").
+    /// measurement (docs/graph-walks.md).
     #[default]
     Lateral,
 }

@@ -13,6 +13,7 @@ pub mod perfetto;
 mod placed_fields;
 pub mod summarize;
 pub mod summary;
+pub mod summary_answer;
 pub mod summary_path;
 pub mod summary_text;
 

@@ -25,7 +25,7 @@ const ANSWER_WARNINGS: usize = 20;
 /// summarized, provenance and the warnings.
 pub fn answer(s: &Summary) -> String {
     let mut t = String::new();
-    head(&mut t, s);
+    crate::summary_answer::head(&mut t, s);
     let mut bases: Vec<&str> = s.passes.iter().map(|p| layout::base_name(&p.pass)).collect();
     bases.dedup();
     for base in bases {
@@ -48,88 +48,12 @@ pub fn answer(s: &Summary) -> String {
 /// Every run's own section, in the order they were made (`summarize --runs`).
 pub fn runs(s: &Summary) -> String {
     let mut t = String::new();
-    head(&mut t, s);
+    crate::summary_answer::head(&mut t, s);
     s.passes.iter().for_each(|p| run_section(&mut t, p));
     counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
     provenance(&mut t, s);
     tail(&mut t, s, 50);
     fit(&t)
-}
-
-/// Step labels in the head are cut to this many characters.
-const HEAD_STEP: usize = 44;
-
-/// The first lines: the answer per clean pass, the passes left out, the
-/// warnings' count, and where the rest is.
-fn head(t: &mut String, s: &Summary) {
-    let _ = writeln!(t, "evalbench summary of {}", s.bundle);
-    for a in &s.answers {
-        let e = &a.evaluated_s;
-        let runs = if a.runs > 1 {
-            format!(" (MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median)", e.mad, e.min, e.max, a.runs, a.median_run_number)
-        } else {
-            " (one run)".to_string()
-        };
-        let _ = writeln!(t, "{:<11} evaluated median {:.3} s{runs}, {}", a.pass, e.median, temperature(layout::is_cold(&a.pass)));
-        t.push_str(&answer_lines(a, "  "));
-    }
-    if s.answers.is_empty() {
-        let _ = writeln!(t, "No clean pass to time.");
-    }
-    let distorted: Vec<&str> = s.not_summarized.iter().filter(|n| !layout::is_clean(&n.pass)).map(|n| n.pass.as_str()).collect();
-    if !distorted.is_empty() {
-        let _ = writeln!(t, "Not timed: {} (perf, strace and auto_explain distort their timings; their counters are below).", runs_named(&distorted));
-    }
-    if !s.warnings.is_empty() {
-        let _ = writeln!(t, "{} (the first: {})", crate::output::count(s.warnings.len(), "warning"), clip(&s.warnings[0].to_string(), 100));
-    }
-    let _ =
-        writeln!(t, "Below: each pass in detail, nix's counters, provenance, warnings. Own time = a span less its children; total includes them.");
-}
-
-/// A pass's critical path in two lines: its largest steps, and what
-/// halving the largest would buy. Also `whatif`'s first lines.
-pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) -> String {
-    let mut t = String::new();
-    if a.steps.is_empty() {
-        let _ = writeln!(t, "{indent}no critical path (summary.json says why, per run)");
-        return t;
-    }
-    let over = if a.runs > 1 { "median over runs" } else { "of its run" };
-    let top: Vec<String> = a
-        .steps
-        .iter()
-        .take(3)
-        .map(|s| format!("{} {} ({:.1}%)", clip(&s.step, HEAD_STEP), ms_short(s.median_on_path_us), s.median_share * 100.0))
-        .collect();
-    let _ = writeln!(t, "{indent}largest on the critical path ({over}): {}", top.join(", "));
-    match &a.lever {
-        Some(l) => {
-            let saved = &l.saved_50_us;
-            let range = if l.counted > 1 && saved.min != saved.max {
-                format!(" (median over {} runs, {}..{})", l.counted, ms_short(saved.min as i64), ms_short(saved.max as i64))
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                t,
-                "{indent}halving {} would save {}{range}: predicted, `whatif --faster '{}=50'`",
-                clip(&l.step, HEAD_STEP),
-                ms_short(saved.median as i64),
-                l.step
-            );
-        }
-        None => {
-            let _ = writeln!(t, "{indent}what halving a step would buy: not predicted (no span or statement on the path)");
-        }
-    }
-    t
-}
-
-/// µs as milliseconds, as the page writes them (`html::ms`): the answer's
-/// figures read alike in summary.txt, on the page and from whatif.
-pub fn ms_short(us: i64) -> String {
-    crate::html::ms(us as f64)
 }
 
 /// Provenance, after the answer: what ran where, and PostgreSQL's settings.
@@ -152,13 +76,13 @@ fn provenance(t: &mut String, s: &Summary) {
 }
 
 /// `cold-clean (32 runs), warm-clean`: a pass's repeats named once.
-fn runs_named(passes: &[&str]) -> String {
+pub(crate) fn runs_named(passes: &[&str]) -> String {
     let named: Vec<String> =
         layout::runs_per_pass(passes.iter().copied()).iter().map(|(b, n)| if *n > 1 { format!("{b} ({n} runs)") } else { b.to_string() }).collect();
     named.join(", ")
 }
 
-fn temperature(cold: bool) -> &'static str {
+pub(crate) fn temperature(cold: bool) -> &'static str {
     if cold {
         "cold: empty eval cache"
     } else {

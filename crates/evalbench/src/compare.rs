@@ -76,7 +76,7 @@ pub struct Args {
     /// When A and B were measured in two sessions (two `run`s, not one `run --baseline`): a time
     /// change no larger than this percentage is "inside the drift between sessions", never a
     /// verdict or a gate. The default is what two sessions of one flake differed by on the
-    /// machine it was measured on (README, "Sessions"); measure your own with bench/lab-aa.sh,
+    /// machine it was measured on (docs/sessions.md); measure your own with bench/lab-aa.sh,
     /// 0 turns it off. Nix's exact counters are judged without it.
     #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
     pub between_sessions: f64,

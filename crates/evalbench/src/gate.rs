@@ -1,5 +1,5 @@
 //! `evalbench gate`: a deploy gate done so that it survives measurement
-//! (unlike the gate whose claim of speed died under it, see the README): every failure named, every step measured, a bundle to
+//! (unlike the gate whose claim of speed died under it, docs/gate.md): every failure named, every step measured, a bundle to
 //! inspect and compare.
 
 use std::path::{Path, PathBuf};

@@ -218,7 +218,7 @@ pub enum Cmd {
         /// callPackage, an overlay fixpoint and a file per package, as nixpkgs is (--work unused).
         #[arg(long, value_enum, default_value = "flat")]
         shape: Shape,
-        /// Which of the shape's graphs (depth bounded, a few hubs; README, "Generated flakes, shaped like nixpkgs"):
+        /// Which of the shape's graphs (depth bounded, a few hubs; docs/generated-flakes.md):
         /// the same seed, the same flake.
         #[arg(long, default_value_t = evalbench_lab::shape::DEFAULT_SEED)]
         seed: u64,

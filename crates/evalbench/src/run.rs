@@ -37,7 +37,7 @@ pub struct Args {
     /// (A B, B A, ...), each in a lab of its own: the machine's drift then falls on both alike.
     /// OUT/a is the baseline's bundle, OUT/b --flake's, and OUT/compare.txt and compare.json
     /// their comparison, printed as `compare` prints it. The way to ask "did my change make it
-    /// faster?" on a shared machine (README, "Sessions").
+    /// faster?" on a shared machine (docs/sessions.md).
     #[arg(long, value_name = "FLAKE")]
     pub baseline: Option<PathBuf>,
     /// The baseline is --flake as it was at this git revision: checked out beside your tree as
@@ -66,12 +66,12 @@ pub struct Args {
     pub bare: bool,
     /// Runs of each clean pass (repeats are <pass>.2, <pass>.3, ...). The default is the
     /// smallest count at which `compare` finds a 10% change in evaluated seconds in 80% of
-    /// seeded trials at the lab's measured noise (README, "How many runs"); 1 gives no verdict.
+    /// seeded trials at the lab's measured noise (docs/how-many-runs.md); 1 gives no verdict.
     #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_CLEAN_RUNS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Warm-up runs of each clean pass, made first and kept under OUT/warmup/, left out of every
     /// statistic (as hyperfine's --warmup). The default is what the lab's runs showed here
-    /// (README, "What a verdict may say"); the plan in run.json records the count.
+    /// (docs/verdicts.md); the plan in run.json records the count.
     #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_WARMUP_RUNS, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub warmup: u32,
     /// Runs of each instrumented pass: their timings are shapes, never durations, so one by default.
@@ -118,7 +118,7 @@ pub struct Args {
     /// No nix profile in instrumented passes (nix's --trace-function-calls is on by default there).
     #[arg(long)]
     pub no_nix_trace: bool,
-    /// JSON description of a Gradient deployment (see README), for --target gradient.
+    /// JSON description of a Gradient deployment (docs/targets.md), for --target gradient.
     #[arg(long)]
     pub target_config: Option<PathBuf>,
     /// Do not render report/ (summary, traces and the archive are still written).

@@ -224,7 +224,7 @@ fn perf_stacks_are_told_apart_by_process() {
     let by = s["by_process"].as_object().unwrap();
     assert!(by.contains_key("sh") && by.contains_key("python3"), "{by:?}");
     assert!(s["samples"].as_u64().unwrap() > 10);
-    // One record per stack, process first, as the README promises; they add up to the samples.
+    // One record per stack, process first, as docs/decoders.md promises; they add up to the samples.
     assert_eq!(stacks.len() as u64, s["stacks"].as_u64().unwrap(), "a record per folded stack");
     assert_eq!(stacks.iter().map(|r| r["samples"].as_u64().unwrap()).sum::<u64>(), s["samples"].as_u64().unwrap());
     assert!(stacks.iter().all(|r| by.contains_key(r["stack"][0].as_str().unwrap())), "{stacks:?}");

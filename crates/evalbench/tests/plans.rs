@@ -214,7 +214,7 @@ fn plan_changes_are_exactly_those_explain_sees() {
             e.1.push(&off[i]);
         }
     }
-    // Changed, as the README defines it: another most frequent plan, and at
+    // Changed, as docs/comparing.md defines it: another most frequent plan, and at
     // least half of the runs on another plan (total variation distance).
     let mut truth = BTreeSet::new();
     for (key, (x, y)) in &by_statement {

@@ -21,7 +21,7 @@ pub fn answer_text(a: &evalbench_analyze::over_runs::PassAnswer) -> String {
     } else {
         format!("{}: evaluated {:.3} s (one run)\n", a.median_run, e.median)
     };
-    t.push_str(&crate::summary_text::answer_lines(a, "  "));
+    t.push_str(&crate::summary_answer::answer_lines(a, "  "));
     t
 }
 

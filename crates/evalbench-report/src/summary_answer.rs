@@ -1,0 +1,147 @@
+//! The answer's lines, first in summary.txt and in `whatif`: per clean pass
+//! its median evaluated time with its spread and the run nearest it, the
+//! three largest steps on its critical path, and what halving the largest
+//! would buy (`analyze::over_runs`); then the passes not timed, the
+//! warnings' count and where the rest is. For the main job's two clean
+//! passes, nine lines.
+
+use std::fmt::Write as _;
+
+use evalbench_bundle::layout;
+
+use crate::summary::Summary;
+use crate::summary_text::{clip, runs_named, temperature};
+
+/// Step labels in the head are cut to this many characters.
+const HEAD_STEP: usize = 44;
+
+/// The first lines: the answer per clean pass, the passes left out, the
+/// warnings' count, and where the rest is.
+pub(crate) fn head(t: &mut String, s: &Summary) {
+    let _ = writeln!(t, "evalbench summary of {}", s.bundle);
+    for a in &s.answers {
+        let e = &a.evaluated_s;
+        let runs = if a.runs > 1 {
+            format!(" (MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median)", e.mad, e.min, e.max, a.runs, a.median_run_number)
+        } else {
+            " (one run)".to_string()
+        };
+        let _ = writeln!(t, "{:<11} evaluated median {:.3} s{runs}, {}", a.pass, e.median, temperature(layout::is_cold(&a.pass)));
+        t.push_str(&answer_lines(a, "  "));
+    }
+    if s.answers.is_empty() {
+        let _ = writeln!(t, "No clean pass to time.");
+    }
+    let distorted: Vec<&str> = s.not_summarized.iter().filter(|n| !layout::is_clean(&n.pass)).map(|n| n.pass.as_str()).collect();
+    if !distorted.is_empty() {
+        let _ = writeln!(t, "Not timed: {} (perf, strace and auto_explain distort their timings; their counters are below).", runs_named(&distorted));
+    }
+    if !s.warnings.is_empty() {
+        let _ = writeln!(t, "{} (the first: {})", crate::output::count(s.warnings.len(), "warning"), clip(&s.warnings[0].to_string(), 100));
+    }
+    let _ =
+        writeln!(t, "Below: each pass in detail, nix's counters, provenance, warnings. Own time = a span less its children; total includes them.");
+}
+
+/// A pass's critical path in two lines: its largest steps, and what
+/// halving the largest would buy. Also `whatif`'s first lines.
+pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) -> String {
+    let mut t = String::new();
+    if a.steps.is_empty() {
+        let _ = writeln!(t, "{indent}no critical path (summary.json says why, per run)");
+        return t;
+    }
+    let over = if a.runs > 1 { "median over runs" } else { "of its run" };
+    let top: Vec<String> = a
+        .steps
+        .iter()
+        .take(3)
+        .map(|s| format!("{} {} ({:.1}%)", clip(&s.step, HEAD_STEP), ms_short(s.median_on_path_us), s.median_share * 100.0))
+        .collect();
+    let _ = writeln!(t, "{indent}largest on the critical path ({over}): {}", top.join(", "));
+    match &a.lever {
+        Some(l) => {
+            let saved = &l.saved_50_us;
+            let range = if l.counted > 1 && saved.min != saved.max {
+                format!(" (median over {} runs, {}..{})", l.counted, ms_short(saved.min as i64), ms_short(saved.max as i64))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                t,
+                "{indent}halving {} would save {}{range}: predicted, `whatif --faster '{}=50'`",
+                clip(&l.step, HEAD_STEP),
+                ms_short(saved.median as i64),
+                l.step
+            );
+        }
+        None => {
+            let _ = writeln!(t, "{indent}what halving a step would buy: not predicted (no span or statement on the path)");
+        }
+    }
+    t
+}
+
+/// µs as milliseconds, as the page writes them (`html::ms`): the answer's
+/// figures read alike in summary.txt, on the page and from whatif.
+pub fn ms_short(us: i64) -> String {
+    crate::html::ms(us as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The answer's lines (summary.txt's head, whatif's first lines) for a
+    /// pass of three runs and for one run, against a golden file
+    /// (`UPDATE_GOLDEN=1` rewrites it; a change to it is a change users see).
+    #[test]
+    fn the_answer_reads_as_its_golden_file() {
+        use evalbench_analyze::over_runs::{answer, RunPath};
+        use evalbench_analyze::path::{whatif::Buys, PathStep};
+        let step = |p: Option<&str>, n: &str, on: i64, share: f64| PathStep {
+            process: p.map(String::from),
+            name: n.into(),
+            on_path_us: on,
+            share,
+            own_us: p.map(|_| on),
+            off_path_us: p.map(|_| 0),
+            segments: 3,
+        };
+        let paths: Vec<Vec<PathStep>> = [(91_077, 51_604), (95_000, 50_100), (88_400, 52_900)]
+            .iter()
+            .map(|&(a, b)| {
+                vec![
+                    step(Some("server"), "record_one", a, a as f64 / 481_000.0),
+                    step(None, "network (assign_job → job)", 60_000, 0.12),
+                    step(
+                        Some("postgres"),
+                        "WITH named AS (INSERT INTO derivation (drv_path) SELECT unnest(?::text[]) ON CONFLICT DO NOTHING",
+                        b,
+                        0.1,
+                    ),
+                    step(Some("eval"), "resolve", 48_000, 0.1),
+                ]
+            })
+            .collect();
+        let buys: Vec<Vec<Buys>> = paths
+            .iter()
+            .map(|p| vec![Buys { step: p[0].label(), on_path_us: p[0].on_path_us, saved_10_us: 9_000, saved_50_us: p[0].on_path_us / 2 }])
+            .collect();
+        let names = ["cold-clean", "cold-clean.2", "cold-clean.3"];
+        let evaluated = [0.481, 0.502, 0.470];
+        let runs: Vec<RunPath> =
+            (0..3).map(|i| RunPath { name: names[i], evaluated_s: evaluated[i], path: Some((&paths[i], &[], &buys[i])) }).collect();
+        let mut text = crate::output::path::answer_text(&answer("cold-clean", &runs));
+        text.push_str(&crate::output::path::answer_text(&answer("warm-clean", &runs[..1])));
+        text.push_str(&crate::output::path::answer_text(&answer(
+            "warm-instrumented",
+            &[RunPath { name: "warm-instrumented", evaluated_s: 0.3, path: None }],
+        )));
+        let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/answer.txt");
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            std::fs::write(&golden, &text).unwrap();
+        }
+        let want = std::fs::read_to_string(&golden).unwrap_or_default();
+        assert_eq!(text, want, "the answer's text changed: check it, then UPDATE_GOLDEN=1 cargo test -p evalbench-report");
+    }
+}
