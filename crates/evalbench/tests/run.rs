@@ -175,8 +175,11 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         }
         assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
         // The critical path tiles the evaluated time, across an 800 ms skew.
+        // The run in this directory: PASS.1 (the pass's name alone is all its runs).
+        let run_1 = format!("{pass}.1");
         let path =
-            serde_json::from_slice::<serde_json::Value>(&run_ok(evalbench().args(["whatif", "--json", "--pass", pass]).arg(out)).stdout).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&run_ok(evalbench().args(["whatif", "--json", "--pass", &run_1]).arg(out)).stdout).unwrap();
+        assert_eq!(path["run"], pass, "PASS.1 is the directory PASS");
         let (total, bound) = (path["path"]["total_us"].as_i64().unwrap(), path["path"]["bound_us"].as_i64().unwrap_or(0));
         let evaluated = (run["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
         assert!((total - evaluated).abs() <= bound.max(1), "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs");

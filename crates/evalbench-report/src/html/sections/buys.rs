@@ -43,17 +43,28 @@ pub fn buys(page: &mut Page, shown: &PassView, runs: &[&PassView]) {
     let runs: Vec<&PassView> = if runs.is_empty() { vec![shown] } else { runs.to_vec() };
     let mut t = String::from("<table><tr><th>step made faster</th><th>on the path</th><th>10% faster saves</th><th>50% faster saves</th></tr>");
     let mut partial = false;
+    let each_run: Vec<(&[evalbench_analyze::path::PathStep], &[evalbench_analyze::path::whatif::Buys])> =
+        runs.iter().filter_map(|r| Some((r.critical.as_ref().ok()?.steps.as_slice(), r.buys.as_slice()))).collect();
     for b in shown.buys.iter().take(SHOWN) {
         let each: Vec<(i64, i64, i64)> = runs.iter().filter_map(|r| of_run(r, &b.step)).collect();
         partial |= each.len() < runs.len();
-        let col = |f: fn(&(i64, i64, i64)) -> i64| cell(&each.iter().map(f).collect::<Vec<_>>());
+        // The savings as the answer computes them (`over_runs::lever`), so
+        // that the first screen's figure and this table's are one.
+        let Some(l) = evalbench_analyze::over_runs::lever(&b.step, &each_run) else { continue };
+        let saved = |s: &evalbench_analyze::spread::Spread| {
+            if l.counted < 2 || s.min == s.max {
+                ms(s.median)
+            } else {
+                format!("{} ({}..{})", ms(s.median), ms(s.min), ms(s.max))
+            }
+        };
         let _ = write!(
             t,
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&b.step),
-            esc(&col(|x| x.0)),
-            esc(&col(|x| x.1)),
-            esc(&col(|x| x.2))
+            esc(&cell(&each.iter().map(|x| x.0).collect::<Vec<_>>())),
+            esc(&saved(&l.saved_10_us)),
+            esc(&saved(&l.saved_50_us))
         );
     }
     t.push_str("</table>");
