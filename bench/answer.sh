@@ -61,7 +61,8 @@ for cmd in ["summarize", "whatif"]:
         line = f"{cmd:<10} {runs} runs x {spans:>8} spans: now {n[0]:7.2f} s {n[1]:7.0f} MiB"
         o = load(f"old-{cmd}-{d}")
         if o:
-            line += f" | before {o[0]:7.2f} s {o[1]:7.0f} MiB | time x{n[0] / o[0]:.2f}, RSS x{n[1] / o[1]:.2f}"
+            ratio = f"x{n[0] / o[0]:.2f}" if o[0] > 0 else "– (before: under 10 ms)"
+            line += f" | before {o[0]:7.2f} s {o[1]:7.0f} MiB | time {ratio}, RSS x{n[1] / o[1]:.2f}"
         print(line)
     a, b = load(f"new-{cmd}-{drvs}"), load(f"new-{cmd}-{drvs * 10}")
     print(f"{cmd:<10} growth at 10x the spans: time x{b[0] / a[0]:.1f}, RSS x{b[1] / a[1]:.1f}")

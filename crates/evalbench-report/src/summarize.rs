@@ -83,7 +83,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         let critical = critical.map(|(g, p)| {
             let mut buys = Vec::new();
             if let Some(s) = pass_summary.as_mut() {
-                buys = evalbench_analyze::path::whatif::buys(&g, &p, crate::summary_path::BUYS);
+                buys = evalbench_analyze::path::whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS);
                 evalbench_analyze::stats::own_from_path(&mut s.spans, &g);
             }
             (p, buys)

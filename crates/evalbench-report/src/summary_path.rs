@@ -40,14 +40,10 @@ pub struct PathSummary {
 /// The pass's path, or why there is none (no run.json, no window).
 pub fn of(pass: &PassData, alignment: &Alignment) -> Result<PathSummary, String> {
     summary(&critical_path(pass, alignment).map(|(g, p)| {
-        let b = evalbench_analyze::path::whatif::buys(&g, &p, BUYS);
+        let b = evalbench_analyze::path::whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS);
         (p, b)
     }))
 }
-
-/// Steps whose speed-up is predicted per run (the answer's lever is the
-/// largest of the pass's median path, among any run's top few).
-pub const BUYS: usize = 8;
 
 /// The path as summary.json keeps it, with what its top steps would buy:
 /// why there is none, as its message.

@@ -101,7 +101,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 if !a.faster.is_empty() {
                     w.predicted = Some(whatif::whatif(&g, &p, &a.faster, &align).with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?);
                 }
-                w.path = Some((p.steps.clone(), p.by_process(), whatif::buys(&g, &p, evalbench_report::summary_path::BUYS)));
+                w.path = Some((p.steps.clone(), p.by_process(), whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS)));
                 walked.push(w);
                 if keep == Some(i) || runs.len() == 1 {
                     shown = Some((r.name.clone(), p));

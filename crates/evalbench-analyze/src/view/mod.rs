@@ -103,11 +103,6 @@ pub fn analyse(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView)) -> Vec<Pa
 /// span's fields in its file for trace.json to read back.
 const FIELDS_READ: [&str; 1] = [evaluator::RESOLVE];
 
-/// Steps each run predicts "what a faster step would buy" for: more than
-/// the page lists (5), so that the steps of the run shown in full are
-/// predicted on the other runs too, where their order differs.
-const BUYS: usize = 8;
-
 impl PassView {
     /// Every view of the pass, computed while its spans are held; then
     /// `with_spans` sees it, and the spans are given up (`data.streams` is
@@ -158,7 +153,7 @@ impl PassView {
         match critical {
             Ok((g, p)) => {
                 crate::phase("path: walked");
-                v.buys = crate::path::whatif::buys(&g, &p, BUYS);
+                v.buys = crate::path::whatif::buys(&g, &p, crate::over_runs::BUYS);
                 crate::stats::own_from_path(&mut v.span_stats, &g);
                 crate::phase("path: what would buy");
                 v.critical = Ok(p);
