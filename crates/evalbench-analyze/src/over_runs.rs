@@ -34,7 +34,7 @@ pub struct RunPath<'a> {
 /// A step over a pass's runs: its median time on the path (0 in a run
 /// whose path missed it), the runs' range, and in how many runs it was on
 /// the path at all.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct StepOverRuns {
     pub step: String,
     pub median_on_path_us: i64,

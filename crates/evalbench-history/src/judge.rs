@@ -53,7 +53,18 @@ pub struct RunInput {
     pub spans: BTreeMap<String, f64>,
     /// nix's counters (empty when the run had none).
     pub counters: BTreeMap<String, f64>,
+    /// The run's largest steps on its critical path ([`PATH_STEPS_KEPT`];
+    /// empty for a run without a path, or added before paths were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<evalbench_analyze::path::PathStep>,
 }
+
+/// Steps of each run's path the history keeps: the answer shows three,
+/// and a step among a commit's three largest by median is among nearly
+/// every run's largest dozen (a run without it counts 0 for it).
+pub const PATH_STEPS_KEPT: usize = 12;
+/// Path steps shown per point: the answer's three.
+const TOP_PATH: usize = 3;
 
 /// The rule that judged a commit's times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +102,10 @@ pub struct Judged {
     pub evaluated_s: Spread,
     /// The largest spans by median total, ms.
     pub top_spans: Vec<(String, f64)>,
+    /// The largest steps on the critical path by median over the commit's
+    /// runs (`analyze::over_runs`: the figures summary.txt gives).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_path: Vec<evalbench_analyze::over_runs::StepOverRuns>,
     /// Every span's median total over the commit's runs, ms (stored apart: only the page reads them).
     #[serde(skip, default)]
     pub span_medians: crate::medians::SpanMedians,
@@ -117,7 +132,11 @@ impl Judged {
         let mut top: Vec<(String, f64)> = span_medians.iter().map(|(k, v)| (k.to_string(), v)).collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         top.truncate(TOP_SPANS);
+        let paths: Vec<&[evalbench_analyze::path::PathStep]> = inputs.iter().filter(|r| !r.path.is_empty()).map(|r| r.path.as_slice()).collect();
+        let mut top_path = evalbench_analyze::over_runs::steps_over_runs(&paths);
+        top_path.truncate(TOP_PATH);
         Judged {
+            top_path,
             start: commit.clone(),
             commit,
             commit_time,

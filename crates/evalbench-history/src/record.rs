@@ -1,6 +1,6 @@
 //! What the history keeps of a bundle: per pass run, the evaluated
-//! seconds, every span total, every statement total, the evaluation_metric
-//! and the alignment. Read once from the bundle, written in one transaction.
+//! seconds, every span total, every statement total, the evaluation_metric,
+//! the alignment and the largest steps of its critical path. Read once from the bundle, written in one transaction.
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -26,6 +26,8 @@ pub struct PassRun {
     pub counters: BTreeMap<String, f64>,
     pub offset_us: Option<i64>,
     pub bound_us: Option<i64>,
+    /// The run's largest steps on its critical path (none where it has no path).
+    pub path: Vec<evalbench_analyze::path::PathStep>,
 }
 
 /// A bundle, as the history stores it.
@@ -63,7 +65,15 @@ impl BundleRecord {
             if let Some(t) = run.requested_us {
                 run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
             }
+            // The path needs the spans whole: one run at a time, given up to the graph.
+            let path = {
+                let (data, align) = evalbench_analyze::load_aligned_lean(p);
+                let mut steps = evalbench_analyze::path::critical_steps_owned(data, &align).unwrap_or_default();
+                steps.truncate(crate::judge::PATH_STEPS_KEPT);
+                steps
+            };
             runs.push(PassRun {
+                path,
                 pass: base,
                 repeat,
                 evaluated_s: run.evaluated_s,

@@ -31,6 +31,8 @@ pub struct Point {
     pub evaluated_s: Spread,
     /// The largest spans by median total, ms.
     pub top_spans: Vec<(String, f64)>,
+    /// The largest steps on the critical path, by median over the runs.
+    pub top_path: Vec<evalbench_analyze::over_runs::StepOverRuns>,
     /// Every span's median total over the commit's runs, ms.
     #[serde(skip)]
     pub span_medians: crate::medians::SpanMedians,
@@ -125,7 +127,7 @@ pub struct SeriesKey {
 
 impl RunInput {
     pub fn of(r: &Stored) -> RunInput {
-        RunInput { evaluated_s: r.evaluated_s, spans: r.spans.clone(), counters: r.counters.clone() }
+        RunInput { evaluated_s: r.evaluated_s, spans: r.spans.clone(), counters: r.counters.clone(), path: Vec::new() }
     }
 }
 
@@ -231,7 +233,7 @@ pub fn assemble(commits: Vec<Commit>, judged: BTreeMap<SeriesKey, Vec<Judged>>, 
         for p in points {
             changes.extend(p.changes.into_iter().map(|c| Change { pass: name.clone(), ..c }));
             if let Some(&commit) = index.get(p.commit.as_str()) {
-                shown.push(Point { commit, evaluated_s: p.evaluated_s, top_spans: p.top_spans, span_medians: p.span_medians });
+                shown.push(Point { commit, evaluated_s: p.evaluated_s, top_spans: p.top_spans, top_path: p.top_path, span_medians: p.span_medians });
             }
         }
         passes.insert(name, shown);

@@ -64,7 +64,8 @@ impl Clocks for SameClock {
 }
 
 /// One step of the path: a span name of one process, or a kind of wait.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// Read back too: the history keeps each run's largest steps.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct PathStep {
     pub process: Option<String>,
     pub name: String,

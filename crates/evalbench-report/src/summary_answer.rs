@@ -51,14 +51,15 @@ pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) 
         let _ = writeln!(t, "{indent}no critical path (summary.json says why, per run)");
         return t;
     }
-    let over = if a.runs > 1 { "median over runs" } else { "of its run" };
+    // Short, so that three steps fit in one line of summary.txt.
+    let over = if a.runs > 1 { "median" } else { "its run" };
     let top: Vec<String> = a
         .steps
         .iter()
         .take(3)
         .map(|s| format!("{} {} ({:.1}%)", clip(&s.step, HEAD_STEP), ms_short(s.median_on_path_us), s.median_share * 100.0))
         .collect();
-    let _ = writeln!(t, "{indent}largest on the critical path ({over}): {}", top.join(", "));
+    let _ = writeln!(t, "{indent}critical path ({over}): {}", top.join(", "));
     match &a.lever {
         Some(l) => {
             let saved = &l.saved_50_us;

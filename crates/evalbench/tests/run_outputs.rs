@@ -77,6 +77,32 @@ fn the_summary_leads_with_the_answer_and_hydra_gets_medians() {
         let on_page = format!("{:.3} s</b>", a["evaluated_s"]["median"].as_f64().unwrap());
         assert!(page.contains(&on_page), "{pass}: the page's answer is not {on_page}");
         assert!(page.contains(&format!("<b>{:.1} ms</b>", saved / 1e3)), "{pass}: the page's lever is not summary.json's {saved} µs");
+        // history show after history add: the same median, the same three steps.
+        let db = tmp.path().join("history.sqlite");
+        if pass == "cold-clean" {
+            run_ok(evalbench().args(["history", "add", "--commit", "c1", "--db"]).arg(&db).arg(out));
+        }
+        let show = String::from_utf8(run_ok(evalbench().args(["history", "show", "--pass", pass, "--db"]).arg(&db)).stdout).unwrap();
+        let steps: Vec<String> = a["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(3)
+            .map(|s| {
+                format!(
+                    "{} {:.1} ms ({:.1}%)",
+                    s["step"].as_str().unwrap(),
+                    s["median_on_path_us"].as_f64().unwrap() / 1e3,
+                    s["median_share"].as_f64().unwrap() * 100.0
+                )
+            })
+            .collect();
+        assert!(show.contains(&format!("{:.3}", a["evaluated_s"]["median"].as_f64().unwrap())), "{pass}: history show's median:\n{show}");
+        assert!(
+            show.contains(&steps.join(", ")) && head.contains(&steps.join(", ")),
+            "{pass}: the three steps `{}` in history show and summary.txt:\n{show}\n{head}",
+            steps.join(", ")
+        );
         if pass == "cold-clean" {
             assert!(whatif.lines().next().unwrap().contains(&median), "whatif's first line: {}", whatif.lines().next().unwrap());
             assert!(whatif.contains(&format!("halving {lever} would save {:.1} ms", saved / 1e3)), "{whatif}");

@@ -129,7 +129,12 @@ pub(crate) fn series_runs(meta: &Meta, record: &BundleRecord) -> BTreeMap<Series
     let mut out: BTreeMap<SeriesKey, Vec<RunInput>> = BTreeMap::new();
     for r in &record.runs {
         let key = SeriesKey { benchmark: benchmark.clone(), machine: machine.clone(), pass: r.pass.clone() };
-        out.entry(key).or_default().push(RunInput { evaluated_s: r.evaluated_s, spans: r.spans.clone(), counters: r.counters.clone() });
+        out.entry(key).or_default().push(RunInput {
+            evaluated_s: r.evaluated_s,
+            spans: r.spans.clone(),
+            counters: r.counters.clone(),
+            path: r.path.clone(),
+        });
     }
     out
 }

@@ -24,6 +24,17 @@ fn date(unix_s: i64) -> String {
     jiff::Timestamp::from_second(unix_s).map_or_else(|_| format!("{unix_s} (Unix s)"), |t| t.strftime("%Y-%m-%d %H:%M").to_string())
 }
 
+/// `server record_one 91.1 ms (19.1%), ...`: as summary.txt's first lines write them.
+fn path_steps(steps: &[evalbench_analyze::over_runs::StepOverRuns]) -> String {
+    let parts: Vec<String> = steps
+        .iter()
+        .map(|s| {
+            format!("{} {} ({:.1}%)", crate::summary_text::clip(&s.step, 44), crate::html::ms(s.median_on_path_us as f64), s.median_share * 100.0)
+        })
+        .collect();
+    parts.join(", ")
+}
+
 pub fn text(h: &History) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{}", series_line(h));
@@ -34,7 +45,7 @@ pub fn text(h: &History) -> String {
         }
         let _ = writeln!(
             t,
-            "  {:<14} {:<17} {:<12} {:>5} {:>12} {:>10}  top spans (median ms)",
+            "  {:<14} {:<17} {:<12} {:>5} {:>12} {:>10}  top spans by total (median ms, children included)",
             "commit", "time (UTC)", "branch", "runs", "evaluated s", "MAD"
         );
         for p in points {
@@ -52,6 +63,10 @@ pub fn text(h: &History) -> String {
                 p.evaluated_s.mad,
                 spans.join(", ")
             );
+            // The commit's largest path steps, as summary.txt gives them (runs added before paths were kept have none).
+            if !p.top_path.is_empty() {
+                let _ = writeln!(t, "  {:<14} critical path (median): {}", "", path_steps(&p.top_path));
+            }
         }
     }
     let _ = writeln!(t, "changes: {}", if h.changes.is_empty() { "none" } else { "" });
@@ -61,7 +76,7 @@ pub fn text(h: &History) -> String {
     for p in &h.power {
         let _ = writeln!(t, "note: {p}");
     }
-    t
+    crate::summary_text::fit(&t)
 }
 
 /// GitHub-flavoured Markdown: per pass its series, then the changes.
@@ -85,10 +100,16 @@ pub fn markdown(h: &History) -> String {
                     p.evaluated_s.n.to_string(),
                     format!("{:.3}", p.evaluated_s.median),
                     format!("{:.3}", p.evaluated_s.mad),
+                    path_steps(&p.top_path),
                 ]
             })
             .collect();
-        table(&mut t, &["commit", "time (UTC)", "branch", "runs", "evaluated s (median)", "MAD"], &[Left, Left, Left, Right, Right, Right], &rows);
+        table(
+            &mut t,
+            &["commit", "time (UTC)", "branch", "runs", "evaluated s (median)", "MAD", "largest on the critical path (median)"],
+            &[Left, Left, Left, Right, Right, Right, Left],
+            &rows,
+        );
     }
     let _ = writeln!(t, "### Changes\n");
     if h.changes.is_empty() {
