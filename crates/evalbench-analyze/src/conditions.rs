@@ -41,6 +41,10 @@ pub struct Conditions {
     /// (run.json's `instance`), where both sides ran on both.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crossed: Option<[[usize; 2]; 2]>,
+    /// Per side, the runs whose evaluated seconds are their spans' extent
+    /// (run.json gave none, or could not be read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wall_from_spans: Vec<(&'static str, Vec<String>)>,
 }
 
 impl Conditions {
@@ -73,7 +77,24 @@ impl Conditions {
             .flatten();
         let trends = [("A", &a.wall), ("B", &b.wall)].into_iter().filter_map(|(side, v)| trend(v).map(|trend| SideTrend { side, trend })).collect();
         let warmup = [("A", &a.wall), ("B", &b.wall)].into_iter().map(|(side, v)| (side, crate::drift::warmup_runs(v))).filter(|w| w.1 > 0).collect();
-        Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b) }
+        let wall_from_spans =
+            [("A", &a.wall_from_spans), ("B", &b.wall_from_spans)].into_iter().filter(|(_, v)| !v.is_empty()).map(|(s, v)| (s, v.clone())).collect();
+        Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b), wall_from_spans }
+    }
+
+    /// Which runs' evaluated seconds fell back to their spans' extent, said
+    /// beside the figure (`A: 1 of its runs (cold-clean) had no evaluated time in run.json; ...`).
+    pub fn fallback(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .wall_from_spans
+            .iter()
+            .map(|(side, runs)| {
+                let named = if runs.len() > 3 { format!("{}, ...", runs[..3].join(", ")) } else { runs.join(", ") };
+                format!("{side}: {} ({named})", if runs.len() == 1 { "1 run".to_string() } else { format!("{} runs", runs.len()) })
+            })
+            .collect();
+        (!parts.is_empty())
+            .then(|| format!("{} had no evaluated time in run.json (none, or unreadable): the spans' extent stands in for it", parts.join("; ")))
     }
 
     /// The rules of this pass's time verdicts.
@@ -84,6 +105,9 @@ impl Conditions {
     /// What the rows of the pass refer to, each said once.
     pub fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if let Some(f) = self.fallback() {
+            out.push(format!("evaluated: {f}"));
+        }
         if let Some(w) = &self.withheld {
             out.push(format!("machine: {w}"));
         } else {

@@ -28,6 +28,8 @@ pub const BUYS: usize = 5;
 pub struct RunPath<'a> {
     pub name: &'a str,
     pub evaluated_s: f64,
+    /// The evaluated seconds are the spans' extent: run.json gave none.
+    pub from_spans: bool,
     pub path: Option<(&'a [PathStep], &'a [ByProcess], &'a [Buys])>,
 }
 
@@ -81,6 +83,9 @@ pub struct PassAnswer {
     pub median_run_number: usize,
     /// Runs with a critical path, of `runs`.
     pub with_path: usize,
+    /// Runs whose evaluated seconds are their spans' extent (run.json gave none, or could not be read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evaluated_from_spans: Vec<String>,
     /// The path's steps by median time on it, largest first.
     pub steps: Vec<StepOverRuns>,
     pub processes: Vec<ProcessOverRuns>,
@@ -203,6 +208,7 @@ pub fn answer(pass: &str, runs: &[RunPath]) -> PassAnswer {
         median_run: runs.get(at).map(|r| r.name.to_string()).unwrap_or_default(),
         median_run_number: at + 1,
         with_path: with.len(),
+        evaluated_from_spans: runs.iter().filter(|r| r.from_spans).map(|r| r.name.to_string()).collect(),
         steps_median_sum_us: steps.iter().map(|s| s.median_on_path_us).sum(),
         steps,
         processes,
@@ -241,8 +247,9 @@ mod tests {
                 evaluated.push((a + b + r.next(50) as i64) as f64 / 1e6);
             }
             let names: Vec<String> = (1..=n).map(|i| format!("cold-clean.{i}")).collect();
-            let runs: Vec<RunPath> =
-                (0..n).map(|i| RunPath { name: &names[i], evaluated_s: evaluated[i], path: Some((&paths[i], &[], &buys[i])) }).collect();
+            let runs: Vec<RunPath> = (0..n)
+                .map(|i| RunPath { name: &names[i], evaluated_s: evaluated[i], from_spans: false, path: Some((&paths[i], &[], &buys[i])) })
+                .collect();
             let a = answer("cold-clean", &runs);
             let m = median(&evaluated);
             assert_eq!(a.evaluated_s.median, evalbench_bundle::num::round_to(m, 6), "round {round}");

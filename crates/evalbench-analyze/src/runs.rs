@@ -32,6 +32,9 @@ pub struct Samples {
     /// unreadable run.json (the evaluated seconds then the traced wall),
     /// malformed span lines.
     pub warnings: Vec<String>,
+    /// The runs whose evaluated seconds run.json did not give (none, or
+    /// unreadable): their spans' extent stands in, and the answer says so.
+    pub wall_from_spans: Vec<String>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -102,15 +105,16 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         machine: Vec::new(),
         instance: Vec::new(),
         warnings: Vec::new(),
+        wall_from_spans: Vec::new(),
     };
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
         let (data, align) = load_aligned_lean(d);
-        let wall = data
-            .run
-            .as_ref()
-            .and_then(|r| r.evaluated_s)
-            .unwrap_or_else(|| data.extent(&align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6).unwrap_or(0.0));
+        let evaluated = data.run.as_ref().and_then(|r| r.evaluated_s);
+        if evaluated.is_none() {
+            s.wall_from_spans.push(d.name.clone());
+        }
+        let wall = evaluated.unwrap_or_else(|| data.extent(&align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6).unwrap_or(0.0));
         s.wall.push(wall);
         s.warnings.extend(data.warnings.iter().map(ToString::to_string));
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));

@@ -62,6 +62,10 @@ fn answer(v: &Verdict) -> String {
 
 fn pass_answer(p: &PassComparison) -> PassAnswer {
     let mut lines = vec![format!("evaluated {}", measure(&p.wall))];
+    // A figure that fell back says so where it is printed.
+    if let Some(f) = p.conditions.fallback() {
+        lines.push(format!("  ({f})"));
+    }
     if let Some(v) = &p.nix_on_path {
         lines.push(format!("nix's time on the path ({NIX_STEP}): {}", measure(v)));
     }

@@ -207,6 +207,7 @@ pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::Pass
                 .map(|p| evalbench_analyze::over_runs::RunPath {
                     name: &p.pass,
                     evaluated_s: p.wall_s,
+                    from_spans: p.wall_source == "spans",
                     path: p.critical_path.as_ref().ok().map(|c| (c.steps.as_slice(), c.processes.as_slice(), c.buys.as_slice())),
                 })
                 .collect();

@@ -47,6 +47,17 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
 /// halving the largest would buy. Also `whatif`'s first lines.
 pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) -> String {
     let mut t = String::new();
+    // A figure that fell back says so where it is printed.
+    if !a.evaluated_from_spans.is_empty() {
+        let n = a.evaluated_from_spans.len();
+        let _ = writeln!(
+            t,
+            "{indent}({} of {} had no evaluated time in run.json: the spans' extent stands in: {})",
+            if n == 1 { "1 run".to_string() } else { format!("{n} runs") },
+            a.runs,
+            clip(&a.evaluated_from_spans.join(", "), 60)
+        );
+    }
     if a.steps.is_empty() {
         let _ = writeln!(t, "{indent}no critical path (summary.json says why, per run)");
         return t;
@@ -129,13 +140,14 @@ mod tests {
             .collect();
         let names = ["cold-clean", "cold-clean.2", "cold-clean.3"];
         let evaluated = [0.481, 0.502, 0.470];
-        let runs: Vec<RunPath> =
-            (0..3).map(|i| RunPath { name: names[i], evaluated_s: evaluated[i], path: Some((&paths[i], &[], &buys[i])) }).collect();
+        let runs: Vec<RunPath> = (0..3)
+            .map(|i| RunPath { name: names[i], evaluated_s: evaluated[i], from_spans: false, path: Some((&paths[i], &[], &buys[i])) })
+            .collect();
         let mut text = crate::output::path::answer_text(&answer("cold-clean", &runs));
         text.push_str(&crate::output::path::answer_text(&answer("warm-clean", &runs[..1])));
         text.push_str(&crate::output::path::answer_text(&answer(
             "warm-instrumented",
-            &[RunPath { name: "warm-instrumented", evaluated_s: 0.3, path: None }],
+            &[RunPath { name: "warm-instrumented", evaluated_s: 0.3, from_spans: true, path: None }],
         )));
         let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/answer.txt");
         if std::env::var_os("UPDATE_GOLDEN").is_some() {

@@ -44,6 +44,7 @@ pub struct Args {
 struct Walked {
     name: String,
     evaluated_s: f64,
+    from_spans: bool,
     path: Option<(Vec<evalbench_analyze::path::PathStep>, Vec<evalbench_analyze::path::ByProcess>, Vec<whatif::Buys>)>,
     predicted: Option<whatif::WhatIf>,
 }
@@ -93,9 +94,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         spans += data.span_count();
         let evaluated_s = evalbench_analyze::over_runs::evaluated_of(&data, &align);
+        let from_spans = data.run.as_ref().and_then(|x| x.evaluated_s).is_none();
         // The spans are given up to the graph: nothing below reads them.
         let (_, found) = critical_path_owned(data, &align);
-        let mut w = Walked { name: r.name.clone(), evaluated_s, path: None, predicted: None };
+        let mut w = Walked { name: r.name.clone(), evaluated_s, from_spans, path: None, predicted: None };
         match found {
             Ok((g, p)) => {
                 if !a.faster.is_empty() {
@@ -121,6 +123,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .map(|w| evalbench_analyze::over_runs::RunPath {
                 name: &w.name,
                 evaluated_s: w.evaluated_s,
+                from_spans: w.from_spans,
                 path: w.path.as_ref().map(|(s, p, b)| (s.as_slice(), p.as_slice(), b.as_slice())),
             })
             .collect::<Vec<_>>(),

@@ -30,6 +30,17 @@ fn compare_names_an_unreadable_run_json_first() {
     assert_eq!(code, Some(0), "{err}");
     let first = err.lines().next().unwrap_or("");
     assert!(first.starts_with("evalbench compare: warning: ") && first.contains("cold-clean/run.json: unreadable"), "{err}");
+    // The evaluated figure that fell back to the spans says so where it is printed.
+    let (_, text, _) = output(evalbench().arg("compare").arg(&a).arg(&b));
+    let evaluated = text.lines().position(|l| l.trim_start().starts_with("evaluated ")).expect("an evaluated line");
+    let next = text.lines().nth(evaluated + 1).unwrap_or("");
+    assert!(next.contains("B: 1 run (cold-clean) had no evaluated time in run.json") && next.contains("spans' extent stands in"), "{text}");
+    // And so does summary.txt's answer.
+    let out = tmp.path().join("summary");
+    let (code, _, err) = output(evalbench().args(["summarize", "-q", "--no-trace", "-o"]).arg(&out).arg(&b));
+    assert_eq!(code, Some(0), "{err}");
+    let head: Vec<String> = std::fs::read_to_string(out.join("summary.txt")).unwrap().lines().take(4).map(String::from).collect();
+    assert!(head.iter().any(|l| l.contains("1 run of 1 had no evaluated time in run.json")), "{head:?}");
     let (_, json, _) = output(evalbench().args(["compare", "--json"]).arg(&a).arg(&b));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("run.json: unreadable")), "{v}");
