@@ -4,6 +4,7 @@
 //! one process out so that each track nests (what Perfetto needs).
 
 pub mod align;
+pub mod bisect;
 pub mod compare_error;
 pub mod comparison;
 pub mod conditions;

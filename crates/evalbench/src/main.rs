@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod baseline_rev;
 mod bench;
+mod bisect;
 mod compare;
 mod decode;
 mod gate;
@@ -44,6 +45,8 @@ enum Command {
     Run(run::Args),
     /// Measure commands run by run (wall, user, sys, peak memory of the process tree) and compare them with verdicts.
     Bench(bench::Args),
+    /// Which commit moved nix's counters: a bisection of a flake's git history, one evaluation a probe.
+    Bisect(bisect::Args),
     /// Compare two bundles pass by pass, span by span, statement by statement, with noise-aware verdicts.
     Compare(compare::Args),
     /// A deploy gate: every machine toplevel and check of a flake, each failure named, each step measured.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => decode::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Bisect(a) => bisect::run(a),
         Command::Gate(a) => gate::run(a),
         Command::History(a) => history::run(a),
         Command::Sample(a) => sample::run(a),

@@ -1,0 +1,237 @@
+//! Which commit moved nix's counters: a bisection over a line of commits
+//! whose every probe is exact. nix counts the same work the same every
+//! time, so one evaluation settles a commit, and an interval whose two
+//! ends count alike (within the threshold) holds no step worth naming.
+//! The search splits every interval whose ends differ until each step sits
+//! between two neighbouring commits, so a range that moved at several
+//! commits gives each of them; a commit that cannot be evaluated is
+//! skipped and named (as `git bisect skip`), and where only skipped
+//! commits lie between two that differ, the step is said to lie among them.
+//!
+//! What the search cannot see, it says: a counter that rose and fell back
+//! inside an interval whose ends agree is invisible to any bisection.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// nix's counters of one evaluation.
+pub type Counts = BTreeMap<String, f64>;
+
+/// What a probe of a commit gave.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Probed {
+    Counted(Counts),
+    /// It could not be evaluated, or gave no counters: why.
+    Skipped(String),
+}
+
+/// A counter that moved across a step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Moved {
+    pub counter: String,
+    pub before: f64,
+    pub after: f64,
+    pub change_pct: f64,
+}
+
+/// A step: between the commit at `before` and the one at `at` (neighbours,
+/// or with only skipped commits between them: `among`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub before: usize,
+    pub at: usize,
+    /// The skipped commits between `before` and `at`, any of which (or `at`) made the step.
+    pub among: Vec<usize>,
+    pub moved: Vec<Moved>,
+}
+
+/// The outcome of a bisection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// The counters judged (those GOOD and BAD both have, or the one asked for).
+    pub counters: Vec<String>,
+    pub threshold_pct: f64,
+    /// GOOD and BAD differ by more than the threshold in some counter.
+    pub differ: bool,
+    pub steps: Vec<Step>,
+    /// Every probe, in the order made: (index, what it gave).
+    pub probes: Vec<(usize, Probed)>,
+}
+
+/// How far `b` lies from `a`, percent of `a` (of 1 when `a` is 0).
+fn pct(a: f64, b: f64) -> f64 {
+    (b - a) / a.abs().max(1.0) * 100.0
+}
+
+/// The counters of `a` and `b` in `names` that moved past `threshold_pct`.
+pub fn moved(a: &Counts, b: &Counts, names: &[String], threshold_pct: f64) -> Vec<Moved> {
+    names
+        .iter()
+        .filter_map(|n| {
+            let (x, y) = (*a.get(n)?, *b.get(n)?);
+            let p = pct(x, y);
+            (p.abs() > threshold_pct).then(|| Moved { counter: n.clone(), before: x, after: y, change_pct: evalbench_bundle::num::round_to(p, 3) })
+        })
+        .collect()
+}
+
+/// Bisects commits `0..n` (0 is GOOD, `n - 1` BAD) on `names` (None: every
+/// exact counter both ends have), probing through `probe`. GOOD and BAD are
+/// probed first; a skipped end is an error for the caller to say (Err with
+/// the outcome so far).
+pub fn bisect(n: usize, names: Option<&[String]>, threshold_pct: f64, probe: &mut dyn FnMut(usize) -> Probed) -> Result<Outcome, (usize, String)> {
+    let mut s = Search { probe, known: BTreeMap::new(), order: Vec::new() };
+    let good = match s.get(0) {
+        Probed::Counted(c) => c,
+        Probed::Skipped(why) => return Err((0, why)),
+    };
+    let bad = match s.get(n - 1) {
+        Probed::Counted(c) => c,
+        Probed::Skipped(why) => return Err((n - 1, why)),
+    };
+    let mut counters: Vec<String> = match names {
+        Some(v) => v.to_vec(),
+        None => good.keys().filter(|k| bad.contains_key(*k) && !crate::counters::NOISY.contains(&k.as_str())).cloned().collect(),
+    };
+    // nix's headline counters first (nrFunctionCalls, nrThunks, ...): what a reader looks for.
+    crate::counters::in_headline_order(&mut counters);
+    let differ = !moved(&good, &bad, &counters, threshold_pct).is_empty();
+    let mut steps = Vec::new();
+    if differ {
+        s.search(0, n - 1, &counters, threshold_pct, &mut steps);
+    }
+    steps.sort_by_key(|st| st.at);
+    Ok(Outcome { counters, threshold_pct, differ, steps, probes: s.order })
+}
+
+struct Search<'a> {
+    probe: &'a mut dyn FnMut(usize) -> Probed,
+    known: BTreeMap<usize, Probed>,
+    order: Vec<(usize, Probed)>,
+}
+
+impl Search<'_> {
+    fn get(&mut self, i: usize) -> Probed {
+        if let Some(p) = self.known.get(&i) {
+            return p.clone();
+        }
+        let p = (self.probe)(i);
+        self.known.insert(i, p.clone());
+        self.order.push((i, p.clone()));
+        p
+    }
+
+    fn counts(&mut self, i: usize) -> Option<Counts> {
+        match self.get(i) {
+            Probed::Counted(c) => Some(c),
+            Probed::Skipped(_) => None,
+        }
+    }
+
+    /// `lo` and `hi` are counted; every step between them goes to `steps`.
+    fn search(&mut self, lo: usize, hi: usize, names: &[String], t: f64, steps: &mut Vec<Step>) {
+        let (a, b) = (self.counts(lo).unwrap_or_default(), self.counts(hi).unwrap_or_default());
+        let m = moved(&a, &b, names, t);
+        if m.is_empty() {
+            return;
+        }
+        // The commit nearest the middle that can be counted; the skipped ones on the way are named.
+        let middle = (lo + hi) / 2;
+        let mut candidates: Vec<usize> = (lo + 1..hi).collect();
+        candidates.sort_by_key(|&i| (i.abs_diff(middle), i));
+        let mid = candidates.into_iter().find(|&i| self.counts(i).is_some());
+        match mid {
+            Some(mid) => {
+                self.search(lo, mid, names, t, steps);
+                self.search(mid, hi, names, t, steps);
+            }
+            None => steps.push(Step { before: lo, at: hi, among: (lo + 1..hi).collect(), moved: m }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of commits whose counts step up at given commits, some commits
+    /// unevaluable: `counts[i]` is None for a skipped one.
+    fn line(n: usize, steps: &[(usize, f64)], skipped: &[usize], drift: f64) -> Vec<Option<Counts>> {
+        (0..n)
+            .map(|i| {
+                if skipped.contains(&i) {
+                    return None;
+                }
+                let mut calls = 100_000.0 + drift * i as f64;
+                for &(at, by) in steps {
+                    if i >= at {
+                        calls *= 1.0 + by;
+                    }
+                }
+                Some(Counts::from([("nrFunctionCalls".to_string(), calls.round()), ("cpuTime".to_string(), 0.1 + i as f64)]))
+            })
+            .collect()
+    }
+
+    fn run(c: &[Option<Counts>], threshold: f64) -> Outcome {
+        let mut probe = |i: usize| c[i].clone().map_or_else(|| Probed::Skipped("does not evaluate".into()), Probed::Counted);
+        bisect(c.len(), None, threshold, &mut probe).unwrap()
+    }
+
+    /// Seeded lines of 64 commits with one 3% step, harmless drift of a few
+    /// calls a commit, and some skipped commits: the step is found at its
+    /// commit (or among the skipped ones just before it) in at most 8
+    /// probes when nothing is skipped; a time (cpuTime) is never judged.
+    #[test]
+    fn one_step_is_found_at_its_commit_in_log2_probes() {
+        let mut r = crate::seeded::Seeded(0x00b1_5ec7);
+        for round in 0..200 {
+            let n = 64;
+            let at = 1 + r.next(n as u64 - 1) as usize;
+            let skip: Vec<usize> = if round % 2 == 0 { Vec::new() } else { (0..r.next(4)).map(|_| 1 + r.next(n as u64 - 2) as usize).collect() };
+            let c = line(n, &[(at, 0.03)], &skip, 3.0);
+            let o = run(&c, 1.0);
+            assert_eq!(o.counters, ["nrFunctionCalls"], "round {round}");
+            assert_eq!(o.steps.len(), 1, "round {round}: step at {at}, skipped {skip:?}: {:?}", o.steps);
+            let st = &o.steps[0];
+            assert!(st.at == at || st.among.contains(&at), "round {round}: step at {at}, found {st:?}");
+            if skip.is_empty() {
+                assert_eq!((st.before, st.at), (at - 1, at), "round {round}");
+                assert!(o.probes.len() <= 8, "round {round}: {} probes", o.probes.len());
+            }
+            assert!(st.moved[0].change_pct > 2.5 && st.moved[0].change_pct < 3.5, "round {round}: {:?}", st.moved);
+        }
+    }
+
+    /// Two steps (+3% then +5%): both named, in order; a step back down
+    /// to where it started inside the range: nothing to find, said so.
+    #[test]
+    fn several_steps_are_each_named_and_equal_ends_find_nothing() {
+        let mut r = crate::seeded::Seeded(0x0002_57e9);
+        for round in 0..100 {
+            let a = 1 + r.next(40) as usize;
+            let b = a + 1 + r.next(20) as usize;
+            let o = run(&line(64, &[(a, 0.03), (b, 0.05)], &[], 0.0), 1.0);
+            let at: Vec<usize> = o.steps.iter().map(|s| s.at).collect();
+            assert_eq!(at, [a, b], "round {round}");
+        }
+        let o = run(&line(64, &[], &[], 3.0), 1.0);
+        assert!(!o.differ && o.steps.is_empty(), "harmless drift under the threshold: nothing to find");
+        let o = run(&line(16, &[(5, 0.03), (9, -0.03 / 1.03)], &[], 0.0), 1.0);
+        assert!(!o.differ && o.steps.is_empty() && o.probes.len() == 2, "{o:?}");
+    }
+
+    /// Only skipped commits between two that differ: the step lies among
+    /// them, and they are named; a skipped end is the caller's error.
+    #[test]
+    fn a_step_among_skipped_commits_is_said_so() {
+        let o = run(&line(16, &[(7, 0.03)], &[5, 6, 7], 0.0), 1.0);
+        assert_eq!(o.steps.len(), 1, "{o:?}");
+        assert_eq!((o.steps[0].before, o.steps[0].at, o.steps[0].among.clone()), (4, 8, vec![5, 6, 7]));
+        let c = line(16, &[(7, 0.03)], &[0], 0.0);
+        let mut probe = |i: usize| c[i].clone().map_or_else(|| Probed::Skipped("x".into()), Probed::Counted);
+        assert_eq!(bisect(16, None, 1.0, &mut probe).unwrap_err().0, 0);
+    }
+}

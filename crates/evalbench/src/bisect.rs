@@ -1,0 +1,344 @@
+//! `evalbench bisect`: which commit moved nix's counters. Each probe checks
+//! a commit of the flake's repository out beside the user's tree (as
+//! `run --baseline-rev` does), evaluates it once through `evalbench run`
+//! (one cold-clean run, the lab started and stopped for it), and reads
+//! nix's exact counters from its bundle; the search is
+//! `evalbench_analyze::bisect`. Every probe's bundle is kept under
+//! OUT/<commit>/, so a rerun with the same OUT reuses them (resumes).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use evalbench_analyze::bisect::{bisect, Probed};
+use evalbench_bundle::layout;
+use serde::Serialize;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The flake: a directory in the git repository whose commits are bisected.
+    #[arg(long)]
+    pub flake: PathBuf,
+    /// A revision where the counters were as they should be.
+    pub good: String,
+    /// A later revision where they are not (GOOD must be an ancestor of BAD).
+    pub bad: String,
+    /// Judge only this counter (e.g. nrFunctionCalls). Default: every exact counter GOOD and BAD
+    /// both have (times and the heap's size are not exact and never judged).
+    #[arg(long)]
+    pub counter: Option<String>,
+    /// A counter moved when it changed by more than this percentage between two commits (with or
+    /// without %): a commit that changes a comment or a harmless attribute moves a few thunks.
+    #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::percent::parse)]
+    pub threshold: f64,
+    /// Where each probe's bundle (OUT/<commit>/) and the result (bisect.txt, bisect.json,
+    /// bisect.md) are written; a rerun with the same OUT reuses the probes made.
+    #[arg(short, long, default_value = "bisect-out")]
+    pub out: PathBuf,
+    /// The nix the lab runs for every probe (as `run --nix`).
+    #[arg(long, value_name = "PATH", env = "EVALBENCH_NIX")]
+    pub nix: Option<PathBuf>,
+    /// Print bisect.json on stdout instead of the text.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// A commit of the line bisected.
+#[derive(Debug, Clone, Serialize)]
+struct Commit {
+    commit: String,
+    subject: String,
+    /// Author date, ISO 8601.
+    date: String,
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let o = Command::new("git").arg("-C").arg(dir).args(args).output().context("running git (is it installed?)")?;
+    if !o.status.success() {
+        bail!("git -C {} {}: {}", dir.display(), args.join(" "), String::from_utf8_lossy(&o.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// GOOD, then every commit on the first-parent path from it to BAD.
+fn line(flake: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<Commit>> {
+    let resolve = |rev: &str, what: &str| {
+        git(flake, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
+            .with_context(|| format!("{what} {rev}: no such commit in the repository of {}", flake.display()))
+    };
+    let (g, b) = (resolve(good, "GOOD")?, resolve(bad, "BAD")?);
+    if git(flake, &["merge-base", "--is-ancestor", &g, &b]).is_err() {
+        bail!("GOOD {good} is not an ancestor of BAD {bad}: nothing lies between them to bisect");
+    }
+    let mut hashes = vec![g.clone()];
+    let after = git(flake, &["rev-list", "--first-parent", "--reverse", &format!("{g}..{b}")])?;
+    hashes.extend(after.lines().map(String::from));
+    if hashes.last() != Some(&b) {
+        bail!("BAD {bad} is not on the first-parent path from GOOD {good} (a merge's second parent): give a BAD on the first-parent line");
+    }
+    if hashes.len() < 2 {
+        bail!("GOOD and BAD are the same commit: nothing to bisect");
+    }
+    hashes
+        .into_iter()
+        .map(|h| {
+            let shown = git(flake, &["show", "-s", "--format=%s%x00%aI", &h])?;
+            let (subject, date) = shown.split_once('\0').unwrap_or((shown.as_str(), ""));
+            Ok(Commit { commit: h, subject: subject.to_string(), date: date.to_string() })
+        })
+        .collect()
+}
+
+/// One probe: the commit evaluated once through `evalbench run`, or its
+/// bundle from an earlier bisect in the same OUT. The seconds it took.
+fn probe(a: &Args, c: &Commit, out: &Path) -> (Probed, f64) {
+    let t = Instant::now();
+    let dir = out.join(&c.commit);
+    let counted = |dir: &Path| {
+        let pass = dir.join("cold-clean");
+        let run = evalbench_bundle::RunInfo::read(&pass.join(layout::RUN_JSON)).ok();
+        evalbench_analyze::counters::of_run(run.as_ref(), &pass).filter(|c| !c.is_empty())
+    };
+    if let Some(c) = counted(&dir) {
+        return (Probed::Counted(c), 0.0);
+    }
+    let result = (|| -> anyhow::Result<Probed> {
+        let tree = crate::baseline_rev::Worktree::add(&a.flake, &c.commit)?;
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| dir.display().to_string())?;
+        }
+        let exe = std::env::current_exe().context("finding evalbench itself")?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["run", "--passes", "cold-clean", "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap", "--flake"])
+            .arg(&tree.flake)
+            .arg("--out")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(n) = &a.nix {
+            cmd.arg("--nix").arg(n);
+        }
+        let o = cmd.output().context("running evalbench run")?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if let Some(c) = counted(&dir) {
+            return Ok(Probed::Counted(c));
+        }
+        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        Ok(Probed::Skipped(format!("the evaluation gave no counters (evalbench run exited {}): {last}", o.status.code().unwrap_or(-1))))
+    })();
+    let p = result.unwrap_or_else(|e| Probed::Skipped(format!("{e:#}")));
+    (p, t.elapsed().as_secs_f64())
+}
+
+/// bisect.json: the commits, what was found, and every probe in order.
+#[derive(Serialize)]
+struct Doc<'a> {
+    flake: String,
+    good: &'a Commit,
+    bad: &'a Commit,
+    commits: usize,
+    counters: &'a [String],
+    threshold_pct: f64,
+    /// false: GOOD and BAD count alike (within the threshold): nothing to find.
+    differ: bool,
+    found: Vec<Found<'a>>,
+    probes: Vec<ProbeDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct Found<'a> {
+    commit: &'a Commit,
+    /// The last commit before it that counted as before.
+    before: &'a Commit,
+    /// Commits between them that could not be evaluated: any of them (or `commit`) made the step.
+    among: Vec<&'a Commit>,
+    moved: &'a [evalbench_analyze::bisect::Moved],
+}
+
+#[derive(Serialize)]
+struct ProbeDoc<'a> {
+    commit: &'a Commit,
+    #[serde(flatten)]
+    probed: &'a Probed,
+    seconds: f64,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let commits = line(&a.flake, &a.good, &a.bad)?;
+    std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
+    let n = commits.len();
+    let say = |s: String| {
+        if !a.quiet {
+            eprintln!("evalbench bisect: {s}");
+        }
+    };
+    say(format!(
+        "{n} commits from GOOD {} to BAD {} (first parent); counters move past {}%; one evaluation a probe, about {} probes",
+        short(&commits[0].commit),
+        short(&commits[n - 1].commit),
+        a.threshold,
+        2 + (n as f64 - 1.0).log2().ceil() as usize
+    ));
+    let names = a.counter.clone().map(|c| vec![c]);
+    let mut seconds: Vec<f64> = vec![0.0; n];
+    let mut made = 0usize;
+    let outcome = {
+        let mut each = |i: usize| {
+            made += 1;
+            let (p, s) = probe(&a, &commits[i], &a.out);
+            seconds[i] = s;
+            let what = match &p {
+                Probed::Counted(c) => {
+                    let shown = names.as_ref().and_then(|v| v.first()).map_or("nrFunctionCalls", String::as_str);
+                    c.get(shown).map_or_else(|| "counted".to_string(), |v| format!("{shown} {}", evalbench_analyze::counters::grouped(*v)))
+                }
+                Probed::Skipped(why) => format!("skipped: {why}"),
+            };
+            let took = if s > 0.0 { format!("{s:.1} s") } else { "from an earlier bisect".into() };
+            say(format!("probe {made}: {} {} ({took}): {what}", short(&commits[i].commit), commits[i].subject));
+            if made == 1 && s > 0.0 {
+                let left = (n as f64 - 1.0).log2().ceil() + 1.0;
+                say(format!("a probe takes {s:.0} s here: about {:.0} s for the {left:.0} more expected", s * left));
+            }
+            p
+        };
+        bisect(n, names.as_deref(), a.threshold, &mut each)
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err((i, why)) => bail!("{} {}: {why}: an end of the range must evaluate", if i == 0 { "GOOD" } else { "BAD" }, commits[i].commit),
+    };
+    if let Some(c) = &a.counter {
+        if !outcome.probes.iter().any(|(_, p)| matches!(p, Probed::Counted(m) if m.contains_key(c))) {
+            bail!("--counter {c}: no probe counted it; nix's counters are named as NIX_SHOW_STATS writes them (nrFunctionCalls, nrThunks, gc.totalBytes, ...)");
+        }
+    }
+    let doc = Doc {
+        flake: a.flake.display().to_string(),
+        good: &commits[0],
+        bad: &commits[n - 1],
+        commits: n,
+        counters: &outcome.counters,
+        threshold_pct: outcome.threshold_pct,
+        differ: outcome.differ,
+        found: outcome
+            .steps
+            .iter()
+            .map(|s| Found {
+                commit: &commits[s.at],
+                before: &commits[s.before],
+                among: s.among.iter().map(|&i| &commits[i]).collect(),
+                moved: &s.moved,
+            })
+            .collect(),
+        probes: outcome.probes.iter().map(|(i, p)| ProbeDoc { commit: &commits[*i], probed: p, seconds: seconds[*i] }).collect(),
+    };
+    let json = serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n";
+    let text = text(&doc);
+    evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
+    evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
+    evalbench_bundle::write_atomic(&a.out.join("bisect.md"), markdown(&doc).as_bytes())?;
+    crate::emit(if a.json { &json } else { &text })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(h: &str) -> &str {
+    &h[..h.len().min(12)]
+}
+
+/// The counters that moved, headline ones first, at most four named (all are in bisect.json).
+fn moved_text(m: &[evalbench_analyze::bisect::Moved]) -> String {
+    use evalbench_analyze::counters::grouped;
+    let mut s = m
+        .iter()
+        .take(4)
+        .map(|m| format!("{} {} → {} ({:+.1}%)", m.counter, grouped(m.before), grouped(m.after), m.change_pct))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if m.len() > 4 {
+        s.push_str(&format!(", and {} more counters", m.len() - 4));
+    }
+    s
+}
+
+fn text(d: &Doc) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{} commits from GOOD {} to BAD {}; {} judged, a move past {}%",
+        d.commits,
+        short(&d.good.commit),
+        short(&d.bad.commit),
+        if d.counters.len() == 1 { d.counters[0].clone() } else { format!("{} exact counters", d.counters.len()) },
+        d.threshold_pct
+    );
+    if !d.differ {
+        let _ = writeln!(
+            t,
+            "nothing to find: GOOD and BAD count alike within {}% (a counter that moved and came back between them cannot be seen by a bisect)",
+            d.threshold_pct
+        );
+    } else if d.found.is_empty() {
+        let _ = writeln!(t, "no single step: the counters drifted over the range, no commit moving them past {}%", d.threshold_pct);
+    } else {
+        let _ = writeln!(t, "found {} step{}:", d.found.len(), if d.found.len() == 1 { "" } else { "s" });
+        for f in &d.found {
+            let _ = writeln!(t, "  {} {} {}", short(&f.commit.commit), f.commit.date, f.commit.subject);
+            if !f.among.is_empty() {
+                let named: Vec<&str> = f.among.iter().map(|c| short(&c.commit)).collect();
+                let _ = writeln!(t, "    or one of the commits before it that could not be evaluated: {}", named.join(", "));
+            }
+            let _ = writeln!(t, "    {}", moved_text(f.moved));
+        }
+    }
+    let skipped: Vec<&str> = d.probes.iter().filter(|p| matches!(p.probed, Probed::Skipped(_))).map(|p| short(&p.commit.commit)).collect();
+    if !skipped.is_empty() {
+        let _ = writeln!(t, "skipped (could not be evaluated): {}", skipped.join(", "));
+    }
+    let _ = writeln!(t, "probes, in the order made:");
+    for (k, p) in d.probes.iter().enumerate() {
+        let what = match p.probed {
+            Probed::Counted(c) => d
+                .counters
+                .iter()
+                .take(3)
+                .filter_map(|n| c.get(n).map(|v| format!("{n} {}", evalbench_analyze::counters::grouped(*v))))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Probed::Skipped(why) => format!("skipped: {why}"),
+        };
+        let _ = writeln!(t, "  {:>2}. {} {:<40} {what}", k + 1, short(&p.commit.commit), evalbench_report::summary_text::clip(&p.commit.subject, 40));
+    }
+    t
+}
+
+fn markdown(d: &Doc) -> String {
+    use std::fmt::Write;
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut t = format!("## evalbench bisect\n\n{} commits from `{}` to `{}`.\n\n", d.commits, short(&d.good.commit), short(&d.bad.commit));
+    if !d.differ {
+        let _ = writeln!(t, "Nothing to find: GOOD and BAD count alike within {}%.\n", d.threshold_pct);
+    }
+    if !d.found.is_empty() {
+        t.push_str("| commit | date | subject | moved |\n|---|---|---|---|\n");
+        for f in &d.found {
+            let _ = writeln!(
+                t,
+                "| `{}` | {} | {} | {} |",
+                short(&f.commit.commit),
+                cell(&f.commit.date),
+                cell(&f.commit.subject),
+                cell(&moved_text(f.moved))
+            );
+        }
+        t.push('\n');
+    }
+    let _ = writeln!(t, "{} probes.", d.probes.len());
+    t
+}

@@ -1,0 +1,91 @@
+//! `evalbench bisect` on a real git repository of a generated flake, each
+//! probe a real evaluation in the lab: 16 commits where one adds 3% of
+//! nix's work and a later one 5% more, every other commit a comment, and
+//! one commit whose flake does not parse. Both steps are named at their
+//! commits, the broken commit is skipped and named, a range of comments
+//! finds nothing, and a rerun with the same OUT evaluates nothing again.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Commits 0..n of a generated flake: `steps` (commit, new list length)
+/// change its work, `broken` does not parse (the next commit mends it),
+/// the rest add a comment. Returns each commit's hash.
+fn repo(dir: &Path, n: usize, steps: &[(usize, u32)], broken: usize) -> Vec<String> {
+    run_ok(evalbench().args(["lab", "gen-flake", "--packages", "10", "--work", "300", "--out"]).arg(dir));
+    git(dir, &["init", "-q"]);
+    git(dir, &["config", "user.email", "t@example.org"]);
+    git(dir, &["config", "user.name", "t"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "commit 0: the flake"]);
+    let flake = dir.join("flake.nix");
+    let mut work = 300;
+    for k in 1..n {
+        let mut text = std::fs::read_to_string(&flake).unwrap();
+        if let Some(&(_, to)) = steps.iter().find(|s| s.0 == k) {
+            text = text.replace(&format!("(i: i) {work})"), &format!("(i: i) {to})"));
+            work = to;
+        } else if k == broken {
+            text.push_str("this is not nix {\n");
+        } else if k == broken + 1 {
+            text = text.replace("this is not nix {\n", "");
+        } else {
+            text.push_str(&format!("# commit {k}\n"));
+        }
+        std::fs::write(&flake, text).unwrap();
+        git(dir, &["commit", "-qam", &format!("commit {k}")]);
+    }
+    git(dir, &["rev-list", "--reverse", "HEAD"]).lines().map(String::from).collect()
+}
+
+#[test]
+fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
+    let tmp = reachable_tmp("evalbench-bisect-test.");
+    let dir = tmp.path().join("repo");
+    // 300 -> 309 is +3% of the work, 309 -> 325 +5%; commit 7, the first middle, does not parse.
+    let commits = repo(&dir, 16, &[(4, 309), (12, 325)], 7);
+    let out = tmp.path().join("out");
+    let o = run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[0], &commits[15], "--json", "--out"]).arg(&out));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found: Vec<&str> = v["found"].as_array().unwrap().iter().map(|f| f["commit"]["commit"].as_str().unwrap()).collect();
+    assert_eq!(found, [commits[4].as_str(), commits[12].as_str()], "{v}");
+    let calls = |f: &serde_json::Value| {
+        f["moved"].as_array().unwrap().iter().find(|m| m["counter"] == "nrFunctionCalls").unwrap()["change_pct"].as_f64().unwrap()
+    };
+    assert!((2.5..3.5).contains(&calls(&v["found"][0])) && (4.5..5.5).contains(&calls(&v["found"][1])), "{v}");
+    let skipped: Vec<&str> =
+        v["probes"].as_array().unwrap().iter().filter(|p| p["skipped"].is_string()).map(|p| p["commit"]["commit"].as_str().unwrap()).collect();
+    assert_eq!(skipped, [commits[7].as_str()], "the broken commit, probed first as the middle, is skipped");
+    let probes = v["probes"].as_array().unwrap().len();
+    assert!(probes <= 12, "{probes} probes for two steps in 16 commits");
+    let text = std::fs::read_to_string(out.join("bisect.txt")).unwrap();
+    assert!(text.contains("found 2 steps") && text.contains("skipped (could not be evaluated)"), "{text}");
+    assert!(std::fs::read_to_string(out.join("bisect.md")).unwrap().contains("| commit | date | subject | moved |"));
+
+    // Again, the same OUT: every probe's bundle is there, nothing is evaluated again.
+    let again = run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[0], &commits[15], "--json", "-q", "--out"]).arg(&out));
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(w["found"], v["found"]);
+    let counted = w["probes"].as_array().unwrap().iter().filter(|p| p["counted"].is_object());
+    assert!(counted.clone().count() > 0 && counted.clone().all(|p| p["seconds"] == 0.0), "reused, not evaluated: {w}");
+
+    // Comments only (commits 13 to 15): nothing to find, no commit named.
+    let o = run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[13], &commits[15], "--out"]).arg(&out));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("nothing to find") && !text.contains("found"), "{text}");
+
+    // GOOD after BAD is refused, naming both.
+    let bad = evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[15], &commits[0], "--out"]).arg(&out).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not an ancestor of BAD"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
