@@ -36,6 +36,10 @@ pub struct Args {
     /// bisect.md) are written; a rerun with the same OUT reuses the probes made.
     #[arg(short, long, default_value = "bisect-out")]
     pub out: PathBuf,
+    /// Also add every counted probe to this history (a SQLite file or postgresql://...), under its
+    /// commit and author date, as the benchmark --flake names: `history show` then shows the step.
+    #[arg(long, value_name = "DB")]
+    pub history: Option<String>,
     /// The nix the lab runs for every probe (as `run --nix`).
     #[arg(long, value_name = "PATH", env = "EVALBENCH_NIX")]
     pub nix: Option<PathBuf>,
@@ -238,6 +242,40 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .collect(),
         probes: outcome.probes.iter().map(|(i, p)| ProbeDoc { commit: &commits[*i], probed: p, seconds: seconds[*i] }).collect(),
     };
+    if let Some(db) = &a.history {
+        let benchmark = std::path::absolute(&a.flake).unwrap_or_else(|_| a.flake.clone()).display().to_string();
+        // In the commits' order, not the probes': commits made in one second
+        // share a commit time, and the history orders those by when they were added.
+        let mut probes: Vec<&(usize, Probed)> = outcome.probes.iter().collect();
+        probes.sort_by_key(|(i, _)| *i);
+        for (i, p) in probes {
+            if !matches!(p, Probed::Counted(_)) {
+                continue;
+            }
+            let c = &commits[*i];
+            let dir = a.out.join(&c.commit);
+            let b = evalbench_bundle::Bundle::open(&dir, evalbench_bundle::Limits::default())?;
+            let added = crate::history::Added {
+                commit: &c.commit,
+                commit_time: Some(&c.date),
+                branch: None,
+                machine: None,
+                benchmark: Some(benchmark.clone()),
+                db,
+            };
+            match crate::history::add(&b, &dir, added) {
+                Ok(_) => {}
+                // A probe reused from an earlier bisect was added then.
+                Err(e)
+                    if e.downcast_ref::<evalbench_history::HistoryError>()
+                        .is_some_and(|h| matches!(h, evalbench_history::HistoryError::Duplicate { .. })) =>
+                {
+                    say(format!("{}: already in {db}", short(&c.commit)));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
     let json = serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n";
     let text = text(&doc);
     evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;

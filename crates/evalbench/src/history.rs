@@ -90,27 +90,46 @@ pub enum Cmd {
     },
 }
 
+/// What `add` is told beside the bundle (`history add`'s flags; `bisect --history` gives each probe's).
+pub struct Added<'a> {
+    pub commit: &'a str,
+    /// RFC 3339 or Unix seconds; None: the bundle's run time.
+    pub commit_time: Option<&'a str>,
+    pub branch: Option<String>,
+    pub machine: Option<String>,
+    pub benchmark: Option<String>,
+    pub db: &'a str,
+}
+
+/// Adds the bundle `b` (opened from `path`) to the history: its warnings
+/// first, then one line saying what was added. The run's id.
+pub fn add(b: &Bundle, path: &std::path::Path, a: Added) -> anyhow::Result<i64> {
+    let record = BundleRecord::read(b)?;
+    // What reading went past comes first, each with its file and line.
+    for w in &record.warnings {
+        eprintln!("evalbench history: warning: {w}");
+    }
+    let commit_time = match a.commit_time {
+        Some(t) => parse_time(t).with_context(|| format!("--commit-time {t:?}"))?,
+        None => record.run_time.unwrap_or_else(|| evalbench_host::now_us() / 1_000_000),
+    };
+    let machine = a
+        .machine
+        .or_else(|| record.provenance.machine.hostname.clone())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()));
+    let benchmark = a.benchmark.or_else(|| record.provenance.workload.flake.clone());
+    let meta = Meta { commit: a.commit.to_string(), commit_time, branch: a.branch, machine, benchmark, bundle: path.display().to_string() };
+    let mut store = evalbench_history::open(a.db)?;
+    let id = store.add(&meta, &record)?;
+    eprintln!("evalbench history: {} added as run {id}: commit {}, {} pass runs, in {}", path.display(), a.commit, record.runs.len(), a.db);
+    Ok(id)
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Cmd::Add { bundle, commit, commit_time, branch, machine, benchmark, db, unpack } => {
             let b = Bundle::open(&bundle, unpack.limits())?;
-            let record = BundleRecord::read(&b)?;
-            // What reading went past comes first, each with its file and line.
-            for w in &record.warnings {
-                eprintln!("evalbench history: warning: {w}");
-            }
-            let commit_time = match commit_time {
-                Some(t) => parse_time(&t).with_context(|| format!("--commit-time {t:?}"))?,
-                None => record.run_time.unwrap_or_else(|| evalbench_host::now_us() / 1_000_000),
-            };
-            let machine = machine
-                .or_else(|| record.provenance.machine.hostname.clone())
-                .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()));
-            let benchmark = benchmark.or_else(|| record.provenance.workload.flake.clone());
-            let meta = Meta { commit: commit.clone(), commit_time, branch, machine, benchmark, bundle: bundle.display().to_string() };
-            let mut store = evalbench_history::open(&db.db)?;
-            let id = store.add(&meta, &record)?;
-            eprintln!("evalbench history: {} added as run {id}: commit {commit}, {} pass runs, in {}", bundle.display(), record.runs.len(), db.db);
+            add(&b, &bundle, Added { commit: &commit, commit_time: commit_time.as_deref(), branch, machine, benchmark, db: &db.db })?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Show { db, pass, benchmark, machine, json, format } => {

@@ -72,8 +72,24 @@ fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
     assert!(text.contains("found 2 steps") && text.contains("skipped (could not be evaluated)"), "{text}");
     assert!(std::fs::read_to_string(out.join("bisect.md")).unwrap().contains("| commit | date | subject | moved |"));
 
-    // Again, the same OUT: every probe's bundle is there, nothing is evaluated again.
-    let again = run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[0], &commits[15], "--json", "-q", "--out"]).arg(&out));
+    // Again, the same OUT: every probe's bundle is there, nothing is evaluated again;
+    // each probe goes into a history, whose series shows the two steps at their commits.
+    let db = tmp.path().join("history.sqlite");
+    let again = run_ok(
+        evalbench()
+            .args(["bisect", "--flake"])
+            .arg(&dir)
+            .args([&commits[0], &commits[15], "--json", "-q", "--history"])
+            .arg(&db)
+            .arg("--out")
+            .arg(&out),
+    );
+    let h: serde_json::Value =
+        serde_json::from_slice(&run_ok(evalbench().args(["history", "show", "--json", "--pass", "cold-clean", "--db"]).arg(&db)).stdout).unwrap();
+    let mut changed: Vec<&str> =
+        h["changes"].as_array().unwrap().iter().filter(|c| c["what"] == "nix nrFunctionCalls").map(|c| c["commit"].as_str().unwrap()).collect();
+    changed.sort_by_key(|c| commits.iter().position(|x| x == c));
+    assert_eq!(changed, [commits[4].as_str(), commits[12].as_str()], "{}", h["changes"]);
     let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(w["found"], v["found"]);
     let counted = w["probes"].as_array().unwrap().iter().filter(|p| p["counted"].is_object());
