@@ -43,3 +43,5 @@ done
 start=$(date +%s%N)
 "$BIN" run --flake "$WORK/repo1" --passes cold-clean --repeat 1 --warmup 0 --no-report --no-pcap --out "$WORK/one" >/dev/null 2>&1
 echo "one run --passes cold-clean --repeat 1 --warmup 0: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+echo "seed 1's bisect.txt, its probes in the order made:"
+cat "$WORK/out1/bisect.txt"

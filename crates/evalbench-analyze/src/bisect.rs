@@ -152,6 +152,67 @@ impl Search<'_> {
     }
 }
 
+/// What measuring a commit against the last known good one said
+/// (`--measure`: compare's verdict on a time, interleaved in one session).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// Not slower outside the noise: as the good commit.
+    Good,
+    /// Slower outside the noise.
+    Bad,
+    /// No verdict (too few runs, a busy machine, drift), or no evaluation: why.
+    Undecided(String),
+}
+
+/// A bisection of a time: one step at most (times add no exactness that
+/// would tell two steps apart), or nothing to find.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimeOutcome {
+    /// BAD measured slower than GOOD outside the noise.
+    pub differ: bool,
+    /// GOOD against BAD could not be decided: nothing is said of the commits between.
+    pub undecided_ends: bool,
+    /// The step: the last commit measured good and the first measured bad,
+    /// with the undecided commits between them (any of which may be it).
+    pub step: Option<Step>,
+    /// Every measurement in the order made: (commit, against, what it said).
+    pub probes: Vec<(usize, usize, Class)>,
+}
+
+/// Bisects a time over commits `0..n`: `measure(i, good)` measures commit
+/// `i` against the commit `good` last known good. BAD against GOOD first:
+/// not slower is nothing to find, never a commit.
+pub fn bisect_time(n: usize, measure: &mut dyn FnMut(usize, usize) -> Class) -> TimeOutcome {
+    let mut probes = Vec::new();
+    let mut ask = |i: usize, good: usize, probes: &mut Vec<(usize, usize, Class)>| {
+        let c = measure(i, good);
+        probes.push((i, good, c.clone()));
+        c
+    };
+    match ask(n - 1, 0, &mut probes) {
+        Class::Bad => {}
+        Class::Good => return TimeOutcome { differ: false, undecided_ends: false, step: None, probes },
+        Class::Undecided(_) => return TimeOutcome { differ: false, undecided_ends: true, step: None, probes },
+    }
+    let (mut lo, mut hi) = (0usize, n - 1);
+    let mut undecided: Vec<usize> = Vec::new();
+    loop {
+        let middle = (lo + hi) / 2;
+        let mut candidates: Vec<usize> = (lo + 1..hi).filter(|i| !undecided.contains(i)).collect();
+        candidates.sort_by_key(|&i| (i.abs_diff(middle), i));
+        let Some(&mid) = candidates.first() else { break };
+        match ask(mid, lo, &mut probes) {
+            Class::Good => lo = mid,
+            Class::Bad => hi = mid,
+            Class::Undecided(_) => undecided.push(mid),
+        }
+    }
+    undecided.retain(|&i| lo < i && i < hi);
+    undecided.sort_unstable();
+    TimeOutcome { differ: true, undecided_ends: false, step: Some(Step { before: lo, at: hi, among: undecided, moved: Vec::new() }), probes }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +282,44 @@ mod tests {
         assert!(!o.differ && o.steps.is_empty(), "harmless drift under the threshold: nothing to find");
         let o = run(&line(16, &[(5, 0.03), (9, -0.03 / 1.03)], &[], 0.0), 1.0);
         assert!(!o.differ && o.steps.is_empty() && o.probes.len() == 2, "{o:?}");
+    }
+
+    /// Seeded lines of 64 commits whose time steps at one commit, each
+    /// measurement noisy: a commit a few commits from the step is sometimes
+    /// undecided. The step is found at its commit (or among the undecided
+    /// ones before it), in about log2 probes; with no step, nothing.
+    #[test]
+    fn a_time_step_is_found_and_a_flat_range_finds_nothing() {
+        let mut r = crate::seeded::Seeded(0x7_1e5e);
+        for round in 0..200 {
+            let n = 64;
+            let at = 1 + r.next(n as u64 - 1) as usize;
+            let mut noise = crate::seeded::Seeded(round + 1);
+            let mut measure = |i: usize, good: usize| {
+                assert!(good < at, "round {round}: measured against {good}, which is bad");
+                if round % 3 == 0 && noise.next(4) == 0 {
+                    return Class::Undecided("too few runs".into());
+                }
+                if i >= at {
+                    Class::Bad
+                } else {
+                    Class::Good
+                }
+            };
+            let o = bisect_time(n, &mut measure);
+            if matches!(o.probes[0].2, Class::Undecided(_)) {
+                assert!(o.undecided_ends && o.step.is_none(), "round {round}");
+                continue;
+            }
+            let st = o.step.unwrap();
+            assert!(st.at == at || st.among.contains(&at), "round {round}: step at {at}, found {st:?}");
+            if round % 3 != 0 {
+                assert_eq!((st.before, st.at), (at - 1, at), "round {round}");
+                assert!(o.probes.len() <= 7, "round {round}: {} probes", o.probes.len());
+            }
+        }
+        let o = bisect_time(64, &mut |_, _| Class::Good);
+        assert!(!o.differ && o.step.is_none() && o.probes.len() == 1);
     }
 
     /// Only skipped commits between two that differ: the step lies among

@@ -26,8 +26,20 @@ pub struct Args {
     pub bad: String,
     /// Judge only this counter (e.g. nrFunctionCalls). Default: every exact counter GOOD and BAD
     /// both have (times and the heap's size are not exact and never judged).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "measure")]
     pub counter: Option<String>,
+    /// Bisect a time instead of nix's counters: `evaluated`, or a step of the critical path as
+    /// the tables print it ("eval resolve"). Each probe is a session of its own, the commit
+    /// interleaved with the last one known good, judged by compare's verdict (docs/bisect.md).
+    #[arg(long, value_name = "evaluated|STEP")]
+    pub measure: Option<String>,
+    /// With --measure: runs a side in each session.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(2..))]
+    pub repeat: u32,
+    /// With --measure: a session that gives no verdict is made again this many times, then the
+    /// commit is named undecided.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
     /// A counter moved when it changed by more than this percentage between two commits (with or
     /// without %): a commit that changes a comment or a harmless attribute moves a few thunks.
     #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::percent::parse)]
@@ -53,11 +65,11 @@ pub struct Args {
 
 /// A commit of the line bisected.
 #[derive(Debug, Clone, Serialize)]
-struct Commit {
-    commit: String,
-    subject: String,
+pub struct Commit {
+    pub commit: String,
+    pub subject: String,
     /// Author date, ISO 8601.
-    date: String,
+    pub date: String,
 }
 
 fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
@@ -181,6 +193,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             eprintln!("evalbench bisect: {s}");
         }
     };
+    if let Some(m) = &a.measure {
+        let (text, json) = crate::bisect_time::run(&a, &commits, m, &say)?;
+        evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
+        evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
+        crate::emit(if a.json { &json } else { &text })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     say(format!(
         "{n} commits from GOOD {} to BAD {} (first parent); counters move past {}%; one evaluation a probe, about {} probes",
         short(&commits[0].commit),
@@ -285,7 +304,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn short(h: &str) -> &str {
+pub fn short(h: &str) -> &str {
     &h[..h.len().min(12)]
 }
 

@@ -4,6 +4,9 @@
 //! one commit whose flake does not parse. Both steps are named at their
 //! commits, the broken commit is skipped and named, a range of comments
 //! finds nothing, and a rerun with the same OUT evaluates nothing again.
+//! And a time nix's counters cannot see (a 30 MB file the lab copies and
+//! nix hashes with the flake): `--measure evaluated` finds its commit,
+//! each probe a session of its own, and a range without it finds nothing.
 
 mod common;
 
@@ -104,4 +107,66 @@ fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
     let bad = evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[15], &commits[0], "--out"]).arg(&out).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not an ancestor of BAD"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
+#[test]
+fn a_time_the_counters_cannot_see_is_found_with_measure_evaluated() {
+    let tmp = reachable_tmp("evalbench-bisect-time-test.");
+    let dir = tmp.path().join("repo");
+    run_ok(evalbench().args(["lab", "gen-flake", "--packages", "10", "--work", "300", "--out"]).arg(&dir));
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["config", "user.email", "t@example.org"]);
+    git(&dir, &["config", "user.name", "t"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "commit 0: the flake"]);
+    for k in 1..6 {
+        if k == 3 {
+            // Incompressible, so that copying and hashing it takes its time.
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            let bytes: Vec<u8> = (0..30_000_000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            std::fs::write(dir.join("blob.bin"), bytes).unwrap();
+        } else {
+            let flake = dir.join("flake.nix");
+            let text = std::fs::read_to_string(&flake).unwrap() + &format!("# commit {k}\n");
+            std::fs::write(&flake, text).unwrap();
+        }
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-qm", &format!("commit {k}")]);
+    }
+    let commits: Vec<String> = git(&dir, &["rev-list", "--reverse", "HEAD"]).lines().map(String::from).collect();
+    let out = tmp.path().join("out");
+    let o = run_ok(
+        evalbench()
+            .args(["bisect", "--measure", "evaluated", "--repeat", "5", "--json", "--flake"])
+            .arg(&dir)
+            .args([&commits[0], &commits[5], "--out"])
+            .arg(&out),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["found"]["commit"], commits[3].as_str(), "{v}");
+    assert_eq!(v["before"]["commit"], commits[2].as_str(), "{v}");
+    // BAD against GOOD first: measured again while a session gives no verdict (a busy
+    // machine), then slower and bad.
+    let probes = v["probes"].as_array().unwrap();
+    let ends = probes.iter().take_while(|p| p["commit"] == commits[5].as_str() && p["against"] == commits[0].as_str()).count();
+    assert!(ends >= 1, "BAD against GOOD first: {v}");
+    assert!(probes[..ends - 1].iter().all(|p| p["class"].get("undecided").is_some()), "{v}");
+    assert!(probes[ends - 1]["kind"] == "slower" && probes[ends - 1]["class"] == "bad", "BAD against GOOD: {v}");
+    // Commits 3 to 5 all hold the file: nothing to find, no commit named.
+    let o = run_ok(
+        evalbench()
+            .args(["bisect", "--measure", "evaluated", "--repeat", "5", "--flake"])
+            .arg(&dir)
+            .args([&commits[3], &commits[5], "--out"])
+            .arg(&out),
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("nothing to find") && !text.contains("found:"), "{text}");
 }

@@ -1,0 +1,198 @@
+//! `evalbench bisect --measure evaluated|STEP`: which commit made a time
+//! slower, where nix's counters cannot see it (a flake input that takes
+//! longer to fetch, a server setting). Each probe measures a commit
+//! interleaved against the last commit known good, in one session (`run
+//! --baseline`: the machine's drift falls on both alike), and reads
+//! compare's verdict. Slower outside the noise is bad; inside the noise is
+//! good only where the interval of the ratio stays below half the step
+//! BAD showed against GOOD, else it is measured again (`--retries`) and
+//! then named undecided, never guessed. BAD not slower than GOOD: nothing
+//! to find. The search is `evalbench_analyze::bisect::bisect_time`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::Context;
+use evalbench_analyze::bisect::{bisect_time, Class};
+use serde::Serialize;
+
+use crate::bisect::{short, Args, Commit};
+
+/// One measurement: its session's directory, its verdict's words and figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    pub commit: String,
+    pub against: String,
+    pub class: Class,
+    /// compare's verdict on the measure: its kind and change (None when the session gave none).
+    pub kind: Option<String>,
+    pub change_pct: Option<f64>,
+    pub ratio_interval: Option<[f64; 2]>,
+    pub seconds: f64,
+}
+
+/// The verdict on `measure` in a session's compare.json: (kind, change %, ratio interval).
+fn verdict(compare: &serde_json::Value, measure: &str) -> Option<(String, f64, [f64; 2])> {
+    let pass = compare["passes"].as_array()?.iter().find(|p| p["pass_a"] == "cold-clean")?;
+    let v = if measure == "evaluated" { &pass["wall"] } else { &pass["path"].as_array()?.iter().find(|r| r["what"] == measure)?["verdict"] };
+    let i = v["ratio_interval"].as_array()?;
+    Some((v["kind"].as_str()?.to_string(), v["change_pct"].as_f64()?, [i.first()?.as_f64()?, i.get(1)?.as_f64()?]))
+}
+
+/// One session: `commit` against `good`, interleaved, `repeat` runs a side.
+fn session(a: &Args, commit: &Commit, good: &Commit, dir: &Path) -> anyhow::Result<serde_json::Value> {
+    let tree = crate::baseline_rev::Worktree::add(&a.flake, &commit.commit)?;
+    let base = crate::baseline_rev::Worktree::add(&a.flake, &good.commit)?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| dir.display().to_string())?;
+    }
+    let exe = std::env::current_exe().context("finding evalbench itself")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["run", "--passes", "cold-clean", "--no-report", "--no-pcap", "--repeat", &a.repeat.to_string(), "--flake"])
+        .arg(&tree.flake)
+        .arg("--baseline")
+        .arg(&base.flake)
+        .arg("--out")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(n) = &a.nix {
+        cmd.arg("--nix").arg(n);
+    }
+    let o = cmd.output().context("running evalbench run --baseline")?;
+    let path = dir.join("compare.json");
+    let text = std::fs::read(&path).with_context(|| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        format!("no comparison (evalbench run exited {}): {}", o.status.code().unwrap_or(-1), err.lines().last().unwrap_or(""))
+    })?;
+    serde_json::from_slice(&text).with_context(|| path.display().to_string())
+}
+
+/// The bisection of a time; Ok(text, json).
+pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) -> anyhow::Result<(String, String)> {
+    let n = commits.len();
+    let mut made: Vec<Measured> = Vec::new();
+    // Half the step BAD showed against GOOD, as a ratio: a probe inside the noise is good only below it.
+    let mut half_step: Option<f64> = None;
+    let mut measure_one = |i: usize, good: usize| -> Class {
+        for attempt in 0..=a.retries {
+            let t = Instant::now();
+            let dir = a.out.join("time").join(format!("{}-vs-{}.{attempt}", short(&commits[i].commit), short(&commits[good].commit)));
+            let (class, v) = match session(a, &commits[i], &commits[good], &dir) {
+                Err(e) => (Class::Undecided(format!("{e:#}")), None),
+                Ok(doc) => match verdict(&doc, measure) {
+                    None => (Class::Undecided(format!("compare.json has no verdict on {measure:?} for cold-clean")), None),
+                    Some((kind, pct, iv)) => {
+                        let class = match kind.as_str() {
+                            "slower" => Class::Bad,
+                            "inside noise" | "negligible" | "faster" | "same" => match half_step {
+                                Some(h) if iv[1] >= h => {
+                                    Class::Undecided(format!("{kind}, but its interval reaches {:.3}, past half the step ({h:.3})", iv[1]))
+                                }
+                                _ => Class::Good,
+                            },
+                            other => Class::Undecided(format!("no verdict: {other}")),
+                        };
+                        (class, Some((kind, pct, iv)))
+                    }
+                },
+            };
+            if i == n - 1 && good == 0 {
+                if let (Class::Bad, Some((_, pct, _))) = (&class, &v) {
+                    half_step = Some(1.0 + pct / 200.0);
+                }
+            }
+            let s = t.elapsed().as_secs_f64();
+            say(format!(
+                "measured {} against {} ({s:.0} s): {}",
+                short(&commits[i].commit),
+                short(&commits[good].commit),
+                v.as_ref().map_or_else(|| format!("{class:?}"), |(k, p, _)| format!("{measure} {p:+.1}%, {k}"))
+            ));
+            made.push(Measured {
+                commit: commits[i].commit.clone(),
+                against: commits[good].commit.clone(),
+                class: class.clone(),
+                kind: v.as_ref().map(|x| x.0.clone()),
+                change_pct: v.as_ref().map(|x| x.1),
+                ratio_interval: v.as_ref().map(|x| x.2),
+                seconds: s,
+            });
+            if !matches!(class, Class::Undecided(_)) || attempt == a.retries {
+                return class;
+            }
+        }
+        unreachable!("the last attempt returns")
+    };
+    let o = bisect_time(n, &mut measure_one);
+    let mut t = String::new();
+    use std::fmt::Write;
+    let _ = writeln!(
+        t,
+        "{n} commits from GOOD {} to BAD {}; {measure} measured, {} runs a side a session",
+        short(&commits[0].commit),
+        short(&commits[n - 1].commit),
+        a.repeat
+    );
+    match &o.step {
+        _ if o.undecided_ends => {
+            let _ =
+                writeln!(t, "undecided: BAD against GOOD gave no verdict after {} sessions; nothing is said of the commits between", a.retries + 1);
+        }
+        None => {
+            let _ = writeln!(t, "nothing to find: BAD is not slower than GOOD outside the noise");
+        }
+        Some(st) => {
+            let c = &commits[st.at];
+            let _ = writeln!(t, "found: {} {} {}", short(&c.commit), c.date, c.subject);
+            let _ = writeln!(t, "    after {} ({}), the last measured as GOOD", short(&commits[st.before].commit), commits[st.before].subject);
+            if !st.among.is_empty() {
+                let named: Vec<&str> = st.among.iter().map(|&i| short(&commits[i].commit)).collect();
+                let _ = writeln!(t, "    or one of the undecided commits between them: {}", named.join(", "));
+            }
+        }
+    }
+    let _ = writeln!(t, "measurements, in the order made:");
+    for (k, m) in made.iter().enumerate() {
+        let what = match (&m.kind, m.change_pct) {
+            (Some(kind), Some(p)) => format!("{p:+.1}%, {kind}"),
+            _ => "no verdict".into(),
+        };
+        let class = match &m.class {
+            Class::Good => "good".to_string(),
+            Class::Bad => "bad".to_string(),
+            Class::Undecided(why) => format!("undecided ({why})"),
+        };
+        let _ = writeln!(t, "  {:>2}. {} against {}: {what}: {class}", k + 1, short(&m.commit), short(&m.against));
+    }
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        measure: &'a str,
+        good: &'a Commit,
+        bad: &'a Commit,
+        commits: usize,
+        repeat: u32,
+        differ: bool,
+        undecided_ends: bool,
+        found: Option<&'a Commit>,
+        before: Option<&'a Commit>,
+        among: Vec<&'a Commit>,
+        probes: &'a [Measured],
+    }
+    let doc = Doc {
+        measure,
+        good: &commits[0],
+        bad: &commits[n - 1],
+        commits: n,
+        repeat: a.repeat,
+        differ: o.differ,
+        undecided_ends: o.undecided_ends,
+        found: o.step.as_ref().map(|s| &commits[s.at]),
+        before: o.step.as_ref().map(|s| &commits[s.before]),
+        among: o.step.as_ref().map(|s| s.among.iter().map(|&i| &commits[i]).collect()).unwrap_or_default(),
+        probes: &made,
+    };
+    Ok((t, serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n"))
+}
