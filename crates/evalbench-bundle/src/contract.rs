@@ -344,8 +344,13 @@ pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, 
         ("created_at", row.get("created_at").or_else(|| row.get("recorded_at")).cloned().unwrap_or(Value::Null)),
     ];
     for (k, v) in counts.into_iter().chain(filled) {
-        // A row already in Gradient's schema keeps its own values.
-        out.entry(k.to_string()).or_insert(v);
+        // A row already in Gradient's schema keeps its own values (a null is none).
+        match out.get(k) {
+            Some(own) if !own.is_null() => {}
+            _ => {
+                out.insert(k.to_string(), v);
+            }
+        }
     }
     Value::Object(out)
 }

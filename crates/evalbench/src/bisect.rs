@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -55,6 +56,22 @@ pub struct Args {
     /// The nix the lab runs for every probe (as `run --nix`).
     #[arg(long, value_name = "PATH", env = "EVALBENCH_NIX")]
     pub nix: Option<PathBuf>,
+    /// Where each probe is evaluated: the lab (started and stopped for each probe), or a Gradient
+    /// deployment (--target-config), whose project evaluates the head of the branch it watches:
+    /// each probe first pushes its commit there (--push, --push-branch).
+    #[arg(long, value_enum, default_value = "lab")]
+    pub target: crate::run::TargetKind,
+    /// With --target gradient: the deployment's description, as `run --target-config`.
+    #[arg(long, value_name = "FILE", required_if_eq("target", "gradient"))]
+    pub target_config: Option<PathBuf>,
+    /// With --target gradient: the repository the deployment's project watches (a remote's name or
+    /// URL, as `git push` takes it), pushed to from --flake's repository.
+    #[arg(long, value_name = "REMOTE", required_if_eq("target", "gradient"))]
+    pub push: Option<String>,
+    /// With --target gradient: the branch the project watches. Its head is put back when the
+    /// bisect ends (deleted again if it did not exist).
+    #[arg(long, value_name = "BRANCH", required_if_eq("target", "gradient"))]
+    pub push_branch: Option<String>,
     /// Print bisect.json on stdout instead of the text.
     #[arg(long)]
     pub json: bool,
@@ -111,7 +128,7 @@ fn line(flake: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<Commit>> {
 
 /// One probe: the commit evaluated once through `evalbench run`, or its
 /// bundle from an earlier bisect in the same OUT. The seconds it took.
-fn probe(a: &Args, c: &Commit, out: &Path) -> (Probed, f64) {
+fn probe(a: &Args, c: &Commit, out: &Path, push: &mut Option<crate::bisect_push::Pushed>) -> (Probed, f64) {
     let t = Instant::now();
     let dir = out.join(&c.commit);
     let counted = |dir: &Path| {
@@ -123,19 +140,22 @@ fn probe(a: &Args, c: &Commit, out: &Path) -> (Probed, f64) {
         return (Probed::Counted(c), 0.0);
     }
     let result = (|| -> anyhow::Result<Probed> {
-        let tree = crate::baseline_rev::Worktree::add(&a.flake, &c.commit)?;
         if dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| dir.display().to_string())?;
         }
         let exe = std::env::current_exe().context("finding evalbench itself")?;
         let mut cmd = Command::new(exe);
-        cmd.args(["run", "--passes", "cold-clean", "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap", "--flake"])
-            .arg(&tree.flake)
-            .arg("--out")
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args(["run", "--passes", "cold-clean", "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap"]);
+        // Dropped (the checkout removed) when the probe ends.
+        let _tree;
+        if let Some(p) = push.as_mut() {
+            p.put(&c.commit)?;
+            cmd.arg("--target").arg("gradient").arg("--target-config").arg(a.target_config.as_ref().context("--target-config")?);
+        } else {
+            _tree = crate::baseline_rev::Worktree::add(&a.flake, &c.commit)?;
+            cmd.arg("--flake").arg(&_tree.flake);
+        }
+        cmd.arg("--out").arg(&dir).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         if let Some(n) = &a.nix {
             cmd.arg("--nix").arg(n);
         }
@@ -144,8 +164,20 @@ fn probe(a: &Args, c: &Commit, out: &Path) -> (Probed, f64) {
         if let Some(c) = counted(&dir) {
             return Ok(Probed::Counted(c));
         }
+        // What the evaluation itself said, where it ended (run.json), before what the run printed last.
+        let said = evalbench_bundle::RunInfo::read(&dir.join("cold-clean").join(layout::RUN_JSON)).ok().map(|r| {
+            format!(
+                "the evaluation ended {}{}",
+                r.status.as_deref().unwrap_or("without a status"),
+                r.runner.and_then(|x| x.error).map(|e| format!(": {e}")).unwrap_or_default()
+            )
+        });
         let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
-        Ok(Probed::Skipped(format!("the evaluation gave no counters (evalbench run exited {}): {last}", o.status.code().unwrap_or(-1))))
+        Ok(Probed::Skipped(format!(
+            "the evaluation gave no counters (evalbench run exited {}): {}",
+            o.status.code().unwrap_or(-1),
+            said.as_deref().unwrap_or(last)
+        )))
     })();
     let p = result.unwrap_or_else(|e| Probed::Skipped(format!("{e:#}")));
     (p, t.elapsed().as_secs_f64())
@@ -184,7 +216,31 @@ struct ProbeDoc<'a> {
     seconds: f64,
 }
 
+/// Set by SIGINT: the probe under way stops (its `evalbench run` got the
+/// signal too), the probes made are kept, and the bisect ends.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    use crate::run::TargetKind;
+    if a.target == TargetKind::Gradient {
+        if a.measure.is_some() {
+            bail!("--measure with --target gradient: a time is bisected by interleaving a commit with the last good one in one session, two pipelines side by side (run --baseline), which one deployment is not; bisect nix's counters on a deployment (docs/bisect.md)");
+        }
+        if let Some(n) = &a.nix {
+            bail!(
+                "--nix {} (or EVALBENCH_NIX) with --target gradient: a deployment evaluates with its own nix; --nix chooses the lab's",
+                n.display()
+            );
+        }
+    } else if a.push.is_some() || a.push_branch.is_some() || a.target_config.is_some() {
+        bail!(
+            "--push, --push-branch and --target-config are for --target gradient; the lab evaluates each probe's commit checked out beside your tree"
+        );
+    }
     let commits = line(&a.flake, &a.good, &a.bad)?;
     std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
     let n = commits.len();
@@ -207,13 +263,33 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         a.threshold,
         2 + (n as f64 - 1.0).log2().ceil() as usize
     ));
+    let mut push = match (&a.push, &a.push_branch) {
+        (Some(remote), Some(branch)) => {
+            let p = crate::bisect_push::Pushed::new(&a.flake, remote, branch)?;
+            say(format!("each probe's commit is pushed to {}", p.describe()));
+            Some(p)
+        }
+        _ => None,
+    };
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
     let names = a.counter.clone().map(|c| vec![c]);
     let mut seconds: Vec<f64> = vec![0.0; n];
     let mut made = 0usize;
     let outcome = {
         let mut each = |i: usize| {
             made += 1;
-            let (p, s) = probe(&a, &commits[i], &a.out);
+            let (p, s) = probe(&a, &commits[i], &a.out, &mut push);
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                // Not taken for a skip: the probe was stopped, and a rerun makes it again.
+                drop(push.take());
+                eprintln!(
+                    "evalbench bisect: interrupted; the {} probes made before are kept in {}: the same command resumes",
+                    made - 1,
+                    a.out.display()
+                );
+                std::process::exit(130);
+            }
             seconds[i] = s;
             let what = match &p {
                 Probed::Counted(c) => {

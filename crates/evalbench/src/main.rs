@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod baseline_rev;
 mod bench;
 mod bisect;
+mod bisect_push;
 mod bisect_time;
 mod compare;
 mod decode;

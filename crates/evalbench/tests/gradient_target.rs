@@ -6,6 +6,7 @@ mod common;
 
 use std::path::Path;
 
+use common::repo::{git, repo};
 use common::*;
 
 struct Lab(std::path::PathBuf);
@@ -26,15 +27,14 @@ impl Drop for Lab {
     }
 }
 
-#[test]
-fn the_gradient_target_runs_passes_against_a_deployment() {
-    let tmp = reachable_tmp("evalbench-gradient-test.");
-    let dir = tmp.path().join("deployment");
-    let _lab = Lab(dir.clone());
-    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake");
+/// A lab started as a deployment evaluating `flake`, and the JSON describing
+/// it to `--target gradient`: (the lab, its description, `lab up`'s state).
+fn deployment(tmp: &Path, flake: &Path) -> (Lab, serde_json::Value, serde_json::Value) {
+    let dir = tmp.join("deployment");
+    let lab = Lab(dir.clone());
     let traces = dir.join("gtrace");
     let st: serde_json::Value = serde_json::from_slice(
-        &run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(&dir).arg("--flake").arg(&hello).arg("--trace-dir").arg(&traces)).stdout,
+        &run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(&dir).arg("--flake").arg(flake).arg("--trace-dir").arg(&traces)).stdout,
     )
     .unwrap();
     let prefix = |ns: &serde_json::Value| match ns.as_str() {
@@ -67,6 +67,14 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         "pg_port": st["pg_port"],
         "pg_log": format!("{d}/pg/postgres.log"),
     });
+    (lab, config, st)
+}
+
+#[test]
+fn the_gradient_target_runs_passes_against_a_deployment() {
+    let tmp = reachable_tmp("evalbench-gradient-test.");
+    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake");
+    let (_lab, config, _) = deployment(tmp.path(), &hello);
     // An eval subprocess already running when the captures start, as
     // Gradient's worker keeps them: strace attaches to it too.
     let mut eval_subprocess = Bystander(std::process::Command::new("sleep").arg("600").spawn().unwrap());
@@ -113,6 +121,63 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     // The cold pass really was cold: the database was recreated, so it recorded every derivation anew.
     let cold = read_json(&out.join("cold-clean/run.json"));
     assert_eq!(cold["evaluation_metric"]["new_derivations"], 100);
+    // nix's counts in the deployment's own row, as Gradient's worker reports them.
+    assert!(cold["evaluation_metric"]["fn_calls"].as_i64().is_some_and(|n| n > 1000), "{}", cold["evaluation_metric"]);
     let warm = read_json(&out.join("warm-clean/run.json"));
     assert_eq!(warm["evaluation_metric"]["new_derivations"], 0);
+}
+
+/// `bisect --target gradient`: a deployment evaluates the head of the
+/// branch its project watches, so each probe pushes its commit there; the
+/// step is found at its commit, every probe's bundle is the deployment's,
+/// and the branch is put back as it was found.
+#[test]
+fn bisect_on_a_deployment_pushes_each_probe_and_puts_the_branch_back() {
+    let tmp = reachable_tmp("evalbench-gradient-bisect-test.");
+    let dir = tmp.path().join("repo");
+    // 300 -> 309 at commit 4: +3% of nix's work; no commit broken.
+    let commits = repo(&dir, 6, &[(4, 309)], 100);
+    let out = tmp.path().join("out");
+    let bisect = |extra: &[&str]| {
+        let mut c = evalbench();
+        c.args(["bisect", "--json", "--flake"]).arg(&dir).args([&commits[0], &commits[5], "--out"]).arg(&out).args(extra);
+        c
+    };
+    // Without the branch to push to, and with a time: refused before anything starts.
+    let e = bisect(&["--target", "gradient"]).output().unwrap();
+    assert_eq!(e.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&e.stderr);
+    assert!(err.contains("--target-config") && err.contains("--push"), "{err}");
+    let e = bisect(&["--target", "gradient", "--target-config", "x.json", "--push", "r", "--push-branch", "b", "--measure", "evaluated"])
+        .output()
+        .unwrap();
+    assert!(!e.status.success() && String::from_utf8_lossy(&e.stderr).contains("one deployment is not"), "{}", String::from_utf8_lossy(&e.stderr));
+
+    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake");
+    let (_lab, config, _) = deployment(tmp.path(), &hello);
+    let cfg = tmp.path().join("gradient.json");
+    std::fs::write(&cfg, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    // The repository the lab's project watches, on its branch main; a push
+    // to a checked-out branch updates its files (a forge's is bare).
+    let watched = tmp.path().join("deployment/repo");
+    git(&watched, &["config", "receive.denyCurrentBranch", "updateInstead"]);
+    let found_head = git(&watched, &["rev-parse", "main"]);
+    let o = run_ok(&mut bisect(&[
+        "--target",
+        "gradient",
+        "--target-config",
+        cfg.to_str().unwrap(),
+        "--push",
+        watched.to_str().unwrap(),
+        "--push-branch",
+        "main",
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["found"][0]["commit"]["commit"], commits[4].as_str(), "{v}");
+    assert!(v["found"][0]["moved"].as_array().unwrap().iter().any(|m| m["counter"] == "nrFunctionCalls"), "{v}");
+    for p in v["probes"].as_array().unwrap() {
+        let run = read_json(&out.join(p["commit"]["commit"].as_str().unwrap()).join("cold-clean/run.json"));
+        assert_eq!(run["target"], "gradient", "{p}");
+    }
+    assert_eq!(git(&watched, &["rev-parse", "main"]), found_head, "the watched branch was not put back");
 }

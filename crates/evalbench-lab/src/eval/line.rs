@@ -30,6 +30,12 @@ pub struct Done {
     /// store (new to it): the rest were there from an earlier evaluation.
     #[serde(default)]
     pub drvs_written: usize,
+    /// nix's exact counts, summed over the evaluators' statistics, under
+    /// Gradient's `evaluation_metric` columns (`fn_calls`, `total_thunks`,
+    /// ...: `contract::EVALUATION_METRIC_COUNTS`), as Gradient's worker
+    /// reports them; empty when no nix ran (the eval cache answered).
+    #[serde(default)]
+    pub counts: std::collections::BTreeMap<String, i64>,
 }
 
 impl EvalLine {
@@ -66,6 +72,7 @@ mod tests {
                 eval_cache_entries: 1,
                 eval_workers: 2,
                 drvs_written: 2,
+                counts: [("fn_calls".to_string(), 4_511), ("total_thunks".to_string(), 9_000)].into(),
             }),
         ];
         for l in lines {

@@ -331,9 +331,32 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
             .flat_map(|r| r.written.iter().map(|&i| r.drvs[i as usize].1.as_str()))
             .collect::<std::collections::HashSet<_>>()
             .len(),
+        counts: counts(&stats.path),
     })
     .emit();
     Ok(())
+}
+
+/// nix's counts of this evaluation under Gradient's column names: every
+/// `nix-stats.*.json` nix wrote here (one per evaluator, and discovery's),
+/// summed as the bundle's reader sums them. A file nix did not finish is
+/// left out, and said.
+fn counts(dir: &Path) -> std::collections::BTreeMap<String, i64> {
+    let mut sum = evalbench_bundle::nix_stats::Counters::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("nix-stats.") && name.ends_with(".json")) {
+            continue;
+        }
+        match std::fs::read(e.path()).ok().as_deref().and_then(evalbench_bundle::nix_stats::counters_of) {
+            Some(c) => c.into_iter().for_each(|(k, v)| *sum.entry(k).or_default() += v),
+            None => tracing::warn!(target: E, "{}: not nix's statistics; its counts are left out of the evaluation's metric", e.path().display()),
+        }
+    }
+    evalbench_bundle::contract::EVALUATION_METRIC_COUNTS
+        .iter()
+        .filter_map(|(column, counter)| sum.get(*counter).map(|v| (column.to_string(), v.round() as i64)))
+        .collect()
 }
 
 /// The flake as nix would take it from a user: `git+file:` for a directory

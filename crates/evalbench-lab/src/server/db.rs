@@ -64,7 +64,12 @@ CREATE TABLE IF NOT EXISTS evaluation_metric (
     total_ms bigint, eval_peak_rss_kb bigint, attrs int, derivations int, new_derivations int,
     -- The lab's own: of the attributes' .drv files, how many nix wrote to its store.
     drvs_written int,
+    -- Gradient's: nix's counts, as its worker reports them (contract::EVALUATION_METRIC_COUNTS).
+    total_thunks bigint, fn_calls bigint, primop_calls bigint, lookups bigint, alloc_bytes bigint,
     recorded_at timestamptz NOT NULL DEFAULT clock_timestamp());
+-- A database made before the lab wrote Gradient's counts gains their columns.
+ALTER TABLE evaluation_metric ADD COLUMN IF NOT EXISTS total_thunks bigint, ADD COLUMN IF NOT EXISTS fn_calls bigint,
+    ADD COLUMN IF NOT EXISTS primop_calls bigint, ADD COLUMN IF NOT EXISTS lookups bigint, ADD COLUMN IF NOT EXISTS alloc_bytes bigint;
 "#;
 
 /// The declarative state: what must exist after every start.

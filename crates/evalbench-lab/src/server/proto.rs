@@ -260,6 +260,7 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 }
                 let _ = set_status(&s.db, evaluation, Status::Building.as_str(), None).await;
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
+                let count = |k: &str| metric.get("counts").and_then(|c| c.get(k)).and_then(|v| v.as_i64());
                 // Every derivation the worker walked, known to the server or not.
                 let derivations = n("derivations").unwrap_or(0);
                 let new = s
@@ -271,9 +272,26 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 let _ = s
                     .db
                     .execute(
-                        "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations, drvs_written) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, $8::int8::int4, $9::int8::int4, $10::int8::int4) ON CONFLICT (evaluation) DO NOTHING",
-                        &[&evaluation, &n("fetch_ms"), &n("flake_ms"), &n("derivations_ms"), &n("total_ms"), &n("eval_peak_rss_kb"), &n("attrs"), &derivations, &new, &n("drvs_written")],
+                        "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations, drvs_written, \
+                         total_thunks, fn_calls, primop_calls, lookups, alloc_bytes) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, $8::int8::int4, $9::int8::int4, $10::int8::int4, $11, $12, $13, $14, $15) ON CONFLICT (evaluation) DO NOTHING",
+                        &[
+                            &evaluation,
+                            &n("fetch_ms"),
+                            &n("flake_ms"),
+                            &n("derivations_ms"),
+                            &n("total_ms"),
+                            &n("eval_peak_rss_kb"),
+                            &n("attrs"),
+                            &derivations,
+                            &new,
+                            &n("drvs_written"),
+                            &count("total_thunks"),
+                            &count("fn_calls"),
+                            &count("primop_calls"),
+                            &count("lookups"),
+                            &count("alloc_bytes"),
+                        ],
                     )
                     .await
                     .map_err(|e| eprintln!("lab server: evaluation_metric: {e}"));
