@@ -20,7 +20,8 @@ remove_on_exit "$WORK"
 chmod 755 "$WORK"
 printf '%-5s %-8s %-8s %-7s %s\n' seed "step at" found probes seconds
 for seed in $(seq 1 "$SEEDS"); do
-    at=$(( (seed * 2654435761 % (COMMITS - 1)) + 1 ))
+    # Spread over the range (a multiplicative hash, its high bits).
+    at=$(( ( (seed * 2654435761) >> 11 ) % (COMMITS - 1) + 1 ))
     repo="$WORK/repo$seed"
     "$BIN" lab gen-flake --out "$repo" --packages 10 --work 300 2>/dev/null
     git -C "$repo" init -q && git -C "$repo" config user.email b@example.org && git -C "$repo" config user.name b

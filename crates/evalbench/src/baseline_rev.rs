@@ -19,7 +19,8 @@ pub struct Worktree {
     pub commit: String,
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+/// `git -C dir args`: its stdout, trimmed; a failure names the command and git's message.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let o = Command::new("git").arg("-C").arg(dir).args(args).output().context("running git (is it installed?)")?;
     if !o.status.success() {
         bail!("git -C {} {}: {}", dir.display(), args.join(" "), String::from_utf8_lossy(&o.stderr).trim());

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
+
+use crate::baseline_rev::git;
 use evalbench_analyze::bisect::{bisect, Probed};
 use evalbench_bundle::layout;
 use serde::Serialize;
@@ -87,14 +89,6 @@ pub struct Commit {
     pub subject: String,
     /// Author date, ISO 8601.
     pub date: String,
-}
-
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let o = Command::new("git").arg("-C").arg(dir).args(args).output().context("running git (is it installed?)")?;
-    if !o.status.success() {
-        bail!("git -C {} {}: {}", dir.display(), args.join(" "), String::from_utf8_lossy(&o.stderr).trim());
-    }
-    Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 /// GOOD, then every commit on the first-parent path from it to BAD.

@@ -7,10 +7,10 @@
 //! however it ends (deleted again if there was none), so the deployment
 //! is left watching what it watched.
 
+use anyhow::Context;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use anyhow::{bail, Context};
+use crate::baseline_rev::git;
 
 /// The branch a deployment watches, moved probe by probe and put back on drop.
 pub struct Pushed {
@@ -20,14 +20,6 @@ pub struct Pushed {
     /// The branch's head before the bisect (None: there was no such branch).
     found: Option<String>,
     moved: bool,
-}
-
-fn git(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let o = Command::new("git").arg("-C").arg(repo).args(args).output().context("running git")?;
-    if !o.status.success() {
-        bail!("git {}: {}", args.join(" "), String::from_utf8_lossy(&o.stderr).trim());
-    }
-    Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 impl Pushed {

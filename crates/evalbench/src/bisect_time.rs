@@ -73,6 +73,13 @@ fn session(a: &Args, commit: &Commit, good: &Commit, dir: &Path) -> anyhow::Resu
 /// The bisection of a time; Ok(text, json).
 pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) -> anyhow::Result<(String, String)> {
     let n = commits.len();
+    let expected = 1 + (n as f64 - 1.0).log2().ceil() as usize;
+    say(format!(
+        "{n} commits from GOOD {} to BAD {} (first parent); {measure} measured, each probe a session of {} runs a side interleaved with the last good commit; about {expected} sessions, more where one gives no verdict",
+        short(&commits[0].commit),
+        short(&commits[n - 1].commit),
+        a.repeat
+    ));
     let mut made: Vec<Measured> = Vec::new();
     // Half the step BAD showed against GOOD, as a ratio: a probe inside the noise is good only below it.
     let mut half_step: Option<f64> = None;
@@ -111,6 +118,9 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
                 short(&commits[good].commit),
                 v.as_ref().map_or_else(|| format!("{class:?}"), |(k, p, _)| format!("{measure} {p:+.1}%, {k}"))
             ));
+            if made.is_empty() && expected > 1 {
+                say(format!("a session takes {s:.0} s here: about {:.0} s for the {} more expected", s * (expected - 1) as f64, expected - 1));
+            }
             made.push(Measured {
                 commit: commits[i].commit.clone(),
                 against: commits[good].commit.clone(),
