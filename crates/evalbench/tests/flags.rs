@@ -45,6 +45,7 @@ fn context(path: &[String], tmp: &Path) -> Vec<String> {
     let t = |p: &str| tmp.join(p).display().to_string();
     let v: Vec<String> = match path.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["run"] => vec!["--target".into(), "gradient".into(), "--target-config".into(), "/nonexistent/target.json".into()],
+        ["bisect"] => vec!["--flake".into(), "/nonexistent/flake".into(), "good".into(), "bad".into()],
         ["bench"] => vec!["--runs".into(), "0".into(), "--".into(), "true".into()],
         ["compare"] => vec!["/nonexistent/a".into(), "/nonexistent/b".into()],
         ["gate"] => vec!["/nonexistent/flake".into()],
