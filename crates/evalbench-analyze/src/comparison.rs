@@ -95,6 +95,9 @@ pub struct Comparison {
     pub one_bundle: bool,
     /// What reading the runs went past (an unreadable run.json, malformed span lines), with file and line.
     pub warnings: Vec<String>,
+    /// The negligible floors in force (`Opts::min_change`, `Opts::min_abs_us`), for the legend.
+    pub min_change_pct: f64,
+    pub min_abs_us: f64,
 }
 
 impl Comparison {
@@ -477,7 +480,19 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     }
     let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
-    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided, one_bundle, warnings })
+    Ok(Comparison {
+        differs,
+        provenance_a,
+        provenance_b,
+        passes: out,
+        only_a,
+        only_b,
+        undecided,
+        one_bundle,
+        warnings,
+        min_change_pct: o.min_change,
+        min_abs_us: o.min_abs_us,
+    })
 }
 
 /// A clean pass's evaluated seconds without a verdict, and the runs a side

@@ -144,11 +144,19 @@ pub struct Rules {
     pub session_floor: Option<f64>,
 }
 
+/// The negligible floor, its one home: a change smaller than this
+/// percentage of A's median is negligible, real or not (`compare
+/// --min-change`; the gate and history judge with it too).
+pub const MIN_CHANGE_PCT: f64 = 1.0;
+/// And for a span or statement, smaller than this many microseconds
+/// (`compare --min-abs-us`).
+pub const MIN_ABS_US: f64 = 50.0;
+
 impl Default for Rules {
     fn default() -> Rules {
         Rules {
             alpha: ALPHA,
-            min_change_pct: 1.0,
+            min_change_pct: MIN_CHANGE_PCT,
             interval_only_when_significant: false,
             between_sessions: None,
             interleaved: false,

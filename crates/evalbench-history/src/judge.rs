@@ -168,7 +168,7 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
     let i = before.len();
     let rules = Rules {
         alpha: STEP_ALPHA,
-        min_change_pct: 1.0,
+        min_change_pct: evalbench_analyze::verdict::MIN_CHANGE_PCT,
         interval_only_when_significant: true,
         between_sessions: None,
         interleaved: false,

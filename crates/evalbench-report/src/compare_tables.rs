@@ -176,6 +176,29 @@ pub fn primary(c: &PassComparison) -> Table {
     Table { title: "primary measures (s)".into(), columns: list_columns(), groups: vec![Group { only: None, rows, more: 0 }] }
 }
 
+/// What the verdict word `label` means, said once under a table; the
+/// negligible floor as the comparison applied it.
+pub fn legend(label: &str, c: &Comparison) -> Option<String> {
+    Some(match label {
+        "faster" | "slower" => "faster, slower: outside noise: Mann-Whitney p under 0.05 after Holm over the row's family, and the 95% interval of the ratio of medians excludes 1".into(),
+        "noise" => "noise: inside run-to-run noise, by the same tests".into(),
+        "drift" => "drift: one side's own runs drifted while they were made (their medians in blocks in run order lie as far apart as the change)".into(),
+        "pass drift" => "pass drift: A and B come from two sessions, and the change is inside the largest drift measured in the pass (its drift note)".into(),
+        "sessions" => "sessions: A and B come from two sessions, and the change is inside what two sessions of one flake differ by (--between-sessions; for a row, a move under a hundredth of the evaluated seconds)".into(),
+        // Display of f64 writes 1 for 1.0 and 0.5 for 0.5.
+        "negligible" => format!("negligible: real or not, smaller than the floor ({}% of A's median, and {} µs for a span or statement)", c.min_change_pct, c.min_abs_us),
+        "withheld" => "withheld: not judged, the machine was busy beside a side's runs (the pass's machine note)".into(),
+        "too few runs" => "too few runs: a side has one run, so no noise estimate and no verdict".into(),
+        "more" | "less" | "same" => "more, less, same: exact counts, compared as they are (no test is needed)".into(),
+        _ => return None,
+    })
+}
+
+/// The legend for the words `words`, each line once, in order.
+pub fn legend_lines<'a>(words: impl IntoIterator<Item = &'a str>, c: &Comparison) -> Vec<String> {
+    words.into_iter().filter_map(|w| legend(w, c)).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+}
+
 /// Every verdict word the comparison uses, for a legend under its tables.
 pub fn words(c: &Comparison) -> Vec<&'static str> {
     let mut w = std::collections::BTreeSet::new();

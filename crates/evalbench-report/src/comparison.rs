@@ -232,8 +232,8 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
         }
     }
     body.push_str("<h2>Verdicts</h2><ul class=\"note\">");
-    for l in tables::words(cmp).into_iter().filter_map(evalbench_analyze::reason::Reason::legend).collect::<std::collections::BTreeSet<_>>() {
-        let _ = write!(body, "<li>{}</li>", esc(l));
+    for l in tables::legend_lines(tables::words(cmp), cmp) {
+        let _ = write!(body, "<li>{}</li>", esc(&l));
     }
     body.push_str("</ul></body></html>\n");
     let page = out.join("index.html");

@@ -45,7 +45,7 @@ pub struct Args {
     pub retries: u32,
     /// A counter moved when it changed by more than this percentage between two commits (with or
     /// without %): a commit that changes a comment or a harmless attribute moves a few thunks.
-    #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::percent::parse)]
+    #[arg(long, value_name = "PCT", default_value_t = evalbench_analyze::verdict::MIN_CHANGE_PCT, value_parser = crate::percent::parse)]
     pub threshold: f64,
     /// Where each probe's bundle (OUT/<commit>/) and the result (bisect.txt, bisect.json,
     /// bisect.md) are written; a rerun with the same OUT reuses the probes made.

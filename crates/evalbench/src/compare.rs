@@ -10,9 +10,8 @@ use evalbench_analyze::comparison::{compare, Comparison, Opts};
 use evalbench_analyze::verdict::Kind;
 use evalbench_bundle::{layout, Bundle};
 
-/// The floors of "negligible", as `compare` takes them by default.
-pub const MIN_CHANGE_PCT: f64 = 1.0;
-pub const MIN_ABS_US: f64 = 50.0;
+/// The floors of "negligible", as `compare` takes them by default (their home is the verdict's rules).
+pub use evalbench_analyze::verdict::{MIN_ABS_US, MIN_CHANGE_PCT};
 /// Span and statement rows printed per pass by default.
 pub const TOP: usize = 15;
 /// The page has room for more, but not for every row of a nixpkgs-sized

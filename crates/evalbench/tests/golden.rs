@@ -88,6 +88,9 @@ fn compare_reads_as_its_golden_files() {
         let text = output(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--format", format], &paths);
         golden(file, &text);
     }
+    // The legend says the floor the verdicts were given, not the default's.
+    let text = output(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--min-change", "2.5", "--min-abs-us", "100"], &paths);
+    assert!(text.contains("negligible: real or not, smaller than the floor (2.5% of A's median, and 100 µs for a span or statement)"), "{text}");
 }
 
 #[test]

@@ -8,8 +8,6 @@ use evalbench_bundle::layout::PassKind;
 
 use std::collections::BTreeSet;
 
-use evalbench_analyze::reason::Reason;
-
 use super::markdown::cell;
 use super::Align;
 use crate::compare_headline::{Gate, Headline};
@@ -138,7 +136,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
         }
         super::plans::text(&mut t, c, top);
     }
-    let legend: Vec<&str> = words.iter().filter_map(|w| Reason::legend(w)).collect::<BTreeSet<_>>().into_iter().collect();
+    let legend = tables::legend_lines(words.iter().map(String::as_str), c);
     if !legend.is_empty() {
         let _ = writeln!(t);
         let _ = writeln!(t, "Verdicts (every row's tests: --verbose or --json):");
@@ -247,11 +245,11 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
         }
         super::plans::markdown(&mut t, c, top);
     }
-    let legend: Vec<&str> = tables::words(cmp).into_iter().filter_map(Reason::legend).collect::<BTreeSet<_>>().into_iter().collect();
+    let legend = tables::legend_lines(tables::words(cmp), cmp);
     if !legend.is_empty() {
         let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");
         for l in legend {
-            let _ = writeln!(t, "- {}", cell(l));
+            let _ = writeln!(t, "- {}", cell(&l));
         }
         let _ = writeln!(t);
     }
