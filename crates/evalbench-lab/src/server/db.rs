@@ -99,7 +99,13 @@ pub async fn migrate_and_provision(db: &Client, p: &Provision) -> Result<(), tok
 }
 
 /// Sets an evaluation's status and records the change in its timeline.
-pub async fn set_status(db: &Client, evaluation: uuid::Uuid, status: &str, error: Option<&str>) -> Result<(), tokio_postgres::Error> {
+pub async fn set_status(
+    db: &Client,
+    evaluation: uuid::Uuid,
+    status: evalbench_bundle::contract::Status,
+    error: Option<&str>,
+) -> Result<(), tokio_postgres::Error> {
+    let status = status.as_str();
     // One statement, so that no reader sees the new status without its
     // timeline row (a fast warm evaluation was read between the two).
     db.execute(

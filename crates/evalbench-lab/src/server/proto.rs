@@ -87,7 +87,7 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
         for r in rows {
             let e: uuid::Uuid = r.get(0);
             let msg = format!("worker {worker} disconnected during the job");
-            let _ = set_status(&s.db, e, "Failed", Some(&msg)).await;
+            set_status(&s.db, e, Status::Failed, Some(&msg)).await.logged("setting the evaluation's status");
         }
     }
 }
@@ -97,7 +97,9 @@ async fn on_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>) {
         async {
             for (job, score) in &scores {
                 if let Ok(j) = uuid::Uuid::parse_str(job) {
-                    let _ = s.db.execute("INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)", &[&j, &worker, score]).await;
+                    s.db.execute("INSERT INTO worker_score (job, worker, score) VALUES ($1, $2, $3)", &[&j, &worker, score])
+                        .await
+                        .logged("recording a worker's score");
                 }
             }
         }
@@ -136,7 +138,7 @@ async fn on_request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToW
                 let _ = tx.send(ToWorker::Credentials { job: job_s.clone(), token: format!("lab-{}", &job_s[..8]) });
             }
             let repository = s.provision.repository.clone();
-            let _ = set_status(&s.db, evaluation, Status::Fetching.as_str(), None).await;
+            set_status(&s.db, evaluation, Status::Fetching, None).await.logged("setting the evaluation's status");
             // The send is the last thing in assign_job: its end stands for the send time.
             let _a = debug_span!(target: SCHED, "assign_job", job_id = job_s.as_str(), worker).entered();
             let _ = tx.send(ToWorker::Assign { job: job_s.clone(), evaluation: evaluation.to_string(), repository });
@@ -161,21 +163,39 @@ fn lab_phase_code(phase: &str) -> i16 {
     evalbench_bundle::contract::job_phase_code(gradient).and_then(|c| i16::try_from(c).ok()).unwrap_or(-1)
 }
 
+/// A database write whose failure the server does not stop for: said on
+/// the server's stderr (the lab's logs/server.log), never dropped.
+trait Logged {
+    fn logged(self, what: &str);
+}
+
+impl<T, E: std::fmt::Display> Logged for Result<T, E> {
+    fn logged(self, what: &str) {
+        if let Err(e) = self {
+            eprintln!("lab server: {what}: {e}");
+        }
+    }
+}
+
 /// Ends the job's open phase (a new phase, the end of the job, or its failure).
 async fn end_phase(s: &Shared, job: uuid::Uuid) {
-    let _ =
-        s.db.execute(
-            "UPDATE dispatched_job_phase p SET ended_at = clock_timestamp(), \
-             end_ms = (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8 \
-             FROM job j WHERE j.id = p.dispatched_job AND p.dispatched_job = $1 AND p.ended_at IS NULL",
-            &[&job],
-        )
-        .await;
+    s.db.execute(
+        "UPDATE dispatched_job_phase p SET ended_at = clock_timestamp(), \
+         end_ms = (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8 \
+         FROM job j WHERE j.id = p.dispatched_job AND p.dispatched_job = $1 AND p.ended_at IS NULL",
+        &[&job],
+    )
+    .await
+    .logged("ending the job's phase");
 }
 
 async fn evaluation_of(s: &Shared, job: &str) -> Option<(uuid::Uuid, uuid::Uuid)> {
-    let j = uuid::Uuid::parse_str(job).ok()?;
-    let row = s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j]).await.ok()??;
+    let j = uuid::Uuid::parse_str(job).map_err(|e| eprintln!("lab server: a report names job {job:?}, not a job id: {e}")).ok()?;
+    let row =
+        s.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&j])
+            .await
+            .map_err(|e| eprintln!("lab server: finding job {job}'s evaluation: {e}"))
+            .ok()??;
     Some((j, row.get(0)))
 }
 
@@ -186,21 +206,21 @@ async fn on_phase(s: &Shared, worker: &str, job: &str, phase: &str) {
     end_phase(s, j).await;
     // Gradient's code for the phase; the lab's worker names its three as its own messages do.
     let code = lab_phase_code(phase);
-    let _ =
-        s.db.execute(
-            "INSERT INTO dispatched_job_phase (dispatched_job, seq, phase, start_ms, worker, phase_name) \
-             SELECT $1, (SELECT count(*)::int FROM dispatched_job_phase WHERE dispatched_job = $1), $2, \
-                    (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8, $3, $4 FROM job j WHERE j.id = $1",
-            &[&j, &code, &worker, &phase],
-        )
-        .await;
+    s.db.execute(
+        "INSERT INTO dispatched_job_phase (dispatched_job, seq, phase, start_ms, worker, phase_name) \
+         SELECT $1, (SELECT count(*)::int FROM dispatched_job_phase WHERE dispatched_job = $1), $2, \
+                (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8, $3, $4 FROM job j WHERE j.id = $1",
+        &[&j, &code, &worker, &phase],
+    )
+    .await
+    .logged("recording the job's phase");
     let status = match phase {
-        "fetching" => "Fetching",
-        "evaluating_flake" => "EvaluatingFlake",
-        "evaluating_derivations" => Status::EvaluatingDerivation.as_str(),
+        "fetching" => Status::Fetching,
+        "evaluating_flake" => Status::EvaluatingFlake,
+        "evaluating_derivations" => Status::EvaluatingDerivation,
         _ => return,
     };
-    let _ = set_status(&s.db, e, status, None).await;
+    set_status(&s.db, e, status, None).await.logged("setting the evaluation's status");
 }
 
 /// Reports of one worker, in arrival order.
@@ -233,12 +253,19 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                 let (done_tx, done_rx) = oneshot::channel();
                 let rows = drvs.len();
                 async {
+                    // A send to a writer that is gone drops done_tx: done_rx says so below.
                     let _ = s.graph.send(Batch { evaluation, drvs, done: done_tx });
                     match done_rx.await {
                         Ok(Err(e)) => {
-                            let _ = set_status(&s.db, evaluation, Status::Failed.as_str(), Some(&format!("recording derivations: {e}"))).await;
+                            set_status(&s.db, evaluation, Status::Failed, Some(&format!("recording derivations: {e}")))
+                                .await
+                                .logged("setting the evaluation's status");
                         }
-                        Err(_) => eprintln!("lab server: the graph writer is gone"),
+                        // The graph writer is gone (it ended on an error it said): the
+                        // evaluation cannot complete, so it fails rather than hang.
+                        Err(_) => set_status(&s.db, evaluation, Status::Failed, Some("recording derivations: the graph writer is gone"))
+                            .await
+                            .logged("setting the evaluation's status"),
                         Ok(Ok(_)) => {}
                     }
                 }
@@ -251,14 +278,14 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
         ToServer::EvalDone { metric, roots, .. } => {
             async {
                 end_phase(s, j).await;
-                let _ = s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await;
+                s.db.execute("UPDATE job SET state = 'done' WHERE id = $1", &[&j]).await.logged("marking the job done");
                 // The closure before Building: what is built is what it holds,
                 // so the walk is part of the evaluation's time, as in Gradient.
                 if let Err(e) = record_closure(s, evaluation, &roots).await {
-                    let _ = set_status(&s.db, evaluation, Status::Failed.as_str(), Some(&format!("recording the evaluation's closure: {e}"))).await;
+                    set_status(&s.db, evaluation, Status::Failed, Some(&format!("recording the evaluation's closure: {e}"))).await.logged("setting the evaluation's status");
                     return;
                 }
-                let _ = set_status(&s.db, evaluation, Status::Building.as_str(), None).await;
+                set_status(&s.db, evaluation, Status::Building, None).await.logged("setting the evaluation's status");
                 let n = |k: &str| metric.get(k).and_then(|v| v.as_i64());
                 let count = |k: &str| metric.get("counts").and_then(|c| c.get(k)).and_then(|v| v.as_i64());
                 // Every derivation the worker walked, known to the server or not.
@@ -268,9 +295,9 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                     .query_one("SELECT count(*) FROM derivation WHERE first_evaluation = $1", &[&evaluation])
                     .await
                     .map(|r| r.get::<_, i64>(0))
-                    .unwrap_or(0);
-                let _ = s
-                    .db
+                    .map_err(|e| eprintln!("lab server: counting the evaluation's new derivations (left NULL): {e}"))
+                    .ok();
+                s.db
                     .execute(
                         "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations, drvs_written, \
                          total_thunks, fn_calls, primop_calls, lookups, alloc_bytes) \
@@ -294,21 +321,21 @@ async fn handle_report(s: &Shared, job: &str, report: ToServer) {
                         ],
                     )
                     .await
-                    .map_err(|e| eprintln!("lab server: evaluation_metric: {e}"));
+                    .logged("recording the evaluation's metric");
                 // The lab builds nothing: an evaluated project is complete.
-                let _ = set_status(&s.db, evaluation, Status::Completed.as_str(), None).await;
+                set_status(&s.db, evaluation, Status::Completed, None).await.logged("setting the evaluation's status");
             }
             .instrument(debug_span!(target: JOBS, "eval_stream_completed", job_id = job))
             .await
         }
         ToServer::EvalFailed { attr, message, .. } => {
             end_phase(s, j).await;
-            let _ = s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j]).await;
+            s.db.execute("UPDATE job SET state = 'failed' WHERE id = $1", &[&j]).await.logged("marking the job failed");
             let msg = match attr {
                 Some(a) => format!("{a}: {message}"),
                 None => message,
             };
-            let _ = set_status(&s.db, evaluation, Status::Failed.as_str(), Some(&msg)).await;
+            set_status(&s.db, evaluation, Status::Failed, Some(&msg)).await.logged("setting the evaluation's status");
         }
         _ => {}
     }
