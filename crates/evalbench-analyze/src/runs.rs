@@ -145,11 +145,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
 
 /// The bundle's passes by base name (`cold-clean` with `cold-clean.2` ...).
 pub fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
-    let mut m: BTreeMap<String, Vec<&PassDir>> = BTreeMap::new();
-    for p in &b.passes {
-        m.entry(layout::base_name(&p.name).to_string()).or_default().push(p);
-    }
-    m
+    layout::pass_groups(&b.passes, |p| &p.name).into_iter().collect()
 }
 
 /// Narrows a side's runs to the one `name` names where it names a run

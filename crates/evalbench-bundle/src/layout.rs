@@ -120,18 +120,33 @@ pub fn base_name(pass: &str) -> &str {
     }
 }
 
+/// A run's number in its pass: `cold-clean.3` is 3, `cold-clean` (the
+/// pass's directory) is run 1.
+pub fn run_number(pass: &str) -> usize {
+    let base = base_name(pass);
+    pass.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse().ok()).unwrap_or(1)
+}
+
+/// Runs grouped into their passes, the one grouping every command uses
+/// (summary, page, whatif, compare, history): `cold-clean`, `cold-clean.2`,
+/// ... are one pass. Passes in the order their first run comes, runs in
+/// theirs; `name` gives an item's run name.
+pub fn pass_groups<T>(items: impl IntoIterator<Item = T>, name: impl Fn(&T) -> &str) -> Vec<(String, Vec<T>)> {
+    let mut groups: Vec<(String, Vec<T>)> = Vec::new();
+    for item in items {
+        let base = base_name(name(&item));
+        match groups.iter_mut().find(|(b, _)| b == base) {
+            Some((_, v)) => v.push(item),
+            None => groups.push((base.to_string(), vec![item])),
+        }
+    }
+    groups
+}
+
 /// The passes of `runs` (pass directory names) in the order first met,
 /// each with its number of runs: `cold-clean`, `cold-clean.2`, ... is one.
 pub fn runs_per_pass<'a>(runs: impl IntoIterator<Item = &'a str>) -> Vec<(&'a str, usize)> {
-    let mut bases: Vec<(&'a str, usize)> = Vec::new();
-    for r in runs {
-        let b = base_name(r);
-        match bases.iter_mut().find(|(x, _)| *x == b) {
-            Some((_, n)) => *n += 1,
-            None => bases.push((b, 1)),
-        }
-    }
-    bases
+    pass_groups(runs, |r| r).into_iter().map(|(_, v)| (base_name(v[0]), v.len())).collect()
 }
 
 /// Sort key: the known passes in run order, then the rest by name.
@@ -140,10 +155,35 @@ pub fn order_key(pass: &str) -> (usize, String, usize, String) {
     let i = PASSES.iter().position(|p| *p == base).unwrap_or(PASSES.len());
     // Repeats in the order they ran: cold-clean.2 before cold-clean.10
     // (the drift check splits a pass's runs into earlier and later halves).
-    let repeat = pass.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse().ok()).unwrap_or(1);
-    (i, base.to_string(), repeat, pass.to_string())
+    (i, base.to_string(), run_number(pass), pass.to_string())
 }
 
 /// The process name of the server's span stream: the clock every other
 /// stream is aligned on, and where the evaluation's status changes.
 pub const SERVER: &str = "server";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs of a pass are one group wherever they come, passes in the order
+    /// their first run comes; `cold-clean` is run 1, and a name whose tail
+    /// is not a number is a pass of its own.
+    #[test]
+    fn runs_group_into_their_passes() {
+        let runs = ["cold-clean", "cold-clean.2", "warm-clean", "cold-clean.10", "warm-clean.2", "my.pass", "cold-clean.x"];
+        let g = pass_groups(runs, |r| r);
+        let shape: Vec<(&str, Vec<&str>)> = g.iter().map(|(b, v)| (b.as_str(), v.clone())).collect();
+        assert_eq!(
+            shape,
+            [
+                ("cold-clean", vec!["cold-clean", "cold-clean.2", "cold-clean.10"]),
+                ("warm-clean", vec!["warm-clean", "warm-clean.2"]),
+                ("my.pass", vec!["my.pass"]),
+                ("cold-clean.x", vec!["cold-clean.x"]),
+            ]
+        );
+        assert_eq!(runs.map(run_number), [1, 2, 1, 10, 2, 1, 1]);
+        assert_eq!(runs_per_pass(runs), [("cold-clean", 3), ("warm-clean", 2), ("my.pass", 1), ("cold-clean.x", 1)]);
+    }
+}

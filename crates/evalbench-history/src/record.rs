@@ -61,7 +61,7 @@ impl BundleRecord {
             let Some(run) = &scanned.run else { continue };
             let main = scanned.align.main();
             let base = layout::base_name(&p.name).to_string();
-            let repeat = p.name.strip_prefix(&format!("{base}.")).and_then(|k| k.parse().ok()).unwrap_or(1);
+            let repeat = layout::run_number(&p.name) as i64;
             if let Some(t) = run.requested_us {
                 run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
             }

@@ -108,11 +108,8 @@ pub struct SpanSpread {
 impl RepeatGroup {
     /// Groups summarized passes by base name; only groups of two or more.
     pub fn group(passes: &[PassSummary]) -> Vec<RepeatGroup> {
-        let mut names: Vec<String> = passes.iter().map(|p| layout::base_name(&p.pass).to_string()).collect();
-        names.dedup();
         let mut out = Vec::new();
-        for base in names {
-            let runs: Vec<&PassSummary> = passes.iter().filter(|p| layout::base_name(&p.pass) == base).collect();
+        for (base, runs) in layout::pass_groups(passes, |p| &p.pass) {
             if runs.len() < 2 {
                 continue;
             }
@@ -196,14 +193,11 @@ fn is_zero(n: &usize) -> bool {
 
 /// The answer for every clean pass, all its runs, from their summaries.
 pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::PassAnswer> {
-    let mut bases: Vec<&str> = passes.iter().map(|p| layout::base_name(&p.pass)).collect();
-    bases.dedup();
-    bases
+    layout::pass_groups(passes, |p| &p.pass)
         .into_iter()
-        .map(|base| {
-            let runs: Vec<evalbench_analyze::over_runs::RunPath> = passes
-                .iter()
-                .filter(|p| layout::base_name(&p.pass) == base)
+        .map(|(base, runs)| {
+            let runs: Vec<evalbench_analyze::over_runs::RunPath> = runs
+                .into_iter()
                 .map(|p| evalbench_analyze::over_runs::RunPath {
                     name: &p.pass,
                     evaluated_s: p.wall_s,
@@ -211,7 +205,7 @@ pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::Pass
                     path: p.critical_path.as_ref().ok().map(|c| (c.steps.as_slice(), c.processes.as_slice(), c.buys.as_slice())),
                 })
                 .collect();
-            evalbench_analyze::over_runs::answer(base, &runs)
+            evalbench_analyze::over_runs::answer(&base, &runs)
         })
         .collect()
 }

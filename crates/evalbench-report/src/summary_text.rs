@@ -26,13 +26,11 @@ const ANSWER_WARNINGS: usize = 20;
 pub fn answer(s: &Summary) -> String {
     let mut t = String::new();
     crate::summary_answer::head(&mut t, s);
-    let mut bases: Vec<&str> = s.passes.iter().map(|p| layout::base_name(&p.pass)).collect();
-    bases.dedup();
-    for base in bases {
+    for (base, runs) in layout::pass_groups(&s.passes, |p| &p.pass) {
         let answer = s.answers.iter().find(|a| a.pass == base);
         match s.repeats.iter().find(|g| g.pass == base) {
             Some(g) => group_section(&mut t, g, answer),
-            None => s.passes.iter().filter(|p| layout::base_name(&p.pass) == base).for_each(|p| run_section(&mut t, p)),
+            None => runs.into_iter().for_each(|p| run_section(&mut t, p)),
         }
     }
     counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());

@@ -123,14 +123,10 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
     // A pass's runs are one measurement: its run nearest the median stands
     // for it side by side and is shown in full; the others are rows.
-    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (i, p) in passes.iter().enumerate() {
-        let base = layout::base_name(&p.name);
-        match groups.iter_mut().find(|(b, _)| *b == base) {
-            Some((_, v)) => v.push(i),
-            None => groups.push((base, vec![i])),
-        }
-    }
+    let groups: Vec<(String, Vec<usize>)> = layout::pass_groups(passes.iter().enumerate(), |(_, p)| &p.name)
+        .into_iter()
+        .map(|(base, runs)| (base, runs.into_iter().map(|(i, _)| i).collect()))
+        .collect();
     let shown: Vec<usize> = groups.iter().map(|(_, idx)| idx[sections::median_run(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())]).collect();
     let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
     // The answer first; what was measured and where after it.
@@ -139,7 +135,7 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
         .filter(|(base, _)| layout::is_clean(base))
         .map(|(base, idx)| sections::answer_of(base, &idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
         .collect();
-    let distorted: Vec<&str> = groups.iter().map(|(b, _)| *b).filter(|b| !layout::is_clean(b)).collect();
+    let distorted: Vec<&str> = groups.iter().map(|(b, _)| b.as_str()).filter(|b| !layout::is_clean(b)).collect();
     let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
     sections::answers(&mut page, &answers, &distorted, &warnings);
     let medians: Vec<(usize, f64)> =
