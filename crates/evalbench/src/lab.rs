@@ -23,6 +23,36 @@ pub struct LabDir {
     pub dir: PathBuf,
 }
 
+/// How the lab is brought up: one set of flags, declared once, flattened
+/// into `lab up` and `run` (which brings up its own lab).
+#[derive(clap::Args, Debug, Clone)]
+pub struct LabOptions {
+    /// The lab's network: on = server and worker in network namespaces joined by a veth pair
+    /// (needs root), off = both on loopback, auto = on when root.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub net: evalbench_lab::control::NetMode,
+    /// Shift every worker and eval span timestamp by this much (to see alignment work).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub worker_clock_skew_ms: i64,
+    /// Long-lived nix evaluators per eval subprocess; attributes are sharded over them and
+    /// evaluated at once (Gradient's eval workers).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub eval_workers: u32,
+    /// Recycle an evaluator whose resident memory is past this after an attribute (e.g. 512M):
+    /// it is ended and a new one continues with the next attribute, as Gradient and
+    /// nix-eval-jobs do. Default: never.
+    #[arg(long, value_parser = crate::size::parse_size)]
+    pub eval_max_rss: Option<u64>,
+    /// The nix the lab runs (a path; default: nix on PATH), e.g. another version's; a run's
+    /// provenance records its version.
+    #[arg(long, value_name = "PATH", env = evalbench_lab::eval::ENV_NIX)]
+    pub nix: Option<PathBuf>,
+    #[command(flatten)]
+    pub pg: PgSettings,
+    #[command(flatten)]
+    pub lab_settings: LabSettingArgs,
+}
+
 /// PostgreSQL settings for the lab's server, the same flag on `lab up` and `run`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PgSettings {
@@ -118,32 +148,11 @@ pub enum Cmd {
         /// Where server, worker and eval processes write their spans.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
-        /// on = server and worker in network namespaces joined by a veth pair (needs
-        /// root), off = both on loopback, auto = on when root.
-        #[arg(long, value_enum, default_value = "auto")]
-        net: evalbench_lab::control::NetMode,
-        /// Shift every worker and eval span timestamp by this much (tests alignment).
-        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
-        worker_clock_skew_ms: i64,
         /// Workers (each its own process, taking jobs over /proto).
         #[arg(long, default_value_t = 1)]
         workers: u32,
-        /// Long-lived nix evaluators per eval subprocess; attributes are sharded over them
-        /// and evaluated at once (Gradient's eval workers).
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-        eval_workers: u32,
-        /// Recycle an evaluator whose resident memory is past this after an attribute (e.g. 512M):
-        /// it is ended and a new one continues with the next attribute, as Gradient and
-        /// nix-eval-jobs do. Default: never.
-        #[arg(long, value_parser = crate::size::parse_size)]
-        eval_max_rss: Option<u64>,
-        /// The nix the worker runs (a path; default: nix on PATH), e.g. another version's.
-        #[arg(long, value_name = "PATH", env = evalbench_lab::eval::ENV_NIX)]
-        nix: Option<PathBuf>,
         #[command(flatten)]
-        pg: PgSettings,
-        #[command(flatten)]
-        lab: LabSettingArgs,
+        lab: LabOptions,
     },
     /// Stop everything the lab started and remove its namespaces (idempotent).
     Down {
@@ -275,7 +284,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
     };
     match args.command {
-        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, net, worker_clock_skew_ms, workers, eval_workers, eval_max_rss, nix, pg, lab } => {
+        Cmd::Up { dir: LabDir { dir }, flake, trace_dir, workers, lab } => {
             let flake = match flake {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
@@ -284,14 +293,14 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
                 dir,
                 flake,
                 trace_dir,
-                net,
-                worker_clock_skew_ms,
+                net: lab.net,
+                worker_clock_skew_ms: lab.worker_clock_skew_ms,
                 workers,
-                eval_workers,
-                eval_max_rss,
-                pg_settings: pg.list(),
-                nix,
-                lab_settings: lab.settings(),
+                eval_workers: lab.eval_workers,
+                eval_max_rss: lab.eval_max_rss,
+                pg_settings: lab.pg.list(),
+                nix: lab.nix,
+                lab_settings: lab.lab_settings.settings(),
             })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))

@@ -11,7 +11,6 @@ use std::time::Duration;
 use evalbench_bundle::{layout, pack_dir, write_atomic};
 use evalbench_harness::target::{gradient::Gradient, lab::Lab};
 use evalbench_harness::{RunOpts, Side, Target, INTERRUPTED};
-use evalbench_lab::control::NetMode;
 use evalbench_lab::setting::LabSettings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,28 +87,9 @@ pub struct Args {
     /// Keep the lab directory the run made for itself.
     #[arg(long)]
     pub keep_lab: bool,
-    /// The lab's network: on = server and worker in network namespaces joined by a veth
-    /// pair (needs root), off = both on loopback, auto = on when root.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub net: NetMode,
-    /// Shift the lab worker's clock by this much (to see alignment work).
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
-    pub worker_clock_skew_ms: i64,
-    /// Long-lived nix evaluators in the lab's eval subprocess; attributes are sharded over them.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub eval_workers: u32,
-    /// Recycle a lab evaluator whose resident memory is past this after an attribute (e.g. 512M);
-    /// a new one continues with the next attribute. Default: never.
-    #[arg(long, value_parser = crate::size::parse_size)]
-    pub eval_max_rss: Option<u64>,
-    /// The nix the lab runs (a path; default: nix on PATH), e.g. another version's; the bundle's
-    /// provenance records its version.
-    #[arg(long, value_name = "PATH", env = evalbench_lab::eval::ENV_NIX)]
-    pub nix: Option<PathBuf>,
+    /// The lab's options, as `lab up` takes them.
     #[command(flatten)]
-    pub pg: crate::lab::PgSettings,
-    #[command(flatten)]
-    pub lab_settings: crate::lab::LabSettingArgs,
+    pub lab: crate::lab::LabOptions,
     /// The baseline's lab runs with this setting (repeatable), on top of --lab-setting. Without
     /// --baseline or --baseline-rev the baseline is --flake itself: `--baseline-lab-setting
     /// graph_walk=join` measures the lab's two forms of graph walk interleaved, on one flake.
@@ -160,7 +140,7 @@ fn base_provenance(a: &Args) -> evalbench_bundle::Provenance {
             repeat_instrumented: Some(a.repeat_instrumented as usize),
             warmup_clean: Some(a.warmup as usize),
             captures_off: Some(off),
-            eval_workers: (a.target == TargetKind::Lab).then_some(a.eval_workers),
+            eval_workers: (a.target == TargetKind::Lab).then_some(a.lab.eval_workers),
         },
         started: Some(jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())),
         ..Provenance::default()
@@ -181,13 +161,13 @@ fn lab(a: &Args, flake: Option<&Path>, name: &str, lab_dir: PathBuf, settings: L
         Some(f) => f.to_path_buf(),
         None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
     };
-    let mut lab = Lab::new(lab_dir, path, a.net, a.worker_clock_skew_ms);
+    let mut lab = Lab::new(lab_dir, path, a.lab.net, a.lab.worker_clock_skew_ms);
     // The flake as given names the benchmark; the embedded one by a name of its own, not its temporary path.
     lab.flake_label = Some(name.to_string());
-    lab.eval_workers = a.eval_workers;
-    lab.eval_max_rss = a.eval_max_rss;
-    lab.nix = a.nix.clone();
-    lab.pg_settings = a.pg.list();
+    lab.eval_workers = a.lab.eval_workers;
+    lab.eval_max_rss = a.lab.eval_max_rss;
+    lab.nix = a.lab.nix.clone();
+    lab.pg_settings = a.lab.pg.list();
     lab.lab_settings = settings;
     Ok(Box::new(lab))
 }
@@ -236,7 +216,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         (None, None) if !a.baseline_lab_setting.is_empty() => Some((a.flake.clone(), flake_label(a.flake.as_deref()))),
         (None, None) => None,
     };
-    let b_settings = a.lab_settings.settings();
+    let b_settings = a.lab.lab_settings.settings();
     let mut a_settings = b_settings;
     for s in &a.baseline_lab_setting {
         a_settings.set(s).map_err(anyhow::Error::msg)?;
@@ -275,7 +255,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             TargetKind::Gradient => {
                 let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
-                if !a.pg.settings.is_empty() {
+                if !a.lab.pg.settings.is_empty() {
                     anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
                 }
                 Box::new(Gradient::load(cfg)?)
