@@ -52,15 +52,8 @@ pub enum Cmd {
     Show {
         #[command(flatten)]
         db: Db,
-        /// Only this pass (cold-clean, warm-clean, ...).
-        #[arg(long)]
-        pass: Option<String>,
-        /// Only this benchmark's series (the flake as given; see the series listed by show).
-        #[arg(long)]
-        benchmark: Option<String>,
-        /// Only this machine's series.
-        #[arg(long)]
-        machine: Option<String>,
+        #[command(flatten)]
+        filter: Filter,
         /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout; --format json.
         #[arg(long, conflicts_with = "format")]
         json: bool,
@@ -72,15 +65,8 @@ pub enum Cmd {
     Report {
         #[command(flatten)]
         db: Db,
-        /// Only this pass.
-        #[arg(long)]
-        pass: Option<String>,
-        /// Only this benchmark's series (the flake as given; see the series listed by show).
-        #[arg(long)]
-        benchmark: Option<String>,
-        /// Only this machine's series.
-        #[arg(long)]
-        machine: Option<String>,
+        #[command(flatten)]
+        filter: Filter,
         /// Where to write index.html.
         #[arg(short, long, default_value = "history-report")]
         out: PathBuf,
@@ -88,6 +74,26 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Which series `show` and `report` read: one set of flags for both.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Filter {
+    /// Only this pass (cold-clean, warm-clean, ...).
+    #[arg(long)]
+    pass: Option<String>,
+    /// Only this benchmark's series (the flake as given; see the series listed by show).
+    #[arg(long)]
+    benchmark: Option<String>,
+    /// Only this machine's series.
+    #[arg(long)]
+    machine: Option<String>,
+}
+
+impl Filter {
+    fn select(self) -> Select {
+        Select { pass: self.pass, benchmark: self.benchmark, machine: self.machine }
+    }
 }
 
 /// What `add` is told beside the bundle (`history add`'s flags; `bisect --history` gives each probe's).
@@ -132,8 +138,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             add(&b, &bundle, Added { commit: &commit, commit_time: commit_time.as_deref(), branch, machine, benchmark, db: &db.db })?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Show { db, pass, benchmark, machine, json, format } => {
-            let h = read(&db.db, Select { pass, benchmark, machine }, false)?;
+        Cmd::Show { db, filter, json, format } => {
+            let h = read(&db.db, filter.select(), false)?;
             let format = if json { crate::Format::Json } else { format };
             if format == crate::Format::Markdown {
                 crate::emit(&evalbench_report::output::history::markdown(&h))?;
@@ -168,9 +174,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Report { db, pass, benchmark, machine, out, json } => {
+        Cmd::Report { db, filter, out, json } => {
             crate::refuse_foreign([out.join("index.html").as_path()])?;
-            let h = read(&db.db, Select { pass, benchmark, machine }, true)?;
+            let h = read(&db.db, filter.select(), true)?;
             let w = evalbench_report::history::render(&h, &db.db, &out)?;
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
