@@ -34,26 +34,26 @@ pub fn run(args: Args) -> Result<(), SampleError> {
         Some("server") => {
             let _g = crate::init_tracing();
             let id = args.job.clone().unwrap_or_else(|| "eval".into());
-            Ok(crate::server::serve(args.jobs, args.drvs, args.workers, &id).map_err(|e| format!("sample server: {e}"))?)
+            crate::server::serve(args.jobs, args.drvs, args.workers, &id).map_err(|source| SampleError::Role { role: "server", source })
         }
         Some("worker") => {
             let _g = crate::init_tracing();
-            let addr = args.connect.as_deref().ok_or("sample worker: --connect is required")?;
-            let cache = args.cache.as_deref().ok_or("sample worker: --cache is required")?;
-            Ok(crate::worker::work(addr, cache).map_err(|e| format!("sample worker: {e}"))?)
+            let addr = args.connect.as_deref().ok_or(SampleError::Missing { role: "worker", flag: "connect" })?;
+            let cache = args.cache.as_deref().ok_or(SampleError::Missing { role: "worker", flag: "cache" })?;
+            crate::worker::work(addr, cache).map_err(|source| SampleError::Role { role: "worker", source })
         }
         Some("eval") => {
             let _g = crate::init_tracing();
-            let cache = args.cache.as_deref().ok_or("sample eval: --cache is required")?;
-            Ok(crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache).map_err(|e| format!("sample eval: {e}"))?)
+            let cache = args.cache.as_deref().ok_or(SampleError::Missing { role: "eval", flag: "cache" })?;
+            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache).map_err(|source| SampleError::Role { role: "eval", source })
         }
-        Some(other) => Err(SampleError::Message(format!("unknown sample role {other:?}"))),
+        Some(other) => Err(SampleError::UnknownRole(other.to_string())),
         None => drive(&args),
     }
 }
 
 fn drive(args: &Args) -> Result<(), SampleError> {
-    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out).map_err(SampleError::io(&args.out))?;
     let cache = args.out.join(".sample-eval-cache");
     for (k, pass) in args.passes.iter().enumerate() {
         if layout::is_cold(pass) {
@@ -76,9 +76,9 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     let dir = args.out.join(pass);
     let trace = dir.join(layout::TRACE_DIR);
     if trace.exists() {
-        std::fs::remove_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+        std::fs::remove_dir_all(&trace).map_err(SampleError::io(&trace))?;
     }
-    std::fs::create_dir_all(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    std::fs::create_dir_all(&trace).map_err(SampleError::io(&trace))?;
     let exe = std::env::current_exe().map_err(|source| SampleError::Io { path: "/proc/self/exe".into(), source })?;
     let eval_id = format!("{:08x}-{pass}", (now_us() as u64 ^ (k as u64) << 40) & 0xffff_ffff);
     let mut server = Command::new(&exe)
@@ -92,7 +92,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("starting the sample server: {e}"))?;
+        .map_err(|source| SampleError::Start { what: "the sample server", source })?;
     let mut stdin = server.stdin.take().expect("piped");
     let stdout = BufReader::new(server.stdout.take().expect("piped"));
     let mut procs = Procs(vec![server]);
@@ -105,12 +105,12 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         }
     });
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-    let next = |what: &str| -> Result<(i64, String), SampleError> {
+    let next = |what: &'static str| -> Result<(i64, String), SampleError> {
         let left = deadline.saturating_duration_since(Instant::now());
-        Ok(rx.recv_timeout(left).map_err(|_| format!("{pass}: the sample server stopped or timed out waiting for {what}"))?)
+        rx.recv_timeout(left).map_err(|_| SampleError::Silent { pass: pass.to_string(), what })
     };
     let (_, port_line) = next("its port")?;
-    let port = port_line.strip_prefix("PORT ").ok_or_else(|| format!("{pass}: unexpected server line {port_line:?}"))?.to_string();
+    let port = port_line.strip_prefix("PORT ").ok_or_else(|| SampleError::Unexpected { pass: pass.to_string(), line: port_line.clone() })?.to_string();
     for w in 0..args.workers {
         let skew_ms = if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
         let child = Command::new(&exe)
@@ -123,15 +123,15 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
             .env(evalbench_trace::ENV_HOST, format!("worker-{w}"))
             .env(evalbench_trace::ENV_CLOCK_SKEW_US, (skew_ms * 1000).to_string())
             .spawn()
-            .map_err(|e| format!("starting a sample worker: {e}"))?;
+            .map_err(|source| SampleError::Start { what: "a sample worker", source })?;
         procs.0.push(child);
     }
     let (_, ready) = next("the workers")?;
     if ready != "READY" {
-        return Err(SampleError::Message(format!("{pass}: unexpected server line {ready:?}")));
+        return Err(SampleError::Unexpected { pass: pass.to_string(), line: ready });
     }
     let requested_us = now_us();
-    writeln!(stdin, "evaluate").map_err(|e| format!("{pass}: {e}"))?;
+    writeln!(stdin, "evaluate").map_err(|source| SampleError::Request { pass: pass.to_string(), source })?;
     let mut statuses = Vec::new();
     let mut metric = None;
     loop {
@@ -182,7 +182,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     };
     info.write(&dir.join(layout::RUN_JSON))?;
     if status.as_deref() != Some("Completed") {
-        return Err(SampleError::Message(format!("{pass}: the evaluation ended {}", status.as_deref().unwrap_or("without a status"))));
+        return Err(SampleError::Ended { pass: pass.to_string(), status });
     }
     Ok(info)
 }
