@@ -124,7 +124,7 @@ pub fn run_once_env(
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
     }
     if let Some(p) = stderr_to {
-        cmd.stderr(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?);
+        cmd.stderr(std::fs::File::create(p).map_err(HarnessError::io(p))?);
     }
     cmd.stdin(Stdio::null());
     cmd.envs(env.iter().copied());
@@ -140,8 +140,9 @@ pub fn run_once_env(
     }
     .map(|b| b.join(format!("evalbench-bench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
     if let Some(dir) = &cg {
-        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes()).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir(dir).map_err(HarnessError::io(dir))?;
+        let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes())
+            .map_err(|e| HarnessError::io(dir)(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
         // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
@@ -159,7 +160,7 @@ pub fn run_once_env(
         }
     }
     let started = Instant::now();
-    let child = cmd.spawn().map_err(|e| format!("{}: {e}", argv.join(" ")))?;
+    let child = cmd.spawn().map_err(|source| HarnessError::Spawn { command: argv.join(" "), source })?;
     let pid = child.id();
     // Without a cgroup, sample the tree while it runs.
     let sampling = (memory && cg.is_none()).then(|| {
@@ -181,7 +182,7 @@ pub fn run_once_env(
     let waited = evalbench_host::wait4(pid);
     let wall = started.elapsed().as_secs_f64();
     drop(child);
-    let (status, ru) = waited.map_err(|e| HarnessError::Message(format!("wait4: {e}")))?;
+    let (status, ru) = waited.map_err(HarnessError::Wait)?;
     let peak = match (&cg, sampling) {
         (Some(dir), _) => {
             let file = if source == MemorySource::CgroupV2 { "memory.peak" } else { "memory.max_usage_in_bytes" };
@@ -192,7 +193,7 @@ pub fn run_once_env(
         (None, Some((stop, peak, h))) => {
             stop.store(true, Ordering::Relaxed);
             if h.join().is_err() {
-                return Err(HarnessError::Message("the memory sampler thread panicked: no peak for this run".into()));
+                return Err(HarnessError::Absent("the memory sampler thread panicked: no peak for this run"));
             }
             let p = *peak.lock().unwrap_or_else(|e| e.into_inner());
             Some(p)
@@ -247,7 +248,7 @@ pub fn run_many(
                 if let Some(p) = prepare {
                     let ok = Command::new("sh").args(["-c", p]).stdin(Stdio::null()).stdout(Stdio::null()).status();
                     if !ok.is_ok_and(|s| s.success()) {
-                        results.lock().unwrap_or_else(|e| e.into_inner()).push(Err(HarnessError::Message(format!("--prepare {p:?} failed"))));
+                        results.lock().unwrap_or_else(|e| e.into_inner()).push(Err(HarnessError::Prepare(p.to_string())));
                         break;
                     }
                 }

@@ -41,7 +41,7 @@ pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, pipe
         }
     }
     if !missing.is_empty() {
-        return Err(HarnessError::Message(format!("missing before the first pass: {}", missing.join("; "))));
+        return Err(HarnessError::Missing(missing));
     }
     if captures_any.perf {
         let probe = server.run({
@@ -50,7 +50,7 @@ pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, pipe
             c
         });
         if let Err(e) = probe {
-            return Err(HarnessError::Message(format!("perf cannot record here ({e}); run with --no-perf")));
+            return Err(HarnessError::PerfCannot(e.to_string()));
         }
     }
     Ok(())

@@ -45,7 +45,8 @@ pub fn run(args: Args) -> Result<(), SampleError> {
         Some("eval") => {
             let _g = crate::init_tracing();
             let cache = args.cache.as_deref().ok_or(SampleError::Missing { role: "eval", flag: "cache" })?;
-            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache).map_err(|source| SampleError::Role { role: "eval", source })
+            crate::eval::eval(args.job.as_deref().unwrap_or("job"), args.shard, args.drvs, cache)
+                .map_err(|source| SampleError::Role { role: "eval", source })
         }
         Some(other) => Err(SampleError::UnknownRole(other.to_string())),
         None => drive(&args),
@@ -110,7 +111,8 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         rx.recv_timeout(left).map_err(|_| SampleError::Silent { pass: pass.to_string(), what })
     };
     let (_, port_line) = next("its port")?;
-    let port = port_line.strip_prefix("PORT ").ok_or_else(|| SampleError::Unexpected { pass: pass.to_string(), line: port_line.clone() })?.to_string();
+    let port =
+        port_line.strip_prefix("PORT ").ok_or_else(|| SampleError::Unexpected { pass: pass.to_string(), line: port_line.clone() })?.to_string();
     for w in 0..args.workers {
         let skew_ms = if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
         let child = Command::new(&exe)

@@ -32,7 +32,7 @@ pub struct Perf {
 impl Perf {
     pub fn start(host: &HostExec, pid: u32, out: &Path, unwind: Unwind) -> Result<Perf, HarnessError> {
         if let Some(dir) = out.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(HarnessError::io(dir))?;
         }
         let scratch = host.scratch_for(out, evalbench_bundle::layout::PERF_DATA)?;
         let mut c = host.command("perf");
@@ -46,7 +46,7 @@ impl Perf {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let child = c.spawn().map_err(|e| format!("perf: {e} (apt-get install linux-perf)"))?;
+        let child = c.spawn().map_err(|source| HarnessError::Tool { tool: "perf", install: "apt-get install linux-perf", source })?;
         // perf needs a moment to attach to every thread.
         std::thread::sleep(Duration::from_millis(200));
         Ok(Perf { child, host: host.clone(), scratch, local: out.to_path_buf() })
@@ -71,7 +71,7 @@ pub fn flamegraph_of_folded(folded: &Path, svg: &Path, title: &str, unit: &str) 
     } else {
         inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut drawn)
     };
-    r.map_err(|e| format!("{}: {e}", svg.display()))?;
+    r.map_err(HarnessError::io(svg))?;
     Ok(evalbench_bundle::write_atomic(svg, &drawn)?)
 }
 
@@ -91,6 +91,6 @@ pub fn flamegraph(data: &Path, svg: &Path, title: &str) -> Result<(), HarnessErr
         let text = String::from_utf8_lossy(&folded);
         inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut drawn)
     };
-    r.map_err(|e| format!("{}: {e}", svg.display()))?;
+    r.map_err(HarnessError::io(svg))?;
     Ok(evalbench_bundle::write_atomic(svg, &drawn)?)
 }

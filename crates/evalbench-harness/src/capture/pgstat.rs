@@ -32,7 +32,7 @@ pub struct Db {
 }
 
 async fn connect(url: &str) -> Result<Client, HarnessError> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("connecting to {url}: {e}"))?;
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|source| HarnessError::Connect { url: url.to_string(), source })?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
@@ -47,12 +47,13 @@ impl Db {
     }
 
     fn json(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Value, HarnessError> {
-        let row = self.rt.block_on(self.client.query_one(sql, params)).map_err(|e| format!("{sql}: {}", pg_error(&e)))?;
+        let row =
+            self.rt.block_on(self.client.query_one(sql, params)).map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: pg_error(&e) })?;
         Ok(row.get::<_, Option<Value>>(0).unwrap_or(Value::Null))
     }
 
     fn exec(&self, sql: &str) -> Result<(), HarnessError> {
-        Ok(self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| format!("{sql}: {}", pg_error(&e)))?)
+        self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: pg_error(&e) })
     }
 
     /// PostgreSQL's `server_version`, for the run's provenance.
@@ -132,7 +133,8 @@ impl Db {
                 let client = match connect(&url).await {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
+                        // The error itself is this thread's result, read by the caller's join.
+                        let _ = ready_tx.send(Err(()));
                         return Err(e);
                     }
                 };
@@ -167,8 +169,15 @@ impl Db {
                 Ok(samples)
             })
         });
-        ready_rx.recv().map_err(|_| "the wait sampler died".to_string())??;
-        Ok(WaitSampler { stop, handle })
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(WaitSampler { stop, handle }),
+            // The sampler ended before it was ready: its own error, whole.
+            Ok(Err(())) | Err(_) => Err(match handle.join() {
+                Ok(Err(e)) => e,
+                Ok(Ok(_)) => HarnessError::Died("wait sampler"),
+                Err(_) => HarnessError::Absent("the wait sampler panicked"),
+            }),
+        }
     }
 }
 
@@ -180,7 +189,7 @@ pub struct WaitSampler {
 impl WaitSampler {
     pub fn stop(self) -> Result<Value, HarnessError> {
         self.stop.store(true, Ordering::Relaxed);
-        let samples = self.handle.join().map_err(|_| "the wait sampler panicked".to_string())??;
+        let samples = self.handle.join().map_err(|_| HarnessError::Absent("the wait sampler panicked"))??;
         // Gradient's shape: a flat array, a row per busy backend and sample,
         // each with the sample's time (its benchmark's `wait_sample` rows).
         let rows = samples

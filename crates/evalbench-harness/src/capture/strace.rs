@@ -20,7 +20,7 @@ pub struct Strace {
 
 impl Strace {
     pub fn start(host: &HostExec, pids: &[u32], dir: &Path) -> Result<Strace, HarnessError> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(HarnessError::io(dir))?;
         // On a host of its own, strace writes into a scratch directory fetched afterwards.
         let scratch_dir = host.scratch_for(dir, "strace")?;
         if host.is_remote() {
@@ -36,7 +36,7 @@ impl Strace {
             c.args(["-p", &pid.to_string()]);
         }
         c.arg("-o").arg(format!("{scratch_dir}/worker")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let child = c.spawn().map_err(|e| format!("strace: {e} (apt-get install strace)"))?;
+        let child = c.spawn().map_err(|source| HarnessError::Tool { tool: "strace", install: "apt-get install strace", source })?;
         std::thread::sleep(Duration::from_millis(200));
         Ok(Strace { child, host: host.clone(), scratch: scratch_dir, local: dir.to_path_buf() })
     }

@@ -21,14 +21,14 @@ pub struct Tcpdump {
 impl Tcpdump {
     /// Starts and waits until tcpdump says it is listening.
     pub fn start(host: &HostExec, iface: &str, port: u16, out: &Path) -> Result<Tcpdump, HarnessError> {
-        let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let file = std::fs::File::create(out).map_err(HarnessError::io(out))?;
         let mut c = host.command("tcpdump");
         // --immediate-mode: without it, packets wait in a kernel block that SIGINT throws away.
         c.args(["-i", iface, "--immediate-mode", "-B", "32768", "-U", "-s", "0", "-w", "-", &format!("tcp port {port}")])
             .stdin(Stdio::null())
             .stdout(file)
             .stderr(Stdio::piped());
-        let mut child = c.spawn().map_err(|e| format!("tcpdump: {e} (apt-get install tcpdump)"))?;
+        let mut child = c.spawn().map_err(|source| HarnessError::Tool { tool: "tcpdump", install: "apt-get install tcpdump", source })?;
         // tcpdump prints "listening on ..." once the capture is armed.
         let mut err = child.stderr.take().expect("piped");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -51,10 +51,10 @@ impl Tcpdump {
         let deadline = Instant::now() + Duration::from_secs(10);
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Ok(())) => Ok(Tcpdump { child, what: format!("{iface} port {port}"), rest: rx, out: out.to_path_buf() }),
-            Ok(Err(msg)) => Err(HarnessError::Message(format!("tcpdump on {iface} port {port}: {}", msg.trim()))),
+            Ok(Err(msg)) => Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: Some(msg.trim().to_string()) }),
             Err(_) => {
                 let _ = child.kill();
-                Err(HarnessError::Message(format!("tcpdump on {iface} port {port} did not start")))
+                Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: None })
             }
         }
     }
@@ -95,10 +95,7 @@ impl Tcpdump {
             |what: &str| -> u64 { text.lines().filter(|l| l.contains(what)).filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok()).sum() };
         let (captured, received, dropped) = (count("captured"), count("received by filter"), count("dropped by"));
         if dropped > 0 || received > captured {
-            return Err(HarnessError::Message(format!(
-                "tcpdump on {}: {captured} packets captured of {received} received, {dropped} dropped by the kernel; the capture is incomplete",
-                self.what
-            )));
+            return Err(HarnessError::Incomplete { what: self.what.clone(), captured, received, dropped });
         }
         cut_to_window(&self.out, from_us, until_us)
     }
@@ -125,8 +122,7 @@ fn cut_to_window(path: &Path, from_us: i64, until_us: i64) -> Result<Cut, Harnes
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = evalbench_bundle::readable_temp(dir).map_err(io)?;
     let name = path.display().to_string();
-    let c =
-        evalbench_decode::pcap_window::cut(&name, input, tmp.as_file_mut(), from_us, until_us).map_err(|e| HarnessError::Message(e.to_string()))?;
+    let c = evalbench_decode::pcap_window::cut(&name, input, tmp.as_file_mut(), from_us, until_us)?;
     evalbench_bundle::persist(tmp, path).map_err(io)?;
     Ok(c)
 }

@@ -12,15 +12,15 @@ fn nix_json(flake: &str, attr: &str, eval_cache: bool) -> Result<Option<Vec<Stri
         .env("NIX_CONFIG", nix_config(eval_cache))
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("nix: {e} (apt-get install nix-bin)"))?;
+        .map_err(|source| HarnessError::Tool { tool: "nix", install: "apt-get install nix-bin", source })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("does not provide attribute") {
             return Ok(None);
         }
-        return Err(HarnessError::Message(format!("listing {attr}: {}", err.trim())));
+        return Err(HarnessError::Listing { attr: attr.to_string(), message: err.trim().to_string() });
     }
-    Ok(serde_json::from_slice(&out.stdout).map(Some).map_err(|e| format!("listing {attr}: {e}"))?)
+    serde_json::from_slice(&out.stdout).map(Some).map_err(|e| HarnessError::Listing { attr: attr.to_string(), message: e.to_string() })
 }
 
 /// Machines and checks of the flake, each a step.
@@ -47,7 +47,7 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, HarnessError> {
                 });
             }
         }
-        None if o.machines.is_some() => return Err(HarnessError::Message(format!("{flake} has no attribute {set}"))),
+        None if o.machines.is_some() => return Err(HarnessError::NoAttribute { flake: flake.to_string(), set: set.to_string() }),
         None => {}
     }
     let checks = o.checks.clone().unwrap_or_else(|| format!("checks.{SYSTEM}"));
@@ -64,7 +64,7 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, HarnessError> {
         }
     }
     if steps.is_empty() {
-        return Err(HarnessError::Message(format!("{flake}: no machines (nixosConfigurations, or --machines ATTR) and no checks found")));
+        return Err(HarnessError::NothingToGate { flake: flake.to_string() });
     }
     Ok(steps)
 }

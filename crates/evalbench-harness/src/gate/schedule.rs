@@ -12,11 +12,11 @@ use crate::cmdbench::{run_once_env, Run};
 
 /// Runs every step; never stops at the first failure.
 pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<StepResult>, HarnessError> {
-    std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
+    std::fs::create_dir_all(&o.out).map_err(HarnessError::io(&o.out))?;
     let state_path = o.out.join("gate-state.json");
     let state: State = std::fs::read_to_string(&state_path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     let logs = o.out.join("gate-logs");
-    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    std::fs::create_dir_all(&logs).map_err(HarnessError::io(&logs))?;
     // Biggest expected peaks first, so the budget is used while it is large.
     let mut order: Vec<usize> = (0..steps.len()).collect();
     let expected = |s: &Step| state.peaks.get(&s.name).copied().unwrap_or(DEFAULT_STEP_PEAK);

@@ -24,7 +24,7 @@ pub(super) struct Armed {
 
 fn file_size(host: &evalbench_host::HostExec, path: &str) -> Result<u64, HarnessError> {
     let out = host.run(host.sh(&format!("stat -c %s '{path}'")))?;
-    Ok(out.trim().parse().map_err(|_| format!("stat {path}: {out:?}"))?)
+    out.trim().parse().map_err(|_| HarnessError::Stat { path: path.to_string(), printed: out.clone() })
 }
 
 impl Armed {
@@ -49,11 +49,11 @@ impl Armed {
         }
         if c.perf {
             self.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join(layout::PERF_DATA), perf::Unwind::FramePointers)?);
-            let w = *target.worker_pids()?.first().ok_or("no worker to profile")?;
+            let w = *target.worker_pids()?.first().ok_or(HarnessError::Absent("no worker to profile"))?;
             self.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join(layout::WORKER_PERF_DATA), perf::Unwind::Dwarf)?);
         }
         if c.strace {
-            let w = *target.worker_pids()?.first().ok_or("no worker to trace")?;
+            let w = *target.worker_pids()?.first().ok_or(HarnessError::Absent("no worker to trace"))?;
             let mut pids = vec![w];
             pids.extend(target.eval_pids()?.into_iter().filter(|p| *p != w));
             self.strace = Some(Strace::start(&cap.worker, &pids, &dir.join(layout::WORKER_STRACE_DIR))?);

@@ -85,8 +85,8 @@ pub struct Gradient {
 
 impl Gradient {
     pub fn load(path: &Path) -> Result<Gradient, HarnessError> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let config = serde_json::from_str(&text).map_err(|e| format!("{}: line {}, column {}: {e}", path.display(), e.line(), e.column()))?;
+        let text = std::fs::read_to_string(path).map_err(HarnessError::io(path))?;
+        let config = serde_json::from_str(&text).map_err(|source| HarnessError::Config { path: path.to_path_buf(), source })?;
         Ok(Gradient { config, source: path.to_path_buf() })
     }
 
@@ -94,25 +94,27 @@ impl Gradient {
         let client = evalbench_api::Client::new(self.endpoint(), Duration::from_secs(2));
         // Any answer means the server is up; where it says how many workers, wait for one.
         let ready = |h: Option<&serde_json::Value>| h.is_some_and(|v| v["message"]["workers"].as_u64().is_none_or(|w| w > 0));
-        Ok(client
-            .wait_healthy(Duration::from_secs(120), &ready, &mut || Ok(()))
-            .map_err(|e| e.unwrap_or_else(|| format!("{} did not answer within 120 s after the restart", self.config.url)))?)
+        client.wait_healthy(Duration::from_secs(120), &ready, &mut || Ok::<(), HarnessError>(())).map_err(|e| match e {
+            Some(e) => e,
+            None => HarnessError::NoAnswer { url: self.config.url.clone(), seconds: 120 },
+        })
     }
 
     fn sql(&self, url: &str, sql: &str) -> Result<(), HarnessError> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| format!("tokio runtime: {e}"))?;
-        Ok(rt.block_on(async {
-            let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("{url}: {e}"))?;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(HarnessError::Runtime)?;
+        rt.block_on(async {
+            let (client, conn) =
+                tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|source| HarnessError::Connect { url: url.to_string(), source })?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
-            client.batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))
-        })?)
+            client.batch_execute(sql).await.map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: crate::capture::pgstat::pg_error(&e) })
+        })
     }
 
     fn pid(&self, host: &HostExec, cmd: &str) -> Result<u32, HarnessError> {
         let out = host.run(host.sh(cmd))?;
-        Ok(out.split_whitespace().next().and_then(|p| p.parse().ok()).ok_or_else(|| format!("`{cmd}` printed no pid"))?)
+        out.split_whitespace().next().and_then(|p| p.parse().ok()).ok_or_else(|| HarnessError::NoPid { command: cmd.to_string() })
     }
 }
 

@@ -121,7 +121,7 @@ impl Target for Lab {
         }
     }
     fn server_pid(&self) -> Result<u32, HarnessError> {
-        self.st().server_pid.ok_or_else(|| "the lab server is not running".into())
+        self.st().server_pid.ok_or(HarnessError::Absent("the lab server is not running"))
     }
     fn worker_pids(&self) -> Result<Vec<u32>, HarnessError> {
         Ok(self.st().worker_pids.clone())

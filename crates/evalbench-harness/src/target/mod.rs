@@ -93,7 +93,7 @@ pub trait Target {
     /// an interleaved session crosses its two targets this way, so that a
     /// difference between them falls on both sides (`run_sides`).
     fn serve(&mut self, workload: &Served) -> Result<(), HarnessError> {
-        Err(format!("the {} target serves only its own workload, not {}", self.name(), workload.flake.display()).into())
+        Err(HarnessError::Workload { target: self.name().to_string(), flake: workload.flake.clone() })
     }
 }
 
