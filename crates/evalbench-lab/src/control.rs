@@ -59,25 +59,20 @@ pub fn pg_of(st: &LabState) -> Result<Pg, LabError> {
 }
 
 pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
-    std::fs::create_dir_all(&o.dir).map_err(|e| format!("{}: {e}", o.dir.display()))?;
+    std::fs::create_dir_all(&o.dir).map_err(crate::LabError::io(&o.dir))?;
     // The flake first: a lab that cannot evaluate it is not started at all
     // (no namespace, no PostgreSQL left behind by a typo).
     if !o.flake.join("flake.nix").is_file() {
-        return Err(format!("{}: no flake.nix here", o.flake.display()).into());
+        return Err(LabError::NoFlake(o.flake.clone()));
     }
-    let dir = o.dir.canonicalize().map_err(|e| format!("{}: {e}", o.dir.display()))?;
+    let dir = o.dir.canonicalize().map_err(crate::LabError::io(&o.dir))?;
     {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
     }
     // A lab.json that does not read may name processes still running: say so
     // rather than start a second lab beside them.
-    let mut st = if LabState::path(&dir).exists() {
-        LabState::load(&dir)
-            .map_err(|e| format!("{e}: a lab may still be running from it; stop its processes, or remove the file to start afresh"))?
-    } else {
-        LabState::default()
-    };
+    let mut st = if LabState::path(&dir).exists() { LabState::load(&dir).map_err(|e| LabError::Stale(Box::new(e)))? } else { LabState::default() };
     if st.server_pid.is_some_and(alive) {
         stop_services(&mut st);
     }
@@ -102,7 +97,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
         NetMode::Auto => is_root(),
     };
     if use_netns && !is_root() {
-        return Err("network namespaces need root; use --net off".into());
+        return Err(LabError::Needs("network namespaces need root; use --net off"));
     }
     let mut names = Names::for_dir(&dir);
     let mode = if use_netns { "netns" } else { "loopback" };
@@ -172,7 +167,7 @@ fn write_provision(st: &LabState) -> Result<(), LabError> {
         api_key: st.api_key.clone(),
     };
     let pfile = st.dir.join("provision.json");
-    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(|e| format!("{}: {e}", pfile.display()).into())
+    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(crate::LabError::io(&pfile))
 }
 
 /// From the next start of the server on (a cold reset), the project's
@@ -199,10 +194,10 @@ fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host
 
 /// Starts the server and the workers and waits until they are connected.
 pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|source| LabError::Spawn { command: "evalbench itself (current_exe)".into(), source })?;
     let (srv, wrk) = hosts(st);
     if let Some(t) = &st.trace_dir {
-        std::fs::create_dir_all(t).map_err(|e| format!("{}: {e}", t.display()))?;
+        std::fs::create_dir_all(t).map_err(crate::LabError::io(t))?;
     }
     let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
     let mut c = srv.command(&exe);
@@ -236,7 +231,7 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
         };
         match &st.nix_stats_dir {
             Some(d) => {
-                std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+                std::fs::create_dir_all(d).map_err(crate::LabError::io(d))?;
                 c.env(crate::eval::ENV_NIX_STATS_DIR, d);
             }
             None => {
@@ -264,16 +259,16 @@ fn client(st: &LabState, timeout: Duration) -> Client {
 fn wait_for(st: &LabState, ok: impl Fn(Option<&Value>) -> bool, what: &str) -> Result<(), LabError> {
     let mut alive_check = || {
         if !st.server_pid.is_some_and(alive) {
-            return Err(LabError::Message(format!("the lab server exited; see {}", st.logs().join("server.log").display())));
+            return Err(LabError::Exited { what: "the lab server".into(), log: st.logs().join("server.log") });
         }
         if let Some(dead) = st.worker_pids.iter().find(|p| !alive(**p)) {
-            return Err(LabError::Message(format!("a lab worker (pid {dead}) exited; see {}", st.logs().display())));
+            return Err(LabError::Exited { what: format!("a lab worker (pid {dead})"), log: st.logs() });
         }
         Ok(())
     };
     client(st, Duration::from_secs(10))
         .wait_healthy(Duration::from_secs(60), &ok, &mut alive_check)
-        .map_err(|e| e.unwrap_or_else(|| format!("timed out waiting for {what}; logs in {}", st.logs().display()).into()))
+        .map_err(|e| e.unwrap_or_else(|| LabError::Timeout { what: what.to_string(), logs: st.logs() }))
 }
 
 /// Stops the workers, then the server (SIGTERM: they flush their spans).
@@ -332,7 +327,7 @@ pub fn down(dir: &Path) -> Result<(), LabError> {
             } else {
                 format!("still running: {}; stop them (kill PID) and run `evalbench lab down` again", running.join(", "))
             };
-            return Err(LabError::Message(format!("{e}: the lab was not stopped; {what}")));
+            return Err(LabError::NotStopped { error: Box::new(e), running: what });
         }
     };
     stop_services(&mut st);
@@ -361,7 +356,7 @@ pub fn reset_cold(dir: &Path, out: &PassOutput) -> Result<LabState, LabError> {
     pg_of(&st)?.recreate_ci_db()?;
     let cache = st.eval_cache();
     if cache.exists() {
-        std::fs::remove_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+        std::fs::remove_dir_all(&cache).map_err(crate::LabError::io(&cache))?;
     }
     st.set_output(out);
     start_services(&mut st)?;

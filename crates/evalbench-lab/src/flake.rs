@@ -87,8 +87,8 @@ pub const HELLO_FLAKE: &str = include_str!("../../../examples/hello-flake/flake.
 
 /// Writes the embedded hello flake into `dir` and returns it.
 pub fn hello_flake(dir: &Path) -> Result<PathBuf, LabError> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(crate::LabError::io(dir))?;
+    std::fs::write(dir.join("flake.nix"), HELLO_FLAKE).map_err(crate::LabError::io(dir))?;
     Ok(dir.to_path_buf())
 }
 
@@ -107,17 +107,17 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, LabError> {
 }
 
 fn copy_tree(src: &Path, dst: &Path) -> Result<(), LabError> {
-    std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
-    for e in std::fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))? {
-        let e = e.map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dst).map_err(crate::LabError::io(dst))?;
+    for e in std::fs::read_dir(src).map_err(crate::LabError::io(src))? {
+        let e = e.map_err(LabError::io(src))?;
         if e.file_name() == ".git" {
             continue;
         }
         let (from, to) = (e.path(), dst.join(e.file_name()));
-        if e.file_type().map_err(|e| e.to_string())?.is_dir() {
+        if e.file_type().map_err(LabError::io(&e.path()))?.is_dir() {
             copy_tree(&from, &to)?;
         } else {
-            std::fs::copy(&from, &to).map_err(|x| format!("{}: {x}", from.display()))?;
+            std::fs::copy(&from, &to).map_err(crate::LabError::io(&from))?;
         }
     }
     Ok(())
@@ -133,15 +133,15 @@ pub fn prepare_repo(flake: &Path, lab_dir: &Path) -> Result<PathBuf, LabError> {
 /// second flake keeps it in a repository of its own).
 pub fn prepare_repo_in(flake: &Path, repo: &Path) -> Result<PathBuf, LabError> {
     if !flake.join("flake.nix").is_file() {
-        return Err(LabError::Message(format!("{}: no flake.nix here", flake.display())));
+        return Err(LabError::NoFlake(flake.to_path_buf()));
     }
     let repo = repo.to_path_buf();
     if !repo.join(".git").is_dir() {
-        std::fs::create_dir_all(&repo).map_err(|e| format!("{}: {e}", repo.display()))?;
+        std::fs::create_dir_all(&repo).map_err(crate::LabError::io(&repo))?;
         git(&repo, &["init", "--quiet", "--initial-branch=main"])?;
     }
     // Replace the tracked files with the flake's.
-    for e in std::fs::read_dir(&repo).map_err(|e| e.to_string())?.flatten() {
+    for e in std::fs::read_dir(&repo).map_err(LabError::io(&repo))?.flatten() {
         if e.file_name() != ".git" {
             let p = e.path();
             let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };

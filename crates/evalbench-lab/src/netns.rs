@@ -83,10 +83,7 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
     // CI, where one lab's runner then reached the other's server).
     let _choosing = choosing_lock()?;
     let used = subnet_of(&ip(&["-4", "-o", "addr", "show"])?, None);
-    n.subnet = (0..200u16)
-        .map(|k| ((u16::from(n.subnet) - 20 + k) % 200 + 20) as u8)
-        .find(|s| !used.contains(s))
-        .ok_or_else(|| LabError::Message("no free 10.213.N.0/30 for the lab's link: 200 labs are up".into()))?;
+    n.subnet = (0..200u16).map(|k| ((u16::from(n.subnet) - 20 + k) % 200 + 20) as u8).find(|s| !used.contains(s)).ok_or(LabError::NoSubnet)?;
     ip(&["netns", "add", &n.server_ns])?;
     ip(&["netns", "add", &n.worker_ns])?;
     for ns in [&n.server_ns, &n.worker_ns] {
@@ -116,8 +113,8 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
 fn choosing_lock() -> Result<std::fs::File, LabError> {
     let path = std::path::Path::new("/run/lock/evalbench-netns.lock");
     let _ = std::fs::create_dir_all("/run/lock");
-    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    f.lock().map_err(|e| format!("{}: cannot lock: {e}", path.display()))?;
+    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(crate::LabError::io(path))?;
+    f.lock().map_err(|source| LabError::Lock { path: path.to_path_buf(), source })?;
     Ok(f)
 }
 

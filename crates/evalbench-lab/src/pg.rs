@@ -112,13 +112,13 @@ fn shell_quoted(s: &str) -> String {
 /// The newest PostgreSQL installed under /usr/lib/postgresql.
 pub fn bin_dir() -> Result<PathBuf, LabError> {
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|_| "PostgreSQL is not installed: apt-get install postgresql postgresql-contrib".to_string())?
+        .map_err(|_| LabError::Needs("PostgreSQL is not installed: apt-get install postgresql postgresql-contrib"))?
         .filter_map(|e| e.ok())
         .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
         .filter(|(_, p)| p.join("initdb").is_file())
         .collect();
     found.sort();
-    found.pop().map(|(_, p)| p).ok_or_else(|| "no initdb under /usr/lib/postgresql: apt-get install postgresql".into())
+    found.pop().map(|(_, p)| p).ok_or(LabError::Needs("no initdb under /usr/lib/postgresql: apt-get install postgresql"))
 }
 
 /// Creates the unprivileged user when running as root; returns who runs PostgreSQL.
@@ -138,11 +138,7 @@ pub fn check_reachable(dir: &Path) -> Result<(), LabError> {
     for a in dir.ancestors().skip(1) {
         if let Ok(m) = std::fs::metadata(a) {
             if m.permissions().mode() & 0o001 == 0 {
-                return Err(LabError::Message(format!(
-                    "{}: PostgreSQL runs as {PG_USER} and cannot enter this directory (mode {:o}); use a lab directory under a world-traversable path, or chmod o+x it",
-                    a.display(),
-                    m.permissions().mode() & 0o7777
-                )));
+                return Err(LabError::Unreachable { dir: a.to_path_buf(), user: PG_USER, mode: m.permissions().mode() & 0o7777 });
             }
         }
     }
@@ -172,7 +168,7 @@ impl Pg {
             return Ok(());
         }
         for d in [self.dir.clone(), self.data(), self.sock()] {
-            std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+            std::fs::create_dir_all(&d).map_err(crate::LabError::io(&d))?;
         }
         self.chown(&self.dir)?;
         run(self.tool("initdb").arg("-D").arg(self.data()).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"]))?;
@@ -190,10 +186,10 @@ impl Pg {
             None => return Ok(()),
         };
         let hba = self.data().join("pg_hba.conf");
-        let text = std::fs::read_to_string(&hba).map_err(|e| format!("{}: {e}", hba.display()))?;
+        let text = std::fs::read_to_string(&hba).map_err(crate::LabError::io(&hba))?;
         let line = format!("host all postgres {runner}/32 trust");
         if !text.contains(&line) {
-            std::fs::write(&hba, format!("{text}\n# evalbench runner\n{line}\n")).map_err(|e| format!("{}: {e}", hba.display()))?;
+            std::fs::write(&hba, format!("{text}\n# evalbench runner\n{line}\n")).map_err(crate::LabError::io(&hba))?;
         }
         Ok(())
     }
@@ -258,11 +254,11 @@ impl Pg {
                 .arg(self.data())
                 .args(["-c", PRELOAD, "-c", &format!("{name}={value}"), "-C", name])
                 .output()
-                .map_err(|e| format!("postgres -C {name}: {e}"))?;
+                .map_err(|source| LabError::Spawn { command: format!("postgres -C {name}"), source })?;
             if !out.status.success() {
                 let said = String::from_utf8_lossy(&out.stderr);
                 let said = said.lines().map(|l| l.split_once("FATAL:").map_or(l, |(_, m)| m).trim()).collect::<Vec<_>>().join("; ");
-                return Err(format!("--pg-setting {name}={value}: PostgreSQL refuses it: {said}").into());
+                return Err(LabError::PgSetting { setting: format!("{name}={value}"), said: format!("PostgreSQL refuses it: {said}") });
             }
         }
         Ok(())
@@ -280,12 +276,14 @@ impl Pg {
             if source != "command line" {
                 let log = std::fs::read_to_string(self.dir.join("postgres.log")).unwrap_or_default();
                 let said: Vec<&str> = log.lines().rev().filter(|l| l.contains(&format!("\"{name}\""))).take(1).collect();
-                return Err(format!(
-                    "--pg-setting {name}={value}: the server did not take it (source: {}){}",
-                    if source.is_empty() { "no such setting" } else { source },
-                    said.first().map(|l| format!("; its log says: {}", l.trim())).unwrap_or_default()
-                )
-                .into());
+                return Err(LabError::PgSetting {
+                    setting: format!("{name}={value}"),
+                    said: format!(
+                        "the server did not take it (source: {}){}",
+                        if source.is_empty() { "no such setting" } else { source },
+                        said.first().map(|l| format!("; its log says: {}", l.trim())).unwrap_or_default()
+                    ),
+                });
             }
             out.push((name.to_string(), shown.to_string()));
         }

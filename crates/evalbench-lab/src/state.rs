@@ -100,8 +100,8 @@ impl LabState {
     }
     pub fn load(dir: &Path) -> Result<LabState, LabError> {
         let p = Self::path(dir);
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e} (is the lab up? `evalbench lab up`)", p.display()))?;
-        Ok(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?)
+        let text = std::fs::read_to_string(&p).map_err(|source| LabError::NotUp { path: p.clone(), source })?;
+        serde_json::from_str(&text).map_err(|e| LabError::Parse { path: p.clone(), message: e.to_string() })
     }
     pub fn save(&self) -> Result<(), LabError> {
         let p = Self::path(&self.dir);

@@ -331,7 +331,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             if r["status"] == "Completed" {
                 Ok(())
             } else {
-                Err(LabError::Message(format!("evaluation {} ended {}: {}", r["evaluation_id"], r["status"], r["error"])))
+                Err(LabError::Ended { id: r["evaluation_id"].to_string(), status: r["status"].to_string(), error: r["error"].to_string() })
             }
         }
         Cmd::Sql { dir: LabDir { dir }, query } => {
@@ -342,7 +342,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let st = LabState::load(&dir)?;
             let mut settings = st.lab_settings;
             if let Some(f) = form {
-                settings.set(&format!("graph_walk={f}"))?;
+                settings.set(&format!("graph_walk={f}")).map_err(LabError::Setting)?;
             }
             // Paths go into the statement as a literal: quotes doubled.
             let paths: Vec<String> = from.iter().map(|p| format!("'{}'", p.replace('\'', "''"))).collect();

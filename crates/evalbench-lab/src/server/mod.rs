@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+use crate::LabError;
 use tokio::sync::{mpsc, Mutex, Notify};
 use tokio_postgres::{Client, NoTls};
 
@@ -30,8 +31,8 @@ pub struct Shared {
     pub graph_walk: crate::setting::GraphWalk,
 }
 
-async fn connect(url: &str) -> Result<Client, String> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("connecting to {url}: {e}"))?;
+async fn connect(url: &str) -> Result<Client, LabError> {
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| LabError::Connect { url: url.to_string(), message: e.to_string() })?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             eprintln!("lab server: database connection: {e}");
@@ -46,13 +47,14 @@ pub fn serve(
     database: &str,
     provision_file: &std::path::Path,
     graph_walk: crate::setting::GraphWalk,
-) -> Result<(), String> {
-    let text = std::fs::read_to_string(provision_file).map_err(|e| format!("{}: {e}", provision_file.display()))?;
-    let provision: db::Provision = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", provision_file.display()))?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+) -> Result<(), LabError> {
+    let text = std::fs::read_to_string(provision_file).map_err(LabError::io(provision_file))?;
+    let provision: db::Provision =
+        serde_json::from_str(&text).map_err(|e| LabError::Parse { path: provision_file.to_path_buf(), message: e.to_string() })?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(LabError::Runtime)?;
     rt.block_on(async move {
         let db = connect(database).await?;
-        db::migrate_and_provision(&db, &provision).await.map_err(|e| format!("provisioning: {e}"))?;
+        db::migrate_and_provision(&db, &provision).await.map_err(LabError::Provision)?;
         let graph_db = connect(database).await?;
         let (graph_tx, graph_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
@@ -69,12 +71,13 @@ pub fn serve(
         let app = api::router(shared.clone());
         use axum::serve::ListenerExt;
         // Small /proto frames back to back must not wait for delayed ACKs (Nagle).
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listening on {listen}: {e}"))?.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        let listener =
+            tokio::net::TcpListener::bind(listen).await.map_err(|source| LabError::Listen { addr: listen.to_string(), source })?.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
         eprintln!("lab server: listening on {listen}");
         if let Some(p) = proto_listen {
-            let second = tokio::net::TcpListener::bind(p).await.map_err(|e| format!("listening on {p}: {e}"))?.tap_io(|tcp| {
+            let second = tokio::net::TcpListener::bind(p).await.map_err(|source| LabError::Listen { addr: p.to_string(), source })?.tap_io(|tcp| {
                 let _ = tcp.set_nodelay(true);
             });
             let app = api::router(shared.clone());
@@ -82,7 +85,7 @@ pub fn serve(
                 let _ = axum::serve(second, app).await;
             });
         }
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(LabError::Serve)?;
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 tokio::select! {
@@ -91,7 +94,7 @@ pub fn serve(
                 }
             })
             .await
-            .map_err(|e| e.to_string())
+            .map_err(LabError::Serve)
     })?;
     // The runtime is gone: every span is closed; the caller's guard flushes them.
     rt.shutdown_timeout(std::time::Duration::from_secs(2));

@@ -31,16 +31,18 @@ struct Ctx {
     sources: PathBuf,
 }
 
-pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), crate::LabError> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(crate::LabError::Runtime)?;
     let r = rt.block_on(run(server.to_string(), name.to_string(), sources.to_path_buf()));
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     r
 }
 
-async fn run(server: String, name: String, sources: PathBuf) -> Result<(), String> {
+async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate::LabError> {
     let url = format!("ws://{server}/proto");
-    let (ws, _) = tokio_tungstenite::connect_async_with_config(&url, None, true).await.map_err(|e| format!("connecting to {url}: {e}"))?;
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(&url, None, true)
+        .await
+        .map_err(|e| crate::LabError::Connect { url: url.clone(), message: e.to_string() })?;
     let (mut sink, mut stream) = ws.split();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<ToServer>();
     tokio::spawn(async move {
@@ -75,7 +77,7 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), Strin
             }
         }
     });
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(crate::LabError::Serve)?;
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
