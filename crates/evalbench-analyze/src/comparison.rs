@@ -480,19 +480,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     }
     let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
-    Ok(Comparison {
-        differs,
-        provenance_a,
-        provenance_b,
-        passes: out,
-        only_a,
-        only_b,
-        undecided,
-        one_bundle,
-        warnings,
-        min_change_pct: o.min_change,
-        min_abs_us: o.min_abs_us,
-    })
+    let (min_change_pct, min_abs_us) = (o.min_change, o.min_abs_us);
+    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided, one_bundle, warnings, min_change_pct, min_abs_us })
 }
 
 /// A clean pass's evaluated seconds without a verdict, and the runs a side
@@ -504,12 +493,6 @@ fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
         Kind::InsideNoise if family.power.is_some() => "too few runs for any verdict after the correction".to_string(),
         _ => return None,
     };
-    Some(Undecided {
-        pass: c.pass_a.clone(),
-        what: "evaluated".into(),
-        runs_a: c.runs_a,
-        runs_b: c.runs_b,
-        runs_needed: runs_needed(m, crate::verdict::ALPHA),
-        why,
-    })
+    let runs_needed = runs_needed(m, crate::verdict::ALPHA);
+    Some(Undecided { pass: c.pass_a.clone(), what: "evaluated".into(), runs_a: c.runs_a, runs_b: c.runs_b, runs_needed, why })
 }
