@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use evalbench_bundle::contract::Status;
 use evalbench_bundle::run_info::StatusChange;
 use evalbench_bundle::{layout, RunInfo};
 
@@ -139,7 +140,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     loop {
         let (ts, line) = match next("the evaluation to complete") {
             Ok(l) => l,
-            Err(e) if statuses.iter().any(|s: &StatusChange| s.status == "Completed" || s.status == "Failed") => {
+            Err(e) if statuses.iter().any(|s: &StatusChange| s.status == Status::Completed.as_str() || s.status == Status::Failed.as_str()) => {
                 let _ = e;
                 break;
             }
@@ -147,7 +148,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         };
         if let Some(s) = line.strip_prefix("STATUS ") {
             statuses.push(StatusChange { status: s.to_string(), ts_us: ts });
-            if s == "Completed" || s == "Failed" {
+            if s == Status::Completed.as_str() || s == Status::Failed.as_str() {
                 break;
             }
         } else if let Some(m) = line.strip_prefix("METRIC ") {
@@ -159,7 +160,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     }
     let left = statuses
         .iter()
-        .position(|s| s.status == "EvaluatingDerivation")
+        .position(|s| s.status == Status::EvaluatingDerivation.as_str())
         .and_then(|i| statuses.get(i + 1))
         .map(|s| (s.ts_us - requested_us) as f64 / 1e6);
     let status = statuses.last().map(|s| s.status.clone());
@@ -183,7 +184,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         raw: serde_json::Value::Null,
     };
     info.write(&dir.join(layout::RUN_JSON))?;
-    if status.as_deref() != Some("Completed") {
+    if status.as_deref() != Some(Status::Completed.as_str()) {
         return Err(SampleError::Ended { pass: pass.to_string(), status });
     }
     Ok(info)

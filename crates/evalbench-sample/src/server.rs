@@ -5,6 +5,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::Instant;
 
+use evalbench_bundle::contract::Status;
 use serde_json::{json, Value};
 use tracing::debug_span;
 
@@ -14,8 +15,9 @@ const SCHED: &str = "gradient_server::scheduler";
 const JOBS: &str = "gradient_server::jobs";
 const GRAPH: &str = "gradient_graph::writer";
 
-fn status(s: &str) {
-    println!("STATUS {s}");
+/// The evaluation's new status, as a line the driver reads (`STATUS Completed`).
+fn status(s: Status) {
+    println!("STATUS {}", s.as_str());
     let _ = std::io::stdout().flush();
 }
 
@@ -118,7 +120,7 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
 
     let (mb_tx, mb_rx) = mpsc::channel::<Batch>();
     let writer = std::thread::spawn(move || graph_writer(mb_rx));
-    status("Queued");
+    status(Status::Queued);
     let mut queue: Vec<(String, u32)> = {
         let _s = debug_span!(target: SCHED, "assign_queued_evals", evaluation = eval_id, jobs).entered();
         (0..jobs).rev().map(|k| (format!("{eval_id}-job{k}"), k)).collect()
@@ -144,7 +146,7 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
             Inbox::Gone => {
                 live -= 1;
                 if live == 0 {
-                    status("Failed");
+                    status(Status::Failed);
                     return Err(std::io::Error::other("every worker disconnected before the evaluation finished"));
                 }
                 continue;
@@ -169,7 +171,7 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
                             let _c = debug_span!(target: SCHED, "send_credentials", job_id = job.as_str()).entered();
                         }
                         if !assigned {
-                            status("EvaluatingFlake");
+                            status(Status::EvaluatingFlake);
                             assigned = true;
                         }
                         // The send is the last thing inside assign_job: its end is the send time.
@@ -191,7 +193,7 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
                 let wait = received.elapsed().as_micros() as u64;
                 let _e = debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind = "eval_result", queue_wait_us = wait).entered();
                 if !seen_result {
-                    status("EvaluatingDerivation");
+                    status(Status::EvaluatingDerivation);
                     seen_result = true;
                 }
                 let batch: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
@@ -216,7 +218,7 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
             other => eprintln!("sample server: unknown message type {other:?}"),
         }
     }
-    status("Building");
+    status(Status::Building);
     for w in writers.iter_mut() {
         let _ = proto::send(w, &json!({"type": "bye"}));
     }
@@ -229,6 +231,6 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
         "server_wall_ms": started.elapsed().as_millis() as u64,
     });
     println!("METRIC {metric}");
-    status("Completed");
+    status(Status::Completed);
     Ok(())
 }

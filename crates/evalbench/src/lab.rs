@@ -328,7 +328,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         Cmd::Evaluate { dir: LabDir { dir }, timeout_s } => {
             let r = control::evaluate(&dir, Duration::from_secs(timeout_s), |s| eprintln!("evalbench lab: {s}"))?;
             print(format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")))?;
-            if r["status"] == "Completed" {
+            if r["status"] == evalbench_bundle::contract::Status::Completed.as_str() {
                 Ok(())
             } else {
                 Err(LabError::Ended { id: r["evaluation_id"].to_string(), status: r["status"].to_string(), error: r["error"].to_string() })

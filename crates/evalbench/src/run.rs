@@ -453,8 +453,12 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
 /// Whether a pass's run.json in `out` records an evaluation that ended Failed or Aborted.
 fn evaluation_failed(out: &std::path::Path) -> bool {
     std::fs::read_dir(out).into_iter().flatten().flatten().any(|e| {
-        evalbench_bundle::RunInfo::read(&e.path().join(evalbench_bundle::layout::RUN_JSON))
-            .is_ok_and(|r| matches!(r.status.as_deref(), Some("Failed" | "Aborted")))
+        evalbench_bundle::RunInfo::read(&e.path().join(evalbench_bundle::layout::RUN_JSON)).is_ok_and(|r| {
+            r.status
+                .as_deref()
+                .and_then(evalbench_bundle::contract::Status::parse)
+                .is_some_and(|s| matches!(s, evalbench_bundle::contract::Status::Failed | evalbench_bundle::contract::Status::Aborted))
+        })
     })
 }
 

@@ -65,7 +65,7 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
     let failed: Vec<&str> = results.iter().filter(|r| !r.ok).map(|r| r.step.name.as_str()).collect();
     let run = serde_json::json!({
         "pass": dir.file_name().map(|n| n.to_string_lossy().to_string()),
-        "status": if failed.is_empty() { "Completed" } else { "Failed" },
+        "status": if failed.is_empty() { evalbench_bundle::contract::Status::Completed } else { evalbench_bundle::contract::Status::Failed }.as_str(),
         "evaluated_s": wall_s,
         "captures": ["spans"],
         "target": "gate",

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use evalbench_bundle::contract::Status;
 use evalbench_bundle::run_info::StatusChange;
 use evalbench_bundle::{layout, RunInfo};
 use serde_json::Value;
@@ -156,7 +157,8 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let statuses: Vec<StatusChange> = seen.into_iter().map(|(status, ts_us)| StatusChange { status, ts_us }).collect();
     let status = last["status"].as_str().map(String::from);
     // Before anything is stopped: which of the target's processes died.
-    let dead = if failure.is_some() || status.as_deref() != Some("Completed") { target.autopsy(last["error"].as_str()) } else { Vec::new() };
+    let dead =
+        if failure.is_some() || status.as_deref() != Some(Status::Completed.as_str()) { target.autopsy(last["error"].as_str()) } else { Vec::new() };
     if !dead.is_empty() {
         let then =
             failure.take().or_else(|| last["error"].as_str().map(|e| format!("the evaluation ended {}: {e}", status.as_deref().unwrap_or("?"))));
@@ -166,7 +168,8 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
 
     // run.json: what happened, as the runner saw it, and the server's own timeline.
     let failure_text = failure.clone().or_else(|| {
-        (status.as_deref() != Some("Completed")).then(|| format!("the evaluation ended {}", status.as_deref().unwrap_or("without a status")))
+        (status.as_deref() != Some(Status::Completed.as_str()))
+            .then(|| format!("the evaluation ended {}", status.as_deref().unwrap_or("without a status")))
     });
     let seen = Observed {
         eval_id: eval_id.clone(),
@@ -189,7 +192,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     if let Some(f) = failure {
         return Err(PassError { dead, ..err(f) });
     }
-    if status.as_deref() != Some("Completed") {
+    if status.as_deref() != Some(Status::Completed.as_str()) {
         return Err(err(format!(
             "evaluation {} ended {}: {}",
             eval_id.unwrap_or_default(),
