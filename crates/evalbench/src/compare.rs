@@ -114,7 +114,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
     }
     // What had to be read past comes first, each with its file and line.
-    for w in &out.warnings {
+    for w in evalbench_report::output::warnings::grouped(&out.warnings) {
         eprintln!("evalbench compare: warning: {w}");
     }
     crate::emit(&text)?;

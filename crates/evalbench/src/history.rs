@@ -112,7 +112,7 @@ pub struct Added<'a> {
 pub fn add(b: &Bundle, path: &std::path::Path, a: Added) -> anyhow::Result<i64> {
     let record = BundleRecord::read(b)?;
     // What reading went past comes first, each with its file and line.
-    for w in &record.warnings {
+    for w in evalbench_report::output::warnings::grouped(&record.warnings) {
         eprintln!("evalbench history: warning: {w}");
     }
     let commit_time = match a.commit_time {

@@ -31,7 +31,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (passes, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
     // What reading went past (an unreadable run.json, malformed span lines), first, file and line named.
     let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
-    for w in &warnings {
+    for w in evalbench_report::output::warnings::grouped(&warnings) {
         eprintln!("evalbench inspect: warning: {w}");
     }
     if a.json {

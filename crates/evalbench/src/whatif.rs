@@ -85,13 +85,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let keep = pre.map(|v| evalbench_analyze::over_runs::median_index(&v));
+    let mut warned: Vec<String> = Vec::new();
     for (i, r) in runs.iter().enumerate() {
         // The path reads no span's fields but the hand-offs'.
         let (data, align) = evalbench_analyze::load_aligned_lean(r);
-        // What reading went past comes first (an unreadable run.json, malformed span lines).
-        for w in &data.warnings {
-            eprintln!("evalbench whatif: warning: {w}");
-        }
+        // What reading went past (an unreadable run.json, malformed span lines), said once the runs are read.
+        warned.extend(data.warnings.iter().map(ToString::to_string));
         spans += data.span_count();
         let evaluated_s = evalbench_analyze::over_runs::evaluated_of(&data, &align);
         let from_spans = data.run.as_ref().and_then(|x| x.evaluated_s).is_none();
@@ -109,13 +108,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     shown = Some((r.name.clone(), p));
                 }
             }
-            Err(e) if runs.len() == 1 => return Err(anyhow::Error::new(e).context(format!("{}: run {}", a.bundle.display(), r.name))),
+            Err(e) if runs.len() == 1 => {
+                say_warnings(&warned);
+                return Err(anyhow::Error::new(e).context(format!("{}: run {}", a.bundle.display(), r.name)));
+            }
             Err(e) => {
-                eprintln!("evalbench whatif: warning: {}: run {}: no critical path: {e}", a.bundle.display(), r.name);
+                warned.push(format!("{}: run {}: no critical path: {e}", a.bundle.display(), r.name));
                 walked.push(w);
             }
         }
     }
+    say_warnings(&warned);
     let answer = evalbench_analyze::over_runs::answer(
         &base,
         &walked
@@ -225,4 +228,11 @@ impl Serialize for Path<'_> {
 
 fn sorted<T: Serialize>(v: &T) -> serde_json::Result<serde_json::Value> {
     serde_json::to_value(v)
+}
+
+/// What reading the runs went past, first on stderr: a problem every run has is one line.
+fn say_warnings(warned: &[String]) {
+    for w in evalbench_report::output::warnings::grouped(warned) {
+        eprintln!("evalbench whatif: warning: {w}");
+    }
 }

@@ -10,6 +10,7 @@ pub mod history;
 pub mod markdown;
 pub mod path;
 pub mod plans;
+pub mod warnings;
 
 use std::collections::BTreeMap;
 
