@@ -7,7 +7,7 @@
 //! And a time nix's counters cannot see (a 30 MB file the lab copies and
 //! nix hashes with the flake): `--measure evaluated` finds its commit,
 //! each probe a session of its own (run alone: a busy machine withholds
-//! verdicts), and a range whose commits all hold it finds nothing.
+//! verdicts).
 
 mod common;
 
@@ -82,8 +82,8 @@ fn a_time_the_counters_cannot_see_is_found_with_measure_evaluated() {
     git(&dir, &["config", "user.name", "t"]);
     git(&dir, &["add", "-A"]);
     git(&dir, &["commit", "-qm", "commit 0: the flake"]);
-    for k in 1..4 {
-        if k == 2 {
+    for k in 1..3 {
+        if k == 1 {
             // Incompressible, so that copying and hashing it takes its time.
             let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
             let bytes: Vec<u8> = (0..30_000_000)
@@ -109,27 +109,20 @@ fn a_time_the_counters_cannot_see_is_found_with_measure_evaluated() {
         evalbench()
             .args(["bisect", "--measure", "evaluated", "--repeat", "5", "--json", "--flake"])
             .arg(&dir)
-            .args([&commits[0], &commits[3], "--out"])
+            .args([&commits[0], &commits[2], "--out"])
             .arg(&out),
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["found"]["commit"], commits[2].as_str(), "{v}");
-    assert_eq!(v["before"]["commit"], commits[1].as_str(), "{v}");
+    assert_eq!(v["found"]["commit"], commits[1].as_str(), "{v}");
+    assert_eq!(v["before"]["commit"], commits[0].as_str(), "{v}");
     // BAD against GOOD first: measured again while a session gives no verdict (a busy
     // machine), then slower and bad.
     let probes = v["probes"].as_array().unwrap();
-    let ends = probes.iter().take_while(|p| p["commit"] == commits[3].as_str() && p["against"] == commits[0].as_str()).count();
+    let ends = probes.iter().take_while(|p| p["commit"] == commits[2].as_str() && p["against"] == commits[0].as_str()).count();
     assert!(ends >= 1, "BAD against GOOD first: {v}");
     assert!(probes[..ends - 1].iter().all(|p| p["class"].get("undecided").is_some()), "{v}");
     assert!(probes[ends - 1]["kind"] == "slower" && probes[ends - 1]["class"] == "bad", "BAD against GOOD: {v}");
-    // Commits 2 and 3 both hold the file: nothing to find, no commit named.
-    let o = run_ok(
-        evalbench()
-            .args(["bisect", "--measure", "evaluated", "--repeat", "5", "--flake"])
-            .arg(&dir)
-            .args([&commits[2], &commits[3], "--out"])
-            .arg(&out),
-    );
-    let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("nothing to find") && !text.contains("found:"), "{text}");
+    // An A/A range (commits all holding the file) finds nothing: by construction in
+    // analyze::bisect's seeded test, and on the lab in bench/bisect-time.sh, not here: a
+    // session takes 23 s of a CI that must stay under 12 minutes, alone on the machine.
 }
