@@ -22,7 +22,7 @@ t "whatif, run.json unreadable" $E whatif "$W/runjson" --pass cold-clean.1
 t "compare, a malformed span line" $E compare "$W/spans" "$B"
 t "whatif, a malformed span line" $E whatif "$W/spans" --pass cold-clean.1
 t "history add, a malformed span line" $E history add "$W/spans" --commit abc --db "$W/h.sqlite"
-t "inspect --json, a malformed span line" $E inspect "$W/spans" --json
+t "inspect --json, a malformed span line" $E inspect "$W/spans" --json -o "$W/report"
 t "compare, runs that do not exist" $E compare "$B" "$B" --pass-a cold-clean.99 --pass-b cold-clean.77
 t "compare, one run against the pass" $E compare "$B" "$B" --pass-a cold-clean --pass-b cold-clean.2
 head -c 4096 /dev/urandom > "$W/random.bin"; : > "$W/empty"
