@@ -11,17 +11,6 @@ use std::path::Path;
 
 use common::*;
 
-/// `Commands:` of a help text: the subcommands, without `help`.
-fn subcommands(help: &str) -> Vec<String> {
-    let Some(at) = help.find("\nCommands:\n") else { return Vec::new() };
-    help[at + 11..]
-        .lines()
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .filter(|c| c != "help")
-        .collect()
-}
-
 /// The long flags that take a value (`--name <VALUE>`).
 fn value_flags(help: &str) -> Vec<String> {
     help.lines()
@@ -32,12 +21,6 @@ fn value_flags(help: &str) -> Vec<String> {
             after.starts_with('<').then(|| name.trim_end_matches(',').to_string())
         })
         .collect()
-}
-
-fn help_of(path: &[String]) -> String {
-    let out = evalbench().args(path).arg("--help").output().unwrap();
-    assert!(out.status.success(), "{path:?} --help");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Arguments after which the command stops with an error of its own.
@@ -96,7 +79,7 @@ fn no_flag_value_panics_and_every_bad_one_is_exit_2() {
     std::fs::create_dir_all(&pass).unwrap();
     std::fs::write(pass.join("run.json"), r#"{"pass": "cold-clean", "status": "Completed", "evaluated_s": 1.5}"#).unwrap();
 
-    let mut paths: Vec<Vec<String>> = subcommands(&help_of(&[])).into_iter().map(|c| vec![c]).collect();
+    let mut paths: Vec<Vec<String>> = subcommands(&help_of::<&str>(&[])).into_iter().map(|c| vec![c]).collect();
     let mut i = 0;
     while i < paths.len() {
         for sub in subcommands(&help_of(&paths[i])) {

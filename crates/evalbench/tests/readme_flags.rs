@@ -12,23 +12,6 @@ use std::path::Path;
 
 use common::*;
 
-fn help_of(path: &[&str]) -> String {
-    let out = evalbench().args(path).arg("--help").output().unwrap();
-    assert!(out.status.success(), "{path:?} --help");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// `Commands:` of a help text, without `help`.
-fn subcommands(help: &str) -> Vec<String> {
-    let Some(at) = help.find("\nCommands:\n") else { return Vec::new() };
-    help[at + 11..]
-        .lines()
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .filter(|c| c != "help")
-        .collect()
-}
-
 /// The long flags an option line of a help text starts with
 /// (`  -o, --out <OUT>`, `      --json`), not those its prose mentions.
 fn help_flags(help: &str) -> BTreeSet<String> {
@@ -69,7 +52,7 @@ fn the_readme_reference_matches_every_commands_help() {
 
     // Each top-level command's flags: its own, or all its subcommands'.
     let mut flags: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for c in subcommands(&help_of(&[])) {
+    for c in subcommands(&help_of::<&str>(&[])) {
         let help = help_of(&[&c]);
         let mut f = help_flags(&help);
         for sub in subcommands(&help) {

@@ -224,3 +224,21 @@ pub fn markdown_tables(md: &str) -> (Vec<Table>, bool) {
     }
     (tables, links)
 }
+
+/// `evalbench PATH... --help`, which must succeed.
+pub fn help_of<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(path: &[S]) -> String {
+    let out = evalbench().args(path).arg("--help").output().unwrap();
+    assert!(out.status.success(), "{path:?} --help");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `Commands:` of a help text: the subcommands, without `help`.
+pub fn subcommands(help: &str) -> Vec<String> {
+    let Some(at) = help.find("\nCommands:\n") else { return Vec::new() };
+    help[at + 11..]
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .filter(|c| c != "help")
+        .collect()
+}
