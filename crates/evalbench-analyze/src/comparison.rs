@@ -14,31 +14,13 @@ use evalbench_bundle::{Bundle, PassDir, RunInfo};
 use serde::Serialize;
 
 use crate::compare_error::CompareError;
+pub use crate::compare_opts::{Opts, BETWEEN_SESSIONS_PCT};
 use crate::conditions::Conditions;
 use crate::counters::{noisy_verdict, sort_counters, split_counters, CounterVerdict};
 use crate::explore::{Explore, Explored, List};
 use crate::plans::{self, PlanRow};
 use crate::runs;
 use crate::verdict::{judge_each, median, runs_needed, Family, Kind, Measured, Rules, Verdict, TIME};
-
-/// What to compare, and the floors under which a change is negligible.
-#[derive(Debug, Clone, Default)]
-pub struct Opts {
-    /// This pass of A (with its repeats) against `pass_b` of B; else every pass both have.
-    pub pass_a: Option<String>,
-    pub pass_b: Option<String>,
-    pub min_change: f64,
-    pub min_abs_us: f64,
-    /// For A and B from two sessions: a time change no larger than this
-    /// percentage is inside the drift between sessions (None: not applied).
-    /// Bundles of one interleaved run are judged without it.
-    pub between_sessions_pct: Option<f64>,
-}
-
-/// How far the medians of one flake's clean passes lay apart between two
-/// sessions on the 2-core machine this was measured on: 17.4% among five
-/// sessions in a row, 18.5% in ten pairs of sessions (docs/sessions.md).
-pub const BETWEEN_SESSIONS_PCT: f64 = 20.0;
 
 /// evaluated_s comes from µs timestamps: its resolution.
 const EVALUATED_RESOLUTION_S: f64 = 1e-6;

@@ -282,3 +282,34 @@ mod tests {
         assert!(lever("server record_one", &[(&on, &[])]).is_none());
     }
 }
+
+/// A span's own time and total over a pass's runs, in µs.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpanSpread {
+    pub process: String,
+    pub name: String,
+    /// The span's own time (less its children's), and its total.
+    pub own_us: Spread,
+    pub total_us: Spread,
+}
+
+/// Per span of any run, the spread of its own time and of its total over
+/// the runs (a run without it counts 0), by median own time, then total.
+pub fn span_spreads(runs: &[&[crate::stats::SpanStat]]) -> Vec<SpanSpread> {
+    let mut keys: Vec<(&str, &str)> = runs.iter().flat_map(|r| r.iter().map(|s| (s.process.as_str(), s.name.as_str()))).collect();
+    keys.sort();
+    keys.dedup();
+    let mut spans: Vec<SpanSpread> = keys
+        .into_iter()
+        .map(|(process, name)| {
+            let of = |f: fn(&crate::stats::SpanStat) -> i64| {
+                let v: Vec<f64> =
+                    runs.iter().map(|r| r.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| f(s) as f64)).collect();
+                crate::verdict::spread(&v).rounded(0)
+            };
+            SpanSpread { own_us: of(|s| s.own_us), total_us: of(|s| s.total_us), process: process.to_string(), name: name.to_string() }
+        })
+        .collect();
+    spans.sort_by(|a, b| b.own_us.median.total_cmp(&a.own_us.median).then_with(|| b.total_us.median.total_cmp(&a.total_us.median)));
+    spans
+}

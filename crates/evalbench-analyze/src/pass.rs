@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use evalbench_bundle::{layout, read_trace_dir, PassDir, RunInfo, SpanFile, Stream};
+use evalbench_bundle::{layout, read_trace_dir, PassDir, RunInfo, SpanFile, SpanText, Stream, TraceRead};
 use serde::Serialize;
 
 /// Something the reader noticed and went on past.
@@ -32,7 +32,7 @@ pub struct PassData {
     pub dropped: u64,
     pub malformed_total: u64,
     pub warnings: Vec<Warning>,
-    /// Spans left out because they started outside the capture window (see [`load_aligned`]).
+    /// Spans left out because they started outside the capture window (see [`load`]).
     pub outside_window: u64,
 }
 
@@ -59,49 +59,67 @@ impl PassData {
     }
 }
 
-/// Loads a pass. Problems with its files become warnings; only an unreadable
-/// directory is an error, and even then the caller decides.
-pub fn load_pass(pass: &PassDir) -> PassData {
-    load_pass_keeping(pass, TextKept::All)
-}
-
 /// The span names whose fields an analysis reads beside the views and
 /// trace.json: the clock alignment's and the critical path's hand-offs,
 /// and the evaluators' (whether one was recycled). What a pass loaded by
-/// [`load_aligned_lean`] keeps the text of (a reader of any other span's
+/// with [`Fields::Read`] keeps the text of (a reader of any other span's
 /// fields gets nothing there: a new one must add its name), and what
-/// [`load_aligned_placed`] keeps in memory at least.
+/// [`Fields::Placed`] keeps in memory at least.
 pub fn fields_read(name: &str) -> bool {
     crate::scan::ALIGNMENT_SPANS.contains(&name) || crate::path::graph::reads_fields(name) || name == crate::counters::EVALUATOR
 }
 
-/// Which spans' text a load keeps.
+/// What a load keeps of the spans' fields. Every span is kept, with its
+/// times; the fields are most of a line, and most analyses read few.
 #[derive(Clone, Copy)]
-enum TextKept<'a> {
+pub enum Fields<'a> {
+    /// Every span's (the views, and anything that reads any field).
     All,
-    /// Only of the spans whose name it accepts; the rest have none.
-    Only(evalbench_bundle::spans::KeepText<'a>),
-    /// Only of the spans whose name it accepts; the rest keep their
-    /// fields' place in their file.
-    ElsePlace(evalbench_bundle::spans::KeepText<'a>),
+    /// Only those an analysis reads ([`fields_read`]): totals, counters,
+    /// the critical path; the rest of the text is dropped as each chunk is
+    /// parsed (at 4.5M spans, 200 MB never held).
+    Read,
+    /// For a reader that copies most spans' fields out as they are
+    /// (trace.json) and reads few: the spans whose name `keep` refuses keep
+    /// their fields' place in their file instead of the text
+    /// ([`evalbench_bundle::Stream::fields_in_file`]), but for those that
+    /// name their track. `keep` is [`fields_read`] and the names whose
+    /// fields the caller reads often; `Stream::field` of any other span
+    /// reads its file, a read a call.
+    Placed(evalbench_bundle::spans::KeepText<'a>),
 }
 
-/// [`load_pass`], keeping the text `text` says.
-fn load_pass_keeping(pass: &PassDir, text: TextKept<'_>) -> PassData {
+/// Loads a pass keeping the fields `fields` says, aligns its clocks, and
+/// keeps only the spans that started inside its capture window, on the
+/// server's clock: what the scheduler did idling before the request and
+/// after the evaluation is not the evaluation's (docs/ARCHITECTURE.md,
+/// "Passes"). Alignment is computed from every span first, since its pairs
+/// may lie on either side. The runner's clock is the server's in the lab;
+/// for a remote target the two are taken as synchronized (NTP). Problems
+/// with the pass's files become warnings.
+pub fn load(pass: &PassDir, fields: Fields<'_>) -> (PassData, crate::Alignment) {
+    aligned(read_pass(pass, fields))
+}
+
+/// The pass as its files are, every problem a warning: only an unreadable
+/// directory is an error, and even then the caller decides.
+fn read_pass(pass: &PassDir, fields: Fields<'_>) -> PassData {
     let mut warnings = Vec::new();
     let run = read_run(pass, &mut warnings);
     let trace_dir = pass.file(layout::TRACE_DIR);
     let mut streams = Vec::new();
     let (mut dropped, mut malformed_total) = (0, 0);
     if trace_dir.is_dir() {
-        let chunk = evalbench_bundle::spans::CHUNK;
-        let read = match text {
-            TextKept::All => read_trace_dir(&trace_dir),
-            TextKept::Only(keep) => evalbench_bundle::spans::read_trace_dir_text(&trace_dir, chunk, keep),
-            TextKept::ElsePlace(keep) => {
-                evalbench_bundle::spans::read_trace_dir_located(&trace_dir, chunk, &|n| !keep(n), &crate::tracks::names_a_track)
-            }
+        let outside = |n: &str| match fields {
+            Fields::Placed(keep) => !keep(n),
+            _ => false,
         };
+        let text = match fields {
+            Fields::All => SpanText::All,
+            Fields::Read => SpanText::Only(&fields_read),
+            Fields::Placed(_) => SpanText::InFile { in_file: &outside, unless: &crate::tracks::names_a_track },
+        };
+        let read = read_trace_dir(&trace_dir, &TraceRead { text, ..TraceRead::default() });
         match read {
             Ok(files) => {
                 for f in files {
@@ -200,36 +218,6 @@ pub(crate) fn no_spans(trace_dir: PathBuf) -> Warning {
 pub fn window(run: Option<&RunInfo>) -> Option<(i64, i64)> {
     let r = run?.runner.as_ref()?;
     (r.capture_started_us > 0 && r.capture_stopped_us > r.capture_started_us).then_some((r.capture_started_us, r.capture_stopped_us))
-}
-
-/// Loads a pass, aligns its clocks, and keeps only the spans that started
-/// inside its capture window, on the server's clock: what the scheduler
-/// did idling before the request and after the evaluation is not the
-/// evaluation's (docs/ARCHITECTURE.md, "Passes"). Alignment is computed
-/// from every span first, since its pairs may lie on either side. The
-/// runner's clock is the server's in the lab; for a remote target the two
-/// are taken as synchronized (NTP).
-pub fn load_aligned(pass: &PassDir) -> (PassData, crate::Alignment) {
-    aligned(load_pass(pass))
-}
-
-/// [`load_aligned`] for an analysis that reads no span's fields but
-/// those [`fields_read`] names (totals, counters, the critical path, not
-/// the views or trace.json): the rest of the text is dropped as each chunk
-/// is parsed, and at 4.5M spans that is 200 MB never held.
-pub fn load_aligned_lean(pass: &PassDir) -> (PassData, crate::Alignment) {
-    aligned(load_pass_keeping(pass, TextKept::Only(&fields_read)))
-}
-
-/// [`load_aligned`] for an analysis that copies most spans' fields out as
-/// they are (trace.json) and reads few: the spans whose name `keep`
-/// refuses keep their fields' place in their file
-/// ([`evalbench_bundle::Stream::fields_in_file`]) instead of the text, but
-/// for those that name their track (which the trace's tracks read).
-/// `keep` is [`fields_read`] and the names whose fields the caller reads
-/// often; `Stream::field` of any other span reads its file, a read a call.
-pub fn load_aligned_placed(pass: &PassDir, keep: evalbench_bundle::spans::KeepText<'_>) -> (PassData, crate::Alignment) {
-    aligned(load_pass_keeping(pass, TextKept::ElsePlace(keep)))
 }
 
 fn aligned(mut data: PassData) -> (PassData, crate::Alignment) {

@@ -20,24 +20,19 @@ fn pass(data: &PassData) -> Pass<'_> {
     Pass { run: data.run.as_ref(), dir: &data.dir }
 }
 
-/// A pass's critical path, or why there is none.
-pub fn critical_path(data: &PassData, align: &Alignment) -> Result<(Graph, CriticalPath), PathError> {
-    evalbench_path::critical_path(&data.streams, pass(data), align)
-}
-
-/// As [`critical_path`], for a caller done with the spans: they are given
-/// up to the graph as soon as it has what it needs of them. The pass comes
+/// A pass's critical path, or why there is none. The spans are given up
+/// to the graph as soon as it has what it needs of them: the pass comes
 /// back without its streams.
-pub fn critical_path_owned(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), PathError>) {
+pub fn critical_path(mut data: PassData, align: &Alignment) -> (PassData, Result<(Graph, CriticalPath), PathError>) {
     let streams = std::mem::take(&mut data.streams);
-    let path = evalbench_path::critical_path_owned(streams, pass(&data), align);
+    let path = evalbench_path::critical_path(streams, pass(&data), align);
     (data, path)
 }
 
-/// The path's steps alone, the spans given up as in [`critical_path_owned`].
-pub fn critical_steps_owned(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, PathError> {
+/// The path's steps alone, the spans given up as in [`critical_path`].
+pub fn critical_steps(mut data: PassData, align: &Alignment) -> Result<Vec<PathStep>, PathError> {
     let streams = std::mem::take(&mut data.streams);
-    evalbench_path::critical_steps_owned(streams, pass(&data), align)
+    evalbench_path::critical_steps(streams, pass(&data), align)
 }
 
 /// A prediction made on each run of a pass, on its own path: one run is

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use evalbench_bundle::{layout, Bundle, PassDir};
 
-use crate::{load_aligned_lean, PassData};
+use crate::{load, Fields, PassData};
 
 /// Per run of a pass: wall seconds, span totals, statement totals.
 pub struct Samples {
@@ -109,7 +109,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
     };
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
-        let (data, align) = load_aligned_lean(d);
+        let (data, align) = load(d, Fields::Read);
         let evaluated = data.run.as_ref().and_then(|r| r.evaluated_s);
         if evaluated.is_none() {
             s.wall_from_spans.push(d.name.clone());
@@ -126,7 +126,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         }
         let t = totals(&data, d);
         // Last, with the spans given up: the path's walk does not hold them.
-        let path: BTreeMap<String, f64> = crate::path::critical_steps_owned(data, &align)
+        let path: BTreeMap<String, f64> = crate::path::critical_steps(data, &align)
             .map(|steps| steps.iter().map(|st| (st.label(), st.on_path_us as f64 / 1e3)).collect())
             .unwrap_or_default();
         for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements), (&mut s.path, path)] {

@@ -1,8 +1,8 @@
 //! A pass read without holding its spans, for what needs only aggregates
 //! (totals, durations per name, counts): a nixpkgs-sized pass has millions
-//! of spans, and [`crate::load_aligned`] holds each one with its text.
+//! of spans, and [`crate::load`] holds each one with its text.
 //!
-//! Two reads of the span files, as [`crate::load_aligned`] does it in one:
+//! Two reads of the span files, as [`crate::load`] does it in one:
 //! the first keeps only the hand-offs clock alignment pairs (a few per job)
 //! and aligns; the second folds every span inside the capture window, on
 //! the server's clock, into per-core accumulators. Memory holds a chunk of
@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use evalbench_bundle::{fold_trace_dir, layout, read_trace_dir_filtered, PassDir, RunInfo, Span, Stream};
+use evalbench_bundle::{fold_trace_dir, layout, read_trace_dir, PassDir, RunInfo, Span, SpanText, Stream, TraceRead};
 
 use crate::pass::{file_warnings, no_spans, read_run, stray_spans};
 use crate::{align_pass, window, Alignment, Warning};
@@ -74,7 +74,7 @@ pub fn fold_pass<A: Send>(
     let mut any = false;
     if trace_dir.is_dir() {
         let keep = |st: &Stream, s: &Span| ALIGNMENT_SPANS.contains(&st.name(s));
-        match read_trace_dir_filtered(&trace_dir, chunk, &keep) {
+        match read_trace_dir(&trace_dir, &TraceRead { chunk, spans: Some(&keep), text: SpanText::All }) {
             Ok(files) => {
                 let mut streams = Vec::new();
                 for f in files {
@@ -84,7 +84,7 @@ pub fn fold_pass<A: Send>(
                     streams.extend(f.streams);
                 }
                 // Every stream the parser made had a span: all of them are
-                // the pass's processes, as in load_pass.
+                // the pass's processes, as in load.
                 any = !streams.is_empty();
                 scanned.align = align_pass(&streams);
             }
@@ -134,7 +134,7 @@ pub fn fold_pass<A: Send>(
                 }
             }
             // The first read went through these files: an error now is
-            // the files changing underneath, said as load_pass says it.
+            // the files changing underneath, said as load says it.
             Err(e) => warnings.push(Warning { file: Some(trace_dir.clone()), line: None, message: e.to_string() }),
         }
     }

@@ -123,6 +123,65 @@ pub const HAND_OFFS: [(&str, &str); 2] = [(span::ASSIGN_JOB, span::JOB), (span::
 /// The spans clock alignment pairs: both ends of both directions.
 pub const ALIGNMENT_SPANS: [&str; 4] = [span::ASSIGN_JOB, span::JOB_EVENT, span::JOB, span::REPORT_EVAL_RESULT];
 
+/// The steps of one batch in Gradient's graph writer, in the order they
+/// run, each a span under `advance_can_start` (named in [`SPANS`]). The
+/// lab's server runs a statement per step and the sample pipeline a
+/// stand-in: both open their spans here, so that neither names a step of
+/// its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchStep {
+    LockSeedSharedBuilds,
+    BecameFetchable,
+    SeedBlockingDeps,
+    Promote,
+    UnpromoteUngated,
+    EmitTransitionEffects,
+    MoveBatchNeed,
+}
+
+/// The graph writer's span target, as Gradient's.
+pub const GRAPH_WRITER_TARGET: &str = "gradient_graph::writer";
+
+impl BatchStep {
+    pub const ALL: [BatchStep; 7] = [
+        BatchStep::LockSeedSharedBuilds,
+        BatchStep::BecameFetchable,
+        BatchStep::SeedBlockingDeps,
+        BatchStep::Promote,
+        BatchStep::UnpromoteUngated,
+        BatchStep::EmitTransitionEffects,
+        BatchStep::MoveBatchNeed,
+    ];
+
+    /// The step's name, as its span has it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchStep::LockSeedSharedBuilds => "lock_seed_shared_builds",
+            BatchStep::BecameFetchable => "became_fetchable",
+            BatchStep::SeedBlockingDeps => "seed_blocking_deps",
+            BatchStep::Promote => "promote",
+            BatchStep::UnpromoteUngated => "unpromote_ungated",
+            BatchStep::EmitTransitionEffects => "emit_transition_effects",
+            BatchStep::MoveBatchNeed => "move_batch_need",
+        }
+    }
+
+    /// The step's span, entered by the caller. `tracing` takes a span's
+    /// name only as a literal: one arm per step.
+    pub fn span(self) -> tracing::Span {
+        use tracing::debug_span;
+        match self {
+            BatchStep::LockSeedSharedBuilds => debug_span!(target: GRAPH_WRITER_TARGET, "lock_seed_shared_builds"),
+            BatchStep::BecameFetchable => debug_span!(target: GRAPH_WRITER_TARGET, "became_fetchable"),
+            BatchStep::SeedBlockingDeps => debug_span!(target: GRAPH_WRITER_TARGET, "seed_blocking_deps"),
+            BatchStep::Promote => debug_span!(target: GRAPH_WRITER_TARGET, "promote"),
+            BatchStep::UnpromoteUngated => debug_span!(target: GRAPH_WRITER_TARGET, "unpromote_ungated"),
+            BatchStep::EmitTransitionEffects => debug_span!(target: GRAPH_WRITER_TARGET, "emit_transition_effects"),
+            BatchStep::MoveBatchNeed => debug_span!(target: GRAPH_WRITER_TARGET, "move_batch_need"),
+        }
+    }
+}
+
 /// The process names of Gradient's span files (`<process>-<pid>.jsonl`).
 pub mod process {
     pub const SERVER: &str = "server";
@@ -358,6 +417,13 @@ pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_batch_step_is_a_server_span_of_the_contract() {
+        for step in BatchStep::ALL {
+            assert!(SPANS.iter().any(|(p, n, _)| *p == process::SERVER && *n == step.name()), "{step:?}");
+        }
+    }
 
     #[test]
     fn both_file_name_forms_give_process_and_pid() {

@@ -33,7 +33,4 @@ pub use fnv::Fnv;
 pub use open::{Bundle, PassDir};
 pub use provenance::Provenance;
 pub use run_info::{CapturePorts, MachineState, OutsideWindow, RunInfo, RunnerInfo, StatusChange};
-pub use spans::{
-    fold_trace_dir, read_span_file, read_trace_dir, read_trace_dir_chunked, read_trace_dir_filtered, read_trace_dir_located, read_trace_dir_text,
-    Malformed, Span, SpanFile, Stream, CHUNK as TRACE_CHUNK,
-};
+pub use spans::{fold_trace_dir, read_span_file, read_trace_dir, Malformed, Span, SpanFile, SpanText, Stream, TraceRead, CHUNK as TRACE_CHUNK};

@@ -28,11 +28,8 @@ pub use target::Target;
 pub struct RunOpts {
     pub out: PathBuf,
     pub passes: Vec<String>,
-    pub perf: bool,
-    pub strace: bool,
-    pub pcap: bool,
-    /// Spans only: every other capture off (to measure what the captures cost).
-    pub bare: bool,
+    /// The captures asked for; each pass takes its part of them.
+    pub capture: CaptureSet,
     /// Every clean pass this many times; repeats are named `<pass>.2`, `<pass>.3`, ...
     pub repeat: usize,
     /// Every instrumented pass this many times (their timings are shapes: one is the default).
@@ -44,11 +41,35 @@ pub struct RunOpts {
     /// start); the target and its machine add the rest before the first pass.
     pub provenance: evalbench_bundle::Provenance,
     pub timeout: Duration,
-    /// Instrumented passes: nix traces its calls into a profile.
-    pub nix_trace: bool,
 }
 
-impl RunOpts {
+/// The captures a run asks for (`run`'s `--no-perf`, `--no-strace`,
+/// `--no-pcap`, `--no-nix-trace`, `--bare`): one value, of which each
+/// pass takes its part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureSet {
+    pub perf: bool,
+    pub strace: bool,
+    pub pcap: bool,
+    /// Instrumented passes: nix traces its calls into a profile.
+    pub nix_trace: bool,
+    /// Spans only: every other capture off (to measure what the captures cost).
+    pub bare: bool,
+}
+
+impl CaptureSet {
+    /// Every capture, as `run` without flags.
+    pub const ALL: CaptureSet = CaptureSet { perf: true, strace: true, pcap: true, nix_trace: true, bare: false };
+
+    /// The captures turned off, as the plan in run.json names them.
+    pub fn off(&self) -> Vec<String> {
+        [("perf", !self.perf), ("strace", !self.strace), ("pcap", !self.pcap), ("nix-trace", !self.nix_trace), ("all but spans (--bare)", self.bare)]
+            .into_iter()
+            .filter(|(_, off)| *off)
+            .map(|(flag, _)| flag.to_string())
+            .collect()
+    }
+
     /// What a pass captures: clean passes the cheap captures, instrumented
     /// passes the distorting ones (docs/ARCHITECTURE.md, "Passes").
     pub fn captures_for(&self, pass: &str) -> Captures {
@@ -112,7 +133,7 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
             started += 1;
             s.target.start().map_err(setup_from)?;
             // Every tool any pass will need, checked before the first one.
-            let any = s.opts.passes.iter().map(|p| s.opts.captures_for(p)).fold(Captures::NONE, Captures::union);
+            let any = s.opts.passes.iter().map(|p| s.opts.capture.captures_for(p)).fold(Captures::NONE, Captures::union);
             let cap = s.target.capture();
             tools::check(&any, &cap.server, &cap.worker, s.target.pipeline_here()).map_err(setup_from)?;
             progress(&tag(s.label, "setup"), "recording what is measured (flake, nix, PostgreSQL, machine)");
@@ -150,10 +171,10 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
                     let plan = pass::PassPlan {
                         name: &name,
                         cold: layout::is_cold(base),
-                        captures: opts.captures_for(base),
+                        captures: opts.capture.captures_for(base),
                         dir: opts.out.join(&dir),
                         timeout: opts.timeout,
-                        nix_trace: opts.nix_trace,
+                        nix_trace: opts.capture.nix_trace,
                         provenance: &provenances[i],
                         instance: cross.is_some().then_some(t as u32),
                     };

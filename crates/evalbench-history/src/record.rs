@@ -67,8 +67,8 @@ impl BundleRecord {
             }
             // The path needs the spans whole: one run at a time, given up to the graph.
             let path = {
-                let (data, align) = evalbench_analyze::load_aligned_lean(p);
-                let mut steps = evalbench_analyze::path::critical_steps_owned(data, &align).unwrap_or_default();
+                let (data, align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Read);
+                let mut steps = evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default();
                 steps.truncate(crate::judge::PATH_STEPS_KEPT);
                 steps
             };

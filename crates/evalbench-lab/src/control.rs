@@ -21,24 +21,15 @@ pub enum NetMode {
     Off,
 }
 
+pub use crate::config::LabConfig;
+
 #[derive(Debug, Clone)]
 pub struct UpOpts {
     pub dir: PathBuf,
     pub flake: PathBuf,
     pub trace_dir: Option<PathBuf>,
-    pub net: NetMode,
-    pub worker_clock_skew_ms: i64,
     pub workers: u32,
-    /// Long-lived nix evaluators per eval subprocess, attributes sharded over them.
-    pub eval_workers: u32,
-    /// Recycle an evaluator past this RSS (bytes) after an attribute.
-    pub eval_max_rss: Option<u64>,
-    /// PostgreSQL settings (`--pg-setting NAME=VALUE`), checked by PostgreSQL itself.
-    pub pg_settings: Vec<crate::pg::PgSetting>,
-    /// The nix the worker runs (`--nix`); None: nix on PATH.
-    pub nix: Option<PathBuf>,
-    /// The lab's own settings (`--lab-setting NAME=VALUE`); the server starts with them.
-    pub lab_settings: crate::setting::LabSettings,
+    pub config: LabConfig,
 }
 
 fn hosts(st: &LabState) -> (HostExec, HostExec) {
@@ -78,20 +69,21 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     }
     st.dir = dir.clone();
     st.workers = o.workers.max(1);
-    st.eval_workers = o.eval_workers.max(1);
-    st.eval_max_rss = o.eval_max_rss;
-    st.nix = o.nix.clone();
-    st.lab_settings = o.lab_settings;
-    st.worker_clock_skew_ms = o.worker_clock_skew_ms;
-    if st.pg_settings != o.pg_settings {
+    let c = &o.config;
+    st.eval_workers = c.eval_workers.max(1);
+    st.eval_max_rss = c.eval_max_rss;
+    st.nix = c.nix.clone();
+    st.lab_settings = c.lab_settings;
+    st.worker_clock_skew_ms = c.worker_clock_skew_ms;
+    if st.pg_settings != c.pg_settings {
         // The server takes its settings when it starts: start it afresh.
         if let Ok(old) = pg_of(&st) {
             old.stop();
         }
-        st.pg_settings = o.pg_settings.clone();
+        st.pg_settings = c.pg_settings.clone();
     }
     st.set_output(&PassOutput::spans_to(o.trace_dir.clone()));
-    let use_netns = match o.net {
+    let use_netns = match c.net {
         NetMode::On => true,
         NetMode::Off => false,
         NetMode::Auto => is_root(),

@@ -9,6 +9,7 @@
 //! as root, server and worker are two hosts (network namespaces joined by a
 //! veth pair); otherwise they share loopback.
 
+mod config;
 pub mod control;
 mod error;
 pub mod eval;

@@ -51,7 +51,7 @@ pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alig
 
 /// A trace.json with its spans written and its critical path not yet:
 /// the path can then be found after the spans are given up (see
-/// `evalbench_analyze::path::critical_path_owned`). Nothing is at `path`
+/// `evalbench_analyze::path::critical_path`). Nothing is at `path`
 /// until [`PendingTrace::finish`]; dropped unfinished, the temporary file goes.
 pub struct PendingTrace {
     tmp: tempfile::NamedTempFile,

@@ -1,7 +1,7 @@
 //! Span fields read back from their span file, for trace.json.
 //!
 //! A pass loaded with its fields left in place
-//! (`evalbench_analyze::load_aligned_placed`) holds each span at its 56
+//! (`evalbench_analyze::Fields::Placed`) holds each span at its 56
 //! bytes and where its fields are in the file: at 4.5M spans that is
 //! 200 MB of text never held. The trace writer copies the fields out as
 //! they are, so it reads them back here, a window of the file at a time:

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use evalbench_analyze::{load_aligned_placed, Warning};
+use evalbench_analyze::{load, Fields, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
 use crate::summary::{NotSummarized, PassCounters, RepeatGroup};
@@ -45,7 +45,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         let t = Instant::now();
         // Spans outside the capture window are not the evaluation's: left
         // out of the statistics and of trace.json alike.
-        let (data, alignment) = load_aligned_placed(pass, &evalbench_analyze::fields_read);
+        let (data, alignment) = load(pass, Fields::Placed(&evalbench_analyze::fields_read));
         evalbench_analyze::phase("loaded the pass");
         let spans = data.span_count();
         // Warnings name files inside the bundle as the bundle names them.
@@ -78,7 +78,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             Ok(None)
         }?;
         evalbench_analyze::phase("trace.json's spans");
-        let (_, critical) = evalbench_analyze::path::critical_path_owned(data, &alignment);
+        let (_, critical) = evalbench_analyze::path::critical_path(data, &alignment);
         // What the top steps would buy, from the graph before it goes.
         let critical = critical.map(|(g, p)| {
             let mut buys = Vec::new();

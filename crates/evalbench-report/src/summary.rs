@@ -83,7 +83,7 @@ pub struct RepeatGroup {
     pub warmup_runs: usize,
     /// Per span: the spread of its own time and of its total over the runs,
     /// in µs, by median own time (the pass's median path is its `answers` entry).
-    pub spans: Vec<SpanSpread>,
+    pub spans: Vec<evalbench_analyze::over_runs::SpanSpread>,
     /// Set when the runs wrote different numbers of `.drv` files to the
     /// nix store (`analyze::store_writes`): they did not evaluate alike.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,15 +96,6 @@ pub struct RepeatGroup {
     pub trend: Option<evalbench_analyze::drift::Trend>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct SpanSpread {
-    pub process: String,
-    pub name: String,
-    /// The span's own time (less its children's), and its total.
-    pub own_us: evalbench_analyze::verdict::Spread,
-    pub total_us: evalbench_analyze::verdict::Spread,
-}
-
 impl RepeatGroup {
     /// Groups summarized passes by base name; only groups of two or more.
     pub fn group(passes: &[PassSummary]) -> Vec<RepeatGroup> {
@@ -113,23 +104,7 @@ impl RepeatGroup {
             if runs.len() < 2 {
                 continue;
             }
-            let mut keys: Vec<(String, String)> = runs.iter().flat_map(|r| r.spans.iter().map(|s| (s.process.clone(), s.name.clone()))).collect();
-            keys.sort();
-            keys.dedup();
-            let mut spans: Vec<SpanSpread> = keys
-                .into_iter()
-                .map(|(process, name)| {
-                    let of = |f: fn(&SpanStat) -> i64| {
-                        let v: Vec<f64> = runs
-                            .iter()
-                            .map(|r| r.spans.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| f(s) as f64))
-                            .collect();
-                        evalbench_analyze::verdict::spread(&v).rounded(0)
-                    };
-                    SpanSpread { own_us: of(|s| s.own_us), total_us: of(|s| s.total_us), process, name }
-                })
-                .collect();
-            spans.sort_by(|a, b| b.own_us.median.total_cmp(&a.own_us.median).then_with(|| b.total_us.median.total_cmp(&a.total_us.median)));
+            let spans = evalbench_analyze::over_runs::span_spreads(&runs.iter().map(|r| r.spans.as_slice()).collect::<Vec<_>>());
             let runs_s: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
             out.push(RepeatGroup {
                 warmup_runs: evalbench_analyze::drift::warmup_runs(&runs_s),
@@ -211,11 +186,8 @@ pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::Pass
 }
 
 impl PassSummary {
-    pub fn new(pass: &PassData, alignment: &Alignment) -> PassSummary {
-        PassSummary::with_path(pass, alignment, crate::summary_path::of(pass, alignment))
-    }
-
-    /// With its critical path computed already.
+    /// The pass's summary, its critical path computed already (the
+    /// spans are given up to it first: `analyze::path::critical_path`).
     pub fn with_path(pass: &PassData, alignment: &Alignment, critical_path: Result<crate::summary_path::PathSummary, String>) -> PassSummary {
         let traced_wall_s = pass.extent(alignment).map(|(first, last)| last.saturating_sub(first) as f64 / 1e6).unwrap_or(0.0);
         let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);

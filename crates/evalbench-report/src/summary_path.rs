@@ -7,8 +7,7 @@ use std::fmt::Write as _;
 
 use evalbench_analyze::over_runs::{ProcessOverRuns, StepOverRuns};
 use evalbench_analyze::path::whatif::Buys;
-use evalbench_analyze::path::{critical_path, ByProcess, CriticalPath, PathError, PathStep};
-use evalbench_analyze::{Alignment, PassData};
+use evalbench_analyze::path::{ByProcess, CriticalPath, PathError, PathStep};
 use serde::Serialize;
 
 use crate::summary::ms;
@@ -35,14 +34,6 @@ pub struct PathSummary {
     /// unreadable pg.pcap.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-}
-
-/// The pass's path, or why there is none (no run.json, no window).
-pub fn of(pass: &PassData, alignment: &Alignment) -> Result<PathSummary, String> {
-    summary(&critical_path(pass, alignment).map(|(g, p)| {
-        let b = evalbench_analyze::path::whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS);
-        (p, b)
-    }))
 }
 
 /// The path as summary.json keeps it, with what its top steps would buy:

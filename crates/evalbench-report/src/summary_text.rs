@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 
 use evalbench_bundle::layout;
 
-use crate::summary::{ms, PassCounters, PassSummary, RepeatGroup, SpanSpread, Summary};
+use crate::summary::{ms, PassCounters, PassSummary, RepeatGroup, Summary};
+use evalbench_analyze::over_runs::SpanSpread;
 
 /// No line of summary.txt is wider: longer ones wrap (`fit`).
 pub const WIDTH: usize = 160;

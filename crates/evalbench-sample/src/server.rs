@@ -5,7 +5,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use evalbench_bundle::contract::Status;
+use evalbench_bundle::contract::{BatchStep, Status};
 use serde_json::{json, Value};
 use tracing::debug_span;
 
@@ -46,27 +46,10 @@ fn graph_writer(rx: mpsc::Receiver<Batch>) {
                     acc = acc.wrapping_add(crate::tune::work("record_one", d.as_bytes(), 2));
                 }
                 let _adv = debug_span!(target: GRAPH, "advance_can_start", rows = b.drvs.len()).entered();
-                for step in [
-                    "lock_seed_shared_builds",
-                    "became_fetchable",
-                    "seed_blocking_deps",
-                    "promote",
-                    "unpromote_ungated",
-                    "emit_transition_effects",
-                    "move_batch_need",
-                ] {
-                    // Span names are static: one arm per step.
-                    let _s = match step {
-                        "lock_seed_shared_builds" => debug_span!(target: GRAPH, "lock_seed_shared_builds"),
-                        "became_fetchable" => debug_span!(target: GRAPH, "became_fetchable"),
-                        "seed_blocking_deps" => debug_span!(target: GRAPH, "seed_blocking_deps"),
-                        "promote" => debug_span!(target: GRAPH, "promote"),
-                        "unpromote_ungated" => debug_span!(target: GRAPH, "unpromote_ungated"),
-                        "emit_transition_effects" => debug_span!(target: GRAPH, "emit_transition_effects"),
-                        _ => debug_span!(target: GRAPH, "move_batch_need"),
-                    }
-                    .entered();
-                    acc = acc.wrapping_add(crate::eval::work(step.as_bytes(), 1));
+                // The steps and their spans as the contract has them: the lab's server opens the same.
+                for step in BatchStep::ALL {
+                    let _s = step.span().entered();
+                    acc = acc.wrapping_add(crate::eval::work(step.name().as_bytes(), 1));
                 }
             }
             for d in batches.iter().flat_map(|b| b.drvs.iter()) {

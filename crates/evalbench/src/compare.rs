@@ -6,28 +6,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evalbench_analyze::comparison::{compare, Comparison, Opts};
-use evalbench_analyze::verdict::Kind;
-use evalbench_bundle::{layout, Bundle};
+use evalbench_analyze::comparison::{compare, Opts};
+use evalbench_analyze::gate::regressions;
+use evalbench_bundle::Bundle;
 
 /// The floors of "negligible", as `compare` takes them by default (their home is the verdict's rules).
 pub use evalbench_analyze::verdict::{MIN_ABS_US, MIN_CHANGE_PCT};
-/// Span and statement rows printed per pass by default.
-pub const TOP: usize = 15;
-/// The page has room for more, but not for every row of a nixpkgs-sized
-/// evaluation's spans and statements: the rest are counted, and in --json.
-pub const HTML_TOP: usize = 100;
-
-/// `compare`'s options with every default: what `run --baseline` compares with.
-pub fn default_opts() -> Opts {
-    Opts {
-        pass_a: None,
-        pass_b: None,
-        min_change: MIN_CHANGE_PCT,
-        min_abs_us: MIN_ABS_US,
-        between_sessions_pct: Some(evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT),
-    }
-}
+use evalbench_report::output::compare_json::{json, regression_lines, HTML_TOP, TOP};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -102,7 +87,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let out = compare(&ba, &bb, &opts)?;
     let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
-    let gate = a.fail_on_regression.map(|pct| regressions(&out, pct)).unwrap_or_default();
+    let gate = a.fail_on_regression.map(|pct| regression_lines(&regressions(&out, pct))).unwrap_or_default();
     let asked = a.fail_on_regression.map(|pct| (pct, gate.as_slice()));
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
@@ -134,19 +119,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The comparison as one JSON document (`--json`, and `run --baseline`'s compare.json).
-pub fn json(a: &std::path::Path, b: &std::path::Path, out: &Comparison, pct: Option<f64>, gate: &[String]) -> String {
-    let doc = serde_json::json!({
-        "a": a, "b": b, "differs": out.differs, "provenance": { "a": out.provenance_a, "b": out.provenance_b },
-        "same_session": out.one_bundle || out.provenance_a.same_session(&out.provenance_b),
-        "interleaved": !out.one_bundle && out.provenance_a.interleaved(&out.provenance_b),
-        "one_bundle": out.one_bundle,
-        "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided, "warnings": out.warnings,
-        "gate": pct.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
-    });
-    format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))
-}
-
 /// Whether the gate fired; each regression on stderr, after `who`.
 pub fn gate_fired(who: &str, pct: Option<f64>, gate: &[String]) -> bool {
     let Some(pct) = pct else { return false };
@@ -154,23 +126,4 @@ pub fn gate_fired(who: &str, pct: Option<f64>, gate: &[String]) -> bool {
         eprintln!("{who}: regression past {pct}%: {g}");
     }
     !gate.is_empty()
-}
-
-/// What the gate fires on: a clean pass slower outside noise by `pct` or
-/// more, or an exact headline counter of nix grown by more than `pct` in any
-/// pass. Instrumented passes' times are distorted and never gate.
-pub fn regressions(c: &Comparison, pct: f64) -> Vec<String> {
-    let mut out = Vec::new();
-    for p in &c.passes {
-        if layout::is_clean(&p.pass_a) && p.wall.kind == Kind::Slower && p.wall.change_pct >= pct {
-            out.push(format!("{} evaluated: {}", p.pass_a, p.wall.text));
-        }
-        for v in &p.counters {
-            let headline = evalbench_analyze::counters::exact_headline().any(|n| n == v.name);
-            if headline && v.exact && v.kind == Kind::More && v.change_pct.is_none_or(|c| c > pct) {
-                out.push(format!("{} {}: {}", p.pass_a, v.name, v.text));
-            }
-        }
-    }
-    out
 }

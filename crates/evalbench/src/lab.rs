@@ -78,6 +78,22 @@ pub fn check_lab_setting(s: &str) -> Result<String, String> {
     evalbench_lab::setting::LabSettings::default().set(s).map(|_| s.to_string())
 }
 
+impl LabOptions {
+    /// The lab's set-up as `lab up` and `run` both start it: the one
+    /// conversion of these flags.
+    pub fn config(&self) -> evalbench_lab::control::LabConfig {
+        evalbench_lab::control::LabConfig {
+            net: self.net,
+            worker_clock_skew_ms: self.worker_clock_skew_ms,
+            eval_workers: self.eval_workers,
+            eval_max_rss: self.eval_max_rss,
+            pg_settings: self.pg.list(),
+            nix: self.nix.clone(),
+            lab_settings: self.lab_settings.settings(),
+        }
+    }
+}
+
 impl LabSettingArgs {
     pub fn settings(&self) -> evalbench_lab::setting::LabSettings {
         evalbench_lab::setting::LabSettings::from_args(&self.lab_settings).expect("each was checked when parsed")
@@ -289,19 +305,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
                 Some(f) => f,
                 None => flake::hello_flake(&dir.join("hello-flake"))?,
             };
-            let st = control::up(&control::UpOpts {
-                dir,
-                flake,
-                trace_dir,
-                net: lab.net,
-                worker_clock_skew_ms: lab.worker_clock_skew_ms,
-                workers,
-                eval_workers: lab.eval_workers,
-                eval_max_rss: lab.eval_max_rss,
-                pg_settings: lab.pg.list(),
-                nix: lab.nix,
-                lab_settings: lab.lab_settings.settings(),
-            })?;
+            let st = control::up(&control::UpOpts { dir, flake, trace_dir, workers, config: lab.config() })?;
             eprintln!("evalbench lab: up ({}), API at {}", st.net.mode, st.base_url());
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }

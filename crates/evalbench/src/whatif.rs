@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use evalbench_analyze::path::{critical_path_owned, whatif, CriticalPath, OverRuns};
+use evalbench_analyze::path::{critical_path, whatif, CriticalPath, OverRuns};
 use evalbench_bundle::Bundle;
 use serde::ser::SerializeMap;
 use serde::Serialize;
@@ -88,14 +88,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut warned: Vec<String> = Vec::new();
     for (i, r) in runs.iter().enumerate() {
         // The path reads no span's fields but the hand-offs'.
-        let (data, align) = evalbench_analyze::load_aligned_lean(r);
+        let (data, align) = evalbench_analyze::load(r, evalbench_analyze::Fields::Read);
         // What reading went past (an unreadable run.json, malformed span lines), said once the runs are read.
         warned.extend(data.warnings.iter().map(ToString::to_string));
         spans += data.span_count();
         let evaluated_s = evalbench_analyze::over_runs::evaluated_of(&data, &align);
         let from_spans = data.run.as_ref().and_then(|x| x.evaluated_s).is_none();
         // The spans are given up to the graph: nothing below reads them.
-        let (_, found) = critical_path_owned(data, &align);
+        let (_, found) = critical_path(data, &align);
         let mut w = Walked { name: r.name.clone(), evaluated_s, from_spans, path: None, predicted: None };
         match found {
             Ok((g, p)) => {
@@ -137,8 +137,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Some(s) => s,
         None => {
             let r = runs[at];
-            let (data, align) = evalbench_analyze::load_aligned_lean(r);
-            let (_, p) = critical_path_owned(data, &align).1.with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?;
+            let (data, align) = evalbench_analyze::load(r, evalbench_analyze::Fields::Read);
+            let (_, p) = critical_path(data, &align).1.with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?;
             (r.name.clone(), p)
         }
     };

@@ -4,6 +4,7 @@
 
 mod common;
 
+use evalbench_bundle::{SpanText, TraceRead};
 use std::io::Write;
 use std::path::Path;
 
@@ -195,7 +196,7 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     lines.insert(mid + 3, "{\"fields\":{\"c\":3},\"name\":\"r\u{e9}cord\",\"ts_us\":7,\"dur_us\":1}".into());
     lines.push("\u{1}garbage".into());
     std::fs::write(&server, lines.join("\n") + "\n").unwrap();
-    let whole = evalbench_bundle::read_trace_dir_chunked(&trace, u64::MAX).unwrap();
+    let whole = evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk: u64::MAX, ..TraceRead::default() }).unwrap();
     let wide_ids: Vec<(Option<u64>, Option<u64>, Option<u64>)> = whole
         .iter()
         .flat_map(|f| &f.streams)
@@ -205,7 +206,7 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     // Text kept for one name, dropped chunk by chunk for the rest.
     let kept = |n: &str| n == "record_one";
     for chunk in [1u64, 100, 4096, 65536] {
-        let lean = evalbench_bundle::read_trace_dir_text(&trace, chunk, &kept).unwrap();
+        let lean = evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk, text: SpanText::Only(&kept), ..TraceRead::default() }).unwrap();
         let (mut with_text, mut without) = (0, 0);
         for (a, w) in lean.iter().zip(&whole) {
             assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
@@ -230,7 +231,10 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
         assert!(with_text > 100 && without > 100, "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped");
         // The same names' text kept, every other span's fields left in its
         // file (summarize): the bytes there are the fields read whole.
-        let placed = evalbench_bundle::read_trace_dir_located(&trace, chunk, &|n| !kept(n), &|f| f.contains("\"a\"")).unwrap();
+        let placed = {
+            let text = SpanText::InFile { in_file: &|n| !kept(n), unless: &|f| f.contains("\"a\"") };
+            evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk, text, ..TraceRead::default() }).unwrap()
+        };
         let (mut in_file, mut unless) = (0, 0);
         for (a, w) in placed.iter().zip(&whole) {
             assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
@@ -266,7 +270,7 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
         }
         assert!(in_file > 100, "chunk {chunk}: {in_file} spans' fields left in their file");
         assert_eq!(unless, 1, "chunk {chunk}: the span whose fields were to be kept");
-        let parts = evalbench_bundle::read_trace_dir_chunked(&trace, chunk).unwrap();
+        let parts = evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk, ..TraceRead::default() }).unwrap();
         assert_eq!(parts.len(), whole.len());
         for (a, w) in parts.iter().zip(&whole) {
             assert_eq!(a.malformed, w.malformed, "chunk {chunk}");
@@ -331,8 +335,8 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     drop(f);
     let original = std::fs::read(&server).unwrap();
     // As read: the same trace.json as from a whole load.
-    let (whole, align) = evalbench_analyze::load_aligned(pass);
-    let (placed, _) = evalbench_analyze::load_aligned_placed(pass, &evalbench_analyze::fields_read);
+    let (whole, align) = evalbench_analyze::load(pass, evalbench_analyze::Fields::All);
+    let (placed, _) = evalbench_analyze::load(pass, evalbench_analyze::Fields::Placed(&evalbench_analyze::fields_read));
     let (a, c) = (tmp.path().join("whole.json"), tmp.path().join("placed.json"));
     let events = evalbench_report::write_trace(&a, "cold-clean", &whole.streams, &align, None).unwrap();
     assert_eq!(evalbench_report::write_trace(&c, "cold-clean", &placed.streams, &align, None).unwrap(), events);

@@ -64,18 +64,19 @@ fn magic(p: &Path) -> Vec<u8> {
 /// for stretch, as with the spans held (whatif, inspect). A real pass, with
 /// pg.pcap's statements carved out of the server's stretches where captured.
 fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
-    use evalbench_analyze::{load_aligned, path};
+    use evalbench_analyze::{load, path};
     let b = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default()).unwrap();
     let p = b.passes.iter().find(|p| p.name == pass).unwrap();
-    let (data, align) = load_aligned(p);
-    let (_, held) = path::critical_path(&data, &align).unwrap();
-    let (rest, given) = path::critical_path_owned(load_aligned(p).0, &align);
+    let (data, align) = load(p, evalbench_analyze::Fields::All);
+    let held_pass = path::Pass { run: data.run.as_ref(), dir: &data.dir };
+    let (_, held) = path::critical_path_held(&data.streams, held_pass, &align).unwrap();
+    let (rest, given) = path::critical_path(load(p, evalbench_analyze::Fields::All).0, &align);
     let (_, given) = given.unwrap();
     assert!(rest.streams.is_empty(), "{pass}: the spans were given up");
     assert_eq!(held.segments, given.segments, "{pass}");
     assert_eq!(held.steps, given.steps, "{pass}");
     assert_eq!((held.total_us, held.to_us, &held.note), (given.total_us, given.to_us, &given.note), "{pass}");
-    assert_eq!(path::critical_steps_owned(load_aligned(p).0, &align).unwrap(), held.steps, "{pass}: steps with no segment kept");
+    assert_eq!(path::critical_steps(load(p, evalbench_analyze::Fields::All).0, &align).unwrap(), held.steps, "{pass}: steps with no segment kept");
     // The pieces a statement cut a server stretch into are in time order:
     // every stretch starts where the one before it ended.
     assert!(held.segments.len() > 10, "{pass}");
@@ -87,17 +88,17 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     // Loaded with the text of only the names fields_read accepts (compare,
     // whatif): the same alignment, totals, counters and path, and no
     // other span's text held.
-    let (lean, lean_align) = evalbench_analyze::load_aligned_lean(p);
+    let (lean, lean_align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Read);
     let json = |v: &evalbench_analyze::Alignment| serde_json::to_string(v).unwrap();
     assert_eq!(json(&lean_align), json(&align), "{pass}");
     assert_eq!(evalbench_analyze::runs::totals(&lean, p).spans, evalbench_analyze::runs::totals(&data, p).spans, "{pass}");
     assert_eq!(evalbench_analyze::counters::recycled_evaluators(&lean), evalbench_analyze::counters::recycled_evaluators(&data), "{pass}");
     let kept = lean.streams.iter().flat_map(|st| st.spans.iter().map(move |s| (st, s))).filter(|(st, s)| !st.fields(s).is_empty());
     assert!(kept.clone().count() > 0 && kept.clone().all(|(st, s)| evalbench_analyze::fields_read(st.name(s))), "{pass}");
-    assert_eq!(path::critical_steps_owned(lean, &lean_align).unwrap(), held.steps, "{pass}: the path of the lean load");
+    assert_eq!(path::critical_steps(lean, &lean_align).unwrap(), held.steps, "{pass}: the path of the lean load");
     // Loaded with every other span's fields left in its file (summarize):
     // the same trace.json, its fields read back from the span files.
-    let (placed, placed_align) = evalbench_analyze::load_aligned_placed(p, &evalbench_analyze::fields_read);
+    let (placed, placed_align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Placed(&evalbench_analyze::fields_read));
     assert_eq!(json(&placed_align), json(&align), "{pass}");
     let in_file = placed.streams.iter().flat_map(|st| st.spans.iter().filter(move |s| st.fields_in_file(s).is_some())).count();
     assert!(in_file * 2 > placed.span_count(), "{pass}: {in_file} of {} spans' fields left in their file", placed.span_count());

@@ -246,7 +246,7 @@ fn archives_summarize_like_directories() {
 /// totals and every statistic, whatever the chunks the files are cut in.
 #[test]
 fn streamed_totals_and_statistics_equal_the_loaded_ones() {
-    use evalbench_analyze::{load_aligned, runs, scan, span_stats, stats::stats_of};
+    use evalbench_analyze::{load, runs, scan, span_stats, stats::stats_of};
     let tmp = tempfile::tempdir().unwrap();
     let bundle = sample(
         &tmp.path().join("b"),
@@ -293,7 +293,7 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
     let b = evalbench_bundle::Bundle::open(&bundle, evalbench_bundle::Limits::default()).unwrap();
     let mut outside = 0;
     for pass in &b.passes {
-        let (data, align) = load_aligned(pass);
+        let (data, align) = load(pass, evalbench_analyze::Fields::All);
         let whole = runs::totals(&data, pass);
         // The streamed scan reads durations, not nesting: its own times are
         // its totals. Everything it does compute must be the loaded figure.
@@ -315,5 +315,8 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
         }
     }
     assert!(outside > 0, "the window left spans out, both readings alike");
-    assert!(b.passes.iter().any(|p| load_aligned(p).0.warnings.iter().any(|w| w.line == Some(mid as u64 + 1))), "the cut line is named");
+    assert!(
+        b.passes.iter().any(|p| load(p, evalbench_analyze::Fields::All).0.warnings.iter().any(|w| w.line == Some(mid as u64 + 1))),
+        "the cut line is named"
+    );
 }

@@ -110,7 +110,7 @@ impl PassView {
     /// graph is then built without them beside it (at 4.5M spans, half a
     /// gigabyte less at the peak). A page shows views, never spans.
     pub fn load(p: &PassDir, with_spans: &mut dyn FnMut(&PassView)) -> PassView {
-        let (data, align) = crate::load_aligned_placed(p, &|n| crate::fields_read(n) || FIELDS_READ.contains(&n));
+        let (data, align) = crate::load(p, crate::Fields::Placed(&|n| crate::fields_read(n) || FIELDS_READ.contains(&n)));
         let extent = data.extent(&align).map(|(a, b)| (a as f64, b as f64));
         let mut v = PassView {
             name: p.name.clone(),
@@ -148,7 +148,7 @@ impl PassView {
         v.evaluator = evaluator::read(&v);
         crate::phase("views");
         with_spans(&v);
-        let (data, critical) = crate::path::critical_path_owned(std::mem::take(&mut v.data), &v.align);
+        let (data, critical) = crate::path::critical_path(std::mem::take(&mut v.data), &v.align);
         v.data = data;
         match critical {
             Ok((g, p)) => {

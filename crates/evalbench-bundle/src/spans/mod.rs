@@ -15,9 +15,7 @@ mod parallel;
 mod parse;
 
 pub use ids::IdMap;
-pub use parallel::{
-    fold_trace_dir, read_trace_dir, read_trace_dir_chunked, read_trace_dir_filtered, read_trace_dir_located, read_trace_dir_text, KeepText, CHUNK,
-};
+pub use parallel::{fold_trace_dir, read_trace_dir, Keep, KeepText, SpanText, TraceRead, CHUNK};
 pub use parse::{read_span_file, read_spans, read_spans_from_bytes};
 
 /// Whether the fast line reader agrees with serde on `line` (for the fuzz target).
@@ -287,7 +285,7 @@ impl Stream {
 
     /// Where the span's fields are in [`Stream::file`] (offset, length),
     /// for a span read with its fields left there
-    /// ([`super::read_trace_dir_located`]); [`Stream::fields`] is then "",
+    /// ([`super::SpanText::InFile`]); [`Stream::fields`] is then "",
     /// and [`Stream::field`] reads the file.
     pub fn fields_in_file(&self, s: &Span) -> Option<(u64, usize)> {
         s.text.in_file().then(|| (s.text.start(), s.text.fields_len()))

@@ -175,46 +175,57 @@ fn on_every_core<S: Send>(units: &[Unit], state: impl Fn() -> S + Sync, work: im
     })
 }
 
-/// Reads every `*.jsonl` file of a directory, in name order. Files, and
-/// chunks of large files, are parsed on every core.
-pub fn read_trace_dir(dir: &Path) -> Result<Vec<SpanFile>, BundleError> {
-    read_trace_dir_chunked(dir, CHUNK)
+/// How a trace directory is read: which spans are kept, what of their
+/// text, and in what chunks. What is not kept is dropped chunk by chunk as
+/// it is parsed: memory holds what is kept and a chunk per core.
+#[derive(Clone, Copy)]
+pub struct TraceRead<'a> {
+    /// Files over this many bytes are read in chunks, one per core
+    /// ([`CHUNK`] unless testing).
+    pub chunk: u64,
+    /// Only the spans this accepts (None: every span). Every stream is
+    /// kept, spans or none: its process and host are still facts of the pass.
+    pub spans: Option<Keep<'a>>,
+    pub text: SpanText<'a>,
 }
 
-/// [`read_trace_dir`] with a chosen chunk size (tests use small ones).
-#[doc(hidden)]
-pub fn read_trace_dir_chunked(dir: &Path, chunk: u64) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None, None, None)
+/// What of each span's text (its fields and extra keys, most of a line) a
+/// read holds.
+#[derive(Clone, Copy)]
+pub enum SpanText<'a> {
+    All,
+    /// Only the text of the spans whose name this accepts ([`Stream::keep_text`]).
+    Only(KeepText<'a>),
+    /// The spans whose name `in_file` accepts keep only their fields' place
+    /// in their file ([`Stream::fields_in_file`]), unless `unless` accepts
+    /// their fields: a writer that copies the fields out as they are
+    /// (trace.json) reads them back from there, the spans held at their
+    /// 48 bytes meanwhile.
+    InFile {
+        in_file: KeepText<'a>,
+        unless: KeepText<'a>,
+    },
+}
+
+impl Default for TraceRead<'_> {
+    /// Everything, in chunks of [`CHUNK`].
+    fn default() -> Self {
+        TraceRead { chunk: CHUNK, spans: None, text: SpanText::All }
+    }
 }
 
 /// Which spans' text (fields and extra keys) a read keeps, by span name.
 pub type KeepText<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
-/// [`read_trace_dir`] keeping every span, but the text of only the spans
-/// whose name `keep` accepts ([`Stream::keep_text`]), dropped chunk by
-/// chunk as they are parsed: a reader done with most fields never holds
-/// them (the text is most of a line).
-pub fn read_trace_dir_text(dir: &Path, chunk: u64, keep: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None, Some(keep), None)
-}
-
-/// [`read_trace_dir`] keeping every span, where the spans whose name
-/// `in_file` accepts keep only their fields' place in their file
-/// ([`Stream::fields_in_file`]), not the text, unless `unless` accepts
-/// their fields: a writer that copies the fields out as they are
-/// (trace.json) reads them back from there, and the spans are held at
-/// their 48 bytes meanwhile.
-pub fn read_trace_dir_located(dir: &Path, chunk: u64, in_file: KeepText<'_>, unless: KeepText<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, None, None, Some((in_file, unless)))
-}
-
-/// [`read_trace_dir`] keeping only the spans `keep` accepts (files over
-/// `chunk` bytes read in chunks; [`CHUNK`] unless testing), dropped chunk
-/// by chunk as they are parsed: memory holds what is kept and a chunk per
-/// core. Every stream is kept, spans or none (its process and host are
-/// still facts about the pass); the order is [`read_trace_dir`]'s.
-pub fn read_trace_dir_filtered(dir: &Path, chunk: u64, keep: Keep<'_>) -> Result<Vec<SpanFile>, BundleError> {
-    read_filtered(dir, chunk, Some(keep), None, None)
+/// Reads every `*.jsonl` file of a directory, in name order, keeping what
+/// `read` says. Files, and chunks of large files, are parsed on every core.
+pub fn read_trace_dir(dir: &Path, read: &TraceRead<'_>) -> Result<Vec<SpanFile>, BundleError> {
+    let (text, in_file) = match read.text {
+        SpanText::All => (None, None),
+        SpanText::Only(keep) => (Some(keep), None),
+        SpanText::InFile { in_file, unless } => (None, Some((in_file, unless))),
+    };
+    read_filtered(dir, read.chunk, read.spans, text, in_file)
 }
 
 /// Only the spans of `st` that `keep` accepts, with their text.
@@ -296,7 +307,7 @@ pub fn fold_trace_dir<A: Send>(
     let (paths, units) = units_of(dir, chunk)?;
     // Malformed lines and dropped spans are not the fold's: the caller
     // learns them from a read of the whole directory (read_trace_dir or
-    // read_trace_dir_filtered). Only the first error is kept.
+    // `TraceRead::spans`). Only the first error is kept.
     let failed: std::sync::Mutex<Option<BundleError>> = std::sync::Mutex::new(None);
     let accs = on_every_core(&units, &init, |acc, u| {
         let (i, start, end) = units[u];

@@ -3,7 +3,7 @@
 use crate::error::HarnessError;
 use std::path::{Path, PathBuf};
 
-use evalbench_lab::control::{self, NetMode, UpOpts};
+use evalbench_lab::control::{self, LabConfig, UpOpts};
 use evalbench_lab::{LabState, PassOutput};
 
 use evalbench_api::Endpoint;
@@ -15,18 +15,8 @@ use evalbench_host::HostExec;
 pub struct Lab {
     pub dir: PathBuf,
     pub flake: PathBuf,
-    pub net: NetMode,
-    pub worker_clock_skew_ms: i64,
-    /// Long-lived nix evaluators per eval subprocess (`lab up --eval-workers`).
-    pub eval_workers: u32,
-    /// Recycle an evaluator past this RSS (bytes) after an attribute (`--eval-max-rss`).
-    pub eval_max_rss: Option<u64>,
-    /// PostgreSQL settings (`--pg-setting NAME=VALUE`).
-    pub pg_settings: Vec<evalbench_lab::pg::PgSetting>,
-    /// The nix the lab runs (`--nix`); None: nix on PATH.
-    pub nix: Option<PathBuf>,
-    /// The lab's own settings (`--lab-setting NAME=VALUE`).
-    pub lab_settings: evalbench_lab::setting::LabSettings,
+    /// How the lab is set up, as `lab up` takes it.
+    pub config: LabConfig,
     /// The flake as the user gave it, for provenance (default: its path).
     pub flake_label: Option<String>,
     state: Option<LabState>,
@@ -35,21 +25,8 @@ pub struct Lab {
 }
 
 impl Lab {
-    pub fn new(dir: PathBuf, flake: PathBuf, net: NetMode, worker_clock_skew_ms: i64) -> Lab {
-        Lab {
-            dir,
-            flake,
-            net,
-            worker_clock_skew_ms,
-            eval_workers: 1,
-            eval_max_rss: None,
-            pg_settings: Vec::new(),
-            nix: None,
-            lab_settings: Default::default(),
-            flake_label: None,
-            state: None,
-            served: Vec::new(),
-        }
+    pub fn new(dir: PathBuf, flake: PathBuf, config: LabConfig) -> Lab {
+        Lab { dir, flake, config, flake_label: None, state: None, served: Vec::new() }
     }
     fn st(&self) -> &LabState {
         self.state.as_ref().expect("the lab is started before use")
@@ -64,19 +41,7 @@ impl Target for Lab {
         true
     }
     fn start(&mut self) -> Result<(), HarnessError> {
-        let st = control::up(&UpOpts {
-            dir: self.dir.clone(),
-            flake: self.flake.clone(),
-            trace_dir: None,
-            net: self.net,
-            worker_clock_skew_ms: self.worker_clock_skew_ms,
-            workers: 1,
-            eval_workers: self.eval_workers,
-            eval_max_rss: self.eval_max_rss,
-            pg_settings: self.pg_settings.clone(),
-            nix: self.nix.clone(),
-            lab_settings: self.lab_settings,
-        })?;
+        let st = control::up(&UpOpts { dir: self.dir.clone(), flake: self.flake.clone(), trace_dir: None, workers: 1, config: self.config.clone() })?;
         self.state = Some(st);
         Ok(())
     }
@@ -127,7 +92,7 @@ impl Target for Lab {
         Ok(self.st().worker_pids.clone())
     }
     fn describe(&mut self) -> (Workload, System) {
-        let (nar_hash, nix_version) = evalbench_lab::eval::describe(&self.flake, self.nix.as_deref());
+        let (nar_hash, nix_version) = evalbench_lab::eval::describe(&self.flake, self.config.nix.as_deref());
         // The flake's own revision where it is a git checkout: the lab's
         // repository is a copy committed afresh per lab directory, so its
         // revision would differ between two runs of one flake.
@@ -145,7 +110,7 @@ impl Target for Lab {
         });
         let flake = self.flake_label.clone().unwrap_or_else(|| self.flake.display().to_string());
         let server_version = super::server_version(self.endpoint());
-        let lab_settings = self.lab_settings.pairs().into_iter().collect();
+        let lab_settings = self.config.lab_settings.pairs().into_iter().collect();
         (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, lab_settings, ..System::default() })
     }
     fn autopsy(&mut self, evaluation_error: Option<&str>) -> Vec<String> {
@@ -158,7 +123,7 @@ impl Target for Lab {
         control::postmaster_pid(&self.dir).into_iter().collect()
     }
     fn workload(&self) -> Option<Served> {
-        Some(Served { flake: self.flake.clone(), lab_settings: self.lab_settings })
+        Some(Served { flake: self.flake.clone(), lab_settings: self.config.lab_settings })
     }
     fn serve(&mut self, served: &Served) -> Result<(), HarnessError> {
         // The settings go with the side: the server takes them at the next reset.
@@ -190,7 +155,8 @@ mod tests {
     #[test]
     fn the_lab_runs_its_pipeline_here() {
         // Which tools are checked before the first pass follows from this, not from the target's name.
-        let lab = Lab::new("/nonexistent/lab".into(), "/nonexistent/flake".into(), NetMode::Off, 0);
+        let config = LabConfig { net: evalbench_lab::control::NetMode::Off, ..LabConfig::default() };
+        let lab = Lab::new("/nonexistent/lab".into(), "/nonexistent/flake".into(), config);
         assert!(lab.pipeline_here());
         assert_eq!(lab.name(), "lab");
     }

@@ -1,4 +1,6 @@
-//! The HTTP API subset the runner uses, in Gradient's `{error, message}` shape.
+//! The HTTP transport: the API subset the runner uses, in Gradient's
+//! `{error, message}` shape. Requests are decoded and authorized here and
+//! answered from the service; a store's failure is a 500 with its words.
 
 use std::sync::Arc;
 
@@ -9,7 +11,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
-use super::Shared;
+use super::error::ServerError;
+use super::{service, Shared};
 
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -27,6 +30,11 @@ fn reply(code: StatusCode, error: bool, message: serde_json::Value) -> Response 
     (code, Json(json!({ "error": error, "message": message }))).into_response()
 }
 
+/// A store's failure, as the API says it.
+fn failed(e: ServerError) -> Response {
+    reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string()))
+}
+
 /// The organization the Bearer key belongs to, or a 401.
 async fn authorize(s: &Shared, headers: &HeaderMap) -> Result<i64, Response> {
     let key = headers
@@ -34,11 +42,7 @@ async fn authorize(s: &Shared, headers: &HeaderMap) -> Result<i64, Response> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("missing Bearer API key")))?;
-    let row =
-        s.db.query_opt("SELECT organization FROM api_key WHERE key = $1", &[&key])
-            .await
-            .map_err(|e| reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())))?;
-    row.map(|r| r.get::<_, i64>(0)).ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
+    s.store.organization_of_key(key).await.map_err(failed)?.ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
 }
 
 /// `POST auth/basic/login {loginname, password}`, as Gradient's benchmark
@@ -51,11 +55,10 @@ async fn login(State(s): State<Arc<Shared>>, body: Option<Json<serde_json::Value
     let (Some(name), Some(password)) = (body["loginname"].as_str(), body["password"].as_str()) else {
         return reply(StatusCode::BAD_REQUEST, true, json!("expected {\"loginname\": …, \"password\": …}"));
     };
-    let known = s.db.query_opt("SELECT key FROM api_key WHERE key = $1", &[&password]).await;
-    match known {
-        Ok(Some(_)) if name == "admin" => reply(StatusCode::OK, false, json!(password)),
+    match s.store.key_exists(password).await {
+        Ok(true) if name == "admin" => reply(StatusCode::OK, false, json!(password)),
         Ok(_) => reply(StatusCode::UNAUTHORIZED, true, json!("wrong login name or password")),
-        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())),
+        Err(e) => failed(e),
     }
 }
 
@@ -64,31 +67,11 @@ async fn evaluate(State(s): State<Arc<Shared>>, Path((org, project)): Path<(Stri
         Ok(o) => o,
         Err(r) => return r,
     };
-    let row = match s
-        .db
-        .query_opt(
-            "SELECT p.id FROM project p JOIN organization o ON o.id = p.organization WHERE o.name = $1 AND p.name = $2 AND o.id = $3",
-            &[&org, &project, &org_id],
-        )
-        .await
-    {
-        Ok(r) => r,
-        Err(e) => return reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())),
-    };
-    let Some(row) = row else {
-        return reply(StatusCode::NOT_FOUND, true, json!(format!("no project {org}/{project} for this key")));
-    };
-    let project_id: i64 = row.get(0);
-    let id = uuid::Uuid::new_v4();
-    let inserted =
-        s.db.execute("INSERT INTO evaluation (id, project, status) VALUES ($1, $2, 'Queued')", &[&id, &project_id])
-            .await
-            .and(s.db.execute("INSERT INTO evaluation_status (evaluation, status) VALUES ($1, 'Queued')", &[&id]).await);
-    if let Err(e) = inserted {
-        return reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string()));
+    match service::queue_evaluation(&s, org_id, &org, &project).await {
+        Ok(Some(id)) => reply(StatusCode::OK, false, json!(id.to_string())),
+        Ok(None) => reply(StatusCode::NOT_FOUND, true, json!(format!("no project {org}/{project} for this key"))),
+        Err(e) => failed(e),
     }
-    s.wake.notify_one();
-    reply(StatusCode::OK, false, json!(id.to_string()))
 }
 
 async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
@@ -98,29 +81,20 @@ async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, heade
     let Ok(id) = uuid::Uuid::parse_str(&id) else {
         return reply(StatusCode::BAD_REQUEST, true, json!("not an evaluation id"));
     };
-    let row = s.db.query_opt("SELECT status, error, extract(epoch FROM created_at)::float8 FROM evaluation WHERE id = $1", &[&id]).await;
-    match row {
-        Ok(Some(r)) => {
-            let timeline = s
-                .db
-                .query("SELECT status, (extract(epoch FROM at) * 1000000)::int8 FROM evaluation_status WHERE evaluation = $1 ORDER BY at", &[&id])
-                .await
-                .map(|rows| rows.iter().map(|t| json!({"status": t.get::<_, String>(0), "ts_us": t.get::<_, i64>(1)})).collect::<Vec<_>>())
-                .unwrap_or_default();
-            reply(
-                StatusCode::OK,
-                false,
-                json!({
-                    "id": id.to_string(),
-                    "status": r.get::<_, String>(0),
-                    "error": r.get::<_, Option<String>>(1),
-                    "created_at": r.get::<_, f64>(2),
-                    "statuses": timeline,
-                }),
-            )
-        }
+    match service::evaluation(&s, id).await {
+        Ok(Some((r, timeline))) => reply(
+            StatusCode::OK,
+            false,
+            json!({
+                "id": id.to_string(),
+                "status": r.status,
+                "error": r.error,
+                "created_at": r.created_at,
+                "statuses": timeline.iter().map(|(status, ts_us)| json!({"status": status, "ts_us": ts_us})).collect::<Vec<_>>(),
+            }),
+        ),
         Ok(None) => reply(StatusCode::NOT_FOUND, true, json!("no such evaluation")),
-        Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, true, json!(e.to_string())),
+        Err(e) => failed(e),
     }
 }
 

@@ -1,10 +1,9 @@
 //! The server's schema and declarative provisioning. The schema is created
-//! at every start (IF NOT EXISTS) and the provisioning file applied again,
-//! so a dropped and recreated database is whole after the next start, as
-//! the benchmark's cold reset expects.
+//! at every start (IF NOT EXISTS) and the provisioning file applied again
+//! (`Store::migrate_and_provision`), so a dropped and recreated database is
+//! whole after the next start, as the benchmark's cold reset expects.
 
 use serde::{Deserialize, Serialize};
-use tokio_postgres::Client;
 
 pub const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS organization (id bigserial PRIMARY KEY, name text UNIQUE NOT NULL);
@@ -79,41 +78,4 @@ pub struct Provision {
     pub project: String,
     pub repository: String,
     pub api_key: String,
-}
-
-pub async fn migrate_and_provision(db: &Client, p: &Provision) -> Result<(), tokio_postgres::Error> {
-    db.batch_execute(SCHEMA).await?;
-    db.execute("INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&p.organization]).await?;
-    db.execute(
-        "INSERT INTO project (organization, name, repository) SELECT id, $2, $3 FROM organization WHERE name = $1 \
-         ON CONFLICT (organization, name) DO UPDATE SET repository = EXCLUDED.repository",
-        &[&p.organization, &p.project, &p.repository],
-    )
-    .await?;
-    db.execute(
-        "INSERT INTO api_key (key, organization) SELECT $2, id FROM organization WHERE name = $1 ON CONFLICT (key) DO NOTHING",
-        &[&p.organization, &p.api_key],
-    )
-    .await?;
-    Ok(())
-}
-
-/// Sets an evaluation's status and records the change in its timeline.
-pub async fn set_status(
-    db: &Client,
-    evaluation: uuid::Uuid,
-    status: evalbench_bundle::contract::Status,
-    error: Option<&str>,
-) -> Result<(), tokio_postgres::Error> {
-    let status = status.as_str();
-    // One statement, so that no reader sees the new status without its
-    // timeline row (a fast warm evaluation was read between the two).
-    db.execute(
-        "WITH changed AS (UPDATE evaluation SET status = $2, error = COALESCE($3, error), updated_at = clock_timestamp() \
-         WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Aborted') AND status <> $2 RETURNING id) \
-         INSERT INTO evaluation_status (evaluation, status) SELECT id, $2 FROM changed",
-        &[&evaluation, &status, &error],
-    )
-    .await?;
-    Ok(())
 }

@@ -1,13 +1,22 @@
 //! The lab's server: the Gradient HTTP API subset, `/proto` for workers, a
 //! scheduler, job events, and a graph writer behind a mailbox, each at the
-//! place the span names of the benchmark's contract say.
+//! place the span names of the benchmark's contract say. In three layers:
+//! the transport (`api` for HTTP, `proto` for the workers' WebSocket:
+//! decode, dispatch, reply), the service (`service`, `sched`, `graph`: what
+//! each request and message does, inside its span), and the store
+//! (`store`: every statement a named method). Errors are `ServerError`.
 
 mod api;
 pub mod db;
+mod error;
 mod graph;
 mod proto;
 mod sched;
+mod service;
+mod store;
 pub mod walks;
+
+pub use error::ServerError;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -21,7 +30,7 @@ use tokio_postgres::{Client, NoTls};
 use crate::msg::ToWorker;
 
 pub struct Shared {
-    pub db: Client,
+    pub store: store::Store,
     pub workers: Mutex<HashMap<String, mpsc::UnboundedSender<ToWorker>>>,
     pub wake: Notify,
     pub graph: mpsc::UnboundedSender<graph::Batch>,
@@ -53,12 +62,12 @@ pub fn serve(
         serde_json::from_str(&text).map_err(|e| LabError::Parse { path: provision_file.to_path_buf(), message: e.to_string() })?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(LabError::Runtime)?;
     rt.block_on(async move {
-        let db = connect(database).await?;
-        db::migrate_and_provision(&db, &provision).await.map_err(LabError::Provision)?;
+        let store = store::Store::new(connect(database).await?);
+        store.migrate_and_provision(&provision).await.map_err(LabError::Provision)?;
         let graph_db = connect(database).await?;
         let (graph_tx, graph_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
-            db,
+            store,
             workers: Mutex::new(HashMap::new()),
             wake: Notify::new(),
             graph: graph_tx,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{debug_span, Instrument};
 
-use super::Shared;
+use super::{service, ServerError, Shared};
 use crate::msg::{JobOffer, ToWorker};
 
 const T: &str = "gradient_server::scheduler";
@@ -25,27 +25,12 @@ pub async fn run(s: Arc<Shared>) {
     }
 }
 
-async fn tick(s: &Shared, offered: &mut HashMap<uuid::Uuid, Instant>) -> Result<(), tokio_postgres::Error> {
-    let created = async {
-        let rows =
-            s.db.query("SELECT e.id FROM evaluation e WHERE e.status = 'Queued' AND NOT EXISTS (SELECT 1 FROM job j WHERE j.evaluation = e.id)", &[])
-                .await?;
-        for r in &rows {
-            let evaluation: uuid::Uuid = r.get(0);
-            s.db.execute("INSERT INTO job (id, evaluation, state) VALUES ($1, $2, 'queued')", &[&uuid::Uuid::new_v4(), &evaluation]).await?;
-        }
-        Ok::<usize, tokio_postgres::Error>(rows.len())
-    }
-    .instrument(debug_span!(target: T, "assign_queued_evals"))
-    .await?;
-    let _ = created;
-    let queued = s.db.query("SELECT j.id, j.evaluation FROM job j WHERE j.state = 'queued' ORDER BY j.created_at", &[]).await?;
+async fn tick(s: &Arc<Shared>, offered: &mut HashMap<uuid::Uuid, Instant>) -> Result<(), ServerError> {
+    service::create_jobs(s).instrument(debug_span!(target: T, "assign_queued_evals")).await?;
+    let queued = s.store.queued_jobs().await?;
     let now = Instant::now();
-    let fresh: Vec<(uuid::Uuid, uuid::Uuid)> = queued
-        .iter()
-        .map(|r| (r.get::<_, uuid::Uuid>(0), r.get::<_, uuid::Uuid>(1)))
-        .filter(|(j, _)| offered.get(j).is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2)))
-        .collect();
+    let fresh: Vec<(uuid::Uuid, uuid::Uuid)> =
+        queued.into_iter().filter(|(j, _)| offered.get(j).is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2))).collect();
     if fresh.is_empty() {
         return Ok(());
     }

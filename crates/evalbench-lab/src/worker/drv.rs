@@ -3,16 +3,27 @@
 
 use crate::msg::Drv;
 
+/// Where a `.drv` file stops being ATerm, and what was expected there.
+#[derive(Debug, thiserror::Error)]
+pub enum DrvError {
+    #[error("at byte {at}: expected {expected}")]
+    Expected { at: usize, expected: String },
+    #[error("at byte {at}: string is not UTF-8")]
+    NotUtf8 { at: usize },
+    #[error("at byte {at}: dangling escape")]
+    DanglingEscape { at: usize },
+}
+
 struct P<'a> {
     s: &'a [u8],
     i: usize,
 }
 
 impl<'a> P<'a> {
-    fn err<T>(&self, what: &str) -> Result<T, String> {
-        Err(format!("at byte {}: expected {what}", self.i))
+    fn err<T>(&self, what: &str) -> Result<T, DrvError> {
+        Err(DrvError::Expected { at: self.i, expected: what.to_string() })
     }
-    fn eat(&mut self, c: u8) -> Result<(), String> {
+    fn eat(&mut self, c: u8) -> Result<(), DrvError> {
         if self.s.get(self.i) == Some(&c) {
             self.i += 1;
             Ok(())
@@ -23,7 +34,7 @@ impl<'a> P<'a> {
     fn peek(&self, c: u8) -> bool {
         self.s.get(self.i) == Some(&c)
     }
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, DrvError> {
         self.eat(b'"')?;
         let mut out = Vec::new();
         loop {
@@ -31,10 +42,10 @@ impl<'a> P<'a> {
                 None => return self.err("the end of a string"),
                 Some(b'"') => {
                     self.i += 1;
-                    return String::from_utf8(out).map_err(|_| format!("at byte {}: string is not UTF-8", self.i));
+                    return String::from_utf8(out).map_err(|_| DrvError::NotUtf8 { at: self.i });
                 }
                 Some(b'\\') => {
-                    let c = *self.s.get(self.i + 1).ok_or_else(|| format!("at byte {}: dangling escape", self.i))?;
+                    let c = *self.s.get(self.i + 1).ok_or(DrvError::DanglingEscape { at: self.i })?;
                     out.push(match c {
                         b'n' => b'\n',
                         b't' => b'\t',
@@ -51,7 +62,7 @@ impl<'a> P<'a> {
         }
     }
     /// `[item,item,...]`
-    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Result<T, String>) -> Result<Vec<T>, String> {
+    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Result<T, DrvError>) -> Result<Vec<T>, DrvError> {
         self.eat(b'[')?;
         let mut out = Vec::new();
         if self.peek(b']') {
@@ -70,7 +81,7 @@ impl<'a> P<'a> {
     }
 }
 
-pub fn parse(path: &str, text: &[u8]) -> Result<Drv, String> {
+pub fn parse(path: &str, text: &[u8]) -> Result<Drv, DrvError> {
     let mut p = P { s: text, i: 0 };
     for &c in b"Derive(" {
         p.eat(c)?;

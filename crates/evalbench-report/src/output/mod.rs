@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod compare_json;
 pub mod decode;
 pub mod history;
 pub mod markdown;

@@ -1,5 +1,9 @@
 //! `evalbench run`: the passes, then everything made from them: summary,
-//! traces, the archive, the report and Hydra's build products.
+//! traces, the archive, the report and Hydra's build products. The flags
+//! become one `RunOptions` (options.rs), checked once; `run` only
+//! orchestrates: the sides, their targets, the passes, the bundles.
+
+mod options;
 
 use anyhow::Context;
 use std::io::IsTerminal;
@@ -9,9 +13,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use evalbench_bundle::{layout, pack_dir, write_atomic};
-use evalbench_harness::target::{gradient::Gradient, lab::Lab};
-use evalbench_harness::{RunOpts, Side, Target, INTERRUPTED};
-use evalbench_lab::setting::LabSettings;
+use evalbench_harness::target::gradient::Gradient;
+use evalbench_harness::{Side, Target, INTERRUPTED};
+use evalbench_report::output::compare_json;
+use options::{Baseline, RunOptions, RunTarget};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetKind {
@@ -118,178 +123,27 @@ fn progress_key(pass: &str, msg: &str) -> String {
     format!("{pass}: {msg}")
 }
 
-/// The benchmark name of the embedded default flake.
-const HELLO_FLAKE: &str = "hello-flake (embedded)";
-
-/// What the binary knows of the run before the target is started.
-fn base_provenance(a: &Args) -> evalbench_bundle::Provenance {
-    use evalbench_bundle::provenance::{Evalbench, Plan, Provenance};
-    let mut off = Vec::new();
-    for (flag, on) in
-        [("perf", a.no_perf), ("strace", a.no_strace), ("pcap", a.no_pcap), ("nix-trace", a.no_nix_trace), ("all but spans (--bare)", a.bare)]
-    {
-        if on {
-            off.push(flag.to_string());
-        }
-    }
-    Provenance {
-        evalbench: Evalbench { version: Some(env!("CARGO_PKG_VERSION").into()), git_rev: option_env!("EVALBENCH_GIT_REV").map(String::from) },
-        plan: Plan {
-            passes: a.passes.clone(),
-            repeat_clean: Some(a.repeat as usize),
-            repeat_instrumented: Some(a.repeat_instrumented as usize),
-            warmup_clean: Some(a.warmup as usize),
-            captures_off: Some(off),
-            eval_workers: (a.target == TargetKind::Lab).then_some(a.lab.eval_workers),
-        },
-        started: Some(jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())),
-        ..Provenance::default()
-    }
+/// Progress on stderr: a spinner on a terminal, else plain lines without
+/// the per-poll elapsed-time noise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    last_line: String,
 }
 
-fn default_lab_dir(out: &Path) -> PathBuf {
-    let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
-}
-
-/// One lab for one flake (`None`: the embedded hello flake).
-fn lab(a: &Args, flake: Option<&Path>, name: &str, lab_dir: PathBuf, settings: LabSettings) -> anyhow::Result<Box<dyn Target>> {
-    if let Some(parent) = lab_dir.parent() {
-        std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
-    }
-    let path = match flake {
-        Some(f) => f.to_path_buf(),
-        None => evalbench_lab::flake::hello_flake(&lab_dir.with_extension("hello-flake"))?,
-    };
-    let mut lab = Lab::new(lab_dir, path, a.lab.net, a.lab.worker_clock_skew_ms);
-    // The flake as given names the benchmark; the embedded one by a name of its own, not its temporary path.
-    lab.flake_label = Some(name.to_string());
-    lab.eval_workers = a.lab.eval_workers;
-    lab.eval_max_rss = a.lab.eval_max_rss;
-    lab.nix = a.lab.nix.clone();
-    lab.pg_settings = a.lab.pg.list();
-    lab.lab_settings = settings;
-    Ok(Box::new(lab))
-}
-
-fn flake_label(flake: Option<&Path>) -> String {
-    flake.map_or_else(|| HELLO_FLAKE.to_string(), |f| f.display().to_string())
-}
-
-/// A side of the run: its label (`a`, `b`, or none), bundle directory,
-/// flake (None: the embedded one), the flake's name, and the other side's.
-type SidePlan<'a> = (&'a str, PathBuf, Option<&'a Path>, String, Option<String>);
-
-/// One id for every bundle of this invocation.
-fn session_id() -> String {
-    format!("{:012x}-{:x}", evalbench_host::now_us(), std::process::id())
-}
-
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    // SAFETY: the handler only stores to an atomic.
-    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
-    let out = std::path::absolute(&a.out).with_context(|| a.out.display().to_string())?;
-    let session = session_id();
-    if a.fail_on_regression.is_some() && a.baseline.is_none() && a.baseline_rev.is_none() && a.baseline_lab_setting.is_empty() {
-        anyhow::bail!(
-            "--fail-on-regression needs a baseline to compare with: --baseline FLAKE, --baseline-rev REV or --baseline-lab-setting NAME=VALUE"
-        );
-    }
-    // Kept until the run ends: the baseline's checkout at --baseline-rev.
-    let worktree = match (&a.baseline_rev, &a.flake) {
-        (Some(rev), Some(flake)) => Some(crate::baseline_rev::Worktree::add(flake, rev)?),
-        _ => None,
-    };
-    // The baseline's flake (None: the embedded one) and its name.
-    let baseline: Option<(Option<PathBuf>, String)> = match (&worktree, &a.baseline) {
-        (Some(w), _) => {
-            eprintln!(
-                "evalbench run: the baseline is {} at {} (a worktree in {})",
-                a.flake.as_deref().unwrap_or(Path::new(".")).display(),
-                w.commit,
-                w.flake.display()
-            );
-            Some((Some(w.flake.clone()), w.label.clone()))
-        }
-        (None, Some(base)) => Some((Some(base.clone()), flake_label(Some(base)))),
-        // The same flake on both sides, the lab set otherwise on one.
-        (None, None) if !a.baseline_lab_setting.is_empty() => Some((a.flake.clone(), flake_label(a.flake.as_deref()))),
-        (None, None) => None,
-    };
-    let b_settings = a.lab.lab_settings.settings();
-    let mut a_settings = b_settings;
-    for s in &a.baseline_lab_setting {
-        a_settings.set(s).map_err(anyhow::Error::msg)?;
-    }
-    // One side, or the baseline and the flake.
-    let plan: Vec<SidePlan> = match &baseline {
-        None => vec![("", out.clone(), a.flake.as_deref(), flake_label(a.flake.as_deref()), None)],
-        Some((base, base_label)) => {
-            if a.target != TargetKind::Lab {
-                anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
-            }
-            vec![
-                ("a", out.join("a"), base.as_deref(), base_label.clone(), Some(flake_label(a.flake.as_deref()))),
-                ("b", out.join("b"), a.flake.as_deref(), flake_label(a.flake.as_deref()), Some(base_label.clone())),
-            ]
-        }
-    };
-    let mut targets: Vec<Box<dyn Target>> = Vec::new();
-    let mut opts: Vec<RunOpts> = Vec::new();
-    // The labs this run makes for itself, removed when it ends well.
-    let mut own_labs: Vec<PathBuf> = Vec::new();
-    for (label, dir, flake, name, other) in &plan {
-        clear_earlier_bundle(dir)?;
-        targets.push(match a.target {
-            TargetKind::Lab => {
-                let lab_dir = match &a.lab_dir {
-                    Some(d) if label.is_empty() => d.clone(),
-                    Some(d) => d.join(label),
-                    None => {
-                        let d = default_lab_dir(dir);
-                        own_labs.push(d.clone());
-                        d
-                    }
-                };
-                lab(&a, *flake, name, lab_dir, if *label == "a" { a_settings } else { b_settings })?
-            }
-            TargetKind::Gradient => {
-                let cfg = a.target_config.as_ref().context("--target gradient needs --target-config FILE")?;
-                if !a.lab.pg.settings.is_empty() {
-                    anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
-                }
-                Box::new(Gradient::load(cfg)?)
-            }
+impl Progress {
+    fn new() -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("a valid template"));
+            b.enable_steady_tick(Duration::from_millis(120));
+            b
         });
-        let mut provenance = base_provenance(&a);
-        provenance.session = Some(session.clone());
-        provenance.interleaved_with = other.clone();
-        opts.push(RunOpts {
-            out: dir.clone(),
-            passes: a.passes.clone(),
-            perf: !a.no_perf,
-            strace: !a.no_strace,
-            pcap: !a.no_pcap,
-            bare: a.bare,
-            repeat: a.repeat as usize,
-            repeat_instrumented: a.repeat_instrumented as usize,
-            warmup: a.warmup as usize,
-            provenance,
-            timeout: Duration::from_secs(a.timeout_s),
-            nix_trace: !a.no_nix_trace,
-        });
+        Progress { bar, last_line: String::new() }
     }
-    let tty = std::io::stderr().is_terminal();
-    let bar = tty.then(|| {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("a valid template"));
-        b.enable_steady_tick(Duration::from_millis(120));
-        b
-    });
-    let mut last_line = String::new();
-    let mut progress = |pass: &str, msg: &str| {
+
+    fn say(&mut self, pass: &str, msg: &str) {
         let line = format!("{pass}: {msg}");
-        match &bar {
+        match &self.bar {
             Some(b) => {
                 if msg == "done" {
                     b.println(format!("evalbench run: {pass} done"));
@@ -297,45 +151,118 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 b.set_message(line);
             }
             None => {
-                // Plain lines, without the per-poll elapsed-time noise.
                 let key = progress_key(pass, msg);
-                if key != last_line {
+                if key != self.last_line {
                     eprintln!("evalbench run: {line}");
-                    last_line = key;
+                    self.last_line = key;
                 }
             }
         }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// The benchmark name of the embedded default flake.
+const HELLO_FLAKE: &str = "hello-flake (embedded)";
+
+fn flake_label(flake: Option<&Path>) -> String {
+    flake.map_or_else(|| HELLO_FLAKE.to_string(), |f| f.display().to_string())
+}
+
+/// A side of the run: its label (`a`, `b`, or empty for one side), its
+/// bundle directory, its flake (None: the embedded one), the flake's name,
+/// and the other side's.
+struct SidePlan {
+    label: &'static str,
+    dir: PathBuf,
+    flake: Option<PathBuf>,
+    name: String,
+    other: Option<String>,
+}
+
+/// One side, or the baseline (`a`) and the flake (`b`). `baseline`: the
+/// baseline's flake (None: the embedded one) and its name.
+fn sides(o: &RunOptions, baseline: Option<(Option<PathBuf>, String)>) -> Vec<SidePlan> {
+    let name = flake_label(o.flake.as_deref());
+    match baseline {
+        None => vec![SidePlan { label: "", dir: o.out.clone(), flake: o.flake.clone(), name, other: None }],
+        Some((base, base_name)) => vec![
+            SidePlan { label: "a", dir: o.out.join("a"), flake: base, name: base_name.clone(), other: Some(name.clone()) },
+            SidePlan { label: "b", dir: o.out.join("b"), flake: o.flake.clone(), name, other: Some(base_name) },
+        ],
+    }
+}
+
+/// One id for every bundle of this invocation.
+fn session_id() -> String {
+    format!("{:012x}-{:x}", evalbench_host::now_us(), std::process::id())
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let o = RunOptions::from_args(a)?;
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+    let session = session_id();
+    // Kept until the run ends: the baseline's checkout at --baseline-rev.
+    let worktree = match (&o.baseline, &o.flake) {
+        (Some(Baseline::Rev(rev)), Some(flake)) => Some(crate::baseline_rev::Worktree::add(flake, rev)?),
+        _ => None,
     };
+    let baseline = match (&o.baseline, &worktree) {
+        (_, Some(w)) => {
+            eprintln!(
+                "evalbench run: the baseline is {} at {} (a worktree in {})",
+                o.flake.as_deref().unwrap_or(Path::new(".")).display(),
+                w.commit,
+                w.flake.display()
+            );
+            Some((Some(w.flake.clone()), w.label.clone()))
+        }
+        (Some(Baseline::Flake(base)), None) => Some((Some(base.clone()), flake_label(Some(base)))),
+        // The same flake on both sides, the lab set otherwise on one.
+        (Some(Baseline::Settings), None) => Some((o.flake.clone(), flake_label(o.flake.as_deref()))),
+        (Some(Baseline::Rev(_)) | None, None) => None,
+    };
+    let plan = sides(&o, baseline);
+    let mut targets: Vec<Box<dyn Target>> = Vec::new();
+    let mut opts = Vec::new();
+    // The labs this run makes for itself, removed when it ends well.
+    let mut own_labs: Vec<PathBuf> = Vec::new();
+    for side in &plan {
+        clear_earlier_bundle(&side.dir)?;
+        targets.push(match &o.target {
+            RunTarget::Lab(lab) => {
+                let dir = lab.dir_for(side.label, &side.dir);
+                if lab.dir.is_none() {
+                    own_labs.push(dir.clone());
+                }
+                let settings = if side.label == "a" { lab.baseline_settings } else { lab.config.lab_settings };
+                Box::new(lab.lab(side.flake.as_deref(), &side.name, dir, settings)?)
+            }
+            RunTarget::Gradient(cfg) => Box::new(Gradient::load(cfg)?),
+        });
+        opts.push(o.harness(side.dir.clone(), o.provenance(&session, side.other.clone())));
+    }
+    let mut progress = Progress::new();
     let mut sides: Vec<Side<'_>> =
-        plan.iter().zip(&opts).zip(targets.iter_mut()).map(|(((label, ..), opts), t)| Side { label, opts, target: t.as_mut() }).collect();
-    let result = evalbench_harness::run_sides(&mut sides, &mut progress);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+        plan.iter().zip(&opts).zip(targets.iter_mut()).map(|((side, opts), t)| Side { label: side.label, opts, target: t.as_mut() }).collect();
+    let result = evalbench_harness::run_sides(&mut sides, &mut |pass, msg| progress.say(pass, msg));
+    progress.finish();
     // Whatever happened, what was captured is made readable.
-    let mut made: anyhow::Result<String> = Ok(String::new());
-    for (label, dir, ..) in &plan {
-        match finish_bundle(dir, !a.no_report) {
-            Ok(text) if plan.len() == 1 => made = Ok(text),
-            Ok(_) => eprintln!("evalbench run: {label}: bundle in {}", dir.display()),
-            Err(e) => made = Err(e.context(format!("bundle {}", dir.display()))),
-        }
-    }
-    if result.is_ok() && !a.keep_lab {
-        remove_labs(&own_labs);
-    } else if !own_labs.is_empty() {
-        let why = if a.keep_lab { "--keep-lab" } else { "for its logs" };
-        for d in &own_labs {
-            eprintln!("evalbench run: kept the lab directory {} ({why}; `evalbench lab prune` removes it)", d.display());
-        }
-    }
+    let made = finish_bundles(&plan, o.report);
+    put_labs_away(&o, result.is_ok(), &own_labs);
     match (result, made) {
         (Ok(_), Ok(text)) => {
-            if baseline.is_some() {
-                return compare_sides(&out, &plan[0].1, &plan[1].1, a.fail_on_regression);
+            if plan.len() == 2 {
+                return compare_sides(&o.out, &plan[0].dir, &plan[1].dir, o.fail_on_regression);
             }
             crate::emit(&text)?;
-            eprintln!("evalbench run: bundle in {}", out.display());
+            eprintln!("evalbench run: bundle in {}", o.out.display());
             Ok(ExitCode::SUCCESS)
         }
         (Err(e), made) => {
@@ -346,14 +273,42 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             // flake (exit 1), not an error of ours (exit 2): its run.json says so.
             // The pass's error stays whole: its causes are printed as a chain.
             let crashed = !e.dead.is_empty();
-            let e = anyhow::Error::new(e).context(format!("what was captured is in {}", out.display()));
-            if !crashed && plan.iter().any(|(_, dir, ..)| evaluation_failed(dir)) {
+            let e = anyhow::Error::new(e).context(format!("what was captured is in {}", o.out.display()));
+            if !crashed && plan.iter().any(|side| evaluation_failed(&side.dir)) {
                 eprintln!("evalbench run: {}", crate::chain(&e));
                 return Ok(ExitCode::from(1));
             }
             Err(e)
         }
         (Ok(_), Err(m)) => Err(m),
+    }
+}
+
+/// Each side's bundle finished (`finish_bundle`): one side's summary text,
+/// or the last error.
+fn finish_bundles(plan: &[SidePlan], report: bool) -> anyhow::Result<String> {
+    let mut made: anyhow::Result<String> = Ok(String::new());
+    for side in plan {
+        match finish_bundle(&side.dir, report) {
+            Ok(text) if plan.len() == 1 => made = Ok(text),
+            Ok(_) => eprintln!("evalbench run: {}: bundle in {}", side.label, side.dir.display()),
+            Err(e) => made = Err(e.context(format!("bundle {}", side.dir.display()))),
+        }
+    }
+    made
+}
+
+/// The labs the run made for itself: removed when it went well, else kept
+/// (for their logs, or --keep-lab), and said.
+fn put_labs_away(o: &RunOptions, went_well: bool, own_labs: &[PathBuf]) {
+    let keep = matches!(&o.target, RunTarget::Lab(l) if l.keep);
+    if went_well && !keep {
+        remove_labs(own_labs);
+    } else if !own_labs.is_empty() {
+        let why = if keep { "--keep-lab" } else { "for its logs" };
+        for d in own_labs {
+            eprintln!("evalbench run: kept the lab directory {} ({why}; `evalbench lab prune` removes it)", d.display());
+        }
     }
 }
 
@@ -415,18 +370,18 @@ fn clear_earlier_bundle(out: &Path) -> anyhow::Result<()> {
 fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Result<ExitCode> {
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
-    let c = evalbench_analyze::comparison::compare(&ba, &bb, &crate::compare::default_opts())?;
-    let gate = pct.map(|p| crate::compare::regressions(&c, p)).unwrap_or_default();
+    let c = evalbench_analyze::comparison::compare(&ba, &bb, &evalbench_analyze::comparison::Opts::default())?;
+    let gate = pct.map(|p| compare_json::regression_lines(&evalbench_analyze::gate::regressions(&c, p))).unwrap_or_default();
     let text = evalbench_report::output::compare::text(
         &a.display().to_string(),
         &b.display().to_string(),
         &c,
-        crate::compare::TOP,
+        compare_json::TOP,
         pct.map(|p| (p, gate.as_slice())),
         false,
     );
     write_atomic(&out.join("compare.txt"), text.as_bytes())?;
-    write_atomic(&out.join("compare.json"), crate::compare::json(a, b, &c, pct, &gate).as_bytes())?;
+    write_atomic(&out.join("compare.json"), compare_json::json(a, b, &c, pct, &gate).as_bytes())?;
     crate::emit(&text)?;
     for line in evalbench_report::output::compare::undecided(&c) {
         eprintln!("evalbench run: {line}");
