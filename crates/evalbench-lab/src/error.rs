@@ -60,9 +60,9 @@ pub enum LabError {
     /// A `--pg-setting` PostgreSQL would not take, and what it said.
     #[error("--pg-setting {setting}: {said}")]
     PgSetting { setting: String, said: String },
-    /// A `--lab-setting` the lab does not know, as its parser words it.
-    #[error("{0}")]
-    Setting(String),
+    /// A `--lab-setting` the lab does not take.
+    #[error(transparent)]
+    Setting(#[from] crate::setting::SettingError),
     /// `lab evaluate`: an evaluation that ended, but not Completed (its fields as the API gave them).
     #[error("evaluation {id} ended {status}: {error}")]
     Ended { id: String, status: String, error: String },

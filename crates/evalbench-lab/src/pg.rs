@@ -60,25 +60,42 @@ pub struct PgSetting {
     value: String,
 }
 
+/// A `--pg-setting` the lab refuses before PostgreSQL sees it: the
+/// setting as given, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PgSettingError {
+    #[error("{0:?}: expected NAME=VALUE, e.g. enable_seqscan=off")]
+    NotNameValue(String),
+    #[error("{0:?}: a setting's name is letters, digits, '_' and '.', e.g. enable_seqscan=off")]
+    BadName(String),
+    #[error("{0:?}: the value holds a NUL byte")]
+    NulInValue(String),
+    /// The name, lower-cased.
+    #[error(
+        "{0}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), so it cannot be changed here"
+    )]
+    Managed(String),
+}
+
 impl PgSetting {
-    pub fn new(name: &str, value: &str) -> Result<PgSetting, String> {
+    pub fn new(name: &str, value: &str) -> Result<PgSetting, PgSettingError> {
         let shown = format!("{name}={value}");
         let name = name.trim().to_ascii_lowercase();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-            return Err(format!("{shown:?}: a setting's name is letters, digits, '_' and '.', e.g. enable_seqscan=off"));
+            return Err(PgSettingError::BadName(shown));
         }
         if value.contains('\0') {
-            return Err(format!("{shown:?}: the value holds a NUL byte"));
+            return Err(PgSettingError::NulInValue(shown));
         }
         if MANAGED.contains(&name.as_str()) {
-            return Err(format!("{name}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), so it cannot be changed here"));
+            return Err(PgSettingError::Managed(name));
         }
         Ok(PgSetting { name, value: value.to_string() })
     }
 
     /// Reads `NAME=VALUE` (the command line's form).
-    pub fn parse(s: &str) -> Result<PgSetting, String> {
-        let (name, value) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=VALUE, e.g. enable_seqscan=off"))?;
+    pub fn parse(s: &str) -> Result<PgSetting, PgSettingError> {
+        let (name, value) = s.split_once('=').ok_or_else(|| PgSettingError::NotNameValue(s.to_string()))?;
         PgSetting::new(name, value)
     }
 
@@ -92,8 +109,8 @@ impl PgSetting {
 }
 
 impl TryFrom<(String, String)> for PgSetting {
-    type Error = String;
-    fn try_from((n, v): (String, String)) -> Result<PgSetting, String> {
+    type Error = PgSettingError;
+    fn try_from((n, v): (String, String)) -> Result<PgSetting, PgSettingError> {
         PgSetting::new(&n, &v)
     }
 }
@@ -353,8 +370,8 @@ mod tests {
     fn a_setting_is_checked_on_the_command_line_and_again_in_lab_json() {
         let s = PgSetting::parse("Work_Mem=64MB").unwrap();
         assert_eq!((s.name(), s.value()), ("work_mem", "64MB"));
-        assert!(PgSetting::parse("work_mem").unwrap_err().contains("expected NAME=VALUE"));
-        assert!(PgSetting::parse("port=1").unwrap_err().contains("the lab sets this itself"));
+        assert!(PgSetting::parse("work_mem").unwrap_err().to_string().contains("expected NAME=VALUE"));
+        assert!(PgSetting::parse("port=1").unwrap_err().to_string().contains("the lab sets this itself"));
         // lab.json keeps a pair, as before; read back, it is checked again,
         // so an edited file cannot put SQL where a name goes.
         assert_eq!(serde_json::to_string(&s).unwrap(), r#"["work_mem","64MB"]"#);

@@ -40,26 +40,42 @@ pub struct LabSettings {
 /// The names a user may set, with what each takes.
 pub const NAMES: &[(&str, &str)] = &[("graph_walk", "join|lateral")];
 
+/// A `--lab-setting` the lab does not take: the setting as given, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    #[error("{given:?}: expected NAME=VALUE; the lab's settings are {known}", known = known())]
+    NotNameValue { given: String },
+    #[error("{name:?} is not a lab setting; the lab's settings are {known}", known = known())]
+    Unknown { name: String },
+    /// A known name with a value it does not take: name, value, what it takes.
+    #[error("{name}={value}: expected {expected}")]
+    BadValue { name: &'static str, value: String, expected: &'static str },
+}
+
+/// Every setting with what it takes: `graph_walk=join|lateral`.
+fn known() -> String {
+    NAMES.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ")
+}
+
 impl LabSettings {
     /// Applies `NAME=VALUE` (the command line's form); later ones win.
-    pub fn set(&mut self, s: &str) -> Result<(), String> {
-        let known = || NAMES.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", ");
-        let (name, value) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected NAME=VALUE; the lab's settings are {}", known()))?;
+    pub fn set(&mut self, s: &str) -> Result<(), SettingError> {
+        let (name, value) = s.split_once('=').ok_or_else(|| SettingError::NotNameValue { given: s.to_string() })?;
         match name.trim() {
             "graph_walk" => {
                 self.graph_walk = match value.trim() {
                     "join" => GraphWalk::Join,
                     "lateral" => GraphWalk::Lateral,
-                    v => return Err(format!("graph_walk={v}: expected join or lateral")),
+                    v => return Err(SettingError::BadValue { name: "graph_walk", value: v.to_string(), expected: "join or lateral" }),
                 }
             }
-            n => return Err(format!("{n:?} is not a lab setting; the lab's settings are {}", known())),
+            n => return Err(SettingError::Unknown { name: n.to_string() }),
         }
         Ok(())
     }
 
     /// From every `NAME=VALUE` given, in order.
-    pub fn from_args(args: &[String]) -> Result<LabSettings, String> {
+    pub fn from_args(args: &[String]) -> Result<LabSettings, SettingError> {
         let mut s = LabSettings::default();
         for a in args {
             s.set(a)?;
@@ -82,9 +98,9 @@ mod tests {
         let s = LabSettings::from_args(&["graph_walk=join".into(), "graph_walk = lateral".into()]).unwrap();
         assert_eq!(s.graph_walk, GraphWalk::Lateral);
         assert_eq!(LabSettings::from_args(&["graph_walk=join".into()]).unwrap().graph_walk, GraphWalk::Join);
-        let e = LabSettings::from_args(&["graph_wlak=join".into()]).unwrap_err();
+        let e = LabSettings::from_args(&["graph_wlak=join".into()]).unwrap_err().to_string();
         assert!(e.contains("not a lab setting") && e.contains("graph_walk=join|lateral"), "{e}");
-        assert!(LabSettings::from_args(&["graph_walk=loop".into()]).unwrap_err().contains("expected join or lateral"));
-        assert!(LabSettings::from_args(&["graph_walk".into()]).unwrap_err().contains("NAME=VALUE"));
+        assert!(LabSettings::from_args(&["graph_walk=loop".into()]).unwrap_err().to_string().contains("expected join or lateral"));
+        assert!(LabSettings::from_args(&["graph_walk".into()]).unwrap_err().to_string().contains("NAME=VALUE"));
     }
 }

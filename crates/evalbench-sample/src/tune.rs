@@ -53,12 +53,23 @@ pub fn work(name: &str, seed: &[u8], rounds: u32) -> u64 {
     h
 }
 
+/// A `--delay` or `--work` that does not read: the flag's value, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TuneError {
+    #[error("{0:?}: expected SPAN=VALUE")]
+    NotNameValue(String),
+    #[error("{given:?}: {value:?} is not a number")]
+    NotANumber { given: String, value: String },
+    #[error("{0:?}: expected a span name")]
+    NoSpanName(String),
+}
+
 /// Parses `NAME=VALUE` for `--delay` and `--work`.
-pub fn parse<T: std::str::FromStr>(s: &str) -> Result<(String, T), String> {
-    let (n, v) = s.split_once('=').ok_or_else(|| format!("{s:?}: expected SPAN=VALUE"))?;
-    let v = v.parse().map_err(|_| format!("{s:?}: {v:?} is not a number"))?;
+pub fn parse<T: std::str::FromStr>(s: &str) -> Result<(String, T), TuneError> {
+    let (n, v) = s.split_once('=').ok_or_else(|| TuneError::NotNameValue(s.to_string()))?;
+    let v = v.parse().map_err(|_| TuneError::NotANumber { given: s.to_string(), value: v.to_string() })?;
     if n.is_empty() || n.contains([';', ':', '=']) {
-        return Err(format!("{s:?}: expected a span name"));
+        return Err(TuneError::NoSpanName(s.to_string()));
     }
     Ok((n.to_string(), v))
 }

@@ -74,7 +74,7 @@ pub struct LabSettingArgs {
     pub lab_settings: Vec<String>,
 }
 
-pub fn check_lab_setting(s: &str) -> Result<String, String> {
+pub fn check_lab_setting(s: &str) -> Result<String, evalbench_lab::setting::SettingError> {
     evalbench_lab::setting::LabSettings::default().set(s).map(|_| s.to_string())
 }
 

@@ -14,8 +14,14 @@ pub struct Tcpdump {
     child: Child,
     what: String,
     /// tcpdump's stderr after "listening on": its closing statistics.
-    rest: std::sync::mpsc::Receiver<Result<(), String>>,
+    rest: std::sync::mpsc::Receiver<Said>,
     out: std::path::PathBuf,
+}
+
+/// What tcpdump's stderr said: that it listens, and all of it when it ended.
+enum Said {
+    Listening,
+    Ended(String),
 }
 
 impl Tcpdump {
@@ -35,23 +41,28 @@ impl Tcpdump {
         std::thread::spawn(move || {
             let mut buf = [0u8; 512];
             let mut seen = String::new();
+            // Said once: its closing statistics, read after it, must not be
+            // taken for another "listening" (stop() would then read no
+            // statistics and miss the packets the kernel dropped).
+            let mut listening = false;
             loop {
                 match err.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
                         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-                        if seen.contains("listening on") {
-                            let _ = tx.send(Ok(()));
+                        if !listening && seen.contains("listening on") {
+                            listening = true;
+                            let _ = tx.send(Said::Listening);
                         }
                     }
                 }
             }
-            let _ = tx.send(Err(seen));
+            let _ = tx.send(Said::Ended(seen));
         });
         let deadline = Instant::now() + Duration::from_secs(10);
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Ok(())) => Ok(Tcpdump { child, what: format!("{iface} port {port}"), rest: rx, out: out.to_path_buf() }),
-            Ok(Err(msg)) => Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: Some(msg.trim().to_string()) }),
+            Ok(Said::Listening) => Ok(Tcpdump { child, what: format!("{iface} port {port}"), rest: rx, out: out.to_path_buf() }),
+            Ok(Said::Ended(msg)) => Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: Some(msg.trim().to_string()) }),
             Err(_) => {
                 let _ = child.kill();
                 Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: None })
@@ -85,20 +96,35 @@ impl Tcpdump {
             quiet = if grown { 0 } else { quiet + 1 };
             std::thread::sleep(Duration::from_millis(50));
         }
-        interrupt(&mut self.child, Duration::from_secs(5));
-        let text = match self.rest.recv_timeout(Duration::from_secs(5)) {
-            Ok(Err(seen)) => seen,
-            _ => String::new(),
-        };
-        // "N packets captured", "N packets received by filter", "N packets dropped by kernel".
-        let count =
-            |what: &str| -> u64 { text.lines().filter(|l| l.contains(what)).filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok()).sum() };
-        let (captured, received, dropped) = (count("captured"), count("received by filter"), count("dropped by"));
-        if dropped > 0 || received > captured {
+        let (captured, received, dropped) = self.end();
+        // Only the kernel's drops are losses: on lo the filter counts each
+        // packet twice (both directions), and "received" is twice "captured"
+        // in a whole capture (3,633 of 7,266 in a clean pass here).
+        if dropped > 0 {
             return Err(HarnessError::Incomplete { what: self.what.clone(), captured, received, dropped });
         }
         cut_to_window(&self.out, from_us, until_us)
     }
+}
+
+impl Tcpdump {
+    /// Interrupts tcpdump and reads its closing statistics: packets
+    /// captured, received by the filter, dropped by the kernel.
+    fn end(&mut self) -> (u64, u64, u64) {
+        interrupt(&mut self.child, Duration::from_secs(5));
+        let text = match self.rest.recv_timeout(Duration::from_secs(5)) {
+            Ok(Said::Ended(seen)) => seen,
+            _ => String::new(),
+        };
+        closing_counts(&text)
+    }
+}
+
+/// "N packets captured", "N packets received by filter", "N packets dropped by kernel".
+fn closing_counts(text: &str) -> (u64, u64, u64) {
+    let count =
+        |what: &str| -> u64 { text.lines().filter(|l| l.contains(what)).filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok()).sum() };
+    (count("captured"), count("received by filter"), count("dropped by"))
 }
 
 /// Reads what was appended to `path` since `read` bytes into `tail`; whether it grew.
@@ -125,4 +151,30 @@ fn cut_to_window(path: &Path, from_us: i64, until_us: i64) -> Result<Cut, Harnes
     let c = evalbench_decode::pcap_window::cut(&name, input, tmp.as_file_mut(), from_us, until_us)?;
     evalbench_bundle::persist(tmp, path).map_err(io)?;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statistics tcpdump prints when it is interrupted are read: they
+    /// were once taken for a second "listening on" and never looked at, so
+    /// that no capture that lost packets was ever called incomplete.
+    #[test]
+    fn the_closing_statistics_of_a_real_capture_are_read() {
+        // Root and tcpdump, as the test command has them: a missing one fails here, never skips.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Tcpdump::start(&HostExec::local(), "lo", port, &dir.path().join("lo.pcap")).unwrap();
+        for _ in 0..5 {
+            let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            std::io::Write::write_all(&mut c, b"hello").unwrap();
+            listener.accept().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let (captured, received, dropped) = t.end();
+        assert!(captured >= 10, "{captured} packets captured");
+        assert!(received >= captured && dropped == 0, "{captured} {received} {dropped}");
+    }
 }

@@ -81,7 +81,7 @@ impl RunOptions {
                 let config = a.lab.config();
                 let mut baseline_settings = config.lab_settings;
                 for s in &a.baseline_lab_setting {
-                    baseline_settings.set(s).map_err(anyhow::Error::msg)?;
+                    baseline_settings.set(s)?;
                 }
                 RunTarget::Lab(LabPlan { config, dir: a.lab_dir, keep: a.keep_lab, baseline_settings })
             }
