@@ -4,6 +4,7 @@
 //! files it produced in waves, asks the server which it knows, and reports.
 
 mod drv;
+mod job_error;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tracing::{debug_span, Instrument};
 
 use crate::msg::{encode, Drv, ToServer, ToWorker};
+use job_error::JobError;
 
 const W: &str = "gradient_worker";
 const WAVE: usize = 32;
@@ -132,16 +134,19 @@ fn phase(ctx: &Ctx, job: &str, p: &str) {
     let _ = ctx.out.send(ToServer::Phase { job: job.to_string(), phase: p.to_string() });
 }
 
-async fn cmd(program: &std::ffi::OsStr, args: &[&str], dir: Option<&Path>) -> Result<String, String> {
+async fn cmd(program: &std::ffi::OsStr, args: &[&str], dir: Option<&Path>) -> Result<String, JobError> {
     let mut c = tokio::process::Command::new(program);
     c.args(args).env("NIX_CONFIG", crate::state::NIX_CONFIG).stdin(std::process::Stdio::null());
     if let Some(d) = dir {
         c.current_dir(d);
     }
     let program = program.to_string_lossy();
-    let out = c.output().await.map_err(|e| format!("{program}: {e}"))?;
+    let out = c.output().await.map_err(|source| JobError::Spawn { program: program.to_string(), source })?;
     if !out.status.success() {
-        return Err(format!("{program} {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(JobError::Command {
+            command: format!("{program} {}", args.join(" ")),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -166,21 +171,19 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
         metric["derivations_ms"] = (t2.elapsed().as_millis() as u64).into();
         metric["total_ms"] = (t0.elapsed().as_millis() as u64).into();
         metric["derivations"] = count.into();
-        Ok::<(serde_json::Value, Vec<String>), (Option<String>, String)>((metric, roots))
+        Ok::<(serde_json::Value, Vec<String>), JobError>((metric, roots))
     }
     .instrument(debug_span!(target: W, "job", job_id = job))
     .await;
     let msg = match result {
         Ok((metric, roots)) => ToServer::EvalDone { job: job.to_string(), metric, roots },
-        Err((attr, message)) => ToServer::EvalFailed { job: job.to_string(), attr, message },
+        Err(e) => ToServer::EvalFailed { job: job.to_string(), attr: e.attr(), message: e.to_string() },
     };
     let _ = ctx.out.send(msg);
     let _ = ctx.out.send(ToServer::RequestJob);
 }
 
-type JobErr = (Option<String>, String);
-
-async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr> {
+async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobError> {
     let name: String = repository
         .trim_end_matches('/')
         .rsplit('/')
@@ -190,40 +193,33 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .collect();
     let dir = ctx.sources.join(if name.is_empty() { "repo".into() } else { name });
-    let e = |m: String| (None, m);
     async {
         if dir.join(".git").is_dir() {
             cmd("git".as_ref(), &["fetch", "--quiet", repository, "HEAD"], Some(&dir)).await?;
             cmd("git".as_ref(), &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], Some(&dir)).await?;
         } else {
-            std::fs::create_dir_all(&ctx.sources).map_err(|x| x.to_string())?;
+            std::fs::create_dir_all(&ctx.sources).map_err(|source| JobError::Io { path: ctx.sources.clone(), source })?;
             cmd("git".as_ref(), &["clone", "--quiet", repository, &dir.to_string_lossy()], None).await?;
         }
-        Ok::<(), String>(())
+        Ok::<(), JobError>(())
     }
     .instrument(debug_span!(target: W, "clone_and_checkout"))
-    .await
-    .map_err(e)?;
+    .await?;
     let d = dir.to_string_lossy().to_string();
     let nix = crate::eval::nix_program();
-    cmd(&nix, &["flake", "metadata", "--json", "--no-write-lock-file", &d], None)
-        .instrument(debug_span!(target: W, "run_input_update"))
-        .await
-        .map_err(e)?;
-    let archived = cmd(&nix, &["flake", "archive", "--json", "--no-write-lock-file", &d], None)
-        .instrument(debug_span!(target: W, "fetch_inputs"))
-        .await
-        .map_err(e)?;
+    cmd(&nix, &["flake", "metadata", "--json", "--no-write-lock-file", &d], None).instrument(debug_span!(target: W, "run_input_update")).await?;
+    let archived =
+        cmd(&nix, &["flake", "archive", "--json", "--no-write-lock-file", &d], None).instrument(debug_span!(target: W, "fetch_inputs")).await?;
     let store_path = serde_json::from_str::<serde_json::Value>(&archived).ok().and_then(|v| v["path"].as_str().map(String::from));
     if let Some(p) = store_path {
-        cmd(&nix, &["path-info", &p], None).instrument(debug_span!(target: W, "missing_paths", paths = 1u32)).await.map_err(e)?;
+        cmd(&nix, &["path-info", &p], None).instrument(debug_span!(target: W, "missing_paths", paths = 1u32)).await?;
     }
     Ok(dir)
 }
 
 /// Runs the eval subprocess; returns the derivation paths it resolved.
-async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<String>, serde_json::Value), JobErr> {
-    let exe = std::env::current_exe().map_err(|e| (None, e.to_string()))?;
+async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<String>, serde_json::Value), JobError> {
+    let exe = std::env::current_exe().map_err(JobError::Process)?;
     let mut command = tokio::process::Command::new(exe);
     // SAFETY: prctl is async-signal-safe. The eval subprocess dies with its worker.
     unsafe {
@@ -240,32 +236,32 @@ async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<S
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| (None, format!("starting the eval subprocess: {e}")))?;
+        .map_err(JobError::StartEval)?;
     let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let mut paths = Vec::new();
-    let mut failure: Option<JobErr> = None;
+    let mut failure: Option<JobError> = None;
     let mut metric = serde_json::json!({});
     while let Ok(Some(line)) = lines.next_line().await {
         match crate::eval::EvalLine::parse(&line) {
             Ok(crate::eval::EvalLine::Drv(d)) => paths.push(d),
-            Ok(crate::eval::EvalLine::Error { message, attr }) => failure = Some((attr, message)),
+            Ok(crate::eval::EvalLine::Error { message, attr }) => failure = Some(JobError::Evaluation { attr, message }),
             Ok(crate::eval::EvalLine::Done(done)) => metric = serde_json::to_value(done).expect("serializes"),
             // Not one of ours: said, not taken for a derivation.
             Err(e) => tracing::warn!(target: W, "the eval subprocess printed a line that is not an eval line ({e}): {line}"),
         }
     }
-    let status = child.wait().await.map_err(|e| (None, e.to_string()))?;
+    let status = child.wait().await.map_err(JobError::Process)?;
     if let Some(f) = failure {
         return Err(f);
     }
     if !status.success() {
-        return Err((None, format!("the eval subprocess ended: {}", evalbench_host::describe_status(status))));
+        return Err(JobError::EvalEnded(evalbench_host::describe_status(status)));
     }
     Ok((paths, metric))
 }
 
 /// Reads derivations and their input derivations, in waves.
-async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Result<usize, JobErr> {
+async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Result<usize, JobError> {
     // Two attributes may name one derivation (`default` is one of the packages).
     let mut seen: HashSet<String> = HashSet::new();
     let mut queue: VecDeque<String> = roots.into_iter().filter(|r| seen.insert(r.clone())).collect();
@@ -280,8 +276,8 @@ async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Resul
                 let _p = debug_span!(target: W, "parse_drv_wave", drvs = wave.len()).entered();
                 let mut out = Vec::new();
                 for path in &wave {
-                    let text = std::fs::read(path).map_err(|e| (None, format!("{path}: {e}")))?;
-                    let d = drv::parse(path, &text).map_err(|e| (None, format!("{path}: {e}")))?;
+                    let text = std::fs::read(path).map_err(|source| JobError::Io { path: path.into(), source })?;
+                    let d = drv::parse(path, &text).map_err(|source| JobError::Drv { path: path.clone(), source })?;
                     for input in &d.input_drvs {
                         if seen.insert(input.clone()) {
                             queue.push_back(input.clone());
@@ -300,7 +296,7 @@ async fn evaluate_derivations(ctx: &Ctx, job: &str, roots: Vec<String>) -> Resul
             }
             .instrument(debug_span!(target: W, "query_known_derivations", drvs = drvs.len()))
             .await;
-            Ok::<Vec<Drv>, JobErr>(drvs.into_iter().filter(|d| !known.contains(&d.path)).collect())
+            Ok::<Vec<Drv>, JobError>(drvs.into_iter().filter(|d| !known.contains(&d.path)).collect())
         }
         .instrument(span.clone())
         .await?;
