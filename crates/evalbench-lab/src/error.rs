@@ -23,8 +23,8 @@ pub enum LabError {
     #[error("tokio runtime: {0}")]
     Runtime(std::io::Error),
     /// A server the lab's processes connect to (PostgreSQL, the lab server's /proto).
-    #[error("connecting to {url}: {message}")]
-    Connect { url: String, message: String },
+    #[error("connecting to {url}: {source}")]
+    Connect { url: String, source: Box<dyn std::error::Error + Send + Sync> },
     #[error("listening on {addr}: {source}")]
     Listen { addr: String, source: std::io::Error },
     /// Installing a signal handler, or serving until one comes.
@@ -33,8 +33,8 @@ pub enum LabError {
     #[error("provisioning: {0}")]
     Provision(tokio_postgres::Error),
     /// A file that is not what it should be (provision.json, lab.json), and why.
-    #[error("{}: {message}", path.display())]
-    Parse { path: PathBuf, message: String },
+    #[error("{}: {source}", path.display())]
+    Parse { path: PathBuf, source: serde_json::Error },
     #[error("{}: no flake.nix here", .0.display())]
     NoFlake(PathBuf),
     /// lab.json unreadable: the lab is not up here.

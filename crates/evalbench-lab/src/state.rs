@@ -101,7 +101,7 @@ impl LabState {
     pub fn load(dir: &Path) -> Result<LabState, LabError> {
         let p = Self::path(dir);
         let text = std::fs::read_to_string(&p).map_err(|source| LabError::NotUp { path: p.clone(), source })?;
-        serde_json::from_str(&text).map_err(|e| LabError::Parse { path: p.clone(), message: e.to_string() })
+        serde_json::from_str(&text).map_err(|source| LabError::Parse { path: p.clone(), source })
     }
     pub fn save(&self) -> Result<(), LabError> {
         let p = Self::path(&self.dir);

@@ -41,7 +41,7 @@ pub struct Shared {
 }
 
 async fn connect(url: &str) -> Result<Client, LabError> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| LabError::Connect { url: url.to_string(), message: e.to_string() })?;
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| LabError::Connect { url: url.to_string(), source: e.into() })?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             eprintln!("lab server: database connection: {e}");
@@ -58,8 +58,7 @@ pub fn serve(
     graph_walk: crate::setting::GraphWalk,
 ) -> Result<(), LabError> {
     let text = std::fs::read_to_string(provision_file).map_err(LabError::io(provision_file))?;
-    let provision: db::Provision =
-        serde_json::from_str(&text).map_err(|e| LabError::Parse { path: provision_file.to_path_buf(), message: e.to_string() })?;
+    let provision: db::Provision = serde_json::from_str(&text).map_err(|source| LabError::Parse { path: provision_file.to_path_buf(), source })?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(LabError::Runtime)?;
     rt.block_on(async move {
         let store = store::Store::new(connect(database).await?);

@@ -44,7 +44,7 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate
     let url = format!("ws://{server}/proto");
     let (ws, _) = tokio_tungstenite::connect_async_with_config(&url, None, true)
         .await
-        .map_err(|e| crate::LabError::Connect { url: url.clone(), message: e.to_string() })?;
+        .map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
     let (mut sink, mut stream) = ws.split();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<ToServer>();
     tokio::spawn(async move {
