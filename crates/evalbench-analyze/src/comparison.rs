@@ -176,7 +176,7 @@ pub struct PassComparison {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store_writes: Option<String>,
     /// The machine beside each side's runs, the pass's drift and its trends:
-    /// what the time verdicts were held to, said once in `notes`.
+    /// what the time verdicts were held to (the report says each once: its `condition_notes`).
     pub conditions: Conditions,
     /// A primary measure of a clean pass, beside its evaluated seconds:
     /// nix's own evaluation time on the critical path ([`NIX_STEP`]),
@@ -188,13 +188,6 @@ pub struct PassComparison {
 /// nix's own evaluation on the critical path: the eval subprocess's
 /// `resolve` steps, one per attribute.
 pub const NIX_STEP: &str = "eval resolve";
-
-impl PassComparison {
-    /// What the pass's rows refer to, each said once.
-    pub fn notes(&self) -> Vec<String> {
-        self.conditions.notes()
-    }
-}
 
 /// A list's rows as judged: verdicts outside noise first, then by how much
 /// time moved (a span going from 0.000 to 0.001 ms is +inf% but no one's

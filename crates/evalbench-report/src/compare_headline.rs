@@ -63,7 +63,7 @@ fn answer(v: &Verdict) -> String {
 fn pass_answer(p: &PassComparison) -> PassAnswer {
     let mut lines = vec![format!("evaluated {}", measure(&p.wall))];
     // A figure that fell back says so where it is printed.
-    if let Some(f) = p.conditions.fallback() {
+    if let Some(f) = crate::condition_notes::fallback(&p.conditions) {
         lines.push(format!("  ({f})"));
     }
     if let Some(v) = &p.nix_on_path {

@@ -215,7 +215,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
                 esc(&v.text)
             );
         }
-        for n in c.notes() {
+        for n in crate::condition_notes::notes(&c.conditions) {
             let _ = write!(body, "<p class=\"note\">{}</p>", esc(&n));
         }
         let pt = tables::pass(c, top);

@@ -4,6 +4,7 @@
 pub mod compare_headline;
 pub mod compare_tables;
 pub mod comparison;
+pub mod condition_notes;
 mod error;
 pub mod history;
 pub mod html;

@@ -110,7 +110,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
         if let Some(s) = tables::pg_settings(c) {
             let _ = writeln!(t, "  {s}");
         }
-        for n in c.notes() {
+        for n in crate::condition_notes::notes(&c.conditions) {
             let _ = writeln!(t, "  note: {n}");
         }
         text_table(&mut t, ("measures", "primary measures (s)"), &tables::primary(c), verbose, &mut words);
@@ -233,7 +233,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
         if let Some(v) = &c.nix_on_path {
             let _ = writeln!(t, "nix's time on the path (primary, `{}`): {}\n", evalbench_analyze::comparison::NIX_STEP, cell(&v.text));
         }
-        for n in c.notes() {
+        for n in crate::condition_notes::notes(&c.conditions) {
             let _ = writeln!(t, "> {}\n", cell(&n));
         }
         let pt = tables::pass(c, top);
