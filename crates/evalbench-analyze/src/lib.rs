@@ -16,6 +16,7 @@ pub mod gate;
 pub mod latency;
 pub mod machine;
 pub mod mann_whitney;
+pub mod metrics;
 pub mod over_runs;
 pub mod pass;
 pub mod path;

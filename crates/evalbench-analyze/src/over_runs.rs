@@ -9,7 +9,9 @@
 use serde::Serialize;
 
 use crate::path::whatif::Buys;
-use crate::path::{ByProcess, PathStep};
+use std::collections::HashMap;
+
+use crate::path::{ByProcess, PathStep, StepId};
 use crate::spread::{median, spread, Spread};
 
 /// Steps of each run whose speed-up is predicted (`whatif::buys`), for
@@ -122,14 +124,16 @@ fn dist(x: f64, m: f64) -> f64 {
 
 /// Each step's figures over the runs with a path, largest median first.
 pub fn steps_over_runs(paths: &[&[PathStep]]) -> Vec<StepOverRuns> {
-    let mut labels: Vec<String> = paths.iter().flat_map(|p| p.iter().map(PathStep::label)).collect();
-    labels.sort();
-    labels.dedup();
-    let mut out: Vec<StepOverRuns> = labels
+    // Each run's steps by id, once: a step is matched across runs by its
+    // (process, name), not by the label it is shown as.
+    let by_id: Vec<HashMap<StepId<'_>, &PathStep>> = paths.iter().map(|p| p.iter().map(|s| (s.id(), s)).collect()).collect();
+    let mut ids: Vec<(StepId<'_>, String)> = paths.iter().flat_map(|p| p.iter().map(|s| (s.id(), s.label()))).collect();
+    ids.sort();
+    ids.dedup();
+    let mut out: Vec<StepOverRuns> = ids
         .into_iter()
-        .map(|step| {
-            let of = |p: &[PathStep]| p.iter().find(|s| s.label() == step).map_or((0.0, 0.0), |s| (s.on_path_us as f64, s.share));
-            let on: Vec<(f64, f64)> = paths.iter().map(|p| of(p)).collect();
+        .map(|(id, step)| {
+            let on: Vec<(f64, f64)> = by_id.iter().map(|run| run.get(&id).map_or((0.0, 0.0), |s| (s.on_path_us as f64, s.share))).collect();
             let us = spread(&on.iter().map(|x| x.0).collect::<Vec<_>>());
             StepOverRuns {
                 median_on_path_us: us.median.round() as i64,

@@ -80,7 +80,20 @@ pub struct PathStep {
     pub segments: usize,
 }
 
+/// A step of the path as a key: its process (None for a wait) and name.
+/// Steps of several runs are matched by it; [`PathStep::label`] is how it
+/// is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepId<'a> {
+    pub process: Option<&'a str>,
+    pub name: &'a str,
+}
+
 impl PathStep {
+    pub fn id(&self) -> StepId<'_> {
+        StepId { process: self.process.as_deref(), name: &self.name }
+    }
+
     /// `process name`, or `wait: what`.
     pub fn label(&self) -> String {
         match &self.process {

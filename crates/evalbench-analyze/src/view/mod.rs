@@ -10,6 +10,7 @@ mod captures;
 mod evaluator;
 mod jobs;
 mod nesting;
+mod runs;
 mod timeline;
 
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ pub use assignment::{Assignment, JobWalk, Step};
 pub use captures::{CpuProfile, Database, WaitColumn};
 pub use evaluator::{Attribute, AttributeCost, Evaluator, NixProfile, Position, Ranked, Sampled};
 pub use jobs::{JobPhases, Phase};
+pub use runs::{runs_of_pass, RunsOfPass};
 pub use timeline::{Bar, Lane, Timeline, TIMELINE_PIXELS};
 
 /// A capture as the page can show it.

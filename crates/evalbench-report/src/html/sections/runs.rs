@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::view::PassView;
+use evalbench_analyze::view::{runs_of_pass, PassView};
 
 use super::super::esc::{esc, file_safe, href};
 use super::super::svg::{self, ms};
@@ -16,27 +16,21 @@ use super::super::Page;
 /// Steps drawn in the median path's bar; the rest are in summary.json.
 const PATH_STEPS: usize = 12;
 
-/// A run's evaluated seconds (run.json), else its spans' extent.
-pub fn evaluated(p: &PassView) -> f64 {
-    // Rounded as summary.json's wall_s is, so that both name the same median run.
-    p.run().and_then(|r| r.evaluated_s).or_else(|| p.extent.map(|(a, b)| (b - a) / 1e6)).map_or(f64::NAN, evalbench_bundle::num::s)
-}
-
 /// The median of `runs`' evaluated seconds (the figure the runs section
 /// gives for the pass, and the overview too).
 pub fn median_evaluated(runs: &[&PassView]) -> f64 {
-    evalbench_analyze::spread::median(&runs.iter().map(|p| evaluated(p)).filter(|x| x.is_finite()).collect::<Vec<_>>())
+    runs_of_pass(runs).spread.median
 }
 
 /// The run nearest the median of `runs` (the first of two as near).
 pub fn median_run(runs: &[&PassView]) -> usize {
-    evalbench_analyze::over_runs::median_index(&runs.iter().map(|p| evaluated(p)).collect::<Vec<_>>())
+    runs_of_pass(runs).median_run
 }
 
 pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
     page.h2(&format!("runs-{base}"), &format!("{base}: {} runs", runs.len()));
-    let values: Vec<f64> = runs.iter().map(|p| evaluated(p)).collect();
-    let s = evalbench_analyze::spread::spread(&values.iter().copied().filter(|x| x.is_finite()).collect::<Vec<_>>());
+    let over = runs_of_pass(runs);
+    let (values, s) = (&over.evaluated_s, &over.spread);
     let _ = write!(
         page.body,
         "<p>Evaluated: median <b>{:.3} s</b> (MAD {:.3} s, min {:.3} s, max {:.3} s) over {} runs. \
@@ -49,17 +43,17 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
         esc(&file_safe(&runs[shown].name)),
         esc(&runs[shown].name)
     );
-    if let Some(t) = evalbench_analyze::drift::trend(&values) {
+    if let Some(t) = &over.trend {
         let _ = write!(page.body, "<p class=\"warn\">Trend: {}.</p>", esc(&t.sentence("the evaluated seconds", "s")));
     }
-    let warmup = evalbench_analyze::drift::warmup_runs(&values);
+    let warmup = over.warmup_runs;
     if warmup > 0 {
         let _ = write!(
             page.body,
             "<p class=\"warn\">Warm-up: the first {warmup} run(s) lay above the rest's spread (`run --warmup` leaves such runs out).</p>"
         );
     }
-    page.chart(base, "runs", svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), &values, s.median));
+    page.chart(base, "runs", svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), values, s.median));
     median_path(page, base, runs);
     page.body.push_str("<table><tr><th>run</th><th>evaluated</th><th>critical path</th><th>first step on it</th><th>trace</th></tr>");
     for (i, p) in runs.iter().enumerate() {
