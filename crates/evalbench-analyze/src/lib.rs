@@ -13,6 +13,7 @@ pub mod counters;
 pub mod drift;
 pub mod explore;
 pub mod gate;
+pub mod grounds;
 pub mod latency;
 pub mod machine;
 pub mod mann_whitney;

@@ -14,6 +14,7 @@
 
 use serde::Serialize;
 
+use crate::grounds::{Grounds, Rule, Tested};
 use crate::reason::Reason;
 
 pub use crate::mann_whitney::{mann_whitney, smallest_p};
@@ -106,6 +107,9 @@ pub struct Verdict {
     #[serde(default)]
     pub reason: crate::reason::Reason,
     pub text: String,
+    /// What `text` is made of, for the report to word (`grounds`).
+    #[serde(skip)]
+    pub grounds: Grounds,
 }
 
 /// What every verdict is held to.
@@ -286,14 +290,26 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     };
     let change_text = pct(change, sa.median, sb.median);
     let floor = (rules.min_change_pct / 100.0 * sa.median.abs()).max(it.floor_abs);
+    let grounds = Grounds {
+        unit: unit.to_string(),
+        change,
+        a_median: sa.median,
+        b_median: sb.median,
+        floor,
+        tested: None,
+        interval: None,
+        words: (better, worse),
+        rule: Rule::NoEstimate,
+    };
     let Some((p, q)) = p else {
         // Under the floor a change is negligible whatever the noise: no
         // estimate of it is needed to say it is too small to matter.
-        let (kind, why) = if (sb.median - sa.median).abs() < floor {
-            (Kind::Negligible, format!("negligible, under the floor of {}", with_unit(floor, unit)))
+        let (kind, why, rule) = if (sb.median - sa.median).abs() < floor {
+            (Kind::Negligible, format!("negligible, under the floor of {}", with_unit(floor, unit)), Rule::UnderFloorUntested)
         } else {
-            (Kind::NoNoiseEstimate, "no noise estimate".to_string())
+            (Kind::NoNoiseEstimate, "no noise estimate".to_string(), Rule::NoEstimate)
         };
+        let grounds = Grounds { tested: None, interval: None, rule, ..grounds };
         return Verdict {
             text: format!("{change_text} ({} → {}): {why}", fmt(sa.median), with_unit(sb.median, unit)),
             a: sa,
@@ -305,9 +321,11 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             floor,
             reason: if kind == Kind::Negligible { Reason::Tested } else { Reason::TooFewRuns },
             kind,
+            grounds,
         }
         .rounded(unit);
     };
+    let tested = Some(Tested { p, adjusted: q, family: m });
     if rules.interval_only_when_significant && q >= rules.alpha {
         let text = format!("{change_text}: inside run-to-run noise (Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4})");
         return Verdict {
@@ -321,6 +339,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
             kind: Kind::InsideNoise,
             reason: Reason::Tested,
             text,
+            grounds: Grounds { tested, rule: Rule::NoiseByP, ..grounds },
         }
         .rounded(unit);
     }
@@ -338,11 +357,12 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         .filter(|_| !rules.interleaved)
         .filter_map(|(side, v)| drift(v).map(|d| (side, d)))
         .max_by(|x, y| x.1 .0.abs().total_cmp(&y.1 .0.abs()));
-    let (kind, reason, text) = if rules.withheld {
+    let (kind, reason, text, rule) = if rules.withheld {
         (
             Kind::Withheld,
             Reason::Machine,
             format!("{change_text}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"),
+            Rule::Withheld,
         )
     } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| significant && diff.abs() >= floor && d.abs() * 100.0 >= change.abs()) {
         (
@@ -352,6 +372,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
                 "{change_text}: inside the machine's drift: the medians of {side}'s runs, taken in blocks in the order they ran, lie {:.1}% apart (Kruskal-Wallis p = {pd:.4}), as far as the change ({tests})",
                 d * 100.0
             ),
+            Rule::SideDrift { side, drift: d, p: pd },
         )
     } else if let Some(d) = rules.pass_drift.filter(|d| {
         !rules.interleaved && significant && diff.abs() >= floor && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s)
@@ -363,6 +384,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
                 "{change_text}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})",
                 d * 100.0
             ),
+            Rule::PassDrift { drift: d },
         )
     } else if let Some(f) = rules
         .session_floor
@@ -377,6 +399,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
                 with_unit(f, unit),
                 rules.between_sessions.unwrap_or(0.0) * 100.0
             ),
+            Rule::SessionFloor { moved: diff.abs(), floor: f, allowance: rules.between_sessions.unwrap_or(0.0) },
         )
     } else if let Some(s) = rules.between_sessions.filter(|s| significant && diff.abs() >= floor && change.abs() <= s * 100.0) {
         (
@@ -386,20 +409,39 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
                 "{change_text}: inside the drift between sessions: A and B were measured in two sessions, and two sessions of one flake have differed by up to {:.0}% (compare --between-sessions); measure both in one session to judge it: run --baseline ({tests})",
                 s * 100.0
             ),
+            Rule::BetweenSessions { allowance: s },
         )
     } else if significant && diff.abs() < floor {
-        (Kind::Negligible, Reason::Tested, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"))
+        (Kind::Negligible, Reason::Tested, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"), Rule::RealUnderFloor)
     } else if significant && diff < 0.0 {
-        (better, Reason::Tested, format!("{better} by {:.1}% (outside noise: {tests})", -change))
+        (better, Reason::Tested, format!("{better} by {:.1}% (outside noise: {tests})", -change), Rule::Better)
     } else if significant {
-        (worse, Reason::Tested, format!("{worse} by {change:.1}% (outside noise: {tests})"))
+        (worse, Reason::Tested, format!("{worse} by {change:.1}% (outside noise: {tests})"), Rule::Worse)
     } else if lo >= 1.0 - rel_floor && hi <= 1.0 + rel_floor {
-        (Kind::Negligible, Reason::Tested, format!("{change_text}: negligible, the interval lies within the {floor_text} ({tests})"))
+        (
+            Kind::Negligible,
+            Reason::Tested,
+            format!("{change_text}: negligible, the interval lies within the {floor_text} ({tests})"),
+            Rule::WithinFloor,
+        )
     } else {
-        (Kind::InsideNoise, Reason::Tested, format!("{change_text}: inside run-to-run noise ({tests})"))
+        (Kind::InsideNoise, Reason::Tested, format!("{change_text}: inside run-to-run noise ({tests})"), Rule::Noise)
     };
-    Verdict { a: sa, b: sb, change_pct: change, ratio_interval: Some((lo, hi)), p_value: Some(p), p_adjusted: Some(q), floor, kind, reason, text }
-        .rounded(unit)
+    let grounds = Grounds { tested, interval: Some((lo, hi)), rule, ..grounds };
+    Verdict {
+        a: sa,
+        b: sb,
+        change_pct: change,
+        ratio_interval: Some((lo, hi)),
+        p_value: Some(p),
+        p_adjusted: Some(q),
+        floor,
+        kind,
+        reason,
+        text,
+        grounds,
+    }
+    .rounded(unit)
 }
 
 impl Verdict {

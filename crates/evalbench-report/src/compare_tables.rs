@@ -106,6 +106,7 @@ pub fn passes(c: &Comparison) -> Table {
         .iter()
         .map(|p| {
             let w = &p.wall;
+            let sentence = crate::words::verdict(w);
             let name = format!("{}{}", p.pass_a, if p.kind == PassKind::Instrumented { " (instrumented)" } else { "" });
             TableRow {
                 cells: vec![
@@ -114,9 +115,9 @@ pub fn passes(c: &Comparison) -> Table {
                     Cell::plain(s3(w.a.median)),
                     Cell::plain(s3(w.b.median)),
                     Cell::plain(pct(w.change_pct, w.a.median, w.b.median)),
-                    Cell::verdict(w.kind, w.reason, &w.text),
+                    Cell::verdict(w.kind, w.reason, &sentence),
                 ],
-                sentence: w.text.clone(),
+                sentence,
             }
         })
         .collect();
@@ -267,16 +268,17 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
 }
 
 fn verdict_row(what: &str, v: &Verdict) -> TableRow {
+    let sentence = crate::words::verdict(v);
     TableRow {
         cells: vec![
             Cell::code(what),
             Cell::plain(format!("{:.3}", v.a.median)),
             Cell::plain(format!("{:.3}", v.b.median)),
             Cell::plain(pct(v.change_pct, v.a.median, v.b.median)),
-            Cell::verdict(v.kind, v.reason, &v.text),
+            Cell::verdict(v.kind, v.reason, &sentence),
             Cell::plain(v.p_adjusted.map(|p| format!("{p:.4}")).unwrap_or_else(|| "–".into())),
         ],
-        sentence: v.text.clone(),
+        sentence,
     }
 }
 

@@ -212,7 +212,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
                 body,
                 "<p>nix's time on the path (primary, <code>{}</code>): {}</p>",
                 esc(evalbench_analyze::comparison::NIX_STEP),
-                esc(&v.text)
+                esc(&crate::words::verdict(v))
             );
         }
         for n in crate::condition_notes::notes(&c.conditions) {

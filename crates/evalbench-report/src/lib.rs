@@ -17,6 +17,7 @@ pub mod summary;
 pub mod summary_answer;
 pub mod summary_path;
 pub mod summary_text;
+pub mod words;
 
 pub use error::ReportError;
 pub use perfetto::{write_trace, write_trace_spans, PendingTrace};

@@ -147,6 +147,11 @@ impl Db {
                 let _ = ready_tx.send(Ok(()));
                 let mut samples = Vec::new();
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
+                // A tick a busy machine delayed is not made up for by a burst
+                // of samples: each sample stands for 100 ms (by default tokio
+                // fires the missed ticks at once, and two samples once lay 66 ms
+                // apart in a CI run).
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 while !flag.load(Ordering::Relaxed) {
                     tick.tick().await;
                     let ts = evalbench_host::now_us();

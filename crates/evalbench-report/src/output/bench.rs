@@ -84,9 +84,9 @@ pub fn text<R, M: std::fmt::Debug>(r: &Report<R, M>, cgroup_v1: bool) -> String 
         }
     }
     for Comparison { a, b, wall, peak_memory } in &r.comparisons {
-        let _ = writeln!(w, "{b}\n  against {a}: wall time {}", wall.text);
+        let _ = writeln!(w, "{b}\n  against {a}: wall time {}", crate::words::verdict(wall));
         if let Some(m) = peak_memory {
-            let _ = writeln!(w, "  peak memory {}", m.text);
+            let _ = writeln!(w, "  peak memory {}", crate::words::verdict(m));
         }
     }
     for c in &r.counters {

@@ -231,7 +231,8 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
             let _ = writeln!(t, "{}\n", cell(&s));
         }
         if let Some(v) = &c.nix_on_path {
-            let _ = writeln!(t, "nix's time on the path (primary, `{}`): {}\n", evalbench_analyze::comparison::NIX_STEP, cell(&v.text));
+            let _ =
+                writeln!(t, "nix's time on the path (primary, `{}`): {}\n", evalbench_analyze::comparison::NIX_STEP, cell(&crate::words::verdict(v)));
         }
         for n in crate::condition_notes::notes(&c.conditions) {
             let _ = writeln!(t, "> {}\n", cell(&n));

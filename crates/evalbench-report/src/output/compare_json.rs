@@ -19,7 +19,7 @@ pub fn regression_lines(regressions: &[Regression<'_>]) -> Vec<String> {
     regressions
         .iter()
         .map(|r| match r {
-            Regression::Evaluated { pass, verdict } => format!("{pass} evaluated: {}", verdict.text),
+            Regression::Evaluated { pass, verdict } => format!("{pass} evaluated: {}", crate::words::verdict(verdict)),
             Regression::Counter { pass, counter } => format!("{pass} {}: {}", counter.name, counter.text),
         })
         .collect()

@@ -76,7 +76,7 @@ pub fn moved(r: &PlanRow) -> String {
 pub fn statement_change(r: &PlanRow, c: &PassComparison) -> String {
     let clean = evalbench_bundle::layout::clean_of(&c.pass_a);
     match &r.statement_verdict {
-        Some(v) => format!("pg_stat_statements in {clean}: {}", v.text),
+        Some(v) => format!("pg_stat_statements in {clean}: {}", crate::words::verdict(v)),
         None => format!("pg_stat_statements in {clean}: not compared (that pass was not compared, or it did not run the statement)"),
     }
 }
