@@ -492,8 +492,10 @@ pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -
     judge("", vec![it], unit, TIME, rules).verdicts.remove(0).1
 }
 
-/// A number and its unit; a family without a unit (nix's counters) gets no stray space.
-fn with_unit(x: f64, unit: &str) -> String {
+/// A number and its unit; a family without a unit (nix's counters) gets no
+/// stray space. (With [`pct`] and [`fmt`], how a verdict's figures are
+/// written, here while `Verdict::text` is: the report's words use them.)
+pub fn with_unit(x: f64, unit: &str) -> String {
     if unit.is_empty() {
         fmt(x)
     } else {
@@ -501,7 +503,8 @@ fn with_unit(x: f64, unit: &str) -> String {
     }
 }
 
-fn fmt(x: f64) -> String {
+/// A verdict's figure: whole from 100 up, else to three places.
+pub fn fmt(x: f64) -> String {
     if x.abs() >= 100.0 {
         format!("{x:.0}")
     } else {

@@ -4,7 +4,7 @@
 //! is written from the exact values, as the verdict was made from them.
 
 use evalbench_analyze::grounds::{Rule, Tested};
-use evalbench_analyze::verdict::Verdict;
+use evalbench_analyze::verdict::{fmt, pct, with_unit, Verdict};
 
 /// The verdict's sentence: the change, then why it reads as it does.
 pub fn verdict(v: &Verdict) -> String {
@@ -53,34 +53,6 @@ pub fn verdict(v: &Verdict) -> String {
 
 fn p_values(t: &Tested) -> String {
     format!("Mann-Whitney p = {:.4}, Holm-adjusted over {}: {:.4}", t.p, t.family, t.adjusted)
-}
-
-/// A change in percent for people: `+12.3%`, or how it changed where A is 0.
-pub fn pct(change: f64, a: f64, b: f64) -> String {
-    if change.is_finite() {
-        format!("{change:+.1}%")
-    } else if a == b {
-        "+0.0%".into()
-    } else {
-        format!("from {} to {}", fmt(a), fmt(b))
-    }
-}
-
-/// A number and its unit; a family without a unit (nix's counters) gets no stray space.
-fn with_unit(x: f64, unit: &str) -> String {
-    if unit.is_empty() {
-        fmt(x)
-    } else {
-        format!("{} {unit}", fmt(x))
-    }
-}
-
-fn fmt(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.3}")
-    }
 }
 
 #[cfg(test)]
