@@ -134,6 +134,18 @@ pub struct CounterVerdict {
     pub reason: crate::reason::Reason,
     pub exact: bool,
     pub text: String,
+    /// What `text` is made of, for the report to word (`report::words::counter`).
+    #[serde(skip)]
+    pub grounds: CounterGrounds,
+}
+
+/// What a counter's sentence is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CounterGrounds {
+    /// An exact count: A's and B's values, and the change, exact (None from 0).
+    Exact { a: f64, b: f64, change: Option<f64> },
+    /// A count that is not exact, judged as a time is: its verdict's grounds.
+    Noisy(crate::grounds::Grounds),
 }
 
 /// Thousands separated, for counts people read.
@@ -188,6 +200,7 @@ pub fn judge_exact(name: &str, x: f64, y: f64) -> CounterVerdict {
         reason: crate::reason::Reason::Tested,
         exact: true,
         text,
+        grounds: CounterGrounds::Exact { a: x, b: y, change },
     }
 }
 
@@ -241,6 +254,7 @@ pub fn noisy_verdict(name: String, v: Verdict) -> CounterVerdict {
         reason: v.reason,
         exact: false,
         text: format!("{name} ({note}): {}", v.text),
+        grounds: CounterGrounds::Noisy(v.grounds),
         name,
     }
 }

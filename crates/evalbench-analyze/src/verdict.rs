@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::grounds::{Grounds, Rule, Tested};
 use crate::reason::Reason;
 
+pub use crate::figures::{fmt, pct, with_unit};
 pub use crate::mann_whitney::{mann_whitney, smallest_p};
 pub use crate::spread::{bootstrap_ratio, median, spread, Spread};
 
@@ -77,16 +78,6 @@ impl std::fmt::Display for Kind {
 pub const TIME: (Kind, Kind) = (Kind::Faster, Kind::Slower);
 pub const AMOUNT: (Kind, Kind) = (Kind::Less, Kind::More);
 
-/// A change in percent for people: `+12.3%`, or how it changed where A is 0.
-pub fn pct(change: f64, a: f64, b: f64) -> String {
-    if change.is_finite() {
-        format!("{change:+.1}%")
-    } else if a == b {
-        "+0.0%".into()
-    } else {
-        format!("from {} to {}", fmt(a), fmt(b))
-    }
-}
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Verdict {
     pub a: Spread,
@@ -490,26 +481,6 @@ pub fn drift(v: &[f64]) -> Option<(f64, f64)> {
 pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -> Verdict {
     let it = Measured { what: String::new(), a: a.to_vec(), b: b.to_vec(), floor_abs };
     judge("", vec![it], unit, TIME, rules).verdicts.remove(0).1
-}
-
-/// A number and its unit; a family without a unit (nix's counters) gets no
-/// stray space. (With [`pct`] and [`fmt`], how a verdict's figures are
-/// written, here while `Verdict::text` is: the report's words use them.)
-pub fn with_unit(x: f64, unit: &str) -> String {
-    if unit.is_empty() {
-        fmt(x)
-    } else {
-        format!("{} {unit}", fmt(x))
-    }
-}
-
-/// A verdict's figure: whole from 100 up, else to three places.
-pub fn fmt(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.3}")
-    }
 }
 
 #[cfg(test)]

@@ -232,15 +232,18 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
         let (shown, more) = cut(&c.counters, top);
         let rows = shown
             .iter()
-            .map(|v| TableRow {
-                cells: vec![
-                    Cell::code(format!("{}{}", v.name, if v.exact { "" } else { " *" })),
-                    Cell::plain(n(&v.a)),
-                    Cell::plain(n(&v.b)),
-                    Cell::plain(v.change_pct.map(|c| format!("{c:+.1}%")).unwrap_or_else(|| "–".into())),
-                    Cell::verdict(v.kind, v.reason, &v.text),
-                ],
-                sentence: v.text.clone(),
+            .map(|v| {
+                let sentence = crate::words::counter(v);
+                TableRow {
+                    cells: vec![
+                        Cell::code(format!("{}{}", v.name, if v.exact { "" } else { " *" })),
+                        Cell::plain(n(&v.a)),
+                        Cell::plain(n(&v.b)),
+                        Cell::plain(v.change_pct.map(|c| format!("{c:+.1}%")).unwrap_or_else(|| "–".into())),
+                        Cell::verdict(v.kind, v.reason, &sentence),
+                    ],
+                    sentence,
+                }
             })
             .collect();
         Table {

@@ -3,12 +3,16 @@
 //! the tests that decided it. analyze decides; this says it. Every figure
 //! is written from the exact values, as the verdict was made from them.
 
-use evalbench_analyze::grounds::{Rule, Tested};
+use evalbench_analyze::counters::{self, grouped, CounterGrounds, CounterVerdict};
+use evalbench_analyze::grounds::{Grounds, Rule, Tested};
 use evalbench_analyze::verdict::{fmt, pct, with_unit, Verdict};
 
 /// The verdict's sentence: the change, then why it reads as it does.
 pub fn verdict(v: &Verdict) -> String {
-    let g = &v.grounds;
+    sentence(&v.grounds)
+}
+
+fn sentence(g: &Grounds) -> String {
     let change = pct(g.change, g.a_median, g.b_median);
     let (better, worse) = g.words;
     let Some(t) = g.tested else {
@@ -48,6 +52,38 @@ pub fn verdict(v: &Verdict) -> String {
         Rule::Worse => format!("{worse} by {:.1}% (outside noise: {tests})", g.change),
         Rule::WithinFloor => format!("{change}: negligible, the interval lies within the {floor} ({tests})"),
         Rule::Noise | Rule::NoiseByP | Rule::NoEstimate | Rule::UnderFloorUntested => format!("{change}: inside run-to-run noise ({tests})"),
+    }
+}
+
+/// A counter's sentence: an exact count's change in nix's words
+/// ("nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118
+/// → 1,448,790)"), a noisy one's verdict with what it is.
+pub fn counter(c: &CounterVerdict) -> String {
+    let name = c.name.as_str();
+    match &c.grounds {
+        CounterGrounds::Exact { a, b, change } => {
+            let pct = change.map(|c| format!("{:.1}% ", c.abs())).unwrap_or_default();
+            let exact = format!("exact: {} → {}", grouped(*a), grouped(*b));
+            let w = counters::words(name);
+            // "function calls (nrFunctionCalls, exact: 1 → 2)"; a counter without words is its key.
+            let label = if w == name { format!("{name} ({exact})") } else { format!("{w} ({name}, {exact})") };
+            if a == b {
+                format!("the same {label}")
+            } else if b > a {
+                format!("nix did {pct}more {label}")
+            } else {
+                format!("nix did {pct}fewer {label}")
+            }
+        }
+        CounterGrounds::Noisy(g) => {
+            let noisy = counters::NOISY.contains(&name);
+            let note = match counters::unit(name) {
+                Some(u) if noisy => format!("{u}; not an exact count"),
+                None if noisy => "not an exact count".to_string(),
+                _ => "differs between repeats of one input".to_string(),
+            };
+            format!("{name} ({note}): {}", sentence(g))
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use evalbench_analyze::counters::{judge_exact, noisy_verdict, NOISY};
 use evalbench_analyze::grounds::Rule;
 use evalbench_analyze::verdict::{judge_each, Measured, Rules, AMOUNT, TIME};
 
@@ -97,4 +98,28 @@ fn the_words_are_the_verdicts_own_sentence_under_every_rule() {
     ];
     let missed: Vec<&str> = every.iter().copied().filter(|r| !seen.contains(r)).collect();
     assert!(missed.is_empty(), "rules no family reached: {missed:?}");
+}
+
+#[test]
+fn a_counters_words_are_its_own_sentence_exact_or_not() {
+    let mut g = Seeded(0x00c0_ffee_0042);
+    let names = ["nrFunctionCalls", "nrThunks", "gc.totalBytes", "envs.number", "nrOpUpdates", "someNewCounter"];
+    for _ in 0..300 {
+        let name = g.pick(&names);
+        let x = g.pick(&[0.0, 1.0, 10.0, 451_314.0, 1_204_118.0, 35_273_120.0]);
+        let y = x * g.pick(&[0.0, 0.5, 1.0, 1.0, 1.0123, 2.0]) + g.pick(&[0.0, 0.0, 5.0]);
+        let c = judge_exact(name, x, y);
+        assert_eq!(super::counter(&c), c.text);
+    }
+    let noisy: Vec<&str> = NOISY.iter().copied().chain(["nrFunctionCalls"]).collect();
+    for _ in 0..200 {
+        let name = g.pick(&noisy);
+        let median = g.pick(&[0.015, 2.0, 64_000_000.0]);
+        let (na, nb) = (g.pick(&[1usize, 3, 8]), g.pick(&[1usize, 3, 8]));
+        let m = Measured { what: name.to_string(), a: g.runs(na, median, 0.1, 0.0), b: g.runs(nb, median * 1.2, 0.1, 0.0), floor_abs: 0.0 };
+        for (_, v) in judge_each("counters", vec![m], "", AMOUNT, Rules::default(), &|_| Rules::default()).verdicts {
+            let c = noisy_verdict(name.to_string(), v);
+            assert_eq!(super::counter(&c), c.text);
+        }
+    }
 }

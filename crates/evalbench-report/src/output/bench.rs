@@ -92,7 +92,7 @@ pub fn text<R, M: std::fmt::Debug>(r: &Report<R, M>, cgroup_v1: bool) -> String 
     for c in &r.counters {
         let _ = writeln!(w, "{}\n  against {}: nix's counters (exact counts unless said)", c.b, c.a);
         for v in c.counters.iter().filter(|v| v.kind != Kind::Same).take(10) {
-            let _ = writeln!(w, "    {}", v.text);
+            let _ = writeln!(w, "    {}", crate::words::counter(v));
         }
         let same = c.counters.iter().filter(|v| v.kind == Kind::Same).count();
         if same > 0 {

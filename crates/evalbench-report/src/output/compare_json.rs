@@ -20,7 +20,7 @@ pub fn regression_lines(regressions: &[Regression<'_>]) -> Vec<String> {
         .iter()
         .map(|r| match r {
             Regression::Evaluated { pass, verdict } => format!("{pass} evaluated: {}", crate::words::verdict(verdict)),
-            Regression::Counter { pass, counter } => format!("{pass} {}: {}", counter.name, counter.text),
+            Regression::Counter { pass, counter } => format!("{pass} {}: {}", counter.name, crate::words::counter(counter)),
         })
         .collect()
 }
