@@ -74,9 +74,11 @@ impl Tcpdump {
     /// `until_us` (the end of the pass's window), then cuts the file to
     /// `[from_us, until_us]` (see `evalbench_decode::pcap_window`). A capture
     /// that lost packets (tcpdump's "N packets dropped by kernel", N > 0) is
-    /// an error naming how many: its file is kept, and said to be
-    /// incomplete, never taken for the whole traffic.
-    pub fn stop(mut self, from_us: i64, until_us: i64) -> Result<Cut, HarnessError> {
+    /// cut all the same and comes back with an error naming how many (the
+    /// pass's problems say it): never taken for the whole traffic. On a
+    /// loaded 2-core machine 6 of 64 clean runs lost 20 to 3,036 packets of
+    /// pg.pcap's.
+    pub fn stop(mut self, from_us: i64, until_us: i64) -> Result<Stopped, HarnessError> {
         // tcpdump drops what the kernel holds for it and it has not read yet
         // when it is interrupted: on a busy machine it lags, and the last
         // packets of a capture were lost (9 transactions of 80). So wait
@@ -100,11 +102,17 @@ impl Tcpdump {
         // Only the kernel's drops are losses: on lo the filter counts each
         // packet twice (both directions), and "received" is twice "captured"
         // in a whole capture (3,633 of 7,266 in a clean pass here).
-        if dropped > 0 {
-            return Err(HarnessError::Incomplete { what: self.what.clone(), captured, received, dropped });
-        }
-        cut_to_window(&self.out, from_us, until_us)
+        let cut = cut_to_window(&self.out, from_us, until_us)?;
+        let lost = (dropped > 0).then(|| HarnessError::Incomplete { what: self.what.clone(), captured, received, dropped });
+        Ok(Stopped { cut, lost })
     }
+}
+
+/// A capture stopped: its file cut to the window, and what tcpdump lost, if
+/// it lost any.
+pub struct Stopped {
+    pub cut: Cut,
+    pub lost: Option<HarnessError>,
 }
 
 impl Tcpdump {

@@ -88,8 +88,11 @@ impl Armed {
         }
         for (t, file) in self.tcpdumps.drain(..).zip([layout::PROTO_PCAP, layout::PG_PCAP]) {
             match t.stop(window.0, window.1) {
-                Ok(cut) => {
-                    outside.insert(file.to_string(), OutsideWindow { before: cut.before, after: cut.after });
+                Ok(stopped) => {
+                    outside.insert(file.to_string(), OutsideWindow { before: stopped.cut.before, after: stopped.cut.after });
+                    if let Some(lost) = stopped.lost {
+                        problems.push(lost.to_string());
+                    }
                 }
                 Err(e) => problems.push(e.to_string()),
             }
