@@ -33,15 +33,13 @@ pub enum GraphError {
 }
 
 /// A step whose failure the server does not stop for: said on the
-/// server's stderr, never dropped.
-pub trait Logged {
-    fn logged(self);
+/// server's stderr, never dropped; its value where it had one.
+pub trait Logged<T> {
+    fn logged(self) -> Option<T>;
 }
 
-impl<T> Logged for Result<T, ServerError> {
-    fn logged(self) {
-        if let Err(e) = self {
-            eprintln!("lab server: {e}");
-        }
+impl<T> Logged<T> for Result<T, ServerError> {
+    fn logged(self) -> Option<T> {
+        self.map_err(|e| eprintln!("lab server: {e}")).ok()
     }
 }

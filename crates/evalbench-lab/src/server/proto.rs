@@ -54,7 +54,9 @@ pub async fn handle(s: Arc<Shared>, socket: WebSocket) {
             }
             ToServer::Scores { scores } => service::record_scores(&s, &worker, scores).await,
             ToServer::RequestJob => service::request_job(&s, &worker, &tx).await,
-            ToServer::Phase { job, phase } => service::phase(&s, &worker, &job, &phase).await.logged(),
+            ToServer::Phase { job, phase } => {
+                service::phase(&s, &worker, &job, &phase).await.logged();
+            }
             ToServer::Known { id, drvs } => {
                 // The worker waits for a reply: a failed read answers "none known", and is said.
                 let known = service::known_derivations(&s, drvs).await;

@@ -86,17 +86,10 @@ pub async fn request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<To
     async {
         async {
             let claimed = s.store.claim_job(worker).instrument(debug_span!(target: SCHED, "claim_dispatch", worker)).await;
-            let (job, evaluation) = match claimed {
-                Ok(Some(claimed)) => claimed,
-                Ok(None) => {
-                    let _ = tx.send(ToWorker::NoJob);
-                    return;
-                }
-                Err(e) => {
-                    Err::<(), _>(e).logged();
-                    let _ = tx.send(ToWorker::NoJob);
-                    return;
-                }
+            // No job to hand out, or none that could be claimed (said).
+            let Some((job, evaluation)) = claimed.logged().flatten() else {
+                let _ = tx.send(ToWorker::NoJob);
+                return;
             };
             let job_s = job.to_string();
             // As Gradient's: on_request_job names the job it handed out and its kind.

@@ -127,7 +127,10 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
         .into_iter()
         .map(|(base, runs)| (base, runs.into_iter().map(|(i, _)| i).collect()))
         .collect();
-    let shown: Vec<usize> = groups.iter().map(|(_, idx)| idx[sections::median_run(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())]).collect();
+    // Each group's runs as one measurement, once: the run nearest the median, the median, the spread.
+    let over: Vec<evalbench_analyze::view::RunsOfPass> =
+        groups.iter().map(|(_, idx)| evalbench_analyze::view::runs_of_pass(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())).collect();
+    let shown: Vec<usize> = groups.iter().zip(&over).map(|((_, idx), o)| idx[o.median_run]).collect();
     let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
     // The answer first; what was measured and where after it.
     let answers: Vec<_> = groups
@@ -138,16 +141,15 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
     let distorted: Vec<&str> = groups.iter().map(|(b, _)| b.as_str()).filter(|b| !layout::is_clean(b)).collect();
     let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
     sections::answers(&mut page, &answers, &distorted, &warnings);
-    let medians: Vec<(usize, f64)> =
-        groups.iter().map(|(_, idx)| (idx.len(), sections::median_evaluated(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))).collect();
+    let medians: Vec<(usize, f64)> = groups.iter().zip(&over).map(|((_, idx), o)| (idx.len(), o.spread.median)).collect();
     sections::overview(&mut page, &standing, &medians);
     sections::counters_side_by_side(&mut page, &standing);
     sections::provenance(&mut page, passes);
-    for ((base, idx), &full) in groups.iter().zip(&shown) {
+    for (((base, idx), &full), over) in groups.iter().zip(&shown).zip(&over) {
         let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
         if idx.len() > 1 {
             let at = idx.iter().position(|&i| i == full).unwrap_or(0);
-            sections::runs(&mut page, base, &runs, at);
+            sections::runs(&mut page, base, &runs, over, at);
         }
         let p = &passes[full];
         sections::pass_header(&mut page, p);

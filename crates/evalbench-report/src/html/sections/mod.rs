@@ -35,7 +35,7 @@ pub use network::network;
 pub use overview::{overview, pass_header};
 pub use path::critical_path;
 pub use provenance::provenance;
-pub use runs::{median_evaluated, median_run, runs};
+pub use runs::runs;
 pub use spans::spans;
 
 /// The capture (as run.json's `captures_off` names it) that writes `file`.

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::view::{runs_of_pass, PassView};
+use evalbench_analyze::view::{PassView, RunsOfPass};
 
 use super::super::esc::{esc, file_safe, href};
 use super::super::svg::{self, ms};
@@ -16,20 +16,9 @@ use super::super::Page;
 /// Steps drawn in the median path's bar; the rest are in summary.json.
 const PATH_STEPS: usize = 12;
 
-/// The median of `runs`' evaluated seconds (the figure the runs section
-/// gives for the pass, and the overview too).
-pub fn median_evaluated(runs: &[&PassView]) -> f64 {
-    runs_of_pass(runs).spread.median
-}
-
-/// The run nearest the median of `runs` (the first of two as near).
-pub fn median_run(runs: &[&PassView]) -> usize {
-    runs_of_pass(runs).median_run
-}
-
-pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
+/// `over`: the runs as one measurement (`analyze::view::runs_of_pass`).
+pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, shown: usize) {
     page.h2(&format!("runs-{base}"), &format!("{base}: {} runs", runs.len()));
-    let over = runs_of_pass(runs);
     let (values, s) = (&over.evaluated_s, &over.spread);
     let _ = write!(
         page.body,
@@ -54,7 +43,7 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
         );
     }
     page.chart(base, "runs", svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), values, s.median));
-    median_path(page, base, runs);
+    median_path(page, base, runs, s.median);
     page.body.push_str("<table><tr><th>run</th><th>evaluated</th><th>critical path</th><th>first step on it</th><th>trace</th></tr>");
     for (i, p) in runs.iter().enumerate() {
         let name = if i == shown { format!("<a href=\"#pass-{}\">{}</a> (median)", esc(&file_safe(&p.name)), esc(&p.name)) } else { esc(&p.name) };
@@ -81,7 +70,7 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], shown: usize) {
 
 /// The path's steps by their median time on it over the runs (0 in a run
 /// whose path missed the step), each with the runs' range.
-fn median_path(page: &mut Page, base: &str, runs: &[&PassView]) {
+fn median_path(page: &mut Page, base: &str, runs: &[&PassView], median: f64) {
     let paths: Vec<&evalbench_analyze::path::CriticalPath> = runs.iter().filter_map(|p| p.critical.as_ref().ok()).collect();
     if paths.is_empty() {
         return;
@@ -97,7 +86,6 @@ fn median_path(page: &mut Page, base: &str, runs: &[&PassView]) {
     let rest = steps.len().saturating_sub(PATH_STEPS);
     steps.truncate(PATH_STEPS);
     let shown: f64 = steps.iter().map(|s| s.1).sum();
-    let median = median_evaluated(runs);
     let _ = write!(
         page.body,
         "<h3>{} <small>median critical path</small></h3><p class=\"note\">Each step's median time on the path over {} runs; hover a step for its range. \
