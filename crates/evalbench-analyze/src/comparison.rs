@@ -57,7 +57,18 @@ pub struct Undecided {
     pub runs_b: usize,
     /// Runs a side at which a verdict becomes possible at all in its family.
     pub runs_needed: usize,
-    pub why: String,
+    /// Why there is no verdict (its JSON carries the words: `report::output::worded`).
+    #[serde(skip)]
+    pub why: NoVerdict,
+}
+
+/// Why a clean pass's time got no verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoVerdict {
+    /// One run on a side: no noise estimate.
+    OneRun,
+    /// Too few runs for any change of the family to pass Holm's correction.
+    TooFewForFamily,
 }
 
 /// Two bundles compared: how they differ, then pass by pass.
@@ -88,41 +99,6 @@ impl Comparison {
         let mut groups: Vec<&'static str> = self.differs.iter().map(|d| d.group).collect();
         groups.dedup();
         groups
-    }
-
-    /// How A and B were measured in time: in one session, interleaved
-    /// (`run --baseline`), or in two; None when a side does not say.
-    pub fn session_note(&self) -> Option<String> {
-        let (a, b) = (&self.provenance_a, &self.provenance_b);
-        if self.one_bundle {
-            return Some("A and B are one bundle (the same runs): it is compared with itself, which says nothing about a change.".into());
-        }
-        if a.interleaved(b) {
-            return Some(
-                "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did meanwhile fell on both alike."
-                    .into(),
-            );
-        }
-        if a.same_session(b) {
-            return Some("A and B are runs of one session (one `run`), not interleaved with each other: a drift over the session falls on them unequally (each pass's drift note).".into());
-        }
-        let (sa, sb) = (a.started.as_ref()?, b.started.as_ref()?);
-        Some(format!(
-            "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the machine did differently, so no time of a pass is called within the largest drift measured in it (each pass's drift note); `run --baseline-rev REV` or `--baseline A_FLAKE` measures both in one."
-        ))
-    }
-
-    /// The families' power notes, each once (the primary and the
-    /// exploratory family are shared by the passes in them).
-    pub fn headline_notes(&self) -> Vec<&String> {
-        // The exploratory family is shared by every list of every pass: its
-        // word on power is said here, once, not under each list.
-        let mut notes: Vec<&String> =
-            self.passes.iter().flat_map(|c| [c.families.evaluated.power.as_ref(), c.families.spans.power.as_ref()]).flatten().collect();
-        notes.extend(self.passes.iter().filter_map(|c| c.store_writes.as_ref()));
-        notes.sort();
-        notes.dedup();
-        notes
     }
 }
 
@@ -174,7 +150,8 @@ pub struct PassComparison {
     /// Set when the runs did not all write as many `.drv` files to the nix
     /// store (`store_writes::between`), with the pass named.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub store_writes: Option<String>,
+    #[serde(skip)]
+    pub store_writes: Option<crate::store_writes::SidesApart>,
     /// The machine beside each side's runs, the pass's drift and its trends:
     /// what the time verdicts were held to (the report says each once: its `condition_notes`).
     pub conditions: Conditions,
@@ -183,6 +160,14 @@ pub struct PassComparison {
     /// judged in the primary family, not among the path's other steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nix_on_path: Option<Verdict>,
+}
+
+/// A clean pass's measure in the primary family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Primary {
+    Evaluated,
+    /// nix's own time on the critical path ([`NIX_STEP`]).
+    NixOnPath,
 }
 
 /// nix's own evaluation on the critical path: the eval subprocess's
@@ -319,7 +304,7 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
         plan_notes,
         pg_settings_a: runs::pg_settings(a.dirs),
         pg_settings_b: runs::pg_settings(b.dirs),
-        store_writes: crate::store_writes::between(&sa.drvs_written, &sb.drvs_written).map(|n| format!("{}: {n}", a.pass)),
+        store_writes: crate::store_writes::sides_apart(&sa.drvs_written, &sb.drvs_written),
         pass_a: a.pass,
         pass_b: b.pass,
     }
@@ -365,9 +350,10 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     };
     let (floor_ms, mut warnings) = (o.min_abs_us / 1e3, Vec::new());
     let mut sides = Vec::new();
-    // The primary family's items, each with the rules of its pass; every
+    // The primary family's items, each with the rules of its pass and what
+    // it is of which pass (found again by that, not by its label); every
     // other row goes to the exploratory family.
-    let mut clean_heads = Vec::<(Measured, Rules)>::new();
+    let mut clean_heads = Vec::<(Measured, Rules, (usize, Primary))>::new();
     let mut explore = Explore::default();
     for (i, (pa, pb)) in pairs.into_iter().enumerate() {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
@@ -393,12 +379,12 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         let primary_nix = PassKind::of(&a.pass) == PassKind::Clean && (sa.path.contains_key(NIX_STEP) || sb.path.contains_key(NIX_STEP));
         match PassKind::of(&a.pass) {
             PassKind::Clean => {
-                clean_heads.push((head, pass_rules));
+                clean_heads.push((head, pass_rules, (i, Primary::Evaluated)));
                 if primary_nix {
                     // In seconds, as the family's other measure: the path keeps ms.
                     let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.runs], |v| v.iter().map(|ms| ms / 1e3).collect());
                     let m = Measured { what: format!("{} {NIX_STEP}", a.pass), a: step(sa), b: step(sb), floor_abs: floor_ms / 1e3 };
-                    clean_heads.push((m, pass_rules));
+                    clean_heads.push((m, pass_rules, (i, Primary::NixOnPath)));
                 }
             }
             PassKind::Instrumented => explore.seconds(i, head, pass_rules),
@@ -419,22 +405,25 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     // their paths (Holm over these alone; exact counters by equality).
     // Every other row is exploratory, in one family over all passes
     // (`explore`), the instrumented passes' distorted headlines among them.
-    let (heads, each): (Vec<Measured>, Vec<Rules>) = clean_heads.into_iter().unzip();
+    let of: Vec<(usize, Primary)> = clean_heads.iter().map(|h| h.2).collect();
+    let (heads, each): (Vec<Measured>, Vec<Rules>) = clean_heads.into_iter().map(|(m, r, _)| (m, r)).unzip();
     let mut primary = judge_each("primary: evaluated seconds and nix's time on the path (clean passes)", heads, "s", TIME, rules, &|i| each[i]);
-    let mut primary_verdicts: BTreeMap<String, Verdict> = std::mem::take(&mut primary.verdicts).into_iter().collect();
+    // A family's verdicts come in its items' order.
+    let mut primary_verdicts: std::collections::HashMap<(usize, Primary), Verdict> =
+        of.into_iter().zip(std::mem::take(&mut primary.verdicts)).map(|(k, (_, v))| (k, v)).collect();
     let mut explored = explore.judge(rules);
     let mut out: Vec<PassComparison> = sides
         .into_iter()
         .enumerate()
         .map(|(i, (a, b, exact, conditions))| {
             let (wall, head) = match PassKind::of(&a.pass) {
-                PassKind::Clean => (primary_verdicts.remove(&format!("{} evaluated", a.pass)), primary.clone()),
+                PassKind::Clean => (primary_verdicts.remove(&(i, Primary::Evaluated)), primary.clone()),
                 PassKind::Instrumented => {
                     let wall = explored.take(i, List::Evaluated).pop().map(|(_, v)| v);
                     (wall, Family { verdicts: Vec::new(), ..explored.family.clone() })
                 }
             };
-            let nix_on_path = primary_verdicts.remove(&format!("{} {NIX_STEP}", a.pass));
+            let nix_on_path = primary_verdicts.remove(&(i, Primary::NixOnPath));
             let wall = wall.expect("one headline per pass");
             pass_comparison(i, a, b, Judged { wall, nix_on_path, exact, conditions }, head, &mut explored)
         })
@@ -464,8 +453,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
 fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
     let family = &c.families.evaluated;
     let why = match c.wall.kind {
-        Kind::NoNoiseEstimate => "one run on a side gives no noise estimate".to_string(),
-        Kind::InsideNoise if family.power.is_some() => "too few runs for any verdict after the correction".to_string(),
+        Kind::NoNoiseEstimate => NoVerdict::OneRun,
+        Kind::InsideNoise if family.power.is_some() => NoVerdict::TooFewForFamily,
         _ => return None,
     };
     let runs_needed = runs_needed(m, crate::verdict::ALPHA);

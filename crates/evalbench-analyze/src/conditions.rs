@@ -24,9 +24,10 @@ pub struct Conditions {
     pub machine_a: Option<SideMachine>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_b: Option<SideMachine>,
-    /// Set when a side was busy: why its times were not judged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub withheld: Option<String>,
+    /// A side was busy (`SideMachine::busy`): no time of the pass is
+    /// judged. Its JSON says why in words (`report::output::worded`).
+    #[serde(skip)]
+    pub withheld: bool,
     /// Between sessions: the largest drift measured in the pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<DriftBound>,
@@ -52,16 +53,7 @@ impl Conditions {
     /// come from two sessions (the drift bound applies only then).
     pub fn of(a: &Samples, b: &Samples, between_sessions: bool, floor_ms: f64) -> Conditions {
         let (machine_a, machine_b) = (SideMachine::of(&a.machine), SideMachine::of(&b.machine));
-        let withheld = [("A", &machine_a), ("B", &machine_b)]
-            .iter()
-            .filter_map(|(side, m)| m.as_ref().filter(|m| m.busy()).and_then(|m| m.sentence()).map(|s| format!("{side}: {s}")))
-            .collect::<Vec<_>>();
-        let withheld = (!withheld.is_empty()).then(|| {
-            format!(
-                "no time of this pass is judged: the machine was busy beside its runs ({}); a busy run's times are the machine's as much as the change's. nix's exact counters are still judged",
-                withheld.join("; ")
-            )
-        });
+        let withheld = [&machine_a, &machine_b].iter().any(|m| m.as_ref().is_some_and(|m| m.busy()));
         let drift = between_sessions
             .then(|| {
                 let mut rows = Vec::new();
@@ -84,7 +76,7 @@ impl Conditions {
 
     /// The rules of this pass's time verdicts.
     pub fn rules(&self, base: Rules) -> Rules {
-        Rules { withheld: self.withheld.is_some(), pass_drift: self.drift.as_ref().map(|d| d.fraction), ..base }
+        Rules { withheld: self.withheld, pass_drift: self.drift.as_ref().map(|d| d.fraction), ..base }
     }
 }
 

@@ -133,41 +133,25 @@ pub struct CounterVerdict {
     #[serde(default)]
     pub reason: crate::reason::Reason,
     pub exact: bool,
-    pub text: String,
-    /// What `text` is made of, for the report to word (`report::words::counter`).
+    /// What decided it, for the report to word (`report::words::counter`).
     #[serde(skip)]
     pub grounds: CounterGrounds,
 }
 
 /// What a counter's sentence is made of.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CounterGrounds {
     /// An exact count: A's and B's values, and the change, exact (None from 0).
-    Exact { a: f64, b: f64, change: Option<f64> },
+    Exact {
+        #[serde(with = "crate::grounds::any_f64")]
+        a: f64,
+        #[serde(with = "crate::grounds::any_f64")]
+        b: f64,
+        change: Option<f64>,
+    },
     /// A count that is not exact, judged as a time is: its verdict's grounds.
     Noisy(crate::grounds::Grounds),
-}
-
-/// Thousands separated, for counts people read.
-pub fn grouped(v: f64) -> String {
-    if v.fract() != 0.0 || v.abs() >= 1e18 {
-        // Times (cpuTime): to the microsecond, as nix writes them.
-        let s = format!("{v:.6}");
-        return s.trim_end_matches('0').trim_end_matches('.').to_string();
-    }
-    let s = format!("{}", v.abs() as u64);
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if v < 0.0 {
-        format!("-{out}")
-    } else {
-        out
-    }
 }
 
 fn all_equal(v: &[f64]) -> bool {
@@ -179,17 +163,12 @@ fn all_equal(v: &[f64]) -> bool {
 /// count, for compare and for history's steps alike.
 pub fn judge_exact(name: &str, x: f64, y: f64) -> CounterVerdict {
     let change = (x != 0.0).then(|| (y / x - 1.0) * 100.0);
-    let pct = change.map(|c| format!("{:.1}% ", c.abs())).unwrap_or_default();
-    let exact = format!("exact: {} → {}", grouped(x), grouped(y));
-    let w = words(name);
-    // "function calls (nrFunctionCalls, exact: 1 → 2)"; a counter without words is its key.
-    let label = if w == name { format!("{name} ({exact})") } else { format!("{w} ({name}, {exact})") };
-    let (kind, text) = if x == y {
-        (Kind::Same, format!("the same {label}"))
+    let kind = if x == y {
+        Kind::Same
     } else if y > x {
-        (Kind::More, format!("nix did {pct}more {label}"))
+        Kind::More
     } else {
-        (Kind::Less, format!("nix did {pct}fewer {label}"))
+        Kind::Less
     };
     CounterVerdict {
         name: name.to_string(),
@@ -199,7 +178,6 @@ pub fn judge_exact(name: &str, x: f64, y: f64) -> CounterVerdict {
         kind,
         reason: crate::reason::Reason::Tested,
         exact: true,
-        text,
         grounds: CounterGrounds::Exact { a: x, b: y, change },
     }
 }
@@ -241,11 +219,6 @@ pub fn split_counters(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f
 
 /// A counter that is not exact, as its verdict reads.
 pub fn noisy_verdict(name: String, v: Verdict) -> CounterVerdict {
-    let note = match unit(&name) {
-        Some(u) if NOISY.contains(&name.as_str()) => format!("{u}; not an exact count"),
-        None if NOISY.contains(&name.as_str()) => "not an exact count".to_string(),
-        _ => "differs between repeats of one input".to_string(),
-    };
     CounterVerdict {
         a: nix_stats::number(v.a.median),
         b: nix_stats::number(v.b.median),
@@ -253,7 +226,6 @@ pub fn noisy_verdict(name: String, v: Verdict) -> CounterVerdict {
         kind: v.kind,
         reason: v.reason,
         exact: false,
-        text: format!("{name} ({note}): {}", v.text),
         grounds: CounterGrounds::Noisy(v.grounds),
         name,
     }
@@ -296,16 +268,15 @@ mod tests {
         let (v, _) = judge_counters("cold-clean", &a, &b, Rules::default());
         assert_eq!(v[0].name, "nrFunctionCalls");
         assert_eq!(v[0].kind, Kind::More);
-        assert_eq!(v[0].text, "nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)");
+        assert!(
+            matches!(v[0].grounds, CounterGrounds::Exact { a: 1_204_118.0, b: 1_448_790.0, change: Some(c) } if (c - 20.3201).abs() < 1e-3),
+            "{v:?}"
+        );
         let thunks = v.iter().find(|c| c.name == "nrThunks").unwrap();
         assert_eq!((thunks.kind, thunks.change_pct), (Kind::Same, Some(0.0)));
         let cpu = v.iter().find(|c| c.name == "cpuTime").unwrap();
         assert!(!cpu.exact && cpu.kind == Kind::NoNoiseEstimate, "{cpu:?}");
-        // Each with its unit, and no stray space where a family has none.
-        assert_eq!(cpu.text, "cpuTime (seconds; not an exact count): +13.3% (0.015 → 0.017): no noise estimate");
-        let heap = v.iter().find(|c| c.name == "gc.heapSize").unwrap();
-        assert!(heap.text.starts_with("gc.heapSize (bytes; not an exact count): "), "{}", heap.text);
-        assert!(v.iter().all(|c| !c.text.contains(" )") && !c.text.contains("  ")), "{v:?}");
+        assert!(matches!(&cpu.grounds, CounterGrounds::Noisy(g) if g.tested.is_none() && g.a_median == 0.015), "{cpu:?}");
         assert_eq!(v.last().unwrap().kind, Kind::Same);
     }
 
@@ -313,8 +284,8 @@ mod tests {
     fn from_nothing_has_no_percentage_and_the_order_puts_the_headline_first() {
         let v = judge_exact("nrOpUpdates", 0.0, 5.0);
         assert_eq!((v.kind, v.change_pct), (Kind::More, None));
-        assert_eq!(v.text, "nix did more nrOpUpdates (exact: 0 → 5)");
-        assert_eq!(judge_exact("nrThunks", 10.0, 5.0).text, "nix did 50.0% fewer thunks (nrThunks, exact: 10 → 5)");
+        assert_eq!(v.grounds, CounterGrounds::Exact { a: 0.0, b: 5.0, change: None });
+        assert_eq!(judge_exact("nrThunks", 10.0, 5.0).kind, Kind::Less);
         let mut names = vec!["zeta", "nrThunks", "alpha", "nrFunctionCalls", "nrThunks"];
         in_headline_order(&mut names);
         assert_eq!(names, ["nrFunctionCalls", "nrThunks", "alpha", "zeta"]);
@@ -329,14 +300,5 @@ mod tests {
         assert!(!v[0].exact);
         assert!(matches!(v[0].kind, Kind::InsideNoise | Kind::Negligible), "{:?}", v[0]);
         assert_eq!(f.tests, 1);
-    }
-
-    #[test]
-    fn grouping() {
-        assert_eq!(grouped(1_448_790.0), "1,448,790");
-        assert_eq!(grouped(999.0), "999");
-        assert_eq!(grouped(0.5), "0.5");
-        assert_eq!(grouped(0.08976200000000001), "0.089762");
-        assert_eq!(grouped(-1000.0), "-1,000");
     }
 }

@@ -12,7 +12,6 @@ pub mod conditions;
 pub mod counters;
 pub mod drift;
 pub mod explore;
-mod figures;
 pub mod gate;
 pub mod grounds;
 pub mod latency;

@@ -64,20 +64,6 @@ impl SideMachine {
     pub fn busy(&self) -> bool {
         !self.busy_runs.is_empty() && self.busy_runs.len() as f64 >= BUSY_SHARE * self.recorded as f64
     }
-
-    /// "other processes used 0.9 cores during runs 17-32 (16 of 32)", or None when no run was busy.
-    pub fn sentence(&self) -> Option<String> {
-        (!self.busy_runs.is_empty()).then(|| {
-            format!(
-                "other processes used {:.2} cores (median) during {} {} ({} of {})",
-                self.busy_cores_median,
-                if self.busy_runs.len() == 1 { "run" } else { "runs" },
-                ranges(&self.busy_runs),
-                self.busy_runs.len(),
-                self.recorded
-            )
-        })
-    }
 }
 
 /// 1-based run numbers as ranges: "3, 17-32".
@@ -107,7 +93,7 @@ mod tests {
     fn busy_runs_are_named_and_a_side_busy_by_its_share() {
         let mut runs: Vec<Option<MachineState>> = (0..32).map(|_| state(0.02)).collect();
         assert!(!SideMachine::of(&runs).unwrap().busy());
-        assert_eq!(SideMachine::of(&runs).unwrap().sentence(), None);
+        assert!(SideMachine::of(&runs).unwrap().busy_runs.is_empty());
         runs[2] = state(0.9);
         let m = SideMachine::of(&runs).unwrap();
         assert!(!m.busy(), "one busy run of 32 moves no median far");
@@ -116,7 +102,7 @@ mod tests {
         }
         let m = SideMachine::of(&runs).unwrap();
         assert!(m.busy());
-        assert_eq!(m.sentence().unwrap(), "other processes used 0.90 cores (median) during runs 3, 17-32 (17 of 32)");
+        assert_eq!((m.busy_runs.len(), m.busy_cores_median, ranges(&m.busy_runs)), (17, 0.9, "3, 17-32".to_string()));
         assert_eq!(SideMachine::of(&[None, None]), None, "bundles from before the record say nothing");
     }
 }

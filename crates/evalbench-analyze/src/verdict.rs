@@ -14,10 +14,9 @@
 
 use serde::Serialize;
 
-use crate::grounds::{Grounds, Rule, Tested};
+use crate::grounds::{Grounds, Rule, Side, Tested};
 use crate::reason::Reason;
 
-pub use crate::figures::{fmt, pct, with_unit};
 pub use crate::mann_whitney::{mann_whitney, smallest_p};
 pub use crate::spread::{bootstrap_ratio, median, spread, Spread};
 
@@ -97,8 +96,8 @@ pub struct Verdict {
     /// Why it reads so, as a table's word (`Reason::label`).
     #[serde(default)]
     pub reason: crate::reason::Reason,
-    pub text: String,
-    /// What `text` is made of, for the report to word (`grounds`).
+    /// What decided it, exact, for the report to word (`grounds`); its
+    /// JSON carries the words in their place (`report::output::worded`).
     #[serde(skip)]
     pub grounds: Grounds,
 }
@@ -180,10 +179,23 @@ pub struct Family {
     /// Verdicts that were tested (two runs or more on both sides).
     pub tests: usize,
     pub correction: &'static str,
-    /// Said once when the run counts make any "faster/slower" impossible.
-    pub power: Option<String>,
+    /// Set when the run counts make any "faster/slower" impossible: said
+    /// once for the family (its JSON carries the words: `report::output::worded`).
+    #[serde(skip)]
+    pub power: Option<Power>,
     #[serde(skip)]
     pub verdicts: Vec<(String, Verdict)>,
+}
+
+/// Why no item of a family can be called a change, whatever its runs show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Power {
+    /// One run on a side: no noise estimate.
+    OneRun,
+    /// With `runs` (A, B) no single one of `tests` can pass Holm's
+    /// correction: the smallest p those runs allow is `best`, not under
+    /// `alpha / tests`; `need` runs a side would allow it.
+    TooFewRuns { runs: (usize, usize), tests: usize, best: f64, alpha: f64, need: usize, words: (Kind, Kind) },
 }
 
 /// Holm's step-down adjusted p-values, in the input order.
@@ -243,18 +255,18 @@ pub fn judge_together(name: &str, items: Vec<Item>, rules: Rules) -> Family {
     let words = items.first().map_or(TIME, |it| it.words);
     let power = if m == 0 {
         // One run on a side: said once for the family, not on every line.
-        (untested > 0)
-            .then(|| format!("{name}: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get one"))
+        (untested > 0).then_some(Power::OneRun)
     } else {
         let n1 = testable.iter().map(|&i| items[i].measured.a.len()).max().unwrap_or(0);
         let n2 = testable.iter().map(|&i| items[i].measured.b.len()).max().unwrap_or(0);
         let best = smallest_p(n1, n2);
-        (best >= rules.alpha / m as f64).then(|| {
-            let need = runs_needed(m, rules.alpha);
-            format!(
-                "{name}: with {n1} and {n2} runs no single one of {m} can be called {}/{} after Holm's correction (smallest possible p {best:.4} >= {}/{m}); {need} runs a side would allow it",
-                words.0, words.1, rules.alpha
-            )
+        (best >= rules.alpha / m as f64).then(|| Power::TooFewRuns {
+            runs: (n1, n2),
+            tests: m,
+            best,
+            alpha: rules.alpha,
+            need: runs_needed(m, rules.alpha),
+            words,
         })
     };
     let mut tested = testable.iter().zip(p.iter().zip(&adjusted)).map(|(&i, (&p, &q))| (i, (p, q))).collect::<std::collections::HashMap<_, _>>();
@@ -279,7 +291,6 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     } else {
         f64::NAN
     };
-    let change_text = pct(change, sa.median, sb.median);
     let floor = (rules.min_change_pct / 100.0 * sa.median.abs()).max(it.floor_abs);
     let grounds = Grounds {
         unit: unit.to_string(),
@@ -292,152 +303,81 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         words: (better, worse),
         rule: Rule::NoEstimate,
     };
+    let verdict = |kind: Kind, reason: Reason, p: Option<(f64, f64)>, grounds: Grounds| {
+        Verdict {
+            a: sa.clone(),
+            b: sb.clone(),
+            change_pct: change,
+            ratio_interval: grounds.interval,
+            p_value: p.map(|p| p.0),
+            p_adjusted: p.map(|p| p.1),
+            floor,
+            kind,
+            reason,
+            grounds,
+        }
+        .rounded(unit)
+    };
     let Some((p, q)) = p else {
         // Under the floor a change is negligible whatever the noise: no
         // estimate of it is needed to say it is too small to matter.
-        let (kind, why, rule) = if (sb.median - sa.median).abs() < floor {
-            (Kind::Negligible, format!("negligible, under the floor of {}", with_unit(floor, unit)), Rule::UnderFloorUntested)
+        return if (sb.median - sa.median).abs() < floor {
+            verdict(Kind::Negligible, Reason::Tested, None, Grounds { rule: Rule::UnderFloorUntested, ..grounds })
         } else {
-            (Kind::NoNoiseEstimate, "no noise estimate".to_string(), Rule::NoEstimate)
+            verdict(Kind::NoNoiseEstimate, Reason::TooFewRuns, None, grounds)
         };
-        let grounds = Grounds { tested: None, interval: None, rule, ..grounds };
-        return Verdict {
-            text: format!("{change_text} ({} → {}): {why}", fmt(sa.median), with_unit(sb.median, unit)),
-            a: sa,
-            b: sb,
-            change_pct: change,
-            ratio_interval: None,
-            p_value: None,
-            p_adjusted: None,
-            floor,
-            reason: if kind == Kind::Negligible { Reason::Tested } else { Reason::TooFewRuns },
-            kind,
-            grounds,
-        }
-        .rounded(unit);
     };
     let tested = Some(Tested { p, adjusted: q, family: m });
     if rules.interval_only_when_significant && q >= rules.alpha {
-        let text = format!("{change_text}: inside run-to-run noise (Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4})");
-        return Verdict {
-            a: sa,
-            b: sb,
-            change_pct: change,
-            ratio_interval: None,
-            p_value: Some(p),
-            p_adjusted: Some(q),
-            floor,
-            kind: Kind::InsideNoise,
-            reason: Reason::Tested,
-            text,
-            grounds: Grounds { tested, rule: Rule::NoiseByP, ..grounds },
-        }
-        .rounded(unit);
+        return verdict(Kind::InsideNoise, Reason::Tested, Some((p, q)), Grounds { tested, rule: Rule::NoiseByP, ..grounds });
     }
     let (lo, hi) = bootstrap_ratio(&it.a, &it.b);
     let diff = sb.median - sa.median;
     let rel_floor = if sa.median != 0.0 { floor / sa.median.abs() } else { f64::INFINITY };
     let significant = q < rules.alpha && (hi < 1.0 || lo > 1.0);
-    let tests = format!("Mann-Whitney p = {p:.4}, Holm-adjusted over {m}: {q:.4}; 95% interval of the ratio of medians {lo:.3}..{hi:.3}");
-    let floor_text = format!("floor {}", with_unit(floor, unit));
+    // A change the tests call real and the floor does not call negligible:
+    // the only kind the machine's rules below may hold back.
+    let called = significant && diff.abs() >= floor;
     // A machine that drifted while one side ran (its later runs apart from
     // its earlier ones) moves that side's median by itself: a change no
     // larger than the drift is the machine's, not the change's.
-    let drifted = [("A", &it.a), ("B", &it.b)]
+    let drifted = [(Side::A, &it.a), (Side::B, &it.b)]
         .into_iter()
         .filter(|_| !rules.interleaved)
         .filter_map(|(side, v)| drift(v).map(|d| (side, d)))
         .max_by(|x, y| x.1 .0.abs().total_cmp(&y.1 .0.abs()));
-    let (kind, reason, text, rule) = if rules.withheld {
-        (
-            Kind::Withheld,
-            Reason::Machine,
-            format!("{change_text}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"),
-            Rule::Withheld,
-        )
-    } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| significant && diff.abs() >= floor && d.abs() * 100.0 >= change.abs()) {
-        (
-            Kind::InsideNoise,
-            Reason::SideDrift,
-            format!(
-                "{change_text}: inside the machine's drift: the medians of {side}'s runs, taken in blocks in the order they ran, lie {:.1}% apart (Kruskal-Wallis p = {pd:.4}), as far as the change ({tests})",
-                d * 100.0
-            ),
-            Rule::SideDrift { side, drift: d, p: pd },
-        )
-    } else if let Some(d) = rules.pass_drift.filter(|d| {
-        !rules.interleaved && significant && diff.abs() >= floor && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s)
-    }) {
-        (
-            Kind::InsideNoise,
-            Reason::PassDrift,
-            format!(
-                "{change_text}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})",
-                d * 100.0
-            ),
-            Rule::PassDrift { drift: d },
-        )
-    } else if let Some(f) = rules
-        .session_floor
-        .filter(|f| !rules.interleaved && rules.between_sessions.is_some() && significant && diff.abs() >= floor && diff.abs() < *f)
+    let between = !rules.interleaved && rules.between_sessions.is_some();
+    let (kind, reason, rule) = if rules.withheld {
+        (Kind::Withheld, Reason::Machine, Rule::Withheld)
+    } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| called && d.abs() * 100.0 >= change.abs()) {
+        (Kind::InsideNoise, Reason::SideDrift, Rule::SideDrift { side, drift: d, p: pd })
+    } else if let Some(d) =
+        rules.pass_drift.filter(|d| !rules.interleaved && called && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s))
     {
-        (
-            Kind::InsideNoise,
-            Reason::BetweenSessions,
-            format!(
-                "{change_text}: inside the drift between sessions: it moved by {}, under a hundredth of the pass's evaluated seconds ({}), and rows so small have differed between two sessions of one flake by more than {:.0}%; measure both in one session to judge it: run --baseline ({tests})",
-                with_unit(diff.abs(), unit),
-                with_unit(f, unit),
-                rules.between_sessions.unwrap_or(0.0) * 100.0
-            ),
-            Rule::SessionFloor { moved: diff.abs(), floor: f, allowance: rules.between_sessions.unwrap_or(0.0) },
-        )
-    } else if let Some(s) = rules.between_sessions.filter(|s| significant && diff.abs() >= floor && change.abs() <= s * 100.0) {
-        (
-            Kind::InsideNoise,
-            Reason::BetweenSessions,
-            format!(
-                "{change_text}: inside the drift between sessions: A and B were measured in two sessions, and two sessions of one flake have differed by up to {:.0}% (compare --between-sessions); measure both in one session to judge it: run --baseline ({tests})",
-                s * 100.0
-            ),
-            Rule::BetweenSessions { allowance: s },
-        )
+        (Kind::InsideNoise, Reason::PassDrift, Rule::PassDrift { drift: d })
+    } else if let Some(f) = rules.session_floor.filter(|f| between && called && diff.abs() < *f) {
+        let allowance = rules.between_sessions.unwrap_or(0.0);
+        (Kind::InsideNoise, Reason::BetweenSessions, Rule::SessionFloor { moved: diff.abs(), floor: f, allowance })
+    } else if let Some(s) = rules.between_sessions.filter(|s| called && change.abs() <= s * 100.0) {
+        (Kind::InsideNoise, Reason::BetweenSessions, Rule::BetweenSessions { allowance: s })
     } else if significant && diff.abs() < floor {
-        (Kind::Negligible, Reason::Tested, format!("{change_text}: negligible, real but under the {floor_text} ({tests})"), Rule::RealUnderFloor)
+        (Kind::Negligible, Reason::Tested, Rule::RealUnderFloor)
     } else if significant && diff < 0.0 {
-        (better, Reason::Tested, format!("{better} by {:.1}% (outside noise: {tests})", -change), Rule::Better)
+        (better, Reason::Tested, Rule::Better)
     } else if significant {
-        (worse, Reason::Tested, format!("{worse} by {change:.1}% (outside noise: {tests})"), Rule::Worse)
+        (worse, Reason::Tested, Rule::Worse)
     } else if lo >= 1.0 - rel_floor && hi <= 1.0 + rel_floor {
-        (
-            Kind::Negligible,
-            Reason::Tested,
-            format!("{change_text}: negligible, the interval lies within the {floor_text} ({tests})"),
-            Rule::WithinFloor,
-        )
+        (Kind::Negligible, Reason::Tested, Rule::WithinFloor)
     } else {
-        (Kind::InsideNoise, Reason::Tested, format!("{change_text}: inside run-to-run noise ({tests})"), Rule::Noise)
+        (Kind::InsideNoise, Reason::Tested, Rule::Noise)
     };
-    let grounds = Grounds { tested, interval: Some((lo, hi)), rule, ..grounds };
-    Verdict {
-        a: sa,
-        b: sb,
-        change_pct: change,
-        ratio_interval: Some((lo, hi)),
-        p_value: Some(p),
-        p_adjusted: Some(q),
-        floor,
-        kind,
-        reason,
-        text,
-        grounds,
-    }
-    .rounded(unit)
+    verdict(kind, reason, Some((p, q)), Grounds { tested, interval: Some((lo, hi)), rule, ..grounds })
 }
 
 impl Verdict {
     /// Figures in the unit at its precision; percentages to 3 places,
-    /// ratios and p-values to 6. The text was written from the exact values.
+    /// ratios and p-values to 6. The grounds keep the exact values, which
+    /// the sentence is written from.
     fn rounded(self, unit: &str) -> Verdict {
         use evalbench_bundle::num::{decimals, round_to};
         let d = decimals(unit);

@@ -29,7 +29,7 @@ use evalbench_analyze::verdict::{judge as verdict, median, spread, Kind, Measure
 use serde::{Deserialize, Serialize};
 
 use crate::changepoint::{e_divisive, Params};
-use crate::series::Change;
+use crate::series::{Change, Why};
 
 /// How many commits before a commit make its baseline at most.
 pub const BASELINE_COMMITS: usize = 30;
@@ -210,7 +210,7 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
                     baseline_commits: base.len(),
                     runs_a,
                     runs_b: next.inputs.len(),
-                    text: v.text.clone(),
+                    why: Why::Tested(v.grounds.clone()),
                 });
             }
         }
@@ -277,16 +277,7 @@ fn change_points(pass: &str, window: &[Judged], next: &Judged, sliding: bool, ch
             baseline_commits: before.len(),
             runs_a: before.len(),
             runs_b: after.len(),
-            text: format!(
-                "{kind} by {:.1}% from this commit on (change point found when commit {} was added: median {:.3} s over {} commits before, {:.3} s over {} from here; permutation p = {:.4})",
-                change.abs(),
-                next.commit,
-                ma,
-                before.len(),
-                mb,
-                after.len(),
-                c.p_value
-            ),
+            why: Why::ChangePoint { found_when: next.commit.clone(), before_s: ma, after_s: mb, p: c.p_value },
         });
     }
     found.last().map(|c| kept[c.at].commit.clone())
@@ -323,7 +314,7 @@ fn counter_steps(pass: &str, before: &Judged, at: &Judged, changes: &mut Vec<Cha
             baseline_commits: 1,
             runs_a: before.inputs.len(),
             runs_b: at.inputs.len(),
-            text: v.text,
+            why: Why::Counter { name: name.to_string(), grounds: v.grounds },
         });
     }
 }

@@ -53,7 +53,31 @@ pub struct Change {
     pub baseline_commits: usize,
     pub runs_a: usize,
     pub runs_b: usize,
-    pub text: String,
+    /// What found it, exact, for the report to word (`report::words::change`).
+    pub why: Why,
+}
+
+/// What a change was found by: its grounds, stored with it and worded
+/// when shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// The commit's runs against the commits before it: the verdict's grounds.
+    Tested(evalbench_analyze::grounds::Grounds),
+    /// A change point among the commits' medians of evaluated seconds,
+    /// found when commit `found_when` was added: the medians (s) over the
+    /// commits before it and from it on, and the permutation test's p.
+    ChangePoint {
+        found_when: String,
+        #[serde(with = "evalbench_analyze::grounds::any_f64")]
+        before_s: f64,
+        #[serde(with = "evalbench_analyze::grounds::any_f64")]
+        after_s: f64,
+        #[serde(with = "evalbench_analyze::grounds::any_f64")]
+        p: f64,
+    },
+    /// One of nix's exact counters against the commit before.
+    Counter { name: String, grounds: evalbench_analyze::counters::CounterGrounds },
 }
 
 #[derive(Debug, Clone, Serialize)]

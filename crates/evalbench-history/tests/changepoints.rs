@@ -93,7 +93,9 @@ fn a_change_point_says_which_way_and_by_how_much() {
     let c = h.changes.iter().find(|c| c.what == "evaluated").expect("a change");
     assert_eq!(c.kind.as_str(), "slower");
     assert!((c.change_pct - 10.0).abs() < 4.0, "{}", c.change_pct);
-    assert!(c.text.contains("change point") && c.text.contains("permutation p"), "{}", c.text);
+    // Its grounds: the medians either side of the point, and the test's p.
+    let evalbench_history::Why::ChangePoint { before_s, after_s, p, .. } = &c.why else { panic!("{c:?}") };
+    assert!(after_s > before_s && *p < 0.05, "{c:?}");
 }
 
 #[test]
@@ -142,7 +144,7 @@ fn long_identical_series_flag_about_once_in_thirty_thousand_commits() {
         .map(|s| {
             let h = build(series(5000 + s, n, None), &Select::default());
             for c in h.changes.iter().filter(|c| c.what == "evaluated") {
-                eprintln!("  seed {}: {}: {}", 5000 + s, c.commit, c.text);
+                eprintln!("  seed {}: {}: {:?}", 5000 + s, c.commit, c.why);
             }
             h.changes.iter().filter(|c| c.what == "evaluated").count()
         })

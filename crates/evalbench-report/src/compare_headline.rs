@@ -5,8 +5,8 @@
 //! "did B make it slower?" is the first thing read in every format, not line
 //! 134 of a table on stderr.
 
+use crate::figures::grouped;
 use evalbench_analyze::comparison::{Comparison, PassComparison, NIX_STEP};
-use evalbench_analyze::counters::grouped;
 use evalbench_analyze::verdict::{Kind, Verdict};
 use evalbench_bundle::layout::PassKind;
 
@@ -37,7 +37,7 @@ pub fn headline(c: &Comparison, gate: Gate<'_>) -> Headline {
 /// `0.508 s → 0.526 s (+3.5%): no change found (noise)`; seconds under a
 /// tenth in ms (a warm pass's nix time read "0.000 s → 0.000 s").
 pub fn measure(v: &Verdict) -> String {
-    let change = evalbench_analyze::verdict::pct(v.change_pct, v.a.median, v.b.median);
+    let change = crate::figures::pct(v.change_pct, v.a.median, v.b.median);
     format!("{} → {} ({change}): {}", seconds(v.a.median, v.b.median), seconds(v.b.median, v.a.median), answer(v))
 }
 

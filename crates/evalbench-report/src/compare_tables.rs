@@ -4,10 +4,11 @@
 //! `export/markup.rs` does for its formats; so what compare shows is changed
 //! here, once.
 
+use crate::figures::grouped;
+use crate::figures::pct;
 use evalbench_analyze::comparison::{Comparison, OnlyRow, PassComparison, Row};
-use evalbench_analyze::counters::grouped;
 use evalbench_analyze::reason::Reason;
-use evalbench_analyze::verdict::{pct, Kind, Verdict};
+use evalbench_analyze::verdict::{Kind, Verdict};
 use evalbench_bundle::layout::PassKind;
 
 use crate::output::compare::settings;
@@ -256,7 +257,7 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
     let mut lists = Vec::new();
     let off_path_is_zero = Vec::new();
     // Every list is in the one exploratory family, whose word on power the
-    // headline says once (`Comparison::headline_notes`), not under each list.
+    // headline says once (`words::headline_notes`), not under each list.
     for (key, title, rows, only_a, only_b) in [
         ("spans", "spans (total ms per run)", &c.spans, &c.spans_only_a, &c.spans_only_b),
         ("statements", "statements (pg_stat_statements, total ms per run)", &c.statements, &c.statements_only_a, &c.statements_only_b),

@@ -186,13 +186,13 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
             html_table(&mut body, &d, false);
         }
     }
-    if let Some(n) = cmp.session_note() {
+    if let Some(n) = crate::words::session_note(cmp) {
         let _ = write!(body, "<p>{}</p>", esc(&n));
     }
     body.push_str("<h2>Passes</h2>");
     html_table(&mut body, &tables::passes(cmp), false);
-    for p in cmp.headline_notes() {
-        let _ = write!(body, "<p class=\"note\">{}</p>", esc(p));
+    for p in crate::words::headline_notes(cmp) {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(&p));
     }
     let mut changed = 0;
     for c in out_passes {

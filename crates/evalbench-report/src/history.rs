@@ -87,7 +87,7 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
                     "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}, {} against {}</td></tr>",
                     esc(&c.commit),
                     esc(&c.what),
-                    esc(&c.text),
+                    esc(&crate::words::change(c)),
                     esc(c.kind.as_str()),
                     crate::output::signed_pct(c.change_pct),
                     c.p_adjusted.map(|p| format!("{p:.6}")).unwrap_or_else(|| "–".into()),
@@ -176,7 +176,7 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
                 "<polygon class=\"counter\" points=\"{x:.1},4 {:.1},9 {x:.1},14 {:.1},9\"><title>{}</title></polygon>",
                 x + 5.0,
                 x - 5.0,
-                esc(&format!("commit {}: {}", commit.commit, c.text))
+                esc(&format!("commit {}: {}", commit.commit, crate::words::change(c)))
             );
         }
     }
@@ -215,7 +215,7 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
         let e = &p.evaluated_s;
         let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(e.min), f.y(e.max));
         let verdict = match change {
-            Some(c) => c.text.clone(),
+            Some(c) => crate::words::change(c),
             None => "no change against the baseline".into(),
         };
         let tip = format!(
@@ -364,7 +364,7 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
                     "<circle class=\"change\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\"><title>{}</title></circle>",
                     f.x(i),
                     f.y(*m),
-                    esc(&ch.text)
+                    esc(&crate::words::change(ch))
                 );
             }
         }

@@ -6,6 +6,7 @@ pub mod compare_tables;
 pub mod comparison;
 pub mod condition_notes;
 mod error;
+pub mod figures;
 pub mod history;
 pub mod html;
 pub mod hydra;

@@ -109,8 +109,9 @@ impl RepeatGroup {
             out.push(RepeatGroup {
                 warmup_runs: evalbench_analyze::drift::warmup_runs(&runs_s),
                 store_writes: {
-                    use evalbench_analyze::store_writes::{drvs_written, note};
-                    note(&runs.iter().map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref()))).collect::<Vec<_>>())
+                    use evalbench_analyze::store_writes::{drvs_written, runs_apart};
+                    runs_apart(&runs.iter().map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref()))).collect::<Vec<_>>())
+                        .map(|r| crate::condition_notes::runs_apart(&r))
                 },
                 machine: evalbench_analyze::machine::SideMachine::of(&runs.iter().map(|r| r.machine).collect::<Vec<_>>()),
                 trend: evalbench_analyze::drift::trend(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),

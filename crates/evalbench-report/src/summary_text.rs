@@ -109,7 +109,7 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
     }
     match &g.trend {
         Some(tr) => {
-            let _ = writeln!(t, "  trend            {}", tr.sentence("the evaluated seconds", "s"));
+            let _ = writeln!(t, "  trend            {}", crate::condition_notes::trend(tr, "the evaluated seconds", "s"));
         }
         None if g.runs >= evalbench_analyze::drift::TREND_MIN_RUNS => {
             let _ = writeln!(t, "  trend            none found in run order (Kendall's τ, p ≥ 0.05)");
@@ -124,7 +124,7 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
         );
     }
     if let Some(m) = &g.machine {
-        let busy = m.sentence().map(|s| format!("; {s}")).unwrap_or_default();
+        let busy = crate::condition_notes::machine(m).map(|s| format!("; {s}")).unwrap_or_default();
         let _ = writeln!(
             t,
             "  machine          other processes used {:.2} cores (median over {} runs, max {:.2}), steal at most {:.2}{busy}",
@@ -323,7 +323,8 @@ fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
 /// value where they agree, as exact counts do, else min..max), the headline
 /// counters first, then the rest by name.
 fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
-    use evalbench_analyze::counters::{grouped, in_headline_order, NOISY};
+    use crate::figures::grouped;
+    use evalbench_analyze::counters::{in_headline_order, NOISY};
     if passes.is_empty() {
         return;
     }

@@ -3,16 +3,21 @@
 //! the tests that decided it. analyze decides; this says it. Every figure
 //! is written from the exact values, as the verdict was made from them.
 
-use evalbench_analyze::counters::{self, grouped, CounterGrounds, CounterVerdict};
+use evalbench_analyze::comparison::{Comparison, NoVerdict};
+use evalbench_analyze::counters::{self, CounterGrounds, CounterVerdict};
 use evalbench_analyze::grounds::{Grounds, Rule, Tested};
-use evalbench_analyze::verdict::{fmt, pct, with_unit, Verdict};
+use evalbench_analyze::verdict::{Family, Power, Verdict};
+
+use crate::figures::{fmt, grouped, pct, with_unit};
+use evalbench_history::{Change, Why};
 
 /// The verdict's sentence: the change, then why it reads as it does.
 pub fn verdict(v: &Verdict) -> String {
     sentence(&v.grounds)
 }
 
-fn sentence(g: &Grounds) -> String {
+/// A verdict's sentence from its grounds alone (as history stores them).
+pub fn sentence(g: &Grounds) -> String {
     let change = pct(g.change, g.a_median, g.b_median);
     let (better, worse) = g.words;
     let Some(t) = g.tested else {
@@ -59,8 +64,12 @@ fn sentence(g: &Grounds) -> String {
 /// ("nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118
 /// → 1,448,790)"), a noisy one's verdict with what it is.
 pub fn counter(c: &CounterVerdict) -> String {
-    let name = c.name.as_str();
-    match &c.grounds {
+    counter_sentence(&c.name, &c.grounds)
+}
+
+/// A counter's sentence from its name and grounds alone (as history stores them).
+pub fn counter_sentence(name: &str, grounds: &CounterGrounds) -> String {
+    match grounds {
         CounterGrounds::Exact { a, b, change } => {
             let pct = change.map(|c| format!("{:.1}% ", c.abs())).unwrap_or_default();
             let exact = format!("exact: {} → {}", grouped(*a), grouped(*b));
@@ -85,6 +94,80 @@ pub fn counter(c: &CounterVerdict) -> String {
             format!("{name} ({note}): {}", sentence(g))
         }
     }
+}
+
+/// A change history found, as `history show` and its page say it.
+pub fn change(c: &Change) -> String {
+    match &c.why {
+        Why::Tested(g) => sentence(g),
+        Why::ChangePoint { found_when, before_s, after_s, p } => format!(
+            "{} by {:.1}% from this commit on (change point found when commit {found_when} was added: median {before_s:.3} s over {} commits before, {after_s:.3} s over {} from here; permutation p = {p:.4})",
+            c.kind,
+            ((after_s / before_s - 1.0) * 100.0).abs(),
+            c.runs_a,
+            c.runs_b
+        ),
+        Why::Counter { name, grounds } => counter_sentence(name, grounds),
+    }
+}
+
+/// A family's word on power, said once for it: why none of its items can
+/// be called a change with these runs, and what would allow it.
+pub fn power(f: &Family) -> Option<String> {
+    let name = &f.name;
+    Some(match f.power? {
+        Power::OneRun => format!("{name}: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get one"),
+        Power::TooFewRuns { runs: (n1, n2), tests: m, best, alpha, need, words } => format!(
+            "{name}: with {n1} and {n2} runs no single one of {m} can be called {}/{} after Holm's correction (smallest possible p {best:.4} >= {alpha}/{m}); {need} runs a side would allow it",
+            words.0, words.1
+        ),
+    })
+}
+
+/// Why a clean pass's time got no verdict.
+pub fn no_verdict(why: NoVerdict) -> &'static str {
+    match why {
+        NoVerdict::OneRun => "one run on a side gives no noise estimate",
+        NoVerdict::TooFewForFamily => "too few runs for any verdict after the correction",
+    }
+}
+
+/// How A and B were measured in time: in one session, interleaved (`run
+/// --baseline`), or in two; None when a side does not say.
+pub fn session_note(c: &Comparison) -> Option<String> {
+    let (a, b) = (&c.provenance_a, &c.provenance_b);
+    if c.one_bundle {
+        return Some("A and B are one bundle (the same runs): it is compared with itself, which says nothing about a change.".into());
+    }
+    if a.interleaved(b) {
+        return Some(
+            "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did meanwhile fell on both alike."
+                .into(),
+        );
+    }
+    if a.same_session(b) {
+        return Some("A and B are runs of one session (one `run`), not interleaved with each other: a drift over the session falls on them unequally (each pass's drift note).".into());
+    }
+    let (sa, sb) = (a.started.as_ref()?, b.started.as_ref()?);
+    Some(format!(
+        "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the machine did differently, so no time of a pass is called within the largest drift measured in it (each pass's drift note); `run --baseline-rev REV` or `--baseline A_FLAKE` measures both in one."
+    ))
+}
+
+/// The families' words on power and the passes' store-write notes, each
+/// once: the primary and the exploratory family are shared by the passes in
+/// them, so their word is said here, not under each list.
+pub fn headline_notes(c: &Comparison) -> Vec<String> {
+    let mut notes: Vec<String> = c.passes.iter().flat_map(|p| [power(&p.families.evaluated), power(&p.families.spans)]).flatten().collect();
+    notes.extend(c.passes.iter().filter_map(store_writes));
+    notes.sort();
+    notes.dedup();
+    notes
+}
+
+/// A pass's sides that wrote different numbers of `.drv` files, the pass named.
+pub fn store_writes(p: &evalbench_analyze::comparison::PassComparison) -> Option<String> {
+    p.store_writes.as_ref().map(|s| format!("{}: {}", p.pass_a, crate::condition_notes::sides_apart(s)))
 }
 
 fn p_values(t: &Tested) -> String {

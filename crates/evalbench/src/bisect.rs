@@ -288,7 +288,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let what = match &p {
                 Probed::Counted(c) => {
                     let shown = names.as_ref().and_then(|v| v.first()).map_or("nrFunctionCalls", String::as_str);
-                    c.get(shown).map_or_else(|| "counted".to_string(), |v| format!("{shown} {}", evalbench_analyze::counters::grouped(*v)))
+                    c.get(shown).map_or_else(|| "counted".to_string(), |v| format!("{shown} {}", evalbench_report::figures::grouped(*v)))
                 }
                 Probed::Skipped(why) => format!("skipped: {why}"),
             };
@@ -380,7 +380,7 @@ pub fn short(h: &str) -> &str {
 
 /// The counters that moved, headline ones first, at most four named (all are in bisect.json).
 fn moved_text(m: &[evalbench_analyze::bisect::Moved]) -> String {
-    use evalbench_analyze::counters::grouped;
+    use evalbench_report::figures::grouped;
     let mut s = m
         .iter()
         .take(4)
@@ -435,7 +435,7 @@ fn text(d: &Doc) -> String {
                 .counters
                 .iter()
                 .take(3)
-                .filter_map(|n| c.get(n).map(|v| format!("{n} {}", evalbench_analyze::counters::grouped(*v))))
+                .filter_map(|n| c.get(n).map(|v| format!("{n} {}", evalbench_report::figures::grouped(*v))))
                 .collect::<Vec<_>>()
                 .join(", "),
             Probed::Skipped(why) => format!("skipped: {why}"),

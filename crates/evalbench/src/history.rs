@@ -144,31 +144,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if format == crate::Format::Markdown {
                 crate::emit(&evalbench_report::output::history::markdown(&h))?;
             } else if format == crate::Format::Json {
-                // Written straight from the history: at 10,000 commits a
-                // detour through serde_json::Value was most of show's time.
-                #[derive(serde::Serialize)]
-                struct Series<'a> {
-                    benchmark: &'a str,
-                    machine: &'a str,
-                }
-                #[derive(serde::Serialize)]
-                struct Doc<'a> {
-                    commits: &'a [evalbench_history::Commit],
-                    series: &'a std::collections::BTreeMap<String, Vec<evalbench_history::Point>>,
-                    changes: &'a [evalbench_history::Change],
-                    power: &'a [String],
-                    rules: &'a [evalbench_history::PassRule],
-                    benchmarks: Vec<Series<'a>>,
-                }
-                let doc = Doc {
-                    commits: &h.commits,
-                    series: &h.passes,
-                    changes: &h.changes,
-                    power: &h.power,
-                    rules: &h.rules,
-                    benchmarks: h.series.iter().map(|(b, m)| Series { benchmark: b, machine: m }).collect(),
-                };
-                crate::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes")))?;
+                crate::emit(&evalbench_report::output::history::json(&h))?;
             } else {
                 crate::emit(&evalbench_report::output::history::text(&h))?;
             }

@@ -184,6 +184,18 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     run_ok(&mut add(&url2, &extra, 12));
     assert_eq!(show(&url2)["commits"].as_array().unwrap().len(), COMMITS + 1, "the same bundle adds whole afterwards");
 
+    // A database of schema 1 (each change its sentence, no grounds) is
+    // judged again from its rows on first use, and reads as before.
+    let before = show(&url2);
+    pg.0.psql(
+        "together",
+        "UPDATE judged SET point = jsonb_set(point::jsonb, '{changes}', (SELECT coalesce(jsonb_agg((c - 'why') || '{\"text\": \"as schema 1 said it\"}'), '[]') FROM jsonb_array_elements(point::jsonb -> 'changes') c))::text; DELETE FROM evalbench_schema; INSERT INTO evalbench_schema (version) VALUES (1);",
+    )
+    .unwrap();
+    assert_eq!(show(&url2), before, "schema 1, judged again on opening");
+    assert_eq!(pg.0.psql("together", "SELECT max(version) FROM evalbench_schema").unwrap().trim(), "2");
+    assert_eq!(pg.0.psql("together", "SELECT count(*) FROM judged WHERE point LIKE '%as schema 1 said it%'").unwrap().trim(), "0");
+
     // A database of a newer schema is refused with a clear error.
     pg.0.psql("together", "INSERT INTO evalbench_schema (version) VALUES (99)").unwrap();
     let out = evalbench().args(["history", "show", "--db", &url2]).output().unwrap();
@@ -372,6 +384,57 @@ fn add_judges_and_show_reads_what_it_judged_whatever_the_order_of_adds() {
     assert_eq!(rows as usize, COMMITS * PASSES.len(), "every commit judged again, c03 once with its two bundles");
     let after = show(&in_order);
     assert_eq!(after["series"]["warm-clean"][3]["evaluated_s"]["n"], 10, "c03 holds both bundles' runs");
+}
+
+/// A change is stored with its grounds and worded when shown; a history of
+/// schema 1, whose changes held their sentence, is judged again from its own
+/// rows on first use: it reads as before, critical paths and all, not misread.
+#[test]
+fn a_history_of_schema_1_is_judged_again_and_reads_as_before() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundles = series(&tmp.path().join("step"), true, 700);
+    let db = tmp.path().join("h.sqlite").display().to_string();
+    for (i, b) in bundles.iter().enumerate() {
+        run_ok(&mut add(&db, b, i));
+    }
+    let expected = show(&db);
+    let change = &expected["changes"][0];
+    let text = change["text"].as_str().unwrap();
+    assert!(text.starts_with("slower by ") && text.contains("Mann-Whitney p = ") && change.get("why").is_none(), "{change}");
+    // Stored: the grounds, no sentence.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let stored: String =
+        c.query_row("SELECT point FROM judged WHERE pass = 'cold-clean' AND commit_rev = ?1", [format!("c{STEP_AT:02}")], |r| r.get(0)).unwrap();
+    let point: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert!(point["changes"][0]["why"]["tested"]["rule"] == "worse" && point["changes"][0].get("text").is_none(), "{point}");
+
+    // As schema 1 wrote it: each change with its sentence, no grounds.
+    let rows: Vec<(String, String, String)> = c
+        .prepare("SELECT pass, commit_rev, point FROM judged")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (pass, commit, point) in rows {
+        let mut p: serde_json::Value = serde_json::from_str(&point).unwrap();
+        for ch in p["changes"].as_array_mut().unwrap() {
+            let o = ch.as_object_mut().unwrap();
+            o.remove("why");
+            o.insert("text".into(), "slower by 25.0% (as schema 1 said it)".into());
+        }
+        c.execute("UPDATE judged SET point = ?1 WHERE pass = ?2 AND commit_rev = ?3", [p.to_string(), pass, commit]).unwrap();
+    }
+    c.execute_batch("DELETE FROM evalbench_schema; INSERT INTO evalbench_schema (version) VALUES (1);").unwrap();
+    let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let rows = count("SELECT count(*) FROM judged");
+    let out = run_ok(evalbench().args(["history", "show", "--json", "--db", &db]));
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(read, expected, "read as before: changes in today's words, every point as it was");
+    assert_eq!((count("SELECT count(*) FROM judged"), count("SELECT max(version) FROM evalbench_schema")), (rows, 2));
+    let point: String =
+        c.query_row("SELECT point FROM judged WHERE pass = 'cold-clean' AND commit_rev = ?1", [format!("c{STEP_AT:02}")], |r| r.get(0)).unwrap();
+    assert!(point.contains(r#""why":{"tested""#) && !point.contains("as schema 1 said it"), "{point}");
 }
 
 /// The two judged tables out of step (a row deleted by hand, one table

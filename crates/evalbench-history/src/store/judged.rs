@@ -65,6 +65,8 @@ pub(crate) const DELETE_FROM: [&str; 2] = [
     "DELETE FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)",
     "DELETE FROM judged_inputs WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)",
 ];
+/// Every series with judged rows.
+pub(crate) const SERIES: &str = "SELECT DISTINCT benchmark, machine, pass FROM judged ORDER BY benchmark, machine, pass";
 pub(crate) const EXISTING: &str = "SELECT commit_time, added_us FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND commit_rev = $4";
 pub(crate) const INSERT: [&str; 2] = [
     "INSERT INTO judged (benchmark, machine, pass, commit_rev, commit_time, added_us, point, span_medians) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -151,6 +153,19 @@ pub(crate) fn columns(j: &Judged) -> (String, String, String) {
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(db: &str, what: &str, text: &str) -> Result<T, HistoryError> {
     serde_json::from_str(text).map_err(|e| {
         HistoryError::Invalid(format!("{db}: table judged, {what}: unreadable ({e}); `history add` judges again from a history without judged rows"))
+    })
+}
+
+/// A judged row as an older schema wrote it: everything but its changes
+/// reads as now; the changes (schema 1: a sentence each, no grounds) are
+/// left out, to be found again when the row is judged again.
+pub(crate) fn parse_older(db: &str, text: &str) -> Result<Judged, HistoryError> {
+    let mut v: serde_json::Value = parse(db, "point", text)?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("changes".into(), serde_json::Value::Array(Vec::new()));
+    }
+    serde_json::from_value(v).map_err(|e| {
+        HistoryError::Invalid(format!("{db}: table judged, point: unreadable ({e}); `history add` judges again from a history without judged rows"))
     })
 }
 

@@ -62,6 +62,8 @@ pub(crate) trait Tables {
     fn stored(&mut self) -> Result<Vec<Stored>, HistoryError>;
     /// Deletes every row of `judged_inputs`.
     fn clear_inputs(&mut self) -> Result<(), HistoryError>;
+    /// Every series with judged rows.
+    fn series(&mut self) -> Result<Vec<SeriesKey>, HistoryError>;
     /// The place of `commit`'s row in the series, if it has one.
     fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError>;
     /// (commit, JSON text) of the rows `which` selects.
@@ -104,6 +106,30 @@ pub(crate) fn judge_added(t: &mut impl Tables, db: &str, meta: &Meta, record: &B
         attach(db, &key, &mut after, inputs, n)?;
         let rows = judged::rejudge(&key.pass, before, after, (&meta.commit, ct, au), runs);
         t.delete_from(&key, at)?;
+        for j in &rows {
+            t.write(&key, j)?;
+        }
+    }
+    Ok(())
+}
+
+/// A history of an older schema (`SCHEMA_VERSION`), judged again from its
+/// own rows: each series from its first commit, each row with its inputs
+/// (the runs' totals, counters and critical paths, which the runs table
+/// does not keep), its changes found again in today's form. The series'
+/// points stay as they were; only what the changes hold is new.
+pub(crate) fn judge_stored_again(t: &mut impl Tables, db: &str) -> Result<(), HistoryError> {
+    let from: At<'_> = (i64::MIN, i64::MIN, "");
+    for key in t.series()? {
+        let mut rows =
+            t.read(Rows::After, &key, from, 0)?.iter().map(|(_, point)| judged::parse_older(db, point)).collect::<Result<Vec<Judged>, _>>()?;
+        let inputs = t.read(Rows::AfterInputs, &key, from, 0)?;
+        let n = rows.len();
+        attach(db, &key, &mut rows, inputs, n)?;
+        let Some(first) = rows.first() else { continue };
+        let (commit, ct, au) = (first.commit.clone(), first.commit_time, first.added_us);
+        let rows = judged::rejudge(&key.pass, Vec::new(), rows, (&commit, ct, au), Vec::new());
+        t.delete_from(&key, from)?;
         for j in &rows {
             t.write(&key, j)?;
         }

@@ -14,7 +14,10 @@ use crate::record::BundleRecord;
 use crate::HistoryError;
 
 /// The schema this evalbench writes; a database with a higher one is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+/// 2: a change found holds its grounds (`series::Why`), worded when shown;
+/// 1 held its sentence. A database of 1 is judged again from its own rows
+/// on first use, in the opening transaction (`judging::judge_stored_again`).
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Where the bundle came from, as `history add` was told.
 #[derive(Debug, Clone)]

@@ -76,8 +76,9 @@ impl PgStore {
     fn migrate(&mut self) -> Result<(), HistoryError> {
         let db = self.url.clone();
         let ddl = tables("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION");
-        let found = self.rt.block_on(async {
-            let tx = self.client.transaction().await.map_err(|e| pg(&db, e))?;
+        let PgStore { rt, client, .. } = self;
+        let tx = rt.block_on(client.transaction()).map_err(|e| pg(&db, e))?;
+        let found = rt.block_on(async {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(|e| pg(&db, e))?;
             // DDL only on an empty database: even CREATE INDEX IF NOT EXISTS
             // takes a SHARE lock, which deadlocks against another machine's
@@ -101,16 +102,20 @@ impl PgStore {
                 tx.batch_execute(judged::TABLE).await.map_err(|e| pg(&db, e))?;
             }
             let found: Option<i64> = tx.query_one("SELECT max(version) FROM evalbench_schema", &[]).await.map_err(|e| pg(&db, e))?.get(0);
-            if found.is_none() {
-                tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).await.map_err(|e| pg(&db, e))?;
-            }
-            tx.commit().await.map_err(|e| pg(&db, e))?;
             Ok::<_, HistoryError>(found)
         })?;
         match found {
-            Some(v) if v > SCHEMA_VERSION => Err(newer(&self.url, v)),
-            _ => Ok(()),
+            Some(v) if v > SCHEMA_VERSION => return Err(newer(&db, v)),
+            Some(v) if v == SCHEMA_VERSION => {}
+            older => {
+                if older.is_some() {
+                    // Under the migration lock, in its transaction: one writer judges again.
+                    judging::judge_stored_again(&mut Tables { rt, c: &tx, db: &db }, &db)?;
+                }
+                rt.block_on(tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION])).map_err(|e| pg(&db, e))?;
+            }
         }
+        rt.block_on(tx.commit()).map_err(|e| pg(&db, e))
     }
 }
 
@@ -260,6 +265,11 @@ impl judging::Tables for Tables<'_> {
 
     fn clear_inputs(&mut self) -> Result<(), HistoryError> {
         self.run(self.c.execute("DELETE FROM judged_inputs", &[])).map(|_| ())
+    }
+
+    fn series(&mut self) -> Result<Vec<SeriesKey>, HistoryError> {
+        let rows = self.run(self.c.query(judged::SERIES, &[]))?;
+        Ok(rows.iter().map(|r| SeriesKey { benchmark: r.get(0), machine: r.get(1), pass: r.get(2) }).collect())
     }
 
     fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError> {

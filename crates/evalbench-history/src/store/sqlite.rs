@@ -59,8 +59,11 @@ impl SqliteStore {
         let found: Option<i64> = tx.query_row("SELECT max(version) FROM evalbench_schema", [], |r| r.get(0)).map_err(e)?;
         match found {
             Some(v) if v > SCHEMA_VERSION => return Err(newer(&self.path, v)),
-            Some(_) => {}
-            None => {
+            Some(v) if v == SCHEMA_VERSION => {}
+            older => {
+                if older.is_some() {
+                    judging::judge_stored_again(&mut Tables { c: &tx, db: &path }, &path)?;
+                }
                 tx.execute("INSERT INTO evalbench_schema (version) VALUES (?1)", [SCHEMA_VERSION]).map_err(e)?;
             }
         }
@@ -191,6 +194,12 @@ impl judging::Tables for Tables<'_> {
 
     fn clear_inputs(&mut self) -> Result<(), HistoryError> {
         self.c.execute("DELETE FROM judged_inputs", []).map(|_| ()).map_err(self.e())
+    }
+
+    fn series(&mut self) -> Result<Vec<SeriesKey>, HistoryError> {
+        let mut s = self.c.prepare(judged::SERIES).map_err(self.e())?;
+        let rows = s.query_map([], |r| Ok(SeriesKey { benchmark: r.get(0)?, machine: r.get(1)?, pass: r.get(2)? })).map_err(self.e())?;
+        rows.collect::<Result<_, _>>().map_err(self.e())
     }
 
     fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError> {

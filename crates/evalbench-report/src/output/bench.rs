@@ -32,6 +32,7 @@ pub struct Report<R, M> {
     /// Each command against the first.
     pub comparisons: Vec<Comparison>,
     /// The families the verdicts were corrected in (Holm): wall times, peak memories.
+    #[serde(serialize_with = "super::worded::families_field")]
     pub families: Vec<Family>,
     /// With --nix-stats: nix's counters of each command against the first's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -43,8 +44,10 @@ pub struct Comparison {
     /// The first command, the baseline.
     pub a: String,
     pub b: String,
+    #[serde(serialize_with = "super::worded::verdict_field")]
     pub wall: Verdict,
     /// None when either side has no peak memory (--no-memory).
+    #[serde(serialize_with = "super::worded::verdict_option")]
     pub peak_memory: Option<Verdict>,
 }
 
@@ -52,6 +55,7 @@ pub struct Comparison {
 pub struct CommandCounters {
     pub a: String,
     pub b: String,
+    #[serde(serialize_with = "super::worded::counters_field")]
     pub counters: Vec<CounterVerdict>,
 }
 
@@ -100,7 +104,7 @@ pub fn text<R, M: std::fmt::Debug>(r: &Report<R, M>, cgroup_v1: bool) -> String 
         }
     }
     for f in &r.families {
-        if let Some(p) = &f.power {
+        if let Some(p) = crate::words::power(f) {
             let _ = writeln!(w, "note: {p}");
         }
     }

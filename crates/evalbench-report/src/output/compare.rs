@@ -28,7 +28,7 @@ fn differs_text(t: &mut String, c: &Comparison) {
         }
     }
     // One bundle with itself is said first, above the answer.
-    if let Some(n) = c.session_note().filter(|_| !c.one_bundle) {
+    if let Some(n) = crate::words::session_note(c).filter(|_| !c.one_bundle) {
         let _ = writeln!(t, "{n}");
     }
 }
@@ -90,7 +90,7 @@ fn text_table(t: &mut String, (key, title): (&str, &str), table: &Table, verbose
 pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbose: bool) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "A: {a}\nB: {b}");
-    if let Some(n) = c.session_note().filter(|_| c.one_bundle) {
+    if let Some(n) = crate::words::session_note(c).filter(|_| c.one_bundle) {
         let _ = writeln!(t, "{n}");
     }
     headline_text(&mut t, &crate::compare_headline::headline(c, gate));
@@ -144,7 +144,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
             let _ = writeln!(t, "  {l}");
         }
     }
-    for p in c.headline_notes() {
+    for p in crate::words::headline_notes(c) {
         let _ = writeln!(t, "note: {p}");
     }
     crate::summary_text::fit(&t)
@@ -157,7 +157,12 @@ pub fn undecided(c: &Comparison) -> Vec<String> {
         .map(|u| {
             format!(
                 "{} {}: not judged ({}; {} and {} runs); {} runs a side would allow a verdict",
-                u.pass, u.what, u.why, u.runs_a, u.runs_b, u.runs_needed
+                u.pass,
+                u.what,
+                crate::words::no_verdict(u.why),
+                u.runs_a,
+                u.runs_b,
+                u.runs_needed
             )
         })
         .collect()
@@ -194,7 +199,7 @@ pub(crate) fn capitalized(s: &str) -> String {
 pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "## evalbench compare: A → B\n\nA: {}<br>B: {}\n", cell(a), cell(b));
-    if let Some(n) = cmp.session_note().filter(|_| cmp.one_bundle) {
+    if let Some(n) = crate::words::session_note(cmp).filter(|_| cmp.one_bundle) {
         let _ = writeln!(t, "**{}**\n", cell(&n));
     }
     let h = crate::compare_headline::headline(cmp, gate);
@@ -218,12 +223,12 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
             md_table(&mut t, &d, false);
         }
     }
-    if let Some(n) = cmp.session_note().filter(|_| !cmp.one_bundle) {
+    if let Some(n) = crate::words::session_note(cmp).filter(|_| !cmp.one_bundle) {
         let _ = writeln!(t, "{}\n", cell(&n));
     }
     md_table(&mut t, &tables::passes(cmp), false);
-    for p in cmp.headline_notes() {
-        let _ = writeln!(t, "> {}\n", cell(p));
+    for p in crate::words::headline_notes(cmp) {
+        let _ = writeln!(t, "> {}\n", cell(&p));
     }
     for c in &cmp.passes {
         let _ = writeln!(t, "### {}\n", cell(&c.pass_a));

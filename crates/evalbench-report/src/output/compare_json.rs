@@ -33,7 +33,8 @@ pub fn json(a: &Path, b: &Path, out: &Comparison, pct: Option<f64>, gate: &[Stri
         "same_session": out.one_bundle || out.provenance_a.same_session(&out.provenance_b),
         "interleaved": !out.one_bundle && out.provenance_a.interleaved(&out.provenance_b),
         "one_bundle": out.one_bundle,
-        "passes": out.passes, "only_a": out.only_a, "only_b": out.only_b, "undecided": out.undecided, "warnings": out.warnings,
+        "passes": out.passes.iter().map(super::worded::pass).collect::<Vec<_>>(), "only_a": out.only_a, "only_b": out.only_b,
+        "undecided": super::worded::undecided(&out.undecided), "warnings": out.warnings,
         "gate": pct.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
     });
     format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))

@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod path;
 pub mod plans;
 pub mod warnings;
+pub mod worded;
 
 use std::collections::BTreeMap;
 

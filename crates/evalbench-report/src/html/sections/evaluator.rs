@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::counters::{grouped, in_headline_order, words, NOISY};
+use crate::figures::grouped;
+use evalbench_analyze::counters::{in_headline_order, words, NOISY};
 use evalbench_analyze::view::{Attribute, AttributeCost, NixProfile, PassView, Position, Section};
 use evalbench_bundle::layout;
 

@@ -33,7 +33,7 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, 
         esc(&runs[shown].name)
     );
     if let Some(t) = &over.trend {
-        let _ = write!(page.body, "<p class=\"warn\">Trend: {}.</p>", esc(&t.sentence("the evaluated seconds", "s")));
+        let _ = write!(page.body, "<p class=\"warn\">Trend: {}.</p>", esc(&crate::condition_notes::trend(t, "the evaluated seconds", "s")));
     }
     let warmup = over.warmup_runs;
     if warmup > 0 {
