@@ -253,6 +253,9 @@ struct Side<'a> {
     samples: runs::Samples,
 }
 
+/// A bundle's runs grouped into passes (`runs::group`).
+type Groups<'a> = BTreeMap<String, Vec<&'a PassDir>>;
+
 /// A pair's verdicts from the primary family, its exact counters, and what
 /// its times were held to.
 struct Judged {
@@ -310,10 +313,10 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
     }
 }
 
-/// Compares two bundles; an error says why they cannot be compared.
-pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
-    let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
-    runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
+/// The passes compared, A's and B's: the two asked for, or every pass both
+/// bundles have. A cold pass is never set against a warm one, nor a clean
+/// one against an instrumented one.
+fn pass_pairs(ga: &Groups<'_>, gb: &Groups<'_>, o: &Opts, (ba, bb): (&Bundle, &Bundle)) -> Result<Vec<(String, String)>, CompareError> {
     let pairs: Vec<(String, String)> = match (&o.pass_a, &o.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
@@ -330,6 +333,75 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     if pairs.is_empty() {
         return Err(CompareError::NoPassInCommon { a: ba.source.clone(), b: bb.source.clone() });
     }
+    Ok(pairs)
+}
+
+/// One pair of passes measured for judging: its conditions, its primary
+/// measures (clean passes: the evaluated seconds and nix's time on the
+/// path) added to `clean_heads`, every other row to `explore`; its exact
+/// counters, judged by equality, returned.
+fn measure_pair(
+    i: usize,
+    (a, b): (&Side, &Side),
+    between_sessions: bool,
+    (rules, floor_ms): (Rules, f64),
+    clean_heads: &mut Vec<(Measured, Rules, (usize, Primary))>,
+    explore: &mut Explore,
+) -> (Vec<CounterVerdict>, Conditions) {
+    let conditions = Conditions::of(&a.samples, &b.samples, between_sessions, floor_ms);
+    let pass_rules = conditions.rules(rules);
+    let head =
+        Measured { what: format!("{} evaluated", a.pass), a: a.samples.wall.clone(), b: b.samples.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S };
+    let (sa, sb) = (&a.samples, &b.samples);
+    // nix's own time on the path is the second primary measure of a
+    // clean pass, where either side's path has it.
+    let primary_nix = PassKind::of(&a.pass) == PassKind::Clean && (sa.path.contains_key(NIX_STEP) || sb.path.contains_key(NIX_STEP));
+    match PassKind::of(&a.pass) {
+        PassKind::Clean => {
+            clean_heads.push((head, pass_rules, (i, Primary::Evaluated)));
+            if primary_nix {
+                // In seconds, as the family's other measure: the path keeps ms.
+                let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.runs], |v| v.iter().map(|ms| ms / 1e3).collect());
+                let m = Measured { what: format!("{} {NIX_STEP}", a.pass), a: step(sa), b: step(sb), floor_abs: floor_ms / 1e3 };
+                clean_heads.push((m, pass_rules, (i, Primary::NixOnPath)));
+            }
+        }
+        PassKind::Instrumented => explore.seconds(i, head, pass_rules),
+    }
+    // Between sessions a row's move is held to a hundredth of the pass's
+    // evaluated seconds too (`Rules::session_floor`), in the rows' ms.
+    let row_rules = Rules { session_floor: pass_rules.between_sessions.map(|_| median(&sa.wall) * 1e3 / 100.0), ..pass_rules };
+    explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, row_rules);
+    explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, row_rules);
+    let (pa, pb) = path_steps(sa, sb, primary_nix);
+    explore.times(i, List::Path, &pa, &pb, floor_ms, row_rules);
+    let (exact, noisy) = split_counters(&sa.counters, &sb.counters);
+    explore.counters(i, noisy, pass_rules);
+    (exact, conditions)
+}
+
+/// A changed plan beside its statement's time: the clean pass of the same
+/// temperature measured it undistorted.
+fn attach_statement_verdicts(out: &mut [PassComparison]) {
+    let clean: BTreeMap<String, BTreeMap<String, Verdict>> = out
+        .iter()
+        .filter(|c| c.kind == PassKind::Clean)
+        .map(|c| (c.pass_a.clone(), c.statements.iter().map(|r| (r.what.clone(), r.verdict.clone())).collect()))
+        .collect();
+    for c in out.iter_mut() {
+        let Some(rows) = &mut c.plans else { continue };
+        let Some(verdicts) = clean.get(&layout::clean_of(&c.pass_a)) else { continue };
+        for r in rows {
+            r.statement_verdict = verdicts.get(&r.statement).cloned();
+        }
+    }
+}
+
+/// Compares two bundles; an error says why they cannot be compared.
+pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
+    let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
+    runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
+    let pairs = pass_pairs(&ga, &gb, o, (ba, bb))?;
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     // Times from two sessions carry the machine's drift between them; exact
     // counters do not, and are judged by equality whatever the rules.
@@ -365,39 +437,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         };
         let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
         warnings.extend(a.samples.warnings.iter().chain(&b.samples.warnings).cloned());
-        let conditions = Conditions::of(&a.samples, &b.samples, !same_session, floor_ms);
-        let pass_rules = conditions.rules(rules);
-        let head = Measured {
-            what: format!("{} evaluated", a.pass),
-            a: a.samples.wall.clone(),
-            b: b.samples.wall.clone(),
-            floor_abs: EVALUATED_RESOLUTION_S,
-        };
-        let (sa, sb) = (&a.samples, &b.samples);
-        // nix's own time on the path is the second primary measure of a
-        // clean pass, where either side's path has it.
-        let primary_nix = PassKind::of(&a.pass) == PassKind::Clean && (sa.path.contains_key(NIX_STEP) || sb.path.contains_key(NIX_STEP));
-        match PassKind::of(&a.pass) {
-            PassKind::Clean => {
-                clean_heads.push((head, pass_rules, (i, Primary::Evaluated)));
-                if primary_nix {
-                    // In seconds, as the family's other measure: the path keeps ms.
-                    let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.runs], |v| v.iter().map(|ms| ms / 1e3).collect());
-                    let m = Measured { what: format!("{} {NIX_STEP}", a.pass), a: step(sa), b: step(sb), floor_abs: floor_ms / 1e3 };
-                    clean_heads.push((m, pass_rules, (i, Primary::NixOnPath)));
-                }
-            }
-            PassKind::Instrumented => explore.seconds(i, head, pass_rules),
-        }
-        // Between sessions a row's move is held to a hundredth of the pass's
-        // evaluated seconds too (`Rules::session_floor`), in the rows' ms.
-        let row_rules = Rules { session_floor: pass_rules.between_sessions.map(|_| median(&sa.wall) * 1e3 / 100.0), ..pass_rules };
-        explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, row_rules);
-        explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, row_rules);
-        let (pa, pb) = path_steps(sa, sb, primary_nix);
-        explore.times(i, List::Path, &pa, &pb, floor_ms, row_rules);
-        let (exact, noisy) = split_counters(&sa.counters, &sb.counters);
-        explore.counters(i, noisy, pass_rules);
+        let (exact, conditions) = measure_pair(i, (&a, &b), !same_session, (rules, floor_ms), &mut clean_heads, &mut explore);
         sides.push((a, b, exact, conditions));
     }
     // The primary measures are fixed before looking and judged first, as
@@ -428,20 +468,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
             pass_comparison(i, a, b, Judged { wall, nix_on_path, exact, conditions }, head, &mut explored)
         })
         .collect();
-    // A changed plan beside its statement's time: the clean pass of the same
-    // temperature measured it undistorted.
-    let clean: BTreeMap<String, BTreeMap<String, Verdict>> = out
-        .iter()
-        .filter(|c| c.kind == PassKind::Clean)
-        .map(|c| (c.pass_a.clone(), c.statements.iter().map(|r| (r.what.clone(), r.verdict.clone())).collect()))
-        .collect();
-    for c in &mut out {
-        let Some(rows) = &mut c.plans else { continue };
-        let Some(verdicts) = clean.get(&layout::clean_of(&c.pass_a)) else { continue };
-        for r in rows {
-            r.statement_verdict = verdicts.get(&r.statement).cloned();
-        }
-    }
+    attach_statement_verdicts(&mut out);
     let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
     let (min_change_pct, min_abs_us) = (o.min_change, o.min_abs_us);

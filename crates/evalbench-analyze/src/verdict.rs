@@ -332,9 +332,31 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         return verdict(Kind::InsideNoise, Reason::Tested, Some((p, q)), Grounds { tested, rule: Rule::NoiseByP, ..grounds });
     }
     let (lo, hi) = bootstrap_ratio(&it.a, &it.b);
-    let diff = sb.median - sa.median;
-    let rel_floor = if sa.median != 0.0 { floor / sa.median.abs() } else { f64::INFINITY };
-    let significant = q < rules.alpha && (hi < 1.0 || lo > 1.0);
+    let found = Found { change, diff: sb.median - sa.median, a_median: sa.median, floor, q, interval: (lo, hi) };
+    let (kind, reason, rule) = decide(it, &found, (better, worse), rules);
+    verdict(kind, reason, Some((p, q)), Grounds { tested, interval: Some((lo, hi)), rule, ..grounds })
+}
+
+/// What the tests and the floor found of a tested item, for [`decide`].
+struct Found {
+    change: f64,
+    /// Median B − median A, in the unit.
+    diff: f64,
+    a_median: f64,
+    floor: f64,
+    /// Holm's adjusted p.
+    q: f64,
+    /// The bootstrap interval of the ratio of medians.
+    interval: (f64, f64),
+}
+
+/// The rule that decides a tested item: the machine's first (a busy side,
+/// a side's drift, the pass's drift, the drift between sessions), which may
+/// only hold back a change the tests call; then the tests and the floor.
+fn decide(it: &Measured, f: &Found, (better, worse): (Kind, Kind), rules: Rules) -> (Kind, Reason, Rule) {
+    let (change, diff, floor, (lo, hi)) = (f.change, f.diff, f.floor, f.interval);
+    let rel_floor = if f.a_median != 0.0 { floor / f.a_median.abs() } else { f64::INFINITY };
+    let significant = f.q < rules.alpha && (hi < 1.0 || lo > 1.0);
     // A change the tests call real and the floor does not call negligible:
     // the only kind the machine's rules below may hold back.
     let called = significant && diff.abs() >= floor;
@@ -347,7 +369,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         .filter_map(|(side, v)| drift(v).map(|d| (side, d)))
         .max_by(|x, y| x.1 .0.abs().total_cmp(&y.1 .0.abs()));
     let between = !rules.interleaved && rules.between_sessions.is_some();
-    let (kind, reason, rule) = if rules.withheld {
+    if rules.withheld {
         (Kind::Withheld, Reason::Machine, Rule::Withheld)
     } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| called && d.abs() * 100.0 >= change.abs()) {
         (Kind::InsideNoise, Reason::SideDrift, Rule::SideDrift { side, drift: d, p: pd })
@@ -355,9 +377,9 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         rules.pass_drift.filter(|d| !rules.interleaved && called && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s))
     {
         (Kind::InsideNoise, Reason::PassDrift, Rule::PassDrift { drift: d })
-    } else if let Some(f) = rules.session_floor.filter(|f| between && called && diff.abs() < *f) {
+    } else if let Some(fl) = rules.session_floor.filter(|fl| between && called && diff.abs() < *fl) {
         let allowance = rules.between_sessions.unwrap_or(0.0);
-        (Kind::InsideNoise, Reason::BetweenSessions, Rule::SessionFloor { moved: diff.abs(), floor: f, allowance })
+        (Kind::InsideNoise, Reason::BetweenSessions, Rule::SessionFloor { moved: diff.abs(), floor: fl, allowance })
     } else if let Some(s) = rules.between_sessions.filter(|s| called && change.abs() <= s * 100.0) {
         (Kind::InsideNoise, Reason::BetweenSessions, Rule::BetweenSessions { allowance: s })
     } else if significant && diff.abs() < floor {
@@ -370,8 +392,7 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         (Kind::Negligible, Reason::Tested, Rule::WithinFloor)
     } else {
         (Kind::InsideNoise, Reason::Tested, Rule::Noise)
-    };
-    verdict(kind, reason, Some((p, q)), Grounds { tested, interval: Some((lo, hi)), rule, ..grounds })
+    }
 }
 
 impl Verdict {

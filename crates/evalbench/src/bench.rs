@@ -68,22 +68,60 @@ fn split(words: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let commands = split(&a.commands);
-    if commands.is_empty() {
-        anyhow::bail!("no command given: evalbench bench [options] -- CMD [-- CMD2 ...]");
+/// Each command judged against the first: wall times and peak memories,
+/// each a family (Holm), and with --nix-stats nix's counters.
+fn judged(results: Vec<CommandResult<Run>>, a: &Args) -> Report<Run, MemorySource> {
+    let base = &results[0];
+    let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
+    let walls = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().map(|x| x.wall_s).collect() };
+    let peaks = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
+    let others = &results[1..];
+    let wall_items = others.iter().map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S }).collect();
+    let mut wall_family = judge("wall time", wall_items, "s", TIME, rules);
+    // Commands may repeat (an A/A run): verdicts are matched by position.
+    let with_memory: Vec<usize> = (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
+    let mem_items = with_memory
+        .iter()
+        .map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES })
+        .collect();
+    let mut mem_family = judge("peak memory", mem_items, "bytes", AMOUNT, rules);
+    let mut mem: Vec<Option<Verdict>> = vec![None; others.len()];
+    for (&i, (_, v)) in with_memory.iter().zip(std::mem::take(&mut mem_family.verdicts)) {
+        mem[i] = Some(v);
     }
-    if a.runs == 0 {
-        anyhow::bail!("--runs must be at least 1");
+    let comparisons = std::mem::take(&mut wall_family.verdicts)
+        .into_iter()
+        .zip(mem)
+        .map(|((command, wall), m)| Comparison { a: base.command.clone(), b: command, wall, peak_memory: m })
+        .collect();
+    let mut families = vec![wall_family, mem_family];
+    let per_run = |c: &CommandResult<Run>| -> std::collections::BTreeMap<String, Vec<f64>> {
+        let mut m: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+        for (k, v) in c.runs.iter().filter_map(|r| r.nix_stats.as_ref()).flatten() {
+            m.entry(k.clone()).or_default().push(*v);
+        }
+        m
+    };
+    let mut counters = Vec::new();
+    if a.nix_stats {
+        for o in others {
+            let (v, f) = judge_counters(&o.command, &per_run(base), &per_run(o), rules);
+            if !v.is_empty() {
+                counters.push(CommandCounters { a: base.command.clone(), b: o.command.clone(), counters: v });
+                families.push(f);
+            }
+        }
     }
-    let tty = std::io::stderr().is_terminal() && !a.json;
-    let stats_dir = if a.nix_stats { Some(tempfile::Builder::new().prefix("evalbench-nix-stats.").tempdir()?) } else { None };
-    let stats = stats_dir.as_ref().map(|d| NixStats { dir: d.path() });
-    let stats = stats.as_ref();
+    Report { memory_source: memory_source(), commands: results, comparisons, families, counters }
+}
+
+/// Every command's runs, after its warm-up, and each command's wall time
+/// over its whole batch (what throughput is of).
+fn measure(a: &Args, commands: &[Vec<String>], stats: Option<&NixStats<'_>>, tty: bool) -> anyhow::Result<(Vec<Vec<Run>>, Vec<f64>)> {
     // Warm-up, then the measured runs. With one run at a time, the commands
     // take turns (A B A B ...), so a machine whose load drifts during the
     // bench weighs on every command alike instead of on whichever ran last.
-    for argv in &commands {
+    for argv in commands {
         if a.warmup > 0 {
             run_many(argv, a.prepare.as_deref(), a.warmup, a.jobs, !a.show_output, !a.no_memory, stats, &|_| {})?;
         }
@@ -127,6 +165,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    Ok((runs, batch_wall))
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let commands = split(&a.commands);
+    if commands.is_empty() {
+        anyhow::bail!("no command given: evalbench bench [options] -- CMD [-- CMD2 ...]");
+    }
+    if a.runs == 0 {
+        anyhow::bail!("--runs must be at least 1");
+    }
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let stats_dir = if a.nix_stats { Some(tempfile::Builder::new().prefix("evalbench-nix-stats.").tempdir()?) } else { None };
+    let stats = stats_dir.as_ref().map(|d| NixStats { dir: d.path() });
+    let stats = stats.as_ref();
+    let (mut runs, batch_wall) = measure(&a, &commands, stats, tty)?;
     let mut results = Vec::new();
     for (k, argv) in commands.iter().enumerate() {
         let runs = std::mem::take(&mut runs[k]);
@@ -146,48 +200,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             runs,
         });
     }
-    let base = &results[0];
-    let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
-    let walls = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().map(|x| x.wall_s).collect() };
-    let peaks = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
-    let others = &results[1..];
-    let wall_items = others.iter().map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S }).collect();
-    let mut wall_family = judge("wall time", wall_items, "s", TIME, rules);
-    // Commands may repeat (an A/A run): verdicts are matched by position.
-    let with_memory: Vec<usize> = (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
-    let mem_items = with_memory
-        .iter()
-        .map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES })
-        .collect();
-    let mut mem_family = judge("peak memory", mem_items, "bytes", AMOUNT, rules);
-    let mut mem: Vec<Option<Verdict>> = vec![None; others.len()];
-    for (&i, (_, v)) in with_memory.iter().zip(std::mem::take(&mut mem_family.verdicts)) {
-        mem[i] = Some(v);
-    }
-    let comparisons = std::mem::take(&mut wall_family.verdicts)
-        .into_iter()
-        .zip(mem)
-        .map(|((command, wall), m)| Comparison { a: base.command.clone(), b: command, wall, peak_memory: m })
-        .collect();
-    let mut families = vec![wall_family, mem_family];
-    let per_run = |c: &CommandResult<Run>| -> std::collections::BTreeMap<String, Vec<f64>> {
-        let mut m: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-        for (k, v) in c.runs.iter().filter_map(|r| r.nix_stats.as_ref()).flatten() {
-            m.entry(k.clone()).or_default().push(*v);
-        }
-        m
-    };
-    let mut counters = Vec::new();
-    if a.nix_stats {
-        for o in others {
-            let (v, f) = judge_counters(&o.command, &per_run(base), &per_run(o), rules);
-            if !v.is_empty() {
-                counters.push(CommandCounters { a: base.command.clone(), b: o.command.clone(), counters: v });
-                families.push(f);
-            }
-        }
-    }
-    let report: Report<Run, MemorySource> = Report { memory_source: memory_source(), commands: results, comparisons, families, counters };
+    let report = judged(results, &a);
     let json = serde_json::to_string_pretty(&report).expect("serializes");
     if let Some(p) = &a.export_json {
         evalbench_bundle::write_atomic(p, json.as_bytes())?;

@@ -49,24 +49,18 @@ struct Walked {
     predicted: Option<whatif::WhatIf>,
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
-    let base = evalbench_bundle::layout::base_name(&a.pass).to_string();
-    let mut grouped = evalbench_analyze::runs::group(&bundle);
-    if !grouped.contains_key(&base) {
-        let have: Vec<&str> = grouped.keys().map(String::as_str).collect();
-        anyhow::bail!("{}: no pass {:?}; {}", a.bundle.display(), a.pass, evalbench_analyze::suggest::pass_hint(&a.pass, &have));
-    }
-    // A pass name is the pass, all its runs; PASS.N is one run, or an error.
-    evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle).map_err(anyhow::Error::msg)?;
-    let runs: Vec<&evalbench_bundle::PassDir> = grouped.remove(&base).unwrap_or_default();
-    let t = std::time::Instant::now();
-    let distorted = (!evalbench_bundle::layout::is_clean(&base)).then(|| {
-        format!("{}: an instrumented pass: perf, strace and auto_explain distort its timings, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
-    });
-    if let Some(d) = &distorted {
-        eprintln!("evalbench whatif: warning: {d}");
-    }
+/// The runs walked, the one shown whole if known, and the spans read.
+struct Walk {
+    walked: Vec<Walked>,
+    shown: Option<(String, CriticalPath)>,
+    spans: usize,
+}
+
+/// Every run of the pass walked: its evaluated seconds, its critical path,
+/// what shortening each step buys (and, with --faster, the prediction); and
+/// the run nearest the median, whole, where run.json said which it is;
+/// with the spans read.
+fn walk_runs(a: &Args, runs: &[&evalbench_bundle::PassDir]) -> anyhow::Result<Walk> {
     // The run shown in full is the one nearest the median: its evaluated
     // seconds are read first, from run.json, or its spans where it has none.
     let mut spans = 0usize;
@@ -119,6 +113,28 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     say_warnings(&warned);
+    Ok(Walk { walked, shown, spans })
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
+    let base = evalbench_bundle::layout::base_name(&a.pass).to_string();
+    let mut grouped = evalbench_analyze::runs::group(&bundle);
+    if !grouped.contains_key(&base) {
+        let have: Vec<&str> = grouped.keys().map(String::as_str).collect();
+        anyhow::bail!("{}: no pass {:?}; {}", a.bundle.display(), a.pass, evalbench_analyze::suggest::pass_hint(&a.pass, &have));
+    }
+    // A pass name is the pass, all its runs; PASS.N is one run, or an error.
+    evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle).map_err(anyhow::Error::msg)?;
+    let runs: Vec<&evalbench_bundle::PassDir> = grouped.remove(&base).unwrap_or_default();
+    let t = std::time::Instant::now();
+    let distorted = (!evalbench_bundle::layout::is_clean(&base)).then(|| {
+        format!("{}: an instrumented pass: perf, strace and auto_explain distort its timings, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
+    });
+    if let Some(d) = &distorted {
+        eprintln!("evalbench whatif: warning: {d}");
+    }
+    let Walk { walked, shown, spans } = walk_runs(&a, &runs)?;
     let answer = evalbench_analyze::over_runs::answer(
         &base,
         &walked
