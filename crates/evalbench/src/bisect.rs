@@ -218,7 +218,9 @@ extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+/// Flags that do not go with the target: a deployment has its own nix and
+/// one pipeline; the lab needs nothing pushed.
+fn refuse_target_flags(a: &Args) -> anyhow::Result<()> {
     use crate::run::TargetKind;
     if a.target == TargetKind::Gradient {
         if a.measure.is_some() {
@@ -235,6 +237,49 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "--push, --push-branch and --target-config are for --target gradient; the lab evaluates each probe's commit checked out beside your tree"
         );
     }
+    Ok(())
+}
+
+/// Each commit a probe counted, added to the history `db` in the commits'
+/// order (a probe reused from an earlier bisect was added then).
+fn add_to_history(a: &Args, commits: &[Commit], probes: &[(usize, Probed)], db: &str, say: &dyn Fn(String)) -> anyhow::Result<()> {
+    let benchmark = std::path::absolute(&a.flake).unwrap_or_else(|_| a.flake.clone()).display().to_string();
+    // In the commits' order, not the probes': commits made in one second
+    // share a commit time, and the history orders those by when they were added.
+    let mut probes: Vec<&(usize, Probed)> = probes.iter().collect();
+    probes.sort_by_key(|(i, _)| *i);
+    for (i, p) in probes {
+        if !matches!(p, Probed::Counted(_)) {
+            continue;
+        }
+        let c = &commits[*i];
+        let dir = a.out.join(&c.commit);
+        let b = evalbench_bundle::Bundle::open(&dir, evalbench_bundle::Limits::default())?;
+        let added = crate::history::Added {
+            commit: &c.commit,
+            commit_time: Some(&c.date),
+            branch: None,
+            machine: None,
+            benchmark: Some(benchmark.clone()),
+            db,
+        };
+        match crate::history::add(&b, &dir, added) {
+            Ok(_) => {}
+            // A probe reused from an earlier bisect was added then.
+            Err(e)
+                if e.downcast_ref::<evalbench_history::HistoryError>()
+                    .is_some_and(|h| matches!(h, evalbench_history::HistoryError::Duplicate { .. })) =>
+            {
+                say(format!("{}: already in {db}", short(&c.commit)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    refuse_target_flags(&a)?;
     let commits = line(&a.flake, &a.good, &a.bad)?;
     std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
     let n = commits.len();
@@ -332,38 +377,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         probes: outcome.probes.iter().map(|(i, p)| ProbeDoc { commit: &commits[*i], probed: p, seconds: seconds[*i] }).collect(),
     };
     if let Some(db) = &a.history {
-        let benchmark = std::path::absolute(&a.flake).unwrap_or_else(|_| a.flake.clone()).display().to_string();
-        // In the commits' order, not the probes': commits made in one second
-        // share a commit time, and the history orders those by when they were added.
-        let mut probes: Vec<&(usize, Probed)> = outcome.probes.iter().collect();
-        probes.sort_by_key(|(i, _)| *i);
-        for (i, p) in probes {
-            if !matches!(p, Probed::Counted(_)) {
-                continue;
-            }
-            let c = &commits[*i];
-            let dir = a.out.join(&c.commit);
-            let b = evalbench_bundle::Bundle::open(&dir, evalbench_bundle::Limits::default())?;
-            let added = crate::history::Added {
-                commit: &c.commit,
-                commit_time: Some(&c.date),
-                branch: None,
-                machine: None,
-                benchmark: Some(benchmark.clone()),
-                db,
-            };
-            match crate::history::add(&b, &dir, added) {
-                Ok(_) => {}
-                // A probe reused from an earlier bisect was added then.
-                Err(e)
-                    if e.downcast_ref::<evalbench_history::HistoryError>()
-                        .is_some_and(|h| matches!(h, evalbench_history::HistoryError::Duplicate { .. })) =>
-                {
-                    say(format!("{}: already in {db}", short(&c.commit)));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        add_to_history(&a, &commits, &outcome.probes, db, &say)?;
     }
     let json = serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n";
     let text = text(&doc);
