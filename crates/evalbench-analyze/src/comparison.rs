@@ -123,7 +123,9 @@ pub struct PassComparison {
     pub kind: PassKind,
     pub runs_a: usize,
     pub runs_b: usize,
-    pub wall: Verdict,
+    /// The evaluated seconds' verdict (`wall` in the JSON, as it has always been).
+    #[serde(rename = "wall")]
+    pub evaluated: Verdict,
     pub spans: Vec<Row>,
     pub statements: Vec<Row>,
     /// Spans and statements one side lacks, with their totals.
@@ -241,7 +243,7 @@ fn only_passes(g: &BTreeMap<String, Vec<&PassDir>>, other: &BTreeMap<String, Vec
         .filter(|(k, _)| !other.contains_key(*k))
         .map(|(k, dirs)| {
             let s = runs::samples(dirs);
-            OnlyPass { pass: k.clone(), runs: s.runs, evaluated_s: evalbench_bundle::num::s(median(&s.wall)) }
+            OnlyPass { pass: k.clone(), runs: s.runs, evaluated_s: evalbench_bundle::num::s(median(&s.evaluated_s)) }
         })
         .collect()
 }
@@ -259,7 +261,7 @@ type Groups<'a> = BTreeMap<String, Vec<&'a PassDir>>;
 /// A pair's verdicts from the primary family, its exact counters, and what
 /// its times were held to.
 struct Judged {
-    wall: Verdict,
+    evaluated: Verdict,
     nix_on_path: Option<Verdict>,
     exact: Vec<CounterVerdict>,
     conditions: Conditions,
@@ -291,7 +293,7 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
         kind,
         runs_a: sa.runs,
         runs_b: sb.runs,
-        wall: judged.wall,
+        evaluated: judged.evaluated,
         nix_on_path: judged.nix_on_path,
         conditions: judged.conditions,
         spans_only_a: only(&sa.spans, &sb.spans),
@@ -350,8 +352,12 @@ fn measure_pair(
 ) -> (Vec<CounterVerdict>, Conditions) {
     let conditions = Conditions::of(&a.samples, &b.samples, between_sessions, floor_ms);
     let pass_rules = conditions.rules(rules);
-    let head =
-        Measured { what: format!("{} evaluated", a.pass), a: a.samples.wall.clone(), b: b.samples.wall.clone(), floor_abs: EVALUATED_RESOLUTION_S };
+    let head = Measured {
+        what: format!("{} evaluated", a.pass),
+        a: a.samples.evaluated_s.clone(),
+        b: b.samples.evaluated_s.clone(),
+        floor_abs: EVALUATED_RESOLUTION_S,
+    };
     let (sa, sb) = (&a.samples, &b.samples);
     // nix's own time on the path is the second primary measure of a
     // clean pass, where either side's path has it.
@@ -370,7 +376,7 @@ fn measure_pair(
     }
     // Between sessions a row's move is held to a hundredth of the pass's
     // evaluated seconds too (`Rules::session_floor`), in the rows' ms.
-    let row_rules = Rules { session_floor: pass_rules.between_sessions.map(|_| median(&sa.wall) * 1e3 / 100.0), ..pass_rules };
+    let row_rules = Rules { session_floor: pass_rules.between_sessions.map(|_| median(&sa.evaluated_s) * 1e3 / 100.0), ..pass_rules };
     explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, row_rules);
     explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, row_rules);
     let (pa, pb) = path_steps(sa, sb, primary_nix);
@@ -456,16 +462,16 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         .into_iter()
         .enumerate()
         .map(|(i, (a, b, exact, conditions))| {
-            let (wall, head) = match PassKind::of(&a.pass) {
+            let (evaluated, head) = match PassKind::of(&a.pass) {
                 PassKind::Clean => (primary_verdicts.remove(&(i, Primary::Evaluated)), primary.clone()),
                 PassKind::Instrumented => {
-                    let wall = explored.take(i, List::Evaluated).pop().map(|(_, v)| v);
-                    (wall, Family { verdicts: Vec::new(), ..explored.family.clone() })
+                    let evaluated = explored.take(i, List::Evaluated).pop().map(|(_, v)| v);
+                    (evaluated, Family { verdicts: Vec::new(), ..explored.family.clone() })
                 }
             };
             let nix_on_path = primary_verdicts.remove(&(i, Primary::NixOnPath));
-            let wall = wall.expect("one headline per pass");
-            pass_comparison(i, a, b, Judged { wall, nix_on_path, exact, conditions }, head, &mut explored)
+            let evaluated = evaluated.expect("one headline per pass");
+            pass_comparison(i, a, b, Judged { evaluated, nix_on_path, exact, conditions }, head, &mut explored)
         })
         .collect();
     attach_statement_verdicts(&mut out);
@@ -479,7 +485,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
 /// that would make one possible in its family.
 fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
     let family = &c.families.evaluated;
-    let why = match c.wall.kind {
+    let why = match c.evaluated.kind {
         Kind::NoNoiseEstimate => NoVerdict::OneRun,
         Kind::InsideNoise if family.power.is_some() => NoVerdict::TooFewForFamily,
         _ => return None,

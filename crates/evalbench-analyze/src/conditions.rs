@@ -64,11 +64,18 @@ impl Conditions {
                         }
                     }
                 }
-                pass_bound((&a.wall, &b.wall), &rows)
+                pass_bound((&a.evaluated_s, &b.evaluated_s), &rows)
             })
             .flatten();
-        let trends = [("A", &a.wall), ("B", &b.wall)].into_iter().filter_map(|(side, v)| trend(v).map(|trend| SideTrend { side, trend })).collect();
-        let warmup = [("A", &a.wall), ("B", &b.wall)].into_iter().map(|(side, v)| (side, crate::drift::warmup_runs(v))).filter(|w| w.1 > 0).collect();
+        let trends = [("A", &a.evaluated_s), ("B", &b.evaluated_s)]
+            .into_iter()
+            .filter_map(|(side, v)| trend(v).map(|trend| SideTrend { side, trend }))
+            .collect();
+        let warmup = [("A", &a.evaluated_s), ("B", &b.evaluated_s)]
+            .into_iter()
+            .map(|(side, v)| (side, crate::drift::warmup_runs(v)))
+            .filter(|w| w.1 > 0)
+            .collect();
         let wall_from_spans =
             [("A", &a.wall_from_spans), ("B", &b.wall_from_spans)].into_iter().filter(|(_, v)| !v.is_empty()).map(|(s, v)| (s, v.clone())).collect();
         Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b), wall_from_spans }

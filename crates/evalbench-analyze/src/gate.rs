@@ -25,8 +25,8 @@ pub enum Regression<'a> {
 pub fn regressions(c: &Comparison, pct: f64) -> Vec<Regression<'_>> {
     let mut out = Vec::new();
     for p in &c.passes {
-        if layout::is_clean(&p.pass_a) && p.wall.kind == Kind::Slower && p.wall.change_pct >= pct {
-            out.push(Regression::Evaluated { pass: &p.pass_a, verdict: &p.wall });
+        if layout::is_clean(&p.pass_a) && p.evaluated.kind == Kind::Slower && p.evaluated.change_pct >= pct {
+            out.push(Regression::Evaluated { pass: &p.pass_a, verdict: &p.evaluated });
         }
         for v in &p.counters {
             let headline = exact_headline().any(|n| n == v.name);

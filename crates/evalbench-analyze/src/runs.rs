@@ -7,11 +7,11 @@ use evalbench_bundle::{layout, Bundle, PassDir};
 
 use crate::{load, Fields, PassData};
 
-/// Per run of a pass: wall seconds, span totals, statement totals.
+/// Per run of a pass: evaluated seconds, span totals, statement totals.
 pub struct Samples {
     pub runs: usize,
     /// Evaluated seconds (run.json), or the traced wall when unknown.
-    pub wall: Vec<f64>,
+    pub evaluated_s: Vec<f64>,
     /// "<process> <span>" to its total per run, ms; 0 where a run lacks it.
     pub spans: BTreeMap<String, Vec<f64>>,
     /// Normalized statement to its pg_stat_statements total per run, ms.
@@ -96,7 +96,7 @@ fn statements(dir: &PassDir) -> BTreeMap<String, f64> {
 pub fn samples(dirs: &[&PassDir]) -> Samples {
     let mut s = Samples {
         runs: dirs.len(),
-        wall: Vec::new(),
+        evaluated_s: Vec::new(),
         spans: BTreeMap::new(),
         statements: BTreeMap::new(),
         counters: BTreeMap::new(),
@@ -115,7 +115,7 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
             s.wall_from_spans.push(d.name.clone());
         }
         let wall = evaluated.unwrap_or_else(|| data.extent(&align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6).unwrap_or(0.0));
-        s.wall.push(wall);
+        s.evaluated_s.push(wall);
         s.warnings.extend(data.warnings.iter().map(ToString::to_string));
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
         s.instance.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.instance));

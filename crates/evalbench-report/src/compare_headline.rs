@@ -61,7 +61,7 @@ fn answer(v: &Verdict) -> String {
 }
 
 fn pass_answer(p: &PassComparison) -> PassAnswer {
-    let mut lines = vec![format!("evaluated {}", measure(&p.wall))];
+    let mut lines = vec![format!("evaluated {}", measure(&p.evaluated))];
     // A figure that fell back says so where it is printed.
     if let Some(f) = crate::condition_notes::fallback(&p.conditions) {
         lines.push(format!("  ({f})"));

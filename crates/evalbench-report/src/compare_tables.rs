@@ -106,7 +106,7 @@ pub fn passes(c: &Comparison) -> Table {
         .passes
         .iter()
         .map(|p| {
-            let w = &p.wall;
+            let w = &p.evaluated;
             let sentence = crate::words::verdict(w);
             let name = format!("{}{}", p.pass_a, if p.kind == PassKind::Instrumented { " (instrumented)" } else { "" });
             TableRow {
@@ -171,7 +171,7 @@ pub fn primary(c: &PassComparison) -> Table {
         r.cells[2].text = format!("{:.6}", v.b.median);
         r
     };
-    let mut rows = vec![in_s("evaluated", &c.wall)];
+    let mut rows = vec![in_s("evaluated", &c.evaluated)];
     if let Some(v) = &c.nix_on_path {
         rows.push(in_s(&format!("nix's time on the path ({})", evalbench_analyze::comparison::NIX_STEP), v));
     }
@@ -206,7 +206,7 @@ pub fn words(c: &Comparison) -> Vec<&'static str> {
     let mut w = std::collections::BTreeSet::new();
     for p in &c.passes {
         let rows = p.spans.iter().chain(&p.statements).chain(&p.path).map(|r| &r.verdict);
-        for v in rows.chain([&p.wall]).chain(&p.nix_on_path) {
+        for v in rows.chain([&p.evaluated]).chain(&p.nix_on_path) {
             w.insert(v.reason.label(v.kind));
         }
         for v in &p.counters {

@@ -74,7 +74,9 @@ pub struct NotSummarized {
 pub struct RepeatGroup {
     pub pass: String,
     pub runs: usize,
-    pub wall_s: evalbench_analyze::verdict::Spread,
+    /// The runs' evaluated seconds (`wall_s` in summary.json, as it has always been).
+    #[serde(rename = "wall_s")]
+    pub evaluated_s: evalbench_analyze::verdict::Spread,
     /// Each run's evaluated seconds, in the order they ran.
     pub runs_s: Vec<f64>,
     /// The first runs that still lay above the rest's spread (a warm-up
@@ -117,7 +119,7 @@ impl RepeatGroup {
                 trend: evalbench_analyze::drift::trend(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
                 pass: base,
                 runs: runs.len(),
-                wall_s: evalbench_analyze::verdict::spread(&runs_s).rounded(6),
+                evaluated_s: evalbench_analyze::verdict::spread(&runs_s).rounded(6),
                 runs_s,
                 spans,
             });

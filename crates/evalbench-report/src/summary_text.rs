@@ -91,7 +91,7 @@ pub(crate) fn temperature(cold: bool) -> &'static str {
 
 /// A pass made many times: the answer over its runs.
 fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_analyze::over_runs::PassAnswer>) {
-    let w = &g.wall_s;
+    let w = &g.evaluated_s;
     let _ = writeln!(t);
     let _ = writeln!(
         t,

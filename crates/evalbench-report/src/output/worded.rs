@@ -77,7 +77,7 @@ pub fn pass(c: &PassComparison) -> Value {
     let rows = |rows: &[evalbench_analyze::comparison::Row]| -> Value {
         Value::Array(rows.iter().map(|r| serde_json::json!({ "what": r.what, "verdict": verdict(&r.verdict) })).collect())
     };
-    v["wall"] = value(verdict(&c.wall));
+    v["wall"] = value(verdict(&c.evaluated));
     v["spans"] = rows(&c.spans);
     v["statements"] = rows(&c.statements);
     v["path"] = rows(&c.path);
