@@ -18,6 +18,15 @@ use serde::Serialize;
 /// nix's counters of one evaluation.
 pub type Counts = BTreeMap<String, f64>;
 
+/// A commit of the line bisected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Commit {
+    pub commit: String,
+    pub subject: String,
+    /// Author date, ISO 8601.
+    pub date: String,
+}
+
 /// What a probe of a commit gave.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -14,9 +14,9 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 
 use crate::baseline_rev::git;
-use evalbench_analyze::bisect::{bisect, Probed};
+use evalbench_analyze::bisect::{bisect, Commit, Probed};
 use evalbench_bundle::layout;
-use serde::Serialize;
+use evalbench_report::output::bisect::{short, Counted, Found, Probe};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -80,15 +80,6 @@ pub struct Args {
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// A commit of the line bisected.
-#[derive(Debug, Clone, Serialize)]
-pub struct Commit {
-    pub commit: String,
-    pub subject: String,
-    /// Author date, ISO 8601.
-    pub date: String,
 }
 
 /// GOOD, then every commit on the first-parent path from it to BAD.
@@ -175,39 +166,6 @@ fn probe(a: &Args, c: &Commit, out: &Path, push: &mut Option<crate::bisect_push:
     })();
     let p = result.unwrap_or_else(|e| Probed::Skipped(format!("{e:#}")));
     (p, t.elapsed().as_secs_f64())
-}
-
-/// bisect.json: the commits, what was found, and every probe in order.
-#[derive(Serialize)]
-struct Doc<'a> {
-    flake: String,
-    good: &'a Commit,
-    bad: &'a Commit,
-    commits: usize,
-    counters: &'a [String],
-    threshold_pct: f64,
-    /// false: GOOD and BAD count alike (within the threshold): nothing to find.
-    differ: bool,
-    found: Vec<Found<'a>>,
-    probes: Vec<ProbeDoc<'a>>,
-}
-
-#[derive(Serialize)]
-struct Found<'a> {
-    commit: &'a Commit,
-    /// The last commit before it that counted as before.
-    before: &'a Commit,
-    /// Commits between them that could not be evaluated: any of them (or `commit`) made the step.
-    among: Vec<&'a Commit>,
-    moved: &'a [evalbench_analyze::bisect::Moved],
-}
-
-#[derive(Serialize)]
-struct ProbeDoc<'a> {
-    commit: &'a Commit,
-    #[serde(flatten)]
-    probed: &'a Probed,
-    seconds: f64,
 }
 
 /// Set by SIGINT: the probe under way stops (its `evalbench run` got the
@@ -356,7 +314,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             bail!("--counter {c}: no probe counted it; nix's counters are named as NIX_SHOW_STATS writes them (nrFunctionCalls, nrThunks, gc.totalBytes, ...)");
         }
     }
-    let doc = Doc {
+    let doc = Counted {
         flake: a.flake.display().to_string(),
         good: &commits[0],
         bad: &commits[n - 1],
@@ -374,112 +332,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 moved: &s.moved,
             })
             .collect(),
-        probes: outcome.probes.iter().map(|(i, p)| ProbeDoc { commit: &commits[*i], probed: p, seconds: seconds[*i] }).collect(),
+        probes: outcome.probes.iter().map(|(i, p)| Probe { commit: &commits[*i], probed: p, seconds: seconds[*i] }).collect(),
     };
     if let Some(db) = &a.history {
         add_to_history(&a, &commits, &outcome.probes, db, &say)?;
     }
     let json = serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n";
-    let text = text(&doc);
+    let text = evalbench_report::output::bisect::counted_text(&doc);
     evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
     evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
-    evalbench_bundle::write_atomic(&a.out.join("bisect.md"), markdown(&doc).as_bytes())?;
+    evalbench_bundle::write_atomic(&a.out.join("bisect.md"), evalbench_report::output::bisect::counted_markdown(&doc).as_bytes())?;
     crate::emit(if a.json { &json } else { &text })?;
     Ok(ExitCode::SUCCESS)
-}
-
-pub fn short(h: &str) -> &str {
-    &h[..h.len().min(12)]
-}
-
-/// The counters that moved, headline ones first, at most four named (all are in bisect.json).
-fn moved_text(m: &[evalbench_analyze::bisect::Moved]) -> String {
-    use evalbench_report::figures::grouped;
-    let mut s = m
-        .iter()
-        .take(4)
-        .map(|m| format!("{} {} → {} ({:+.1}%)", m.counter, grouped(m.before), grouped(m.after), m.change_pct))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if m.len() > 4 {
-        s.push_str(&format!(", and {} more counters", m.len() - 4));
-    }
-    s
-}
-
-fn text(d: &Doc) -> String {
-    use std::fmt::Write;
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} commits from GOOD {} to BAD {}; {} judged, a move past {}%",
-        d.commits,
-        short(&d.good.commit),
-        short(&d.bad.commit),
-        if d.counters.len() == 1 { d.counters[0].clone() } else { format!("{} exact counters", d.counters.len()) },
-        d.threshold_pct
-    );
-    if !d.differ {
-        let _ = writeln!(
-            t,
-            "nothing to find: GOOD and BAD count alike within {}% (a counter that moved and came back between them cannot be seen by a bisect)",
-            d.threshold_pct
-        );
-    } else if d.found.is_empty() {
-        let _ = writeln!(t, "no single step: the counters drifted over the range, no commit moving them past {}%", d.threshold_pct);
-    } else {
-        let _ = writeln!(t, "found {} step{}:", d.found.len(), if d.found.len() == 1 { "" } else { "s" });
-        for f in &d.found {
-            let _ = writeln!(t, "  {} {} {}", short(&f.commit.commit), f.commit.date, f.commit.subject);
-            if !f.among.is_empty() {
-                let named: Vec<&str> = f.among.iter().map(|c| short(&c.commit)).collect();
-                let _ = writeln!(t, "    or one of the commits before it that could not be evaluated: {}", named.join(", "));
-            }
-            let _ = writeln!(t, "    {}", moved_text(f.moved));
-        }
-    }
-    let skipped: Vec<&str> = d.probes.iter().filter(|p| matches!(p.probed, Probed::Skipped(_))).map(|p| short(&p.commit.commit)).collect();
-    if !skipped.is_empty() {
-        let _ = writeln!(t, "skipped (could not be evaluated): {}", skipped.join(", "));
-    }
-    let _ = writeln!(t, "probes, in the order made:");
-    for (k, p) in d.probes.iter().enumerate() {
-        let what = match p.probed {
-            Probed::Counted(c) => d
-                .counters
-                .iter()
-                .take(3)
-                .filter_map(|n| c.get(n).map(|v| format!("{n} {}", evalbench_report::figures::grouped(*v))))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Probed::Skipped(why) => format!("skipped: {why}"),
-        };
-        let _ = writeln!(t, "  {:>2}. {} {:<40} {what}", k + 1, short(&p.commit.commit), evalbench_report::summary_text::clip(&p.commit.subject, 40));
-    }
-    t
-}
-
-fn markdown(d: &Doc) -> String {
-    use std::fmt::Write;
-    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut t = format!("## evalbench bisect\n\n{} commits from `{}` to `{}`.\n\n", d.commits, short(&d.good.commit), short(&d.bad.commit));
-    if !d.differ {
-        let _ = writeln!(t, "Nothing to find: GOOD and BAD count alike within {}%.\n", d.threshold_pct);
-    }
-    if !d.found.is_empty() {
-        t.push_str("| commit | date | subject | moved |\n|---|---|---|---|\n");
-        for f in &d.found {
-            let _ = writeln!(
-                t,
-                "| `{}` | {} | {} | {} |",
-                short(&f.commit.commit),
-                cell(&f.commit.date),
-                cell(&f.commit.subject),
-                cell(&moved_text(f.moved))
-            );
-        }
-        t.push('\n');
-    }
-    let _ = writeln!(t, "{} probes.", d.probes.len());
-    t
 }

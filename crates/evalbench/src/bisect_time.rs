@@ -14,23 +14,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::Context;
-use evalbench_analyze::bisect::{bisect_time, Class};
-use serde::Serialize;
+use evalbench_analyze::bisect::{bisect_time, Class, Commit};
+use evalbench_report::output::bisect::{short, timed_text, Measured, Timed};
 
-use crate::bisect::{short, Args, Commit};
-
-/// One measurement: its session's directory, its verdict's words and figures.
-#[derive(Debug, Clone, Serialize)]
-pub struct Measured {
-    pub commit: String,
-    pub against: String,
-    pub class: Class,
-    /// compare's verdict on the measure: its kind and change (None when the session gave none).
-    pub kind: Option<String>,
-    pub change_pct: Option<f64>,
-    pub ratio_interval: Option<[f64; 2]>,
-    pub seconds: f64,
-}
+use crate::bisect::Args;
 
 /// The verdict on `measure` in a session's compare.json: (kind, change %, ratio interval).
 fn verdict(compare: &serde_json::Value, measure: &str) -> Option<(String, f64, [f64; 2])> {
@@ -137,61 +124,7 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
         unreachable!("the last attempt returns")
     };
     let o = bisect_time(n, &mut measure_one);
-    let mut t = String::new();
-    use std::fmt::Write;
-    let _ = writeln!(
-        t,
-        "{n} commits from GOOD {} to BAD {}; {measure} measured, {} runs a side a session",
-        short(&commits[0].commit),
-        short(&commits[n - 1].commit),
-        a.repeat
-    );
-    match &o.step {
-        _ if o.undecided_ends => {
-            let _ =
-                writeln!(t, "undecided: BAD against GOOD gave no verdict after {} sessions; nothing is said of the commits between", a.retries + 1);
-        }
-        None => {
-            let _ = writeln!(t, "nothing to find: BAD is not slower than GOOD outside the noise");
-        }
-        Some(st) => {
-            let c = &commits[st.at];
-            let _ = writeln!(t, "found: {} {} {}", short(&c.commit), c.date, c.subject);
-            let _ = writeln!(t, "    after {} ({}), the last measured as GOOD", short(&commits[st.before].commit), commits[st.before].subject);
-            if !st.among.is_empty() {
-                let named: Vec<&str> = st.among.iter().map(|&i| short(&commits[i].commit)).collect();
-                let _ = writeln!(t, "    or one of the undecided commits between them: {}", named.join(", "));
-            }
-        }
-    }
-    let _ = writeln!(t, "measurements, in the order made:");
-    for (k, m) in made.iter().enumerate() {
-        let what = match (&m.kind, m.change_pct) {
-            (Some(kind), Some(p)) => format!("{p:+.1}%, {kind}"),
-            _ => "no verdict".into(),
-        };
-        let class = match &m.class {
-            Class::Good => "good".to_string(),
-            Class::Bad => "bad".to_string(),
-            Class::Undecided(why) => format!("undecided ({why})"),
-        };
-        let _ = writeln!(t, "  {:>2}. {} against {}: {what}: {class}", k + 1, short(&m.commit), short(&m.against));
-    }
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        measure: &'a str,
-        good: &'a Commit,
-        bad: &'a Commit,
-        commits: usize,
-        repeat: u32,
-        differ: bool,
-        undecided_ends: bool,
-        found: Option<&'a Commit>,
-        before: Option<&'a Commit>,
-        among: Vec<&'a Commit>,
-        probes: &'a [Measured],
-    }
-    let doc = Doc {
+    let doc = Timed {
         measure,
         good: &commits[0],
         bad: &commits[n - 1],
@@ -203,6 +136,7 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
         before: o.step.as_ref().map(|s| &commits[s.before]),
         among: o.step.as_ref().map(|s| s.among.iter().map(|&i| &commits[i]).collect()).unwrap_or_default(),
         probes: &made,
+        sessions_tried: a.retries + 1,
     };
-    Ok((t, serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n"))
+    Ok((timed_text(&doc), serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n"))
 }

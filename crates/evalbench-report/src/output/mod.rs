@@ -4,6 +4,7 @@
 //! the values come computed from `evalbench-analyze` and `evalbench-history`.
 
 pub mod bench;
+pub mod bisect;
 pub mod compare;
 pub mod compare_json;
 pub mod decode;
