@@ -301,6 +301,11 @@ impl Evaluator<'_> {
             nix::widen_pipe(&child.stderr);
             BufReader::with_capacity(1 << 20, child.stderr)
         } else {
+            // Under a memory cap, nix may run only a few markers ahead of
+            // the reader that decides to recycle it (`narrow_pipe`).
+            if self.max_rss_kb.is_some() {
+                nix::narrow_pipe(&child.stderr);
+            }
             BufReader::new(child.stderr)
         };
         let read = self.read(stderr, pid, starting, since, out);

@@ -153,6 +153,19 @@ pub(super) fn widen_pipe(f: &std::fs::File) {
     unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETPIPE_SZ, max) };
 }
 
+/// Makes a pipe as small as the kernel allows (one page, 4 KiB, instead of
+/// 64 KiB). Where an evaluator is recycled past a memory cap, the reader
+/// decides at each attribute's marker; with a small pipe nix blocks a few
+/// lines ahead of a late reader instead of running on through hundreds of
+/// attributes (on a loaded 2-core machine nix 2.26 ran the hello flake's
+/// last 75 attributes out before a late reader saw the first). A pipe that
+/// cannot be narrowed keeps its size.
+pub(super) fn narrow_pipe(f: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fcntl on a pipe fd we own; F_SETPIPE_SZ takes an int, rounded up to a page.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETPIPE_SZ, 4096) };
+}
+
 /// A started nix: its pid (ours to reap) and its output pipes.
 pub(super) struct Spawned {
     pub pid: i32,
