@@ -266,6 +266,23 @@ impl Evaluator<'_> {
 
     /// One nix process, from attribute `from` of the shard: Some(next) when
     /// it was recycled before the end, None when it evaluated the rest.
+    /// nix's stderr, read as the evaluator's settings need it.
+    fn stderr_reader(&self, stderr: std::fs::File) -> BufReader<std::fs::File> {
+        if self.profile {
+            // Profiled, nix writes a million trace lines a second: a wide pipe and
+            // large reads keep the reader (straced in those passes, every read a
+            // stop) from making nix wait on a full pipe, which its clock would count.
+            nix::widen_pipe(&stderr);
+            return BufReader::with_capacity(1 << 20, stderr);
+        }
+        // Under a memory cap, nix may run only a few markers ahead of the
+        // reader that decides to recycle it (`narrow_pipe`).
+        if self.max_rss_kb.is_some() {
+            nix::narrow_pipe(&stderr);
+        }
+        BufReader::new(stderr)
+    }
+
     fn segment(&self, from: usize, segment: usize, since: nix::StoreTime, out: &mut Resolved) -> Result<Option<usize>, Failure> {
         let span = self.span();
         span.record("from", from);
@@ -294,20 +311,7 @@ impl Evaluator<'_> {
             s
         });
         let first = out.drvs.len();
-        // Profiled, nix writes a million trace lines a second: a wide pipe and
-        // large reads keep the reader (straced in those passes, every read a
-        // stop) from making nix wait on a full pipe, which its clock would count.
-        let stderr = if self.profile {
-            nix::widen_pipe(&child.stderr);
-            BufReader::with_capacity(1 << 20, child.stderr)
-        } else {
-            // Under a memory cap, nix may run only a few markers ahead of
-            // the reader that decides to recycle it (`narrow_pipe`).
-            if self.max_rss_kb.is_some() {
-                nix::narrow_pipe(&child.stderr);
-            }
-            BufReader::new(child.stderr)
-        };
+        let stderr = self.stderr_reader(child.stderr);
         let read = self.read(stderr, pid, starting, since, out);
         // Off the kill list before it is reaped: a reaped pid may be reused.
         self.shared.unregister(pid);
