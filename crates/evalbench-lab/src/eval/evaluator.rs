@@ -264,8 +264,6 @@ impl Evaluator<'_> {
         (c, stats_file)
     }
 
-    /// One nix process, from attribute `from` of the shard: Some(next) when
-    /// it was recycled before the end, None when it evaluated the rest.
     /// nix's stderr, read as the evaluator's settings need it.
     fn stderr_reader(&self, stderr: std::fs::File) -> BufReader<std::fs::File> {
         if self.profile {
@@ -283,6 +281,8 @@ impl Evaluator<'_> {
         BufReader::new(stderr)
     }
 
+    /// One nix process, from attribute `from` of the shard: Some(next) when
+    /// it was recycled before the end, None when it evaluated the rest.
     fn segment(&self, from: usize, segment: usize, since: nix::StoreTime, out: &mut Resolved) -> Result<Option<usize>, Failure> {
         let span = self.span();
         span.record("from", from);
