@@ -6,8 +6,10 @@
 
 use evalbench_analyze::conditions::Conditions;
 use evalbench_analyze::drift::{DriftBound, Trend};
-use evalbench_analyze::machine::{ranges, SideMachine};
+use evalbench_analyze::machine::SideMachine;
 use evalbench_analyze::store_writes::{RunsApart, SidesApart};
+
+use crate::figures::ranges;
 
 /// "other processes used 0.90 cores (median) during runs 17-32 (16 of 32)",
 /// or None when no run was busy.

@@ -1,5 +1,5 @@
 //! How a verdict's figures are written: a change in percent, a number at
-//! its precision, with its unit; in the verdicts' sentences (`words`) and
+//! its precision, with its unit, run numbers as ranges; in the verdicts' sentences (`words`) and
 //! in compare's tables alike.
 
 /// A change in percent for people: `+12.3%`, or how it changed where A is 0.
@@ -54,6 +54,21 @@ pub fn grouped(v: f64) -> String {
     }
 }
 
+/// 1-based run numbers as ranges: "3, 17-32".
+pub fn ranges(runs: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < runs.len() {
+        let mut j = i;
+        while j + 1 < runs.len() && runs[j + 1] == runs[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i { runs[i].to_string() } else { format!("{}-{}", runs[i], runs[j]) });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +80,12 @@ mod tests {
         assert_eq!(grouped(0.5), "0.5");
         assert_eq!(grouped(0.08976200000000001), "0.089762");
         assert_eq!(grouped(-1000.0), "-1,000");
+    }
+
+    #[test]
+    fn run_numbers_as_ranges() {
+        assert_eq!(ranges(&[3, 17, 18, 19, 32]), "3, 17-19, 32");
+        assert_eq!(ranges(&[1]), "1");
+        assert_eq!(ranges(&[]), "");
     }
 }

@@ -2,6 +2,9 @@
 //! a terminal, a page or a pull request comment shows under a row, with
 //! the tests that decided it. analyze decides; this says it. Every figure
 //! is written from the exact values, as the verdict was made from them.
+//! Here too what a comparison says around its verdicts: a family's word on
+//! power, why a time got none, how A and B were measured in time, and the
+//! changes history found.
 
 use evalbench_analyze::comparison::{Comparison, NoVerdict};
 use evalbench_analyze::counters::{self, CounterGrounds, CounterVerdict};
