@@ -151,9 +151,11 @@ pub(crate) fn columns(j: &Judged) -> (String, String, String) {
 
 /// A row read back; `what` names it in an error.
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(db: &str, what: &str, text: &str) -> Result<T, HistoryError> {
-    serde_json::from_str(text).map_err(|e| {
-        HistoryError::Invalid(format!("{db}: table judged, {what}: unreadable ({e}); `history add` judges again from a history without judged rows"))
-    })
+    serde_json::from_str(text).map_err(|e| unreadable(db, what, e))
+}
+
+fn unreadable(db: &str, what: &str, e: serde_json::Error) -> HistoryError {
+    HistoryError::Invalid(format!("{db}: table judged, {what}: unreadable ({e}); `history add` judges again from a history without judged rows"))
 }
 
 /// A judged row as an older schema wrote it: everything but its changes
@@ -164,9 +166,7 @@ pub(crate) fn parse_older(db: &str, text: &str) -> Result<Judged, HistoryError> 
     if let Some(o) = v.as_object_mut() {
         o.insert("changes".into(), serde_json::Value::Array(Vec::new()));
     }
-    serde_json::from_value(v).map_err(|e| {
-        HistoryError::Invalid(format!("{db}: table judged, point: unreadable ({e}); `history add` judges again from a history without judged rows"))
-    })
+    serde_json::from_value(v).map_err(|e| unreadable(db, "point", e))
 }
 
 /// The added commit and every commit after it, judged again: `before` in
