@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod auto_explain;
+pub mod cachegrind;
 pub mod nix_stats;
 pub mod nix_trace;
 pub mod pcap_decoders;

@@ -20,7 +20,9 @@ use crate::counters::{noisy_verdict, sort_counters, split_counters, CounterVerdi
 use crate::explore::{Explore, Explored, List};
 use crate::plans::{self, PlanRow};
 use crate::runs;
-use crate::verdict::{judge_each, median, runs_needed, Family, Kind, Measured, Rules, Verdict, TIME};
+use crate::undecided::undecided;
+pub use crate::undecided::{NoVerdict, Undecided};
+use crate::verdict::{judge_each, median, Family, Measured, Rules, Verdict, TIME};
 
 /// evaluated_s comes from µs timestamps: its resolution.
 const EVALUATED_RESOLUTION_S: f64 = 1e-6;
@@ -48,29 +50,6 @@ pub struct OnlyPass {
     pub evaluated_s: f64,
 }
 
-/// A clean pass's time that could not be judged, and what would allow it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Undecided {
-    pub pass: String,
-    pub what: String,
-    pub runs_a: usize,
-    pub runs_b: usize,
-    /// Runs a side at which a verdict becomes possible at all in its family.
-    pub runs_needed: usize,
-    /// Why there is no verdict (its JSON carries the words: `report::output::worded`).
-    #[serde(skip)]
-    pub why: NoVerdict,
-}
-
-/// Why a clean pass's time got no verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoVerdict {
-    /// One run on a side: no noise estimate.
-    OneRun,
-    /// Too few runs for any change of the family to pass Holm's correction.
-    TooFewForFamily,
-}
-
 /// Two bundles compared: how they differ, then pass by pass.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -91,6 +70,9 @@ pub struct Comparison {
     /// The negligible floors in force (`Opts::min_change`, `Opts::min_abs_us`), for the legend.
     pub min_change_pct: f64,
     pub min_abs_us: f64,
+    /// The counted passes both sides have: nix's instructions, A against B
+    /// (a primary measure, judged by the counts' spread, not as a time).
+    pub instructions: Vec<crate::instructions::InstructionsComparison>,
 }
 
 impl Comparison {
@@ -239,8 +221,9 @@ pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Differe
 }
 
 fn only_passes(g: &BTreeMap<String, Vec<&PassDir>>, other: &BTreeMap<String, Vec<&PassDir>>) -> Vec<OnlyPass> {
+    // A counted pass only one side has is no time to show (its seconds are Valgrind's).
     g.iter()
-        .filter(|(k, _)| !other.contains_key(*k))
+        .filter(|(k, _)| !other.contains_key(*k) && !layout::is_counted(k))
         .map(|(k, dirs)| {
             let s = runs::samples(dirs);
             OnlyPass { pass: k.clone(), runs: s.runs, evaluated_s: evalbench_bundle::num::s(median(&s.evaluated_s)) }
@@ -280,6 +263,8 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
     let fx = || Family { verdicts: Vec::new(), ..explored.family.clone() };
     let (plans, plan_notes) = match kind {
         PassKind::Clean => (None, Vec::new()),
+        // Counted passes are compared by their instructions (`instructions`), never here.
+        PassKind::Counted => (None, Vec::new()),
         PassKind::Instrumented => {
             let (ka, kb) = (plans::book(a.dirs), plans::book(b.dirs));
             let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
@@ -318,7 +303,13 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
 /// The passes compared, A's and B's: the two asked for, or every pass both
 /// bundles have. A cold pass is never set against a warm one, nor a clean
 /// one against an instrumented one.
-fn pass_pairs(ga: &Groups<'_>, gb: &Groups<'_>, o: &Opts, (ba, bb): (&Bundle, &Bundle)) -> Result<Vec<(String, String)>, CompareError> {
+fn pass_pairs(
+    ga: &Groups<'_>,
+    gb: &Groups<'_>,
+    o: &Opts,
+    (ba, bb): (&Bundle, &Bundle),
+    counted: bool,
+) -> Result<Vec<(String, String)>, CompareError> {
     let pairs: Vec<(String, String)> = match (&o.pass_a, &o.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
@@ -328,11 +319,16 @@ fn pass_pairs(ga: &Groups<'_>, gb: &Groups<'_>, o: &Opts, (ba, bb): (&Bundle, &B
             if PassKind::of(&x) != PassKind::of(&y) {
                 return Err(CompareError::InstrumentedAgainstClean { a: x, b: y });
             }
-            vec![(x, y)]
+            if layout::is_counted(&x) {
+                Vec::new()
+            } else {
+                vec![(x, y)]
+            }
         }
-        _ => ga.keys().filter(|k| gb.contains_key(*k)).map(|k| (k.clone(), k.clone())).collect(),
+        // A counted pass's times are Valgrind's; it is compared by its instructions (`instructions`).
+        _ => ga.keys().filter(|k| gb.contains_key(*k) && !layout::is_counted(k)).map(|k| (k.clone(), k.clone())).collect(),
     };
-    if pairs.is_empty() {
+    if pairs.is_empty() && !counted {
         return Err(CompareError::NoPassInCommon { a: ba.source.clone(), b: bb.source.clone() });
     }
     Ok(pairs)
@@ -372,7 +368,7 @@ fn measure_pair(
                 clean_heads.push((m, pass_rules, (i, Primary::NixOnPath)));
             }
         }
-        PassKind::Instrumented => explore.seconds(i, head, pass_rules),
+        PassKind::Instrumented | PassKind::Counted => explore.seconds(i, head, pass_rules),
     }
     // Between sessions a row's move is held to a hundredth of the pass's
     // evaluated seconds too (`Rules::session_floor`), in the rows' ms.
@@ -407,7 +403,8 @@ fn attach_statement_verdicts(out: &mut [PassComparison]) {
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
     let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
     runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
-    let pairs = pass_pairs(&ga, &gb, o, (ba, bb))?;
+    let (instructions, counted_warnings) = crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()));
+    let pairs = pass_pairs(&ga, &gb, o, (ba, bb), !instructions.is_empty())?;
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     // Times from two sessions carry the machine's drift between them; exact
     // counters do not, and are judged by equality whatever the rules.
@@ -417,7 +414,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     let first_run = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str| {
         g.get(p).and_then(|d| d.first()).and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).map(|r| (r.evaluation_id, r.requested_us))
     };
-    let one_bundle = pairs.iter().all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
+    let one_bundle =
+        !pairs.is_empty() && pairs.iter().all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
     // One bundle, or runs of one `run`, are one session: no between-sessions
     // allowance; only a side of `run --baseline` was interleaved with the other.
     let same_session = one_bundle || provenance_a.same_session(&provenance_b);
@@ -426,7 +424,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         interleaved: !one_bundle && provenance_a.interleaved(&provenance_b),
         ..rules
     };
-    let (floor_ms, mut warnings) = (o.min_abs_us / 1e3, Vec::new());
+    let (floor_ms, mut warnings) = (o.min_abs_us / 1e3, counted_warnings);
     let mut sides = Vec::new();
     // The primary family's items, each with the rules of its pass and what
     // it is of which pass (found again by that, not by its label); every
@@ -464,7 +462,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         .map(|(i, (a, b, exact, conditions))| {
             let (evaluated, head) = match PassKind::of(&a.pass) {
                 PassKind::Clean => (primary_verdicts.remove(&(i, Primary::Evaluated)), primary.clone()),
-                PassKind::Instrumented => {
+                PassKind::Instrumented | PassKind::Counted => {
                     let evaluated = explored.take(i, List::Evaluated).pop().map(|(_, v)| v);
                     (evaluated, Family { verdicts: Vec::new(), ..explored.family.clone() })
                 }
@@ -478,18 +476,18 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
     let (min_change_pct, min_abs_us) = (o.min_change, o.min_abs_us);
-    Ok(Comparison { differs, provenance_a, provenance_b, passes: out, only_a, only_b, undecided, one_bundle, warnings, min_change_pct, min_abs_us })
-}
-
-/// A clean pass's evaluated seconds without a verdict, and the runs a side
-/// that would make one possible in its family.
-fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
-    let family = &c.families.evaluated;
-    let why = match c.evaluated.kind {
-        Kind::NoNoiseEstimate => NoVerdict::OneRun,
-        Kind::InsideNoise if family.power.is_some() => NoVerdict::TooFewForFamily,
-        _ => return None,
-    };
-    let runs_needed = runs_needed(m, crate::verdict::ALPHA);
-    Some(Undecided { pass: c.pass_a.clone(), what: "evaluated".into(), runs_a: c.runs_a, runs_b: c.runs_b, runs_needed, why })
+    Ok(Comparison {
+        differs,
+        provenance_a,
+        provenance_b,
+        passes: out,
+        only_a,
+        only_b,
+        undecided,
+        one_bundle,
+        warnings,
+        min_change_pct,
+        min_abs_us,
+        instructions,
+    })
 }

@@ -14,6 +14,7 @@ pub mod drift;
 pub mod explore;
 pub mod gate;
 pub mod grounds;
+pub mod instructions;
 pub mod latency;
 pub mod machine;
 pub mod mann_whitney;
@@ -34,6 +35,7 @@ pub mod stats;
 pub mod store_writes;
 pub use evalbench_bundle::suggest;
 pub mod tracks;
+mod undecided;
 pub mod verdict;
 pub mod view;
 

@@ -18,6 +18,10 @@ pub enum BundleError {
     /// serde's error (with its line and column) is the source.
     #[error("{}: expected {expected}: {source}", path.display())]
     Parse { path: PathBuf, expected: &'static str, source: serde_json::Error },
+    /// A text file of the bundle (Valgrind's cachegrind output) that does
+    /// not read: the line (1-based) and what was expected there.
+    #[error("{}:{line}: expected {expected}, found {found}", path.display())]
+    Line { path: PathBuf, line: usize, expected: &'static str, found: String },
     #[error("{}: not an evalbench bundle: {reason}", path.display())]
     NotABundle { path: PathBuf, reason: String },
 }

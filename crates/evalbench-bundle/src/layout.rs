@@ -76,26 +76,60 @@ pub fn folded_beside(svg: &std::path::Path) -> std::path::PathBuf {
 
 /// The four passes, in the order they run and are reported.
 pub const PASSES: [&str; 4] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented"];
+/// The counted passes (`run --counted`): a clean pass whose nix runs under
+/// Valgrind, which counts the instructions it executes. Off by default.
+pub const COUNTED_PASSES: [&str; 2] = ["cold-counted", "warm-counted"];
+/// Every pass `run` knows, in the order they are reported.
+pub const KNOWN_PASSES: [&str; 6] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented", "cold-counted", "warm-counted"];
+
+/// A counted pass's files in `eval/`: Valgrind's cachegrind output of each
+/// nix process, `cachegrind.<who>.out`, where `who` is `lock` (the flake's
+/// metadata), `discover` (the attribute names), or an evaluator's shard
+/// (`0`, and `0.1` for the first successor of a recycled one). The
+/// processes such a nix started (a loader's wrapper script, git) are kept
+/// beside it as `cachegrind.<who>.child-<pid>.out`, never added to its count.
+pub const CACHEGRIND_PREFIX: &str = "cachegrind.";
+pub const CACHEGRIND_SUFFIX: &str = ".out";
+pub const CACHEGRIND_CHILD: &str = ".child-";
 
 /// What a pass measures, read from its name once: clean passes are the only
 /// ones whose timings are summarized, since perf, strace and auto_explain
 /// distort the instrumented ones (which log plans instead).
+///
+/// A counted pass's times are distorted too (Valgrind runs nix some 15 to
+/// 30 times slower), and nothing reads them as times: what it measures is
+/// the instructions nix executed, an exact count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PassKind {
     Clean,
     Instrumented,
+    Counted,
 }
 
 impl PassKind {
-    /// `cold-clean`, `warm-clean.3`: clean; any other pass is instrumented.
+    /// `cold-clean`, `warm-clean.3`: clean; `cold-counted`: counted; any
+    /// other pass is instrumented.
     pub fn of(pass: &str) -> PassKind {
-        if base_name(pass).ends_with("-clean") {
+        let base = base_name(pass);
+        if base.ends_with("-clean") {
             PassKind::Clean
+        } else if base.ends_with("-counted") {
+            PassKind::Counted
         } else {
             PassKind::Instrumented
         }
     }
+}
+
+pub fn is_counted(pass: &str) -> bool {
+    PassKind::of(pass) == PassKind::Counted
+}
+
+/// The clean pass a counted pass is counted for: `cold-counted.2` to
+/// `cold-clean`, the pass of the same temperature.
+pub fn clean_of_counted(pass: &str) -> String {
+    base_name(pass).replace("-counted", "-clean")
 }
 
 pub fn is_clean(pass: &str) -> bool {
@@ -152,7 +186,7 @@ pub fn runs_per_pass<'a>(runs: impl IntoIterator<Item = &'a str>) -> Vec<(&'a st
 /// Sort key: the known passes in run order, then the rest by name.
 pub fn order_key(pass: &str) -> (usize, String, usize, String) {
     let base = base_name(pass);
-    let i = PASSES.iter().position(|p| *p == base).unwrap_or(PASSES.len());
+    let i = KNOWN_PASSES.iter().position(|p| *p == base).unwrap_or(KNOWN_PASSES.len());
     // Repeats in the order they ran: cold-clean.2 before cold-clean.10
     // (the drift check splits a pass's runs into earlier and later halves).
     (i, base.to_string(), run_number(pass), pass.to_string())

@@ -16,6 +16,7 @@ pub mod contract;
 mod error;
 pub mod fnv;
 pub mod inputs;
+pub mod instructions;
 pub mod layout;
 pub mod nix_stats;
 mod open;

@@ -34,6 +34,9 @@ pub struct RunOpts {
     pub repeat: usize,
     /// Every instrumented pass this many times (their timings are shapes: one is the default).
     pub repeat_instrumented: usize,
+    /// Every counted pass this many times (an instruction count is exact to
+    /// a few parts in a million: one is the default).
+    pub repeat_counted: usize,
     /// Runs of each clean pass made before its counted ones, into
     /// `warmup/<pass>[.k]`, and left out of every statistic.
     pub warmup: usize,
@@ -74,6 +77,11 @@ impl CaptureSet {
     /// passes the distorting ones (docs/ARCHITECTURE.md, "Passes").
     pub fn captures_for(&self, pass: &str) -> Captures {
         let clean = layout::is_clean(pass);
+        // A counted pass is a clean one under Valgrind, which counts nix's
+        // instructions; any other capture would be counted with them.
+        if layout::is_counted(pass) {
+            return Captures { instructions: true, ..Captures::NONE };
+        }
         if self.bare {
             return Captures::NONE;
         }
@@ -84,6 +92,7 @@ impl CaptureSet {
             perf: !clean && self.perf,
             strace: !clean && self.strace,
             auto_explain: !clean,
+            instructions: false,
         }
     }
 }
@@ -120,8 +129,8 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
         std::fs::create_dir_all(&s.opts.out).map_err(|e| setup(format!("{}: {e}", s.opts.out.display())))?;
     }
     for p in &first.passes {
-        if !layout::PASSES.contains(&layout::base_name(p)) {
-            return Err(setup(format!("unknown pass {p:?}; passes are {}", layout::PASSES.join(", "))));
+        if !layout::KNOWN_PASSES.contains(&layout::base_name(p)) {
+            return Err(setup(format!("unknown pass {p:?}; passes are {}", layout::KNOWN_PASSES.join(", "))));
         }
     }
     let tag = |label: &str, what: &str| if label.is_empty() { what.to_string() } else { format!("{label}: {what}") };
@@ -140,7 +149,11 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
             provenances.push(provenance::gather(&s.opts.provenance, &mut *s.target));
         }
         let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
-        let runs_of = |base: &str| if layout::is_clean(base) { first.repeat.max(1) } else { first.repeat_instrumented.max(1) };
+        let runs_of = |base: &str| match layout::PassKind::of(base) {
+            layout::PassKind::Clean => first.repeat.max(1),
+            layout::PassKind::Instrumented => first.repeat_instrumented.max(1),
+            layout::PassKind::Counted => first.repeat_counted.max(1),
+        };
         let rounds = first.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
         let cross = Crossing::of(sides, &first.passes);
         // Warm-up rounds first, clean passes only, then the counted ones,

@@ -26,6 +26,9 @@ pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, pipe
     if captures_any.strace {
         need(worker, "worker", "strace", "strace");
     }
+    if captures_any.instructions {
+        need(worker, "worker", "valgrind", "valgrind");
+    }
     need(&HostExec::local(), "runner", "tar", "tar");
     if pipeline_here {
         need(worker, "worker", "nix", "nix-bin");

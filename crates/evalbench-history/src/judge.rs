@@ -20,6 +20,9 @@
 //!   again as each commit arrives. A change is recorded at the commit where
 //!   the new segment begins, when the commit that revealed it was added.
 //! - nix's exact counters against the previous commit, without statistics.
+//! - nix's instructions (a counted pass's series) against the previous
+//!   commit, called past their measured spread (`analyze::instructions`):
+//!   one run a commit suffices.
 //!
 //! A change resets the baseline: a step is flagged once, where it happened.
 
@@ -44,6 +47,8 @@ const EVALUATED_FLOOR_S: f64 = 1e-6;
 const SPAN_FLOOR_MS: f64 = 0.05;
 /// Spans shown per point.
 const TOP_SPANS: usize = 5;
+/// A counted pass's instructions, kept among its run's counters under this name.
+pub const INSTRUCTIONS: &str = "instructions";
 
 /// What the judge keeps of one pass run: all a later commit's judgement reads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -114,6 +119,10 @@ pub struct Judged {
     pub powerless: bool,
     /// The commit the baseline starts at once this one is judged.
     pub start: String,
+    /// A counted pass: nix's instructions over the commit's runs (none
+    /// stored before schema 2's counted passes: read as absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Spread>,
     /// The changes found when this commit was judged (a change point names an earlier commit).
     pub changes: Vec<Change>,
 }
@@ -135,7 +144,9 @@ impl Judged {
         let paths: Vec<&[evalbench_analyze::path::PathStep]> = inputs.iter().filter(|r| !r.path.is_empty()).map(|r| r.path.as_slice()).collect();
         let mut top_path = evalbench_analyze::over_runs::steps_over_runs(&paths);
         top_path.truncate(TOP_PATH);
+        let counts: Vec<f64> = inputs.iter().filter_map(|r| r.counters.get(INSTRUCTIONS).copied()).collect();
         Judged {
+            instructions: (!counts.is_empty()).then(|| spread(&counts)),
             top_path,
             start: commit.clone(),
             commit,
@@ -216,8 +227,35 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
         }
     }
     counter_steps(pass, last, &next, &mut changes);
+    instruction_steps(pass, last, &next, &mut changes);
     next.changes = changes;
     next
+}
+
+/// nix's instructions against the previous commit's (a counted pass's
+/// series): a change past their spread is a step, flagged where it happened.
+fn instruction_steps(pass: &str, before: &Judged, at: &Judged, changes: &mut Vec<Change>) {
+    let counts = |p: &Judged| p.inputs.iter().filter_map(|r| r.counters.get(INSTRUCTIONS).copied()).collect::<Vec<f64>>();
+    let (a, b) = (counts(before), counts(at));
+    if a.is_empty() || b.is_empty() {
+        return;
+    }
+    let (change, threshold, kind) = evalbench_analyze::instructions::judge(&a, &b);
+    if !kind.is_change() {
+        return;
+    }
+    changes.push(Change {
+        commit: at.commit.clone(),
+        pass: pass.to_string(),
+        what: format!("nix {INSTRUCTIONS}"),
+        kind,
+        change_pct: evalbench_bundle::num::round_to(change, 4),
+        p_adjusted: None,
+        baseline_commits: 1,
+        runs_a: a.len(),
+        runs_b: b.len(),
+        why: Why::Instructions { a: median(&a), b: median(&b), threshold_pct: threshold.pct() },
+    });
 }
 
 /// Span totals per run, 0 where a run lacks the span.

@@ -72,15 +72,28 @@ impl BundleRecord {
                 steps.truncate(crate::judge::PATH_STEPS_KEPT);
                 steps
             };
+            let mut counters = evalbench_analyze::counters::of_run(Some(run), &p.path).unwrap_or_default();
+            // A counted pass: its seconds are Valgrind's and are not kept;
+            // nix's instructions are, as the counter `instructions`.
+            let counted = layout::is_counted(&p.name);
+            if counted {
+                match evalbench_bundle::instructions::read(&p.path) {
+                    Ok(Some(i)) => {
+                        counters.insert(crate::judge::INSTRUCTIONS.to_string(), i.total() as f64);
+                    }
+                    Ok(None) => warnings.push(format!("{}: a counted run without instruction counts (no eval/cachegrind.*.out)", p.path.display())),
+                    Err(e) => warnings.push(e.to_string()),
+                }
+            }
             runs.push(PassRun {
                 path,
                 pass: base,
                 repeat,
-                evaluated_s: run.evaluated_s,
+                evaluated_s: if counted { None } else { run.evaluated_s },
                 spans: totals.spans,
                 statements: totals.statements,
                 metric: run.evaluation_metric.clone(),
-                counters: evalbench_analyze::counters::of_run(Some(run), &p.path).unwrap_or_default(),
+                counters,
                 offset_us: main.filter(|m| m.aligned).map(|m| m.offset_us),
                 bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),
             });

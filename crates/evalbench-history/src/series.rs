@@ -36,6 +36,9 @@ pub struct Point {
     /// Every span's median total over the commit's runs, ms.
     #[serde(skip)]
     pub span_medians: crate::medians::SpanMedians,
+    /// A counted pass: nix's instructions over the commit's runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Spread>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +81,9 @@ pub enum Why {
     },
     /// One of nix's exact counters against the commit before.
     Counter { name: String, grounds: evalbench_analyze::counters::CounterGrounds },
+    /// nix's instructions (a counted pass) against the commit before: the
+    /// medians, and the spread a change had to pass (percent).
+    Instructions { a: f64, b: f64, threshold_pct: f64 },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -257,7 +263,9 @@ pub fn assemble(commits: Vec<Commit>, judged: BTreeMap<SeriesKey, Vec<Judged>>, 
         for p in points {
             changes.extend(p.changes.into_iter().map(|c| Change { pass: name.clone(), ..c }));
             if let Some(&commit) = index.get(p.commit.as_str()) {
-                shown.push(Point { commit, evaluated_s: p.evaluated_s, top_spans: p.top_spans, top_path: p.top_path, span_medians: p.span_medians });
+                let (evaluated_s, top_spans, top_path, span_medians, instructions) =
+                    (p.evaluated_s, p.top_spans, p.top_path, p.span_medians, p.instructions);
+                shown.push(Point { commit, evaluated_s, top_spans, top_path, span_medians, instructions });
             }
         }
         passes.insert(name, shown);
@@ -270,6 +278,21 @@ fn rule_of(pass: &str, points: &[Judged]) -> Option<(PassRule, Option<String>)> 
     let steps = points.len().saturating_sub(1);
     if steps == 0 {
         return None;
+    }
+    // A counted pass's seconds are Valgrind's and not kept: its instructions are what is judged.
+    if points.iter().any(|p| p.instructions.is_some()) {
+        return Some((
+            PassRule {
+                pass: pass.to_string(),
+                rule: "instructions",
+                text: format!(
+                    "{pass}: nix's instructions, each commit's against the commit before's, called past their measured spread ({}%) or {}x a commit's own; one run a commit suffices",
+                    evalbench_analyze::instructions::SPREAD_PCT,
+                    evalbench_analyze::instructions::SPREAD_TIMES
+                ),
+            },
+            None,
+        ));
     }
     let by_points = points.iter().filter(|p| p.rule == Rule::ChangePoint).count();
     // Change points name the series only where no commit had the runs for a

@@ -232,6 +232,7 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
         }
         c.env(crate::eval::ENV_COUNT_CALLS, if st.count_calls { "true" } else { "false" });
         c.env(crate::eval::ENV_NIX_TRACE, if st.nix_trace { "true" } else { "false" });
+        c.env(crate::eval::ENV_COUNT_INSTRUCTIONS, if st.count_instructions { "true" } else { "false" });
         match st.eval_max_rss {
             Some(b) => c.env(crate::eval::ENV_EVAL_MAX_RSS, b.to_string()),
             None => c.env_remove(crate::eval::ENV_EVAL_MAX_RSS),

@@ -53,6 +53,9 @@ pub struct LabState {
     /// nix traces its calls, folded into a profile (instrumented passes).
     #[serde(default)]
     pub nix_trace: bool,
+    /// nix runs under Valgrind, which counts its instructions (counted passes).
+    #[serde(default)]
+    pub count_instructions: bool,
     pub worker_clock_skew_ms: i64,
     pub workers: u32,
     /// Evaluators (shards) each worker's eval subprocess runs at once.
@@ -82,6 +85,8 @@ pub struct PassOutput {
     pub nix_stats_dir: Option<PathBuf>,
     pub count_calls: bool,
     pub nix_trace: bool,
+    /// Counted passes: nix's instructions counted under Valgrind.
+    pub count_instructions: bool,
 }
 
 impl PassOutput {
@@ -118,6 +123,7 @@ impl LabState {
         self.nix_stats_dir = out.nix_stats_dir.clone();
         self.count_calls = out.count_calls;
         self.nix_trace = out.nix_trace;
+        self.count_instructions = out.count_instructions;
     }
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.net.server_addr, self.server_port)

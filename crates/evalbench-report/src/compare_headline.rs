@@ -30,7 +30,16 @@ pub struct Headline {
 pub type Gate<'a> = Option<(f64, &'a [String])>;
 
 pub fn headline(c: &Comparison, gate: Gate<'_>) -> Headline {
-    let passes = c.passes.iter().filter(|p| p.kind == PassKind::Clean).map(pass_answer).collect();
+    let mut passes: Vec<PassAnswer> = c.passes.iter().filter(|p| p.kind == PassKind::Clean).map(pass_answer).collect();
+    // nix's instructions under the clean pass they count, or as a pass of their own.
+    for i in &c.instructions {
+        let line = format!("nix's instructions ({}): {}", i.pass, crate::words::instructions(i));
+        let clean = evalbench_bundle::layout::clean_of_counted(&i.pass);
+        match passes.iter_mut().find(|p| p.pass == clean) {
+            Some(p) => p.lines.push(line),
+            None => passes.push(PassAnswer { pass: i.pass.clone(), runs_a: i.runs_a, runs_b: i.runs_b, lines: vec![line] }),
+        }
+    }
     Headline { passes, gate: gate.map(|(pct, fired)| gate_line(pct, fired)) }
 }
 

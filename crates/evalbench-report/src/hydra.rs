@@ -4,7 +4,9 @@
 //! peak RSS from the CI's evaluation_metric, and nix's own counts of its
 //! work (nrFunctionCalls, nrThunks, gc.totalBytes: the median over repeats,
 //! which for an exact count is its value); the medians are
-//! `analyze::metrics`'. And `hydra-build-products`.
+//! `analyze::metrics`'; and each counted pass's instructions (their median,
+//! `analyze::instructions`', the figure summary.txt gives). And
+//! `hydra-build-products`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,6 +37,11 @@ pub fn metrics(bundle: &Bundle) -> String {
         for (key, unit, v) in &m.counts {
             let _ = writeln!(out, "evalbench.{pass}.nix.{key} {v:.0} {unit}");
         }
+    }
+    // Read again from the files; a counted run that does not read is left
+    // out here and named among summary.txt's warnings.
+    for c in evalbench_analyze::instructions::passes(bundle).0 {
+        let _ = writeln!(out, "evalbench.{}.nix.instructions {:.0} instructions", c.pass, c.median);
     }
     out
 }

@@ -16,6 +16,7 @@ mod placed_fields;
 pub mod summarize;
 pub mod summary;
 pub mod summary_answer;
+mod summary_instructions;
 pub mod summary_path;
 pub mod summary_text;
 pub mod words;

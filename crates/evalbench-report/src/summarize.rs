@@ -39,7 +39,11 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         nix_stats: Vec::new(),
         pg_settings: Vec::new(),
         warnings: Vec::new(),
+        instructions: Vec::new(),
     };
+    let (counted, counted_warnings) = evalbench_analyze::instructions::passes(bundle);
+    summary.instructions = counted;
+    summary.warnings.extend(counted_warnings.into_iter().map(|message| Warning { file: None, line: None, message }));
     let mut usable = 0usize;
     for pass in &bundle.passes {
         let t = Instant::now();
@@ -98,7 +102,12 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             pending.finish(critical.as_ref().ok()).map_err(ReportError::io(&path))?;
         }
         evalbench_analyze::phase("critical path");
-        if layout::is_clean(&pass.name) {
+        if layout::is_counted(&pass.name) {
+            summary.not_summarized.push(NotSummarized {
+                pass: pass.name.clone(),
+                reason: "counted pass: Valgrind runs nix 15-30 times slower; what it measures is nix's instructions (trace.json written)".into(),
+            });
+        } else if layout::is_clean(&pass.name) {
             match pass_summary {
                 Some(p) => summary.passes.push(p),
                 None => summary.not_summarized.push(NotSummarized { pass: pass.name.clone(), reason: "no spans and no run.json".into() }),

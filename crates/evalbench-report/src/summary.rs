@@ -147,6 +147,10 @@ pub struct Summary {
     /// The PostgreSQL settings of every pass given some (`--pg-setting`), as the server showed them.
     pub pg_settings: Vec<PassSettings>,
     pub warnings: Vec<Warning>,
+    /// nix's instructions in the counted passes (`run --counted`): exact
+    /// counts of its work, beside the clean passes' times.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<evalbench_analyze::instructions::CountedPass>,
 }
 
 #[derive(Debug, Clone, Serialize)]

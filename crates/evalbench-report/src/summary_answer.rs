@@ -32,9 +32,17 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
     if s.answers.is_empty() {
         let _ = writeln!(t, "No clean pass to time.");
     }
-    let distorted: Vec<&str> = s.not_summarized.iter().filter(|n| !layout::is_clean(&n.pass)).map(|n| n.pass.as_str()).collect();
+    for c in &s.instructions {
+        let _ = writeln!(t, "{}", crate::summary_instructions::line(c));
+    }
+    let distorted: Vec<&str> =
+        s.not_summarized.iter().filter(|n| layout::PassKind::of(&n.pass) == layout::PassKind::Instrumented).map(|n| n.pass.as_str()).collect();
     if !distorted.is_empty() {
         let _ = writeln!(t, "Not timed: {} (perf, strace and auto_explain distort their timings; their counters are below).", runs_named(&distorted));
+    }
+    let counted: Vec<&str> = s.not_summarized.iter().filter(|n| layout::is_counted(&n.pass)).map(|n| n.pass.as_str()).collect();
+    if !counted.is_empty() {
+        let _ = writeln!(t, "Not timed: {} (Valgrind runs nix 15-30 times slower; their instructions are above).", runs_named(&counted));
     }
     if !s.warnings.is_empty() {
         let _ = writeln!(t, "{} (the first: {})", crate::output::count(s.warnings.len(), "warning"), clip(&s.warnings[0].to_string(), 100));

@@ -35,6 +35,7 @@ pub fn answer(s: &Summary) -> String {
         }
     }
     counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
+    crate::summary_instructions::section(&mut t, &s.instructions);
     provenance(&mut t, s);
     tail(&mut t, s, ANSWER_WARNINGS);
     if !s.repeats.is_empty() {
@@ -50,6 +51,7 @@ pub fn runs(s: &Summary) -> String {
     crate::summary_answer::head(&mut t, s);
     s.passes.iter().for_each(|p| run_section(&mut t, p));
     counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
+    crate::summary_instructions::section(&mut t, &s.instructions);
     provenance(&mut t, s);
     tail(&mut t, s, 50);
     fit(&t)

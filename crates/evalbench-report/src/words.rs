@@ -9,7 +9,7 @@
 use evalbench_analyze::comparison::{Comparison, NoVerdict};
 use evalbench_analyze::counters::{self, CounterGrounds, CounterVerdict};
 use evalbench_analyze::grounds::{Grounds, Rule, Tested};
-use evalbench_analyze::verdict::{Family, Power, Verdict};
+use evalbench_analyze::verdict::{Family, Kind, Power, Verdict};
 
 use crate::figures::{fmt, grouped, pct, with_unit};
 use evalbench_history::{Change, Why};
@@ -70,6 +70,29 @@ pub fn counter(c: &CounterVerdict) -> String {
     counter_sentence(&c.name, &c.grounds)
 }
 
+/// nix's instructions in a counted pass, A against B: "nix executed 1.02%
+/// more instructions (413,347,277 → 417,563,912; the counts spread by up
+/// to 0.25%, measured A/A)".
+pub fn instructions(c: &evalbench_analyze::instructions::InstructionsComparison) -> String {
+    use evalbench_analyze::instructions::Threshold;
+    // A median of an even number of runs may end in .5: counts are read whole.
+    let counts = format!("{} → {}", grouped(c.a.round()), grouped(c.b.round()));
+    let held = match c.threshold {
+        Threshold::Measured { pct } => format!("called past {pct}%, above the counts' spread measured A/A"),
+        Threshold::Sides { pct, spread_pct } => format!(
+            "a side's runs spread by {spread_pct:.3}%; called past {SPREAD_TIMES}x that, {pct:.3}%",
+            SPREAD_TIMES = evalbench_analyze::instructions::SPREAD_TIMES
+        ),
+    };
+    let runs = if c.runs_a == 1 && c.runs_b == 1 { String::new() } else { format!(", medians of {} and {} runs", c.runs_a, c.runs_b) };
+    match c.kind {
+        Kind::Same => format!("the same instructions ({counts}{runs})"),
+        Kind::More => format!("nix executed {:.2}% more instructions ({counts}{runs}; {held})", c.change_pct),
+        Kind::Less => format!("nix executed {:.2}% fewer instructions ({counts}{runs}; {held})", -c.change_pct),
+        _ => format!("no change in instructions: {:+.4}% is inside their spread ({counts}{runs}; {held})", c.change_pct),
+    }
+}
+
 /// A counter's sentence from its name and grounds alone (as history stores them).
 pub fn counter_sentence(name: &str, grounds: &CounterGrounds) -> String {
     match grounds {
@@ -111,6 +134,13 @@ pub fn change(c: &Change) -> String {
             c.runs_b
         ),
         Why::Counter { name, grounds } => counter_sentence(name, grounds),
+        Why::Instructions { a, b, threshold_pct } => format!(
+            "nix executed {:.2}% {} instructions than at the commit before ({} → {}; called past {threshold_pct:.3}%, their spread)",
+            c.change_pct.abs(),
+            if b > a { "more" } else { "fewer" },
+            grouped(a.round()),
+            grouped(b.round())
+        ),
     }
 }
 

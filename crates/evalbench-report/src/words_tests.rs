@@ -264,3 +264,61 @@ fn a_familys_power_and_a_change_point_are_said_with_their_figures() {
         "slower by 10.0% from this commit on (change point found when commit c45 was added: median 0.400 s over 40 commits before, 0.440 s over 6 from here; permutation p = 0.0005)"
     );
 }
+
+/// nix's instructions as compare and history say them, each kind and both
+/// thresholds, on counts judged by `analyze::instructions` itself.
+#[test]
+fn instructions_are_worded_with_their_threshold() {
+    use evalbench_analyze::instructions::{judge as counts, InstructionsComparison};
+    let said = |a: &[f64], b: &[f64]| {
+        let (change_pct, threshold, kind) = counts(a, b);
+        let (ma, mb) = (evalbench_analyze::spread::median(a), evalbench_analyze::spread::median(b));
+        let c = InstructionsComparison {
+            pass: "cold-counted".into(),
+            runs_a: a.len(),
+            runs_b: b.len(),
+            a: ma,
+            b: mb,
+            change_pct,
+            threshold,
+            kind,
+            phases: Vec::new(),
+            moved: Vec::new(),
+            moved_named_on_both: false,
+        };
+        crate::words::instructions(&c)
+    };
+    assert_eq!(
+        said(&[413_347_277.0], &[417_480_750.0]),
+        "nix executed 1.00% more instructions (413,347,277 → 417,480,750; called past 0.25%, above the counts' spread measured A/A)"
+    );
+    assert_eq!(
+        said(&[413_347_277.0], &[409_213_804.0]),
+        "nix executed 1.00% fewer instructions (413,347,277 → 409,213,804; called past 0.25%, above the counts' spread measured A/A)"
+    );
+    assert_eq!(said(&[5.0], &[5.0]), "the same instructions (5 → 5)");
+    assert_eq!(
+        said(&[557_334_204.0, 557_362_347.0], &[557_361_516.0, 557_361_654.0]),
+        "no change in instructions: +0.0024% is inside their spread (557,348,276 → 557,361,585, medians of 2 and 2 runs; called past 0.25%, above the counts' spread measured A/A)"
+    );
+    assert_eq!(
+        said(&[4.00e8, 4.04e8, 4.02e8], &[4.06e8, 4.07e8, 4.065e8]),
+        "no change in instructions: +1.1194% is inside their spread (402,000,000 → 406,500,000, medians of 3 and 3 runs; a side's runs spread by 0.995%; called past 3x that, 2.985%)"
+    );
+    let change = Change {
+        commit: "c2".into(),
+        pass: "cold-counted".into(),
+        what: "nix instructions".into(),
+        kind: Kind::More,
+        change_pct: 0.9513,
+        p_adjusted: None,
+        baseline_commits: 1,
+        runs_a: 1,
+        runs_b: 1,
+        why: Why::Instructions { a: 559_200_725.0, b: 564_520_200.0, threshold_pct: 0.25 },
+    };
+    assert_eq!(
+        crate::words::change(&change),
+        "nix executed 0.95% more instructions than at the commit before (559,200,725 → 564,520,200; called past 0.250%, their spread)"
+    );
+}

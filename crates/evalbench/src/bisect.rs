@@ -31,6 +31,12 @@ pub struct Args {
     /// both have (times and the heap's size are not exact and never judged).
     #[arg(long, conflicts_with = "measure")]
     pub counter: Option<String>,
+    /// Bisect nix's instructions: each probe also runs the cold-counted pass (nix under Valgrind,
+    /// 15-30x slower), and the counter judged is `instructions`, moved past --threshold (default
+    /// here: the counts' measured spread, 0.25%). Sees what nix's call counts cannot: a builtin
+    /// doing more work per call, another nix, another allocator.
+    #[arg(long, conflicts_with_all = ["measure", "counter"])]
+    pub instructions: bool,
     /// Bisect a time instead of nix's counters: `evaluated`, or a step of the critical path as
     /// the tables print it ("eval resolve"). Each probe is a session of its own, the commit
     /// interleaved with the last one known good, judged by compare's verdict (docs/bisect.md).
@@ -45,8 +51,9 @@ pub struct Args {
     pub retries: u32,
     /// A counter moved when it changed by more than this percentage between two commits (with or
     /// without %): a commit that changes a comment or a harmless attribute moves a few thunks.
-    #[arg(long, value_name = "PCT", default_value_t = evalbench_analyze::verdict::MIN_CHANGE_PCT, value_parser = crate::percent::parse)]
-    pub threshold: f64,
+    /// Default: 1% (evalbench_analyze::verdict::MIN_CHANGE_PCT); with --instructions, 0.25%.
+    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
+    pub threshold: Option<f64>,
     /// Where each probe's bundle (OUT/<commit>/) and the result (bisect.txt, bisect.json,
     /// bisect.md) are written; a rerun with the same OUT reuses the probes made.
     #[arg(short, long, default_value = "bisect-out")]
@@ -119,7 +126,13 @@ fn probe(a: &Args, c: &Commit, out: &Path, push: &mut Option<crate::bisect_push:
     let counted = |dir: &Path| {
         let pass = dir.join("cold-clean");
         let run = evalbench_bundle::RunInfo::read(&pass.join(layout::RUN_JSON)).ok();
-        evalbench_analyze::counters::of_run(run.as_ref(), &pass).filter(|c| !c.is_empty())
+        let mut c = evalbench_analyze::counters::of_run(run.as_ref(), &pass).filter(|c| !c.is_empty())?;
+        if a.instructions {
+            // A probe of a bisect on instructions is whole only with its count.
+            let i = evalbench_bundle::instructions::read(&dir.join("cold-counted")).ok()??;
+            c.insert(evalbench_history::judge::INSTRUCTIONS.to_string(), i.total() as f64);
+        }
+        Some(c)
     };
     if let Some(c) = counted(&dir) {
         return (Probed::Counted(c), 0.0);
@@ -130,7 +143,10 @@ fn probe(a: &Args, c: &Commit, out: &Path, push: &mut Option<crate::bisect_push:
         }
         let exe = std::env::current_exe().context("finding evalbench itself")?;
         let mut cmd = Command::new(exe);
-        cmd.args(["run", "--passes", "cold-clean", "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap"]);
+        // The clean pass first: it writes the commit's derivations, so that
+        // the counted one never counts a first write of them.
+        let passes = if a.instructions { "cold-clean,cold-counted" } else { "cold-clean" };
+        cmd.args(["run", "--passes", passes, "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap"]);
         // Dropped (the checkout removed) when the probe ends.
         let _tree;
         if let Some(p) = push.as_mut() {
@@ -239,6 +255,8 @@ fn add_to_history(a: &Args, commits: &[Commit], probes: &[(usize, Probed)], db: 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     refuse_target_flags(&a)?;
     let commits = line(&a.flake, &a.good, &a.bad)?;
+    let threshold =
+        a.threshold.unwrap_or(if a.instructions { evalbench_analyze::instructions::SPREAD_PCT } else { evalbench_analyze::verdict::MIN_CHANGE_PCT });
     std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
     let n = commits.len();
     let say = |s: String| {
@@ -257,7 +275,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "{n} commits from GOOD {} to BAD {} (first parent); counters move past {}%; one evaluation a probe, about {} probes",
         short(&commits[0].commit),
         short(&commits[n - 1].commit),
-        a.threshold,
+        threshold,
         2 + (n as f64 - 1.0).log2().ceil() as usize
     ));
     let mut push = match (&a.push, &a.push_branch) {
@@ -270,7 +288,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
-    let names = a.counter.clone().map(|c| vec![c]);
+    let names = if a.instructions { Some(vec![evalbench_history::judge::INSTRUCTIONS.to_string()]) } else { a.counter.clone().map(|c| vec![c]) };
     let mut seconds: Vec<f64> = vec![0.0; n];
     let mut made = 0usize;
     let outcome = {
@@ -303,7 +321,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             p
         };
-        bisect(n, names.as_deref(), a.threshold, &mut each)
+        bisect(n, names.as_deref(), threshold, &mut each)
     };
     let outcome = match outcome {
         Ok(o) => o,

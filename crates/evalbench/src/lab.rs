@@ -127,11 +127,16 @@ pub struct Output {
     /// nix also traces its calls (--trace-function-calls), folded into nix-profile.folded.
     #[arg(long)]
     nix_trace: bool,
+    /// nix runs under Valgrind, which counts its instructions (`cachegrind.<who>.out`
+    /// beside the statistics; needs --nix-stats-dir).
+    #[arg(long, requires = "nix_stats_dir")]
+    count_instructions: bool,
 }
 
 impl From<Output> for PassOutput {
     fn from(o: Output) -> PassOutput {
-        PassOutput { trace_dir: o.trace_dir, nix_stats_dir: o.nix_stats_dir, count_calls: o.count_calls, nix_trace: o.nix_trace }
+        let (count_calls, nix_trace, count_instructions) = (o.count_calls, o.nix_trace, o.count_instructions);
+        PassOutput { trace_dir: o.trace_dir, nix_stats_dir: o.nix_stats_dir, count_calls, nix_trace, count_instructions }
     }
 }
 
@@ -291,6 +296,8 @@ pub enum Cmd {
         max_rss: Option<u64>,
         #[arg(long, env = evalbench_lab::eval::ENV_NIX_TRACE)]
         nix_trace: bool,
+        #[arg(long, env = evalbench_lab::eval::ENV_COUNT_INSTRUCTIONS)]
+        count_instructions: bool,
     },
 }
 
@@ -391,9 +398,10 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let _g = evalbench_lab::init_tracing();
             Ok(evalbench_lab::work(&server, &name, &sources)?)
         }
-        Cmd::Eval { flake, job, eval_workers, nix_stats_dir, count_calls, max_rss, nix_trace } => {
+        Cmd::Eval { flake, job, eval_workers, nix_stats_dir, count_calls, max_rss, nix_trace, count_instructions } => {
             let _g = evalbench_lab::init_tracing();
-            Ok(eval::eval(&flake, &job, &eval::EvalOpts { eval_workers, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace })?)
+            let o = eval::EvalOpts { eval_workers, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace, count_instructions };
+            Ok(eval::eval(&flake, &job, &o)?)
         }
     }
 }

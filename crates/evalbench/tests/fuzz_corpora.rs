@@ -45,6 +45,7 @@ macro_rules! replayed {
 replayed!(
     archive,
     auto_explain,
+    cachegrind,
     nix_stats,
     nix_trace,
     pcap_decoders,

@@ -2,7 +2,8 @@
 //! 13's nix 2.26 and Debian unstable's (2.34), which scripts/test unpacks
 //! into target/: the lab's worker and evaluators run each, the bundle's
 //! provenance names it, and its counters (new ones included) are read and
-//! placed.
+//! placed. The newest also runs a counted pass: Valgrind follows its
+//! wrapper script into its own loader and counts nix as the process it ends as.
 
 mod common;
 
@@ -22,7 +23,7 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
         let out = tmp.path().join("out");
         // A nix with its own profiler also runs an instrumented pass, which asks for it.
         let profiler = nix_version(&Some(nix.clone())) >= (2, 30);
-        let passes = if profiler { "cold-clean,cold-instrumented" } else { "cold-clean" };
+        let passes = if profiler { "cold-clean,cold-instrumented,cold-counted" } else { "cold-clean" };
         let r = evalbench()
             .args(["run", "--passes", passes, "--repeat", "1", "--no-pcap", "--nix"])
             .arg(&nix)
@@ -51,6 +52,17 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
         let sampled = out.join("cold-instrumented/eval/nix-eval-profiler.folded");
         assert_eq!(sampled.is_file(), profiler, "{version}: nix's own profile where nix has one");
         if profiler {
+            // Counted through its loader: nix's own count, the wrapper's helpers kept apart.
+            let eval = out.join("cold-counted/eval");
+            let own = std::fs::read_to_string(eval.join("cachegrind.0.out")).unwrap();
+            let cmd = own.lines().find(|l| l.starts_with("cmd:")).unwrap();
+            assert!(cmd.contains("ld-linux") && cmd.contains("/usr/bin/nix eval"), "{cmd}");
+            let children = std::fs::read_dir(&eval).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".child-")).count();
+            assert!(children > 0, "the wrapper script's dirname and readlink, counted apart");
+            let counted = &read_json(&out.join("summary.json"))["instructions"][0];
+            let evaluate = counted["phases"]["evaluate"].as_f64().unwrap();
+            assert!(evaluate > 1e8, "{version}: nix's evaluation is hundreds of millions of instructions: {counted}");
+            eprintln!("{version}: {} instructions in cold-counted", counted["median"]);
             // The page sets nix's sampled view beside evalbench's exact one, and says why they differ.
             let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
             let at = page.find("nix's own sampled profile beside evalbench's exact one").expect("the two views side by side");

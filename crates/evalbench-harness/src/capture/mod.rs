@@ -17,10 +17,13 @@ pub struct Captures {
     pub perf: bool,
     pub strace: bool,
     pub auto_explain: bool,
+    /// Counted passes: nix's instructions, counted under Valgrind (`eval/cachegrind.*.out`).
+    pub instructions: bool,
 }
 
 impl Captures {
-    pub const NONE: Captures = Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false };
+    pub const NONE: Captures =
+        Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false, instructions: false };
 
     /// What either captures.
     pub fn union(self, o: Captures) -> Captures {
@@ -31,6 +34,7 @@ impl Captures {
             perf: self.perf || o.perf,
             strace: self.strace || o.strace,
             auto_explain: self.auto_explain || o.auto_explain,
+            instructions: self.instructions || o.instructions,
         }
     }
 
@@ -43,6 +47,7 @@ impl Captures {
             (self.perf, "perf"),
             (self.strace, "strace"),
             (self.auto_explain, "auto_explain"),
+            (self.instructions, "instructions"),
         ] {
             if on {
                 v.push(n);

@@ -43,6 +43,14 @@ pub(super) fn missing_files(dir: &Path, c: &Captures) -> Vec<String> {
     if !has_spans {
         missing.push("trace/*.jsonl".into());
     }
+    if c.instructions {
+        let counted = |n: &str| n.starts_with(layout::CACHEGRIND_PREFIX) && n.ends_with(layout::CACHEGRIND_SUFFIX);
+        let any =
+            std::fs::read_dir(dir.join(layout::EVAL_DIR)).map(|d| d.flatten().any(|e| counted(&e.file_name().to_string_lossy()))).unwrap_or(false);
+        if !any {
+            missing.push(format!("{}/{}<who>{}", layout::EVAL_DIR, layout::CACHEGRIND_PREFIX, layout::CACHEGRIND_SUFFIX));
+        }
+    }
     if c.strace {
         let any = std::fs::read_dir(dir.join(layout::WORKER_STRACE_DIR))
             .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with(layout::STRACE_FILE_PREFIX)))
@@ -57,6 +65,9 @@ pub(super) fn missing_files(dir: &Path, c: &Captures) -> Vec<String> {
 /// Captures a pass of this kind would have had but that were switched off.
 pub(super) fn off_list(c: &Captures, pass: &str) -> Vec<&'static str> {
     let mut v = Vec::new();
+    if layout::is_counted(pass) {
+        return v;
+    }
     if layout::is_clean(pass) {
         if !c.pcap {
             v.push("pcap");

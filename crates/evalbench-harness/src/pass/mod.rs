@@ -74,9 +74,12 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     std::fs::create_dir_all(dir.join("pg")).map_err(|e| err_from(HarnessError::Io { path: dir.join("pg"), source: e }))?;
     progress(if plan.cold { "cold reset" } else { "warm restart" });
     let eval_dir = dir.join(layout::EVAL_DIR);
-    let instrumented = !layout::is_clean(plan.name);
+    let kind = layout::PassKind::of(plan.name);
+    let instrumented = kind == layout::PassKind::Instrumented;
     let nix_trace = instrumented && plan.nix_trace;
-    target.prepare(plan.cold, &crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented, nix_trace }).map_err(err_from)?;
+    let counted = kind == layout::PassKind::Counted;
+    let place = crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented, nix_trace, counted };
+    target.prepare(plan.cold, &place).map_err(err_from)?;
     let cap = target.capture();
     let db = Db::connect(&cap.admin_database_url).map_err(err_from)?;
     let api = Client::new(target.endpoint(), Duration::from_secs(30));

@@ -89,7 +89,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
         evaluation_id: o.eval_id.clone(),
         eval_id: o.eval_id.clone(),
         cold: Some(evalbench_bundle::layout::is_cold(plan.name)),
-        instrumented: Some(!evalbench_bundle::layout::is_clean(plan.name)),
+        instrumented: Some(evalbench_bundle::layout::PassKind::of(plan.name) == evalbench_bundle::layout::PassKind::Instrumented),
         read_warnings: Vec::new(),
         status: o.last["status"].as_str().map(String::from),
         statuses: o.statuses.clone(),

@@ -51,6 +51,7 @@ impl Target for Lab {
             nix_stats_dir: Some(place.eval_dir.to_path_buf()),
             count_calls: place.instrumented,
             nix_trace: place.nix_trace,
+            count_instructions: place.counted,
         };
         let st = if cold { control::reset_cold(&self.dir, &out)? } else { control::restart(&self.dir, &out)? };
         self.state = Some(st);

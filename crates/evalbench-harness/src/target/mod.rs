@@ -40,6 +40,8 @@ pub struct PassPlace<'a> {
     pub instrumented: bool,
     /// Instrumented and not switched off: nix traces its calls (a profile).
     pub nix_trace: bool,
+    /// A counted pass: nix's instructions counted under Valgrind.
+    pub counted: bool,
 }
 
 pub trait Target {

@@ -249,7 +249,7 @@ impl Evaluator<'_> {
     /// The nix command for one process from attribute `from`, and the file
     /// its statistics go to.
     fn command(&self, from: usize, segment: usize) -> (std::process::Command, std::path::PathBuf) {
-        let mut c = nix::command();
+        let mut c = nix::command_as(&Self::who(self.shard, segment));
         c.args(["eval", "--json", "--option", "eval-cache", "false"]);
         if self.profile {
             c.arg("--trace-function-calls");
@@ -262,6 +262,15 @@ impl Evaluator<'_> {
         c.arg(format!("{}#packages.{SYSTEM}", self.source)).args(["--apply", &apply(self.shard, self.shards, from)]);
         nix::Stats { path: &stats_file, count_calls: self.count_calls }.apply(&mut c);
         (c, stats_file)
+    }
+
+    /// The process's name for its counts: its shard, and the segment after a recycling (`0`, `0.1`).
+    fn who(shard: usize, segment: usize) -> String {
+        if segment == 0 {
+            shard.to_string()
+        } else {
+            format!("{shard}.{segment}")
+        }
     }
 
     /// nix's stderr, read as the evaluator's settings need it.
@@ -330,6 +339,9 @@ impl Evaluator<'_> {
             return Ok(Some(next));
         }
         self.record_stats(&span, &stats_file);
+        if let Some(dir) = super::counted::dir() {
+            super::counted::keep(dir, &Self::who(self.shard, segment), pid).map_err(|e| fail(at.clone(), e))?;
+        }
         if self.shared.failed.load(Ordering::SeqCst) && read.error.is_empty() {
             span.record("end", "failed");
             return Err(EvalError::Stopped.into());

@@ -15,6 +15,7 @@ use evalbench_decode::nix_profile::NixProfile;
 use tracing::{debug_span, field::Empty};
 
 mod cache;
+mod counted;
 mod error;
 mod evaluator;
 mod line;
@@ -57,6 +58,10 @@ pub const ENV_EVAL_MAX_RSS: &str = "EVALBENCH_LAB_EVAL_MAX_RSS";
 /// Set in instrumented passes unless switched off (`run --no-nix-trace`):
 /// nix traces its calls (`--trace-function-calls`), folded into `nix-profile.*`.
 pub const ENV_NIX_TRACE: &str = "EVALBENCH_LAB_NIX_TRACE";
+/// Set in counted passes (`run --counted`): every nix process runs under
+/// Valgrind's cachegrind, which counts the instructions it executes
+/// ([`counted`]); the files go beside nix's statistics.
+pub const ENV_COUNT_INSTRUCTIONS: &str = "EVALBENCH_LAB_COUNT_INSTRUCTIONS";
 
 const E: &str = "gradient_eval";
 const SYSTEM: &str = "x86_64-linux";
@@ -74,6 +79,8 @@ pub struct EvalOpts {
     pub trace: bool,
     /// Recycle an evaluator past this RSS (bytes) after an attribute.
     pub max_rss: Option<u64>,
+    /// Counted: nix under Valgrind, its instructions counted (needs `stats_dir`).
+    pub count_instructions: bool,
 }
 
 fn rusage_kb(who: i32) -> i64 {
@@ -129,9 +136,9 @@ impl Drop for StatsDir {
 /// it, for a flake below a repository's root) and the cache key, its narHash.
 fn lock(flake: &str) -> Result<(String, String, Option<String>), EvalError> {
     const WHAT: &str = "nix flake metadata";
-    let mut c = nix::command();
+    let mut c = nix::command_as("lock");
     c.args(["flake", "metadata", "--json", "--no-write-lock-file", flake]);
-    let m: serde_json::Value = serde_json::from_str(&nix::output(c)?).map_err(|source| EvalError::Output { what: WHAT, source })?;
+    let m: serde_json::Value = serde_json::from_str(&nix::output_as(c, "lock")?).map_err(|source| EvalError::Output { what: WHAT, source })?;
     let path = m["path"].as_str().ok_or(EvalError::Unexpected { what: WHAT, detail: "no store path (\"path\") in its JSON".into() })?.to_string();
     let hash = m["locked"]["narHash"].as_str();
     match m["locked"]["dir"].as_str().filter(|d| !d.is_empty()) {
@@ -173,10 +180,11 @@ pub fn flake_inputs(flake: &str) -> Result<Inputs, EvalError> {
 }
 
 fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, EvalError> {
-    let mut c = nix::command();
+    let mut c = nix::command_as("discover");
     c.args(["eval", "--json", "--option", "eval-cache", "false", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
     nix::Stats { path: &stats.file("discover"), count_calls: o.count_calls }.apply(&mut c);
-    serde_json::from_str::<Vec<String>>(&nix::output(c)?).map_err(|source| EvalError::Output { what: "nix eval (the attribute names)", source })
+    serde_json::from_str::<Vec<String>>(&nix::output_as(c, "discover")?)
+        .map_err(|source| EvalError::Output { what: "nix eval (the attribute names)", source })
 }
 
 /// The evaluators' folds as one profile: `nix-profile.folded` (inferno's
@@ -217,6 +225,15 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
         Ok(s) => s,
         Err(e) => return fail(e.into()),
     };
+    if o.count_instructions {
+        // Only into a kept directory: the counts are what the pass is for.
+        if stats.temporary {
+            return fail(
+                EvalError::Unexpected { what: "counting instructions", detail: "no statistics directory to write the counts to".into() }.into(),
+            );
+        }
+        counted::count_into(&stats.path);
+    }
     // The evaluators read the locked source from the store as a `path:` flake:
     // given the git checkout, nix 2.8 re-locks it with git processes; Gradient
     // locks once. Same content, same source, same cache key.

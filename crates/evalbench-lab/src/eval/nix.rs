@@ -11,6 +11,20 @@ pub(super) fn command() -> Command {
     command_of(&super::nix_program())
 }
 
+/// The nix command for one process of the evaluation (`lock`, `discover`,
+/// an evaluator's `0`, `0.1`): under Valgrind in a counted pass, which
+/// writes its count under that name ([`super::counted`]).
+pub(super) fn command_as(who: &str) -> Command {
+    match super::counted::dir() {
+        Some(dir) => {
+            let mut c = command_of(std::ffi::OsStr::new(super::counted::VALGRIND));
+            c.args(super::counted::args(dir, who)).arg(super::nix_program());
+            c
+        }
+        None => command(),
+    }
+}
+
 /// The same with another nix.
 pub(super) fn command_of(program: &std::ffi::OsStr) -> Command {
     let mut c = Command::new(program);
@@ -54,6 +68,24 @@ impl Stats<'_> {
 pub(super) fn output(mut c: Command) -> Result<String, super::error::EvalError> {
     use super::error::EvalError;
     let out = c.output().map_err(EvalError::Start)?;
+    said(out)
+}
+
+/// [`output`] of a command made by [`command_as`]: in a counted pass, its
+/// count is kept under `who` when it ends.
+pub(super) fn output_as(mut c: Command, who: &str) -> Result<String, super::error::EvalError> {
+    use super::error::EvalError;
+    let Some(dir) = super::counted::dir() else { return output(c) };
+    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(EvalError::Start)?;
+    let pid = child.id() as i32;
+    let out = child.wait_with_output().map_err(|source| EvalError::Wait { pid, source })?;
+    let text = said(out)?;
+    super::counted::keep(dir, who, pid)?;
+    Ok(text)
+}
+
+fn said(out: std::process::Output) -> Result<String, super::error::EvalError> {
+    use super::error::EvalError;
     if !out.status.success() {
         let said = message(String::from_utf8_lossy(&out.stderr).lines());
         return Err(EvalError::Nix(if said.is_empty() { format!("nix ended with {}", evalbench_host::describe_status(out.status)) } else { said }));

@@ -110,13 +110,21 @@ pub fn inspect(bundle: &evalbench_bundle::Bundle, out: &Path) -> Result<(Vec<Pas
     if let Some(e) = failed {
         return Err(e);
     }
-    let rendered = render(&bundle.source, &passes, out, traces)?;
+    // The counted passes' instructions, with what could not be read among the warnings.
+    let counted = evalbench_analyze::instructions::passes(bundle);
+    let rendered = render(&bundle.source, &passes, out, traces, &counted)?;
     Ok((passes, rendered))
 }
 
 /// The page of `passes`, finishing each one's trace.json (written by
 /// [`crate::write_trace_spans`] while it held its spans; None for a pass without spans).
-pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option<crate::PendingTrace>>) -> Result<Rendered, ReportError> {
+pub fn render(
+    source: &Path,
+    passes: &[PassView],
+    out: &Path,
+    traces: Vec<Option<crate::PendingTrace>>,
+    (counted, counted_warnings): &(Vec<evalbench_analyze::instructions::CountedPass>, Vec<String>),
+) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut traces: Vec<Option<crate::PendingTrace>> = traces;
     traces.resize_with(passes.len(), || None);
@@ -138,9 +146,11 @@ pub fn render(source: &Path, passes: &[PassView], out: &Path, traces: Vec<Option
         .filter(|(base, _)| layout::is_clean(base))
         .map(|(base, idx)| sections::answer_of(base, &idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
         .collect();
-    let distorted: Vec<&str> = groups.iter().map(|(b, _)| b.as_str()).filter(|b| !layout::is_clean(b)).collect();
-    let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
+    let distorted: Vec<&str> = groups.iter().map(|(b, _)| b.as_str()).filter(|b| layout::PassKind::of(b) == layout::PassKind::Instrumented).collect();
+    let warnings: Vec<String> =
+        passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).chain(counted_warnings.iter().cloned()).collect();
     sections::answers(&mut page, &answers, &distorted, &warnings);
+    sections::instructions(&mut page, counted);
     let medians: Vec<(usize, f64)> = groups.iter().zip(&over).map(|((_, idx), o)| (idx.len(), o.spread.median)).collect();
     sections::overview(&mut page, &standing, &medians);
     sections::counters_side_by_side(&mut page, &standing);

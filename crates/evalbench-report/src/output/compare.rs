@@ -136,6 +136,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
         }
         super::plans::text(&mut t, c, top);
     }
+    super::instructions::text(&mut t, c);
     let legend = tables::legend_lines(words.iter().map(String::as_str), c);
     if !legend.is_empty() {
         let _ = writeln!(t);
@@ -251,6 +252,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
         }
         super::plans::markdown(&mut t, c, top);
     }
+    super::instructions::markdown(&mut t, cmp);
     let legend = tables::legend_lines(tables::words(cmp), cmp);
     if !legend.is_empty() {
         let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");

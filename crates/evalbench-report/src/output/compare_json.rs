@@ -21,6 +21,7 @@ pub fn regression_lines(regressions: &[Regression<'_>]) -> Vec<String> {
         .map(|r| match r {
             Regression::Evaluated { pass, verdict } => format!("{pass} evaluated: {}", crate::words::verdict(verdict)),
             Regression::Counter { pass, counter } => format!("{pass} {}: {}", counter.name, crate::words::counter(counter)),
+            Regression::Instructions { comparison: c } => format!("{} instructions: {}", c.pass, crate::words::instructions(c)),
         })
         .collect()
 }
@@ -35,6 +36,11 @@ pub fn json(a: &Path, b: &Path, out: &Comparison, pct: Option<f64>, gate: &[Stri
         "one_bundle": out.one_bundle,
         "passes": out.passes.iter().map(super::worded::pass).collect::<Vec<_>>(), "only_a": out.only_a, "only_b": out.only_b,
         "undecided": super::worded::undecided(&out.undecided), "warnings": out.warnings,
+        "instructions": out.instructions.iter().map(|c| {
+            let mut v = serde_json::to_value(c).expect("serializes");
+            v["text"] = crate::words::instructions(c).into();
+            v
+        }).collect::<Vec<_>>(),
         "gate": pct.map(|pct| serde_json::json!({ "fail_on_regression_pct": pct, "regressions": gate })),
     });
     format!("{}\n", serde_json::to_string_pretty(&doc).expect("serializes"))

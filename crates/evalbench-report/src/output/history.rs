@@ -37,6 +37,27 @@ fn path_steps(steps: &[evalbench_analyze::over_runs::StepOverRuns]) -> String {
     parts.join(", ")
 }
 
+/// A counted pass's series: nix's instructions per commit (its seconds are Valgrind's, not kept).
+fn counted_rows(t: &mut String, h: &History, pass: &str, points: &[evalbench_history::Point]) {
+    let _ = writeln!(t, "  {:<14} {:<17} {:<12} {:>5} {:>16} {:>12}", "commit", "time (UTC)", "branch", "runs", "instructions", "spread");
+    for p in points {
+        let c = &h.commits[p.commit];
+        let Some(i) = &p.instructions else { continue };
+        let flag = if h.changes.iter().any(|x| x.commit == c.commit && x.pass == pass) { " *" } else { "" };
+        let spread = if i.n > 1 { format!("{:.4}%", (i.max - i.min) / i.median * 100.0) } else { "one run".into() };
+        let _ = writeln!(
+            t,
+            "  {:<14} {:<17} {:<12} {:>5} {:>16} {:>12}{flag}",
+            c.commit.chars().take(14).collect::<String>(),
+            date(c.commit_time),
+            c.branch.as_deref().unwrap_or("–").chars().take(12).collect::<String>(),
+            i.n,
+            crate::figures::grouped(i.median.round()),
+            spread
+        );
+    }
+}
+
 pub fn text(h: &History) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{}", series_line(h));
@@ -44,6 +65,10 @@ pub fn text(h: &History) -> String {
         let _ = writeln!(t, "== {pass}");
         if let Some(r) = rule_of(h, pass) {
             let _ = writeln!(t, "  judged by: {r}");
+        }
+        if points.iter().any(|p| p.instructions.is_some()) {
+            counted_rows(&mut t, h, pass, points);
+            continue;
         }
         let _ = writeln!(
             t,
@@ -81,6 +106,26 @@ pub fn text(h: &History) -> String {
     crate::summary_text::fit(&t)
 }
 
+/// A counted pass's series in Markdown: nix's instructions per commit.
+fn counted_table(t: &mut String, h: &History, pass: &str, points: &[evalbench_history::Point]) {
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .filter_map(|p| {
+            let i = p.instructions.as_ref()?;
+            let c = &h.commits[p.commit];
+            let changed = h.changes.iter().any(|x| x.commit == c.commit && x.pass == pass);
+            Some(vec![
+                format!("{}{}", c.commit.chars().take(14).collect::<String>(), if changed { " (change)" } else { "" }),
+                date(c.commit_time),
+                c.branch.clone().unwrap_or_else(|| "–".into()),
+                i.n.to_string(),
+                crate::figures::grouped(i.median.round()),
+            ])
+        })
+        .collect();
+    table(t, &["commit", "time (UTC)", "branch", "runs", "nix's instructions (median)"], &[Left, Left, Left, Right, Right], &rows);
+}
+
 /// GitHub-flavoured Markdown: per pass its series, then the changes.
 pub fn markdown(h: &History) -> String {
     let mut t = String::new();
@@ -89,6 +134,10 @@ pub fn markdown(h: &History) -> String {
         let _ = writeln!(t, "### {}\n", cell(pass));
         if let Some(r) = rule_of(h, pass) {
             let _ = writeln!(t, "Judged by: {}\n", cell(r));
+        }
+        if points.iter().any(|p| p.instructions.is_some()) {
+            counted_table(&mut t, h, pass, points);
+            continue;
         }
         let rows: Vec<Vec<String>> = points
             .iter()

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod compare_json;
 pub mod decode;
 pub mod history;
+pub mod instructions;
 pub mod markdown;
 pub mod path;
 pub mod plans;

@@ -53,9 +53,19 @@ pub struct Args {
     /// With --baseline or --baseline-rev: exit 1 on what `compare --fail-on-regression PCT` fires on.
     #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
     pub fail_on_regression: Option<f64>,
-    /// Passes to run, in order.
+    /// Passes to run, in order: cold-clean, warm-clean, cold-instrumented, warm-instrumented,
+    /// and the counted passes cold-counted and warm-counted (see --counted).
     #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
     pub passes: Vec<String>,
+    /// Also run the counted passes (cold-counted, warm-counted): nix under Valgrind, which counts
+    /// the instructions nix executes, exact to a few parts in a million on a busy machine, where a
+    /// time spreads by percents. Their times are Valgrind's (15-30x slower) and never summarized.
+    /// compare and the gate judge the counts with one run a side (docs/instructions.md).
+    #[arg(long)]
+    pub counted: bool,
+    /// Runs of each counted pass (repeats are <pass>.2, ...): one is enough for a verdict.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat_counted: u32,
     /// No perf on instrumented passes (for hosts that cannot profile).
     #[arg(long)]
     pub no_perf: bool,

@@ -55,6 +55,7 @@ pub struct RunOptions {
     pub capture: CaptureSet,
     pub repeat: usize,
     pub repeat_instrumented: usize,
+    pub repeat_counted: usize,
     pub warmup: usize,
     pub timeout: Duration,
     /// Render report/ (`--no-report` turns it off).
@@ -76,9 +77,29 @@ impl RunOptions {
                 "--fail-on-regression needs a baseline to compare with: --baseline FLAKE, --baseline-rev REV or --baseline-lab-setting NAME=VALUE"
             );
         }
+        let mut passes = a.passes;
+        if a.counted {
+            passes.extend(
+                evalbench_bundle::layout::COUNTED_PASSES
+                    .iter()
+                    .filter(|p| !passes.iter().any(|q| q == *p))
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        use evalbench_bundle::layout::KNOWN_PASSES;
+        if let Some(p) = passes.iter().find(|p| !KNOWN_PASSES.contains(&p.as_str())) {
+            anyhow::bail!("--passes: unknown pass {p:?}; passes are {}", KNOWN_PASSES.join(", "));
+        }
+        let counted = passes.iter().any(|p| evalbench_bundle::layout::is_counted(p));
         let target = match a.target {
             TargetKind::Lab => {
                 let config = a.lab.config();
+                if counted && config.eval_max_rss.is_some() {
+                    anyhow::bail!(
+                        "counted passes cannot recycle evaluators (--eval-max-rss): a recycled nix is killed, and Valgrind writes a count only when a process exits"
+                    );
+                }
                 let mut baseline_settings = config.lab_settings;
                 for s in &a.baseline_lab_setting {
                     baseline_settings.set(s)?;
@@ -90,6 +111,9 @@ impl RunOptions {
                     anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
                 }
                 let cfg = a.target_config.context("--target gradient needs --target-config FILE")?;
+                if counted {
+                    anyhow::bail!("counted passes (--counted, cold-counted, warm-counted) run the lab's nix under Valgrind; they are not available with --target gradient");
+                }
                 if !a.lab.pg.settings.is_empty() {
                     anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
                 }
@@ -102,10 +126,11 @@ impl RunOptions {
             flake: a.flake,
             baseline,
             fail_on_regression: a.fail_on_regression,
-            passes: a.passes,
+            passes,
             capture: CaptureSet { perf: !a.no_perf, strace: !a.no_strace, pcap: !a.no_pcap, nix_trace: !a.no_nix_trace, bare: a.bare },
             repeat: a.repeat as usize,
             repeat_instrumented: a.repeat_instrumented as usize,
+            repeat_counted: a.repeat_counted as usize,
             warmup: a.warmup as usize,
             timeout: Duration::from_secs(a.timeout_s),
             report: !a.no_report,
@@ -144,6 +169,7 @@ impl RunOptions {
             capture: self.capture,
             repeat: self.repeat,
             repeat_instrumented: self.repeat_instrumented,
+            repeat_counted: self.repeat_counted,
             warmup: self.warmup,
             provenance,
             timeout: self.timeout,

@@ -95,7 +95,11 @@ fn run_number(run: &str) -> usize {
 pub fn pass_header(page: &mut Page, p: &PassView) {
     page.h2(&format!("pass-{}", file_safe(&p.name)), &format!("Pass {}", p.name));
     let _ = write!(page.body, "<p><b>{}</b>. {}</p>", esc(&mode(p)), esc(&offset_line(p)));
-    if !p.clean {
+    if layout::is_counted(&p.name) {
+        page.body.push_str(
+            "<p class=\"warn\">Counted pass: nix ran under Valgrind, 15-30 times slower. What it measures is nix's instructions (above); its timings are Valgrind's.</p>",
+        );
+    } else if !p.clean {
         page.body.push_str(
             "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>",
         );

@@ -1,0 +1,164 @@
+//! nix's instructions, counted under Valgrind in the counted passes, end to
+//! end on real evaluations: a change inside one builtin call (a longer
+//! string through the same `builtins.hashString`, every call count of
+//! nix's unchanged) is called with one counted run a side, the gate exits 1
+//! naming instructions, summary, page and history carry the count, and
+//! history finds the step with one run a commit.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// The bundled hello flake, with one `builtins.hashString` per package of a
+/// constant string `pad` characters long: two pads, the same calls, and
+/// only the work inside each call differs.
+fn flake_with_pad(dir: &Path, pad: usize) -> PathBuf {
+    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake/flake.nix");
+    let text = std::fs::read_to_string(hello).unwrap();
+    let with_pad = text.replacen("      name = i: ", &format!("      pad = \"{}\";\n      name = i: ", "x".repeat(pad)), 1).replacen(
+        "        deps = deps i;\n",
+        "        deps = deps i;\n        salt = builtins.hashString \"sha256\" pad;\n",
+        1,
+    );
+    assert!(with_pad.contains("salt =") && with_pad.contains("pad = \""), "the hello flake changed shape: {with_pad}");
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("flake.nix"), with_pad).unwrap();
+    dir.to_path_buf()
+}
+
+#[test]
+fn a_change_inside_a_builtin_is_counted_and_gated() {
+    let tmp = reachable_tmp("evalbench-instructions-test.");
+    let (a, b) = (flake_with_pad(&tmp.path().join("a"), 16), flake_with_pad(&tmp.path().join("b"), 1800));
+    let out = tmp.path().join("out");
+    let r = evalbench()
+        .args(["run", "--passes", "cold-counted", "--fail-on-regression", "0.5", "--flake"])
+        .arg(&b)
+        .arg("--baseline")
+        .arg(&a)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "the gate fires on instructions: {stderr}");
+    assert!(flat(&stderr).contains("regression past 0.5%: cold-counted instructions: nix executed"), "{stderr}");
+
+    // compare.json: one verdict on instructions, more, by about 1%.
+    let cmp = read_json(&out.join("compare.json"));
+    let i = &cmp["instructions"][0];
+    assert_eq!(i["pass"], "cold-counted");
+    assert_eq!(i["kind"], "more", "{i}");
+    let change = i["change_pct"].as_f64().unwrap();
+    assert!((0.5..2.0).contains(&change), "about 1% more: {change}");
+    let phases: Vec<&str> = i["phases"].as_array().unwrap().iter().map(|p| p["phase"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["lock", "discover", "evaluate"]);
+    assert!(!i["moved"].as_array().unwrap().is_empty(), "the functions that moved: {i}");
+    // No time was compared: the counted pass's seconds are Valgrind's.
+    assert_eq!(cmp["passes"].as_array().unwrap().len(), 0, "{}", cmp["passes"]);
+
+    // Every call count nix keeps is the same on both sides: only the work inside the calls grew.
+    let stats = |side: &str| read_json(&out.join(side).join("cold-counted/run.json"))["nix_stats"].clone();
+    let (sa, sb) = (stats("a"), stats("b"));
+    for k in ["nrFunctionCalls", "nrPrimOpCalls", "nrThunks", "nrLookups"] {
+        assert!(sa[k].as_f64().is_some(), "{k}: {sa}");
+        assert_eq!(sa[k], sb[k], "{k}");
+    }
+
+    // The count in each side's summary, report and files.
+    let summary = flat(&std::fs::read_to_string(out.join("b/summary.txt")).unwrap());
+    assert!(summary.contains("cold-counted nix executed") && summary.contains("evaluate "), "{summary}");
+    assert!(summary.contains("Not timed: cold-counted (Valgrind"), "{summary}");
+    let json = read_json(&out.join("b/summary.json"));
+    let counted = &json["instructions"][0];
+    assert_eq!(counted["pass"], "cold-counted");
+    assert_eq!(counted["runs"][0]["instructions"].as_f64(), counted["median"].as_f64(), "one run: its count is the median");
+    assert!(counted["top"].as_array().unwrap().iter().any(|f| f["from"] == "nix"), "nix's own functions named: {counted}");
+    let page = std::fs::read_to_string(out.join("b/report/index.html")).unwrap();
+    assert!(page.contains("nix&#39;s instructions (counted passes)") && page.contains("Counted pass: nix ran under Valgrind"));
+    let metrics = std::fs::read_to_string(out.join("b/nix-support/hydra-metrics")).unwrap();
+    let line = metrics.lines().find(|l| l.starts_with("evalbench.cold-counted.nix.instructions ")).expect("Hydra charts the count");
+    assert_eq!(line, format!("evalbench.cold-counted.nix.instructions {} instructions", counted["median"].as_f64().unwrap()), "the summary's figure");
+    let eval = out.join("b/cold-counted/eval");
+    for who in ["lock", "discover", "0"] {
+        assert!(eval.join(format!("cachegrind.{who}.out")).is_file(), "{who}");
+    }
+
+    // History: A at one commit, B at the next, one run each: the step is found where it is.
+    let db = tmp.path().join("h.sqlite");
+    for (side, commit, time) in [("a", "c1", "1000"), ("b", "c2", "2000")] {
+        run_ok(
+            evalbench()
+                .args(["history", "add", "--commit", commit, "--commit-time", time, "--benchmark", "hello", "--db"])
+                .arg(&db)
+                .arg(out.join(side)),
+        );
+    }
+    let shown = run_ok(evalbench().args(["history", "show", "--json", "--db"]).arg(&db));
+    let h: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let changes = h["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        (changes[0]["commit"].as_str(), changes[0]["what"].as_str(), changes[0]["kind"].as_str()),
+        (Some("c2"), Some("nix instructions"), Some("more"))
+    );
+    let text = flat(&String::from_utf8(run_ok(evalbench().args(["history", "show", "--db"]).arg(&db)).stdout).unwrap());
+    assert!(text.contains("runs instructions spread") && text.contains("nix executed"), "{text}");
+}
+
+/// What a counted pass cannot do is refused before anything starts: a
+/// recycled nix is killed (Valgrind writes a count only at exit), and a
+/// Gradient deployment's nix is not the lab's; a mistyped pass is named.
+#[test]
+fn counted_passes_refuse_what_they_cannot_count() {
+    let tmp = reachable_tmp("evalbench-instructions-flags.");
+    let out = tmp.path().join("out");
+    for (args, said) in [
+        (vec!["--counted", "--eval-max-rss", "100M"], "counted passes cannot recycle evaluators (--eval-max-rss)"),
+        (vec!["--counted", "--target", "gradient", "--target-config", "/nonexistent"], "not available with --target gradient"),
+        (vec!["--passes", "cold-clean,cold-countd"], "--passes: unknown pass \"cold-countd\"; passes are cold-clean, warm-clean, cold-instrumented, warm-instrumented, cold-counted, warm-counted"),
+    ] {
+        let r = evalbench().arg("run").args(&args).arg("--out").arg(&out).output().unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(flat(&stderr).contains(said), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?}: nothing written before the refusal");
+    }
+}
+
+/// `bisect --instructions`: a comment, then the longer string through the
+/// same builtin; nix's counters do not move, its instructions do, at the
+/// commit that made them.
+#[test]
+fn bisect_finds_the_commit_that_moved_instructions() {
+    use common::repo::git;
+    let tmp = reachable_tmp("evalbench-instructions-bisect.");
+    let dir = flake_with_pad(&tmp.path().join("repo"), 16);
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["config", "user.email", "t@example.org"]);
+    git(&dir, &["config", "user.name", "t"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "c0: a short pad"]);
+    let flake = dir.join("flake.nix");
+    let text = std::fs::read_to_string(&flake).unwrap();
+    std::fs::write(&flake, format!("{text}# a comment\n")).unwrap();
+    git(&dir, &["commit", "-qam", "c1: a comment"]);
+    flake_with_pad(&dir, 1800);
+    git(&dir, &["commit", "-qam", "c2: a long pad"]);
+    let commits: Vec<String> = git(&dir, &["rev-list", "--reverse", "HEAD"]).lines().map(String::from).collect();
+    let out = tmp.path().join("out");
+    let o = run_ok(
+        evalbench().args(["bisect", "--instructions", "--json", "-q", "--flake"]).arg(&dir).args([&commits[0], &commits[2], "--out"]).arg(&out),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found: Vec<&str> = v["found"].as_array().unwrap().iter().map(|f| f["commit"]["commit"].as_str().unwrap()).collect();
+    assert_eq!(found, [commits[2].as_str()], "{v}");
+    let moved = &v["found"][0]["moved"];
+    assert_eq!(moved.as_array().unwrap().len(), 1, "only instructions are judged: {moved}");
+    assert_eq!(moved[0]["counter"], "instructions");
+    assert!((0.5..2.0).contains(&moved[0]["change_pct"].as_f64().unwrap()), "{moved}");
+    assert_eq!(v["threshold_pct"].as_f64(), Some(evalbench_analyze::instructions::SPREAD_PCT));
+    assert_eq!(v["probes"].as_array().unwrap().len(), 3, "GOOD, BAD and the one between");
+}
