@@ -7,8 +7,8 @@
 //! Valgrind, differ between runs by a few parts in a million (the lab's A/A
 //! pairs, docs/instructions.md), where its evaluated seconds spread by
 //! percents. So a change is called when it is larger than the spread the
-//! counts are known to have: the larger of [`SPREAD_PCT`] (measured A/A, on
-//! every nix the lab runs) and three times the widest spread of either
+//! counts are known to have: the larger of [`SPREAD_PCT`] (measured A/A,
+//! under nix 2.8, 2.26 and 2.34) and three times the widest spread of either
 //! side's own runs. One run a side suffices.
 //!
 //! The report words what this computes (`evalbench_report::words`).
@@ -27,8 +27,10 @@ use crate::verdict::Kind;
 /// own spread. Measured here (docs/instructions.md): ten A/A pairs of
 /// counted runs of the bundled hello flake under nix 2.8, interleaved in one
 /// `run --baseline`, spread by 0.005% (cold-counted, 557,334,204 to
-/// 557,362,347) and 0.016% (warm-counted); nix 2.34's plain evaluations by
-/// up to 0.12%. Twice the widest: a 1% change is called, 0.12% is not.
+/// 557,362,347) and 0.016% (warm-counted); in the lab, three cold-counted
+/// runs each of nix 2.26 by 0.004% and of 2.34 by 0.0005%; plain
+/// evaluations of 2.34 outside the lab (the issue's) by 0.12%. About twice
+/// the widest: a 1% change is called, 0.12% is not.
 pub const SPREAD_PCT: f64 = 0.25;
 /// A side's own runs: a change is called past this many times their spread.
 pub const SPREAD_TIMES: f64 = 3.0;
@@ -43,11 +45,20 @@ pub struct CountedRun {
     pub instructions: u64,
     /// Per phase (lock, discover, evaluate), in that order.
     pub phases: BTreeMap<Phase, u64>,
-    /// nix processes counted.
-    pub processes: usize,
+    /// Each nix process: its name (`lock`, `discover`, a shard `0`, `0.1`
+    /// after a recycle), phase and instructions.
+    pub processes: Vec<ProcessCount>,
     /// Per function, summed over the processes.
     #[serde(skip)]
     pub functions: BTreeMap<String, u64>,
+}
+
+/// One nix process of a counted run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessCount {
+    pub who: String,
+    pub phase: Phase,
+    pub instructions: u64,
 }
 
 /// A function's instructions, and what it comes from.
@@ -151,7 +162,11 @@ pub fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option
                 run: d.name.clone(),
                 instructions: p.total(),
                 phases: p.by_phase(),
-                processes: p.processes.len(),
+                processes: p
+                    .processes
+                    .iter()
+                    .map(|x| ProcessCount { who: x.who.clone(), phase: x.phase, instructions: x.counted.instructions })
+                    .collect(),
                 functions: p.functions(),
             }),
             Ok(None) => warnings.push(format!("{}: a counted run without instruction counts (no eval/cachegrind.*.out); left out", d.path.display())),
@@ -404,7 +419,7 @@ mod tests {
     fn counted(fns: &[(&str, u64)]) -> CountedPass {
         let functions: BTreeMap<String, u64> = fns.iter().map(|(f, n)| (f.to_string(), *n)).collect();
         let total = functions.values().sum();
-        let run = CountedRun { run: "cold-counted".into(), instructions: total, phases: BTreeMap::new(), processes: 1, functions };
+        let run = CountedRun { run: "cold-counted".into(), instructions: total, phases: BTreeMap::new(), processes: Vec::new(), functions };
         CountedPass {
             pass: "cold-counted".into(),
             clean: "cold-clean".into(),

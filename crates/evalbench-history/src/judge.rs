@@ -186,6 +186,16 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
         ..Rules::default()
     };
     let base = &before[start.max(i.saturating_sub(BASELINE_COMMITS))..];
+    // A counted pass's series keeps no seconds (Valgrind's): its
+    // instructions and counters are all there is to judge.
+    if next.instructions.is_some() && next.inputs.iter().all(|r| r.evaluated_s.is_none()) {
+        next.rule = Rule::PerCommit;
+        let mut changes = Vec::new();
+        counter_steps(pass, last, &next, &mut changes);
+        instruction_steps(pass, last, &next, &mut changes);
+        next.changes = changes;
+        return next;
+    }
     let a: Vec<f64> = base.iter().flat_map(|p| p.inputs.iter().filter_map(|r| r.evaluated_s)).collect();
     let b: Vec<f64> = next.inputs.iter().filter_map(|r| r.evaluated_s).collect();
     let head = verdict("evaluated", vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }], "s", TIME, rules);

@@ -76,6 +76,15 @@ fn a_change_inside_a_builtin_is_counted_and_gated() {
     assert_eq!(counted["pass"], "cold-counted");
     assert_eq!(counted["runs"][0]["instructions"].as_f64(), counted["median"].as_f64(), "one run: its count is the median");
     assert!(counted["top"].as_array().unwrap().iter().any(|f| f["from"] == "nix"), "nix's own functions named: {counted}");
+    let who: Vec<&str> = counted["runs"][0]["processes"].as_array().unwrap().iter().map(|p| p["who"].as_str().unwrap()).collect();
+    assert_eq!(who, ["lock", "discover", "0"], "each nix process's count: {counted}");
+    // compare's Markdown and page carry the same verdict and the functions that moved.
+    let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown"]).arg(out.join("a")).arg(out.join("b"))).stdout).unwrap();
+    assert!(md.contains("### cold-counted: nix's instructions") && md.contains("| function (moved most) | from | A | B | B - A |"), "{md}");
+    let html = tmp.path().join("cmp-html");
+    run_ok(evalbench().arg("compare").arg(out.join("a")).arg(out.join("b")).arg("--html").arg(&html));
+    let cmp_page = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(cmp_page.contains("cold-counted: nix&#39;s instructions") && cmp_page.contains("nix executed"), "the comparison page");
     let page = std::fs::read_to_string(out.join("b/report/index.html")).unwrap();
     assert!(page.contains("nix&#39;s instructions (counted passes)") && page.contains("Counted pass: nix ran under Valgrind"));
     let metrics = std::fs::read_to_string(out.join("b/nix-support/hydra-metrics")).unwrap();

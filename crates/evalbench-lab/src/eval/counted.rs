@@ -81,7 +81,8 @@ pub(super) fn keep(dir: &Path, who: &str, pid: i32) -> Result<(), EvalError> {
         std::fs::rename(&path, &to).map_err(|source| EvalError::Io { path: path.clone(), source })?;
     }
     if !own {
-        return Err(EvalError::Uncounted { who: who.to_string(), pid, dir: dir.to_path_buf(), log: log(dir, who) });
+        let log = dir.join(format!("valgrind.{who}.{pid}.log"));
+        return Err(EvalError::Uncounted { who: who.to_string(), pid, dir: dir.to_path_buf(), log });
     }
     Ok(())
 }

@@ -78,6 +78,43 @@ pub fn text(t: &mut String, cmp: &Comparison) {
     }
 }
 
+/// compare's page (`--html`): the same sections, every name escaped (a
+/// function's name comes from the bundle).
+pub fn html(body: &mut String, cmp: &Comparison) {
+    use crate::html::escape as esc;
+    for c in &cmp.instructions {
+        let _ = write!(body, "<h2>{}</h2><p>{}</p>", esc(&format!("{}: nix's instructions", c.pass)), esc(&crate::words::instructions(c)));
+        body.push_str("<table><tr><th>phase</th><th>A</th><th>B</th><th>change</th></tr>");
+        for r in phase_rows(c) {
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(&r[0]),
+                esc(&r[1]),
+                esc(&r[2]),
+                esc(&r[3])
+            );
+        }
+        body.push_str("</table>");
+        if !c.moved.is_empty() {
+            let _ = write!(body, "<p>Functions whose instructions moved most (cachegrind's self counts{}):</p>", esc(both(c)));
+            body.push_str("<table><tr><th>function</th><th>from</th><th>A</th><th>B</th><th>B - A</th></tr>");
+            for m in &c.moved {
+                let _ = write!(
+                    body,
+                    "<tr><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                    esc(&m.function),
+                    esc(m.from.as_str()),
+                    esc(&grouped(m.a.round())),
+                    esc(&grouped(m.b.round())),
+                    esc(&signed((m.b - m.a).round()))
+                );
+            }
+            body.push_str("</table>");
+        }
+    }
+}
+
 pub fn markdown(t: &mut String, cmp: &Comparison) {
     for c in &cmp.instructions {
         let _ = writeln!(t, "### {}: nix's instructions\n", cell(&c.pass));

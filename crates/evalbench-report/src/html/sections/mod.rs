@@ -87,7 +87,12 @@ fn ready<'a, T>(page: &mut Page, p: &PassView, s: &'a Section<T>) -> Option<&'a 
 }
 
 fn mode(p: &PassView) -> String {
-    format!("{}, {}", if p.cold { "cold" } else { "warm" }, if p.clean { "clean" } else { "instrumented (timings distorted)" })
+    let kind = match evalbench_bundle::layout::PassKind::of(&p.name) {
+        evalbench_bundle::layout::PassKind::Clean => "clean",
+        evalbench_bundle::layout::PassKind::Instrumented => "instrumented (timings distorted)",
+        evalbench_bundle::layout::PassKind::Counted => "counted (nix under Valgrind: timings distorted, instructions counted)",
+    };
+    format!("{}, {kind}", if p.cold { "cold" } else { "warm" })
 }
 
 fn offset_line(p: &PassView) -> String {
