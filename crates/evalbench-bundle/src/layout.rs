@@ -86,8 +86,9 @@ pub const KNOWN_PASSES: [&str; 6] = ["cold-clean", "warm-clean", "cold-instrumen
 /// nix process, `cachegrind.<who>.out`, where `who` is `lock` (the flake's
 /// metadata), `discover` (the attribute names), or an evaluator's shard
 /// (`0`, and `0.1` for the first successor of a recycled one). The
-/// processes such a nix started (a loader's wrapper script, git) are kept
-/// beside it as `cachegrind.<who>.child-<pid>.out`, never added to its count.
+/// other processes Valgrind followed (a loader's wrapper script's helpers)
+/// are kept beside it as `cachegrind.<who>.child-<pid>.out`, never added to
+/// its count.
 pub const CACHEGRIND_PREFIX: &str = "cachegrind.";
 pub const CACHEGRIND_SUFFIX: &str = ".out";
 pub const CACHEGRIND_CHILD: &str = ".child-";

@@ -129,7 +129,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let runs: Vec<&evalbench_bundle::PassDir> = grouped.remove(&base).unwrap_or_default();
     let t = std::time::Instant::now();
     let distorted = (!evalbench_bundle::layout::is_clean(&base)).then(|| {
-        format!("{}: an instrumented pass: perf, strace and auto_explain distort its timings, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
+        let why = if evalbench_bundle::layout::is_counted(&base) {
+            "a counted pass: nix ran under Valgrind, 15-30 times slower"
+        } else {
+            "an instrumented pass: perf, strace and auto_explain distort its timings"
+        };
+        format!("{}: {why}, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
     });
     if let Some(d) = &distorted {
         eprintln!("evalbench whatif: warning: {d}");

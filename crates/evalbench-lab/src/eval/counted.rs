@@ -12,8 +12,9 @@
 //! started through its own loader by a wrapper script (Debian's 2.26 and
 //! 2.34 beside the project) is counted as the process it ends as. Each
 //! process writes `cachegrind.<who>.<pid>.part`; when nix has ended, its own
-//! file becomes `cachegrind.<who>.out` and any other (the wrapper's helpers,
-//! git) `cachegrind.<who>.child-<pid>.out`, kept and never added.
+//! file becomes `cachegrind.<who>.out` and any other (the wrapper's
+//! helpers) `cachegrind.<who>.child-<pid>.out`, kept and never added. git,
+//! which nix runs to lock a checkout, is not followed at all.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -44,6 +45,9 @@ pub(super) fn args(dir: &Path, who: &str) -> Vec<String> {
         "--cache-sim=no".into(),
         "--branch-sim=no".into(),
         "--trace-children=yes".into(),
+        // git (nix 2.8 runs five to lock a checkout) is not nix's work and
+        // is never added: run natively, it costs no Valgrind start.
+        "--trace-children-skip=*/git".into(),
         // Valgrind's own lines go to a file, so that nix's stderr (its
         // markers and errors) reads as without it.
         format!("--log-file={}", log(dir, who).display()),
