@@ -26,8 +26,8 @@ use crate::verdict::Kind;
 /// Instructions within this percentage of A's median are the counts'
 /// own spread. Measured here (docs/instructions.md): ten A/A pairs of
 /// counted runs of the bundled hello flake under nix 2.8, interleaved in one
-/// `run --baseline`, spread by 0.005% (cold-counted, 557,334,204 to
-/// 557,362,347) and 0.016% (warm-counted); in the lab, three cold-counted
+/// `run --baseline`, spread by 0.0005% (cold-counted, 557,366,986 to
+/// 557,369,538) and 0.0003% (warm-counted); in the lab, three cold-counted
 /// runs each of nix 2.26 by 0.004% and of 2.34 by 0.0005%; plain
 /// evaluations of 2.34 outside the lab (the issue's) by 0.12%. About twice
 /// the widest: a 1% change is called, 0.12% is not.

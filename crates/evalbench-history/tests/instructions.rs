@@ -1,6 +1,6 @@
 //! A counted pass's series (nix's instructions, one run a commit, no
 //! seconds kept), held to account by construction: seeded series of 200
-//! commits whose counts spread as the lab's A/A pairs did (0.016% range),
+//! commits whose counts spread by 0.008% (sixteen times the lab's A/A range),
 //! read back through `build` as `history show` does.
 //!
 //! - A/A: no series of 100 seeds flags anything.
