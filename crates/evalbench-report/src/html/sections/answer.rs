@@ -42,7 +42,8 @@ pub fn answers(page: &mut Page, answers: &[PassAnswer], distorted: &[&str], warn
         );
     }
     if answers.is_empty() {
-        page.body.push_str("<p class=\"missing\">No clean pass to time: every pass here was instrumented or counted, and its timings are distorted.</p>");
+        page.body
+            .push_str("<p class=\"missing\">No clean pass to time: every pass here was instrumented or counted, and its timings are distorted.</p>");
     }
     page.body.push_str(
         "<table class=\"answer\"><tr><th>pass</th><th>evaluated (median)</th><th>spread</th><th>largest on the critical path (median over runs, share)</th><th>halving the largest would save (predicted)</th></tr>",
