@@ -231,7 +231,7 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
             html_table(&mut body, list, true);
         }
     }
-    crate::output::instructions::html(&mut body, cmp);
+    crate::output::instructions::html(&mut body, cmp, html_table);
     body.push_str("<h2>Verdicts</h2><ul class=\"note\">");
     for l in tables::legend_lines(tables::words(cmp), cmp) {
         let _ = write!(body, "<li>{}</li>", esc(&l));

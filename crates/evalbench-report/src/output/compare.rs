@@ -252,7 +252,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
         }
         super::plans::markdown(&mut t, c, top);
     }
-    super::instructions::markdown(&mut t, cmp);
+    super::instructions::markdown(&mut t, cmp, md_table);
     let legend = tables::legend_lines(tables::words(cmp), cmp);
     if !legend.is_empty() {
         let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");

@@ -1,8 +1,9 @@
-//! nix's instructions in compare's text and Markdown: per counted pass both
-//! sides have, the verdict, the instructions per phase, and the functions
-//! whose counts moved most (the exact, C++-level diff beside nix's sampled
-//! profile and our traced one). The JSON carries the same figures
-//! (`compare_json`).
+//! nix's instructions in compare's text, Markdown and page: per counted
+//! pass both sides have, the verdict, the instructions per phase, and the
+//! functions whose counts moved most (the exact, C++-level diff beside nix's
+//! sampled profile and our traced one), each table made once in compare's
+//! table model and given its syntax by the writer of each format. The JSON
+//! carries the same figures (`compare_json`).
 
 use std::fmt::Write;
 
@@ -10,6 +11,7 @@ use evalbench_analyze::comparison::Comparison;
 use evalbench_analyze::instructions::InstructionsComparison;
 
 use super::markdown::cell;
+use crate::compare_tables::{Align, Cell, Group, Table, TableRow};
 use crate::figures::grouped;
 
 /// A function's name as a table shows it: C++ signatures run to hundreds of
@@ -30,20 +32,45 @@ fn signed(x: f64) -> String {
     }
 }
 
-/// Each phase's A, B and change.
-fn phase_rows(c: &InstructionsComparison) -> Vec<[String; 4]> {
-    c.phases
+/// The phases' instructions, A against B, as compare's one table model
+/// (`compare_tables::Table`): text, Markdown and the page give it a syntax.
+fn phases(c: &InstructionsComparison) -> Table {
+    let rows = c
+        .phases
         .iter()
-        .map(|p| [p.phase.as_str().to_string(), grouped(p.a.round()), grouped(p.b.round()), format!("{:+.4}%", (p.b / p.a - 1.0) * 100.0)])
-        .collect()
+        .map(|p| {
+            let cells = [p.phase.as_str().to_string(), grouped(p.a.round()), grouped(p.b.round()), format!("{:+.4}%", (p.b / p.a - 1.0) * 100.0)];
+            row(cells, false)
+        })
+        .collect();
+    one_group("instructions per phase", vec![("phase", Align::Left), ("A", Align::Right), ("B", Align::Right), ("change", Align::Right)], rows)
 }
 
-/// The moved functions: name, where from, A, B, B - A.
-fn moved_rows(c: &InstructionsComparison, width: usize) -> Vec<[String; 5]> {
-    c.moved
+/// The functions whose instructions moved most: name (whole; the text cuts
+/// it), where from, A, B, B - A.
+fn moved(c: &InstructionsComparison) -> Table {
+    let rows = c
+        .moved
         .iter()
-        .map(|m| [short(&m.function, width), m.from.as_str().to_string(), grouped(m.a.round()), grouped(m.b.round()), signed((m.b - m.a).round())])
-        .collect()
+        .map(|m| {
+            let cells = [m.function.clone(), m.from.as_str().to_string(), grouped(m.a.round()), grouped(m.b.round()), signed((m.b - m.a).round())];
+            row(cells, true)
+        })
+        .collect();
+    let columns =
+        vec![("function (moved most)", Align::Left), ("from", Align::Left), ("A", Align::Right), ("B", Align::Right), ("B - A", Align::Right)];
+    one_group(&format!("functions whose instructions moved most (cachegrind's self counts{})", both(c)), columns, rows)
+}
+
+/// A row of plain cells; with `code`, its first is a name from the bundle.
+fn row<const N: usize>(texts: [String; N], code: bool) -> TableRow {
+    let mut cells: Vec<Cell> = texts.into_iter().map(|text| Cell { text, ..Cell::default() }).collect();
+    cells[0].code = code;
+    TableRow { sentence: String::new(), cells }
+}
+
+fn one_group(title: &str, columns: Vec<(&'static str, Align)>, rows: Vec<TableRow>) -> Table {
+    Table { title: title.to_string(), columns, groups: vec![Group { only: None, rows, more: 0 }] }
 }
 
 /// Between two nixes, what the moved functions are limited to.
@@ -52,6 +79,25 @@ fn both(c: &InstructionsComparison) -> &'static str {
         "; A and B ran two nixes, so only functions both name, whose symbols both builds export"
     } else {
         ""
+    }
+}
+
+/// A table for a terminal: each column as wide as its widest cell, a
+/// function's name cut to [`NAME`] characters.
+fn text_table(t: &mut String, table: &Table) {
+    const NAME: usize = 64;
+    let cells: Vec<Vec<String>> = std::iter::once(table.columns.iter().map(|c| c.0.to_string()).collect())
+        .chain(table.rows().map(|r| r.cells.iter().map(|c| if c.code { short(&c.text, NAME) } else { c.text.clone() }).collect()))
+        .collect();
+    let widths: Vec<usize> = (0..table.columns.len()).map(|i| cells.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    for r in &cells {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .zip(&table.columns)
+            .map(|((c, w), (_, a))| if *a == Align::Right { format!("{c:>w$}") } else { format!("{c:<w$}") })
+            .collect();
+        let _ = writeln!(t, "  {}", line.join("  ").trim_end());
     }
 }
 
@@ -64,73 +110,36 @@ pub fn text(t: &mut String, cmp: &Comparison) {
             c.pass, c.runs_a, c.runs_b
         );
         let _ = writeln!(t, "  {}", crate::words::instructions(c));
-        let _ = writeln!(t, "  {:<10} {:>16} {:>16} {:>10}", "phase", "A", "B", "change");
-        for r in phase_rows(c) {
-            let _ = writeln!(t, "  {:<10} {:>16} {:>16} {:>10}", r[0], r[1], r[2], r[3]);
-        }
+        text_table(t, &phases(c));
         if !c.moved.is_empty() {
-            let _ = writeln!(t, "  functions whose instructions moved most (cachegrind's self counts{}):", both(c));
-            let _ = writeln!(t, "  {:<64} {:<16} {:>14} {:>14} {:>14}", "function", "from", "A", "B", "B - A");
-            for r in moved_rows(c, 64) {
-                let _ = writeln!(t, "  {:<64} {:<16} {:>14} {:>14} {:>14}", r[0], r[1], r[2], r[3], r[4]);
-            }
+            let m = moved(c);
+            let _ = writeln!(t, "  {}:", m.title);
+            text_table(t, &m);
         }
     }
 }
 
-/// compare's page (`--html`): the same sections, every name escaped (a
-/// function's name comes from the bundle).
-pub fn html(body: &mut String, cmp: &Comparison) {
+/// compare's page (`--html`): the same sections, through the page's table
+/// writer (every name escaped: a function's name comes from the bundle).
+pub fn html(body: &mut String, cmp: &Comparison, table: impl Fn(&mut String, &Table, bool)) {
     use crate::html::escape as esc;
     for c in &cmp.instructions {
         let _ = write!(body, "<h2>{}</h2><p>{}</p>", esc(&format!("{}: nix's instructions", c.pass)), esc(&crate::words::instructions(c)));
-        body.push_str("<table><tr><th>phase</th><th>A</th><th>B</th><th>change</th></tr>");
-        for r in phase_rows(c) {
-            let _ = write!(
-                body,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                esc(&r[0]),
-                esc(&r[1]),
-                esc(&r[2]),
-                esc(&r[3])
-            );
-        }
-        body.push_str("</table>");
+        table(body, &phases(c), false);
         if !c.moved.is_empty() {
-            let _ = write!(body, "<p>Functions whose instructions moved most (cachegrind's self counts{}):</p>", esc(both(c)));
-            body.push_str("<table><tr><th>function</th><th>from</th><th>A</th><th>B</th><th>B - A</th></tr>");
-            for m in &c.moved {
-                let _ = write!(
-                    body,
-                    "<tr><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                    esc(&m.function),
-                    esc(m.from.as_str()),
-                    esc(&grouped(m.a.round())),
-                    esc(&grouped(m.b.round())),
-                    esc(&signed((m.b - m.a).round()))
-                );
-            }
-            body.push_str("</table>");
+            table(body, &moved(c), true);
         }
     }
 }
 
-pub fn markdown(t: &mut String, cmp: &Comparison) {
+/// Markdown, through compare's table writer (`markdown::table`, every cell escaped).
+pub fn markdown(t: &mut String, cmp: &Comparison, table: impl Fn(&mut String, &Table, bool)) {
     for c in &cmp.instructions {
         let _ = writeln!(t, "### {}: nix's instructions\n", cell(&c.pass));
         let _ = writeln!(t, "{}\n", cell(&crate::words::instructions(c)));
-        let _ = writeln!(t, "| phase | A | B | change |\n|---|---:|---:|---:|");
-        for r in phase_rows(c) {
-            let _ = writeln!(t, "| {} | {} | {} | {} |", cell(&r[0]), r[1], r[2], cell(&r[3]));
-        }
-        let _ = writeln!(t);
+        table(t, &phases(c), false);
         if !c.moved.is_empty() {
-            let _ = writeln!(t, "Functions whose instructions moved most{}:\n", both(c));
-            let _ = writeln!(t, "| function (moved most) | from | A | B | B - A |\n|---|---|---:|---:|---:|");
-            for r in moved_rows(c, 120) {
-                let _ = writeln!(t, "| {} | {} | {} | {} | {} |", cell(&r[0]), cell(&r[1]), r[2], r[3], r[4]);
-            }
-            let _ = writeln!(t);
+            table(t, &moved(c), true);
         }
     }
 }
