@@ -82,6 +82,15 @@ pub const COUNTED_PASSES: [&str; 2] = ["cold-counted", "warm-counted"];
 /// Every pass `run` knows, in the order they are reported.
 pub const KNOWN_PASSES: [&str; 6] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented", "cold-counted", "warm-counted"];
 
+/// Passes to run, checked (`run`'s options and the harness say the same):
+/// the first that is not a pass `run` knows, named with those it knows.
+pub fn check_passes(passes: &[String]) -> Result<(), String> {
+    match passes.iter().find(|p| !KNOWN_PASSES.contains(&p.as_str())) {
+        Some(p) => Err(format!("unknown pass {p:?}; passes are {}", KNOWN_PASSES.join(", "))),
+        None => Ok(()),
+    }
+}
+
 /// A counted pass's files in `eval/`: Valgrind's cachegrind output of each
 /// nix process, `cachegrind.<who>.out`, where `who` is `lock` (the flake's
 /// metadata), `discover` (the attribute names), or an evaluator's shard

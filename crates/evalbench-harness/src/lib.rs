@@ -128,11 +128,7 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
     for s in sides.iter() {
         std::fs::create_dir_all(&s.opts.out).map_err(|e| setup(format!("{}: {e}", s.opts.out.display())))?;
     }
-    for p in &first.passes {
-        if !layout::KNOWN_PASSES.contains(&layout::base_name(p)) {
-            return Err(setup(format!("unknown pass {p:?}; passes are {}", layout::KNOWN_PASSES.join(", "))));
-        }
-    }
+    layout::check_passes(&first.passes).map_err(setup)?;
     let tag = |label: &str, what: &str| if label.is_empty() { what.to_string() } else { format!("{label}: {what}") };
     let mut started = 0;
     let result = (|| {

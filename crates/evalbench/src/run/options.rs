@@ -87,10 +87,7 @@ impl RunOptions {
                     .collect::<Vec<_>>(),
             );
         }
-        use evalbench_bundle::layout::KNOWN_PASSES;
-        if let Some(p) = passes.iter().find(|p| !KNOWN_PASSES.contains(&p.as_str())) {
-            anyhow::bail!("--passes: unknown pass {p:?}; passes are {}", KNOWN_PASSES.join(", "));
-        }
+        evalbench_bundle::layout::check_passes(&passes).map_err(|e| anyhow::anyhow!("--passes: {e}"))?;
         let counted = passes.iter().any(|p| evalbench_bundle::layout::is_counted(p));
         let target = match a.target {
             TargetKind::Lab => {
