@@ -144,7 +144,7 @@ impl Judged {
         let paths: Vec<&[evalbench_analyze::path::PathStep]> = inputs.iter().filter(|r| !r.path.is_empty()).map(|r| r.path.as_slice()).collect();
         let mut top_path = evalbench_analyze::over_runs::steps_over_runs(&paths);
         top_path.truncate(TOP_PATH);
-        let counts: Vec<f64> = inputs.iter().filter_map(|r| r.counters.get(INSTRUCTIONS).copied()).collect();
+        let counts = instruction_counts(&inputs);
         Judged {
             instructions: (!counts.is_empty()).then(|| spread(&counts)),
             top_path,
@@ -176,6 +176,24 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
     // Where the baseline starts: the last change, or as far back as was kept.
     let start = before.iter().rposition(|p| p.commit == last.start).unwrap_or(0);
     next.start = last.start.clone();
+    // A counted pass's series keeps no seconds (Valgrind's): its
+    // instructions and counters are all there is to judge.
+    let mut changes = if next.instructions.is_some() && next.inputs.iter().all(|r| r.evaluated_s.is_none()) {
+        next.rule = Rule::PerCommit;
+        Vec::new()
+    } else {
+        time_steps(pass, before, start, &mut next)
+    };
+    counter_steps(pass, last, &next, &mut changes);
+    instruction_steps(pass, last, &next, &mut changes);
+    next.changes = changes;
+    next
+}
+
+/// The evaluated seconds and spans of `next` against the commits from
+/// `start` on: per commit where its runs allow a verdict, else by change
+/// points; sets `next`'s rule, power and start.
+fn time_steps(pass: &str, before: &[Judged], start: usize, next: &mut Judged) -> Vec<Change> {
     let i = before.len();
     let rules = Rules {
         alpha: STEP_ALPHA,
@@ -186,16 +204,6 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
         ..Rules::default()
     };
     let base = &before[start.max(i.saturating_sub(BASELINE_COMMITS))..];
-    // A counted pass's series keeps no seconds (Valgrind's): its
-    // instructions and counters are all there is to judge.
-    if next.instructions.is_some() && next.inputs.iter().all(|r| r.evaluated_s.is_none()) {
-        next.rule = Rule::PerCommit;
-        let mut changes = Vec::new();
-        counter_steps(pass, last, &next, &mut changes);
-        instruction_steps(pass, last, &next, &mut changes);
-        next.changes = changes;
-        return next;
-    }
     let a: Vec<f64> = base.iter().flat_map(|p| p.inputs.iter().filter_map(|r| r.evaluated_s)).collect();
     let b: Vec<f64> = next.inputs.iter().filter_map(|r| r.evaluated_s).collect();
     let head = verdict("evaluated", vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }], "s", TIME, rules);
@@ -206,7 +214,7 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
         let from = start.max((i + 1).saturating_sub(WINDOW_COMMITS));
         // A full window slides: its oldest commits are not where the last change was.
         let sliding = from > start;
-        if let Some(at) = change_points(pass, &before[from..], &next, sliding, &mut changes) {
+        if let Some(at) = change_points(pass, &before[from..], next, sliding, &mut changes) {
             next.start = at;
         }
     } else {
@@ -236,17 +244,18 @@ pub fn judge(pass: &str, before: &[Judged], mut next: Judged) -> Judged {
             }
         }
     }
-    counter_steps(pass, last, &next, &mut changes);
-    instruction_steps(pass, last, &next, &mut changes);
-    next.changes = changes;
-    next
+    changes
+}
+
+/// A counted pass's runs' instructions (none for any other pass).
+fn instruction_counts(inputs: &[RunInput]) -> Vec<f64> {
+    inputs.iter().filter_map(|r| r.counters.get(INSTRUCTIONS).copied()).collect()
 }
 
 /// nix's instructions against the previous commit's (a counted pass's
 /// series): a change past their spread is a step, flagged where it happened.
 fn instruction_steps(pass: &str, before: &Judged, at: &Judged, changes: &mut Vec<Change>) {
-    let counts = |p: &Judged| p.inputs.iter().filter_map(|r| r.counters.get(INSTRUCTIONS).copied()).collect::<Vec<f64>>();
-    let (a, b) = (counts(before), counts(at));
+    let (a, b) = (instruction_counts(&before.inputs), instruction_counts(&at.inputs));
     if a.is_empty() || b.is_empty() {
         return;
     }
