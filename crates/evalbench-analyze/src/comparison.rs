@@ -403,12 +403,13 @@ fn attach_statement_verdicts(out: &mut [PassComparison]) {
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
     let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
     runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
-    let (instructions, counted_warnings) = crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()));
+    let (provenance_a, provenance_b, differs) = differs(ba, bb);
+    let two_nixes = provenance_a.system.nix_version != provenance_b.system.nix_version;
+    let (instructions, counted_warnings) = crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()), two_nixes);
     let pairs = pass_pairs(&ga, &gb, o, (ba, bb), !instructions.is_empty())?;
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     // Times from two sessions carry the machine's drift between them; exact
     // counters do not, and are judged by equality whatever the rules.
-    let (provenance_a, provenance_b, differs) = differs(ba, bb);
     // The same runs on both sides: the first run of every pair is one
     // evaluation, requested at one instant.
     let first_run = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str| {

@@ -20,7 +20,7 @@ use evalbench_bundle::layout;
 use evalbench_bundle::{Bundle, PassDir};
 use serde::Serialize;
 
-use crate::spread::median;
+use crate::spread::{median, spread, Spread};
 use crate::verdict::Kind;
 
 /// Instructions within this percentage of A's median are the counts'
@@ -154,7 +154,7 @@ pub fn passes(b: &Bundle) -> (Vec<CountedPass>, Vec<String>) {
 }
 
 /// One counted pass from its runs' directories.
-pub fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option<CountedPass> {
+fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option<CountedPass> {
     let mut runs = Vec::new();
     for d in dirs {
         match counted::read(&d.path) {
@@ -204,15 +204,18 @@ pub fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option
     })
 }
 
-/// (max - min) / median, percent.
-fn spread_pct(v: &[f64]) -> f64 {
-    let m = median(v);
-    let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
-    if v.len() < 2 || m <= 0.0 {
+/// Counts' spread: (max - min) / median, percent; 0 for fewer than two.
+/// History's rows of a counted series show it from their stored `Spread`.
+pub fn range_pct(s: &Spread) -> f64 {
+    if s.n < 2 || s.median <= 0.0 {
         0.0
     } else {
-        (hi - lo) / m * 100.0
+        (s.max - s.min) / s.median * 100.0
     }
+}
+
+fn spread_pct(v: &[f64]) -> f64 {
+    range_pct(&spread(v))
 }
 
 /// Each function's median over the runs (a run without it counts 0).
@@ -305,8 +308,14 @@ pub fn judge(a: &[f64], b: &[f64]) -> (f64, Threshold, Kind) {
 
 /// compare's counted passes: every one both bundles have, or only the
 /// pass each side names (`--pass-a`, `--pass-b`) where it is a counted one;
-/// what could not be read, as warnings.
-pub fn of_comparison(ba: &Bundle, bb: &Bundle, (pass_a, pass_b): (Option<&str>, Option<&str>)) -> (Vec<InstructionsComparison>, Vec<String>) {
+/// what could not be read, as warnings. `two_nixes`: their provenance names
+/// two nix versions ([`compare`]).
+pub fn of_comparison(
+    ba: &Bundle,
+    bb: &Bundle,
+    (pass_a, pass_b): (Option<&str>, Option<&str>),
+    two_nixes: bool,
+) -> (Vec<InstructionsComparison>, Vec<String>) {
     let (mut ca, wa) = passes(ba);
     let (mut cb, wb) = passes(bb);
     if let (Some(x), Some(y)) = (pass_a, pass_b) {
@@ -316,8 +325,6 @@ pub fn of_comparison(ba: &Bundle, bb: &Bundle, (pass_a, pass_b): (Option<&str>, 
             pb.pass = pa.pass.clone();
         }
     }
-    let nix = |b: &Bundle| b.provenance().system.nix_version;
-    let two_nixes = nix(ba) != nix(bb);
     (compare(&ca, &cb, two_nixes), wa.into_iter().chain(wb).collect())
 }
 

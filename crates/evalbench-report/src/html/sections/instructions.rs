@@ -24,14 +24,13 @@ pub fn instructions(page: &mut Page, passes: &[CountedPass]) {
     page.body.push_str("<table class=\"answer\"><tr><th>pass</th><th>instructions (median)</th><th>spread</th><th>per phase</th><th>starting (dynamic loader)</th></tr>");
     for c in passes {
         let spread = if c.runs.len() > 1 { format!("{:.4}% over {} runs", c.spread_pct, c.runs.len()) } else { "one run".to_string() };
-        let phases: Vec<String> = c.phases.iter().map(|(ph, n)| format!("{} {}", ph.as_str(), grouped(n.round()))).collect();
         let _ = write!(
             page.body,
             "<tr><td>{}</td><td class=\"n\"><b>{}</b></td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
             esc(&c.pass),
             esc(&grouped(c.median.round())),
             esc(&spread),
-            esc(&phases.join(", ")),
+            esc(&crate::summary_instructions::phases(c)),
             esc(&grouped(c.loader.round()))
         );
     }
