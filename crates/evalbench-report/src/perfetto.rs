@@ -7,7 +7,8 @@
 //!
 //! A million spans make a quarter-gigabyte file, so the events are cut into
 //! segments formatted on every core, and this thread writes the segments in
-//! order as they come. Memory stays at the spans plus a few segments.
+//! order as they come (on one core, it formats them too). Memory stays at
+//! the spans plus a few segments.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -108,13 +109,24 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
             start = end;
         }
     }
+    if threads() == 1 {
+        // One core: format and write in turn. A formatter thread would only
+        // add a channel's hand-offs, and make the work depend on when the
+        // writer returns its buffers (bench/self.sh counts it exactly).
+        let mut buf = Vec::new();
+        for (k, &(l, a, b)) in segments.iter().enumerate() {
+            buf.clear();
+            format_segment(&mut buf, &lanes[l], a, b, k == 0)?;
+            file.write_all(&buf)?;
+        }
+        return Ok(pending_trace(tmp, path, &order, lanes));
+    }
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, io::Result<Vec<u8>>)>(threads() * 2);
     // Written buffers go back to the formatters: fresh ones cost a page fault
     // per page and a cache miss per line.
     let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
-    let mut events = 0u64;
     let result = std::thread::scope(|s| -> io::Result<()> {
         for _ in 0..threads() {
             let tx = tx.clone();
@@ -152,11 +164,14 @@ pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment:
         Ok(())
     });
     result?;
-    for lane in &lanes {
-        events += lane.stream.spans.len() as u64;
-    }
+    Ok(pending_trace(tmp, path, &order, lanes))
+}
+
+/// The trace whose span events are written: where each stream's spans went.
+fn pending_trace(tmp: tempfile::NamedTempFile, path: &Path, order: &[usize], lanes: Vec<Lane<'_>>) -> PendingTrace {
+    let events = lanes.iter().map(|lane| lane.stream.spans.len() as u64).sum();
     let placed = order.iter().zip(lanes).map(|(&i, lane)| (i, (lane.pid, lane.tracks.of_span))).collect();
-    Ok(PendingTrace { tmp, path: path.to_path_buf(), placed, events })
+    PendingTrace { tmp, path: path.to_path_buf(), placed, events }
 }
 
 /// The critical path as a process of its own (one slice per stretch, named
@@ -219,19 +234,14 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
 
 /// Tracks for every stream, computed on every core.
 fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) -> Vec<Lane<'a>> {
-    let next = AtomicUsize::new(0);
     let mut tracks: Vec<Option<Tracks>> = (0..order.len()).map(|_| None).collect();
-    let slots = std::sync::Mutex::new(&mut tracks);
-    std::thread::scope(|s| {
-        for _ in 0..threads().min(order.len().max(1)) {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
-                let t = assign_tracks(&streams[i]);
-                slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(t);
-            });
+    if threads() == 1 {
+        for (k, &i) in order.iter().enumerate() {
+            tracks[k] = Some(assign_tracks(&streams[i]));
         }
-    });
+    } else {
+        lay_out_on_every_core(streams, order, &mut tracks);
+    }
     order
         .iter()
         .zip(tracks)
@@ -246,6 +256,21 @@ fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) ->
             names: streams[i].names.iter().map(|n| escaped(n)).collect(),
         })
         .collect()
+}
+
+fn lay_out_on_every_core(streams: &[Stream], order: &[usize], tracks: &mut [Option<Tracks>]) {
+    let next = AtomicUsize::new(0);
+    let slots = std::sync::Mutex::new(tracks);
+    std::thread::scope(|s| {
+        for _ in 0..threads().min(order.len().max(1)) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
+                let t = assign_tracks(&streams[i]);
+                slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(t);
+            });
+        }
+    });
 }
 
 fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> io::Result<()> {

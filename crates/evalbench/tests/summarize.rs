@@ -320,3 +320,26 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
         "the cut line is named"
     );
 }
+
+/// On one CPU the span reader and the trace writer work in the calling
+/// thread (what bench/self.sh counts); on every CPU, side by side: the same
+/// summary and the same trace.json, byte for byte. This machine's CI has 2.
+#[test]
+fn one_cpu_and_every_cpu_write_the_same_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "3", "--drvs", "300"]);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(cpus > 1, "this test needs more than one CPU to compare the two ways ({cpus} here)");
+    run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("every")).arg(&bundle));
+    run_ok(
+        std::process::Command::new("taskset")
+            .args(["-c", "0", env!("CARGO_BIN_EXE_evalbench"), "summarize", "--quiet", "-o"])
+            .arg(tmp.path().join("one"))
+            .arg(&bundle),
+    );
+    for f in ["summary.txt", "summary.json", "cold-clean/trace.json", "cold-instrumented/trace.json"] {
+        let (a, b) = (std::fs::read(tmp.path().join("every").join(f)).unwrap(), std::fs::read(tmp.path().join("one").join(f)).unwrap());
+        let strip = |v: Vec<u8>| String::from_utf8(v).unwrap().replace(&tmp.path().join("every").display().to_string(), "OUT");
+        assert!(strip(a) == strip(b).replace(&tmp.path().join("one").display().to_string(), "OUT"), "{f} differs between one CPU and {cpus}");
+    }
+}

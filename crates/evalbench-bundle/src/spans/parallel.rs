@@ -156,6 +156,14 @@ fn on_every_core<S: Send>(units: &[Unit], state: impl Fn() -> S + Sync, work: im
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by_key(|&u| std::cmp::Reverse(units[u].2 - units[u].1));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(units.len().max(1));
+    if threads == 1 {
+        // One core: in this thread, in the same order (bench/self.sh counts it exactly).
+        let mut st = state();
+        for &u in &order {
+            work(&mut st, u);
+        }
+        return vec![st];
+    }
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
