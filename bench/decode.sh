@@ -21,7 +21,9 @@ remove_on_exit "$WORK"
 "$BIN" lab up --lab-dir "$WORK/lab" --net off >/dev/null 2>&1
 PORT=$(python3 -c "import json; print(json.load(open('$WORK/lab/lab.json'))['pg_port'])")
 PGB=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
-export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres
+# The lab's superuser password (lab.json is root's alone), in the environment only.
+PGPASSWORD=$(python3 -c "import json; print(json.load(open('$WORK/lab/lab.json'))['pg_password'])")
+export PGHOST=127.0.0.1 PGPORT=$PORT PGUSER=postgres PGPASSWORD
 "$PGB" -i -s 2 -q gradient >/dev/null 2>&1
 tcpdump -i lo --immediate-mode -B 65536 -U -s 0 -w "$WORK/pg.pcap" "tcp port $PORT" 2>"$WORK/tcpdump.log" &
 TD=$!

@@ -73,6 +73,9 @@ pub struct Comparison {
     /// The counted passes both sides have: nix's instructions, A against B
     /// (a primary measure, judged by the counts' spread, not as a time).
     pub instructions: Vec<crate::instructions::InstructionsComparison>,
+    /// What the gate judges that only one side has (`gate::missing`): said
+    /// first, and the gate fails closed on it unless told otherwise.
+    pub missing: Vec<crate::gate::Missing>,
 }
 
 impl Comparison {
@@ -120,6 +123,10 @@ pub struct PassComparison {
     pub path: Vec<Row>,
     /// nix's counters: exact ones by equality, the rest like times.
     pub counters: Vec<CounterVerdict>,
+    /// nix's exact headline counters (what the gate judges) that only one
+    /// side's runs have: (counter, the side that lacks it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters_missing: Vec<(String, &'static str)>,
     pub families: Families,
     /// Instrumented passes: every statement's plans on both sides (auto_explain),
     /// the changes first. None for clean passes, which log no plans.
@@ -177,8 +184,8 @@ type PerRun = BTreeMap<String, Vec<f64>>;
 fn path_steps(sa: &runs::Samples, sb: &runs::Samples, primary_nix: bool) -> (PerRun, PerRun) {
     let (mut pa, mut pb) = (sa.path.clone(), sb.path.clone());
     for k in sa.path.keys().chain(sb.path.keys()) {
-        pa.entry(k.clone()).or_insert_with(|| vec![0.0; sa.runs]);
-        pb.entry(k.clone()).or_insert_with(|| vec![0.0; sb.runs]);
+        pa.entry(k.clone()).or_insert_with(|| vec![0.0; sa.path_runs]);
+        pb.entry(k.clone()).or_insert_with(|| vec![0.0; sb.path_runs]);
     }
     if primary_nix {
         pa.remove(NIX_STEP);
@@ -196,28 +203,6 @@ fn only(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> Vec<O
         .collect();
     out.sort_by(|x, y| y.total_ms.total_cmp(&x.total_ms).then(x.what.cmp(&y.what)));
     out
-}
-
-/// The provenance of both sides, and every field that differs, with the
-/// PostgreSQL settings of each side's first pass as the group "settings".
-pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Difference>) {
-    let (pa, pb) = (ba.provenance(), bb.provenance());
-    let mut d = pa.differs(&pb);
-    let first = |b: &Bundle| b.passes.first().map(|p| runs::pg_settings(&[p])).unwrap_or_default();
-    let (sa, sb) = (first(ba), first(bb));
-    if sa != sb {
-        let text = |s: &BTreeMap<String, String>| {
-            if s.is_empty() {
-                "defaults".to_string()
-            } else {
-                s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
-            }
-        };
-        // The server's settings differ by these: said once, as given.
-        d.retain(|x| x.field != "postgres_settings");
-        d.push(Difference { group: "settings", field: "pg_settings".into(), a: text(&sa), b: text(&sb) });
-    }
-    (pa, pb, d)
 }
 
 fn only_passes(g: &BTreeMap<String, Vec<&PassDir>>, other: &BTreeMap<String, Vec<&PassDir>>) -> Vec<OnlyPass> {
@@ -289,6 +274,7 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
         spans,
         statements,
         counters,
+        counters_missing: crate::gate::counters_missing(&sa.counters, &sb.counters),
         families: Families { evaluated, spans: fx(), statements: fx(), counters: fx(), path: fx() },
         plans,
         plan_notes,
@@ -313,6 +299,15 @@ fn pass_pairs(
     let pairs: Vec<(String, String)> = match (&o.pass_a, &o.pass_b) {
         (Some(x), Some(y)) => {
             let (x, y) = (layout::base_name(x).to_string(), layout::base_name(y).to_string());
+            // A pass a side lacks is named first: its temperature means nothing.
+            let lacks = |g: &Groups<'_>, p: &str, b: &Bundle| {
+                let have: Vec<&str> = g.keys().map(String::as_str).collect();
+                (!g.contains_key(p)).then(|| format!("{}: no pass {p:?}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
+            };
+            let missing: Vec<String> = [lacks(ga, &x, ba), lacks(gb, &y, bb)].into_iter().flatten().collect();
+            if !missing.is_empty() {
+                return Err(CompareError::NoSuchPass(missing));
+            }
             if layout::is_cold(&x) != layout::is_cold(&y) {
                 return Err(CompareError::ColdAgainstWarm { a: x, b: y });
             }
@@ -363,7 +358,7 @@ fn measure_pair(
             clean_heads.push((head, pass_rules, (i, Primary::Evaluated)));
             if primary_nix {
                 // In seconds, as the family's other measure: the path keeps ms.
-                let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.runs], |v| v.iter().map(|ms| ms / 1e3).collect());
+                let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.path_runs], |v| v.iter().map(|ms| ms / 1e3).collect());
                 let m = Measured { what: format!("{} {NIX_STEP}", a.pass), a: step(sa), b: step(sb), floor_abs: floor_ms / 1e3 };
                 clean_heads.push((m, pass_rules, (i, Primary::NixOnPath)));
             }
@@ -403,7 +398,7 @@ fn attach_statement_verdicts(out: &mut [PassComparison]) {
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
     let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
     runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
-    let (provenance_a, provenance_b, differs) = differs(ba, bb);
+    let (provenance_a, provenance_b, differs) = crate::sides::differs(ba, bb);
     let two_nixes = provenance_a.system.nix_version != provenance_b.system.nix_version;
     let (instructions, counted_warnings) = crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()), two_nixes);
     let pairs = pass_pairs(&ga, &gb, o, (ba, bb), !instructions.is_empty())?;
@@ -477,7 +472,9 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
     let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
     let (min_change_pct, min_abs_us) = (o.min_change, o.min_abs_us);
+    let missing = crate::gate::missing(&out, (ba, bb), o.pass_a.is_none());
     Ok(Comparison {
+        missing,
         differs,
         provenance_a,
         provenance_b,

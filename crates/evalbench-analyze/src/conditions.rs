@@ -42,10 +42,10 @@ pub struct Conditions {
     /// (run.json's `instance`), where both sides ran on both.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crossed: Option<[[usize; 2]; 2]>,
-    /// Per side, the runs whose evaluated seconds are their spans' extent
-    /// (run.json gave none, or could not be read).
+    /// Per side, the runs whose evaluated seconds are unknown (run.json
+    /// gave none, or could not be read): left out of the evaluated verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub wall_from_spans: Vec<(&'static str, Vec<String>)>,
+    pub no_evaluated: Vec<(&'static str, Vec<String>)>,
 }
 
 impl Conditions {
@@ -76,9 +76,9 @@ impl Conditions {
             .map(|(side, v)| (side, crate::drift::warmup_runs(v)))
             .filter(|w| w.1 > 0)
             .collect();
-        let wall_from_spans =
-            [("A", &a.wall_from_spans), ("B", &b.wall_from_spans)].into_iter().filter(|(_, v)| !v.is_empty()).map(|(s, v)| (s, v.clone())).collect();
-        Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b), wall_from_spans }
+        let no_evaluated =
+            [("A", &a.no_evaluated), ("B", &b.no_evaluated)].into_iter().filter(|(_, v)| !v.is_empty()).map(|(s, v)| (s, v.clone())).collect();
+        Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b), no_evaluated }
     }
 
     /// The rules of this pass's time verdicts.

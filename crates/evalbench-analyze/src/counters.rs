@@ -77,7 +77,17 @@ pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) ->
     if let Some(c) = nix_stats::read(dir).ok().flatten().map(|s| s.counters) {
         return Some(c);
     }
-    run.and_then(|r| r.evaluation_metric.as_ref()).and_then(from_evaluation_metric)
+    evaluation_metric(run, dir).as_ref().and_then(from_evaluation_metric)
+}
+
+/// The run's `evaluation_metric` row: run.json's, else (run.json missing
+/// or unreadable) the `evaluation_metric.json` beside it, read on its own:
+/// a bad run.json loses only itself.
+pub fn evaluation_metric(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) -> Option<serde_json::Value> {
+    match run {
+        Some(r) => r.evaluation_metric.clone(),
+        None => evalbench_bundle::run_info::read_evaluation_metric(&dir.join(evalbench_bundle::layout::EVALUATION_METRIC)).ok().flatten(),
+    }
 }
 
 /// Gradient's `evaluation_metric` row as counters: its counts under nix's

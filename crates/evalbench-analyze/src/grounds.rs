@@ -110,6 +110,16 @@ pub enum Rule {
     /// The interval lies within the floor.
     WithinFloor,
     Noise,
+    /// Not called, and no run counts like these could have called it: the
+    /// smallest p the test gives for them (`best`) is not under the
+    /// family's threshold (`alpha` / its tests); `need` runs a side would do.
+    TooFewRuns {
+        #[serde(with = "any_f64")]
+        best: f64,
+        #[serde(with = "any_f64")]
+        threshold: f64,
+        need: usize,
+    },
 }
 
 /// A float as stored: a number when finite, else `"inf"`, `"-inf"` or `"NaN"`.

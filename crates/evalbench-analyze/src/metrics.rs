@@ -26,11 +26,15 @@ pub fn of_bundle(bundle: &Bundle) -> Vec<PassMetrics> {
         .into_iter()
         .filter(|(pass, _)| layout::is_clean(pass))
         .map(|(pass, dirs)| {
-            let runs: Vec<RunInfo> = dirs.iter().filter_map(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).collect();
-            let counters: Vec<nix_stats::Counters> = runs.iter().filter_map(|r| r.nix_stats.as_ref().and_then(nix_stats::from_json)).collect();
+            // Each run's files on their own: a bad run.json loses its evaluated
+            // seconds, not the counts and rows beside it.
+            let runs: Vec<(Option<RunInfo>, &std::path::Path)> =
+                dirs.iter().map(|d| (RunInfo::read(&d.file(layout::RUN_JSON)).ok(), d.path.as_path())).collect();
+            let counters: Vec<nix_stats::Counters> = runs.iter().filter_map(|(r, dir)| crate::counters::of_run(r.as_ref(), dir)).collect();
+            let metric = |(r, dir): &(Option<RunInfo>, &std::path::Path)| crate::counters::evaluation_metric(r.as_ref(), dir);
             PassMetrics {
-                evaluated_s: median(runs.iter().filter_map(|r| r.evaluated_s).collect()),
-                eval_peak_rss_kb: median(runs.iter().filter_map(|r| r.evaluation_metric.as_ref()?.get("eval_peak_rss_kb")?.as_f64()).collect()),
+                evaluated_s: median(runs.iter().filter_map(|(r, _)| crate::evaluated(r.as_ref())).collect()),
+                eval_peak_rss_kb: median(runs.iter().filter_map(|r| metric(r)?.get("eval_peak_rss_kb")?.as_f64()).collect()),
                 counts: COUNTS
                     .iter()
                     .filter_map(|&(key, unit)| median(counters.iter().filter_map(|c| c.get(key).copied()).collect()).map(|m| (key, unit, m)))

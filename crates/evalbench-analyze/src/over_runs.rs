@@ -29,9 +29,9 @@ pub const BUYS: usize = 5;
 #[derive(Debug, Clone, Copy)]
 pub struct RunPath<'a> {
     pub name: &'a str,
-    pub evaluated_s: f64,
-    /// The evaluated seconds are the spans' extent: run.json gave none.
-    pub from_spans: bool,
+    /// run.json's evaluated seconds; None where it gives none usable (the
+    /// run is then left out of the evaluated figure, and named).
+    pub evaluated_s: Option<f64>,
     pub path: Option<(&'a [PathStep], &'a [ByProcess], &'a [Buys])>,
 }
 
@@ -85,9 +85,13 @@ pub struct PassAnswer {
     pub median_run_number: usize,
     /// Runs with a critical path, of `runs`.
     pub with_path: usize,
-    /// Runs whose evaluated seconds are their spans' extent (run.json gave none, or could not be read).
+    /// The runs without one (summary.json says why, per run): out of the path's medians.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub evaluated_from_spans: Vec<String>,
+    pub no_path: Vec<String>,
+    /// Runs whose evaluated seconds are unknown (run.json gave none usable,
+    /// or could not be read): left out of `evaluated_s`, nothing standing in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_evaluated: Vec<String>,
     /// The path's steps by median time on it, largest first.
     pub steps: Vec<StepOverRuns>,
     pub processes: Vec<ProcessOverRuns>,
@@ -98,14 +102,10 @@ pub struct PassAnswer {
     pub lever: Option<Lever>,
 }
 
-/// A run's evaluated seconds: run.json's, else its spans' extent on the
-/// server clock (what summary.json calls `wall_s`, with `wall_source`).
-pub fn evaluated_of(data: &crate::PassData, align: &crate::Alignment) -> f64 {
-    data.run
-        .as_ref()
-        .and_then(|r| r.evaluated_s)
-        .or_else(|| data.extent(align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6))
-        .map_or(f64::NAN, evalbench_bundle::num::s)
+/// A run's evaluated seconds, run.json's where usable ([`crate::evaluated`]),
+/// at their unit's precision.
+pub fn evaluated_of(data: &crate::PassData) -> Option<f64> {
+    crate::evaluated(data.run.as_ref()).map(evalbench_bundle::num::s)
 }
 
 /// The run nearest the median of `evaluated` (the first of two as near).
@@ -197,7 +197,7 @@ pub fn lever(step: &str, runs: &[(&[PathStep], &[Buys])]) -> Option<Lever> {
 
 /// The answer for the pass `pass` from its runs, in the order they ran.
 pub fn answer(pass: &str, runs: &[RunPath]) -> PassAnswer {
-    let evaluated: Vec<f64> = runs.iter().map(|r| r.evaluated_s).collect();
+    let evaluated: Vec<f64> = runs.iter().map(|r| r.evaluated_s.unwrap_or(f64::NAN)).collect();
     let at = median_index(&evaluated);
     let with: Vec<(&[PathStep], &[ByProcess], &[Buys])> = runs.iter().filter_map(|r| r.path).collect();
     let steps = steps_over_runs(&with.iter().map(|p| p.0).collect::<Vec<_>>());
@@ -212,7 +212,8 @@ pub fn answer(pass: &str, runs: &[RunPath]) -> PassAnswer {
         median_run: runs.get(at).map(|r| r.name.to_string()).unwrap_or_default(),
         median_run_number: at + 1,
         with_path: with.len(),
-        evaluated_from_spans: runs.iter().filter(|r| r.from_spans).map(|r| r.name.to_string()).collect(),
+        no_path: runs.iter().filter(|r| r.path.is_none()).map(|r| r.name.to_string()).collect(),
+        no_evaluated: runs.iter().filter(|r| r.evaluated_s.is_none()).map(|r| r.name.to_string()).collect(),
         steps_median_sum_us: steps.iter().map(|s| s.median_on_path_us).sum(),
         steps,
         processes,
@@ -251,9 +252,8 @@ mod tests {
                 evaluated.push((a + b + r.next(50) as i64) as f64 / 1e6);
             }
             let names: Vec<String> = (1..=n).map(|i| format!("cold-clean.{i}")).collect();
-            let runs: Vec<RunPath> = (0..n)
-                .map(|i| RunPath { name: &names[i], evaluated_s: evaluated[i], from_spans: false, path: Some((&paths[i], &[], &buys[i])) })
-                .collect();
+            let runs: Vec<RunPath> =
+                (0..n).map(|i| RunPath { name: &names[i], evaluated_s: Some(evaluated[i]), path: Some((&paths[i], &[], &buys[i])) }).collect();
             let a = answer("cold-clean", &runs);
             let m = median(&evaluated);
             assert_eq!(a.evaluated_s.median, evalbench_bundle::num::round_to(m, 6), "round {round}");

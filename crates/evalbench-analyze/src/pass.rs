@@ -34,6 +34,9 @@ pub struct PassData {
     pub warnings: Vec<Warning>,
     /// Spans left out because they started outside the capture window (see [`load`]).
     pub outside_window: u64,
+    /// Span files that did not read: their spans are missing, so the run's
+    /// critical path is partial and left out of every median (named).
+    pub unreadable_files: Vec<PathBuf>,
 }
 
 impl PassData {
@@ -108,6 +111,7 @@ fn read_pass(pass: &PassDir, fields: Fields<'_>) -> PassData {
     let run = read_run(pass, &mut warnings);
     let trace_dir = pass.file(layout::TRACE_DIR);
     let mut streams = Vec::new();
+    let mut unreadable_files = Vec::new();
     let (mut dropped, mut malformed_total) = (0, 0);
     if trace_dir.is_dir() {
         let outside = |n: &str| match fields {
@@ -126,6 +130,9 @@ fn read_pass(pass: &PassDir, fields: Fields<'_>) -> PassData {
                     dropped += f.dropped;
                     malformed_total += f.malformed_total;
                     file_warnings(&f, &mut warnings);
+                    if f.unreadable.is_some() {
+                        unreadable_files.push(f.path.clone());
+                    }
                     streams.extend(f.streams.into_iter().filter(|s| !s.spans.is_empty()));
                 }
             }
@@ -138,7 +145,17 @@ fn read_pass(pass: &PassDir, fields: Fields<'_>) -> PassData {
     if let Some(w) = stray_spans(pass) {
         warnings.push(w);
     }
-    PassData { name: pass.name.clone(), dir: pass.path.clone(), run, streams, dropped, malformed_total, warnings, outside_window: 0 }
+    PassData {
+        name: pass.name.clone(),
+        dir: pass.path.clone(),
+        run,
+        streams,
+        dropped,
+        malformed_total,
+        warnings,
+        outside_window: 0,
+        unreadable_files,
+    }
 }
 
 /// The pass's run.json, or a warning saying why there is none.
@@ -149,6 +166,15 @@ pub(crate) fn read_run(pass: &PassDir, warnings: &mut Vec<Warning>) -> Option<Ru
             Ok(r) => {
                 for w in &r.read_warnings {
                     warnings.push(Warning { file: None, line: None, message: w.clone() });
+                }
+                if let Some(bad) = r.evaluated_s.filter(|s| !(s.is_finite() && *s >= 0.0)) {
+                    warnings.push(Warning {
+                        file: Some(run_path),
+                        line: None,
+                        message: format!(
+                            "evaluated_s is {bad}, not a finite non-negative number of seconds: the run is left out of the evaluated figure"
+                        ),
+                    });
                 }
                 Some(r)
             }
@@ -161,7 +187,7 @@ pub(crate) fn read_run(pass: &PassDir, warnings: &mut Vec<Warning>) -> Option<Ru
         warnings.push(Warning {
             file: Some(run_path),
             line: None,
-            message: "missing: evaluated time and evaluation_metric unknown; wall time taken from the spans".into(),
+            message: "missing: the run's evaluated time is unknown, and left out of the evaluated figure".into(),
         });
         None
     }
@@ -169,6 +195,13 @@ pub(crate) fn read_run(pass: &PassDir, warnings: &mut Vec<Warning>) -> Option<Ru
 
 /// What a span file's reading went past: dropped spans, malformed lines.
 pub(crate) fn file_warnings(f: &SpanFile, warnings: &mut Vec<Warning>) {
+    if let Some(why) = &f.unreadable {
+        warnings.push(Warning {
+            file: Some(f.path.clone()),
+            line: None,
+            message: format!("unreadable, its spans left out (the run's other files are read): {why}"),
+        });
+    }
     if f.dropped > 0 {
         warnings.push(Warning {
             file: Some(f.path.clone()),
@@ -184,7 +217,10 @@ pub(crate) fn file_warnings(f: &SpanFile, warnings: &mut Vec<Warning>) {
         warnings.push(Warning {
             file: Some(f.path.clone()),
             line: None,
-            message: format!("{} more malformed lines not listed", f.malformed_total - listed),
+            message: match f.malformed_total - listed {
+                1 => "1 more malformed line not listed".to_string(),
+                n => format!("{n} more malformed lines not listed"),
+            },
         });
     }
 }

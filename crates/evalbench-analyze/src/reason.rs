@@ -34,6 +34,7 @@ impl Reason {
             (Reason::SideDrift, _) => "drift",
             (Reason::PassDrift, _) => "pass drift",
             (Reason::BetweenSessions, _) => "sessions",
+            (Reason::TooFewRuns, _) => "too few runs",
             (_, Kind::InsideNoise) => "noise",
             (_, Kind::NoNoiseEstimate) => "too few runs",
             (_, k) => k.as_str(),

@@ -10,7 +10,7 @@ use crate::{load, Fields, PassData};
 /// Per run of a pass: evaluated seconds, span totals, statement totals.
 pub struct Samples {
     pub runs: usize,
-    /// Evaluated seconds (run.json), or the traced wall when unknown.
+    /// Evaluated seconds (run.json) of the runs that give them; the others are `no_evaluated`.
     pub evaluated_s: Vec<f64>,
     /// "<process> <span>" to its total per run, ms; 0 where a run lacks it.
     pub spans: BTreeMap<String, Vec<f64>>,
@@ -19,8 +19,11 @@ pub struct Samples {
     /// nix's counters per run, for the runs that have them (see `counters`).
     pub counters: BTreeMap<String, Vec<f64>>,
     /// The critical path's steps ("<process> <span>" or "wait: …") to
-    /// their time on the path per run, ms; 0 where a run's path missed it.
+    /// their time on the path per run with a whole path (`path_runs` of
+    /// them), ms; 0 where a run's path missed it.
     pub path: BTreeMap<String, Vec<f64>>,
+    /// The runs with a whole critical path: those `path` holds.
+    pub path_runs: usize,
     /// The `.drv` files each run's evaluation wrote to the nix store, where
     /// the bundle says (`store_writes`).
     pub drvs_written: Vec<Option<i64>>,
@@ -29,12 +32,11 @@ pub struct Samples {
     /// Which of an interleaved session's two targets ran each run (run.json's `instance`).
     pub instance: Vec<Option<u32>>,
     /// What reading the runs went past, each with its file and line: an
-    /// unreadable run.json (the evaluated seconds then the traced wall),
-    /// malformed span lines.
+    /// unreadable run.json, malformed span lines.
     pub warnings: Vec<String>,
     /// The runs whose evaluated seconds run.json did not give (none, or
-    /// unreadable): their spans' extent stands in, and the answer says so.
-    pub wall_from_spans: Vec<String>,
+    /// unreadable): left out of `evaluated_s`, nothing standing in, and named.
+    pub no_evaluated: Vec<String>,
 }
 
 /// One run's totals: "<process> <span>" to its total, and each normalized
@@ -46,12 +48,17 @@ pub struct Totals {
 
 /// The totals of one run of a pass, from its loaded spans and its directory.
 pub fn totals(data: &PassData, dir: &PassDir) -> Totals {
+    Totals { spans: spans_of(data), statements: statements(dir) }
+}
+
+/// "<process> <span>" to its total over the run's loaded spans, ms.
+fn spans_of(data: &PassData) -> BTreeMap<String, f64> {
     // Sums alone: the statistics' durations (8 bytes a span) are not needed.
     let mut by_name = crate::scan::ByName::new();
     for st in &data.streams {
         crate::scan::add_totals(&mut by_name, st, &mut st.spans.iter());
     }
-    Totals { spans: span_totals(by_name), statements: statements(dir) }
+    span_totals(by_name)
 }
 
 /// "<process> <span>" ([`span_key`]) to its total, ms.
@@ -81,15 +88,25 @@ pub fn totals_scanned(dir: &PassDir, chunk: u64) -> (crate::scan::Scanned, Total
     (scanned, Totals { spans: span_totals(by_name), statements: statements(dir) })
 }
 
-/// Each normalized statement's pg_stat_statements total, ms.
+/// Each normalized statement's pg_stat_statements total, ms (none where
+/// the run has no readable file).
 fn statements(dir: &PassDir) -> BTreeMap<String, f64> {
-    let mut statements = BTreeMap::new();
-    if let Ok(rows) = evalbench_decode::stats::statements(&dir.file(layout::PG_STAT_STATEMENTS)) {
-        for r in rows {
-            *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
-        }
+    read_statements(dir).ok().flatten().unwrap_or_default()
+}
+
+/// A run's statements: None where it has no pg_stat_statements.json, an
+/// error (naming the file) where it has one that does not read.
+pub fn read_statements(dir: &PassDir) -> Result<Option<BTreeMap<String, f64>>, String> {
+    let path = dir.file(layout::PG_STAT_STATEMENTS);
+    if !path.exists() {
+        return Ok(None);
     }
-    statements
+    let rows = evalbench_decode::stats::statements(&path).map_err(|e| e.to_string())?;
+    let mut statements = BTreeMap::new();
+    for r in rows {
+        *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
+    }
+    Ok(Some(statements))
 }
 
 /// The runs of one pass, in order.
@@ -105,42 +122,72 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         machine: Vec::new(),
         instance: Vec::new(),
         warnings: Vec::new(),
-        wall_from_spans: Vec::new(),
+        no_evaluated: Vec::new(),
+        path_runs: 0,
     };
+    let (mut path_runs, mut statement_runs, mut without) = (0, 0, Vec::new());
     for (i, d) in dirs.iter().enumerate() {
         // Totals, counters and the path's steps read no other span's fields.
         let (data, align) = load(d, Fields::Read);
-        let evaluated = data.run.as_ref().and_then(|r| r.evaluated_s);
-        if evaluated.is_none() {
-            s.wall_from_spans.push(d.name.clone());
+        match crate::evaluated(data.run.as_ref()) {
+            Some(e) => s.evaluated_s.push(e),
+            None => s.no_evaluated.push(d.name.clone()),
         }
-        let wall = evaluated.unwrap_or_else(|| data.extent(&align).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6).unwrap_or(0.0));
-        s.evaluated_s.push(wall);
         s.warnings.extend(data.warnings.iter().map(ToString::to_string));
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
         s.instance.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.instance));
-        s.drvs_written.push(crate::store_writes::drvs_written(data.run.as_ref().and_then(|r| r.evaluation_metric.as_ref())));
+        s.drvs_written.push(crate::store_writes::drvs_written(crate::counters::evaluation_metric(data.run.as_ref(), &data.dir).as_ref()));
         // A counter is a count of this run or absent: never filled with zeros.
         for (k, v) in crate::counters::of_pass(&data).unwrap_or_default() {
             s.counters.entry(k).or_default().push(v);
         }
-        let t = totals(&data, d);
+        // Statements only from runs whose file read: a run without them is no row of zeros.
+        let statements = read_statements(d).unwrap_or_else(|e| {
+            s.warnings.push(format!("{e}: its statements left out"));
+            None
+        });
+        if statements.is_none() {
+            without.push(d.file(layout::PG_STAT_STATEMENTS));
+        }
+        let spans = spans_of(&data);
         // Last, with the spans given up: the path's walk does not hold them.
-        let path: BTreeMap<String, f64> = crate::path::critical_steps(data, &align)
+        // A run whose span files did not all read has a partial path, and
+        // a run without a path has none: neither is a row of zeros.
+        let partial = !data.unreadable_files.is_empty();
+        let path: Option<BTreeMap<String, f64>> = crate::path::critical_steps(data, &align)
             .map(|steps| steps.iter().map(|st| (st.label(), st.on_path_us as f64 / 1e3)).collect())
-            .unwrap_or_default();
-        for (into, from) in [(&mut s.spans, t.spans), (&mut s.statements, t.statements), (&mut s.path, path)] {
-            for (k, v) in from {
-                let e = into.entry(k).or_insert_with(|| vec![0.0; i]);
-                e.push(v);
-            }
-            // A name absent from this run counts as zero.
-            for v in into.values_mut() {
-                v.resize(i + 1, 0.0);
-            }
+            .ok()
+            .filter(|_| !partial);
+        add_run(&mut s.spans, spans, i);
+        if let Some(st) = statements {
+            add_run(&mut s.statements, st, statement_runs);
+            statement_runs += 1;
+        }
+        if let Some(path) = path {
+            add_run(&mut s.path, path, path_runs);
+            path_runs += 1;
+        }
+    }
+    s.path_runs = path_runs;
+    // A run that lacks the file its pass's other runs have is named.
+    if statement_runs > 0 {
+        for p in without.into_iter().filter(|p| !p.exists()) {
+            s.warnings.push(format!("{}: missing, where the pass's other runs have one: its statements left out", p.display()));
         }
     }
     s
+}
+
+/// Adds run `i`'s values to rows of one value per run: a name new in
+/// this run is 0 in the runs before it, a name absent from it 0 in it.
+fn add_run(into: &mut BTreeMap<String, Vec<f64>>, from: BTreeMap<String, f64>, i: usize) {
+    for (k, v) in from {
+        let e = into.entry(k).or_insert_with(|| vec![0.0; i]);
+        e.push(v);
+    }
+    for v in into.values_mut() {
+        v.resize(i + 1, 0.0);
+    }
 }
 
 /// The bundle's passes by base name (`cold-clean` with `cold-clean.2` ...).

@@ -328,12 +328,24 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
         };
     };
     let tested = Some(Tested { p, adjusted: q, family: m });
+    // Runs so few that no p the test gives could pass the threshold: a
+    // change not called is then "too few runs", never "inside noise".
+    let threshold = rules.alpha / m.max(1) as f64;
+    let best = crate::mann_whitney::smallest_p(it.a.len(), it.b.len());
+    let too_few = |kind: Kind, reason: Reason, rule: Rule| match (kind, rule) {
+        (Kind::InsideNoise, Rule::Noise | Rule::NoiseByP) if best >= threshold => {
+            (Kind::InsideNoise, Reason::TooFewRuns, Rule::TooFewRuns { best, threshold, need: runs_needed(m, rules.alpha) })
+        }
+        other => (other.0, reason, other.1),
+    };
     if rules.interval_only_when_significant && q >= rules.alpha {
-        return verdict(Kind::InsideNoise, Reason::Tested, Some((p, q)), Grounds { tested, rule: Rule::NoiseByP, ..grounds });
+        let (kind, reason, rule) = too_few(Kind::InsideNoise, Reason::Tested, Rule::NoiseByP);
+        return verdict(kind, reason, Some((p, q)), Grounds { tested, rule, ..grounds });
     }
     let (lo, hi) = bootstrap_ratio(&it.a, &it.b);
     let found = Found { change, diff: sb.median - sa.median, a_median: sa.median, floor, q, interval: (lo, hi) };
     let (kind, reason, rule) = decide(it, &found, (better, worse), rules);
+    let (kind, reason, rule) = too_few(kind, reason, rule);
     verdict(kind, reason, Some((p, q)), Grounds { tested, interval: Some((lo, hi)), rule, ..grounds })
 }
 

@@ -29,6 +29,10 @@ pub fn readable_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
 /// `summarize`'s time when it replaced a 250 MB trace.json. Where the swap
 /// is not supported, or nothing is there yet, a plain rename.
 pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
+    // A link where the file goes points at someone else's: never replaced.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other("a symbolic link stands where the file goes: refusing to replace it or write through it"));
+    }
     let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
     if regular {
         use rustix::fs::{renameat_with, RenameFlags, CWD};
@@ -44,6 +48,9 @@ pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()>
 /// in it: the one setup every writer here shares.
 fn temp_beside(path: &Path) -> Result<(&Path, tempfile::NamedTempFile), BundleError> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // The directory it goes in, a link: written through, the file would land in someone else's.
+    crate::manifest::refuse_link(dir)?;
+    crate::manifest::refuse_link(path)?;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     Ok((dir, readable_temp(dir).map_err(io(path))?))
 }

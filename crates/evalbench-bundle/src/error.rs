@@ -24,6 +24,10 @@ pub enum BundleError {
     Line { path: PathBuf, line: usize, expected: &'static str, found: String },
     #[error("{}: not an evalbench bundle: {reason}", path.display())]
     NotABundle { path: PathBuf, reason: String },
+    /// Where evalbench would write stands something not its own: refused
+    /// before anything is written (`manifest`).
+    #[error("{}: {why}; refusing to replace or write into it", path.display())]
+    NotOurs { path: PathBuf, why: String },
 }
 
 pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> BundleError {

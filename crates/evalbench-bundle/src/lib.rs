@@ -18,8 +18,10 @@ pub mod fnv;
 pub mod inputs;
 pub mod instructions;
 pub mod layout;
+pub mod manifest;
 pub mod nix_stats;
 mod open;
+pub mod outcome;
 pub mod ownership;
 pub mod provenance;
 pub mod run_info;
@@ -32,6 +34,7 @@ pub use atomic::{copy_atomic, persist, readable_temp, write_atomic, write_record
 pub use error::BundleError;
 pub use fnv::Fnv;
 pub use open::{Bundle, PassDir};
+pub use outcome::{Ended, Outcome};
 pub use provenance::Provenance;
 pub use run_info::{CapturePorts, MachineState, OutsideWindow, RunInfo, RunnerInfo, StatusChange};
 pub use spans::{fold_trace_dir, read_span_file, read_trace_dir, Malformed, Span, SpanFile, SpanText, Stream, TraceRead, CHUNK as TRACE_CHUNK};

@@ -6,12 +6,15 @@ use std::path::{Path, PathBuf};
 use crate::archive::{unpack, Limits};
 use crate::error::{io, BundleError};
 use crate::layout;
+use crate::outcome::Outcome;
 
-/// One pass's directory inside a bundle.
+/// One run's directory inside a bundle (a pass's runs are `cold-clean`,
+/// `cold-clean.2`, ...), and how the run ended.
 #[derive(Debug, Clone)]
 pub struct PassDir {
     pub name: String,
     pub path: PathBuf,
+    pub outcome: Outcome,
 }
 
 impl PassDir {
@@ -32,7 +35,15 @@ pub struct Bundle {
     pub source: PathBuf,
     /// The directory holding the passes.
     pub root: PathBuf,
+    /// The runs a figure may use: those that completed, and those whose
+    /// evaluated seconds alone are unknown ([`Outcome::NoEvaluated`]).
     pub passes: Vec<PassDir>,
+    /// The runs that did not complete (failed, timed out, interrupted,
+    /// crashed): kept for what they show, in no figure (docs/faults.md).
+    pub incomplete: Vec<PassDir>,
+    /// The warm-up runs (`warmup/`), in no figure either: read for how
+    /// they ended, which is how a run that stopped in its warm-up is told.
+    pub warmups: Vec<PassDir>,
     _unpacked: Option<tempfile::TempDir>,
 }
 
@@ -52,7 +63,8 @@ fn find_passes(root: &Path) -> Result<Vec<PassDir>, BundleError> {
         let p = e.path();
         // Never follow a link out of the bundle to find a pass.
         if e.file_type().map_err(io(&p))?.is_dir() && is_pass_dir(&p) {
-            passes.push(PassDir { name: e.file_name().to_string_lossy().into_owned(), path: p });
+            let outcome = Outcome::of_dir(&p);
+            passes.push(PassDir { name: e.file_name().to_string_lossy().into_owned(), path: p, outcome });
         }
     }
     passes.sort_by_key(|p| layout::order_key(&p.name));
@@ -63,7 +75,25 @@ impl Bundle {
     /// What the bundle measured: the provenance in its first pass's run.json
     /// that has one; all unknown for a bundle without (docs/ARCHITECTURE.md, "The bundle").
     pub fn provenance(&self) -> crate::Provenance {
-        self.passes.iter().filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance).next().unwrap_or_default()
+        self.every_run().filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance).next().unwrap_or_default()
+    }
+
+    /// Every run directory: the passes' runs (complete or not), then the warm-ups.
+    pub fn every_run(&self) -> impl Iterator<Item = &PassDir> {
+        self.passes.iter().chain(&self.incomplete).chain(&self.warmups)
+    }
+
+    /// How many runs of `pass` (a pass's base name) the run planned, from
+    /// its recorded plan; None where the bundle has none (Gradient's).
+    pub fn planned_runs(&self, plan: &crate::provenance::Plan, pass: &str) -> Option<usize> {
+        if !plan.passes.iter().any(|p| p == pass) {
+            return None;
+        }
+        match layout::PassKind::of(pass) {
+            layout::PassKind::Clean => plan.repeat_clean,
+            layout::PassKind::Instrumented => plan.repeat_instrumented,
+            layout::PassKind::Counted => plan.repeat_counted,
+        }
     }
 
     pub fn open(source: &Path, limits: Limits) -> Result<Bundle, BundleError> {
@@ -79,21 +109,38 @@ impl Bundle {
         };
         let mut passes = find_passes(&root)?;
         let mut root = root;
-        if passes.is_empty() {
+        let warmup = |root: &Path| -> Result<Vec<PassDir>, BundleError> {
+            let dir = root.join(layout::WARMUP_DIR);
+            let is_dir = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+            if is_dir {
+                find_passes(&dir)
+            } else {
+                Ok(Vec::new())
+            }
+        };
+        let mut warmups = warmup(&root)?;
+        if passes.is_empty() && warmups.is_empty() {
             // An archive of `out/` holds one directory with the passes inside.
+            // Never `warmup/`: a warm-up never stands for the pass it warmed.
             let subdirs: Vec<PathBuf> = std::fs::read_dir(&root)
                 .map_err(io(&root))?
                 .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != layout::WARMUP_DIR)
                 .map(|e| e.path())
                 .collect();
             if let [only] = subdirs.as_slice() {
                 let inner = find_passes(only)?;
-                if !inner.is_empty() {
+                let inner_warmups = warmup(only)?;
+                if !inner.is_empty() || !inner_warmups.is_empty() {
                     root = only.clone();
                     passes = inner;
+                    warmups = inner_warmups;
                 }
             }
+        }
+        let (passes, incomplete): (Vec<PassDir>, Vec<PassDir>) = passes.into_iter().partition(|p| p.outcome.counts());
+        if !incomplete.is_empty() || !warmups.is_empty() {
+            return Ok(Bundle { source: source.into(), root, passes, incomplete, warmups, _unpacked: unpacked });
         }
         if passes.is_empty() {
             // A pass directory where its bundle was meant: say so, and where the bundle is.
@@ -106,6 +153,6 @@ impl Bundle {
             };
             return Err(BundleError::NotABundle { path: source.into(), reason });
         }
-        Ok(Bundle { source: source.into(), root, passes, _unpacked: unpacked })
+        Ok(Bundle { source: source.into(), root, passes, incomplete, warmups, _unpacked: unpacked })
     }
 }

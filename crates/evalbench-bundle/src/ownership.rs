@@ -13,6 +13,12 @@ use std::path::Path;
 /// How much of a file is read to tell.
 const HEAD: u64 = 4096;
 
+/// Whether `path` is a file of a name [`foreign`] can tell by its contents.
+pub fn sniffable(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    [crate::layout::SUMMARY_TXT, crate::layout::SUMMARY_JSON, crate::layout::TRACE_JSON, "index.html"].contains(&name)
+}
+
 /// Whether `path` exists and is not a file evalbench wrote: a summary,
 /// summary.json, a Perfetto trace or a report page of another writer (or
 /// a directory, a link, anything unreadable where the file would go).

@@ -114,6 +114,9 @@ pub struct Plan {
     pub repeat_clean: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat_instrumented: Option<usize>,
+    /// Runs of each counted pass (`--repeat-counted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_counted: Option<usize>,
     /// Warm-up runs of each clean pass before its counted ones (`--warmup`),
     /// kept under `warmup/` and left out of every statistic.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -111,6 +111,12 @@ pub struct RunnerInfo {
     /// Why the pass did not finish, as the runner saw it (absent: it finished).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// How the run ended: `completed`, `failed`, `timed_out`,
+    /// `interrupted`, `crashed` or `stopped` (`outcome::Ended`); absent in
+    /// bundles written before it was recorded (then read from `status` and
+    /// `failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
     /// The target's processes that died during the pass, each named with
     /// how it ended and the last lines of its log.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -97,9 +97,20 @@ impl CaptureSet {
     }
 }
 
+/// What the runner tells as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A step of a run (`run`: `cold-clean.7`, `a: warm-up cold-clean (on b's lab)`), or
+    /// of the setup and teardown (`setup`, `a: teardown`).
+    Step { run: &'a str, what: &'a str },
+    /// A run ended whole: its pass, its number in it of how many planned, a
+    /// warm-up or not, its evaluated seconds; and runs done of all planned.
+    RunDone { side: &'a str, pass: &'a str, number: usize, of: usize, warmup: bool, evaluated_s: Option<f64>, done: usize, total: usize },
+}
+
 /// Runs every pass; stops at the first failing one (its files are kept).
 /// The target is always finished (the lab stopped), whatever happened.
-pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(&str, &str)) -> Result<Vec<RunInfo>, PassError> {
+pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Vec<RunInfo>, PassError> {
     let mut sides = [Side { label: "", opts, target }];
     run_sides(&mut sides, progress).map(|mut v| v.remove(0))
 }
@@ -121,7 +132,7 @@ pub struct Side<'a> {
 /// this machine's medians moved by more than the change being looked for
 /// (docs/ARCHITECTURE.md, "Sessions"). Passes and repeats are the first
 /// side's. Every target is finished, whatever happened.
-pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -> Result<Vec<Vec<RunInfo>>, PassError> {
+pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>)) -> Result<Vec<Vec<RunInfo>>, PassError> {
     let setup = |m: String| PassError::new("(before the first pass)", m);
     let setup_from = |e: HarnessError| PassError::new("(before the first pass)", e);
     let first = sides.first().map(|s| s.opts).ok_or_else(|| setup("no side to run".into()))?;
@@ -134,14 +145,14 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
     let result = (|| {
         let mut provenances = Vec::new();
         for s in sides.iter_mut() {
-            progress(&tag(s.label, "setup"), &format!("starting the {} target", s.target.name()));
+            progress(Progress::Step { run: &tag(s.label, "setup"), what: &format!("starting the {} target", s.target.name()) });
             started += 1;
             s.target.start().map_err(setup_from)?;
             // Every tool any pass will need, checked before the first one.
             let any = s.opts.passes.iter().map(|p| s.opts.capture.captures_for(p)).fold(Captures::NONE, Captures::union);
             let cap = s.target.capture();
             tools::check(&any, &cap.server, &cap.worker, s.target.pipeline_here()).map_err(setup_from)?;
-            progress(&tag(s.label, "setup"), "recording what is measured (flake, nix, PostgreSQL, machine)");
+            progress(Progress::Step { run: &tag(s.label, "setup"), what: "recording what is measured (flake, nix, PostgreSQL, machine)" });
             provenances.push(provenance::gather(&s.opts.provenance, &mut *s.target));
         }
         let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
@@ -151,12 +162,15 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
             layout::PassKind::Counted => first.repeat_counted.max(1),
         };
         let rounds = first.passes.iter().map(|p| runs_of(p)).max().unwrap_or(1);
+        let clean = first.passes.iter().filter(|p| layout::is_clean(p)).count();
         let cross = Crossing::of(sides, &first.passes);
         // Warm-up rounds first, clean passes only, then the counted ones,
         // each kind alternating A B, B A from its own first round. Crossed,
         // every warm-up is made on both targets: a target's first run of a
         // workload (its first clone of it) is then never a counted one.
         let warmups = first.warmup * if cross.is_some() { 2 } else { 1 };
+        let total = sides.len() * (warmups * clean + first.passes.iter().map(|p| runs_of(p)).sum::<usize>());
+        let mut done = 0usize;
         for round in 1..=warmups + rounds {
             let warmup = round <= warmups;
             let counted = if warmup { round } else { round - warmups };
@@ -177,6 +191,11 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
                     // Side i's run, on the target that serves its workload this round.
                     let t = if crossed { sides.len() - 1 - i } else { i };
                     let (label, opts) = (sides[i].label, sides[i].opts);
+                    // Interrupted between runs (or while the targets started): no run is begun.
+                    if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                        let what = if warmup { format!("warm-up {name}") } else { name.clone() };
+                        return Err(PassError::new(&tag(label, &what), "interrupted before it began"));
+                    }
                     let plan = pass::PassPlan {
                         name: &name,
                         cold: layout::is_cold(base),
@@ -190,19 +209,23 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(&str, &str)) -
                     let what = if warmup { format!("warm-up {name}") } else { name.clone() };
                     let on = if crossed { format!(" (on {}'s {})", sides[t].label, sides[t].target.name()) } else { String::new() };
                     let shown = tag(label, &format!("{what}{on}"));
-                    let mut pp = |m: &str| progress(&shown, m);
-                    infos[i].push(pass::run_pass(&mut *sides[t].target, &plan, &mut pp).map_err(|mut e| {
+                    let mut pp = |m: &str| progress(Progress::Step { run: &shown, what: m });
+                    let info = pass::run_pass(&mut *sides[t].target, &plan, &mut pp).map_err(|mut e| {
                         e.pass = shown.clone();
                         e
-                    })?);
-                    progress(&shown, "done");
+                    })?;
+                    done += 1;
+                    let of = if warmup { warmups / if cross.is_some() { 2 } else { 1 } } else { runs_of(base) };
+                    let number = if warmup && cross.is_some() { counted.div_ceil(2) } else { counted };
+                    progress(Progress::RunDone { side: label, pass: base, number, of, warmup, evaluated_s: info.evaluated_s, done, total });
+                    infos[i].push(info);
                 }
             }
         }
         Ok(infos)
     })();
     for s in sides.iter_mut().take(started) {
-        progress(&tag(s.label, "teardown"), &format!("stopping the {} target", s.target.name()));
+        progress(Progress::Step { run: &tag(s.label, "teardown"), what: &format!("stopping the {} target", s.target.name()) });
         s.target.finish();
     }
     result

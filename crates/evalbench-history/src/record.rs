@@ -41,7 +41,7 @@ pub struct BundleRecord {
     /// What the bundle measured (its provenance; unknown for older bundles).
     pub provenance: evalbench_bundle::Provenance,
     /// What reading it went past, with file and line (an unreadable
-    /// run.json, whose pass is then not kept; malformed span lines).
+    /// run.json, whose run then keeps no evaluated seconds; malformed span lines).
     pub warnings: Vec<String>,
 }
 
@@ -58,21 +58,32 @@ impl BundleRecord {
             // Streamed: a pass of millions of spans is only its totals here.
             let (scanned, totals) = evalbench_analyze::runs::totals_scanned(p, evalbench_bundle::TRACE_CHUNK);
             warnings.extend(scanned.warnings.iter().map(ToString::to_string));
-            let Some(run) = &scanned.run else { continue };
+            // A statements file that does not read is said, its run's statements left out.
+            if let Err(e) = evalbench_analyze::runs::read_statements(p) {
+                warnings.push(format!("{e}: its statements left out"));
+            }
+            // A bad run.json loses only itself: the run's spans, statements and
+            // counters are kept, its evaluated seconds are not.
+            let run = scanned.run.as_ref();
+            if run.is_none() && totals.spans.is_empty() {
+                continue;
+            }
             let main = scanned.align.main();
             let base = layout::base_name(&p.name).to_string();
             let repeat = layout::run_number(&p.name) as i64;
-            if let Some(t) = run.requested_us {
+            if let Some(t) = run.and_then(|r| r.requested_us) {
                 run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
             }
             // The path needs the spans whole: one run at a time, given up to the graph.
             let path = {
                 let (data, align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Read);
-                let mut steps = evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default();
+                // A run whose span files did not all read keeps no (partial) path.
+                let partial = !data.unreadable_files.is_empty();
+                let mut steps = if partial { Vec::new() } else { evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default() };
                 steps.truncate(crate::judge::PATH_STEPS_KEPT);
                 steps
             };
-            let mut counters = evalbench_analyze::counters::of_run(Some(run), &p.path).unwrap_or_default();
+            let mut counters = evalbench_analyze::counters::of_run(run, &p.path).unwrap_or_default();
             // A counted pass: its seconds are Valgrind's and are not kept;
             // nix's instructions are, as the counter `instructions`.
             let counted = layout::is_counted(&p.name);
@@ -89,10 +100,10 @@ impl BundleRecord {
                 path,
                 pass: base,
                 repeat,
-                evaluated_s: if counted { None } else { run.evaluated_s },
+                evaluated_s: if counted { None } else { evalbench_analyze::evaluated(run) },
                 spans: totals.spans,
                 statements: totals.statements,
-                metric: run.evaluation_metric.clone(),
+                metric: evalbench_analyze::counters::evaluation_metric(run, &p.path),
                 counters,
                 offset_us: main.filter(|m| m.aligned).map(|m| m.offset_us),
                 bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),

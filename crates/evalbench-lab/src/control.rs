@@ -46,6 +46,8 @@ pub fn pg_of(st: &LabState) -> Result<Pg, LabError> {
         bin: pg::bin_dir()?,
         admin_addr: (st.net.mode == "netns").then(|| st.net.server_addr.clone()),
         settings: st.pg_settings.clone(),
+        password: st.pg_password.clone(),
+        ci_password: st.ci_password.clone(),
     })
 }
 
@@ -123,6 +125,12 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
         st.proto_port = free_port()?;
     }
     pg::check_reachable(&st.pg_dir())?;
+    // The lab's secrets, made once; a lab made before they were kept has none yet.
+    for s in [&mut st.pg_password, &mut st.ci_password, &mut st.proto_token] {
+        if s.is_empty() {
+            *s = pg::secret();
+        }
+    }
     let pg = pg_of(&st)?;
     pg.init()?;
     pg.check_settings()?;
@@ -157,9 +165,11 @@ fn write_provision(st: &LabState) -> Result<(), LabError> {
         project: st.project.clone(),
         repository: st.repository.to_string_lossy().into_owned(),
         api_key: st.api_key.clone(),
+        proto_token: st.proto_token.clone(),
     };
     let pfile = st.dir.join("provision.json");
-    std::fs::write(&pfile, serde_json::to_vec_pretty(&provision).expect("serializes")).map_err(crate::LabError::io(&pfile))
+    // The API key and the workers' token: its owner's alone.
+    crate::pg::write_private(&pfile, &String::from_utf8(serde_json::to_vec_pretty(&provision).expect("serializes")).expect("JSON is UTF-8"))
 }
 
 /// From the next start of the server on (a cold reset), the project's
@@ -193,7 +203,9 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
     }
     let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
     let mut c = srv.command(&exe);
-    c.args(["lab", "server", "--listen", &listen, "--database", &st.database_url(), "--provision"]).arg(st.dir.join("provision.json"));
+    // The database URL holds a password: in the environment, not on the command line.
+    c.args(["lab", "server", "--listen", &listen, "--provision"]).arg(st.dir.join("provision.json"));
+    c.env(crate::server::ENV_DATABASE, st.database_url());
     for (name, value) in st.lab_settings.pairs() {
         c.arg("--lab-setting").arg(format!("{name}={value}"));
     }
@@ -214,6 +226,7 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
         c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, port), "--name", &format!("worker-{k}"), "--sources"])
             .arg(st.sources());
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
+        c.env(crate::worker::ENV_PROTO_TOKEN, &st.proto_token);
         c.env(evalbench_trace::ENV_CLOCK_SKEW_US, (st.worker_clock_skew_ms * 1000).to_string())
             .env("XDG_CACHE_HOME", st.eval_cache())
             .env(crate::eval::ENV_EVAL_WORKERS, st.eval_workers.max(1).to_string());

@@ -2,6 +2,12 @@
 //! from the machine's binaries as an unprivileged user (the server refuses
 //! root), with pg_stat_statements and auto_explain preloaded, and a CI role
 //! `gradient` distinct from the superuser so statistics filter by role.
+//!
+//! Every local user can reach the lab's addresses, so a password is what
+//! keeps them out: each role has one, generated for the lab (scram-sha-256,
+//! never `trust`), and the socket's directory is the server's user's alone.
+//! Passwords reach psql and the server in their environment, never on a
+//! command line (which /proc shows every user).
 
 use crate::error::LabError;
 use std::path::{Path, PathBuf};
@@ -23,6 +29,38 @@ pub struct Pg {
     pub admin_addr: Option<String>,
     /// `--pg-setting NAME=VALUE`: given to the server on its command line.
     pub settings: Vec<PgSetting>,
+    /// The superuser's password and the CI role's, generated for the lab.
+    pub password: String,
+    pub ci_password: String,
+}
+
+/// A password or token for one lab: 128 random bits, as 32 hex digits
+/// (nothing a shell, a URL or an SQL literal must quote).
+pub fn secret() -> String {
+    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())[..32].to_string()
+}
+
+/// A connection string with its password hidden, for anything a person
+/// reads (an error, a log line): `password=...` and `user:pass@` alike.
+pub fn redacted(url: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for word in url.split(' ') {
+        match word.split_once('=') {
+            Some((k, _)) if k.eq_ignore_ascii_case("password") => out.push(format!("{k}=***")),
+            _ => out.push(word.to_string()),
+        }
+    }
+    let s = out.join(" ");
+    match (s.find("://"), s.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let auth = &s[scheme + 3..at];
+            match auth.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &s[..scheme + 3], &s[at..]),
+                None => s,
+            }
+        }
+        _ => s,
+    }
 }
 
 /// Settings the lab and the runner manage themselves: where the server
@@ -126,6 +164,15 @@ fn shell_quoted(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// A file only its owner reads (0600), written whole.
+pub fn write_private(path: &Path, text: &str) -> Result<(), LabError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(crate::LabError::io(path))?;
+    f.write_all(text.as_bytes()).map_err(crate::LabError::io(path))
+}
+
 /// The newest PostgreSQL installed under /usr/lib/postgresql.
 pub fn bin_dir() -> Result<PathBuf, LabError> {
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
@@ -187,28 +234,46 @@ impl Pg {
         for d in [self.dir.clone(), self.data(), self.sock()] {
             std::fs::create_dir_all(&d).map_err(crate::LabError::io(&d))?;
         }
+        // The socket's directory is the server's user's alone.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let sock = self.sock();
+            std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o700)).map_err(crate::LabError::io(&sock))?;
+        }
+        // The superuser's password from a file only its user reads, removed once read.
+        let pwfile = self.dir.join(".pwfile");
+        write_private(&pwfile, &self.password)?;
         self.chown(&self.dir)?;
-        run(self.tool("initdb").arg("-D").arg(self.data()).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"]))?;
+        let made = run(self.tool("initdb").arg("-D").arg(self.data()).arg(format!("--pwfile={}", pwfile.display())).args([
+            "-U",
+            "postgres",
+            "--auth=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-instructions",
+        ]));
+        let _ = std::fs::remove_file(&pwfile);
+        made?;
         Ok(())
     }
 
-    /// The runner reads statistics as the superuser from the root namespace:
-    /// let exactly its address in.
-    fn allow_admin(&self) -> Result<(), LabError> {
-        let Some(addr) = &self.admin_addr else {
-            return Ok(());
-        };
-        let runner = match addr.rsplit_once('.') {
-            Some((net, _)) => format!("{net}.1"),
-            None => return Ok(()),
-        };
-        let hba = self.data().join("pg_hba.conf");
-        let text = std::fs::read_to_string(&hba).map_err(crate::LabError::io(&hba))?;
-        let line = format!("host all postgres {runner}/32 trust");
-        if !text.contains(&line) {
-            std::fs::write(&hba, format!("{text}\n# evalbench runner\n{line}\n")).map_err(crate::LabError::io(&hba))?;
+    /// Who may connect, and how: every role with its password
+    /// (scram-sha-256), over the socket, from loopback, and from the
+    /// runner's address in the root namespace (statistics as the
+    /// superuser); nothing else, and never `trust`. Written whole at every
+    /// start, so an older lab's `trust` lines do not survive.
+    fn write_hba(&self) -> Result<(), LabError> {
+        let mut text = String::from(
+            "# evalbench lab: every connection by password (scram-sha-256)\n\
+             local all all scram-sha-256\n\
+             host all all 127.0.0.1/32 scram-sha-256\n",
+        );
+        if let Some((net, _)) = self.admin_addr.as_deref().and_then(|a| a.rsplit_once('.')) {
+            text.push_str(&format!("# the runner, from the root namespace\nhost all postgres {net}.1/32 scram-sha-256\n"));
         }
-        Ok(())
+        let hba = self.data().join("pg_hba.conf");
+        std::fs::write(&hba, text).map_err(crate::LabError::io(&hba))?;
+        self.chown(&hba)
     }
 
     pub fn running(&self) -> bool {
@@ -233,7 +298,7 @@ impl Pg {
             Some(a) => format!("127.0.0.1,{a}"),
             None => "127.0.0.1".to_string(),
         };
-        self.allow_admin()?;
+        self.write_hba()?;
         // A cold reset makes every table anew, so an evaluation starts on
         // tables without statistics; with autovacuum's default minute, one of
         // 10,000 packages wrote its whole graph on plans made for empty tables
@@ -313,9 +378,10 @@ impl Pg {
         }
     }
 
-    /// Runs SQL as the superuser over the Unix socket.
+    /// Runs SQL as the superuser over the Unix socket (its password in
+    /// psql's environment).
     pub fn psql(&self, db: &str, sql: &str) -> Result<String, LabError> {
-        Ok(run(self.tool("psql").arg("-h").arg(self.sock()).args([
+        Ok(run(self.tool("psql").env("PGPASSWORD", &self.password).arg("-h").arg(self.sock()).args([
             "-p",
             &self.port.to_string(),
             "-U",
@@ -336,9 +402,9 @@ impl Pg {
     /// The CI role and its database, with pg_stat_statements; idempotent.
     pub fn create_ci(&self) -> Result<(), LabError> {
         let has_role = self.psql("postgres", &format!("SELECT 1 FROM pg_roles WHERE rolname = '{CI_ROLE}'"))?;
-        if has_role.trim().is_empty() {
-            self.psql("postgres", &format!("CREATE ROLE {CI_ROLE} LOGIN"))?;
-        }
+        // The password is 32 hex digits: nothing in it to quote.
+        let verb = if has_role.trim().is_empty() { "CREATE" } else { "ALTER" };
+        self.psql("postgres", &format!("{verb} ROLE {CI_ROLE} LOGIN PASSWORD '{}'", self.ci_password))?;
         let has_db = self.psql("postgres", &format!("SELECT 1 FROM pg_database WHERE datname = '{CI_ROLE}'"))?;
         if has_db.trim().is_empty() {
             self.psql("postgres", &format!("CREATE DATABASE {CI_ROLE} OWNER {CI_ROLE}"))?;

@@ -40,6 +40,15 @@ pub struct LabState {
     #[serde(default)]
     pub worker_started: Vec<u64>,
     pub api_key: String,
+    /// The lab's secrets, generated when it is first brought up: the
+    /// PostgreSQL superuser's and CI role's passwords, and the token the
+    /// workers show on `/proto`. lab.json is its owner's alone (0600).
+    #[serde(default)]
+    pub pg_password: String,
+    #[serde(default)]
+    pub ci_password: String,
+    #[serde(default)]
+    pub proto_token: String,
     pub organization: String,
     pub project: String,
     pub repository: PathBuf,
@@ -115,7 +124,8 @@ impl LabState {
             let path = path.to_path_buf();
             move |source| LabError::Io { path, source }
         };
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self).expect("state serializes")).map_err(io(&tmp))?;
+        // It holds the lab's keys and passwords: its owner's alone.
+        crate::pg::write_private(&tmp, &String::from_utf8(serde_json::to_vec_pretty(self).expect("state serializes")).expect("JSON is UTF-8"))?;
         std::fs::rename(&tmp, &p).map_err(io(&p))
     }
     pub fn set_output(&mut self, out: &PassOutput) {
@@ -150,16 +160,18 @@ impl LabState {
     pub fn logs(&self) -> PathBuf {
         self.dir.join("logs")
     }
-    /// The superuser's URL from the runner's side (statistics, resets).
+    /// The superuser's URL from the runner's side (statistics, resets), its
+    /// password in it: never printed but through `pg::redacted`.
     pub fn admin_database_url(&self) -> String {
-        format!("host={} port={} user=postgres dbname=gradient", self.net.server_addr, self.pg_port)
+        format!("host={} port={} user=postgres password={} dbname=gradient", self.net.server_addr, self.pg_port, self.pg_password)
     }
     pub fn postgres_log(&self) -> PathBuf {
         self.pg_dir().join("postgres.log")
     }
-    /// Database URL for the CI role, as the server (in its namespace) sees it.
+    /// Database URL for the CI role, as the server (in its namespace) sees
+    /// it, its password in it: handed to the server in its environment.
     pub fn database_url(&self) -> String {
-        format!("host=127.0.0.1 port={} user=gradient dbname=gradient", self.pg_port)
+        format!("host=127.0.0.1 port={} user=gradient password={} dbname=gradient", self.pg_port, self.ci_password)
     }
 }
 

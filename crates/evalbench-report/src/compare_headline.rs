@@ -52,7 +52,9 @@ pub fn measure(v: &Verdict) -> String {
 
 /// `x` seconds, in ms when it and `other` are both under a tenth of a second.
 pub fn seconds(x: f64, other: f64) -> String {
-    if x.abs().max(other.abs()) < 0.1 {
+    if x.is_nan() {
+        "unknown".into()
+    } else if x.abs().max(other.abs()) < 0.1 {
         format!("{:.3} ms", x * 1e3)
     } else {
         format!("{x:.3} s")

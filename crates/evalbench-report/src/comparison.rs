@@ -180,7 +180,9 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
     }
     body.push_str("</ul>");
     match tables::differs(cmp) {
-        None => body.push_str("<p>A and B measured the same workload, system, evalbench, machine, plan and settings.</p>"),
+        None => {
+            let _ = write!(body, "<p>{}</p>", esc(&crate::words::alike(cmp)));
+        }
         Some(d) => {
             body.push_str("<h2>What differs</h2>");
             html_table(&mut body, &d, false);

@@ -96,11 +96,11 @@ fn listed(items: &[String], k: usize) -> String {
     }
 }
 
-/// Which runs' evaluated seconds fell back to their spans' extent, said
-/// beside the figure (`A: 1 of its runs (cold-clean) had no evaluated time in run.json; ...`).
+/// Which runs have no evaluated seconds and are left out of the evaluated
+/// verdict, said beside the figure (`A: 1 run (cold-clean) had no evaluated time in run.json; ...`).
 pub fn fallback(c: &Conditions) -> Option<String> {
     let parts: Vec<String> = c
-        .wall_from_spans
+        .no_evaluated
         .iter()
         .map(|(side, runs)| {
             let named = if runs.len() > 3 { format!("{}, ...", runs[..3].join(", ")) } else { runs.join(", ") };
@@ -108,7 +108,7 @@ pub fn fallback(c: &Conditions) -> Option<String> {
         })
         .collect();
     (!parts.is_empty())
-        .then(|| format!("{} had no evaluated time in run.json (none, or unreadable): the spans' extent stands in for it", parts.join("; ")))
+        .then(|| format!("{} had no evaluated time in run.json (none, or unreadable): left out of the evaluated seconds", parts.join("; ")))
 }
 
 /// What the rows of the pass refer to, each said once.

@@ -4,7 +4,9 @@
 
 /// A change in percent for people: `+12.3%`, or how it changed where A is 0.
 pub fn pct(change: f64, a: f64, b: f64) -> String {
-    if change.is_finite() {
+    if a.is_nan() || b.is_nan() {
+        "no figure on one side".into()
+    } else if change.is_finite() {
         format!("{change:+.1}%")
     } else if a == b {
         "+0.0%".into()
@@ -25,7 +27,9 @@ pub fn with_unit(x: f64, unit: &str) -> String {
 
 /// A verdict's figure: whole from 100 up, else to three places.
 pub fn fmt(x: f64) -> String {
-    if x.abs() >= 100.0 {
+    if x.is_nan() {
+        "unknown".into()
+    } else if x.abs() >= 100.0 {
         format!("{x:.0}")
     } else {
         format!("{x:.3}")

@@ -5,7 +5,8 @@
 //! work (nrFunctionCalls, nrThunks, gc.totalBytes: the median over repeats,
 //! which for an exact count is its value); the medians are
 //! `analyze::metrics`'; and each counted pass's instructions (their median,
-//! `analyze::instructions`', the figure summary.txt gives). And
+//! `analyze::instructions`', the figure summary.txt gives); and first,
+//! every pass's completed runs (no figure comes from any other run). And
 //! `hydra-build-products`.
 
 use std::fmt::Write as _;
@@ -26,6 +27,10 @@ pub fn build_products(out: &Path) -> String {
 
 pub fn metrics(bundle: &Bundle) -> String {
     let mut out = String::new();
+    // Every pass: how many runs completed. A pass with none has no other line.
+    for st in evalbench_analyze::outcomes::of_bundle(bundle) {
+        let _ = writeln!(out, "evalbench.{}.completed_runs {} runs", st.pass, st.completed);
+    }
     for m in evalbench_analyze::metrics::of_bundle(bundle) {
         let pass = &m.pass;
         if let Some(e) = m.evaluated_s {

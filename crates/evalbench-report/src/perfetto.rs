@@ -79,6 +79,8 @@ impl PendingTrace {
 /// The span events of trace.json, in a temporary file beside `path`.
 pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<PendingTrace> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // Never written through a link: it points at someone else's directory.
+    evalbench_bundle::manifest::refuse_link(dir).map_err(io::Error::other)?;
     std::fs::create_dir_all(dir)?;
     let tmp = evalbench_bundle::readable_temp(dir)?;
     let mut file = tmp.as_file();

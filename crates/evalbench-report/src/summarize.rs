@@ -40,12 +40,16 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         pg_settings: Vec::new(),
         warnings: Vec::new(),
         instructions: Vec::new(),
+        pass_status: evalbench_analyze::outcomes::of_bundle(bundle),
     };
     let (counted, counted_warnings) = evalbench_analyze::instructions::passes(bundle);
     summary.instructions = counted;
     summary.warnings.extend(counted_warnings.into_iter().map(|message| Warning { file: None, line: None, message }));
     let mut usable = 0usize;
-    for pass in &bundle.passes {
+    // The runs that did not complete get their trace.json (what they show
+    // is worth seeing), never a summary: no figure comes from them.
+    for pass in bundle.passes.iter().chain(&bundle.incomplete) {
+        let counts = pass.outcome.counts();
         let t = Instant::now();
         // Spans outside the capture window are not the evaluation's: left
         // out of the statistics and of trace.json alike.
@@ -54,13 +58,13 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         let spans = data.span_count();
         // Warnings name files inside the bundle as the bundle names them.
         summary.warnings.extend(data.warnings.iter().cloned().map(|w| relative(w, &bundle.root)));
-        if spans > 0 || data.run.is_some() {
+        if counts && (spans > 0 || data.run.is_some()) {
             usable += 1;
         }
         if let Some(set) = data.run.as_ref().and_then(|r| r.pg_settings()) {
             summary.pg_settings.push(crate::summary::PassSettings { pass: pass.name.clone(), settings: set.clone() });
         }
-        if let Some(c) = evalbench_analyze::counters::of_pass(&data) {
+        if let Some(c) = evalbench_analyze::counters::of_pass(&data).filter(|_| counts) {
             summary.nix_stats.push(PassCounters {
                 pass: pass.name.clone(),
                 counters: evalbench_bundle::nix_stats::to_json(&c),
@@ -68,7 +72,12 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             });
         }
         let processes = data.streams.len();
-        let wants_summary = layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
+        let unreadable: Vec<String> = data
+            .unreadable_files
+            .iter()
+            .map(|f| f.file_name().map_or_else(|| f.display().to_string(), |n| n.to_string_lossy().into_owned()))
+            .collect();
+        let wants_summary = counts && layout::is_clean(&pass.name) && !(spans == 0 && data.run.is_none());
         // The statistics, then the trace's spans, one after the other (side
         // by side, their scratch added up at the peak); then the critical
         // path, with the spans given up (its walk would double the peak
@@ -95,6 +104,10 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         evalbench_analyze::phase("path walked");
         if let Some(p) = pass_summary.as_mut() {
             p.critical_path = crate::summary_path::summary(&critical);
+            if !unreadable.is_empty() {
+                // Its spans are not all there: a partial path in a median would pull it down.
+                p.critical_path = Err(format!("partial: {} did not read; this run's path is left out of every median", unreadable.join(", ")));
+            }
         }
         let critical = critical.map(|(p, _)| p);
         if let Some(pending) = pending {
@@ -102,7 +115,9 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             pending.finish(critical.as_ref().ok()).map_err(ReportError::io(&path))?;
         }
         evalbench_analyze::phase("critical path");
-        if layout::is_counted(&pass.name) {
+        if !counts {
+            // Said by the pass's status (`pass_status`), first.
+        } else if layout::is_counted(&pass.name) {
             summary.not_summarized.push(NotSummarized {
                 pass: pass.name.clone(),
                 reason: "counted pass: Valgrind runs nix 15-30 times slower; what it measures is nix's instructions (trace.json written)".into(),
@@ -120,7 +135,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         }
         progress(format!("{}: {spans} spans from {processes} processes in {:.2} s", pass.name, t.elapsed().as_secs_f64()));
     }
-    if usable == 0 {
+    if usable == 0 && bundle.incomplete.is_empty() && bundle.warmups.is_empty() {
         let warnings = summary.warnings.iter().map(|w| w.to_string()).collect();
         return Err(ReportError::NothingUsable { bundle: bundle_path.clone(), warnings });
     }

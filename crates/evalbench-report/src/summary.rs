@@ -107,7 +107,8 @@ impl RepeatGroup {
                 continue;
             }
             let spans = evalbench_analyze::over_runs::span_spreads(&runs.iter().map(|r| r.spans.as_slice()).collect::<Vec<_>>());
-            let runs_s: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+            // Only runs.json's evaluated seconds: nothing stands in for a run without them.
+            let runs_s: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
             out.push(RepeatGroup {
                 warmup_runs: evalbench_analyze::drift::warmup_runs(&runs_s),
                 store_writes: {
@@ -116,7 +117,7 @@ impl RepeatGroup {
                         .map(|r| crate::condition_notes::runs_apart(&r))
                 },
                 machine: evalbench_analyze::machine::SideMachine::of(&runs.iter().map(|r| r.machine).collect::<Vec<_>>()),
-                trend: evalbench_analyze::drift::trend(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
+                trend: evalbench_analyze::drift::trend(&runs_s),
                 pass: base,
                 runs: runs.len(),
                 evaluated_s: evalbench_analyze::verdict::spread(&runs_s).rounded(6),
@@ -151,6 +152,9 @@ pub struct Summary {
     /// counts of its work, beside the clean passes' times.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<evalbench_analyze::instructions::CountedPass>,
+    /// Every pass the bundle holds or its plan names: how its runs ended,
+    /// how many completed of how many planned (`analyze::outcomes`).
+    pub pass_status: Vec<evalbench_analyze::outcomes::PassRuns>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -182,8 +186,7 @@ pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::Pass
                 .into_iter()
                 .map(|p| evalbench_analyze::over_runs::RunPath {
                     name: &p.pass,
-                    evaluated_s: p.wall_s,
-                    from_spans: p.wall_source == "spans",
+                    evaluated_s: p.evaluated_s,
                     path: p.critical_path.as_ref().ok().map(|c| (c.steps.as_slice(), c.processes.as_slice(), c.buys.as_slice())),
                 })
                 .collect();
@@ -197,7 +200,7 @@ impl PassSummary {
     /// spans are given up to it first: `analyze::path::critical_path`).
     pub fn with_path(pass: &PassData, alignment: &Alignment, critical_path: Result<crate::summary_path::PathSummary, String>) -> PassSummary {
         let traced_wall_s = pass.extent(alignment).map(|(first, last)| last.saturating_sub(first) as f64 / 1e6).unwrap_or(0.0);
-        let evaluated_s = pass.run.as_ref().and_then(|r| r.evaluated_s);
+        let evaluated_s = evalbench_analyze::evaluated(pass.run.as_ref());
         let runner = pass.run.as_ref().and_then(|r| r.runner.as_ref());
         let main = alignment.main();
         PassSummary {
@@ -218,7 +221,7 @@ impl PassSummary {
             downstream_pairs: main.map_or(0, |h| h.downstream_pairs),
             drift_us: main.and_then(|h| h.drift_us),
             hosts: alignment.hosts.clone(),
-            evaluation_metric: pass.run.as_ref().and_then(|r| r.evaluation_metric.clone()),
+            evaluation_metric: evalbench_analyze::counters::evaluation_metric(pass.run.as_ref(), &pass.dir),
             nix_stats: evalbench_analyze::counters::of_pass(pass).map(|c| evalbench_bundle::nix_stats::to_json(&c)),
             span_count: pass.span_count(),
             processes: pass.streams.len(),

@@ -11,6 +11,7 @@ use evalbench_bundle::layout;
 
 use crate::summary::Summary;
 use crate::summary_text::{clip, runs_named, temperature};
+use evalbench_analyze::outcomes::{PassRuns, PassStatus};
 
 /// Step labels in the head are cut to this many characters.
 const HEAD_STEP: usize = 44;
@@ -19,17 +20,19 @@ const HEAD_STEP: usize = 44;
 /// warnings' count, and where the rest is.
 pub(crate) fn head(t: &mut String, s: &Summary) {
     let _ = writeln!(t, "evalbench summary of {}", s.bundle);
-    for a in &s.answers {
-        let e = &a.evaluated_s;
-        let runs = if a.runs > 1 {
-            format!(" (MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median)", e.mad, e.min, e.max, a.runs, a.median_run_number)
-        } else {
-            " (one run)".to_string()
-        };
-        let _ = writeln!(t, "{:<11} evaluated median {:.3} s{runs}, {}", a.pass, e.median, temperature(layout::is_cold(&a.pass)));
-        t.push_str(&answer_lines(a, "  "));
+    let mut said: Vec<&str> = Vec::new();
+    for st in &s.pass_status {
+        match s.answers.iter().find(|a| a.pass == st.pass) {
+            Some(a) => answer_head(t, a, Some(st)),
+            None if st.status != PassStatus::Complete => status_head(t, st),
+            None => continue,
+        }
+        said.push(&st.pass);
     }
-    if s.answers.is_empty() {
+    for a in s.answers.iter().filter(|a| !said.contains(&a.pass.as_str())) {
+        answer_head(t, a, None);
+    }
+    if s.answers.is_empty() && !s.pass_status.iter().any(|st| layout::is_clean(&st.pass)) {
         let _ = writeln!(t, "No clean pass to time.");
     }
     for c in &s.instructions {
@@ -51,24 +54,85 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
         writeln!(t, "Below: each pass in detail, nix's counters, provenance, warnings. Own time = a span less its children; total includes them.");
 }
 
+/// A clean pass's first lines: how its runs ended where some did not, its
+/// median evaluated time over the runs that completed, its path.
+fn answer_head(t: &mut String, a: &evalbench_analyze::over_runs::PassAnswer, st: Option<&PassRuns>) {
+    let e = &a.evaluated_s;
+    let status = st.and_then(|st| st.status.word().map(|w| format!("{w} ({}): ", completed(st)))).unwrap_or_default();
+    let over = st.map_or_else(|| if e.n == 1 { "one run".to_string() } else { format!("over {} runs", e.n) }, |st| st.over(e.n));
+    let runs = if e.n > 1 {
+        format!(" (MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median)", e.mad, e.min, e.max, a.median_run_number)
+    } else {
+        format!(" ({over})")
+    };
+    if e.n == 0 {
+        let _ = writeln!(t, "{:<11} {status}evaluated unknown: no run gave an evaluated time, {}", a.pass, temperature(layout::is_cold(&a.pass)));
+    } else {
+        let _ = writeln!(t, "{:<11} {status}evaluated median {:.3} s{runs}, {}", a.pass, e.median, temperature(layout::is_cold(&a.pass)));
+    }
+    if let Some(st) = st {
+        ended_lines(t, st);
+    }
+    t.push_str(&answer_lines(a, "  "));
+}
+
+/// `0 of 1 runs completed`, `6 of 40 runs completed`, `3 runs completed (plan not recorded)`.
+fn completed(st: &PassRuns) -> String {
+    match st.planned {
+        Some(n) => format!("{} of {} completed", st.completed, crate::output::count(n, "run")),
+        None => format!("{} completed, plan not recorded", crate::output::count(st.completed, "run")),
+    }
+}
+
+/// A pass with no figure: how its runs ended.
+fn status_head(t: &mut String, st: &PassRuns) {
+    let word = st.status.word().unwrap_or("");
+    let why = match st.status {
+        PassStatus::NotRun => ": the run stopped before it".to_string(),
+        _ if st.completed == 0 => ": no figure".to_string(),
+        _ => String::new(),
+    };
+    let _ = writeln!(t, "{:<11} {word} ({}){why}", st.pass, completed(st));
+    ended_lines(t, st);
+}
+
+/// Each run that did not complete, and how.
+fn ended_lines(t: &mut String, st: &PassRuns) {
+    for r in &st.incomplete {
+        let how = r.ended.map_or("did not complete", |e| e.key()).replace('_', " ");
+        let detail = if r.detail == how { String::new() } else { format!(": {}", clip(&r.detail, 120)) };
+        let _ = writeln!(t, "  {} {how}{detail}", r.run);
+    }
+}
+
 /// A pass's critical path in two lines: its largest steps, and what
 /// halving the largest would buy. Also `whatif`'s first lines.
 pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) -> String {
     let mut t = String::new();
     // A figure that fell back says so where it is printed.
-    if !a.evaluated_from_spans.is_empty() {
-        let n = a.evaluated_from_spans.len();
+    if !a.no_evaluated.is_empty() {
+        let n = a.no_evaluated.len();
         let _ = writeln!(
             t,
-            "{indent}({} of {} had no evaluated time in run.json: the spans' extent stands in: {})",
+            "{indent}({} of {} had no evaluated time in run.json, left out of the evaluated figure: {})",
             if n == 1 { "1 run".to_string() } else { format!("{n} runs") },
             a.runs,
-            clip(&a.evaluated_from_spans.join(", "), 60)
+            clip(&a.no_evaluated.join(", "), 60)
         );
     }
     if a.steps.is_empty() {
         let _ = writeln!(t, "{indent}no critical path (summary.json says why, per run)");
         return t;
+    }
+    if !a.no_path.is_empty() {
+        let _ = writeln!(
+            t,
+            "{indent}(the path's figures are over {} of {}: {} without one, summary.json says why: {})",
+            a.with_path,
+            crate::output::count(a.runs, "run"),
+            if a.no_path.len() == 1 { "1 run".to_string() } else { format!("{} runs", a.no_path.len()) },
+            clip(&a.no_path.join(", "), 60)
+        );
     }
     // Short, so that three steps fit in one line of summary.txt.
     let over = if a.runs > 1 { "median" } else { "its run" };
@@ -148,14 +212,13 @@ mod tests {
             .collect();
         let names = ["cold-clean", "cold-clean.2", "cold-clean.3"];
         let evaluated = [0.481, 0.502, 0.470];
-        let runs: Vec<RunPath> = (0..3)
-            .map(|i| RunPath { name: names[i], evaluated_s: evaluated[i], from_spans: false, path: Some((&paths[i], &[], &buys[i])) })
-            .collect();
+        let runs: Vec<RunPath> =
+            (0..3).map(|i| RunPath { name: names[i], evaluated_s: Some(evaluated[i]), path: Some((&paths[i], &[], &buys[i])) }).collect();
         let mut text = crate::output::path::answer_text(&answer("cold-clean", &runs));
         text.push_str(&crate::output::path::answer_text(&answer("warm-clean", &runs[..1])));
         text.push_str(&crate::output::path::answer_text(&answer(
             "warm-instrumented",
-            &[RunPath { name: "warm-instrumented", evaluated_s: 0.3, from_spans: true, path: None }],
+            &[RunPath { name: "warm-instrumented", evaluated_s: None, path: None }],
         )));
         let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/answer.txt");
         if std::env::var_os("UPDATE_GOLDEN").is_some() {

@@ -247,7 +247,11 @@ fn run_section(t: &mut String, p: &PassSummary) {
         p.span_count,
         p.processes,
         if p.dropped_spans > 0 { format!(", {} dropped by the writers", p.dropped_spans) } else { String::new() },
-        if p.malformed_lines > 0 { format!(", {} malformed lines skipped", p.malformed_lines) } else { String::new() },
+        if p.malformed_lines > 0 {
+            format!(", {} skipped", crate::output::count(p.malformed_lines as usize, "malformed line"))
+        } else {
+            String::new()
+        },
     );
     crate::summary_path::text(t, &p.critical_path);
     if p.spans.is_empty() {

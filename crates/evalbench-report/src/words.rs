@@ -31,7 +31,10 @@ pub fn sentence(g: &Grounds) -> String {
         return format!("{change} ({} → {}): {why}", fmt(g.a_median), with_unit(g.b_median, &g.unit));
     };
     let Some((lo, hi)) = g.interval else {
-        return format!("{change}: inside run-to-run noise ({})", p_values(&t));
+        return match g.rule {
+            Rule::TooFewRuns { best, threshold, need } => too_few(&change, (best, threshold, need), &p_values(&t)),
+            _ => format!("{change}: inside run-to-run noise ({})", p_values(&t)),
+        };
     };
     let tests = format!("{}; 95% interval of the ratio of medians {lo:.3}..{hi:.3}", p_values(&t));
     let floor = format!("floor {}", with_unit(g.floor, &g.unit));
@@ -60,7 +63,15 @@ pub fn sentence(g: &Grounds) -> String {
         Rule::Worse => format!("{worse} by {:.1}% (outside noise: {tests})", g.change),
         Rule::WithinFloor => format!("{change}: negligible, the interval lies within the {floor} ({tests})"),
         Rule::Noise | Rule::NoiseByP | Rule::NoEstimate | Rule::UnderFloorUntested => format!("{change}: inside run-to-run noise ({tests})"),
+        Rule::TooFewRuns { best, threshold, need } => too_few(&change, (best, threshold, need), &tests),
     }
+}
+
+/// A change no run count like these could have called.
+fn too_few(change: &str, (best, threshold, need): (f64, f64, usize), tests: &str) -> String {
+    format!(
+        "{change}: too few runs to call it: with these runs the test's smallest possible p is {best:.3}, not under {threshold:.4}; about {need} runs a side would allow a verdict ({tests})"
+    )
 }
 
 /// A counter's sentence: an exact count's change in nix's words
@@ -167,6 +178,37 @@ pub fn no_verdict(why: NoVerdict) -> &'static str {
 
 /// How A and B were measured in time: in one session, interleaved (`run
 /// --baseline`), or in two; None when a side does not say.
+/// What A and B were both seen to measure alike, said only of what both
+/// recorded (a bundle without provenance, as Gradient's, records none).
+pub fn alike(c: &Comparison) -> String {
+    let both = evalbench_analyze::sides::both_recorded(&c.provenance_a, &c.provenance_b);
+    let unknown: Vec<&str> = evalbench_bundle::provenance::GROUPS.iter().copied().filter(|g| !both.contains(g)).collect();
+    let list = |v: &[&str]| match v {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    match (both.is_empty(), unknown.is_empty()) {
+        (true, _) => "What A and B measured is not recorded on both sides (no provenance): whether they measured the same is unknown.".into(),
+        (false, true) => "A and B measured the same workload, system, evalbench, machine, plan and settings.".into(),
+        (false, false) => format!(
+            "A and B measured the same {} and settings; {} {} not recorded on both sides.",
+            list(&both),
+            list(&unknown),
+            if unknown.len() == 1 { "is" } else { "are" }
+        ),
+    }
+}
+
+/// A measure the gate judges that one side lacks, in words.
+pub fn missing(m: &evalbench_analyze::gate::Missing) -> String {
+    let what = match &m.measure {
+        Some(x) => format!("{} {x}", m.pass),
+        None => m.pass.clone(),
+    };
+    format!("{what} missing in {}: {}", m.missing_in, m.why)
+}
+
 pub fn session_note(c: &Comparison) -> Option<String> {
     let (a, b) = (&c.provenance_a, &c.provenance_b);
     if c.one_bundle {

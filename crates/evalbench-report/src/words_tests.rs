@@ -44,6 +44,7 @@ fn rule_name(r: Rule) -> &'static str {
         Rule::Worse => "worse",
         Rule::WithinFloor => "within floor",
         Rule::Noise => "noise",
+        Rule::TooFewRuns { .. } => "too few runs",
     }
 }
 
@@ -70,6 +71,10 @@ fn each_rule_reads_as_users_have_read_it() {
         (Grounds { change: -12.5, b_median: 1.75, ..tested(Rule::Better) }, format!("faster by 12.5% (outside noise: {tests})")),
         (Grounds { words: AMOUNT, ..tested(Rule::Worse) }, format!("more by 12.5% (outside noise: {tests})")),
         (tested(Rule::Noise), format!("+12.5%: inside run-to-run noise ({tests})")),
+        (
+            tested(Rule::TooFewRuns { best: 0.1, threshold: 0.05, need: 4 }),
+            format!("+12.5%: too few runs to call it: with these runs the test's smallest possible p is 0.100, not under 0.0500; about 4 runs a side would allow a verdict ({tests})"),
+        ),
         (tested(Rule::RealUnderFloor), format!("+12.5%: negligible, real but under the floor 0.050 ms ({tests})")),
         (tested(Rule::WithinFloor), format!("+12.5%: negligible, the interval lies within the floor 0.050 ms ({tests})")),
         (tested(Rule::Withheld), format!("+12.5%: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})")),
@@ -105,7 +110,7 @@ fn each_rule_reads_as_users_have_read_it() {
         assert_eq!(super::sentence(&g), want);
         seen.insert(rule_name(g.rule));
     }
-    assert_eq!(seen.len(), 13, "a rule without its sentence pinned: {seen:?}");
+    assert_eq!(seen.len(), 14, "a rule without its sentence pinned: {seen:?}");
 }
 
 #[test]
@@ -171,6 +176,7 @@ fn every_rule_is_reached_and_worded_from_its_grounds() {
         "worse",
         "within floor",
         "noise",
+        "too few runs",
     ];
     let missed: Vec<&str> = every.iter().copied().filter(|r| !seen.contains(r)).collect();
     assert!(missed.is_empty(), "rules no family reached: {missed:?}");

@@ -23,7 +23,10 @@ pub struct Worktree {
 pub(crate) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let o = Command::new("git").arg("-C").arg(dir).args(args).output().context("running git (is it installed?)")?;
     if !o.status.success() {
-        bail!("git -C {} {}: {}", dir.display(), args.join(" "), String::from_utf8_lossy(&o.stderr).trim());
+        // Quiet git (`--quiet`) says nothing: its exit status is said instead.
+        let said = String::from_utf8_lossy(&o.stderr).trim().to_string();
+        let why = if said.is_empty() { format!("it failed ({}) and printed nothing", o.status) } else { said };
+        bail!("git -C {} {}: {why}", dir.display(), args.join(" "));
     }
     Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }

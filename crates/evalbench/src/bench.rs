@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long)]
     pub nix_stats: bool,
     /// A change smaller than this percentage of the first command's median is "negligible".
-    #[arg(long, default_value_t = evalbench_analyze::verdict::MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
+    #[arg(long, default_value_t = evalbench_analyze::verdict::MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub min_change: f64,
     /// The commands, separated by `--`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]

@@ -52,7 +52,7 @@ pub struct Args {
     /// A counter moved when it changed by more than this percentage between two commits (with or
     /// without %): a commit that changes a comment or a harmless attribute moves a few thunks.
     /// Default: 1% (evalbench_analyze::verdict::MIN_CHANGE_PCT); with --instructions, 0.25%.
-    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
+    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// Where each probe's bundle (OUT/<commit>/) and the result (bisect.txt, bisect.json,
     /// bisect.md) are written; a rerun with the same OUT reuses the probes made.

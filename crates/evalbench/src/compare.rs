@@ -41,8 +41,13 @@ pub struct Args {
     /// percent, or when one of nix's exact counters (nrFunctionCalls, nrThunks, gc.totalBytes,
     /// nrPrimOpCalls, nrLookups, envs.number, values.number) grew by more than this: counts need
     /// no repeats. Times that could not be judged are listed on stderr.
-    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
+    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub fail_on_regression: Option<f64>,
+    /// With --fail-on-regression: judge what both sides have, and pass where a measure the gate
+    /// judges (a pass, a counter of nix) is on one side only. Without it the gate fails closed
+    /// there (exit 2, "cannot judge"): a counter that vanished is not a counter that held.
+    #[arg(long, requires = "fail_on_regression")]
+    pub allow_missing: bool,
     /// Exit 1 when a clean pass's evaluated time could not be judged (too few runs a side).
     #[arg(long)]
     pub fail_on_undecided: bool,
@@ -52,17 +57,17 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// A change smaller than this percentage of A's median is "negligible".
-    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
+    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub min_change: f64,
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
-    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US", value_parser = crate::percent::amount)]
+    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US", value_parser = crate::percent::amount, allow_hyphen_values = true)]
     pub min_abs_us: f64,
     /// When A and B were measured in two sessions (two `run`s, not one `run --baseline`): a time
     /// change no larger than this percentage is "inside the drift between sessions", never a
     /// verdict or a gate. The default is what two sessions of one flake differed by on the
     /// machine it was measured on (docs/sessions.md); measure your own with bench/lab-aa.sh,
     /// 0 turns it off. Nix's exact counters are judged without it.
-    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT", value_parser = crate::percent::parse)]
+    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub between_sessions: f64,
     /// Also write the whole comparison as one self-contained page, DIR/index.html: passes,
     /// spans, statements, nix's counters and, for instrumented passes, both sides' plans.
@@ -74,7 +79,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.html {
-        crate::refuse_foreign([dir.join("index.html").as_path()])?;
+        crate::claim(dir, &["index.html".into()])?;
     }
     let ba = Bundle::open(&a.a, a.unpack.limits())?;
     let bb = Bundle::open(&a.b, a.unpack.limits())?;
@@ -112,11 +117,31 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if gate_fired("evalbench compare", a.fail_on_regression, &gate) {
         return Ok(ExitCode::from(1));
     }
+    if let Some(code) = gate_blind("evalbench compare", a.fail_on_regression, a.allow_missing, &out) {
+        return Ok(code);
+    }
     if a.fail_on_undecided && !out.undecided.is_empty() {
         eprintln!("evalbench compare: {} time(s) could not be judged (--fail-on-undecided)", out.undecided.len());
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The gate cannot judge what one side lacks: exit 2 naming it, unless
+/// `--allow-missing` (then each is said, and the gate stands on the rest).
+pub fn gate_blind(who: &str, pct: Option<f64>, allow: bool, c: &evalbench_analyze::comparison::Comparison) -> Option<ExitCode> {
+    pct?;
+    if c.missing.is_empty() {
+        return None;
+    }
+    for m in &c.missing {
+        let what = if allow { "not judged (--allow-missing)" } else { "cannot judge" };
+        eprintln!("{who}: {what}: {}", evalbench_report::words::missing(m));
+    }
+    (!allow).then(|| {
+        eprintln!("{who}: the gate fails closed on what one side lacks; --allow-missing judges what both sides have");
+        ExitCode::from(2)
+    })
 }
 
 /// Whether the gate fired; each regression on stderr, after `who`.

@@ -24,10 +24,17 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
-    // The page and the traces beside it replace only what evalbench wrote.
-    let mut ours = vec![a.out.join("index.html")];
-    ours.extend(bundle.passes.iter().map(|p| a.out.join(&p.name).join(evalbench_bundle::layout::TRACE_JSON)));
-    crate::refuse_foreign(ours.iter().map(|p| p.as_path()))?;
+    // The page, its charts and the traces beside it replace only what evalbench wrote.
+    let mut ours = vec!["index.html".to_string()];
+    for p in bundle.passes.iter().chain(&bundle.incomplete) {
+        let safe = evalbench_report::html::file_safe(&p.name);
+        ours.push(format!("{safe}/{}", evalbench_bundle::layout::TRACE_JSON));
+        ours.push(format!("{safe}/{}", evalbench_bundle::layout::FLAME_SVG));
+        ours.push(format!("{safe}/{}", evalbench_bundle::layout::WORKER_FLAME_SVG));
+        ours.push(format!("{safe}/{}", evalbench_bundle::layout::NIX_FLAME_SVG));
+        ours.push(format!("{safe}-*.svg"));
+    }
+    crate::claim(&a.out, &ours)?;
     let (passes, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
     // What reading went past (an unreadable run.json, malformed span lines), first, file and line named.
     let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();

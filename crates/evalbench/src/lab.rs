@@ -263,7 +263,8 @@ pub enum Cmd {
         /// A second listener for /proto (workers), so captures can tell it from API calls.
         #[arg(long)]
         proto_listen: Option<std::net::SocketAddr>,
-        #[arg(long)]
+        /// The database URL (it holds a password): from the environment, as the lab starts it.
+        #[arg(long, env = evalbench_lab::server::ENV_DATABASE, hide_env_values = true)]
         database: String,
         #[arg(long)]
         provision: PathBuf,

@@ -34,7 +34,8 @@ and writes a bundle: summary, Perfetto trace and an HTML report.\n\n\
 A bundle is a directory or a .tar.gz of one, with one directory per pass (cold-clean, warm-clean, \
 cold-instrumented, warm-instrumented), each holding run.json and trace/<process>-<pid>.jsonl.",
     after_help = "Exit status: 0 success; 1 a verdict against you (a regression past --fail-on-regression, \
-a red gate, failed bench runs, a failed evaluation); 2 an error (unreadable input, bad flags, a crash of a child)."
+a red gate, failed bench runs, a failed evaluation); 2 an error (unreadable input, bad flags, a crash of a child, \
+a gate that cannot judge what one side lacks); 130 interrupted (Ctrl-C), what was captured kept."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -71,7 +72,7 @@ enum Command {
 
 fn main() -> ExitCode {
     large_blocks_back_on_free();
-    let cli = Cli::parse();
+    let cli = parse();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Summarize(a) => summarize::run(a),
@@ -98,6 +99,19 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The command line, with every option's value allowed to look like a
+/// negative number: `--repeat -1` is then refused by the option's own
+/// parser ("expected ..."), where clap took it for a flag and suggested
+/// `-- -1`, which would make it an argument.
+fn parse() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true).mut_subcommands(negatives)
+    }
+    let matches = negatives(Cli::command()).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// How a command prints what it found.
@@ -128,11 +142,10 @@ pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
 /// Writes `text` to standard output, checked and flushed.
 /// Refuses to go on where a file a command would write is another tool's:
 /// evalbench replaces only what it wrote (`bundle::ownership`).
-pub fn refuse_foreign<'a>(files: impl IntoIterator<Item = &'a std::path::Path>) -> anyhow::Result<()> {
-    match files.into_iter().find(|f| evalbench_bundle::ownership::foreign(f)) {
-        Some(f) => anyhow::bail!("{}: not written by evalbench; refusing to replace it (give -o another directory)", f.display()),
-        None => Ok(()),
-    }
+/// Claims `entries` of `dir` for a command's outputs, in its manifest,
+/// before anything is written: refused where another's file stands there.
+pub fn claim(dir: &std::path::Path, entries: &[String]) -> anyhow::Result<()> {
+    evalbench_bundle::manifest::claim(dir, entries, None).map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))
 }
 
 pub fn emit(text: &str) -> anyhow::Result<()> {

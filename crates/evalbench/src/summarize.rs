@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use evalbench_bundle::{layout, ownership, Bundle, Limits};
+use evalbench_bundle::{layout, manifest, Bundle, Limits};
 use evalbench_report::summarize::{summarize_bundle, SummarizeOpts};
 
 #[derive(clap::Args)]
@@ -45,36 +45,45 @@ fn default_out(bundle: &Path) -> PathBuf {
     bundle.with_file_name(if stem.is_empty() || stem == name { "evalbench-summary" } else { stem })
 }
 
-/// What summarize would write into `out` that another tool wrote first.
-fn foreign_in(out: &Path, bundle: &Bundle, no_trace: bool) -> Vec<PathBuf> {
-    let mut files = vec![out.join(layout::SUMMARY_TXT), out.join(layout::SUMMARY_JSON)];
+/// What summarize writes into its output directory (manifest entries).
+fn entries(bundle: &Bundle, no_trace: bool) -> Vec<String> {
+    let mut files = vec![layout::SUMMARY_TXT.to_string(), layout::SUMMARY_JSON.to_string()];
     if !no_trace {
-        files.extend(bundle.passes.iter().map(|p| out.join(&p.name).join(layout::TRACE_JSON)));
+        files.extend(bundle.passes.iter().chain(&bundle.incomplete).map(|p| format!("{}/{}", p.name, layout::TRACE_JSON)));
     }
-    files.into_iter().filter(|f| ownership::foreign(f)).collect()
+    files
 }
 
-/// Where summarize writes: `-o` as given, refused where it would replace
-/// another tool's file; by default the bundle (or the directory named
-/// after its archive), unless that holds another tool's summary or traces
-/// (Gradient's bundle has its own): then its `evalbench/` directory.
+/// Where summarize writes, claimed in its manifest before anything is
+/// written: `-o` as given, refused where it would replace another's file;
+/// by default the bundle (or, for an archive, the directory named after it,
+/// which must be that archive's own output), unless that holds another
+/// tool's summary or traces (Gradient's bundle has its own): then its
+/// `evalbench/` directory.
 fn out_dir(args: &Args, bundle: &Bundle) -> anyhow::Result<PathBuf> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.bundle));
-    let theirs = foreign_in(&out, bundle, args.no_trace);
-    if theirs.is_empty() {
+    let files = entries(bundle, args.no_trace);
+    // An archive's default output directory is that archive's alone.
+    let archive = (args.out.is_none() && !args.bundle.is_dir()).then(|| std::path::absolute(&args.bundle).unwrap_or_else(|_| args.bundle.clone()));
+    if archive.is_some() || args.out.is_some() {
+        manifest::claim(&out, &files, archive.as_deref()).map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))?;
         return Ok(out);
     }
-    let named = theirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-    if args.out.is_some() {
-        anyhow::bail!("{named}: not written by evalbench; refusing to replace it (give -o another directory)");
-    }
+    let theirs = match manifest::owner(&out, &files, None)? {
+        manifest::Owner::Other(p) => p,
+        _ => {
+            manifest::claim(&out, &files, None)?;
+            return Ok(out);
+        }
+    };
     let beside = out.join(OURS_BESIDE);
-    if !foreign_in(&beside, bundle, args.no_trace).is_empty() {
-        anyhow::bail!("{named} and {}: not written by evalbench; refusing to replace them (give -o a directory)", beside.display());
+    if let manifest::Owner::Other(p) = manifest::owner(&beside, &files, None)? {
+        anyhow::bail!("{} and {}: not written by evalbench; refusing to replace them (give -o a directory)", theirs.display(), p.display());
     }
     if !args.quiet {
-        eprintln!("evalbench summarize: {named} are another tool's: ours go to {}", beside.display());
+        eprintln!("evalbench summarize: {} is another tool's: ours go to {}", theirs.display(), beside.display());
     }
+    manifest::claim(&beside, &files, None)?;
     Ok(beside)
 }
 

@@ -43,8 +43,7 @@ pub struct Args {
 /// One run walked: what the answer reads of it.
 struct Walked {
     name: String,
-    evaluated_s: f64,
-    from_spans: bool,
+    evaluated_s: Option<f64>,
     path: Option<(Vec<evalbench_analyze::path::PathStep>, Vec<evalbench_analyze::path::ByProcess>, Vec<whatif::Buys>)>,
     predicted: Option<whatif::WhatIf>,
 }
@@ -72,10 +71,8 @@ fn walk_runs(a: &Args, runs: &[&evalbench_bundle::PassDir]) -> anyhow::Result<Wa
     let pre: Option<Vec<f64>> = runs
         .iter()
         .map(|r| {
-            evalbench_bundle::RunInfo::read(&r.file(evalbench_bundle::layout::RUN_JSON))
-                .ok()
-                .and_then(|i| i.evaluated_s)
-                .map(evalbench_bundle::num::s)
+            let info = evalbench_bundle::RunInfo::read(&r.file(evalbench_bundle::layout::RUN_JSON)).ok();
+            evalbench_analyze::evaluated(info.as_ref()).map(evalbench_bundle::num::s)
         })
         .collect();
     let keep = pre.map(|v| evalbench_analyze::over_runs::median_index(&v));
@@ -86,11 +83,10 @@ fn walk_runs(a: &Args, runs: &[&evalbench_bundle::PassDir]) -> anyhow::Result<Wa
         // What reading went past (an unreadable run.json, malformed span lines), said once the runs are read.
         warned.extend(data.warnings.iter().map(ToString::to_string));
         spans += data.span_count();
-        let evaluated_s = evalbench_analyze::over_runs::evaluated_of(&data, &align);
-        let from_spans = data.run.as_ref().and_then(|x| x.evaluated_s).is_none();
+        let evaluated_s = evalbench_analyze::over_runs::evaluated_of(&data);
         // The spans are given up to the graph: nothing below reads them.
         let (_, found) = critical_path(data, &align);
-        let mut w = Walked { name: r.name.clone(), evaluated_s, from_spans, path: None, predicted: None };
+        let mut w = Walked { name: r.name.clone(), evaluated_s, path: None, predicted: None };
         match found {
             Ok((g, p)) => {
                 if !a.faster.is_empty() {
@@ -147,7 +143,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .map(|w| evalbench_analyze::over_runs::RunPath {
                 name: &w.name,
                 evaluated_s: w.evaluated_s,
-                from_spans: w.from_spans,
                 path: w.path.as_ref().map(|(s, p, b)| (s.as_slice(), p.as_slice(), b.as_slice())),
             })
             .collect::<Vec<_>>(),

@@ -30,11 +30,20 @@ fn compare_names_an_unreadable_run_json_first() {
     assert_eq!(code, Some(0), "{err}");
     let first = err.lines().next().unwrap_or("");
     assert!(first.starts_with("evalbench compare: warning: ") && first.contains("cold-clean/run.json: unreadable"), "{err}");
-    // The evaluated figure that fell back to the spans says so where it is printed.
+    // The run without an evaluated time is left out of the figure, and that is said where it is printed;
+    // the spans' extent never stands in.
     let (_, text, _) = output(evalbench().arg("compare").arg(&a).arg(&b));
     let evaluated = text.lines().position(|l| l.trim_start().starts_with("evaluated ")).expect("an evaluated line");
+    assert!(text.lines().nth(evaluated).unwrap_or("").contains("→ unknown (no figure on one side)"), "{text}");
     let next = text.lines().nth(evaluated + 1).unwrap_or("");
-    assert!(next.contains("B: 1 run (cold-clean) had no evaluated time in run.json") && next.contains("spans' extent stands in"), "{text}");
+    assert!(next.contains("B: 1 run (cold-clean) had no evaluated time in run.json") && next.contains("left out of the evaluated seconds"), "{text}");
+    // The gate cannot judge a time one side lacks: it fails closed, and says so first.
+    assert!(text.lines().nth(2).unwrap_or("").starts_with("cannot judge: cold-clean evaluated missing in B"), "{text}");
+    let (code, _, err) = output(evalbench().args(["compare", "--fail-on-regression", "5"]).arg(&a).arg(&b));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot judge: cold-clean evaluated missing in B"), "{err}");
+    let (code, _, err) = output(evalbench().args(["compare", "--fail-on-regression", "5", "--allow-missing"]).arg(&a).arg(&b));
+    assert_eq!(code, Some(0), "{err}");
     // And so does summary.txt's answer.
     let out = tmp.path().join("summary");
     let (code, _, err) = output(evalbench().args(["summarize", "-q", "--no-trace", "-o"]).arg(&out).arg(&b));

@@ -14,6 +14,7 @@ use evalbench_lab::pg::Pg;
 fn client(pg: &Pg, program: &str) -> Command {
     let mut c = Command::new(pg.bin.join(program));
     c.env("PGHOST", "127.0.0.1").env("PGPORT", pg.port.to_string()).env("PGUSER", "postgres").env("PGDATABASE", "gradient");
+    c.env("PGPASSWORD", &pg.password);
     c
 }
 

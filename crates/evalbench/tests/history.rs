@@ -119,11 +119,11 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     evalbench_lab::pg::check_reachable(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
     let pg = TestPg::start(tmp.path());
     pg.0.psql("postgres", "CREATE DATABASE history").unwrap();
-    let url = format!("postgresql://postgres@127.0.0.1:{}/history", pg.0.port);
+    let url = format!("postgresql://postgres:{}@127.0.0.1:{}/history", pg.0.password, pg.0.port);
 
     // A database without a history is named, and left without one.
     pg.0.psql("postgres", "CREATE DATABASE empty").unwrap();
-    let empty = format!("postgresql://postgres@127.0.0.1:{}/empty", pg.0.port);
+    let empty = format!("postgresql://postgres:{}@127.0.0.1:{}/empty", pg.0.password, pg.0.port);
     let out = evalbench().args(["history", "show", "--db", &empty]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no evalbench history in this database"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -134,7 +134,7 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
 
     // Four writers at once, three bundles each, into a second database.
     pg.0.psql("postgres", "CREATE DATABASE together").unwrap();
-    let url2 = format!("postgresql://postgres@127.0.0.1:{}/together", pg.0.port);
+    let url2 = format!("postgresql://postgres:{}@127.0.0.1:{}/together", pg.0.password, pg.0.port);
     let bundles = series(&tmp.path().join("aa"), false, 500);
     let writers: Vec<std::thread::JoinHandle<()>> = (0..4)
         .map(|w| {

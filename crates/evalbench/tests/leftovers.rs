@@ -30,14 +30,20 @@ fn a_run_removes_its_own_lab_and_starts_clean_over_an_earlier_bundle() {
     assert_eq!(gone.len(), 2, "the lab and its embedded flake: {first}");
     assert!(gone.iter().all(|d| d.starts_with("/var/tmp/evalbench") && !d.exists()), "{gone:?}");
     assert!(out.join("cold-clean.3").is_dir());
-    // A stray file inside an old pass, as a crashed run leaves one.
+    // A stray file inside an old pass, as a crashed run leaves one: the pass is evalbench's, by its manifest.
     std::fs::write(out.join("cold-clean.3/stray.jsonl"), "{}\n").unwrap();
+    // A file of someone else's beside the bundle: the run is refused, before anything starts, naming it.
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let refused = evalbench().args(["run", "--passes", "cold-clean", "--repeat", "1", "--out"]).arg(&out).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("notes.txt: not written by evalbench") && said.contains("refusing to run into"), "{said}");
+    assert!(out.join("cold-clean.3/stray.jsonl").is_file() && !out.join("evalbench.lock").exists(), "nothing touched");
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
     let second = run("1");
-    assert!(second.contains(&format!("{} held an earlier bundle (3 pass directories); removed it to start clean", out.display())), "{second}");
+    assert!(second.contains(&format!("{} held an earlier bundle of evalbench's", out.display())), "{second}");
     assert!(!out.join("cold-clean.2").exists() && !out.join("cold-clean.3").exists(), "no old pass is read as a run of this one");
     assert_eq!(read_json(&out.join("summary.json"))["passes"].as_array().unwrap().len(), 1);
-    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "mine", "what is not a bundle's stays");
     assert!(removed(&second).iter().all(|d| !d.exists()));
     // The page says a capture switched off was switched off, not that its file is missing.
     run_ok(evalbench().args(["inspect", "-o"]).arg(tmp.path().join("page")).arg(&out));

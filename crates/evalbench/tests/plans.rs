@@ -130,6 +130,7 @@ fn explain_all(lab: &Path, runs: &[(String, Vec<Option<String>>)], setting: &str
     std::fs::write(&file, script).unwrap();
     let out = run_ok(
         std::process::Command::new("/usr/lib/postgresql/15/bin/psql")
+            .env("PGPASSWORD", st["pg_password"].as_str().unwrap())
             .arg("-h")
             .arg(lab.join("pg/sock"))
             .args(["-p", &st["pg_port"].to_string(), "-U", "postgres", "-d", "gradient", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-f"])

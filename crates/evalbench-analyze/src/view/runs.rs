@@ -9,10 +9,10 @@ use crate::drift::Trend;
 use crate::spread::Spread;
 
 impl PassView {
-    /// The run's evaluated seconds (run.json), else its spans' extent, at
-    /// summary.json's precision; NaN where it has neither.
+    /// The run's evaluated seconds (run.json's, where usable), at
+    /// summary.json's precision; NaN where it has none: nothing stands in.
     pub fn evaluated_s(&self) -> f64 {
-        self.run().and_then(|r| r.evaluated_s).or_else(|| self.extent.map(|(a, b)| (b - a) / 1e6)).map_or(f64::NAN, evalbench_bundle::num::s)
+        crate::evaluated(self.run()).map_or(f64::NAN, evalbench_bundle::num::s)
     }
 }
 

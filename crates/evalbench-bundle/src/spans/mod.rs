@@ -441,6 +441,9 @@ pub struct SpanFile {
     pub dropped: u64,
     /// Physical lines read, blank ones included (to number lines across chunks).
     pub physical_lines: u64,
+    /// Why the file could not be read (it is then empty here): a bad file
+    /// loses only itself, its directory's other files are read.
+    pub unreadable: Option<String>,
 }
 
 /// The job a span belongs to: the contract's ([`crate::contract::job_key`]).

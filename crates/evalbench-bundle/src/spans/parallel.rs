@@ -142,8 +142,10 @@ fn units_of(dir: &Path, chunk: u64) -> Result<(Vec<PathBuf>, Vec<Unit>), BundleE
     paths.sort();
     let mut units: Vec<Unit> = Vec::new();
     for (i, p) in paths.iter().enumerate() {
-        let size = std::fs::metadata(p).map_err(io(p))?.len();
-        let bounds = if size > chunk { chunk_bounds(p, size, chunk)? } else { vec![0, size] };
+        // A file that cannot even be measured or cut is read whole: its
+        // read fails on its own, and only it is lost.
+        let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let bounds = if size > chunk { chunk_bounds(p, size, chunk).unwrap_or_else(|_| vec![0, size]) } else { vec![0, size] };
         units.extend(bounds.windows(2).map(|w| (i, w[0], w[1])));
     }
     Ok((paths, units))
@@ -282,13 +284,30 @@ fn read_filtered(
     );
     let results = slots.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut per_file: Vec<Vec<SpanFile>> = (0..paths.len()).map(|_| Vec::new()).collect();
+    let mut unreadable: Vec<Option<String>> = vec![None; paths.len()];
     for (u, r) in results.into_iter().enumerate() {
-        per_file[units[u].0].push(r.expect("every chunk was read")?);
+        let i = units[u].0;
+        match r.expect("every chunk was read") {
+            Ok(part) => per_file[i].push(part),
+            // A file that does not read is dropped whole (a part of it
+            // would be a process with a hole), and said; the others stay.
+            Err(e) => {
+                let why = match e {
+                    BundleError::Io { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                unreadable[i] = Some(unreadable[i].take().unwrap_or(why));
+            }
+        }
     }
     Ok(per_file
         .into_iter()
         .zip(&paths)
-        .map(|(parts, p)| {
+        .zip(unreadable)
+        .map(|((parts, p), unreadable)| {
+            if let Some(why) = unreadable {
+                return SpanFile { path: p.clone(), unreadable: Some(why), ..Default::default() };
+            }
             let mut file = if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) };
             // Lines without ids (Gradient's): nesting by time, once the file is whole.
             for st in &mut file.streams {
@@ -313,21 +332,15 @@ pub fn fold_trace_dir<A: Send>(
     fold: impl Fn(&mut A, &SpanFile) + Sync,
 ) -> Result<Vec<A>, BundleError> {
     let (paths, units) = units_of(dir, chunk)?;
-    // Malformed lines and dropped spans are not the fold's: the caller
-    // learns them from a read of the whole directory (read_trace_dir or
-    // `TraceRead::spans`). Only the first error is kept.
-    let failed: std::sync::Mutex<Option<BundleError>> = std::sync::Mutex::new(None);
+    // Malformed lines, dropped spans and unreadable files are not the
+    // fold's: the caller learns them from a read of the whole directory
+    // (read_trace_dir or `TraceRead::spans`), which left out a file that
+    // does not read, as the fold does here.
     let accs = on_every_core(&units, &init, |acc, u| {
         let (i, start, end) = units[u];
-        match read_span_range(&paths[i], start, end, None) {
-            Ok(part) => fold(acc, &part),
-            Err(e) => {
-                failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-            }
+        if let Ok(part) = read_span_range(&paths[i], start, end, None) {
+            fold(acc, &part);
         }
     });
-    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(accs),
-    }
+    Ok(accs)
 }

@@ -32,7 +32,8 @@ pub struct Db {
 }
 
 async fn connect(url: &str) -> Result<Client, HarnessError> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|source| HarnessError::Connect { url: url.to_string(), source })?;
+    let (client, conn) =
+        tokio_postgres::connect(url, NoTls).await.map_err(|source| HarnessError::Connect { url: evalbench_lab::pg::redacted(url), source })?;
     tokio::spawn(async move {
         let _ = conn.await;
     });

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use evalbench_bundle::contract::Status;
 use evalbench_bundle::run_info::StatusChange;
-use evalbench_bundle::{layout, RunInfo};
+use evalbench_bundle::{layout, Ended, RunInfo};
 use serde_json::Value;
 
 use crate::capture::{pgstat::Db, Captures};
@@ -96,12 +96,17 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let capture_started_us = now_us();
     let mut eval_id = None;
     let mut failure: Option<String> = armed_result.err().map(|e| e.to_string());
+    // How the run ended, when it did not complete (run.json's `outcome`).
+    let mut ended: Option<Ended> = failure.as_ref().map(|_| Ended::Stopped);
     let mut last = Value::Null;
     let requested_us = now_us();
     if failure.is_none() {
         match api.evaluate() {
             Ok(id) => eval_id = Some(id),
-            Err(e) => failure = Some(e.to_string()),
+            Err(e) => {
+                ended = Some(ended_by(&e));
+                failure = Some(e.to_string());
+            }
         }
     }
     let t0 = Instant::now();
@@ -139,6 +144,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     };
     if failure.is_none() {
         if let Err(e) = follow(&left_evaluation, &mut seen, &mut last, progress, &mut *target) {
+            ended = Some(ended_by(&e));
             failure = Some(e.to_string());
         }
     }
@@ -154,6 +160,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     if failure.is_none() {
         progress("waiting for Completed");
         if let Err(e) = follow(&terminal, &mut seen, &mut last, progress, &mut *target) {
+            ended = Some(ended_by(&e));
             failure = Some(e.to_string());
         }
     }
@@ -163,6 +170,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let dead =
         if failure.is_some() || status.as_deref() != Some(Status::Completed.as_str()) { target.autopsy(last["error"].as_str()) } else { Vec::new() };
     if !dead.is_empty() {
+        ended = Some(Ended::Crashed);
         let then =
             failure.take().or_else(|| last["error"].as_str().map(|e| format!("the evaluation ended {}: {e}", status.as_deref().unwrap_or("?"))));
         failure = Some(format!("{}{}", dead.join("\n"), then.map(|t| format!("\n  (what the runner saw: {t})")).unwrap_or_default()));
@@ -174,6 +182,10 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         (status.as_deref() != Some(Status::Completed.as_str()))
             .then(|| format!("the evaluation ended {}", status.as_deref().unwrap_or("without a status")))
     });
+    if ended.is_none() && status.as_deref() != Some(Status::Completed.as_str()) {
+        let failed = matches!(status.as_deref().and_then(Status::parse), Some(Status::Failed | Status::Aborted));
+        ended = Some(if failed { Ended::Failed } else { Ended::Stopped });
+    }
     let seen = Observed {
         eval_id: eval_id.clone(),
         requested_us,
@@ -183,6 +195,7 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         last,
         outside,
         failure: failure_text,
+        ended,
         dead: dead.clone(),
         machine,
     };
@@ -209,6 +222,16 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         return Err(err(format!("missing capture file(s) in {}: {}{why}", dir.display(), missing.join(", "))));
     }
     Ok(info)
+}
+
+/// How a request or a wait that failed ended the run.
+fn ended_by(e: &evalbench_api::ApiError) -> Ended {
+    match e {
+        evalbench_api::ApiError::Timeout { .. } => Ended::TimedOut,
+        evalbench_api::ApiError::Stopped(why) if why == "interrupted" => Ended::Interrupted,
+        evalbench_api::ApiError::Stopped(_) => Ended::Crashed,
+        _ => Ended::Stopped,
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ pub(super) struct Observed {
     pub outside: std::collections::BTreeMap<String, evalbench_bundle::OutsideWindow>,
     /// Why the pass did not finish, and which of the target's processes died.
     pub failure: Option<String>,
+    /// How the run ended, when it did not complete.
+    pub ended: Option<evalbench_bundle::Ended>,
     pub dead: Vec<String>,
     /// What the machine did during the window besides the pipeline.
     pub machine: Option<evalbench_bundle::MachineState>,
@@ -114,6 +116,7 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             pg_settings: cap.pg_settings.iter().cloned().collect(),
             outside_window: o.outside.clone(),
             failure: o.failure.clone(),
+            outcome: Some(o.ended.map_or("completed", |e| e.key()).to_string()),
             dead: o.dead.clone(),
             machine: o.machine,
             instance: plan.instance,

@@ -103,8 +103,9 @@ impl Gradient {
     fn sql(&self, url: &str, sql: &str) -> Result<(), HarnessError> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(HarnessError::Runtime)?;
         rt.block_on(async {
-            let (client, conn) =
-                tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|source| HarnessError::Connect { url: url.to_string(), source })?;
+            let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                .await
+                .map_err(|source| HarnessError::Connect { url: evalbench_lab::pg::redacted(url), source })?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });

@@ -104,6 +104,13 @@ async fn health(State(s): State<Arc<Shared>>) -> Response {
     reply(StatusCode::OK, false, json!({ "workers": workers, "version": concat!("evalbench-lab ", env!("CARGO_PKG_VERSION")) }))
 }
 
-async fn proto(State(s): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
+/// A worker's connection: only with the lab's token (every local user can
+/// reach the port; a stranger must not take jobs or report results).
+async fn proto(State(s): State<Arc<Shared>>, headers: HeaderMap, ws: WebSocketUpgrade) -> Response {
+    let shown = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let token = &s.provision.proto_token;
+    if !token.is_empty() && shown != Some(token.as_str()) {
+        return reply(StatusCode::UNAUTHORIZED, true, json!("/proto needs the lab's worker token"));
+    }
     ws.on_upgrade(move |socket| super::proto::handle(s, socket))
 }

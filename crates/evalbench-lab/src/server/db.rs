@@ -78,4 +78,7 @@ pub struct Provision {
     pub project: String,
     pub repository: String,
     pub api_key: String,
+    /// What a worker shows on `/proto` (as a Bearer token); empty: any worker.
+    #[serde(default)]
+    pub proto_token: String,
 }

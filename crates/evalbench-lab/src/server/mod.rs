@@ -40,8 +40,13 @@ pub struct Shared {
     pub graph_walk: crate::setting::GraphWalk,
 }
 
+/// Where `lab server` reads its database URL (which holds a password): the
+/// environment, never its command line.
+pub const ENV_DATABASE: &str = "EVALBENCH_LAB_DATABASE_URL";
+
 async fn connect(url: &str) -> Result<Client, LabError> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await.map_err(|e| LabError::Connect { url: url.to_string(), source: e.into() })?;
+    let (client, conn) =
+        tokio_postgres::connect(url, NoTls).await.map_err(|e| LabError::Connect { url: crate::pg::redacted(url), source: e.into() })?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             eprintln!("lab server: database connection: {e}");

@@ -33,6 +33,10 @@ struct Ctx {
     sources: PathBuf,
 }
 
+/// Where the worker finds the token it shows on `/proto` (the lab's, from
+/// lab.json): its environment, never its command line.
+pub const ENV_PROTO_TOKEN: &str = "EVALBENCH_LAB_PROTO_TOKEN";
+
 pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), crate::LabError> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(crate::LabError::Runtime)?;
     let r = rt.block_on(run(server.to_string(), name.to_string(), sources.to_path_buf()));
@@ -41,8 +45,17 @@ pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), crate::LabEr
 }
 
 async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate::LabError> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let url = format!("ws://{server}/proto");
-    let (ws, _) = tokio_tungstenite::connect_async_with_config(&url, None, true)
+    let mut request = url.as_str().into_client_request().map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
+    // The lab's token, as the API's key is shown: a Bearer header.
+    if let Ok(token) = std::env::var(ENV_PROTO_TOKEN) {
+        let value = format!("Bearer {token}").parse().map_err(|e: tokio_tungstenite::tungstenite::http::header::InvalidHeaderValue| {
+            crate::LabError::Connect { url: url.clone(), source: e.into() }
+        })?;
+        request.headers_mut().insert("authorization", value);
+    }
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(request, None, true)
         .await
         .map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
     let (mut sink, mut stream) = ws.split();

@@ -132,7 +132,7 @@ pub fn counted_markdown(d: &Counted) -> String {
         }
         t.push('\n');
     }
-    let _ = writeln!(t, "{} probes.", d.probes.len());
+    let _ = writeln!(t, "{}.", super::count(d.probes.len(), "probe"));
     t
 }
 

@@ -18,7 +18,7 @@ use crate::compare_tables::{self as tables, Table};
 fn differs_text(t: &mut String, c: &Comparison) {
     match tables::differs(c) {
         None => {
-            let _ = writeln!(t, "A and B measured the same workload, system, evalbench, machine, plan and settings.");
+            let _ = writeln!(t, "{}", crate::words::alike(c));
         }
         Some(d) => {
             let _ = writeln!(t, "{}:", d.title);
@@ -90,6 +90,10 @@ fn text_table(t: &mut String, (key, title): (&str, &str), table: &Table, verbose
 pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbose: bool) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "A: {a}\nB: {b}");
+    // What cannot be judged comes before any verdict.
+    for m in &c.missing {
+        let _ = writeln!(t, "cannot judge: {}", crate::words::missing(m));
+    }
     if let Some(n) = crate::words::session_note(c).filter(|_| c.one_bundle) {
         let _ = writeln!(t, "{n}");
     }
@@ -200,6 +204,9 @@ pub(crate) fn capitalized(s: &str) -> String {
 pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "## evalbench compare: A → B\n\nA: {}<br>B: {}\n", cell(a), cell(b));
+    for m in &cmp.missing {
+        let _ = writeln!(t, "**Cannot judge:** {}\n", cell(&crate::words::missing(m)));
+    }
     if let Some(n) = crate::words::session_note(cmp).filter(|_| cmp.one_bundle) {
         let _ = writeln!(t, "**{}**\n", cell(&n));
     }
@@ -217,7 +224,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
     let _ = writeln!(t);
     match tables::differs(cmp) {
         None => {
-            let _ = writeln!(t, "A and B measured the same workload, system, evalbench, machine, plan and settings.\n");
+            let _ = writeln!(t, "{}\n", crate::words::alike(cmp));
         }
         Some(d) => {
             let _ = writeln!(t, "A and B differ:\n");

@@ -36,6 +36,11 @@ pub fn json(a: &Path, b: &Path, out: &Comparison, pct: Option<f64>, gate: &[Stri
         "one_bundle": out.one_bundle,
         "passes": out.passes.iter().map(super::worded::pass).collect::<Vec<_>>(), "only_a": out.only_a, "only_b": out.only_b,
         "undecided": super::worded::undecided(&out.undecided), "warnings": out.warnings,
+        "missing": out.missing.iter().map(|m| {
+            let mut v = serde_json::to_value(m).expect("serializes");
+            v["text"] = crate::words::missing(m).into();
+            v
+        }).collect::<Vec<_>>(),
         "instructions": out.instructions.iter().map(|c| {
             let mut v = serde_json::to_value(c).expect("serializes");
             v["text"] = crate::words::instructions(c).into();

@@ -58,7 +58,7 @@ pub fn strace(s: &StraceSummary) -> String {
 /// auto_explain plans by statement.
 pub fn auto_explain(s: &ExplainSummary) -> String {
     let mut t = String::new();
-    let _ = writeln!(t, "{} plans ({} malformed)", s.plans, s.malformed);
+    let _ = writeln!(t, "{} ({} malformed)", super::count(s.plans as usize, "plan"), s.malformed);
     let _ = writeln!(t, "{:>7} {:>12} {:>10}  statement / its plans: runs, fingerprint, nodes", "plans", "total ms", "max ms");
     for st in s.by_statement.iter().take(30) {
         let _ = writeln!(t, "{:>7} {:>12.3} {:>10.3}  {}", st.count, st.total_ms, st.max_ms, st.statement.chars().take(120).collect::<String>());

@@ -13,10 +13,12 @@ use crate::summary::ms;
 /// The pass's answer over its runs, as summary.txt's first lines give it.
 pub fn answer_text(a: &evalbench_analyze::over_runs::PassAnswer) -> String {
     let e = &a.evaluated_s;
-    let mut t = if a.runs > 1 {
+    let mut t = if e.n == 0 {
+        format!("{}: evaluated unknown (no run.json gave an evaluated time)\n", a.pass)
+    } else if e.n > 1 {
         format!(
             "{}: evaluated median {:.3} s (MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median)\n",
-            a.pass, e.median, e.mad, e.min, e.max, a.runs, a.median_run_number
+            a.pass, e.median, e.mad, e.min, e.max, e.n, a.median_run_number
         )
     } else {
         format!("{}: evaluated {:.3} s (one run)\n", a.median_run, e.median)

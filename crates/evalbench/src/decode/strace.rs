@@ -17,6 +17,10 @@ impl super::Decoder for Strace {
     }
 
     fn detect(&self, a: &super::Args, s: &StraceSummary) -> anyhow::Result<()> {
+        // A directory with no file in it (or only empty ones) is empty input, as an empty file is.
+        if a.file.is_dir() && s.calls == 0 && s.signals == 0 && s.exits == 0 && s.unparsed_lines == 0 {
+            anyhow::bail!("{}: no strace output in it (expected strace -ff's worker.<pid> files)", a.file.display());
+        }
         if s.calls == 0 && s.signals == 0 && s.exits == 0 && s.unparsed_lines > 0 {
             let what = if a.file.is_file() {
                 evalbench_decode::sniff::looks_like(&evalbench_decode::sniff::head(&a.file, 4096)?)

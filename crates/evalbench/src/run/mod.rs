@@ -3,14 +3,14 @@
 //! become one `RunOptions` (options.rs), checked once; `run` only
 //! orchestrates: the sides, their targets, the passes, the bundles.
 
+mod guard;
 mod options;
+mod progress;
 
 use anyhow::Context;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use evalbench_bundle::{layout, pack_dir, write_atomic};
 use evalbench_harness::target::gradient::Gradient;
@@ -51,8 +51,12 @@ pub struct Args {
     #[arg(long, value_name = "REV", conflicts_with = "baseline", requires = "flake")]
     pub baseline_rev: Option<String>,
     /// With --baseline or --baseline-rev: exit 1 on what `compare --fail-on-regression PCT` fires on.
-    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse)]
+    #[arg(long, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub fail_on_regression: Option<f64>,
+    /// With --fail-on-regression: as `compare --allow-missing`, pass where a measure the gate
+    /// judges is on one side only (without it the gate fails closed there, exit 2).
+    #[arg(long, requires = "fail_on_regression")]
+    pub allow_missing: bool,
     /// Passes to run, in order: cold-clean, warm-clean, cold-instrumented, warm-instrumented,
     /// and the counted passes cold-counted and warm-counted (see --counted).
     #[arg(long, value_delimiter = ',', default_value = "cold-clean,warm-clean,cold-instrumented,warm-instrumented")]
@@ -91,8 +95,8 @@ pub struct Args {
     /// Runs of each instrumented pass: their timings are shapes, never durations, so one by default.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat_instrumented: u32,
-    /// Give up on a pass whose evaluation takes longer than this.
-    #[arg(long, default_value_t = 900)]
+    /// Give up on a pass whose evaluation takes longer than this many seconds (at least 1).
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_s: u64,
     /// The lab's directory (PostgreSQL, sources, eval cache); must be world-traversable. Kept
     /// when the run ends. Default: one the run makes under /var/tmp/evalbench and removes when it
@@ -119,62 +123,14 @@ pub struct Args {
     /// Do not render report/ (summary, traces and the archive are still written).
     #[arg(long)]
     pub no_report: bool,
+    /// Every step of every run on stderr (its status as it changes, the captures armed and
+    /// stopped), not one line a run.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// What a progress line says, less the seconds a poll adds at its end
-/// (`EvaluatingFlake 1.2 s`): lines that differ only in those are one line
-/// in a log. The pass stays whole: `cold-clean.2` is not `cold-clean.3`.
-fn progress_key(pass: &str, msg: &str) -> String {
-    let msg = msg.strip_suffix(" s").and_then(|m| m.rsplit_once(' ')).filter(|(_, secs)| secs.parse::<f64>().is_ok()).map_or(msg, |(head, _)| head);
-    format!("{pass}: {msg}")
-}
-
-/// Progress on stderr: a spinner on a terminal, else plain lines without
-/// the per-poll elapsed-time noise.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    last_line: String,
-}
-
-impl Progress {
-    fn new() -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::new_spinner();
-            b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("a valid template"));
-            b.enable_steady_tick(Duration::from_millis(120));
-            b
-        });
-        Progress { bar, last_line: String::new() }
-    }
-
-    fn say(&mut self, pass: &str, msg: &str) {
-        let line = format!("{pass}: {msg}");
-        match &self.bar {
-            Some(b) => {
-                if msg == "done" {
-                    b.println(format!("evalbench run: {pass} done"));
-                }
-                b.set_message(line);
-            }
-            None => {
-                let key = progress_key(pass, msg);
-                if key != self.last_line {
-                    eprintln!("evalbench run: {line}");
-                    self.last_line = key;
-                }
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
 }
 
 /// The benchmark name of the embedded default flake.
@@ -215,6 +171,9 @@ fn session_id() -> String {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let o = RunOptions::from_args(a)?;
+    // The output directory is this run's alone until it ends (refused, and
+    // nothing started, when another run holds it or it holds another's files).
+    let _out = guard::take(&o.out, &o.passes, o.baseline.is_some())?;
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
     let session = session_id();
@@ -244,7 +203,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // The labs this run makes for itself, removed when it ends well.
     let mut own_labs: Vec<PathBuf> = Vec::new();
     for side in &plan {
-        clear_earlier_bundle(&side.dir)?;
+        if !side.label.is_empty() {
+            guard::claim_side(&side.dir, &o.passes)?;
+        }
         targets.push(match &o.target {
             RunTarget::Lab(lab) => {
                 let dir = lab.dir_for(side.label, &side.dir);
@@ -258,18 +219,30 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         });
         opts.push(o.harness(side.dir.clone(), o.provenance(&session, side.other.clone())));
     }
-    let mut progress = Progress::new();
+    let mut progress = progress::Progress::new(o.verbose);
     let mut sides: Vec<Side<'_>> =
         plan.iter().zip(&opts).zip(targets.iter_mut()).map(|((side, opts), t)| Side { label: side.label, opts, target: t.as_mut() }).collect();
-    let result = evalbench_harness::run_sides(&mut sides, &mut |pass, msg| progress.say(pass, msg));
+    let result = evalbench_harness::run_sides(&mut sides, &mut |p| progress.say(p));
     progress.finish();
-    // Whatever happened, what was captured is made readable.
+    progress::stop_at_stage("summarizing");
+    let result = match result {
+        Err(e) if !plan.iter().any(|s| guard::captured(&s.dir)) => return nothing_captured(&o, &own_labs, e),
+        r => r,
+    };
+    // Whatever happened, what was captured is made readable (summarizing
+    // is not interrupted: it is bounded, and a bundle half-summarized is worse).
     let made = finish_bundles(&plan, o.report);
-    put_labs_away(&o, result.is_ok(), &own_labs);
+    // An interrupted run's lab has nothing to tell: removed, as after a run that went well.
+    put_labs_away(&o, result.is_ok() || INTERRUPTED.load(Ordering::Relaxed), &own_labs);
     match (result, made) {
+        (Ok(_), Ok(text)) if INTERRUPTED.load(Ordering::Relaxed) => {
+            crate::emit(&text)?;
+            eprintln!("evalbench run: interrupted after the last run: the bundle in {} is whole", o.out.display());
+            Ok(ExitCode::from(130))
+        }
         (Ok(_), Ok(text)) => {
             if plan.len() == 2 {
-                return compare_sides(&o.out, &plan[0].dir, &plan[1].dir, o.fail_on_regression);
+                return compare_sides(&o.out, &plan[0].dir, &plan[1].dir, (o.fail_on_regression, o.allow_missing));
             }
             crate::emit(&text)?;
             eprintln!("evalbench run: bundle in {}", o.out.display());
@@ -279,12 +252,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if let Err(m) = made {
                 eprintln!("evalbench run: the partial bundle is incomplete: {m}");
             }
-            // An evaluation that ended Failed or Aborted is a verdict on the
-            // flake (exit 1), not an error of ours (exit 2): its run.json says so.
+            // Interrupted: 130, as a shell reports SIGINT. An evaluation that
+            // ended Failed or Aborted is a verdict on the flake (exit 1), not
+            // an error of ours (exit 2): its run.json (or its warm-up's) says so.
             // The pass's error stays whole: its causes are printed as a chain.
             let crashed = !e.dead.is_empty();
             let e = anyhow::Error::new(e).context(format!("what was captured is in {}", o.out.display()));
-            if !crashed && plan.iter().any(|side| evaluation_failed(&side.dir)) {
+            let ended = plan.iter().flat_map(|side| runs_ended(&side.dir)).collect::<Vec<_>>();
+            if INTERRUPTED.load(Ordering::Relaxed) || ended.contains(&evalbench_bundle::Ended::Interrupted) {
+                eprintln!("evalbench run: interrupted: {}", crate::chain(&e));
+                return Ok(ExitCode::from(130));
+            }
+            if !crashed && ended.contains(&evalbench_bundle::Ended::Failed) {
                 eprintln!("evalbench run: {}", crate::chain(&e));
                 return Ok(ExitCode::from(1));
             }
@@ -292,6 +271,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         (Ok(_), Err(m)) => Err(m),
     }
+}
+
+/// A run stopped before its first run: nothing to summarize, nothing kept
+/// (its lab removed when interrupted, kept for its logs otherwise).
+fn nothing_captured(o: &RunOptions, own_labs: &[PathBuf], e: evalbench_harness::PassError) -> anyhow::Result<ExitCode> {
+    let interrupted = INTERRUPTED.load(Ordering::Relaxed);
+    put_labs_away(o, interrupted, own_labs);
+    let e = anyhow::Error::new(e).context("nothing was captured");
+    if interrupted {
+        eprintln!("evalbench run: interrupted before the first run: {}", crate::chain(&e));
+        return Ok(ExitCode::from(130));
+    }
+    Err(e)
 }
 
 /// Each side's bundle finished (`finish_bundle`): one side's summary text,
@@ -338,46 +330,9 @@ fn remove_labs(dirs: &[PathBuf]) {
     }
 }
 
-/// What an earlier `run` wrote into `out`: its pass directories (a pass's
-/// name, with or without a repeat number) and everything made from them.
-/// Left there, an old `cold-clean.7/` would read as a run of this bundle.
-/// Removed, and said; anything else in `out` is left alone.
-fn clear_earlier_bundle(out: &Path) -> anyhow::Result<()> {
-    let Ok(entries) = std::fs::read_dir(out) else { return Ok(()) };
-    let made = [
-        layout::WARMUP_DIR,
-        layout::SUMMARY_TXT,
-        layout::SUMMARY_JSON,
-        layout::ARCHIVE,
-        layout::REPORT_DIR,
-        layout::NIX_SUPPORT_DIR,
-        "compare.txt",
-        "compare.json",
-    ];
-    let (mut passes, mut derived) = (Vec::new(), Vec::new());
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if layout::PASSES.contains(&layout::base_name(&name)) && e.path().is_dir() {
-            passes.push(e.path());
-        } else if made.contains(&name.as_str()) {
-            derived.push(e.path());
-        }
-    }
-    // Without a pass directory this is no bundle: a `report/` of the user's stays.
-    if passes.is_empty() {
-        return Ok(());
-    }
-    for p in passes.iter().chain(&derived) {
-        let gone = if p.is_dir() && !p.is_symlink() { std::fs::remove_dir_all(p) } else { std::fs::remove_file(p) };
-        gone.with_context(|| format!("{}: removing what an earlier run left", p.display()))?;
-    }
-    eprintln!("evalbench run: {} held an earlier bundle ({} pass directories); removed it to start clean", out.display(), passes.len());
-    Ok(())
-}
-
 /// `run --baseline`: the two bundles compared as `compare a b` would, written
 /// beside them and printed; the gate's exit status.
-fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Result<ExitCode> {
+fn compare_sides(out: &Path, a: &Path, b: &Path, (pct, allow_missing): (Option<f64>, bool)) -> anyhow::Result<ExitCode> {
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
     let c = evalbench_analyze::comparison::compare(&ba, &bb, &evalbench_analyze::comparison::Opts::default())?;
@@ -397,7 +352,10 @@ fn compare_sides(out: &Path, a: &Path, b: &Path, pct: Option<f64>) -> anyhow::Re
         eprintln!("evalbench run: {line}");
     }
     eprintln!("evalbench run: bundles in {} and {}, their comparison in {}", a.display(), b.display(), out.join("compare.txt").display());
-    Ok(if crate::compare::gate_fired("evalbench run", pct, &gate) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    if crate::compare::gate_fired("evalbench run", pct, &gate) {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(crate::compare::gate_blind("evalbench run", pct, allow_missing, &c).unwrap_or(ExitCode::SUCCESS))
 }
 
 /// summary, traces, report, archive, build products.
@@ -415,28 +373,14 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Whether a pass's run.json in `out` records an evaluation that ended Failed or Aborted.
-fn evaluation_failed(out: &std::path::Path) -> bool {
-    std::fs::read_dir(out).into_iter().flatten().flatten().any(|e| {
-        evalbench_bundle::RunInfo::read(&e.path().join(evalbench_bundle::layout::RUN_JSON)).is_ok_and(|r| {
-            r.status
-                .as_deref()
-                .and_then(evalbench_bundle::contract::Status::parse)
-                .is_some_and(|s| matches!(s, evalbench_bundle::contract::Status::Failed | evalbench_bundle::contract::Status::Aborted))
+/// How the runs in `out` that did not complete ended, warm-ups included.
+fn runs_ended(out: &std::path::Path) -> Vec<evalbench_bundle::Ended> {
+    let Ok(bundle) = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default()) else { return Vec::new() };
+    bundle
+        .every_run()
+        .filter_map(|d| match &d.outcome {
+            evalbench_bundle::Outcome::Incomplete { ended, .. } => Some(*ended),
+            _ => None,
         })
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::progress_key;
-
-    #[test]
-    fn progress_lines_differ_by_pass_and_status_not_by_seconds() {
-        assert_eq!(progress_key("cold-clean.2", "EvaluatingFlake 1.2 s"), progress_key("cold-clean.2", "EvaluatingFlake 3.4 s"));
-        assert_ne!(progress_key("cold-clean.2", "EvaluatingFlake 1.2 s"), progress_key("cold-clean.3", "EvaluatingFlake 1.2 s"));
-        assert_ne!(progress_key("cold-clean", "Queued 0.1 s"), progress_key("cold-clean", "Fetching 0.2 s"));
-        assert_eq!(progress_key("warm-clean", "arming captures"), "warm-clean: arming captures");
-        assert_eq!(progress_key("p", "waiting 2 workers"), "p: waiting 2 workers", "a number inside a message is kept");
-    }
+        .collect()
 }

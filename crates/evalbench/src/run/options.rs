@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub flake: Option<PathBuf>,
     pub baseline: Option<Baseline>,
     pub fail_on_regression: Option<f64>,
+    /// `--allow-missing`: the gate passes what one side lacks.
+    pub allow_missing: bool,
     pub passes: Vec<String>,
     pub capture: CaptureSet,
     pub repeat: usize,
@@ -60,6 +62,8 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Render report/ (`--no-report` turns it off).
     pub report: bool,
+    /// Every step on stderr, not one line a run (`-v`).
+    pub verbose: bool,
 }
 
 impl RunOptions {
@@ -117,12 +121,19 @@ impl RunOptions {
                 RunTarget::Gradient(cfg)
             }
         };
+        // The flags together first; then what they name, before anything starts.
+        for (flag, flake) in [("--flake", &a.flake), ("--baseline", &a.baseline)] {
+            if let Some(f) = flake {
+                check_flake(flag, f)?;
+            }
+        }
         Ok(RunOptions {
             out,
             target,
             flake: a.flake,
             baseline,
             fail_on_regression: a.fail_on_regression,
+            allow_missing: a.allow_missing,
             passes,
             capture: CaptureSet { perf: !a.no_perf, strace: !a.no_strace, pcap: !a.no_pcap, nix_trace: !a.no_nix_trace, bare: a.bare },
             repeat: a.repeat as usize,
@@ -131,6 +142,7 @@ impl RunOptions {
             warmup: a.warmup as usize,
             timeout: Duration::from_secs(a.timeout_s),
             report: !a.no_report,
+            verbose: a.verbose,
         })
     }
 
@@ -144,6 +156,7 @@ impl RunOptions {
                 passes: self.passes.clone(),
                 repeat_clean: Some(self.repeat),
                 repeat_instrumented: Some(self.repeat_instrumented),
+                repeat_counted: Some(self.repeat_counted),
                 warmup_clean: Some(self.warmup),
                 captures_off: Some(self.capture.off()),
                 eval_workers: match &self.target {
@@ -200,7 +213,21 @@ impl LabPlan {
     }
 }
 
+/// Each run's lab of its own: two runs never share one, whatever their --out.
 fn default_lab_dir(out: &Path) -> PathBuf {
     let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}", evalbench_host::dir_hash(&abs)))
+    PathBuf::from(format!("/var/tmp/evalbench/lab-{:08x}-{}", evalbench_host::dir_hash(&abs), std::process::id()))
+}
+
+/// A flake to evaluate: a directory holding flake.nix, checked before
+/// anything is started (refused, named, with nothing left behind).
+fn check_flake(flag: &str, flake: &Path) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(flake).with_context(|| format!("{flag} {}", flake.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("{flag} {}: not a directory (a flake is a directory holding flake.nix)", flake.display());
+    }
+    if !flake.join("flake.nix").is_file() {
+        anyhow::bail!("{flag} {}: no flake.nix in it", flake.display());
+    }
+    Ok(())
 }

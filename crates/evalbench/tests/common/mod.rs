@@ -181,6 +181,8 @@ impl TestPg {
             bin: evalbench_lab::pg::bin_dir().unwrap(),
             admin_addr: None,
             settings: Vec::new(),
+            password: evalbench_lab::pg::secret(),
+            ci_password: evalbench_lab::pg::secret(),
         };
         pg.init().unwrap();
         pg.start().unwrap();

@@ -22,8 +22,7 @@ pub fn of(base: &str, runs: &[&PassView]) -> PassAnswer {
         .zip(&by_process)
         .map(|(r, b)| RunPath {
             name: &r.name,
-            evaluated_s: r.evaluated_s(),
-            from_spans: r.run().and_then(|x| x.evaluated_s).is_none(),
+            evaluated_s: Some(r.evaluated_s()).filter(|e| e.is_finite()),
             path: r.critical.as_ref().ok().map(|c| (c.steps.as_slice(), b.as_slice(), r.buys.as_slice())),
         })
         .collect();

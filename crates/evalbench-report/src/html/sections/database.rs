@@ -117,12 +117,16 @@ fn auto_explain(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
                 b.statement.clone(),
                 b.total_ms * 1000.0,
                 format!(
-                    "{}\n{} runs, total {:.3} ms, slowest {:.3} ms\n{}",
+                    "{}\n{}, total {:.3} ms, slowest {:.3} ms\n{}",
                     b.statement,
-                    b.count,
+                    crate::output::count(b.count as usize, "run"),
                     b.total_ms,
                     b.max_ms,
-                    b.plans.iter().map(|q| format!("plan {}: {} runs", q.fingerprint, q.count)).collect::<Vec<_>>().join("\n")
+                    b.plans
+                        .iter()
+                        .map(|q| format!("plan {}: {}", q.fingerprint, crate::output::count(q.count as usize, "run")))
+                        .collect::<Vec<_>>()
+                        .join("\n")
                 ),
             )
         })
@@ -138,7 +142,14 @@ fn auto_explain(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
             let plans: Vec<String> = b
                 .plans
                 .iter()
-                .map(|q| format!("{} ({} runs): {}", q.fingerprint, q.count, q.nodes.iter().map(|n| n.label()).collect::<Vec<_>>().join(" › ")))
+                .map(|q| {
+                    format!(
+                        "{} ({}): {}",
+                        q.fingerprint,
+                        crate::output::count(q.count as usize, "run"),
+                        q.nodes.iter().map(|n| n.label()).collect::<Vec<_>>().join(" › ")
+                    )
+                })
                 .collect();
             let _ = write!(
                 page.body,

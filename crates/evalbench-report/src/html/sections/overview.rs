@@ -31,7 +31,8 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
             None => "unknown".into(),
         };
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
-        let metric = match p.run().and_then(|r| r.evaluation_metric.as_ref()) {
+        let metric = evalbench_analyze::counters::evaluation_metric(p.run(), &p.dir);
+        let metric = match metric.as_ref() {
             Some(Value::Object(m)) => {
                 m.iter().filter(|(k, _)| *k != "evaluation" && *k != "recorded_at").map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
             }
