@@ -76,6 +76,10 @@ pub struct Comparison {
     /// What the gate judges that only one side has (`gate::missing`): said
     /// first, and the gate fails closed on it unless told otherwise.
     pub missing: Vec<crate::gate::Missing>,
+    /// How each side's passes' runs ended (`outcomes`): a side's pass whose
+    /// runs did not all complete is compared over those that did, and said.
+    pub status_a: Vec<crate::outcomes::PassRuns>,
+    pub status_b: Vec<crate::outcomes::PassRuns>,
 }
 
 impl Comparison {
@@ -475,6 +479,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     let missing = crate::gate::missing(&out, (ba, bb), o.pass_a.is_none());
     Ok(Comparison {
         missing,
+        status_a: crate::outcomes::of_bundle(ba),
+        status_b: crate::outcomes::of_bundle(bb),
         differs,
         provenance_a,
         provenance_b,

@@ -109,6 +109,12 @@ impl BundleRecord {
                 bound_us: main.filter(|m| m.aligned).and_then(|m| m.bound_us),
             });
         }
+        // The runs that did not complete: never kept, and said.
+        for d in &bundle.incomplete {
+            if let evalbench_bundle::Outcome::Incomplete { ended, detail } = &d.outcome {
+                warnings.push(format!("{}: {}: not kept ({detail})", d.path.display(), ended.key().replace('_', " ")));
+            }
+        }
         if runs.is_empty() {
             return Err(HistoryError::Invalid(format!(
                 "{}: no pass with a readable run.json: nothing to keep (is it an evalbench bundle?)",

@@ -165,6 +165,13 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
         esc(&a.display().to_string()),
         esc(&b.display().to_string())
     );
+    // Runs that did not complete and what cannot be judged, before any verdict, as text has them.
+    for s in crate::words::sides_status(cmp) {
+        let _ = write!(body, "<p class=\"warn\">{}</p>", esc(&s));
+    }
+    for m in &cmp.missing {
+        let _ = write!(body, "<p class=\"warn\">cannot judge: {}</p>", esc(&crate::words::missing(m)));
+    }
     // The answer first, as text and Markdown have it.
     let h = crate::compare_headline::headline(cmp, gate);
     body.push_str("<h2>Answer</h2><p class=\"note\">Each clean pass's primary measures, fixed before looking; the tables below are exploratory.</p><ul class=\"answer\">");

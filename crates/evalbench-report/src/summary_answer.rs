@@ -58,7 +58,7 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
 /// median evaluated time over the runs that completed, its path.
 fn answer_head(t: &mut String, a: &evalbench_analyze::over_runs::PassAnswer, st: Option<&PassRuns>) {
     let e = &a.evaluated_s;
-    let status = st.and_then(|st| st.status.word().map(|w| format!("{w} ({}): ", completed(st)))).unwrap_or_default();
+    let status = st.and_then(crate::words::pass_status).map(|s| format!("{s}: ")).unwrap_or_default();
     let over = st.map_or_else(|| if e.n == 1 { "one run".to_string() } else { format!("over {} runs", e.n) }, |st| st.over(e.n));
     let runs = if e.n > 1 {
         format!(" (MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median)", e.mad, e.min, e.max, a.median_run_number)
@@ -76,32 +76,16 @@ fn answer_head(t: &mut String, a: &evalbench_analyze::over_runs::PassAnswer, st:
     t.push_str(&answer_lines(a, "  "));
 }
 
-/// `0 of 1 runs completed`, `6 of 40 runs completed`, `3 runs completed (plan not recorded)`.
-fn completed(st: &PassRuns) -> String {
-    match st.planned {
-        Some(n) => format!("{} of {} completed", st.completed, crate::output::count(n, "run")),
-        None => format!("{} completed, plan not recorded", crate::output::count(st.completed, "run")),
-    }
-}
-
 /// A pass with no figure: how its runs ended.
 fn status_head(t: &mut String, st: &PassRuns) {
-    let word = st.status.word().unwrap_or("");
-    let why = match st.status {
-        PassStatus::NotRun => ": the run stopped before it".to_string(),
-        _ if st.completed == 0 => ": no figure".to_string(),
-        _ => String::new(),
-    };
-    let _ = writeln!(t, "{:<11} {word} ({}){why}", st.pass, completed(st));
+    let _ = writeln!(t, "{:<11} {}", st.pass, crate::words::pass_status_alone(st));
     ended_lines(t, st);
 }
 
 /// Each run that did not complete, and how.
 fn ended_lines(t: &mut String, st: &PassRuns) {
     for r in &st.incomplete {
-        let how = r.ended.map_or("did not complete", |e| e.key()).replace('_', " ");
-        let detail = if r.detail == how { String::new() } else { format!(": {}", clip(&r.detail, 120)) };
-        let _ = writeln!(t, "  {} {how}{detail}", r.run);
+        let _ = writeln!(t, "  {}", clip(&crate::words::run_ended(r), 160));
     }
 }
 

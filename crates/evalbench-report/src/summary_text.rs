@@ -178,7 +178,8 @@ fn run_section(t: &mut String, p: &PassSummary) {
             let _ = writeln!(t, "  evaluated        {e:.3} s (evaluate request until it left EvaluatingDerivation)");
         }
         None if p.wall_source == "spans" && p.status.is_none() && p.failure.is_none() => {
-            let _ = writeln!(t, "  evaluated        unknown (no run.json); wall time below is from the spans");
+            let _ =
+                writeln!(t, "  evaluated        unknown: no readable run.json (the traced wall below is no evaluated time, and stands in for none)");
         }
         None => {
             let _ = writeln!(t, "  evaluated        unknown: the evaluation never left EvaluatingDerivation");

@@ -200,6 +200,52 @@ pub fn alike(c: &Comparison) -> String {
     }
 }
 
+/// A pass whose runs did not all complete, as its first line opens:
+/// `INTERRUPTED (10 of 40 runs completed)`; None for a complete pass.
+pub fn pass_status(st: &evalbench_analyze::outcomes::PassRuns) -> Option<String> {
+    let word = st.status.word()?;
+    let done = match st.planned {
+        Some(n) => format!("{} of {} completed", st.completed, crate::output::count(n, "run")),
+        None => format!("{} completed, plan not recorded", crate::output::count(st.completed, "run")),
+    };
+    Some(format!("{word} ({done})"))
+}
+
+/// The line of a pass with no figure: its status and why there is none.
+pub fn pass_status_alone(st: &evalbench_analyze::outcomes::PassRuns) -> String {
+    let why = match st.status {
+        evalbench_analyze::outcomes::PassStatus::NotRun => ": the run stopped before it",
+        _ if st.completed == 0 => ": no figure",
+        _ => "",
+    };
+    format!("{}{why}", pass_status(st).unwrap_or_default())
+}
+
+/// A run that did not complete: `cold-clean.11 interrupted`, with why where its words add to that.
+pub fn run_ended(r: &evalbench_analyze::outcomes::RunEnd) -> String {
+    let how = r.ended.map_or("did not complete", |e| e.key()).replace('_', " ");
+    if r.detail == how {
+        format!("{} {how}", r.run)
+    } else {
+        format!("{} {how}: {}", r.run, r.detail)
+    }
+}
+
+/// Each side's passes whose runs did not all complete:
+/// `A: cold-clean INTERRUPTED (10 of 40 runs completed): compared over those`.
+pub fn sides_status(c: &Comparison) -> Vec<String> {
+    [("A", &c.status_a), ("B", &c.status_b)]
+        .into_iter()
+        .flat_map(|(side, st)| {
+            st.iter().filter_map(move |p| {
+                let word = pass_status(p)?;
+                let over = if p.completed > 0 { "compared over those" } else { "nothing to compare" };
+                Some(format!("{side}: {} {word}: {over}", p.pass))
+            })
+        })
+        .collect()
+}
+
 /// A measure the gate judges that one side lacks, in words.
 pub fn missing(m: &evalbench_analyze::gate::Missing) -> String {
     let what = match &m.measure {

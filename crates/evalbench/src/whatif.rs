@@ -174,6 +174,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         crate::done(w)?;
     } else {
         let mut t = distorted.map(|d| format!("{d}\n")).unwrap_or_default();
+        // A pass whose runs did not all complete says so first: the answer is over those that did.
+        if let Some(st) = evalbench_analyze::outcomes::of_bundle(&bundle).iter().find(|s| s.pass == base) {
+            if let Some(word) = evalbench_report::words::pass_status(st) {
+                t.push_str(&format!("{base}: {word}: the answer is over those\n"));
+            }
+        }
         t.push_str(&evalbench_report::output::path::answer_text(&answer));
         let label =
             if runs.len() > 1 { format!("{shown_name} (run {}, nearest the median of {} runs)", at + 1, runs.len()) } else { shown_name.clone() };

@@ -112,14 +112,15 @@ pub fn inspect(bundle: &evalbench_bundle::Bundle, out: &Path) -> Result<(Vec<Pas
     }
     // The counted passes' instructions, with what could not be read among the warnings.
     let counted = evalbench_analyze::instructions::passes(bundle);
-    let rendered = render(&bundle.source, &passes, out, traces, &counted)?;
+    let status = evalbench_analyze::outcomes::of_bundle(bundle);
+    let rendered = render((&bundle.source, &status), &passes, out, traces, &counted)?;
     Ok((passes, rendered))
 }
 
 /// The page of `passes`, finishing each one's trace.json (written by
 /// [`crate::write_trace_spans`] while it held its spans; None for a pass without spans).
 pub fn render(
-    source: &Path,
+    (source, status): (&Path, &[evalbench_analyze::outcomes::PassRuns]),
     passes: &[PassView],
     out: &Path,
     traces: Vec<Option<crate::PendingTrace>>,
@@ -149,7 +150,7 @@ pub fn render(
     let distorted: Vec<&str> = groups.iter().map(|(b, _)| b.as_str()).filter(|b| layout::PassKind::of(b) == layout::PassKind::Instrumented).collect();
     let warnings: Vec<String> =
         passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).chain(counted_warnings.iter().cloned()).collect();
-    sections::answers(&mut page, &answers, &distorted, &warnings);
+    sections::answers(&mut page, (&answers, status), &distorted, &warnings);
     sections::instructions(&mut page, counted);
     let medians: Vec<(usize, f64)> = groups.iter().zip(&over).map(|((_, idx), o)| (idx.len(), o.spread.median)).collect();
     sections::overview(&mut page, &standing, &medians);

@@ -90,7 +90,10 @@ fn text_table(t: &mut String, (key, title): (&str, &str), table: &Table, verbose
 pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbose: bool) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "A: {a}\nB: {b}");
-    // What cannot be judged comes before any verdict.
+    // Runs that did not complete, and what cannot be judged, come before any verdict.
+    for s in crate::words::sides_status(c) {
+        let _ = writeln!(t, "{s}");
+    }
     for m in &c.missing {
         let _ = writeln!(t, "cannot judge: {}", crate::words::missing(m));
     }
@@ -204,6 +207,9 @@ pub(crate) fn capitalized(s: &str) -> String {
 pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "## evalbench compare: A → B\n\nA: {}<br>B: {}\n", cell(a), cell(b));
+    for s in crate::words::sides_status(cmp) {
+        let _ = writeln!(t, "**{}**\n", cell(&s));
+    }
     for m in &cmp.missing {
         let _ = writeln!(t, "**Cannot judge:** {}\n", cell(&crate::words::missing(m)));
     }

@@ -36,6 +36,7 @@ pub fn json(a: &Path, b: &Path, out: &Comparison, pct: Option<f64>, gate: &[Stri
         "one_bundle": out.one_bundle,
         "passes": out.passes.iter().map(super::worded::pass).collect::<Vec<_>>(), "only_a": out.only_a, "only_b": out.only_b,
         "undecided": super::worded::undecided(&out.undecided), "warnings": out.warnings,
+        "status": { "a": out.status_a, "b": out.status_b, "text": crate::words::sides_status(out) },
         "missing": out.missing.iter().map(|m| {
             let mut v = serde_json::to_value(m).expect("serializes");
             v["text"] = crate::words::missing(m).into();

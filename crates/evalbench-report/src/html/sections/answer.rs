@@ -29,8 +29,20 @@ pub fn of(base: &str, runs: &[&PassView]) -> PassAnswer {
     answer(base, &paths)
 }
 
-pub fn answers(page: &mut Page, answers: &[PassAnswer], distorted: &[&str], warnings: &[String]) {
+pub fn answers(
+    page: &mut Page,
+    (answers, status): (&[PassAnswer], &[evalbench_analyze::outcomes::PassRuns]),
+    distorted: &[&str],
+    warnings: &[String],
+) {
     page.h2("answer", "The answer");
+    // A pass whose runs did not all complete, first: its figures are over the rest.
+    for st in status {
+        let Some(word) = crate::words::pass_status(st) else { continue };
+        let figure = if answers.iter().any(|a| a.pass == st.pass) { "its figures below are over those" } else { "no figure" };
+        let ended: Vec<String> = st.incomplete.iter().map(crate::words::run_ended).collect();
+        let _ = write!(page.body, "<p class=\"warn\"><b>{}</b> {}: {figure}. {}</p>", esc(&st.pass), esc(&word), esc(&ended.join("; ")));
+    }
     // What reading went past, before any figure that may rest on it.
     if let Some(first) = warnings.first() {
         let _ = write!(
@@ -49,10 +61,12 @@ pub fn answers(page: &mut Page, answers: &[PassAnswer], distorted: &[&str], warn
     );
     for a in answers {
         let e = &a.evaluated_s;
-        let spread = if a.runs > 1 {
-            format!("MAD {:.3} s, {:.3}..{:.3} s over {} runs; run {} nearest the median", e.mad, e.min, e.max, a.runs, a.median_run_number)
+        // What the figure is over, as summary.txt says it (`over 6 of 40 runs`).
+        let over = status.iter().find(|s| s.pass == a.pass).map_or_else(|| format!("over {} runs", e.n), |s| s.over(e.n));
+        let spread = if e.n > 1 {
+            format!("MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median", e.mad, e.min, e.max, a.median_run_number)
         } else {
-            "one run".to_string()
+            over
         };
         let steps: Vec<String> = a
             .steps
