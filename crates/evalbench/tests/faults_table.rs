@@ -112,13 +112,27 @@ fn good_median(p: &Planted) -> Option<f64> {
     (!v.is_empty()).then(|| if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0 })
 }
 
+/// The binary, where `nobody` can run it: a checkout may be its owner's
+/// alone (CI clones into a 0700 directory). Copied once, for the test's life.
+fn nobodys_evalbench() -> PathBuf {
+    static COPY: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let dir = reachable_tmp("evalbench-faults-bin.");
+        let bin = dir.path().join("evalbench");
+        std::fs::copy(env!("CARGO_BIN_EXE_evalbench"), &bin).unwrap();
+        (dir, bin)
+    })
+    .1
+    .clone()
+}
+
 /// What a command printed and the figure it gave: (exit, all it said, cold-clean's evaluated median).
 fn run_command(command: &str, bundle: &Path, work: &Path, as_nobody: bool) -> (i32, String, Option<Option<f64>>) {
     let out = work.join("out");
     let exe = env!("CARGO_BIN_EXE_evalbench");
     let mut c = if as_nobody {
         let mut c = Command::new("runuser");
-        c.args(["-u", "nobody", "--", exe]);
+        c.args(["-u", "nobody", "--"]).arg(nobodys_evalbench());
         c
     } else {
         Command::new(exe)
