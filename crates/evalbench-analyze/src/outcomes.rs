@@ -102,6 +102,12 @@ pub fn of_bundle(bundle: &Bundle) -> Vec<PassRuns> {
         }
     }
     names.sort_by_key(|n| layout::order_key(n));
+    // How the run as a whole ended: a pass it stopped short of its plan ended so too.
+    let stopped = bundle.every_run().filter_map(|d| match &d.outcome {
+        Outcome::Incomplete { ended, .. } => Some(*ended),
+        _ => None,
+    });
+    let stopped = stopped.max_by_key(|e| e.rank());
     names
         .into_iter()
         .map(|pass| {
@@ -114,10 +120,12 @@ pub fn of_bundle(bundle: &Bundle) -> Vec<PassRuns> {
             let planned = bundle.planned_runs(&plan, &pass);
             let worst = incomplete.iter().filter_map(|r| r.ended).max_by_key(|e| e.rank());
             let ran = completed + no_evaluated.len();
-            let status = match worst {
-                Some(e) => PassStatus::Ended(e),
-                None if ran == 0 => PassStatus::NotRun,
-                None => PassStatus::Complete,
+            let short = planned.is_some_and(|n| ran < n);
+            let status = match (worst, stopped) {
+                (Some(e), _) => PassStatus::Ended(e),
+                (None, _) if ran == 0 => PassStatus::NotRun,
+                (None, Some(e)) if short => PassStatus::Ended(e),
+                _ => PassStatus::Complete,
             };
             PassRuns { pass, status, completed, planned, incomplete, no_evaluated }
         })
