@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use crate::baseline_rev::git;
 use evalbench_analyze::bisect::{bisect, Commit, Probed};
 use evalbench_bundle::layout;
-use evalbench_report::output::bisect::{short, Counted, Found, Probe};
+use evalbench_report::output::bisect::{short, Counted, Found, MinorFound, Probe};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -338,6 +338,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         bad: &commits[n - 1],
         commits: n,
         counters: &outcome.counters,
+        judged: &outcome.judged,
+        minor: outcome.minor.iter().map(|m| MinorFound { from: &commits[m.from], to: &commits[m.to], moved: &m.moved }).collect(),
         threshold_pct: outcome.threshold_pct,
         differ: outcome.differ,
         found: outcome

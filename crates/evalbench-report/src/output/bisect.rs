@@ -24,10 +24,15 @@ pub struct Counted<'a> {
     pub bad: &'a Commit,
     pub commits: usize,
     pub counters: &'a [String],
+    /// The counters the probes were judged on: those that moved past the threshold from GOOD to BAD.
+    pub judged: &'a [String],
     pub threshold_pct: f64,
     /// false: GOOD and BAD count alike (within the threshold): nothing to find.
     pub differ: bool,
     pub found: Vec<Found<'a>>,
+    /// Exact changes under the threshold the probes met: listed, never searched for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub minor: Vec<MinorFound<'a>>,
     pub probes: Vec<Probe<'a>>,
 }
 
@@ -38,6 +43,14 @@ pub struct Found<'a> {
     pub before: &'a Commit,
     /// Commits between them that could not be evaluated: any of them (or `commit`) made the step.
     pub among: Vec<&'a Commit>,
+    pub moved: &'a [Moved],
+}
+
+/// A change under the threshold, between two commits a probe left apart.
+#[derive(Serialize)]
+pub struct MinorFound<'a> {
+    pub from: &'a Commit,
+    pub to: &'a Commit,
     pub moved: &'a [Moved],
 }
 
@@ -66,15 +79,17 @@ fn moved_text(m: &[Moved]) -> String {
 /// bisect.txt of a counters' bisect.
 pub fn counted_text(d: &Counted) -> String {
     let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{} commits from GOOD {} to BAD {}; {} judged, a move past {}%",
-        d.commits,
-        short(&d.good.commit),
-        short(&d.bad.commit),
-        if d.counters.len() == 1 { d.counters[0].clone() } else { format!("{} exact counters", d.counters.len()) },
-        d.threshold_pct
-    );
+    let (commits, good, bad, pct) = (d.commits, short(&d.good.commit), short(&d.bad.commit), d.threshold_pct);
+    let _ = match (d.counters.len(), d.judged) {
+        (1, _) => writeln!(t, "{commits} commits from GOOD {good} to BAD {bad}; {} judged, a move past {pct}%", d.counters[0]),
+        (n, []) => writeln!(t, "{commits} commits from GOOD {good} to BAD {bad}; {n} exact counters judged, a move past {pct}%"),
+        (n, judged) => writeln!(
+            t,
+            "{commits} commits from GOOD {good} to BAD {bad}; of {n} exact counters, probes judged on the {} that moved past {pct}% from GOOD to BAD ({})",
+            judged.len(),
+            judged.join(", ")
+        ),
+    };
     if !d.differ {
         let _ = writeln!(
             t,
@@ -92,6 +107,12 @@ pub fn counted_text(d: &Counted) -> String {
                 let _ = writeln!(t, "    or one of the commits before it that could not be evaluated: {}", named.join(", "));
             }
             let _ = writeln!(t, "    {}", moved_text(f.moved));
+        }
+    }
+    if !d.minor.is_empty() {
+        let _ = writeln!(t, "under the threshold, met on the way (not searched for):");
+        for m in &d.minor {
+            let _ = writeln!(t, "  between {} and {}: {}", short(&m.from.commit), short(&m.to.commit), moved_text(m.moved));
         }
     }
     let skipped: Vec<&str> = d.probes.iter().filter(|p| matches!(p.probed, Probed::Skipped(_))).map(|p| short(&p.commit.commit)).collect();
@@ -287,9 +308,11 @@ measurements, in the order made:
             bad: &c[3],
             commits: 4,
             counters: &["nrFunctionCalls".to_string()],
+            judged: &["nrFunctionCalls".to_string()],
             threshold_pct: 1.0,
             differ: true,
             found: vec![Found { commit: &c[2], before: &c[0], among: vec![&c[1]], moved: &moved }],
+            minor: Vec::new(),
             probes: vec![
                 Probe { commit: &c[0], probed: &probed[0], seconds: 6.0 },
                 Probe { commit: &c[3], probed: &probed[1], seconds: 6.0 },
