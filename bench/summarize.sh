@@ -5,11 +5,13 @@
 #
 #   bash bench/summarize.sh            # RUNS=5, ~1.1M spans
 #   DRVS=20000 RUNS=3 bash bench/summarize.sh
+#   OLD=/path/to/an/older/evalbench bash bench/summarize.sh   # that binary side by side, interleaved
 source "$(dirname "$0")/../scripts/lib.sh"
 need_rust
 need_pkg jq jq
 need_pkg /usr/bin/time time
 RUNS="${RUNS:-5}"
+OLD="${OLD:-}"
 DRVS="${DRVS:-85000}"
 JOBS="${JOBS:-4}"
 cd "$ROOT"
@@ -33,14 +35,15 @@ JQ_PROG='reduce inputs as $s ({}; if $s.name then .[$s.name + "\t" + $s.process]
 for i in $(seq "$RUNS"); do
     # Interleaved, so a noisy neighbour hits both alike.
     measure summarize "$BIN" summarize -q "$WORK/b" -o "$WORK/o"
+    if [ -n "$OLD" ]; then measure old "$OLD" summarize -q "$WORK/b" -o "$WORK/o3"; fi
     measure summarize-no-trace "$BIN" summarize -q --no-trace "$WORK/b" -o "$WORK/o2"
     measure jq jq -n "$JQ_PROG" "${FILES[@]}"
 done
 jq -n "$JQ_PROG" "${FILES[@]}" > "$WORK/jq.json"
 
-python3 - "$WORK" "$SPANS" <<'PY'
-import json, statistics, sys
-work, spans = sys.argv[1], int(sys.argv[2])
+python3 - "$WORK" "$SPANS" "$OLD" <<'PY'
+import json, os, statistics, sys
+work, spans, old = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def load(label):
     rows = [l.split() for l in open(f"{work}/{label}")]
     return statistics.median(float(r[0]) for r in rows), max(int(r[1]) for r in rows), len(rows)
@@ -66,5 +69,9 @@ print(f"  summarize --no-trace              {t:7.2f} s  {spans / t / 1e6:5.2f} M
 print(f"  jq per-name totals                {j:7.2f} s  {spans / j / 1e6:5.2f} M spans/s  peak RSS {j_rss / 1024:6.0f} MiB")
 print(f"  ratio jq / summarize              {j / s:7.1f}x   (goal >= 20x; same totals checked)")
 print(f"  ratio jq / summarize --no-trace   {j / t:7.1f}x   (goal >= 35x)")
+if old:
+    o, o_rss, _ = load("old")
+    print(f"  old binary ({old}) summarize      {o:7.2f} s  peak RSS {o_rss / 1024:6.0f} MiB")
+    print(f"  ratio old / summarize             {o / s:7.2f}x   (goal >= 1.8x; RSS goal <= the old binary's)")
 print(f"  trace.json: valid JSON, {events} span events, {path_events} critical path slices")
 PY
