@@ -141,8 +141,8 @@ fn run_command(command: &str, bundle: &Path, work: &Path, as_nobody: bool) -> (i
     match command {
         "summarize" => c.args(["summarize", "-q", "-o"]).arg(&out).arg(bundle),
         "inspect" => c.args(["inspect", "-o"]).arg(&out).arg(bundle),
-        "compare" => c.args(["compare", "--json"]).arg(bundle).arg(lab_a()),
-        "gate" => c.args(["compare", "--json", "--fail-on-regression", "5"]).arg(bundle).arg(lab_a()),
+        "compare" => c.args(["compare", "--json"]).arg(bundle).arg(work.join("intact")),
+        "gate" => c.args(["compare", "--json", "--fail-on-regression", "5"]).arg(bundle).arg(work.join("intact")),
         "whatif" => c.args(["whatif", "--json"]).arg(bundle),
         "history-add" => c.args(["history", "add", "--commit", "c1", "--db"]).arg(&db).arg(bundle),
         other => panic!("no command {other:?}"),
@@ -186,7 +186,9 @@ fn bundle_row(row: &Row, p: &Planted) -> Result<String, String> {
     std::fs::create_dir(&work).unwrap();
     // nobody writes its outputs here and reads the bundle: the copies are theirs to read.
     std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).unwrap();
-    assert!(Command::new("chmod").args(["-R", "a+rX"]).arg(&bundle).status().unwrap().success());
+    // compare's B: the bundle intact, where nobody can read it too (a checkout may be its owner's alone).
+    assert!(Command::new("cp").arg("-r").arg(lab_a()).arg(work.join("intact")).status().unwrap().success());
+    assert!(Command::new("chmod").args(["-R", "a+rX"]).arg(&bundle).arg(work.join("intact")).status().unwrap().success());
     let named = plant(&bundle, p);
     let before = digests(&bundle);
     let (exit, said, figure) = run_command(&row.command, &bundle, &work, p.how == "unreadable");
