@@ -117,7 +117,8 @@ pub fn own_from_path(stats: &mut [SpanStat], g: &crate::path::Graph) {
 
 /// Each span's own time: its duration less the union of its children's
 /// intervals (children found by parent id in the same stream, clipped to
-/// the parent), never below 0. Sorting, no map: 24 bytes a child while it runs.
+/// the parent), never below 0. Sorting, no map: 16 bytes a span and 8 a
+/// child while it runs.
 pub fn own_times(st: &Stream) -> Vec<i64> {
     // A span without children keeps its duration as it is (a negative one too: the total counts it).
     let mut own: Vec<i64> = st.spans.iter().map(|s| s.dur_us).collect();
@@ -126,18 +127,22 @@ pub fn own_times(st: &Stream) -> Vec<i64> {
         return own;
     }
     by_id.sort_unstable();
-    // (parent's index, child's start, child's end)
-    let mut kids: Vec<(u32, i64, i64)> = st
+    // (parent's index, child's index): 8 bytes a span where the child's
+    // times beside it made 24, the largest part of the statistics' peak.
+    let mut kids: Vec<(u32, u32)> = st
         .spans
         .iter()
-        .filter_map(|s| {
+        .enumerate()
+        .filter_map(|(i, s)| {
             let p = st.parent(s)?;
             let at = by_id.binary_search_by_key(&p, |x| x.0).ok()?;
-            Some((by_id[at].1, s.ts_us, s.end_us()))
+            Some((by_id[at].1, i as u32))
         })
         .collect();
     drop(by_id);
-    kids.sort_unstable();
+    // By parent, then start: ties between starts may fall in any order (the
+    // union below is the same), so an unstable sort will do.
+    kids.sort_unstable_by_key(|&(p, c)| (p, st.spans[c as usize].ts_us));
     let mut i = 0;
     while i < kids.len() {
         let parent = kids[i].0;
@@ -145,7 +150,8 @@ pub fn own_times(st: &Stream) -> Vec<i64> {
         let mut covered = 0i64;
         let mut reach = i64::MIN;
         while i < kids.len() && kids[i].0 == parent {
-            let (a, b) = (kids[i].1.max(lo).max(reach), kids[i].2.min(hi));
+            let kid = &st.spans[kids[i].1 as usize];
+            let (a, b) = (kid.ts_us.max(lo).max(reach), kid.end_us().min(hi));
             if b > a {
                 covered = covered.saturating_add(b - a);
             }

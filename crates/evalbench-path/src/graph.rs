@@ -67,6 +67,8 @@ pub struct Graph {
     pub(super) first_of_stream: Vec<u32>,
     /// A topological order of the nodes, once asked for.
     pub(super) order: std::sync::OnceLock<Option<Vec<Node>>>,
+    /// The edges laid out in such an order, once asked for (None on a cycle).
+    pub(super) plan: std::sync::OnceLock<Option<super::plan::Plan>>,
     /// The database's round trips and what they took of the path, once
     /// the measured path is found: a prediction splits the server's own
     /// time as the path's table does.
@@ -201,6 +203,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
     let first = spans.iter().map(|f| f.start).min().unwrap_or(t0);
     let queued = wait_id(&mut waits, WAIT_QUEUE);
     let nested = Nested::new(&spans, &first_of_stream, inner_wait, sent_by, queued, origin, t1);
+    evalbench_host::phase::phase("path: nesting's edges");
     let labels = steps.iter().map(|(p, n)| Label::new(Some(p), n)).collect();
     let steps = steps.into_iter().map(|(p, n)| (Arc::from(p), Arc::from(n))).collect();
     let waits = waits.iter().map(|w| Label::new(None, w)).collect();
@@ -216,6 +219,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         end: origin.next(),
         first_of_stream,
         order: std::sync::OnceLock::new(),
+        plan: std::sync::OnceLock::new(),
         trips: Default::default(),
         db: Default::default(),
     }

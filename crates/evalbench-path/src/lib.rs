@@ -12,6 +12,7 @@ pub mod graph;
 mod nested;
 mod nodes;
 mod order;
+mod plan;
 mod prepare;
 mod segment;
 pub mod shorten;
@@ -300,9 +301,15 @@ fn measured_with(
         segs.extend(pieces.drain(..).rev());
     })?;
     segs.reverse();
+    evalbench_host::phase::phase("path: walked back from the end");
     let mut g = g;
     g.db = std::mem::take(&mut refiner.db);
     g.trips = std::mem::take(&mut refiner.trips);
+    if !g.trips.is_empty() {
+        // The statements now split the server's stretches: a plan laid out
+        // before they were known would weigh those stretches whole.
+        g.plan = std::sync::OnceLock::new();
+    }
     let steps = g.steps_of(&segs, to_us.saturating_sub(t0), &g.db, &own);
     let path = g.assemble(t0, to_us, segs, steps, align, note);
     Ok((g, path))

@@ -53,6 +53,16 @@ impl Shorten {
         *self.statement.entry(name.clone()).or_insert(1.0) *= f;
     }
 
+    /// Step `i`'s factor (1 for a step it does not know).
+    pub(super) fn step_factor_of(&self, i: usize) -> f64 {
+        self.step.get(i).copied().unwrap_or(1.0)
+    }
+
+    /// Wait `i`'s factor.
+    pub(super) fn wait_factor_of(&self, i: usize) -> f64 {
+        self.wait.get(i).copied().unwrap_or(1.0)
+    }
+
     /// A piece of a server span's stretch: the statement's factor while
     /// one is in flight, else the span's own `f`.
     fn piece(&self, f: f64, label: Option<&Arc<super::Label>>) -> f64 {
@@ -67,7 +77,7 @@ impl Graph {
     /// piece is scaled by its own factor.
     pub(super) fn weigh(&self, e: &Edge, to: Node, w: i64, sh: &Shorten) -> Option<i64> {
         let f = match e.kind() {
-            Kind::Wait(x) => sh.wait.get(x as usize).copied().unwrap_or(1.0),
+            Kind::Wait(x) => sh.wait_factor_of(x as usize),
             Kind::Own(s) => self.step_factor(s, sh),
         };
         if f == 1.0 && sh.statement.is_empty() || !self.splits(e) {
@@ -83,13 +93,13 @@ impl Graph {
     }
 
     /// The factor of span `s`'s step.
-    fn step_factor(&self, s: SpanId, sh: &Shorten) -> f64 {
-        sh.step.get(self.spans[s].step() as usize).copied().unwrap_or(1.0)
+    pub(super) fn step_factor(&self, s: SpanId, sh: &Shorten) -> f64 {
+        sh.step_factor_of(self.spans[s].step() as usize)
     }
 
     /// Whether edge `e` is a server span's measured own stretch, which the
     /// statements in flight split (an explicit weight has no stretch).
-    fn splits(&self, e: &Edge) -> bool {
+    pub(super) fn splits(&self, e: &Edge) -> bool {
         matches!(e.kind(), Kind::Own(s) if self.spans[s].server()) && !e.explicit() && !self.trips.is_empty()
     }
 

@@ -50,3 +50,46 @@ fn what_is_shortened_is_the_steps_time_as_the_table_counts_it() {
     assert!(matches!(&e, super::PathError::NoSuchStep { near, .. } if near.contains(&"postgres SELECT a".to_string())), "{e:?}");
     assert!(e.to_string().contains("did you mean \"postgres SELECT a\""), "{e}");
 }
+
+/// The laid-out edges ([`super::plan::Plan`]) predict the end's time as
+/// the schedule does, under any shortening: steps, waits and statements
+/// (the server stretches they split), on well-nested, hostile and extreme
+/// pipelines (those that do not fit its 32 bits are scheduled instead; a
+/// cycle has no end time either way).
+#[test]
+fn the_laid_out_edges_predict_the_end_as_the_schedule_does() {
+    use super::tests::{hostile_pipeline, random_pipeline, Lcg};
+    let check = |g: &graph::Graph, seed: u64, what: &str| {
+        let mut r = Lcg(seed ^ 0x91a);
+        let mut scratch = Vec::new();
+        for round in 0..4 {
+            let mut sh = super::Shorten::none(g);
+            for s in 0..g.steps.len() as u32 {
+                if r.next(3) == 0 {
+                    sh.step(s, r.next(101) as f64 / 100.0);
+                }
+            }
+            for w in 0..g.waits.len() as u32 {
+                if r.next(4) == 0 {
+                    sh.wait(w, r.next(101) as f64 / 100.0);
+                }
+            }
+            for n in g.trips.names() {
+                if r.next(2) == 0 {
+                    sh.statement(&n, 0.5);
+                }
+            }
+            let scheduled = g.schedule_by(&sh).map(|t| t[g.end.index()]);
+            assert_eq!(g.end_by(&sh, &mut scratch), scheduled, "{what} seed {seed} round {round}");
+        }
+    };
+    for seed in 0..300u64 {
+        for (what, (streams, t0, t1)) in [("random", random_pipeline(seed)), ("hostile", hostile_pipeline(seed))] {
+            check(&graph::build(&streams, &crate::SameClock, t0, t1), seed, what);
+        }
+    }
+    let (g, _) = with_statements();
+    for seed in 0..50 {
+        check(&g, seed, "statements");
+    }
+}

@@ -148,9 +148,9 @@ fn a_queue_nothing_in_its_process_explains_is_no_cue_for_another_process() {
 }
 
 /// A small seeded generator (no dependency for a test's randomness).
-struct Lcg(u64);
+pub(super) struct Lcg(pub(super) u64);
 impl Lcg {
-    fn next(&mut self, n: i64) -> i64 {
+    pub(super) fn next(&mut self, n: i64) -> i64 {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         ((self.0 >> 33) % n.max(1) as u64) as i64
     }
@@ -158,7 +158,7 @@ impl Lcg {
 
 /// Roots with kids nested inside them, on one to three processes, and an
 /// evaluated window; seeded.
-fn random_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
+pub(super) fn random_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
     let mut r = Lcg(seed);
     let mut streams = Vec::new();
     for p in 0..1 + r.next(3) {
@@ -206,7 +206,7 @@ fn random_pipelines_tile_the_window() {
 /// Parents that are themselves, each other, missing or later; zero and
 /// negative durations; many spans at one instant; link names that pair
 /// with nothing sensible; seeded.
-fn hostile_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
+pub(super) fn hostile_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
     let names = ["assign_job", "job", "report_eval_result", "job_event", "record", "flush", "evaluate_flake", "open", "x"];
     let mut r = Lcg(seed ^ 0x5eed);
     let mut streams = Vec::new();
@@ -361,6 +361,8 @@ fn extreme_timestamps_never_overflow() {
         let _ = g.path(t0, &|_| 1.0, &crate::SameClock);
         let _ = g.path(t0, &|_| 0.5, &crate::SameClock);
         let _ = g.own_us();
+        let half = super::Shorten::steps(&g, &|_| 0.5);
+        assert_eq!(g.end_by(&half, &mut Vec::new()), g.schedule_by(&half).map(|t| t[g.end.index()]), "seed {seed}");
     }
 }
 

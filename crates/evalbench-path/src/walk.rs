@@ -153,31 +153,27 @@ impl Graph {
     /// predecessors has one exactly that long (then, in a topological
     /// order, each node's longest time is its own). `graph::edges` makes
     /// every edge so (a queue's edge is the one made shorter, beside an
-    /// exact one); a hostile file may not, and is scheduled.
+    /// exact one); a hostile file may not, and is scheduled. Found by the
+    /// walk that lays out the [`Plan`](super::plan::Plan), kept for the
+    /// predictions after it.
     pub(super) fn measured_is_time(&self) -> bool {
-        let mut preds = Vec::new();
-        for v in (0..self.nodes()).map(Node::at) {
-            if v == self.origin {
-                continue;
-            }
-            self.weighed_preds(v, &mut preds);
-            if preds.is_empty() {
-                continue;
-            }
-            let to = self.time(v);
-            let mut tight = false;
-            for &(e, w) in &preds {
-                let Some(gap) = to.checked_sub(self.time(e.from)).filter(|&g| g >= 0) else { return false };
-                if w > gap {
-                    return false;
-                }
-                tight |= w == gap;
-            }
-            if !tight {
-                return false;
-            }
+        self.plan().is_some_and(|p| p.measured_is_time)
+    }
+
+    /// The graph laid out for predictions, once; None on a cycle.
+    fn plan(&self) -> Option<&super::plan::Plan> {
+        self.plan.get_or_init(|| super::plan::Plan::new(self)).as_ref()
+    }
+
+    /// The end's time with what `sh` shortens: [`Graph::schedule_by`]'s
+    /// time of the end, from the laid-out edges where they fit. None on a
+    /// cycle. `scratch` is kept between calls (four bytes a node).
+    pub fn end_by(&self, sh: &Shorten, scratch: &mut Vec<u32>) -> Option<i64> {
+        let plan = self.plan()?;
+        match plan.end_by(self, sh, scratch) {
+            Some(t) => Some(t),
+            None => self.schedule_by(sh).map(|t| t[self.end.index()]),
         }
-        crate::order::depth_first(self, &mut |_| {})
     }
 
     pub(super) fn assemble(

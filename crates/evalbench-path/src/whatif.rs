@@ -151,6 +151,7 @@ pub struct Buys {
 
 pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
     let evaluated = measured.to_us.saturating_sub(measured.from_us);
+    let mut scratch = Vec::new();
     measured
         .steps
         .iter()
@@ -162,12 +163,12 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
             if sel.is_empty() {
                 return None;
             }
-            // Only the end's time is needed: one pass over the graph, no path.
-            let saved = |pct: f64| {
+            // Only the end's time is needed: one pass over the laid-out graph, no path.
+            let mut saved = |pct: f64| {
                 let mut sh = Shorten::none(g);
                 sel.apply(g, 1.0 - pct / 100.0, &mut sh);
-                let t = g.schedule_by(&sh)?;
-                Some(evaluated.saturating_sub(t[g.end.index()].saturating_sub(measured.from_us)))
+                let end = g.end_by(&sh, &mut scratch)?;
+                Some(evaluated.saturating_sub(end.saturating_sub(measured.from_us)))
             };
             Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })
         })

@@ -97,6 +97,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             let mut buys = Vec::new();
             if let Some(s) = pass_summary.as_mut() {
                 buys = evalbench_analyze::path::whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS);
+                evalbench_analyze::phase("path: what the top steps would buy");
                 evalbench_analyze::stats::own_from_path(&mut s.spans, &g);
             }
             (p, buys)

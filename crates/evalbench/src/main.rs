@@ -139,15 +139,14 @@ pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
     StdoutError(e).into()
 }
 
-/// Writes `text` to standard output, checked and flushed.
-/// Refuses to go on where a file a command would write is another tool's:
-/// evalbench replaces only what it wrote (`bundle::ownership`).
 /// Claims `entries` of `dir` for a command's outputs, in its manifest,
-/// before anything is written: refused where another's file stands there.
+/// before anything is written: refused where another's file stands there
+/// (evalbench replaces only what it wrote, `bundle::manifest`).
 pub fn claim(dir: &std::path::Path, entries: &[String]) -> anyhow::Result<()> {
     evalbench_bundle::manifest::claim(dir, entries, None).map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))
 }
 
+/// Writes `text` to standard output, checked and flushed.
 pub fn emit(text: &str) -> anyhow::Result<()> {
     let mut w = evalbench_host::out::stdout();
     w.bytes(text.as_bytes());
