@@ -69,6 +69,8 @@ pub struct Graph {
     pub(super) order: std::sync::OnceLock<Option<Vec<Node>>>,
     /// The edges laid out in such an order, once asked for (None on a cycle).
     pub(super) plan: std::sync::OnceLock<Option<super::plan::Plan>>,
+    /// Whether the plan lays the edges out (else it only checks them).
+    pub(super) predicts: bool,
     /// The database's round trips and what they took of the path, once
     /// the measured path is found: a prediction splits the server's own
     /// time as the path's table does.
@@ -220,6 +222,7 @@ fn edges(prepared: Prepared, t0: i64, t1: i64) -> Graph {
         first_of_stream,
         order: std::sync::OnceLock::new(),
         plan: std::sync::OnceLock::new(),
+        predicts: true,
         trips: Default::default(),
         db: Default::default(),
     }

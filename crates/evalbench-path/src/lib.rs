@@ -330,7 +330,9 @@ fn give_back_freed() {
 /// no segment is kept (at 4.5M spans the path has 2.2M, 140 MB), each is
 /// added to its step as the walk finds it.
 pub fn critical_steps(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<Vec<PathStep>, PathError> {
-    let (g, w) = graph_owned(streams, pass, align)?;
+    let (mut g, w) = graph_owned(streams, pass, align)?;
+    // Nothing is predicted from it: the edges are checked, not laid out.
+    g.predicts = false;
     let t0 = w.t0;
     let own = g.own_us();
     let (mut refiner, _) = database::Refiner::new(pass);

@@ -76,8 +76,11 @@ impl Nested {
     ) -> Nested {
         let n = spans.len();
         let mut kids: Vec<SpanId> = (0..n).map(SpanId::at).filter(|&i| spans[i].up().is_some()).collect();
-        // The keys are unique (the index is one): an unstable sort gives the same order, sooner.
-        kids.sort_unstable_by_key(|&i| (spans[i].up(), spans[i].end, spans[i].start, i));
+        // Stable, though the keys are unique: the spans come nearly in this
+        // order (a stream's lines are written as its spans end), whose runs
+        // the stable sort finds (the unstable one took as long, at 8% more
+        // of compare's instructions, bench/self.sh).
+        kids.sort_by_key(|&i| (spans[i].up(), spans[i].end, spans[i].start, i));
         let mut kid_at = vec![0u32; n + 1];
         for up in kids.iter().filter_map(|&k| spans[k].up()) {
             kid_at[up.index() + 1] += 1;
@@ -201,7 +204,7 @@ fn kids_of<'a>(kids: &'a [SpanId], kid_at: &[u32], s: SpanId) -> &'a [SpanId] {
 /// [`last_before`] searches.
 fn by_end(spans: &[Flat], range: std::ops::Range<u32>) -> Vec<SpanId> {
     let mut v: Vec<SpanId> = range.map(|i| SpanId::at(i as usize)).collect();
-    v.sort_unstable_by_key(|&i| (spans[i].end, spans[i].start, i));
+    v.sort_by_key(|&i| (spans[i].end, spans[i].start, i));
     v
 }
 

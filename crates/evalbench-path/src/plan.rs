@@ -53,26 +53,37 @@ struct Layer {
 
 impl Layer {
     fn push(&mut self, from: u32, w: i64, class: u32, index: usize) {
+        if !self.fits {
+            return;
+        }
         match (u32::try_from(w), u32::try_from(index)) {
             (Ok(w), Ok(i)) if i <= INDEX => self.edges.push([from, w, class | i]),
-            _ => self.fits = false,
+            _ => {
+                self.fits = false;
+                self.edges = Vec::new();
+            }
         }
     }
 }
 
 impl Plan {
-    /// The plan of `g`, by a depth-first walk; None on a cycle.
-    pub(crate) fn new(g: &Graph) -> Option<Plan> {
+    /// The plan of `g`, by a depth-first walk; None on a cycle. Without
+    /// `lay_out` (a caller that predicts nothing: compare's steps) only
+    /// the check is made, and predictions would schedule the graph.
+    pub(crate) fn new(g: &Graph, lay_out: bool) -> Option<Plan> {
         let n = g.nodes();
-        let mut position = vec![u32::MAX; n];
+        let mut position = vec![u32::MAX; if lay_out { n } else { 0 }];
         let mut placed = 0u32;
-        let mut layer = Layer { edges: Vec::with_capacity(n + n / 8), fits: n < u32::MAX as usize };
+        let fits = lay_out && n < u32::MAX as usize;
+        let mut layer = Layer { edges: Vec::with_capacity(if fits { n + n / 8 } else { 0 }), fits };
         let (mut alone, mut split) = (Vec::new(), Vec::new());
         let mut tight_everywhere = true;
         let mut preds = Vec::new();
         let acyclic = crate::order::depth_first(g, &mut |v| {
-            position[v.index()] = placed;
-            placed = placed.wrapping_add(1);
+            if let Some(p) = position.get_mut(v.index()) {
+                *p = placed;
+                placed = placed.wrapping_add(1);
+            }
             g.weighed_preds(v, &mut preds);
             let to = g.time(v);
             if preds.is_empty() || v == g.origin {
@@ -88,7 +99,7 @@ impl Plan {
                         Some(gap) if w <= gap => tight |= w == gap,
                         _ => tight_everywhere = false,
                     }
-                    let from = position[e.from.index()];
+                    let from = position.get(e.from.index()).copied().unwrap_or(u32::MAX);
                     match e.kind() {
                         _ if g.splits(&e) => {
                             layer.push(from, w, SPLIT, split.len());
@@ -107,7 +118,7 @@ impl Plan {
         if !acyclic {
             return None;
         }
-        let end = position[g.end.index()];
+        let end = position.get(g.end.index()).copied().unwrap_or(u32::MAX);
         let edges = layer.fits.then_some(layer.edges);
         Some(Plan { edges, alone, split, end, measured_is_time: tight_everywhere })
     }

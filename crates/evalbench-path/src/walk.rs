@@ -162,7 +162,7 @@ impl Graph {
 
     /// The graph laid out for predictions, once; None on a cycle.
     fn plan(&self) -> Option<&super::plan::Plan> {
-        self.plan.get_or_init(|| super::plan::Plan::new(self)).as_ref()
+        self.plan.get_or_init(|| super::plan::Plan::new(self, self.predicts)).as_ref()
     }
 
     /// The end's time with what `sh` shortens: [`Graph::schedule_by`]'s
