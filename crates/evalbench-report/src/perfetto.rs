@@ -199,13 +199,18 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
     meta(buf, "process_name", pid, 0, b"name", &escaped("critical path (what the evaluated time waited on)"));
     buf.extend_from_slice(b",\n");
     meta(buf, "process_sort_index", pid, 0, b"sort_index", b"-1");
+    // A label is shared by every stretch of its step: escaped once, by
+    // where it is (a path has a few dozen labels and a million stretches).
+    let mut names: HashMap<*const evalbench_analyze::path::Label, Vec<u8>> = HashMap::new();
     for s in &p.segments {
-        let label = match s.process() {
-            Some(proc_) => format!("{proc_} {}", s.name()),
-            None => format!("wait: {}", s.name()),
-        };
+        let name = names.entry(std::sync::Arc::as_ptr(s.label())).or_insert_with(|| {
+            escaped(&match s.process() {
+                Some(proc_) => format!("{proc_} {}", s.name()),
+                None => format!("wait: {}", s.name()),
+            })
+        });
         let _ = write!(buf, ",\n{{\"ph\":\"X\",\"name\":");
-        buf.extend_from_slice(&escaped(&label));
+        buf.extend_from_slice(name);
         let _ =
             write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us.saturating_sub(s.from_us));
         spill(file, buf)?;
@@ -216,8 +221,13 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
         let (pid, of_span) = placed.get(&st.index())?;
         Some((*pid as i64, of_span.get(k as usize)? as i64 + 1))
     };
-    let spans: Vec<&evalbench_analyze::path::Segment> = p.segments.iter().filter(|s| s.at().is_some()).collect();
-    for (id, w) in spans.windows(2).enumerate() {
+    // Each pair of consecutive stretches that are spans, numbered as the
+    // pairs come (without a vector of them: 8 bytes a stretch).
+    let mut spans = p.segments.iter().filter(|s| s.at().is_some());
+    let mut prev = spans.next();
+    for (id, b) in spans.enumerate() {
+        let Some(a) = prev.replace(b) else { continue };
+        let w = [a, b];
         let (Some((pa, ta)), Some((pb, tb))) = (at(w[0]), at(w[1])) else { continue };
         if pa == pb {
             continue;

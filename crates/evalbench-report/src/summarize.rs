@@ -98,17 +98,26 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         let pending = pending?;
         evalbench_analyze::phase("statistics and trace.json's spans");
         let (_, critical) = evalbench_analyze::path::critical_path(data, &alignment);
-        // What the top steps would buy, from the graph before it goes.
-        let critical = critical.map(|(g, p)| {
-            let mut buys = Vec::new();
-            if let Some(s) = pass_summary.as_mut() {
-                buys = evalbench_analyze::path::whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS);
-                evalbench_analyze::phase("path: what the top steps would buy");
-                evalbench_analyze::stats::own_from_path(&mut s.spans, &g);
-            }
-            (p, buys)
-        });
         evalbench_analyze::phase("path walked");
+        // The path's slices appended to the trace on a thread of their own,
+        // beside what the top steps would buy (from the graph before it
+        // goes): neither changes the path, both only read it.
+        let (buys, finished) = std::thread::scope(|s| {
+            let writer = pending.map(|pending| {
+                let path = critical.as_ref().ok().map(|(_, p)| p);
+                s.spawn(move || pending.finish(path))
+            });
+            let mut buys = Vec::new();
+            if let (Ok((g, p)), Some(s)) = (critical.as_ref(), pass_summary.as_mut()) {
+                buys = evalbench_analyze::path::whatif::buys(g, p, evalbench_analyze::over_runs::BUYS);
+                evalbench_analyze::stats::own_from_path(&mut s.spans, g);
+            }
+            (buys, writer.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+        });
+        if let Some(finished) = finished {
+            finished.map_err(ReportError::io(&trace_path))?;
+        }
+        let critical = critical.map(|(_, p)| (p, buys));
         if let Some(p) = pass_summary.as_mut() {
             p.critical_path = crate::summary_path::summary(&critical);
             if !unreadable.is_empty() {
@@ -116,11 +125,7 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
                 p.critical_path = Err(format!("partial: {} did not read; this run's path is left out of every median", unreadable.join(", ")));
             }
         }
-        let critical = critical.map(|(p, _)| p);
-        if let Some(pending) = pending {
-            pending.finish(critical.as_ref().ok()).map_err(ReportError::io(&trace_path))?;
-        }
-        evalbench_analyze::phase("critical path");
+        evalbench_analyze::phase("what the top steps would buy, and the path's slices");
         if !counts {
             // Said by the pass's status (`pass_status`), first.
         } else if layout::is_counted(&pass.name) {
