@@ -152,7 +152,7 @@ impl Resample {
         let mut seen = 0usize;
         for (r, &c) in self.counts.iter().enumerate() {
             seen += c as usize;
-            if below.is_none() && n % 2 == 0 && seen > n / 2 - 1 {
+            if below.is_none() && n.is_multiple_of(2) && seen > n / 2 - 1 {
                 below = Some(self.sorted[r]);
             }
             if seen > n / 2 {

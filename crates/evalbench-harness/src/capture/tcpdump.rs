@@ -10,6 +10,36 @@ use std::time::{Duration, Instant};
 use evalbench_decode::pcap_window::{Cut, Tail};
 use evalbench_host::{interrupt, HostExec};
 
+/// How to put a packet on a capture's link once its window has ended: a
+/// TCP connection to the captured port, opened (and closed unused) from
+/// where it crosses the captured interface. tcpdump writes packets in
+/// order, so once this one is in the file every packet of the window is:
+/// the wait for that ([`Tcpdump::stop`]) ends at once instead of after
+/// 400 ms of silence, which a quiet link (the protocol's, after a run) always
+/// took, on every run. Outside the window, so cut from the file with the
+/// rest; PostgreSQL logs nothing for a connection that sends nothing.
+#[derive(Debug, Clone)]
+pub struct Nudge {
+    /// Where the connection is opened.
+    pub from: HostExec,
+    /// The address it connects to there, and the captured port.
+    pub to: String,
+    pub port: u16,
+}
+
+impl Nudge {
+    /// Opens and closes the connection; a nudge that fails only leaves the
+    /// wait as it was (bash's /dev/tcp: `sh` on Debian has none).
+    fn send(&self) {
+        let mut c = self.from.command("bash");
+        c.args(["-c", &format!("exec 3<>/dev/tcp/{}/{}", self.to, self.port)])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let _ = c.status();
+    }
+}
+
 pub struct Tcpdump {
     child: Child,
     what: String,
@@ -78,7 +108,10 @@ impl Tcpdump {
     /// pass's problems say it): never taken for the whole traffic. On a
     /// loaded 2-core machine 6 of 64 clean runs lost 20 to 3,036 packets of
     /// pg.pcap's.
-    pub fn stop(mut self, from_us: i64, until_us: i64) -> Result<Stopped, HarnessError> {
+    pub fn stop(mut self, from_us: i64, until_us: i64, nudge: Option<&Nudge>) -> Result<Stopped, HarnessError> {
+        if let Some(n) = nudge {
+            n.send();
+        }
         // tcpdump drops what the kernel holds for it and it has not read yet
         // when it is interrupted: on a busy machine it lags, and the last
         // packets of a capture were lost (9 transactions of 80). So wait

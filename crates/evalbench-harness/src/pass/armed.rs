@@ -94,7 +94,8 @@ impl Armed {
         // pairs: 1.47 s before, 1.39 s after).
         let tcpdumps: Vec<Tcpdump> = self.tcpdumps.drain(..).collect();
         let stopped: Vec<_> = std::thread::scope(|s| {
-            let stopping: Vec<_> = tcpdumps.into_iter().map(|t| s.spawn(move || t.stop(window.0, window.1))).collect();
+            let nudges = [cap.proto_nudge.as_ref(), cap.pg_nudge.as_ref()];
+            let stopping: Vec<_> = tcpdumps.into_iter().zip(nudges).map(|(t, n)| s.spawn(move || t.stop(window.0, window.1, n))).collect();
             stopping.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
         });
         for (stopped, file) in stopped.into_iter().zip([layout::PROTO_PCAP, layout::PG_PCAP]) {

@@ -178,6 +178,9 @@ impl Target for Gradient {
             admin_database_url: c.admin_database_url.clone(),
             ci_role: c.ci_role.clone(),
             pg_settings: Vec::new(),
+            // Where a deployment's links are reached from is not known here.
+            proto_nudge: None,
+            pg_nudge: None,
         }
     }
     fn server_pid(&self) -> Result<u32, HarnessError> {

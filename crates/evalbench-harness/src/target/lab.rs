@@ -10,6 +10,7 @@ use evalbench_api::Endpoint;
 use evalbench_bundle::provenance::{System, Workload};
 
 use super::{CaptureInfo, PassPlace, Served, Target};
+use crate::capture::tcpdump::Nudge;
 use evalbench_host::HostExec;
 
 pub struct Lab {
@@ -73,17 +74,25 @@ impl Target for Lab {
         let netns = st.net.mode == "netns";
         let server = st.net.server_ns.as_deref().map(HostExec::netns).unwrap_or_default();
         let worker = st.net.worker_ns.as_deref().map(HostExec::netns).unwrap_or_default();
+        let proto_port = if st.proto_port != 0 { st.proto_port } else { st.server_port };
+        // A packet on each captured link after the window: from the worker's
+        // side to /proto (as the worker reaches it), and from the server's
+        // side to PostgreSQL on its loopback (as the server reaches it).
+        let proto_nudge = Nudge { from: worker.clone(), to: st.net.server_addr_for_worker.clone(), port: proto_port };
+        let pg_nudge = Nudge { from: server.clone(), to: "127.0.0.1".into(), port: st.pg_port };
         CaptureInfo {
             server,
             worker,
             proto_iface: if netns { st.net.proto_if.clone().unwrap_or_else(|| "lo".into()) } else { "lo".into() },
-            proto_port: if st.proto_port != 0 { st.proto_port } else { st.server_port },
+            proto_port,
             pg_iface: "lo".into(),
             pg_port: st.pg_port,
             pg_log: Some(st.postgres_log().to_string_lossy().into_owned()),
             admin_database_url: st.admin_database_url(),
             ci_role: evalbench_lab::pg::CI_ROLE.into(),
             pg_settings: st.pg_settings_shown.clone(),
+            proto_nudge: Some(proto_nudge),
+            pg_nudge: Some(pg_nudge),
         }
     }
     fn server_pid(&self) -> Result<u32, HarnessError> {

@@ -30,6 +30,13 @@ pub struct CaptureInfo {
     pub ci_role: String,
     /// PostgreSQL settings given to the target's server, as it shows them (`--pg-setting`).
     pub pg_settings: Vec<(String, String)>,
+    /// How to put a packet on each captured link after the window, where
+    /// the target knows (`capture::tcpdump::Nudge`); without one a capture
+    /// waits for 400 ms of silence before it stops.
+    #[serde(skip)]
+    pub proto_nudge: Option<crate::capture::tcpdump::Nudge>,
+    #[serde(skip)]
+    pub pg_nudge: Option<crate::capture::tcpdump::Nudge>,
 }
 
 /// Where a pass's files go, and whether it is instrumented.

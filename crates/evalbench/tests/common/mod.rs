@@ -158,7 +158,7 @@ impl Capture {
         // Let the last replies reach the wire before the capture ends.
         std::thread::sleep(std::time::Duration::from_millis(300));
         // The window: everything until now (the runner's own stop cuts the same way).
-        let stopped = self.tcpdump.stop(0, evalbench_host::now_us()).expect("tcpdump stops");
+        let stopped = self.tcpdump.stop(0, evalbench_host::now_us(), None).expect("tcpdump stops");
         // Said, for a test whose figures then disagree: packets the kernel dropped.
         if let Some(lost) = stopped.lost {
             eprintln!("{lost}");
