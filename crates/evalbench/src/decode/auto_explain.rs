@@ -8,6 +8,7 @@ impl super::Decoder for AutoExplain {
     type Record = Plan;
     type Summary = ExplainSummary;
     type Text = ();
+    type Json = ();
 
     fn decode(&self, a: &super::Args, emit: &mut dyn FnMut(Plan)) -> anyhow::Result<ExplainSummary> {
         // The text view is the summary's: plans are kept only for --json.

@@ -21,6 +21,7 @@ impl super::Decoder for EvalProfiler {
     type Record = Record;
     type Summary = Sampled;
     type Text = ();
+    type Json = ();
 
     fn decode(&self, a: &super::Args, emit: &mut dyn FnMut(Record)) -> anyhow::Result<Sampled> {
         let inputs = super::nix_trace::trace_inputs(a)?;

@@ -80,6 +80,13 @@ trait Decoder: Sync {
         Ok(())
     }
     fn text_record(_text: &mut Self::Text, _record: &Self::Record) {}
+    /// `--json`'s state across records (pg's escaped statements); `()`
+    /// where each record is written on its own.
+    type Json: Default;
+    /// One record as `--json` writes it (without the newline) to `out`.
+    fn json_record(_json: &mut Self::Json, record: &Self::Record, out: &mut Vec<u8>) {
+        serde_json::to_writer(out, record).expect("a record serializes");
+    }
     /// The text view, written for a person.
     fn text(&self, text: Self::Text, summary: &Self::Summary) -> Vec<u8>;
     /// The value of `--json`'s last line, `{"summary": ...}`.
@@ -107,11 +114,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 fn drive<D: Decoder, W: std::io::Write>(d: &D, a: &Args, w: &mut Out<W>) -> anyhow::Result<()> {
     let mut text = D::Text::default();
+    let (mut json, mut line) = (D::Json::default(), Vec::new());
     let summary = pipelined(
         |emit| d.decode(a, emit),
         |r| {
             if a.json {
-                json_line(w, &r);
+                line.clear();
+                D::json_record(&mut json, &r, &mut line);
+                line.push(b'\n');
+                w.bytes(&line);
             } else {
                 D::text_record(&mut text, &r);
             }

@@ -44,6 +44,7 @@ impl super::Decoder for NixTrace {
     type Record = Record;
     type Summary = Summary;
     type Text = ();
+    type Json = ();
 
     fn decode(&self, a: &super::Args, emit: &mut dyn FnMut(Record)) -> anyhow::Result<Summary> {
         match evalbench_decode::nix_trace::read(&a.file, (a.max_depth > 0).then_some(a.max_depth), trace_inputs(a)?)? {

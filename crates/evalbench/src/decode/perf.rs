@@ -8,6 +8,7 @@ impl super::Decoder for Perf {
     type Record = serde_json::Value;
     type Summary = (Folded, PerfSummary);
     type Text = ();
+    type Json = ();
 
     fn decode(&self, a: &super::Args, emit: &mut dyn FnMut(serde_json::Value)) -> anyhow::Result<Self::Summary> {
         let folded = evalbench_decode::perf::fold(&a.file)?;

@@ -8,6 +8,7 @@ impl super::Decoder for Proto {
     type Record = Message;
     type Summary = WsSummary;
     type Text = ();
+    type Json = ();
 
     fn decode(&self, a: &super::Args, emit: &mut dyn FnMut(Message)) -> anyhow::Result<WsSummary> {
         Ok(evalbench_decode::ws::decode_file(&a.file, a.port, &mut |m| emit(m.clone()))?)

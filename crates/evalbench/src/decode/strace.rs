@@ -8,6 +8,7 @@ impl super::Decoder for Strace {
     type Record = Call;
     type Summary = StraceSummary;
     type Text = ();
+    type Json = ();
 
     fn decode(&self, a: &super::Args, emit: &mut dyn FnMut(Call)) -> anyhow::Result<StraceSummary> {
         let s = evalbench_decode::strace::decode(&a.file)?;
