@@ -213,18 +213,8 @@ fn bundle_row(row: &Row, p: &Planted) -> Result<String, String> {
     if digests(&bundle) != before {
         wrong.push("the bundle's files changed".into());
     }
-    if wrong.is_empty() {
-        Ok(observed)
-    } else {
-        Err(format!(
-            "docs/faults.md:{} `{}` `{}`: {}\n{observed}\n{}",
-            row.line,
-            row.fault,
-            row.command,
-            wrong.join("; "),
-            said.chars().take(1500).collect::<String>()
-        ))
-    }
+    row.verdict(&wrong, Some(&observed), &said, 1500)?;
+    Ok(observed)
 }
 
 /// The bundle rows, on two threads (the commands are short; the table is long).
@@ -276,7 +266,7 @@ fn every_row_is_run_and_every_run_row_is_in_the_table() {
     let unknown: Vec<String> = rows
         .iter()
         .filter(|r| parse(&r.fault).is_none() && !table::scenes::IDS.iter().chain(&lab).any(|(f, c)| r.fault == *f && r.command == *c))
-        .map(|r| format!("docs/faults.md:{} `{}` `{}`", r.line, r.fault, r.command))
+        .map(table::Row::at)
         .collect();
     assert!(unknown.is_empty(), "rows no test runs: {unknown:?}");
     let missing: Vec<String> = table::scenes::IDS

@@ -61,18 +61,7 @@ fn judge(row: &Row, s: &Seen, checks: Vec<(bool, String)>) -> Result<(), String>
     if s.exit != row.exit {
         wrong.insert(0, format!("exit {}, the table says {}", s.exit, row.exit));
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "docs/faults.md:{} `{}` `{}`: {}\n{}",
-            row.line,
-            row.fault,
-            row.command,
-            wrong.join("; "),
-            s.said.chars().take(3000).collect::<String>()
-        ))
-    }
+    row.verdict(&wrong, None, &s.said, 3000)
 }
 
 /// A flake whose one attribute throws.

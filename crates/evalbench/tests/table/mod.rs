@@ -28,6 +28,23 @@ pub struct Row {
     pub line: usize,
 }
 
+impl Row {
+    /// Where the row stands in docs/faults.md, as every failure names it.
+    pub fn at(&self) -> String {
+        format!("docs/faults.md:{} `{}` `{}`", self.line, self.fault, self.command)
+    }
+
+    /// The row's verdict: what was wrong, then the first `keep` characters
+    /// of what the command said (and `observed`, where the caller has it).
+    pub fn verdict(&self, wrong: &[String], observed: Option<&str>, said: &str, keep: usize) -> Result<(), String> {
+        if wrong.is_empty() {
+            return Ok(());
+        }
+        let observed = observed.map(|o| format!("\n{o}")).unwrap_or_default();
+        Err(format!("{}: {}{observed}\n{}", self.at(), wrong.join("; "), said.chars().take(keep).collect::<String>()))
+    }
+}
+
 pub fn doc() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/faults.md")
 }

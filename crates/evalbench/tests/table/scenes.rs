@@ -129,7 +129,7 @@ fn scene_of(row: &Row) -> Option<SceneFn> {
 /// Runs the scene of `row`, and holds what it did to the row.
 pub fn check(row: &Row) -> Result<(), String> {
     let tmp = reachable_tmp("evalbench-faults-scene.");
-    let Some(scene) = scene_of(row) else { return Err(format!("docs/faults.md:{}: no scene for `{}` `{}`", row.line, row.fault, row.command)) };
+    let Some(scene) = scene_of(row) else { return Err(format!("{}: no scene for it", row.at())) };
     let mut sc = Scene::default();
     let s = scene(tmp.path(), row, &mut sc);
     let mut wrong: Vec<String> = Vec::new();
@@ -148,18 +148,7 @@ pub fn check(row: &Row) -> Result<(), String> {
             wrong.push(format!("{}: its files changed", d.display()));
         }
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "docs/faults.md:{} `{}` `{}`: {}\n{}",
-            row.line,
-            row.fault,
-            row.command,
-            wrong.join("; "),
-            s.said.chars().take(1500).collect::<String>()
-        ))
-    }
+    row.verdict(&wrong, None, &s.said, 1500)
 }
 
 fn scene_out_foreign_file(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
