@@ -8,10 +8,17 @@
 /// The target's check on one input: returns, or panics on a finding.
 pub fn check(data: &[u8]) {
     for line in data.split(|&b| b == b'\n') {
-        assert!(evalbench_bundle::spans::fast_path_agrees(line), "fast and serde readers disagree on {:?}", String::from_utf8_lossy(line));
+        assert!(
+            evalbench_bundle::spans::fast_path_agrees(line),
+            "fast and serde readers disagree on {:?}",
+            String::from_utf8_lossy(line)
+        );
     }
     for buffer in [3, 4096] {
-        assert!(evalbench_bundle::spans::placed_fields_agree(data, buffer), "fields left in the file are not where read, buffer {buffer}");
+        assert!(
+            evalbench_bundle::spans::placed_fields_agree(data, buffer),
+            "fields left in the file are not where read, buffer {buffer}"
+        );
     }
     if let Ok(mut file) = evalbench_bundle::spans::read_spans_from_bytes(data, "fuzz.1.jsonl") {
         for st in &mut file.streams {
@@ -22,7 +29,10 @@ pub fn check(data: &[u8]) {
                     if let Some(p) = st.parent(s) {
                         let parent = by_id[&p];
                         assert!(p != st.id(s).unwrap_or(0), "a span is its own parent");
-                        assert!(parent.ts_us <= s.ts_us && s.end_us() <= parent.end_us(), "a parent that does not contain its child");
+                        assert!(
+                            parent.ts_us <= s.ts_us && s.end_us() <= parent.end_us(),
+                            "a parent that does not contain its child"
+                        );
                     }
                 }
             }

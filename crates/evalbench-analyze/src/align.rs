@@ -125,7 +125,10 @@ type Pair = (i64, i64);
 /// Upstream: the worker's n-th `report_eval_result` of a job against the
 /// server's n-th `job_event` of kind `eval_result` of the same job,
 /// received at its start less its `queue_wait_us`.
-fn pairs_up(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> Vec<Pair> {
+fn pairs_up(
+    server: &HashMap<String, Vec<(&Stream, &Span)>>,
+    worker: &HashMap<String, Vec<(&Stream, &Span)>>,
+) -> Vec<Pair> {
     contract::pair_by_job(worker, server)
         .into_iter()
         .map(|((_, rep), (ev_stream, ev))| {
@@ -137,7 +140,10 @@ fn pairs_up(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<St
 }
 
 /// Downstream pairs measured from `assign_job`'s end (the contract's) and from its start.
-fn pairs_down(server: &HashMap<String, Vec<(&Stream, &Span)>>, worker: &HashMap<String, Vec<(&Stream, &Span)>>) -> (Vec<Pair>, Vec<i64>) {
+fn pairs_down(
+    server: &HashMap<String, Vec<(&Stream, &Span)>>,
+    worker: &HashMap<String, Vec<(&Stream, &Span)>>,
+) -> (Vec<Pair>, Vec<i64>) {
     let mut out = Vec::new();
     let mut from_start = Vec::new();
     for ((_, a), (_, j)) in contract::pair_by_job(server, worker) {
@@ -174,7 +180,8 @@ pub fn align_pass(streams: &[Stream]) -> Alignment {
     let server: Vec<&Stream> = streams.iter().filter(|s| s.process == SERVER).collect();
     let assigns = by_job(server.iter().copied(), span::ASSIGN_JOB, |_, _| true);
     let events = by_job(server.iter().copied(), span::JOB_EVENT, contract::is_eval_result);
-    let mut hosts: Vec<Option<String>> = streams.iter().filter(|s| s.process != SERVER).map(|s| s.host.clone()).collect();
+    let mut hosts: Vec<Option<String>> =
+        streams.iter().filter(|s| s.process != SERVER).map(|s| s.host.clone()).collect();
     hosts.sort();
     hosts.dedup();
     let mut out = Alignment::default();
@@ -212,7 +219,9 @@ pub fn align_pass(streams: &[Stream]) -> Alignment {
                 h.drift_us = drift(&up, &down, offset);
                 if bound < 0 {
                     h.consistent = false;
-                    h.note = Some("the fastest messages arrive before they were sent: pairs or clocks are inconsistent".into());
+                    h.note = Some(
+                        "the fastest messages arrive before they were sent: pairs or clocks are inconsistent".into(),
+                    );
                 }
             }
             None => {

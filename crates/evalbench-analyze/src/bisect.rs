@@ -106,7 +106,12 @@ pub fn moved(a: &Counts, b: &Counts, names: &[String], threshold_pct: f64) -> Ve
         .filter_map(|n| {
             let (x, y) = (*a.get(n)?, *b.get(n)?);
             let p = pct(x, y);
-            (p.abs() > threshold_pct).then(|| Moved { counter: n.clone(), before: x, after: y, change_pct: evalbench_bundle::num::round_to(p, 3) })
+            (p.abs() > threshold_pct).then(|| Moved {
+                counter: n.clone(),
+                before: x,
+                after: y,
+                change_pct: evalbench_bundle::num::round_to(p, 3),
+            })
         })
         .collect()
 }
@@ -115,7 +120,12 @@ pub fn moved(a: &Counts, b: &Counts, names: &[String], threshold_pct: f64) -> Ve
 /// exact counter both ends have), probing through `probe`. GOOD and BAD are
 /// probed first; a skipped end is an error for the caller to say (Err with
 /// the outcome so far).
-pub fn bisect(n: usize, names: Option<&[String]>, threshold_pct: f64, probe: &mut dyn FnMut(usize) -> Probed) -> Result<Outcome, (usize, String)> {
+pub fn bisect(
+    n: usize,
+    names: Option<&[String]>,
+    threshold_pct: f64,
+    probe: &mut dyn FnMut(usize) -> Probed,
+) -> Result<Outcome, (usize, String)> {
     let mut s = Search { probe, known: BTreeMap::new(), order: Vec::new() };
     let good = match s.get(0) {
         Probed::Counted(c) => c,
@@ -127,7 +137,11 @@ pub fn bisect(n: usize, names: Option<&[String]>, threshold_pct: f64, probe: &mu
     };
     let mut counters: Vec<String> = match names {
         Some(v) => v.to_vec(),
-        None => good.keys().filter(|k| bad.contains_key(*k) && !crate::counters::NOISY.contains(&k.as_str())).cloned().collect(),
+        None => good
+            .keys()
+            .filter(|k| bad.contains_key(*k) && !crate::counters::NOISY.contains(&k.as_str()))
+            .cloned()
+            .collect(),
     };
     // nix's headline counters first (nrFunctionCalls, nrThunks, ...): what a reader looks for.
     crate::counters::in_headline_order(&mut counters);
@@ -180,7 +194,12 @@ impl Judge<'_> {
             .iter()
             .filter_map(|n| {
                 let d = self.apart(n, a, b)?;
-                keep(d).then(|| Moved { counter: n.clone(), before: a[n], after: b[n], change_pct: evalbench_bundle::num::round_to(d, 3) })
+                keep(d).then(|| Moved {
+                    counter: n.clone(),
+                    before: a[n],
+                    after: b[n],
+                    change_pct: evalbench_bundle::num::round_to(d, 3),
+                })
             })
             .collect()
     }
@@ -230,7 +249,12 @@ impl Search<'_> {
         let Some((mid, c)) = candidates.into_iter().find_map(|i| self.counts(i).map(|c| (i, c))) else {
             // Neighbours (or only skipped commits between): the step, as its two commits count.
             let (x, y) = (self.counts(lo).unwrap_or_default(), self.counts(hi).unwrap_or_default());
-            found.steps.push(Step { before: lo, at: hi, among: (lo + 1..hi).collect(), moved: j.changed(j.judged, &x, &y, |d| d != 0.0) });
+            found.steps.push(Step {
+                before: lo,
+                at: hi,
+                among: (lo + 1..hi).collect(),
+                moved: j.changed(j.judged, &x, &y, |d| d != 0.0),
+            });
             return;
         };
         // Near an end: the step lies on the other side; what changed under
@@ -312,7 +336,12 @@ pub fn bisect_time(n: usize, measure: &mut dyn FnMut(usize, usize) -> Class) -> 
     }
     undecided.retain(|&i| lo < i && i < hi);
     undecided.sort_unstable();
-    TimeOutcome { differ: true, undecided_ends: false, step: Some(Step { before: lo, at: hi, among: undecided, moved: Vec::new() }), probes }
+    TimeOutcome {
+        differ: true,
+        undecided_ends: false,
+        step: Some(Step { before: lo, at: hi, among: undecided, moved: Vec::new() }),
+        probes,
+    }
 }
 
 #[cfg(test)]
@@ -333,13 +362,17 @@ mod tests {
                         calls *= 1.0 + by;
                     }
                 }
-                Some(Counts::from([("nrFunctionCalls".to_string(), calls.round()), ("cpuTime".to_string(), 0.1 + i as f64)]))
+                Some(Counts::from([
+                    ("nrFunctionCalls".to_string(), calls.round()),
+                    ("cpuTime".to_string(), 0.1 + i as f64),
+                ]))
             })
             .collect()
     }
 
     fn run(c: &[Option<Counts>], threshold: f64) -> Outcome {
-        let mut probe = |i: usize| c[i].clone().map_or_else(|| Probed::Skipped("does not evaluate".into()), Probed::Counted);
+        let mut probe =
+            |i: usize| c[i].clone().map_or_else(|| Probed::Skipped("does not evaluate".into()), Probed::Counted);
         bisect(c.len(), None, threshold, &mut probe).unwrap()
     }
 
@@ -353,7 +386,11 @@ mod tests {
         for round in 0..200 {
             let n = 64;
             let at = 1 + r.next(n as u64 - 1) as usize;
-            let skip: Vec<usize> = if round % 2 == 0 { Vec::new() } else { (0..r.next(4)).map(|_| 1 + r.next(n as u64 - 2) as usize).collect() };
+            let skip: Vec<usize> = if round % 2 == 0 {
+                Vec::new()
+            } else {
+                (0..r.next(4)).map(|_| 1 + r.next(n as u64 - 2) as usize).collect()
+            };
             let c = line(n, &[(at, 0.03)], &skip, 3.0);
             let o = run(&c, 1.0);
             assert_eq!(o.counters, ["nrFunctionCalls"], "round {round}");
@@ -451,7 +488,10 @@ mod tests {
                             updates = if updates == 38.0 { 40.0 } else { 38.0 };
                         }
                     }
-                    Some(Counts::from([("nrFunctionCalls".to_string(), calls.round()), ("nrOpUpdates".to_string(), updates)]))
+                    Some(Counts::from([
+                        ("nrFunctionCalls".to_string(), calls.round()),
+                        ("nrOpUpdates".to_string(), updates),
+                    ]))
                 })
                 .collect();
             // Where the small counter ends up apart from GOOD it is judged, as it should be: not this case.
@@ -463,7 +503,12 @@ mod tests {
             assert_eq!(o.steps.len(), 1, "round {round}: {:?}", o.steps);
             assert_eq!((o.steps[0].before, o.steps[0].at), (at - 1, at), "round {round}");
             let want = 2 + (usize::BITS - (n - 2).leading_zeros()) as usize;
-            assert!(o.probes.len() <= want, "round {round}: {} probes for {} intervals, at most {want}", o.probes.len(), n - 1);
+            assert!(
+                o.probes.len() <= want,
+                "round {round}: {} probes for {} intervals, at most {want}",
+                o.probes.len(),
+                n - 1
+            );
             for m in &o.minor {
                 assert!(m.to < at || m.from >= at, "round {round}: a listed change spans the step: {m:?}");
             }

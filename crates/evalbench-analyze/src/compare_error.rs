@@ -6,10 +6,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
     #[error(
-        "refusing to compare {a} with {b}: one is cold (empty eval cache) and the other warm; a warm run's speed is the cache's, not the change's"
+        "refusing to compare {a} with {b}: one is cold (empty eval cache) and the other warm; a warm run's speed is \
+            the cache's, not the change's"
     )]
     ColdAgainstWarm { a: String, b: String },
-    #[error("refusing to compare {a} with {b}: an instrumented pass's timings are distorted by perf, strace and auto_explain")]
+    #[error(
+        "refusing to compare {a} with {b}: an instrumented pass's timings are distorted by perf, strace and \
+            auto_explain"
+    )]
     InstrumentedAgainstClean { a: String, b: String },
     #[error("{} and {} have no pass in common", .a.display(), .b.display())]
     NoPassInCommon { a: PathBuf, b: PathBuf },

@@ -176,7 +176,12 @@ fn rows(verdicts: Vec<(String, Verdict)>) -> Vec<Row> {
     let mut out: Vec<Row> = verdicts.into_iter().map(|(what, verdict)| Row { what, verdict }).collect();
     out.sort_by(|x, y| {
         let moved = |r: &Row| (r.verdict.b.median - r.verdict.a.median).abs();
-        y.verdict.kind.is_change().cmp(&x.verdict.kind.is_change()).then(moved(y).total_cmp(&moved(x))).then(x.what.cmp(&y.what))
+        y.verdict
+            .kind
+            .is_change()
+            .cmp(&x.verdict.kind.is_change())
+            .then(moved(y).total_cmp(&moved(x)))
+            .then(x.what.cmp(&y.what))
     });
     out
 }
@@ -203,7 +208,11 @@ fn only(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> Vec<O
     let mut out: Vec<OnlyRow> = a
         .iter()
         .filter(|(k, v)| !b.contains_key(*k) && v.iter().any(|x| *x != 0.0))
-        .map(|(k, v)| OnlyRow { what: k.clone(), total_ms: evalbench_bundle::num::round_to(median(v), 3), runs: v.len() })
+        .map(|(k, v)| OnlyRow {
+            what: k.clone(),
+            total_ms: evalbench_bundle::num::round_to(median(v), 3),
+            runs: v.len(),
+        })
         .collect();
     out.sort_by(|x, y| y.total_ms.total_cmp(&x.total_ms).then(x.what.cmp(&y.what)));
     out
@@ -240,7 +249,14 @@ struct Judged {
 }
 
 /// A pair of passes compared, given its verdicts from both families.
-fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family, explored: &mut Explored) -> PassComparison {
+fn pass_comparison(
+    i: usize,
+    a: Side,
+    b: Side,
+    judged: Judged,
+    evaluated: Family,
+    explored: &mut Explored,
+) -> PassComparison {
     let kind = PassKind::of(&a.pass);
     let (sa, sb) = (&a.samples, &b.samples);
     let spans = rows(explored.take(i, List::Spans));
@@ -256,10 +272,18 @@ fn pass_comparison(i: usize, a: Side, b: Side, judged: Judged, evaluated: Family
         PassKind::Counted => (None, Vec::new()),
         PassKind::Instrumented => {
             let (ka, kb) = (plans::book(a.dirs), plans::book(b.dirs));
-            let notes = ka.missing.iter().map(|m| format!("A: {m}")).chain(kb.missing.iter().map(|m| format!("B: {m}"))).collect();
+            let notes = ka
+                .missing
+                .iter()
+                .map(|m| format!("A: {m}"))
+                .chain(kb.missing.iter().map(|m| format!("B: {m}")))
+                .collect();
             // Bundles without plans (the sample pipeline, a target without
             // auto_explain) say so in a note rather than with an empty list.
-            let none = ka.statements.is_empty() && kb.statements.is_empty() && !ka.missing.is_empty() && !kb.missing.is_empty();
+            let none = ka.statements.is_empty()
+                && kb.statements.is_empty()
+                && !ka.missing.is_empty()
+                && !kb.missing.is_empty();
             ((!none).then(|| plans::compare(&ka, &kb)), notes)
         }
     };
@@ -306,7 +330,8 @@ fn pass_pairs(
             // A pass a side lacks is named first: its temperature means nothing.
             let lacks = |g: &Groups<'_>, p: &str, b: &Bundle| {
                 let have: Vec<&str> = g.keys().map(String::as_str).collect();
-                (!g.contains_key(p)).then(|| format!("{}: no pass {p:?}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
+                (!g.contains_key(p))
+                    .then(|| format!("{}: no pass {p:?}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
             };
             let missing: Vec<String> = [lacks(ga, &x, ba), lacks(gb, &y, bb)].into_iter().flatten().collect();
             if !missing.is_empty() {
@@ -325,7 +350,11 @@ fn pass_pairs(
             }
         }
         // A counted pass's times are Valgrind's; it is compared by its instructions (`instructions`).
-        _ => ga.keys().filter(|k| gb.contains_key(*k) && !layout::is_counted(k)).map(|k| (k.clone(), k.clone())).collect(),
+        _ => ga
+            .keys()
+            .filter(|k| gb.contains_key(*k) && !layout::is_counted(k))
+            .map(|k| (k.clone(), k.clone()))
+            .collect(),
     };
     if pairs.is_empty() && !counted {
         return Err(CompareError::NoPassInCommon { a: ba.source.clone(), b: bb.source.clone() });
@@ -356,14 +385,24 @@ fn measure_pair(
     let (sa, sb) = (&a.samples, &b.samples);
     // nix's own time on the path is the second primary measure of a
     // clean pass, where either side's path has it.
-    let primary_nix = PassKind::of(&a.pass) == PassKind::Clean && (sa.path.contains_key(NIX_STEP) || sb.path.contains_key(NIX_STEP));
+    let primary_nix =
+        PassKind::of(&a.pass) == PassKind::Clean && (sa.path.contains_key(NIX_STEP) || sb.path.contains_key(NIX_STEP));
     match PassKind::of(&a.pass) {
         PassKind::Clean => {
             clean_heads.push((head, pass_rules, (i, Primary::Evaluated)));
             if primary_nix {
                 // In seconds, as the family's other measure: the path keeps ms.
-                let step = |s: &runs::Samples| s.path.get(NIX_STEP).map_or_else(|| vec![0.0; s.path_runs], |v| v.iter().map(|ms| ms / 1e3).collect());
-                let m = Measured { what: format!("{} {NIX_STEP}", a.pass), a: step(sa), b: step(sb), floor_abs: floor_ms / 1e3 };
+                let step = |s: &runs::Samples| {
+                    s.path
+                        .get(NIX_STEP)
+                        .map_or_else(|| vec![0.0; s.path_runs], |v| v.iter().map(|ms| ms / 1e3).collect())
+                };
+                let m = Measured {
+                    what: format!("{} {NIX_STEP}", a.pass),
+                    a: step(sa),
+                    b: step(sb),
+                    floor_abs: floor_ms / 1e3,
+                };
                 clean_heads.push((m, pass_rules, (i, Primary::NixOnPath)));
             }
         }
@@ -371,7 +410,10 @@ fn measure_pair(
     }
     // Between sessions a row's move is held to a hundredth of the pass's
     // evaluated seconds too (`Rules::session_floor`), in the rows' ms.
-    let row_rules = Rules { session_floor: pass_rules.between_sessions.map(|_| median(&sa.evaluated_s) * 1e3 / 100.0), ..pass_rules };
+    let row_rules = Rules {
+        session_floor: pass_rules.between_sessions.map(|_| median(&sa.evaluated_s) * 1e3 / 100.0),
+        ..pass_rules
+    };
     explore.times(i, List::Spans, &sa.spans, &sb.spans, floor_ms, row_rules);
     explore.times(i, List::Statements, &sa.statements, &sb.statements, floor_ms, row_rules);
     let (pa, pb) = path_steps(sa, sb, primary_nix);
@@ -401,10 +443,12 @@ fn attach_statement_verdicts(out: &mut [PassComparison]) {
 /// Compares two bundles; an error says why they cannot be compared.
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
     let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
-    runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)]).map_err(CompareError::NoSuchPass)?;
+    runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)])
+        .map_err(CompareError::NoSuchPass)?;
     let (provenance_a, provenance_b, differs) = crate::sides::differs(ba, bb);
     let two_nixes = provenance_a.system.nix_version != provenance_b.system.nix_version;
-    let (instructions, counted_warnings) = crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()), two_nixes);
+    let (instructions, counted_warnings) =
+        crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()), two_nixes);
     let pairs = pass_pairs(&ga, &gb, o, (ba, bb), !instructions.is_empty())?;
     let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
     // Times from two sessions carry the machine's drift between them; exact
@@ -412,10 +456,15 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     // The same runs on both sides: the first run of every pair is one
     // evaluation, requested at one instant.
     let first_run = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str| {
-        g.get(p).and_then(|d| d.first()).and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok()).map(|r| (r.evaluation_id, r.requested_us))
+        g.get(p)
+            .and_then(|d| d.first())
+            .and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok())
+            .map(|r| (r.evaluation_id, r.requested_us))
     };
-    let one_bundle =
-        !pairs.is_empty() && pairs.iter().all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
+    let one_bundle = !pairs.is_empty()
+        && pairs
+            .iter()
+            .all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
     // One bundle, or runs of one `run`, are one session: no between-sessions
     // allowance; only a side of `run --baseline` was interleaved with the other.
     let same_session = one_bundle || provenance_a.same_session(&provenance_b);
@@ -435,13 +484,20 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
             let missing = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str, b: &Bundle| {
                 let have: Vec<&str> = g.keys().map(String::as_str).collect();
-                (!g.contains_key(p)).then(|| format!("{}: no pass {p}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
+                (!g.contains_key(p))
+                    .then(|| format!("{}: no pass {p}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
             };
-            return Err(CompareError::NoSuchPass([missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect()));
+            return Err(CompareError::NoSuchPass(
+                [missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect(),
+            ));
         };
-        let (a, b) = (Side { pass: pa, samples: runs::samples(da), dirs: da }, Side { pass: pb, samples: runs::samples(db), dirs: db });
+        let (a, b) = (
+            Side { pass: pa, samples: runs::samples(da), dirs: da },
+            Side { pass: pb, samples: runs::samples(db), dirs: db },
+        );
         warnings.extend(a.samples.warnings.iter().chain(&b.samples.warnings).cloned());
-        let (exact, conditions) = measure_pair(i, (&a, &b), !same_session, (rules, floor_ms), &mut clean_heads, &mut explore);
+        let (exact, conditions) =
+            measure_pair(i, (&a, &b), !same_session, (rules, floor_ms), &mut clean_heads, &mut explore);
         sides.push((a, b, exact, conditions));
     }
     // The primary measures are fixed before looking and judged first, as
@@ -451,7 +507,14 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     // (`explore`), the instrumented passes' distorted headlines among them.
     let of: Vec<(usize, Primary)> = clean_heads.iter().map(|h| h.2).collect();
     let (heads, each): (Vec<Measured>, Vec<Rules>) = clean_heads.into_iter().map(|(m, r, _)| (m, r)).unzip();
-    let mut primary = judge_each("primary: evaluated seconds and nix's time on the path (clean passes)", heads, "s", TIME, rules, &|i| each[i]);
+    let mut primary = judge_each(
+        "primary: evaluated seconds and nix's time on the path (clean passes)",
+        heads,
+        "s",
+        TIME,
+        rules,
+        &|i| each[i],
+    );
     // A family's verdicts come in its items' order.
     let mut primary_verdicts: std::collections::HashMap<(usize, Primary), Verdict> =
         of.into_iter().zip(std::mem::take(&mut primary.verdicts)).map(|(k, (_, v))| (k, v)).collect();
@@ -473,8 +536,13 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         })
         .collect();
     attach_statement_verdicts(&mut out);
-    let undecided = out.iter().filter(|c| c.kind == PassKind::Clean).filter_map(|c| undecided(c, c.families.evaluated.tests)).collect();
-    let (only_a, only_b) = if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
+    let undecided = out
+        .iter()
+        .filter(|c| c.kind == PassKind::Clean)
+        .filter_map(|c| undecided(c, c.families.evaluated.tests))
+        .collect();
+    let (only_a, only_b) =
+        if o.pass_a.is_some() { (Vec::new(), Vec::new()) } else { (only_passes(&ga, &gb), only_passes(&gb, &ga)) };
     let (min_change_pct, min_abs_us) = (o.min_change, o.min_abs_us);
     let missing = crate::gate::missing(&out, (ba, bb), o.pass_a.is_none());
     Ok(Comparison {

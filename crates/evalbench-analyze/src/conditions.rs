@@ -76,8 +76,11 @@ impl Conditions {
             .map(|(side, v)| (side, crate::drift::warmup_runs(v)))
             .filter(|w| w.1 > 0)
             .collect();
-        let no_evaluated =
-            [("A", &a.no_evaluated), ("B", &b.no_evaluated)].into_iter().filter(|(_, v)| !v.is_empty()).map(|(s, v)| (s, v.clone())).collect();
+        let no_evaluated = [("A", &a.no_evaluated), ("B", &b.no_evaluated)]
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(s, v)| (s, v.clone()))
+            .collect();
         Conditions { machine_a, machine_b, withheld, drift, trends, warmup, crossed: crossed(a, b), no_evaluated }
     }
 

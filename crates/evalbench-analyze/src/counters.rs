@@ -86,7 +86,11 @@ pub fn of_run(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) ->
 pub fn evaluation_metric(run: Option<&evalbench_bundle::RunInfo>, dir: &std::path::Path) -> Option<serde_json::Value> {
     match run {
         Some(r) => r.evaluation_metric.clone(),
-        None => evalbench_bundle::run_info::read_evaluation_metric(&dir.join(evalbench_bundle::layout::EVALUATION_METRIC)).ok().flatten(),
+        None => {
+            evalbench_bundle::run_info::read_evaluation_metric(&dir.join(evalbench_bundle::layout::EVALUATION_METRIC))
+                .ok()
+                .flatten()
+        }
     }
 }
 
@@ -122,7 +126,11 @@ pub const EVALUATOR: &str = "evaluator";
 pub fn recycled_evaluators(data: &PassData) -> usize {
     data.streams
         .iter()
-        .flat_map(|st| st.spans.iter().filter(move |s| st.name(s) == EVALUATOR && st.field(s, "end").is_some_and(|e| e == "recycled")))
+        .flat_map(|st| {
+            st.spans
+                .iter()
+                .filter(move |s| st.name(s) == EVALUATOR && st.field(s, "end").is_some_and(|e| e == "recycled"))
+        })
         .count()
 }
 
@@ -210,7 +218,10 @@ pub fn in_headline_order<S: AsRef<str> + Ord>(names: &mut Vec<S>) {
 
 /// Every counter both sides have: the exact ones judged by equality, and the
 /// rest to be judged like times (in whichever family the caller puts them).
-pub fn split_counters(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> (Vec<CounterVerdict>, Vec<Measured>) {
+pub fn split_counters(
+    a: &BTreeMap<String, Vec<f64>>,
+    b: &BTreeMap<String, Vec<f64>>,
+) -> (Vec<CounterVerdict>, Vec<Measured>) {
     let mut exact = Vec::new();
     let mut noisy = Vec::new();
     for (name, va) in a {
@@ -255,7 +266,12 @@ pub fn sort_counters(out: &mut [CounterVerdict]) {
 
 /// Judges every counter both sides have. Exact ones by equality; the rest in
 /// one family, corrected together. Largest changes first, `same` last.
-pub fn judge_counters(pass: &str, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, rules: Rules) -> (Vec<CounterVerdict>, Family) {
+pub fn judge_counters(
+    pass: &str,
+    a: &BTreeMap<String, Vec<f64>>,
+    b: &BTreeMap<String, Vec<f64>>,
+    rules: Rules,
+) -> (Vec<CounterVerdict>, Family) {
     let (mut out, noisy) = split_counters(a, b);
     let mut family = judge(&format!("{pass} nix counters that are not exact"), noisy, "", AMOUNT, rules);
     out.extend(std::mem::take(&mut family.verdicts).into_iter().map(|(name, v)| noisy_verdict(name, v)));
@@ -273,20 +289,34 @@ mod tests {
 
     #[test]
     fn exact_counters_are_same_more_or_less_without_statistics() {
-        let a = side(&[("nrFunctionCalls", &[1_204_118.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.015]), ("gc.heapSize", &[4.0e8])]);
-        let b = side(&[("nrFunctionCalls", &[1_448_790.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.017]), ("gc.heapSize", &[4.0e8])]);
+        let a = side(&[
+            ("nrFunctionCalls", &[1_204_118.0]),
+            ("nrThunks", &[8057.0]),
+            ("cpuTime", &[0.015]),
+            ("gc.heapSize", &[4.0e8]),
+        ]);
+        let b = side(&[
+            ("nrFunctionCalls", &[1_448_790.0]),
+            ("nrThunks", &[8057.0]),
+            ("cpuTime", &[0.017]),
+            ("gc.heapSize", &[4.0e8]),
+        ]);
         let (v, _) = judge_counters("cold-clean", &a, &b, Rules::default());
         assert_eq!(v[0].name, "nrFunctionCalls");
         assert_eq!(v[0].kind, Kind::More);
         assert!(
-            matches!(v[0].grounds, CounterGrounds::Exact { a: 1_204_118.0, b: 1_448_790.0, change: Some(c) } if (c - 20.3201).abs() < 1e-3),
+            matches!(v[0].grounds, CounterGrounds::Exact { a: 1_204_118.0, b: 1_448_790.0, change: Some(c) } if (c -
+                20.3201).abs() < 1e-3),
             "{v:?}"
         );
         let thunks = v.iter().find(|c| c.name == "nrThunks").unwrap();
         assert_eq!((thunks.kind, thunks.change_pct), (Kind::Same, Some(0.0)));
         let cpu = v.iter().find(|c| c.name == "cpuTime").unwrap();
         assert!(!cpu.exact && cpu.kind == Kind::NoNoiseEstimate, "{cpu:?}");
-        assert!(matches!(&cpu.grounds, CounterGrounds::Noisy(g) if g.tested.is_none() && g.a_median == 0.015), "{cpu:?}");
+        assert!(
+            matches!(&cpu.grounds, CounterGrounds::Noisy(g) if g.tested.is_none() && g.a_median == 0.015),
+            "{cpu:?}"
+        );
         assert_eq!(v.last().unwrap().kind, Kind::Same);
     }
 

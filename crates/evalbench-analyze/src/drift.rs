@@ -160,7 +160,9 @@ fn erfc(x: f64) -> f64 {
             + t * (1.00002368
                 + t * (0.37409196
                     + t * (0.09678418
-                        + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+                        + t * (-0.18628806
+                            + t * (0.27886807
+                                + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
             .exp();
     if x >= 0.0 {
         r
@@ -193,7 +195,8 @@ mod tests {
         let false_trends = (0..400).filter(|_| trend(&noise(&mut r, 32, 0.5)).is_some()).count();
         assert!(false_trends <= 32, "{false_trends} of 400 steady sides had a trend");
         for _ in 0..50 {
-            let climbing: Vec<f64> = noise(&mut r, 32, 0.5).iter().enumerate().map(|(i, x)| x * (1.0 + 0.02 * i as f64)).collect();
+            let climbing: Vec<f64> =
+                noise(&mut r, 32, 0.5).iter().enumerate().map(|(i, x)| x * (1.0 + 0.02 * i as f64)).collect();
             let t = trend(&climbing).expect("a climb of 60% over 32 runs");
             assert!(t.tau > 0.5 && t.last > t.first * 1.3, "{t:?}");
         }
@@ -222,7 +225,8 @@ mod tests {
         let mut r = Seeded(0x6472_6966);
         let steady = |r: &mut Seeded| noise(r, 32, 10.0);
         let climbing: Vec<f64> = (0..32).map(|i| 0.5 + 0.01 * i as f64).collect();
-        let rows: Vec<(String, Vec<f64>, Vec<f64>)> = (0..80).map(|i| (format!("row{i}"), steady(&mut r), steady(&mut r))).collect();
+        let rows: Vec<(String, Vec<f64>, Vec<f64>)> =
+            (0..80).map(|i| (format!("row{i}"), steady(&mut r), steady(&mut r))).collect();
         let rr: Vec<RowRuns> = rows.iter().map(|(w, a, b)| RowRuns { what: w, a, b, floor: 0.05 }).collect();
         let steady_wall = noise(&mut r, 32, 0.5);
         // 160 steady rows of ±5%: a chance drift is no wider than their noise.

@@ -35,13 +35,29 @@ pub struct Explored {
 }
 
 impl Explore {
-    fn push(&mut self, pass: usize, list: List, measured: Measured, unit: &str, words: (crate::verdict::Kind, crate::verdict::Kind), rules: Rules) {
+    fn push(
+        &mut self,
+        pass: usize,
+        list: List,
+        measured: Measured,
+        unit: &str,
+        words: (crate::verdict::Kind, crate::verdict::Kind),
+        rules: Rules,
+    ) {
         self.keys.push((pass, list, measured.what.clone()));
         self.items.push(Item { measured, unit: unit.to_string(), words, rules });
     }
 
     /// Times in ms, every name both sides have.
-    pub fn times(&mut self, pass: usize, list: List, a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>, floor_ms: f64, rules: Rules) {
+    pub fn times(
+        &mut self,
+        pass: usize,
+        list: List,
+        a: &BTreeMap<String, Vec<f64>>,
+        b: &BTreeMap<String, Vec<f64>>,
+        floor_ms: f64,
+        rules: Rules,
+    ) {
         for (k, va) in a {
             if let Some(vb) = b.get(k) {
                 let m = Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: floor_ms };
@@ -64,7 +80,8 @@ impl Explore {
 
     pub fn judge(self, rules: Rules) -> Explored {
         let mut family = judge_together("exploratory (every other row of every pass)", self.items, rules);
-        let verdicts = self.keys.into_iter().zip(std::mem::take(&mut family.verdicts)).map(|(k, (_, v))| (k, v)).collect();
+        let verdicts =
+            self.keys.into_iter().zip(std::mem::take(&mut family.verdicts)).map(|(k, (_, v))| (k, v)).collect();
         Explored { family, verdicts }
     }
 }
@@ -72,8 +89,10 @@ impl Explore {
 impl Explored {
     /// The pass's verdicts of one list, by name.
     pub fn take(&mut self, pass: usize, list: List) -> Vec<(String, Verdict)> {
-        let keys: Vec<(usize, List, String)> = self.verdicts.keys().filter(|k| k.0 == pass && k.1 == list).cloned().collect();
-        let mut out: Vec<(String, Verdict)> = keys.into_iter().filter_map(|k| self.verdicts.remove(&k).map(|v| (k.2, v))).collect();
+        let keys: Vec<(usize, List, String)> =
+            self.verdicts.keys().filter(|k| k.0 == pass && k.1 == list).cloned().collect();
+        let mut out: Vec<(String, Verdict)> =
+            keys.into_iter().filter_map(|k| self.verdicts.remove(&k).map(|v| (k.2, v))).collect();
         out.sort_by(|x, y| x.0.cmp(&y.0));
         out
     }

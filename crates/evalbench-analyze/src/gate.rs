@@ -57,7 +57,11 @@ pub fn counters_missing(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec
 /// the other planned but completed no run of (`whole`: not when one pass
 /// of each side was picked), and per pass compared, an exact headline
 /// counter one side's runs lack.
-pub fn missing(passes: &[crate::comparison::PassComparison], (ba, bb): (&Bundle, &Bundle), whole: bool) -> Vec<Missing> {
+pub fn missing(
+    passes: &[crate::comparison::PassComparison],
+    (ba, bb): (&Bundle, &Bundle),
+    whole: bool,
+) -> Vec<Missing> {
     let mut out = Vec::new();
     if whole {
         let (sa, sb) = (crate::outcomes::of_bundle(ba), crate::outcomes::of_bundle(bb));
@@ -67,7 +71,12 @@ pub fn missing(passes: &[crate::comparison::PassComparison], (ba, bb): (&Bundle,
                 // Planned there (or begun) and not one run to show: not a pass it chose not to run.
                 let Some(t) = theirs.iter().find(|t| t.pass == p.pass && ran(t) == 0) else { continue };
                 let word = t.status.word().unwrap_or("no run");
-                out.push(Missing { pass: p.pass.clone(), measure: None, missing_in: side, why: format!("{word}: no run of it completed") });
+                out.push(Missing {
+                    pass: p.pass.clone(),
+                    measure: None,
+                    missing_in: side,
+                    why: format!("{word}: no run of it completed"),
+                });
             }
         }
     }
@@ -80,7 +89,9 @@ pub fn missing(passes: &[crate::comparison::PassComparison], (ba, bb): (&Bundle,
                 pass: p.pass_a.clone(),
                 measure: Some("evaluated".into()),
                 missing_in: side,
-                why: format!("no run of {side}'s has an evaluated time (run.json missing or unreadable; the warnings name it)"),
+                why: format!(
+                    "no run of {side}'s has an evaluated time (run.json missing or unreadable; the warnings name it)"
+                ),
             });
         }
         for (name, side) in &p.counters_missing {
@@ -89,7 +100,8 @@ pub fn missing(passes: &[crate::comparison::PassComparison], (ba, bb): (&Bundle,
                 measure: Some(name.clone()),
                 missing_in: side,
                 why: format!(
-                    "{side}'s runs hold no {name} (no readable nix statistics, run.json or evaluation_metric.json; the warnings name the files)"
+                    "{side}'s runs hold no {name} (no readable nix statistics, run.json or evaluation_metric.json; the \
+                        warnings name the files)"
                 ),
             });
         }

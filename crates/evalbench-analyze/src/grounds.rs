@@ -151,7 +151,9 @@ pub mod any_f64 {
             Stored::Word("NaN") => Ok(f64::NAN),
             Stored::Word("inf") => Ok(f64::INFINITY),
             Stored::Word("-inf") => Ok(f64::NEG_INFINITY),
-            Stored::Word(w) => Err(serde::de::Error::custom(format!("expected a number, \"inf\", \"-inf\" or \"NaN\", found {w:?}"))),
+            Stored::Word(w) => {
+                Err(serde::de::Error::custom(format!("expected a number, \"inf\", \"-inf\" or \"NaN\", found {w:?}")))
+            }
         }
     }
 }

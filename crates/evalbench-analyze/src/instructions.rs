@@ -100,7 +100,10 @@ impl Origin {
             Origin::Sqlite
         } else if f.starts_with("_dl_") || f.starts_with("do_lookup") || f.starts_with("check_match") {
             Origin::Loader
-        } else if ["std::", "__gnu_cxx", "__cxa", "__cxxabiv1", "__dynamic_cast", "operator ", "boost::"].iter().any(|p| f.starts_with(p)) {
+        } else if ["std::", "__gnu_cxx", "__cxa", "__cxxabiv1", "__dynamic_cast", "operator ", "boost::"]
+            .iter()
+            .any(|p| f.starts_with(p))
+        {
             Origin::Cxx
         } else {
             Origin::Other
@@ -169,7 +172,10 @@ fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option<Cou
                     .collect(),
                 functions: p.functions(),
             }),
-            Ok(None) => warnings.push(format!("{}: a counted run without instruction counts (no eval/cachegrind.*.out); left out", d.path.display())),
+            Ok(None) => warnings.push(format!(
+                "{}: a counted run without instruction counts (no eval/cachegrind.*.out); left out",
+                d.path.display()
+            )),
             Err(e) => warnings.push(format!("{e}; run {} left out", d.name)),
         }
     }
@@ -185,12 +191,19 @@ fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option<Cou
     let top = top
         .into_iter()
         .take(TOP_FUNCTIONS)
-        .map(|(function, n)| FunctionCount { from: Origin::of(&function), share_pct: n / m * 100.0, instructions: n, function })
+        .map(|(function, n)| FunctionCount {
+            from: Origin::of(&function),
+            share_pct: n / m * 100.0,
+            instructions: n,
+            function,
+        })
         .collect();
     let phases = [Phase::Lock, Phase::Discover, Phase::Evaluate]
         .into_iter()
         .filter(|ph| runs.iter().any(|r| r.phases.contains_key(ph)))
-        .map(|ph| (ph, median(&runs.iter().map(|r| r.phases.get(&ph).copied().unwrap_or(0) as f64).collect::<Vec<_>>())))
+        .map(|ph| {
+            (ph, median(&runs.iter().map(|r| r.phases.get(&ph).copied().unwrap_or(0) as f64).collect::<Vec<_>>()))
+        })
         .collect();
     Some(CountedPass {
         pass: base.to_string(),
@@ -223,7 +236,12 @@ fn median_functions(runs: &[CountedRun]) -> BTreeMap<String, f64> {
     let names: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.functions.keys()).collect();
     names
         .into_iter()
-        .map(|n| (n.clone(), median(&runs.iter().map(|r| r.functions.get(n).copied().unwrap_or(0) as f64).collect::<Vec<_>>())))
+        .map(|n| {
+            (
+                n.clone(),
+                median(&runs.iter().map(|r| r.functions.get(n).copied().unwrap_or(0) as f64).collect::<Vec<_>>()),
+            )
+        })
         .collect()
 }
 
@@ -338,7 +356,11 @@ pub fn compare(a: &[CountedPass], b: &[CountedPass], two_nixes: bool) -> Vec<Ins
 fn compare_pass(pa: &CountedPass, pb: &CountedPass, two_nixes: bool) -> InstructionsComparison {
     let counts = |p: &CountedPass| p.runs.iter().map(|r| r.instructions as f64).collect::<Vec<_>>();
     let (change_pct, threshold, kind) = judge(&counts(pa), &counts(pb));
-    let phases = pa.phases.iter().filter_map(|(ph, a)| pb.phases.get(ph).map(|b| PhaseCounts { phase: *ph, a: *a, b: *b })).collect();
+    let phases = pa
+        .phases
+        .iter()
+        .filter_map(|(ph, a)| pb.phases.get(ph).map(|b| PhaseCounts { phase: *ph, a: *a, b: *b }))
+        .collect();
     let (fa, fb) = (median_functions(&pa.runs), median_functions(&pb.runs));
     let mut moved: Vec<FunctionMove> = fa
         .keys()
@@ -426,7 +448,13 @@ mod tests {
     fn counted(fns: &[(&str, u64)]) -> CountedPass {
         let functions: BTreeMap<String, u64> = fns.iter().map(|(f, n)| (f.to_string(), *n)).collect();
         let total = functions.values().sum();
-        let run = CountedRun { run: "cold-counted".into(), instructions: total, phases: BTreeMap::new(), processes: Vec::new(), functions };
+        let run = CountedRun {
+            run: "cold-counted".into(),
+            instructions: total,
+            phases: BTreeMap::new(),
+            processes: Vec::new(),
+            functions,
+        };
         CountedPass {
             pass: "cold-counted".into(),
             clean: "cold-clean".into(),
@@ -457,7 +485,12 @@ mod tests {
 
     #[test]
     fn functions_are_placed_by_their_names() {
-        assert_eq!(Origin::of("nix::EvalState::callFunction(nix::Value&, unsigned long, nix::Value**, nix::Value&, nix::PosIdx)"), Origin::Nix);
+        assert_eq!(
+            Origin::of(
+                "nix::EvalState::callFunction(nix::Value&, unsigned long, nix::Value**, nix::Value&, nix::PosIdx)"
+            ),
+            Origin::Nix
+        );
         assert_eq!(Origin::of("GC_mark_from"), Origin::Gc);
         assert_eq!(Origin::of("do_lookup_x"), Origin::Loader);
         assert_eq!(Origin::of("???"), Origin::NoSymbol);

@@ -39,6 +39,8 @@ pub use evalbench_bundle::suggest;
 pub mod tracks;
 mod undecided;
 pub mod verdict;
+#[cfg(test)]
+mod verdict_tests;
 pub mod view;
 
 pub use align::{align_pass, Alignment, HostAlignment};

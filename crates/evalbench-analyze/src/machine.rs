@@ -43,19 +43,25 @@ pub struct SideMachine {
 impl SideMachine {
     /// From each run's state, in run order (None: not recorded).
     pub fn of(states: &[Option<MachineState>]) -> Option<SideMachine> {
-        let rec: Vec<(usize, &MachineState)> = states.iter().enumerate().filter_map(|(i, s)| s.as_ref().map(|s| (i + 1, s))).collect();
+        let rec: Vec<(usize, &MachineState)> =
+            states.iter().enumerate().filter_map(|(i, s)| s.as_ref().map(|s| (i + 1, s))).collect();
         if rec.is_empty() {
             return None;
         }
         let other: Vec<f64> = rec.iter().map(|(_, s)| s.other_cores).collect();
-        let busy: Vec<(usize, f64)> = rec.iter().filter(|(_, s)| s.other_cores >= BUSY_CORES).map(|(i, s)| (*i, s.other_cores)).collect();
+        let busy: Vec<(usize, f64)> =
+            rec.iter().filter(|(_, s)| s.other_cores >= BUSY_CORES).map(|(i, s)| (*i, s.other_cores)).collect();
         Some(SideMachine {
             runs: states.len(),
             recorded: rec.len(),
             other_cores_median: median(&other),
             other_cores_max: other.iter().copied().fold(0.0, f64::max),
             steal_cores_max: rec.iter().map(|(_, s)| s.steal_cores).fold(0.0, f64::max),
-            busy_cores_median: if busy.is_empty() { 0.0 } else { median(&busy.iter().map(|b| b.1).collect::<Vec<_>>()) },
+            busy_cores_median: if busy.is_empty() {
+                0.0
+            } else {
+                median(&busy.iter().map(|b| b.1).collect::<Vec<_>>())
+            },
             busy_runs: busy.into_iter().map(|b| b.0).collect(),
         })
     }

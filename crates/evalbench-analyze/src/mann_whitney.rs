@@ -92,7 +92,8 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
         let (n1, r1) = (k_side, r_side);
         // Without ties the distribution depends on (n1, n) alone: a history
         // judges thousands of spans at the same run counts.
-        let dist = if ties == 0.0 { untied_distribution(n1, n) } else { std::rc::Rc::new(rank_sum_counts(&ranks2, n1, n)) };
+        let dist =
+            if ties == 0.0 { untied_distribution(n1, n) } else { std::rc::Rc::new(rank_sum_counts(&ranks2, n1, n)) };
         // r1 is a doubled rank sum, whose mean is n1 (n + 1): count the
         // arrangements at least as far from it, on either side.
         let mean2 = (n1 * (n + 1)) as i64;
@@ -125,7 +126,10 @@ fn normal_cdf(z: f64) -> f64 {
     // Abramowitz-Stegun 7.1.26 for erf.
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.3275911 * x.abs());
-    let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * (-x * x).exp();
+    let y = 1.0
+        - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592)
+            * t
+            * (-x * x).exp();
     0.5 * (1.0 + if x >= 0.0 { y } else { -y })
 }
 
@@ -134,7 +138,8 @@ fn normal_cdf(z: f64) -> f64 {
 /// to 3 degrees of freedom: the p that the groups come from one
 /// distribution. 1.0 for fewer than two groups or no spread at all.
 pub fn kruskal_wallis(groups: &[&[f64]]) -> f64 {
-    let mut all: Vec<(f64, usize)> = groups.iter().enumerate().flat_map(|(g, v)| v.iter().map(move |&x| (x, g))).collect();
+    let mut all: Vec<(f64, usize)> =
+        groups.iter().enumerate().flat_map(|(g, v)| v.iter().map(move |&x| (x, g))).collect();
     let n = all.len() as f64;
     if groups.len() < 2 || groups.iter().any(|g| g.is_empty()) {
         return 1.0;
@@ -159,7 +164,9 @@ pub fn kruskal_wallis(groups: &[&[f64]]) -> f64 {
     if correction <= 0.0 {
         return 1.0;
     }
-    let h = (12.0 / (n * (n + 1.0)) * groups.iter().zip(&sums).map(|(g, s)| s * s / g.len() as f64).sum::<f64>() - 3.0 * (n + 1.0)) / correction;
+    let h = (12.0 / (n * (n + 1.0)) * groups.iter().zip(&sums).map(|(g, s)| s * s / g.len() as f64).sum::<f64>()
+        - 3.0 * (n + 1.0))
+        / correction;
     chi2_sf(h.max(0.0), groups.len() - 1)
 }
 
@@ -178,7 +185,9 @@ fn chi2_sf(x: f64, df: usize) -> f64 {
 /// enough for a p-value read against 0.05.
 fn erfc(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let y = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429)))) * (-x * x).exp();
+    let y = t
+        * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))))
+        * (-x * x).exp();
     if x >= 0.0 {
         y
     } else {

@@ -30,14 +30,20 @@ pub fn of_bundle(bundle: &Bundle) -> Vec<PassMetrics> {
             // seconds, not the counts and rows beside it.
             let runs: Vec<(Option<RunInfo>, &std::path::Path)> =
                 dirs.iter().map(|d| (RunInfo::read(&d.file(layout::RUN_JSON)).ok(), d.path.as_path())).collect();
-            let counters: Vec<nix_stats::Counters> = runs.iter().filter_map(|(r, dir)| crate::counters::of_run(r.as_ref(), dir)).collect();
-            let metric = |(r, dir): &(Option<RunInfo>, &std::path::Path)| crate::counters::evaluation_metric(r.as_ref(), dir);
+            let counters: Vec<nix_stats::Counters> =
+                runs.iter().filter_map(|(r, dir)| crate::counters::of_run(r.as_ref(), dir)).collect();
+            let metric =
+                |(r, dir): &(Option<RunInfo>, &std::path::Path)| crate::counters::evaluation_metric(r.as_ref(), dir);
             PassMetrics {
                 evaluated_s: median(runs.iter().filter_map(|(r, _)| crate::evaluated(r.as_ref())).collect()),
-                eval_peak_rss_kb: median(runs.iter().filter_map(|r| metric(r)?.get("eval_peak_rss_kb")?.as_f64()).collect()),
+                eval_peak_rss_kb: median(
+                    runs.iter().filter_map(|r| metric(r)?.get("eval_peak_rss_kb")?.as_f64()).collect(),
+                ),
                 counts: COUNTS
                     .iter()
-                    .filter_map(|&(key, unit)| median(counters.iter().filter_map(|c| c.get(key).copied()).collect()).map(|m| (key, unit, m)))
+                    .filter_map(|&(key, unit)| {
+                        median(counters.iter().filter_map(|c| c.get(key).copied()).collect()).map(|m| (key, unit, m))
+                    })
                     .collect(),
                 pass,
             }

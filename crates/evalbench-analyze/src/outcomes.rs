@@ -113,10 +113,12 @@ pub fn of_bundle(bundle: &Bundle) -> Vec<PassRuns> {
         .map(|pass| {
             let of = |d: &&evalbench_bundle::PassDir| layout::base_name(&d.name) == pass;
             let completed = bundle.passes.iter().filter(of).filter(|d| d.outcome.completed()).count();
-            let no_evaluated: Vec<RunEnd> = bundle.passes.iter().filter(of).filter(|d| !d.outcome.completed()).map(|d| end_of(d, "")).collect();
+            let no_evaluated: Vec<RunEnd> =
+                bundle.passes.iter().filter(of).filter(|d| !d.outcome.completed()).map(|d| end_of(d, "")).collect();
             let prefix = format!("{}/", layout::WARMUP_DIR);
             let mut incomplete: Vec<RunEnd> = bundle.incomplete.iter().filter(of).map(|d| end_of(d, "")).collect();
-            incomplete.extend(bundle.warmups.iter().filter(of).filter(|d| !d.outcome.counts()).map(|d| end_of(d, &prefix)));
+            incomplete
+                .extend(bundle.warmups.iter().filter(of).filter(|d| !d.outcome.counts()).map(|d| end_of(d, &prefix)));
             let planned = bundle.planned_runs(&plan, &pass);
             let worst = incomplete.iter().filter_map(|r| r.ended).max_by_key(|e| e.rank());
             let ran = completed + no_evaluated.len();
@@ -138,7 +140,14 @@ mod tests {
 
     #[test]
     fn a_figure_says_what_it_is_over() {
-        let p = |status, planned| PassRuns { pass: "cold-clean".into(), status, completed: 6, planned, incomplete: vec![], no_evaluated: vec![] };
+        let p = |status, planned| PassRuns {
+            pass: "cold-clean".into(),
+            status,
+            completed: 6,
+            planned,
+            incomplete: vec![],
+            no_evaluated: vec![],
+        };
         assert_eq!(p(PassStatus::Ended(Ended::Interrupted), Some(40)).over(6), "over 6 of 40 runs");
         assert_eq!(p(PassStatus::Complete, Some(6)).over(6), "over 6 runs");
         assert_eq!(p(PassStatus::Complete, Some(1)).over(1), "one run");

@@ -126,14 +126,16 @@ fn dist(x: f64, m: f64) -> f64 {
 pub fn steps_over_runs(paths: &[&[PathStep]]) -> Vec<StepOverRuns> {
     // Each run's steps by id, once: a step is matched across runs by its
     // (process, name), not by the label it is shown as.
-    let by_id: Vec<HashMap<StepId<'_>, &PathStep>> = paths.iter().map(|p| p.iter().map(|s| (s.id(), s)).collect()).collect();
+    let by_id: Vec<HashMap<StepId<'_>, &PathStep>> =
+        paths.iter().map(|p| p.iter().map(|s| (s.id(), s)).collect()).collect();
     let mut ids: Vec<(StepId<'_>, String)> = paths.iter().flat_map(|p| p.iter().map(|s| (s.id(), s.label()))).collect();
     ids.sort();
     ids.dedup();
     let mut out: Vec<StepOverRuns> = ids
         .into_iter()
         .map(|(id, step)| {
-            let on: Vec<(f64, f64)> = by_id.iter().map(|run| run.get(&id).map_or((0.0, 0.0), |s| (s.on_path_us as f64, s.share))).collect();
+            let on: Vec<(f64, f64)> =
+                by_id.iter().map(|run| run.get(&id).map_or((0.0, 0.0), |s| (s.on_path_us as f64, s.share))).collect();
             let us = spread(&on.iter().map(|x| x.0).collect::<Vec<_>>());
             StepOverRuns {
                 median_on_path_us: us.median.round() as i64,
@@ -158,8 +160,10 @@ pub fn processes_over_runs(paths: &[&[ByProcess]]) -> Vec<ProcessOverRuns> {
     let mut out: Vec<ProcessOverRuns> = names
         .into_iter()
         .map(|process| {
-            let on: Vec<(f64, f64)> =
-                paths.iter().map(|p| p.iter().find(|b| b.process == process).map_or((0.0, 0.0), |b| (b.on_path_us as f64, b.share))).collect();
+            let on: Vec<(f64, f64)> = paths
+                .iter()
+                .map(|p| p.iter().find(|b| b.process == process).map_or((0.0, 0.0), |b| (b.on_path_us as f64, b.share)))
+                .collect();
             ProcessOverRuns {
                 median_on_path_us: median(&on.iter().map(|x| x.0).collect::<Vec<_>>()).round() as i64,
                 median_share: evalbench_bundle::num::round_to(median(&on.iter().map(|x| x.1).collect::<Vec<_>>()), 6),
@@ -203,8 +207,10 @@ pub fn answer(pass: &str, runs: &[RunPath]) -> PassAnswer {
     let steps = steps_over_runs(&with.iter().map(|p| p.0).collect::<Vec<_>>());
     let processes = processes_over_runs(&with.iter().map(|p| p.1).collect::<Vec<_>>());
     // The largest step that is work (a span or a statement, not a wait).
-    let lever =
-        steps.iter().find(|s| !s.step.starts_with("wait: ")).and_then(|s| lever(&s.step, &with.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>()));
+    let lever = steps
+        .iter()
+        .find(|s| !s.step.starts_with("wait: "))
+        .and_then(|s| lever(&s.step, &with.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>()));
     PassAnswer {
         pass: pass.to_string(),
         runs: runs.len(),
@@ -226,7 +232,15 @@ mod tests {
     use super::*;
 
     fn step(process: &str, name: &str, on: i64, share: f64) -> PathStep {
-        PathStep { process: Some(process.into()), name: name.into(), on_path_us: on, share, own_us: Some(on), off_path_us: Some(0), segments: 1 }
+        PathStep {
+            process: Some(process.into()),
+            name: name.into(),
+            on_path_us: on,
+            share,
+            own_us: Some(on),
+            off_path_us: Some(0),
+            segments: 1,
+        }
     }
 
     /// Seeded runs with known step times: the answer's medians are the
@@ -248,12 +262,22 @@ mod tests {
                     p.push(step("eval", "resolve", b, 0.2));
                 }
                 paths.push(p);
-                buys.push(vec![Buys { step: "server record_one".into(), on_path_us: a, saved_10_us: a / 10, saved_50_us: a / 2 }]);
+                buys.push(vec![Buys {
+                    step: "server record_one".into(),
+                    on_path_us: a,
+                    saved_10_us: a / 10,
+                    saved_50_us: a / 2,
+                }]);
                 evaluated.push((a + b + r.next(50) as i64) as f64 / 1e6);
             }
             let names: Vec<String> = (1..=n).map(|i| format!("cold-clean.{i}")).collect();
-            let runs: Vec<RunPath> =
-                (0..n).map(|i| RunPath { name: &names[i], evaluated_s: Some(evaluated[i]), path: Some((&paths[i], &[], &buys[i])) }).collect();
+            let runs: Vec<RunPath> = (0..n)
+                .map(|i| RunPath {
+                    name: &names[i],
+                    evaluated_s: Some(evaluated[i]),
+                    path: Some((&paths[i], &[], &buys[i])),
+                })
+                .collect();
             let a = answer("cold-clean", &runs);
             let m = median(&evaluated);
             assert_eq!(a.evaluated_s.median, evalbench_bundle::num::round_to(m, 6), "round {round}");
@@ -300,20 +324,30 @@ pub struct SpanSpread {
 /// Per span of any run, the spread of its own time and of its total over
 /// the runs (a run without it counts 0), by median own time, then total.
 pub fn span_spreads(runs: &[&[crate::stats::SpanStat]]) -> Vec<SpanSpread> {
-    let mut keys: Vec<(&str, &str)> = runs.iter().flat_map(|r| r.iter().map(|s| (s.process.as_str(), s.name.as_str()))).collect();
+    let mut keys: Vec<(&str, &str)> =
+        runs.iter().flat_map(|r| r.iter().map(|s| (s.process.as_str(), s.name.as_str()))).collect();
     keys.sort();
     keys.dedup();
     let mut spans: Vec<SpanSpread> = keys
         .into_iter()
         .map(|(process, name)| {
             let of = |f: fn(&crate::stats::SpanStat) -> i64| {
-                let v: Vec<f64> =
-                    runs.iter().map(|r| r.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| f(s) as f64)).collect();
+                let v: Vec<f64> = runs
+                    .iter()
+                    .map(|r| r.iter().find(|s| s.process == process && s.name == name).map_or(0.0, |s| f(s) as f64))
+                    .collect();
                 crate::verdict::spread(&v).rounded(0)
             };
-            SpanSpread { own_us: of(|s| s.own_us), total_us: of(|s| s.total_us), process: process.to_string(), name: name.to_string() }
+            SpanSpread {
+                own_us: of(|s| s.own_us),
+                total_us: of(|s| s.total_us),
+                process: process.to_string(),
+                name: name.to_string(),
+            }
         })
         .collect();
-    spans.sort_by(|a, b| b.own_us.median.total_cmp(&a.own_us.median).then_with(|| b.total_us.median.total_cmp(&a.total_us.median)));
+    spans.sort_by(|a, b| {
+        b.own_us.median.total_cmp(&a.own_us.median).then_with(|| b.total_us.median.total_cmp(&a.total_us.median))
+    });
     spans
 }

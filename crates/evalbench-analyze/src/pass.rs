@@ -69,7 +69,9 @@ impl PassData {
 /// fields gets nothing there: a new one must add its name), and what
 /// [`Fields::Placed`] keeps in memory at least.
 pub fn fields_read(name: &str) -> bool {
-    crate::scan::ALIGNMENT_SPANS.contains(&name) || crate::path::graph::reads_fields(name) || name == crate::counters::EVALUATOR
+    crate::scan::ALIGNMENT_SPANS.contains(&name)
+        || crate::path::graph::reads_fields(name)
+        || name == crate::counters::EVALUATOR
 }
 
 /// What a load keeps of the spans' fields. Every span is kept, with its
@@ -172,7 +174,8 @@ pub(crate) fn read_run(pass: &PassDir, warnings: &mut Vec<Warning>) -> Option<Ru
                         file: Some(run_path),
                         line: None,
                         message: format!(
-                            "evaluated_s is {bad}, not a finite non-negative number of seconds: the run is left out of the evaluated figure"
+                            "evaluated_s is {bad}, not a finite non-negative number of seconds: the run is left out of \
+                                the evaluated figure"
                         ),
                     });
                 }
@@ -238,13 +241,18 @@ pub(crate) fn stray_spans(pass: &PassDir) -> Option<Warning> {
         file: Some(dir),
         line: None,
         message: format!(
-            "{files} span files left here, not in trace/: not read (Gradient's benchmark moves them into trace/ when it copies them out)"
+            "{files} span files left here, not in trace/: not read (Gradient's benchmark moves them into trace/ when \
+                it copies them out)"
         ),
     })
 }
 
 pub(crate) fn no_spans(trace_dir: PathBuf) -> Warning {
-    Warning { file: Some(trace_dir), line: None, message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into() }
+    Warning {
+        file: Some(trace_dir),
+        line: None,
+        message: "this pass has no spans (no trace/*.jsonl with a readable span line)".into(),
+    }
 }
 
 /// The pass's capture window, from its run.json: Unix µs on the runner's
@@ -253,7 +261,8 @@ pub(crate) fn no_spans(trace_dir: PathBuf) -> Warning {
 /// of other tools, and of evalbench before the window was kept).
 pub fn window(run: Option<&RunInfo>) -> Option<(i64, i64)> {
     let r = run?.runner.as_ref()?;
-    (r.capture_started_us > 0 && r.capture_stopped_us > r.capture_started_us).then_some((r.capture_started_us, r.capture_stopped_us))
+    (r.capture_started_us > 0 && r.capture_stopped_us > r.capture_started_us)
+        .then_some((r.capture_started_us, r.capture_stopped_us))
 }
 
 fn aligned(mut data: PassData) -> (PassData, crate::Alignment) {

@@ -49,7 +49,9 @@ pub struct OverRuns {
 impl OverRuns {
     /// From each run's prediction.
     pub fn of(each: &[whatif::WhatIf]) -> OverRuns {
-        let v = |f: &dyn Fn(&whatif::WhatIf) -> f64, places: i32| crate::spread::spread(&each.iter().map(f).collect::<Vec<_>>()).rounded(places);
+        let v = |f: &dyn Fn(&whatif::WhatIf) -> f64, places: i32| {
+            crate::spread::spread(&each.iter().map(f).collect::<Vec<_>>()).rounded(places)
+        };
         OverRuns {
             runs: each.len(),
             measured_s: v(&|w| w.measured_s, 6),

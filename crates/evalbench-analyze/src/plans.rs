@@ -206,7 +206,8 @@ fn shift(a: &[PlanSeen], b: &[PlanSeen]) -> f64 {
     if na == 0.0 || nb == 0.0 {
         return 1.0;
     }
-    let share = |ps: &[PlanSeen], n: f64, fp: &str| ps.iter().find(|p| p.fingerprint == fp).map_or(0.0, |p| p.count as f64 / n);
+    let share =
+        |ps: &[PlanSeen], n: f64, fp: &str| ps.iter().find(|p| p.fingerprint == fp).map_or(0.0, |p| p.count as f64 / n);
     let fps: std::collections::BTreeSet<&str> = a.iter().chain(b).map(|p| p.fingerprint.as_str()).collect();
     fps.into_iter().map(|fp| (share(a, na, fp) - share(b, nb, fp)).abs()).sum::<f64>() / 2.0
 }
@@ -225,8 +226,10 @@ pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
                 mark(x, y);
             }
             let has = |ps: &[PlanSeen], fp: &str| ps.iter().any(|p| p.fingerprint == fp);
-            let gained: Vec<String> = pb.iter().filter(|p| !has(pa, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
-            let lost: Vec<String> = pa.iter().filter(|p| !has(pb, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
+            let gained: Vec<String> =
+                pb.iter().filter(|p| !has(pa, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
+            let lost: Vec<String> =
+                pa.iter().filter(|p| !has(pb, &p.fingerprint)).map(|p| p.fingerprint.clone()).collect();
             let shift = shift(pa, pb);
             let change = match (&sa, &sb) {
                 (None, _) => Change::New,
@@ -239,7 +242,12 @@ pub fn compare(a: &Book, b: &Book) -> Vec<PlanRow> {
         })
         .collect();
     // Changes first; within a kind, the largest shift first.
-    rows.sort_by(|x, y| (x.change as u8).cmp(&(y.change as u8)).then(y.shift.total_cmp(&x.shift)).then_with(|| x.statement.cmp(&y.statement)));
+    rows.sort_by(|x, y| {
+        (x.change as u8)
+            .cmp(&(y.change as u8))
+            .then(y.shift.total_cmp(&x.shift))
+            .then_with(|| x.statement.cmp(&y.statement))
+    });
     rows
 }
 
@@ -248,7 +256,17 @@ mod tests {
     use super::*;
 
     fn node(depth: u32, op: &str) -> Node {
-        Node { depth, op: op.into(), target: None, alias: None, index: None, role: None, rows: None, loops: None, details: vec![] }
+        Node {
+            depth,
+            op: op.into(),
+            target: None,
+            alias: None,
+            index: None,
+            role: None,
+            rows: None,
+            loops: None,
+            details: vec![],
+        }
     }
 
     #[test]
@@ -332,16 +350,26 @@ mod tests {
         assert_eq!(kind("split"), Change::Same, "a near even split that tipped over is the same plans");
         assert_eq!(kind("mostly"), Change::Changed, "3 of 4 runs moved");
         let shift = |st: &str| rows.iter().find(|r| r.statement == st).unwrap().shift;
-        assert!((shift("split") - 1.0 / 63.0).abs() < 1e-9 && (shift("mostly") - 0.75).abs() < 1e-9 && shift("s1") == 0.6);
+        assert!(
+            (shift("split") - 1.0 / 63.0).abs() < 1e-9 && (shift("mostly") - 0.75).abs() < 1e-9 && shift("s1") == 0.6
+        );
         assert_eq!(kind("new"), Change::New);
         for c in [Change::Changed, Change::PlansDiffer, Change::New, Change::Gone, Change::Same] {
             assert_eq!(serde_json::to_value(c).unwrap(), c.key(), "one name in JSON and on the page");
         }
         assert_eq!(kind("gone"), Change::Gone);
-        assert_eq!((rows[0].statement.as_str(), rows[1].statement.as_str()), ("mostly", "s1"), "changes first, the largest shift first");
+        assert_eq!(
+            (rows[0].statement.as_str(), rows[1].statement.as_str()),
+            ("mostly", "s1"),
+            "changes first, the largest shift first"
+        );
         let same = rows.iter().find(|r| r.statement == "same").unwrap();
         assert_eq!(same.a.as_ref().unwrap().count, 6);
-        assert_eq!(same.a.as_ref().unwrap().nodes[0].rows, Some(2.0), "rows per loop over both logs: (1·3 + 3·3) / 6 loops");
+        assert_eq!(
+            same.a.as_ref().unwrap().nodes[0].rows,
+            Some(2.0),
+            "rows per loop over both logs: (1·3 + 3·3) / 6 loops"
+        );
         assert_eq!(rows.iter().filter(|r| r.change == Change::Changed).count(), 2);
         let s2 = rows.iter().find(|r| r.statement == "s2").unwrap();
         assert_eq!((s2.gained.len(), s2.lost.clone()), (0, vec!["bb".to_string()]));

@@ -64,8 +64,18 @@ impl Rng {
 /// slower, any verdict of faster/slower in the family).
 fn trial(rng: &mut Rng, n: usize, sigma: f64, shift: f64) -> (bool, bool) {
     let items = vec![
-        Measured { what: "cold-clean".into(), a: rng.lognormal(n, 0.5, sigma), b: rng.lognormal(n, 0.5 * (1.0 + shift), sigma), floor_abs: 1e-6 },
-        Measured { what: "warm-clean".into(), a: rng.lognormal(n, 0.1, sigma), b: rng.lognormal(n, 0.1, sigma), floor_abs: 1e-6 },
+        Measured {
+            what: "cold-clean".into(),
+            a: rng.lognormal(n, 0.5, sigma),
+            b: rng.lognormal(n, 0.5 * (1.0 + shift), sigma),
+            floor_abs: 1e-6,
+        },
+        Measured {
+            what: "warm-clean".into(),
+            a: rng.lognormal(n, 0.1, sigma),
+            b: rng.lognormal(n, 0.1, sigma),
+            floor_abs: 1e-6,
+        },
     ];
     let f = judge("evaluated", items, "s", TIME, Rules::default());
     (f.verdicts[0].1.kind == Kind::Slower, f.verdicts.iter().any(|(_, v)| v.kind.is_change()))

@@ -63,7 +63,10 @@ fn spans_of(data: &PassData) -> BTreeMap<String, f64> {
 
 /// "<process> <span>" ([`span_key`]) to its total, ms.
 fn span_totals(by_name: crate::scan::ByName<(i64, u64)>) -> BTreeMap<String, f64> {
-    by_name.into_iter().map(|((name, process), (total_us, _))| (span_key(&process, &name), total_us as f64 / 1e3)).collect()
+    by_name
+        .into_iter()
+        .map(|((name, process), (total_us, _))| (span_key(&process, &name), total_us as f64 / 1e3))
+        .collect()
 }
 
 /// A span name's key in comparisons and history: "<process> <span>", as
@@ -136,7 +139,9 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
         s.warnings.extend(data.warnings.iter().map(ToString::to_string));
         s.machine.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.machine));
         s.instance.push(data.run.as_ref().and_then(|r| r.runner.as_ref()).and_then(|r| r.instance));
-        s.drvs_written.push(crate::store_writes::drvs_written(crate::counters::evaluation_metric(data.run.as_ref(), &data.dir).as_ref()));
+        s.drvs_written.push(crate::store_writes::drvs_written(
+            crate::counters::evaluation_metric(data.run.as_ref(), &data.dir).as_ref(),
+        ));
         // A counter is a count of this run or absent: never filled with zeros.
         for (k, v) in crate::counters::of_pass(&data).unwrap_or_default() {
             s.counters.entry(k).or_default().push(v);
@@ -172,7 +177,10 @@ pub fn samples(dirs: &[&PassDir]) -> Samples {
     // A run that lacks the file its pass's other runs have is named.
     if statement_runs > 0 {
         for p in without.into_iter().filter(|p| !p.exists()) {
-            s.warnings.push(format!("{}: missing, where the pass's other runs have one: its statements left out", p.display()));
+            s.warnings.push(format!(
+                "{}: missing, where the pass's other runs have one: its statements left out",
+                p.display()
+            ));
         }
     }
     s
@@ -201,7 +209,8 @@ pub fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
 /// how many the pass has, never the whole pass instead.
 pub fn select_run(g: &mut BTreeMap<String, Vec<&PassDir>>, name: &str, source: &std::path::Path) -> Result<(), String> {
     let base = layout::base_name(name);
-    let Some(n) = name.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse::<usize>().ok()) else {
+    let Some(n) = name.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse::<usize>().ok())
+    else {
         return Ok(());
     };
     let Some(runs) = g.get_mut(base) else {

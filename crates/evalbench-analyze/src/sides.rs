@@ -36,7 +36,11 @@ pub fn differs(ba: &Bundle, bb: &Bundle) -> (Provenance, Provenance, Vec<Differe
 /// `p` records something of.
 pub fn recorded(p: &Provenance) -> Vec<&'static str> {
     let v = serde_json::to_value(p).unwrap_or_default();
-    GROUPS.iter().copied().filter(|g| v.get(*g).and_then(|x| x.as_object()).is_some_and(|o| o.values().any(|x| !x.is_null()))).collect()
+    GROUPS
+        .iter()
+        .copied()
+        .filter(|g| v.get(*g).and_then(|x| x.as_object()).is_some_and(|o| o.values().any(|x| !x.is_null())))
+        .collect()
 }
 
 /// The groups both sides record: those a "measured the same" may speak of.

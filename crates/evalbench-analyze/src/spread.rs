@@ -185,7 +185,8 @@ mod tests {
         for round in 0..2000 {
             let len = 1 + next(40) as usize;
             let pool = [0.0, -0.0, 1.5, 2.25, 1e-9, f64::NAN, 3.0, 3.0, 7.75];
-            let v: Vec<f64> = (0..len).map(|_| if next(3) == 0 { pool[next(9) as usize] } else { next(1000) as f64 / 7.0 }).collect();
+            let v: Vec<f64> =
+                (0..len).map(|_| if next(3) == 0 { pool[next(9) as usize] } else { next(1000) as f64 / 7.0 }).collect();
             let mut r = Resample::of(&v);
             let draws: Vec<usize> = (0..1 + next(60)).map(|_| next(len as u64) as usize).collect();
             let mut drawn: Vec<f64> = draws.iter().map(|&i| v[i]).collect();

@@ -97,7 +97,13 @@ fn grouped<T: Copy + Ord + Into<i64>>(streams: &[Stream], narrow: impl Fn(i64) -
     }
     let mut keys: Vec<((&str, &str), usize)> = group_of.into_iter().collect();
     keys.sort_by_key(|k| k.1);
-    sorted(keys.into_iter().zip(durations).zip(own).map(|((((name, process), _), mut d), o)| stat_of(name, process, &mut d, Some(o))).collect())
+    sorted(
+        keys.into_iter()
+            .zip(durations)
+            .zip(own)
+            .map(|((((name, process), _), mut d), o)| stat_of(name, process, &mut d, Some(o)))
+            .collect(),
+    )
 }
 
 /// Sets each name's own time to the critical path's graph's: a span less
@@ -122,7 +128,8 @@ pub fn own_from_path(stats: &mut [SpanStat], g: &crate::path::Graph) {
 pub fn own_times(st: &Stream) -> Vec<i64> {
     // A span without children keeps its duration as it is (a negative one too: the total counts it).
     let mut own: Vec<i64> = st.spans.iter().map(|s| s.dur_us).collect();
-    let mut by_id: Vec<(u64, u32)> = st.spans.iter().enumerate().filter_map(|(i, s)| Some((st.id(s)?, i as u32))).collect();
+    let mut by_id: Vec<(u64, u32)> =
+        st.spans.iter().enumerate().filter_map(|(i, s)| Some((st.id(s)?, i as u32))).collect();
     if by_id.is_empty() {
         return own;
     }
@@ -198,7 +205,9 @@ fn stat_of<T: Copy + Ord + Into<i64>>(name: &str, process: &str, d: &mut [T], ow
 }
 
 fn sorted(mut out: Vec<SpanStat>) -> Vec<SpanStat> {
-    out.sort_by(|a, b| b.total_us.cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)).then_with(|| a.process.cmp(&b.process)));
+    out.sort_by(|a, b| {
+        b.total_us.cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)).then_with(|| a.process.cmp(&b.process))
+    });
     out
 }
 
@@ -268,7 +277,9 @@ mod tests {
             }
             let own = super::own_times(&st);
             for (i, &(id, ts, dur, _)) in raw.iter().enumerate() {
-                let mine = (ts..ts + dur).filter(|&t| !raw.iter().any(|&(_, cts, cdur, p)| p == Some(id) && (cts..cts + cdur).contains(&t))).count();
+                let mine = (ts..ts + dur)
+                    .filter(|&t| !raw.iter().any(|&(_, cts, cdur, p)| p == Some(id) && (cts..cts + cdur).contains(&t)))
+                    .count();
                 assert_eq!(own[i], mine as i64, "round {round}, span {id}");
             }
         }

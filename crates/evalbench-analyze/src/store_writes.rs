@@ -54,7 +54,8 @@ pub struct SidesApart {
 
 /// None when every run wrote the same or any does not say.
 pub fn sides_apart(a: &[Option<i64>], b: &[Option<i64>]) -> Option<SidesApart> {
-    let (a, b): (Vec<i64>, Vec<i64>) = (a.iter().copied().collect::<Option<_>>()?, b.iter().copied().collect::<Option<_>>()?);
+    let (a, b): (Vec<i64>, Vec<i64>) =
+        (a.iter().copied().collect::<Option<_>>()?, b.iter().copied().collect::<Option<_>>()?);
     let first = *a.first().or(b.first())?;
     if a.iter().chain(&b).all(|&c| c == first) {
         return None;
@@ -81,12 +82,16 @@ mod tests {
         let mut runs: Vec<(String, Option<i64>)> = (2..=32).map(|k| (format!("cold-clean.{k}"), Some(0))).collect();
         runs.insert(0, ("cold-clean".into(), Some(5000)));
         let pairs: Vec<(&str, Option<i64>)> = runs.iter().map(|(p, c)| (p.as_str(), *c)).collect();
-        assert_eq!(runs_apart(&pairs), Some(RunsApart { runs: 32, usual: 0, apart: vec![("cold-clean".into(), 5000)] }));
+        assert_eq!(
+            runs_apart(&pairs),
+            Some(RunsApart { runs: 32, usual: 0, apart: vec![("cold-clean".into(), 5000)] })
+        );
         // Alike, or one run silent: nothing to say.
         assert_eq!(runs_apart(&[("a", Some(3)), ("a.2", Some(3))]), None);
         assert_eq!(runs_apart(&[("a", Some(3)), ("a.2", None)]), None);
         // The usual count is the most common one.
-        let many: Vec<(String, Option<i64>)> = (1..=10).map(|k| (format!("p.{k}"), Some(if k <= 7 { k } else { 0 }))).collect();
+        let many: Vec<(String, Option<i64>)> =
+            (1..=10).map(|k| (format!("p.{k}"), Some(if k <= 7 { k } else { 0 }))).collect();
         let pairs: Vec<(&str, Option<i64>)> = many.iter().map(|(p, c)| (p.as_str(), *c)).collect();
         let r = runs_apart(&pairs).unwrap();
         assert_eq!((r.usual, r.apart.len(), r.apart[0].clone()), (0, 7, ("p.1".to_string(), 1)));

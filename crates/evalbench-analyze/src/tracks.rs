@@ -151,7 +151,11 @@ fn by_start(spans: &[evalbench_bundle::Span]) -> Vec<u32> {
     let index_bits = u64::BITS - (spans.len() as u64).leading_zeros();
     let range = (last as i128 - first as i128) as u128;
     if index_bits < 64 && range < 1u128 << (64 - index_bits) {
-        let mut keys: Vec<u64> = spans.iter().enumerate().map(|(i, s)| ((s.ts_us.wrapping_sub(first) as u64) << index_bits) | i as u64).collect();
+        let mut keys: Vec<u64> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ((s.ts_us.wrapping_sub(first) as u64) << index_bits) | i as u64)
+            .collect();
         keys.sort_unstable();
         let mask = (1u64 << index_bits) - 1;
         // Taken from the end, the keys given back as they go: the keys and
@@ -351,7 +355,8 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn every_track_nests(raw in proptest::collection::vec((0u32..3, 0i64..1000, 0i64..300, proptest::bool::ANY), 1..60)) {
+        fn every_track_nests(raw in proptest::collection::vec((0u32..3, 0i64..1000, 0i64..300, proptest::bool::ANY),
+            1..60)) {
             let spans: Vec<Span> = raw.iter().enumerate().map(|(i, &(n, ts, dur, with_ids))| {
                 let id = with_ids.then_some(i as u64 + 1);
                 let parent = (with_ids && i > 0).then_some(i as u64);

@@ -40,5 +40,12 @@ pub(crate) fn undecided(c: &PassComparison, m: usize) -> Option<Undecided> {
         _ => return None,
     };
     let runs_needed = runs_needed(m, crate::verdict::ALPHA);
-    Some(Undecided { pass: c.pass_a.clone(), what: "evaluated".into(), runs_a: c.runs_a, runs_b: c.runs_b, runs_needed, why })
+    Some(Undecided {
+        pass: c.pass_a.clone(),
+        what: "evaluated".into(),
+        runs_a: c.runs_a,
+        runs_b: c.runs_b,
+        runs_needed,
+        why,
+    })
 }

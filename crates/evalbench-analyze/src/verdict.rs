@@ -229,8 +229,19 @@ pub fn judge(name: &str, items: Vec<Measured>, unit: &str, words: (Kind, Kind), 
 /// [`judge`], with each item held to rules of its own beside the family's
 /// correction: a family spanning passes (the primary measures) where one
 /// pass drifted or ran on a busy machine and another did not.
-pub fn judge_each(name: &str, items: Vec<Measured>, unit: &str, words: (Kind, Kind), rules: Rules, of: &dyn Fn(usize) -> Rules) -> Family {
-    let items = items.into_iter().enumerate().map(|(i, measured)| Item { measured, unit: unit.to_string(), words, rules: of(i) }).collect();
+pub fn judge_each(
+    name: &str,
+    items: Vec<Measured>,
+    unit: &str,
+    words: (Kind, Kind),
+    rules: Rules,
+    of: &dyn Fn(usize) -> Rules,
+) -> Family {
+    let items = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, measured)| Item { measured, unit: unit.to_string(), words, rules: of(i) })
+        .collect();
     judge_together(name, items, rules)
 }
 
@@ -247,7 +258,8 @@ pub struct Item {
 /// correction over all of them, each verdict in its own unit and words.
 /// The exploratory rows of a comparison are one such family.
 pub fn judge_together(name: &str, items: Vec<Item>, rules: Rules) -> Family {
-    let testable: Vec<usize> = (0..items.len()).filter(|&i| items[i].measured.a.len() >= 2 && items[i].measured.b.len() >= 2).collect();
+    let testable: Vec<usize> =
+        (0..items.len()).filter(|&i| items[i].measured.a.len() >= 2 && items[i].measured.b.len() >= 2).collect();
     let p: Vec<f64> = testable.iter().map(|&i| mann_whitney(&items[i].measured.a, &items[i].measured.b)).collect();
     let adjusted = holm(&p);
     let m = testable.len();
@@ -269,7 +281,11 @@ pub fn judge_together(name: &str, items: Vec<Item>, rules: Rules) -> Family {
             words,
         })
     };
-    let mut tested = testable.iter().zip(p.iter().zip(&adjusted)).map(|(&i, (&p, &q))| (i, (p, q))).collect::<std::collections::HashMap<_, _>>();
+    let mut tested = testable
+        .iter()
+        .zip(p.iter().zip(&adjusted))
+        .map(|(&i, (&p, &q))| (i, (p, q)))
+        .collect::<std::collections::HashMap<_, _>>();
     let verdicts = items
         .into_iter()
         .enumerate()
@@ -281,7 +297,14 @@ pub fn judge_together(name: &str, items: Vec<Item>, rules: Rules) -> Family {
     Family { name: name.to_string(), tests: m, correction: "holm", power, verdicts }
 }
 
-fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, worse): (Kind, Kind), rules: Rules) -> Verdict {
+fn verdict(
+    it: &Measured,
+    p: Option<(f64, f64)>,
+    m: usize,
+    unit: &str,
+    (better, worse): (Kind, Kind),
+    rules: Rules,
+) -> Verdict {
     let (sa, sb) = (spread(&it.a), spread(&it.b));
     // No NaN anywhere: 0 to 0 is no change; from 0 to anything has no percentage (null in JSON).
     let change = if sa.median != 0.0 {
@@ -333,9 +356,11 @@ fn verdict(it: &Measured, p: Option<(f64, f64)>, m: usize, unit: &str, (better, 
     let threshold = rules.alpha / m.max(1) as f64;
     let best = crate::mann_whitney::smallest_p(it.a.len(), it.b.len());
     let too_few = |kind: Kind, reason: Reason, rule: Rule| match (kind, rule) {
-        (Kind::InsideNoise, Rule::Noise | Rule::NoiseByP) if best >= threshold => {
-            (Kind::InsideNoise, Reason::TooFewRuns, Rule::TooFewRuns { best, threshold, need: runs_needed(m, rules.alpha) })
-        }
+        (Kind::InsideNoise, Rule::Noise | Rule::NoiseByP) if best >= threshold => (
+            Kind::InsideNoise,
+            Reason::TooFewRuns,
+            Rule::TooFewRuns { best, threshold, need: runs_needed(m, rules.alpha) },
+        ),
         other => (other.0, reason, other.1),
     };
     if rules.interval_only_when_significant && q >= rules.alpha {
@@ -385,9 +410,9 @@ fn decide(it: &Measured, f: &Found, (better, worse): (Kind, Kind), rules: Rules)
         (Kind::Withheld, Reason::Machine, Rule::Withheld)
     } else if let Some((side, (d, pd))) = drifted.filter(|(_, (d, _))| called && d.abs() * 100.0 >= change.abs()) {
         (Kind::InsideNoise, Reason::SideDrift, Rule::SideDrift { side, drift: d, p: pd })
-    } else if let Some(d) =
-        rules.pass_drift.filter(|d| !rules.interleaved && called && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s))
-    {
+    } else if let Some(d) = rules.pass_drift.filter(|d| {
+        !rules.interleaved && called && change.abs() <= d * 100.0 && rules.between_sessions.is_none_or(|s| *d >= s)
+    }) {
         (Kind::InsideNoise, Reason::PassDrift, Rule::PassDrift { drift: d })
     } else if let Some(fl) = rules.session_floor.filter(|fl| between && called && diff.abs() < *fl) {
         let allowance = rules.between_sessions.unwrap_or(0.0);
@@ -455,7 +480,3 @@ pub fn compare(a: &[f64], b: &[f64], unit: &str, floor_abs: f64, rules: Rules) -
     let it = Measured { what: String::new(), a: a.to_vec(), b: b.to_vec(), floor_abs };
     judge("", vec![it], unit, TIME, rules).verdicts.remove(0).1
 }
-
-#[cfg(test)]
-#[path = "verdict_tests.rs"]
-mod tests;

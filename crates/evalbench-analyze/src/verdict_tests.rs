@@ -1,6 +1,7 @@
 //! The verdict rules, tested by construction.
 
-use super::*;
+use crate::grounds::{Rule, Side};
+use crate::verdict::*;
 
 mod holm_and_drift {
     use super::*;
@@ -45,7 +46,10 @@ mod holm_and_drift {
         assert!(d.0 > 0.2 && d.0 < 0.3 && d.1 < 0.001, "{d:?}");
         let v = compare(&a, &b, "s", 1e-6, Rules::default());
         assert_eq!(v.kind, Kind::InsideNoise, "{v:?}");
-        assert!(matches!(v.grounds.rule, Rule::SideDrift { side: Side::A, drift, .. } if drift > 0.2 && drift < 0.3), "{v:?}");
+        assert!(
+            matches!(v.grounds.rule, Rule::SideDrift { side: Side::A, drift, .. } if drift > 0.2 && drift < 0.3),
+            "{v:?}"
+        );
         // Interleaved with B in one session, A's drift was B's too: the change is called.
         let one_session = Rules { interleaved: true, ..Rules::default() };
         assert_eq!(compare(&a, &b, "s", 1e-6, one_session).kind, Kind::Faster);
@@ -82,7 +86,10 @@ mod holm_and_drift {
             .collect();
         let f = judge("spans", items, "ms", TIME, Rules::default());
         assert!(matches!(f.power, Some(Power::TooFewRuns { runs: (6, 6), tests: 60, need: 7, .. })), "{:?}", f.power);
-        assert!(f.verdicts.iter().all(|(_, v)| v.kind == Kind::InsideNoise), "fully separated, yet not significant after the correction");
+        assert!(
+            f.verdicts.iter().all(|(_, v)| v.kind == Kind::InsideNoise),
+            "fully separated, yet not significant after the correction"
+        );
     }
 
     #[test]
@@ -114,7 +121,11 @@ mod one_run {
             assert_eq!(v.kind, want, "{what}");
         }
         assert_eq!(f.verdicts[0].1.change_pct, 0.0);
-        assert!(f.verdicts[1].1.change_pct.is_nan() && f.verdicts[1].1.grounds.rule == Rule::NoEstimate, "{:?}", f.verdicts[1].1);
+        assert!(
+            f.verdicts[1].1.change_pct.is_nan() && f.verdicts[1].1.grounds.rule == Rule::NoEstimate,
+            "{:?}",
+            f.verdicts[1].1
+        );
         let json = serde_json::to_string(&f.verdicts.iter().map(|(_, v)| v).collect::<Vec<_>>()).unwrap();
         assert!(!json.contains("NaN"), "{json}");
     }

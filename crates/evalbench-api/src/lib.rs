@@ -102,7 +102,8 @@ pub struct Client {
 impl Client {
     /// A client whose every request gives up after `timeout`.
     pub fn new(ep: Endpoint, timeout: Duration) -> Client {
-        let agent = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into();
+        let agent =
+            ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build().into();
         Client { agent, ep, token: std::sync::OnceLock::new() }
     }
 
@@ -115,14 +116,18 @@ impl Client {
             return Ok(format!("Bearer {t}"));
         }
         let Some(login) = &self.ep.login else {
-            return Err(ApiError::Refused { request: "authorization".into(), message: "neither api_key nor login is given".into() });
+            return Err(ApiError::Refused {
+                request: "authorization".into(),
+                message: "neither api_key nor login is given".into(),
+            });
         };
         let url = format!("{}/api/v1/auth/basic/login", self.ep.url);
-        let (code, body) = self.post(&url, None, serde_json::json!({"loginname": login.loginname, "password": login.password}))?;
-        let token = answer(&url, code, &body)?
-            .as_str()
-            .map(String::from)
-            .ok_or_else(|| ApiError::Refused { request: format!("POST {url}"), message: format!("no token in {body}") })?;
+        let (code, body) =
+            self.post(&url, None, serde_json::json!({"loginname": login.loginname, "password": login.password}))?;
+        let token = answer(&url, code, &body)?.as_str().map(String::from).ok_or_else(|| ApiError::Refused {
+            request: format!("POST {url}"),
+            message: format!("no token in {body}"),
+        })?;
         Ok(format!("Bearer {}", self.token.get_or_init(|| token)))
     }
 
@@ -156,9 +161,10 @@ impl Client {
             Err(e) => return Err(e),
         };
         let id = answer(&url, code, &body)?;
-        id.as_str()
-            .map(String::from)
-            .ok_or_else(|| ApiError::Refused { message: format!("no evaluation id in {body}"), request: format!("POST {url}") })
+        id.as_str().map(String::from).ok_or_else(|| ApiError::Refused {
+            message: format!("no evaluation id in {body}"),
+            request: format!("POST {url}"),
+        })
     }
 
     /// GET /api/v1/evals/{id}: the whole `message` object.
@@ -172,7 +178,8 @@ impl Client {
             .call()
             .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
         let code = r.status().as_u16();
-        let body: Value = r.body_mut().read_json().map_err(|source| ApiError::NotJson { request: request.clone(), code, source })?;
+        let body: Value =
+            r.body_mut().read_json().map_err(|source| ApiError::NotJson { request: request.clone(), code, source })?;
         if body["error"] != false {
             return Err(ApiError::Refused { message: body["message"].to_string(), request });
         }
@@ -203,7 +210,12 @@ impl Client {
                 return Ok(());
             }
             if f.started.elapsed() > f.timeout {
-                return Err(ApiError::Timeout { id: id.into(), status, secs: f.timeout.as_secs(), hint: f.timeout_hint.into() });
+                return Err(ApiError::Timeout {
+                    id: id.into(),
+                    status,
+                    secs: f.timeout.as_secs(),
+                    hint: f.timeout_hint.into(),
+                });
             }
             std::thread::sleep(f.poll);
         }
@@ -240,7 +252,10 @@ impl Client {
 /// Gradient's `{error, message}`: the message, or the refusal with its code.
 fn answer<'a>(url: &str, code: u16, body: &'a Value) -> Result<&'a Value, ApiError> {
     if body["error"] != false {
-        return Err(ApiError::Refused { message: format!("HTTP {code}: {}", body["message"]), request: format!("POST {url}") });
+        return Err(ApiError::Refused {
+            message: format!("HTTP {code}: {}", body["message"]),
+            request: format!("POST {url}"),
+        });
     }
     Ok(&body["message"])
 }

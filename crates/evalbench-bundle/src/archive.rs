@@ -61,8 +61,12 @@ fn safe_link_target(target: &Path) -> Result<(), String> {
     for c in target.components() {
         match c {
             Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => return Err(format!("link to {} leads out of its directory (`..`)", target.display())),
-            Component::RootDir | Component::Prefix(_) => return Err(format!("link to absolute path {}", target.display())),
+            Component::ParentDir => {
+                return Err(format!("link to {} leads out of its directory (`..`)", target.display()))
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("link to absolute path {}", target.display()))
+            }
         }
     }
     Ok(())
@@ -80,14 +84,21 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
         offset: consumed.load(Ordering::Relaxed),
         message: describe(&e),
     };
-    let refused = |entry: &str, reason: String| BundleError::Refused { path: archive.to_path_buf(), entry: entry.to_string(), reason };
+    let refused = |entry: &str, reason: String| BundleError::Refused {
+        path: archive.to_path_buf(),
+        entry: entry.to_string(),
+        reason,
+    };
     let mut total: u64 = 0;
     let mut count: u64 = 0;
     for entry in tar.entries().map_err(|e| stream_err(None, e))? {
         let mut entry = entry.map_err(|e| stream_err(None, e))?;
         count += 1;
         if count > limits.max_entries {
-            return Err(BundleError::TooLarge { path: archive.into(), limit: format!("{} entries", limits.max_entries) });
+            return Err(BundleError::TooLarge {
+                path: archive.into(),
+                limit: format!("{} entries", limits.max_entries),
+            });
         }
         let raw = entry.path().map_err(|e| stream_err(None, e))?.into_owned();
         let name = raw.display().to_string();
@@ -110,7 +121,10 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                     None => {
                         drop(f);
                         let _ = fs::remove_file(&out);
-                        return Err(BundleError::TooLarge { path: archive.into(), limit: format!("{} bytes unpacked", limits.max_unpacked_bytes) });
+                        return Err(BundleError::TooLarge {
+                            path: archive.into(),
+                            limit: format!("{} bytes unpacked", limits.max_unpacked_bytes),
+                        });
                     }
                 }
             }
@@ -130,21 +144,28 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                     // rather than link, so nothing outside can be reached.
                     let src = safe_relative(&target).map_err(|r| refused(&name, format!("hard link target: {r}")))?;
                     let src = dest.join(src);
-                    let meta = fs::symlink_metadata(&src)
-                        .map_err(|_| refused(&name, format!("hard link to {} which is not in the archive", target.display())))?;
+                    let meta = fs::symlink_metadata(&src).map_err(|_| {
+                        refused(&name, format!("hard link to {} which is not in the archive", target.display()))
+                    })?;
                     if !meta.is_file() {
                         return Err(refused(&name, "hard link to something other than a regular file".into()));
                     }
                     total += meta.len();
                     if total > limits.max_unpacked_bytes {
-                        return Err(BundleError::TooLarge { path: archive.into(), limit: format!("{} bytes unpacked", limits.max_unpacked_bytes) });
+                        return Err(BundleError::TooLarge {
+                            path: archive.into(),
+                            limit: format!("{} bytes unpacked", limits.max_unpacked_bytes),
+                        });
                     }
                     make_parent(&out)?;
                     remove_existing(&out)?;
                     fs::copy(&src, &out).map_err(io(&out))?;
                 }
             }
-            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader | tar::EntryType::GNULongName | tar::EntryType::GNULongLink => {}
+            tar::EntryType::XGlobalHeader
+            | tar::EntryType::XHeader
+            | tar::EntryType::GNULongName
+            | tar::EntryType::GNULongLink => {}
             other => return Err(refused(&name, format!("entry type {other:?} is not allowed in a bundle"))),
         }
     }

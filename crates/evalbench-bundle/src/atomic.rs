@@ -31,7 +31,9 @@ pub fn readable_temp(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
 pub fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
     // A link where the file goes points at someone else's: never replaced.
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(std::io::Error::other("a symbolic link stands where the file goes: refusing to replace it or write through it"));
+        return Err(std::io::Error::other(
+            "a symbolic link stands where the file goes: refusing to replace it or write through it",
+        ));
     }
     let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
     if regular {
@@ -87,7 +89,8 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }

@@ -229,7 +229,10 @@ pub fn is_eval_result(st: &Stream, s: &Span) -> bool {
 /// the n-th sender with the n-th receiver, each side in time order (as
 /// Gradient's `summarize.py` pairs them). Jobs on one side only give no
 /// pair.
-pub fn pair_by_job<K: std::hash::Hash + Eq, T: Copy>(senders: &HashMap<K, Vec<T>>, receivers: &HashMap<K, Vec<T>>) -> Vec<(T, T)> {
+pub fn pair_by_job<K: std::hash::Hash + Eq, T: Copy>(
+    senders: &HashMap<K, Vec<T>>,
+    receivers: &HashMap<K, Vec<T>>,
+) -> Vec<(T, T)> {
     let mut out = Vec::new();
     for (job, rs) in receivers {
         let Some(ss) = senders.get(job) else { continue };
@@ -373,7 +376,8 @@ pub const EVALUATION_METRIC_COUNTS: [(&str, &str); 5] = [
     ("alloc_bytes", "gc.totalBytes"),
 ];
 /// Of those, the times (ms) and memory peaks (MiB): judged as measurements.
-pub const EVALUATION_METRIC_MEASURES: [&str; 6] = ["fetch_ms", "eval_flake_ms", "eval_drv_ms", "total_eval_ms", "peak_heap_mb", "peak_rss_mb"];
+pub const EVALUATION_METRIC_MEASURES: [&str; 6] =
+    ["fetch_ms", "eval_flake_ms", "eval_drv_ms", "total_eval_ms", "peak_heap_mb", "peak_rss_mb"];
 
 /// An `evaluation_metric` row with every column of Gradient's present
 /// (null where unknown), from a row of another schema (the lab's: `flake_ms`,
@@ -381,7 +385,11 @@ pub const EVALUATION_METRIC_MEASURES: [&str; 6] = ["fetch_ms", "eval_flake_ms", 
 /// no worker id) and nix's counters of
 /// the evaluation: what `evaluation_metric.json` holds, Gradient's keys
 /// with Gradient's meaning and the row's own keys beside them.
-pub fn evaluation_metric_row(row: &serde_json::Value, evaluation: Option<&str>, nix: Option<&serde_json::Value>) -> serde_json::Value {
+pub fn evaluation_metric_row(
+    row: &serde_json::Value,
+    evaluation: Option<&str>,
+    nix: Option<&serde_json::Value>,
+) -> serde_json::Value {
     use serde_json::Value;
     let mut out = row.as_object().cloned().unwrap_or_default();
     let num = |v: Option<&Value>| v.and_then(Value::as_f64);
@@ -445,8 +453,10 @@ mod tests {
 
     #[test]
     fn a_lab_row_gets_every_column_of_gradient_s() {
-        let row = serde_json::json!({"evaluation": "e1", "fetch_ms": 12, "flake_ms": 30, "derivations_ms": 400, "total_ms": 450, "eval_peak_rss_kb": 204800});
-        let nix = serde_json::json!({"nrThunks": 10.0, "nrFunctionCalls": 20.0, "nrPrimOpCalls": 5.0, "nrLookups": 7.0, "gc.totalBytes": 1e6, "gc.heapSize": 4194304.0});
+        let row = serde_json::json!({"evaluation": "e1", "fetch_ms": 12, "flake_ms": 30, "derivations_ms": 400,
+            "total_ms": 450, "eval_peak_rss_kb": 204800});
+        let nix = serde_json::json!({"nrThunks": 10.0, "nrFunctionCalls": 20.0, "nrPrimOpCalls": 5.0, "nrLookups":
+            7.0, "gc.totalBytes": 1e6, "gc.heapSize": 4194304.0});
         let m = evaluation_metric_row(&row, Some("e1"), Some(&nix));
         for c in EVALUATION_METRIC_COLUMNS {
             assert!(m.get(c).is_some(), "{c}");

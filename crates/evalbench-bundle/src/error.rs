@@ -6,13 +6,15 @@ pub enum BundleError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     /// The archive stream could not be read (truncated or corrupt gzip/tar).
-    #[error("{}: {}at compressed byte {offset}: {message}", path.display(), entry.as_ref().map(|e| format!("entry {e:?}, ")).unwrap_or_default())]
+    #[error("{}: {}at compressed byte {offset}: {message}", path.display(), entry.as_ref().map(|e| format!("entry \
+        {e:?}, ")).unwrap_or_default())]
     Archive { path: PathBuf, entry: Option<String>, offset: u64, message: String },
     /// An entry was refused for safety; nothing of it was written.
     #[error("{}: refused entry {entry:?}: {reason}", path.display())]
     Refused { path: PathBuf, entry: String, reason: String },
     /// The unpacked size or entry count went over the configured limit.
-    #[error("{}: unpacking stopped at the limit of {limit}; raise it (--max-unpacked) if the bundle is trusted", path.display())]
+    #[error("{}: unpacking stopped at the limit of {limit}; raise it (--max-unpacked) if the bundle is \
+        trusted", path.display())]
     TooLarge { path: PathBuf, limit: String },
     /// A JSON file of the bundle that does not read as what it should be;
     /// serde's error (with its line and column) is the source.

@@ -216,9 +216,18 @@ mod tests {
             }
         });
         let i = Inputs::from_archive(&archive);
-        assert_eq!(i.name("/nix/store/04drdjiv2v7rp7b5mfbq0ivsxf4z8hka-source/lib/default.nix:1:3"), "alpha:lib/default.nix:1:3");
-        assert_eq!(i.name("/nix/store/clvygz23dxy87m15ln35sw1hn6x3na7s-source/flake.nix:10:34"), "self:flake.nix:10:34");
-        assert_eq!(i.name("/nix/store/0000000000000000000000000000000a-source/lib/modules.nix:9:1"), "nixpkgs-lib:lib/modules.nix:9:1");
+        assert_eq!(
+            i.name("/nix/store/04drdjiv2v7rp7b5mfbq0ivsxf4z8hka-source/lib/default.nix:1:3"),
+            "alpha:lib/default.nix:1:3"
+        );
+        assert_eq!(
+            i.name("/nix/store/clvygz23dxy87m15ln35sw1hn6x3na7s-source/flake.nix:10:34"),
+            "self:flake.nix:10:34"
+        );
+        assert_eq!(
+            i.name("/nix/store/0000000000000000000000000000000a-source/lib/modules.nix:9:1"),
+            "nixpkgs-lib:lib/modules.nix:9:1"
+        );
         // Two inputs named alpha: the nested one by its path of names.
         assert_eq!(i.name("/nix/store/0000000000000000000000000000000b-source/x.nix:1:1"), "parts/alpha:x.nix:1:1");
         // Unknown store paths and the rest read as before.
@@ -243,8 +252,14 @@ mod tests {
         });
         let i = Inputs::from_archive(&serde_json::json!({"path": "/nix/store/x", "inputs": {}})).with_locks(&metadata);
         let at = |h: &str, tail: &str| format!("«path:/src/b?lastModified=1796414207&narHash={h}»/{tail}");
-        assert_eq!(i.name(&at("sha256-8fHVJvO6bPxC13D0khRt8%2FPeGgTtovwn2dxhg9oywoA%3D", "lib/default.nix:1:42")), "alpha:lib/default.nix:1:42");
-        assert_eq!(i.name(&at("sha256-PBa9kqHmPadOll8X3rKF2WpP3M3TVVFsZJG%2BEAvhvQU%3D", "flake.nix:5:1")), "self:flake.nix:5:1");
+        assert_eq!(
+            i.name(&at("sha256-8fHVJvO6bPxC13D0khRt8%2FPeGgTtovwn2dxhg9oywoA%3D", "lib/default.nix:1:42")),
+            "alpha:lib/default.nix:1:42"
+        );
+        assert_eq!(
+            i.name(&at("sha256-PBa9kqHmPadOll8X3rKF2WpP3M3TVVFsZJG%2BEAvhvQU%3D", "flake.nix:5:1")),
+            "self:flake.nix:5:1"
+        );
         assert_eq!(i.name(&at("sha256-BBBB", "x.nix:1:1")), "parts/alpha:x.nix:1:1");
         assert_eq!(i.name(&at("sha256-AAAA", "x.nix:1:1")), "parts:x.nix:1:1");
         // An unknown hash, or no reference: as it was.

@@ -54,7 +54,9 @@ impl Phase {
         match who {
             "lock" => Some(Phase::Lock),
             "discover" => Some(Phase::Discover),
-            w if !w.is_empty() && w.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) => Some(Phase::Evaluate),
+            w if !w.is_empty() && w.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) => {
+                Some(Phase::Evaluate)
+            }
             _ => None,
         }
     }
@@ -146,7 +148,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Counted, BundleError> {
             c.cmd = cmd.trim().to_string();
             in_cmd = ir.is_none();
         } else if let Some(events) = line.strip_prefix("events:") {
-            ir = Some(events.split_whitespace().position(|e| e == "Ir").ok_or_else(|| err(n, "an events line that counts Ir (instructions)", line))?);
+            ir = Some(
+                events
+                    .split_whitespace()
+                    .position(|e| e == "Ir")
+                    .ok_or_else(|| err(n, "an events line that counts Ir (instructions)", line))?,
+            );
         } else if let Some(name) = line.strip_prefix("fn=") {
             function = Some(name.to_string());
         } else if let Some(totals) = line.strip_prefix("summary:") {
@@ -170,8 +177,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Counted, BundleError> {
         }
     }
     let lines = text.lines().count();
-    let total =
-        summary.ok_or_else(|| err(lines, "a summary: line at the end (the file is cut short: Valgrind writes it when the process exits)", ""))?;
+    let total = summary.ok_or_else(|| {
+        err(lines, "a summary: line at the end (the file is cut short: Valgrind writes it when the process exits)", "")
+    })?;
     if total != sum {
         return Err(err(lines, "a summary equal to the sum of the counts", &format!("summary {total}, counts {sum}")));
     }
@@ -242,7 +250,8 @@ pub fn read(pass_dir: &Path) -> Result<Option<PassInstructions>, BundleError> {
         }
     }
     // Shards in number order (`2` before `10`), after lock and discover.
-    out.processes.sort_by_key(|p| (p.phase, p.who.split('.').map(|x| x.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>()));
+    out.processes
+        .sort_by_key(|p| (p.phase, p.who.split('.').map(|x| x.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>()));
     Ok(Some(out))
 }
 
@@ -250,7 +259,9 @@ pub fn read(pass_dir: &Path) -> Result<Option<PassInstructions>, BundleError> {
 mod tests {
     use super::*;
 
-    const ONE: &str = "desc: I1 cache: 32768 B\ncmd: /usr/bin/nix eval --json\nevents: Ir\nfl=???\nfn=(below main)\n0 10\nfn=nix::EvalState::callFunction(nix::Value&, unsigned long, nix::Value**, nix::Value&, nix::PosIdx)\n0 70\nfl=other\nfn=(below main)\n0 20\nsummary: 100\n";
+    const ONE: &str = "desc: I1 cache: 32768 B\ncmd: /usr/bin/nix eval --json\nevents: Ir\nfl=???\nfn=(below main)\n0 \
+        10\nfn=nix::EvalState::callFunction(nix::Value&, unsigned long, nix::Value**, nix::Value&, nix::PosIdx)\n0 \
+        70\nfl=other\nfn=(below main)\n0 20\nsummary: 100\n";
 
     #[test]
     fn a_file_reads_into_its_total_and_functions() {
@@ -264,7 +275,8 @@ mod tests {
     /// The lab's `--apply` function has newlines: the command goes on until `events:`.
     #[test]
     fn a_command_with_newlines_reads_whole() {
-        let text = ONE.replace("cmd: /usr/bin/nix eval --json", "cmd: nix eval --apply ps: let\n  names = 1;\nin names");
+        let text =
+            ONE.replace("cmd: /usr/bin/nix eval --json", "cmd: nix eval --apply ps: let\n  names = 1;\nin names");
         let c = parse(Path::new("x"), &text).unwrap();
         assert_eq!(c.cmd, "nix eval --apply ps: let\n  names = 1;\nin names");
         assert_eq!(c.instructions, 100);
@@ -277,7 +289,10 @@ mod tests {
         assert!(e.starts_with("/b/cachegrind.0.out:11: expected a summary: line at the end"), "{e}");
         let wrong = ONE.replace("summary: 100", "summary: 101");
         let e = parse(Path::new("f"), &wrong).unwrap_err().to_string();
-        assert!(e.contains("f:12: expected a summary equal to the sum of the counts, found \"summary 101, counts 100\""), "{e}");
+        assert!(
+            e.contains("f:12: expected a summary equal to the sum of the counts, found \"summary 101, counts 100\""),
+            "{e}"
+        );
         let e = parse(Path::new("f"), &ONE.replace("0 70", "0 7x")).unwrap_err().to_string();
         assert!(e.contains("f:8: expected counts that are whole numbers"), "{e}");
         let e = parse(Path::new("f"), &ONE.replace("events: Ir", "events: Dr")).unwrap_err().to_string();
@@ -286,7 +301,9 @@ mod tests {
         assert!(e.contains("f:1: expected a cachegrind line"), "{e}");
         let e = parse(Path::new("f"), &format!("{ONE}fn=late\n")).unwrap_err().to_string();
         assert!(e.contains("f:13: expected nothing after the summary line"), "{e}");
-        let e = parse(Path::new("f"), "events: Ir\nfn=a\n0 18446744073709551615\n0 1\nsummary: 0\n").unwrap_err().to_string();
+        let e = parse(Path::new("f"), "events: Ir\nfn=a\n0 18446744073709551615\n0 1\nsummary: 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("f:4: expected counts that add up within 64 bits"), "{e}");
     }
 
@@ -298,7 +315,11 @@ mod tests {
         for who in ["10", "2", "lock", "discover", "2.1"] {
             std::fs::write(eval.join(format!("cachegrind.{who}.out")), ONE).unwrap();
         }
-        std::fs::write(eval.join("cachegrind.lock.child-77.out"), ONE.replace("0 70", "0 1070").replace("summary: 100", "summary: 1100")).unwrap();
+        std::fs::write(
+            eval.join("cachegrind.lock.child-77.out"),
+            ONE.replace("0 70", "0 1070").replace("summary: 100", "summary: 1100"),
+        )
+        .unwrap();
         std::fs::write(eval.join("nix-stats.0.json"), "{}").unwrap();
         let p = read(d.path()).unwrap().unwrap();
         let order: Vec<&str> = p.processes.iter().map(|p| p.who.as_str()).collect();
@@ -308,7 +329,10 @@ mod tests {
         assert_eq!(p.by_phase()[&Phase::Evaluate], 300);
         std::fs::write(eval.join("cachegrind.x.child-1.out"), ONE).unwrap();
         let e = read(d.path()).unwrap_err().to_string();
-        assert!(e.contains("cachegrind.x.child-1.out:0: expected a child of a nix process whose own file is there"), "{e}");
+        assert!(
+            e.contains("cachegrind.x.child-1.out:0: expected a child of a nix process whose own file is there"),
+            "{e}"
+        );
         std::fs::remove_file(eval.join("cachegrind.x.child-1.out")).unwrap();
         std::fs::write(eval.join("cachegrind.evil.out"), ONE).unwrap();
         assert!(read(d.path()).unwrap_err().to_string().contains("expected a file named for lock, discover"));

@@ -80,7 +80,8 @@ pub const PASSES: [&str; 4] = ["cold-clean", "warm-clean", "cold-instrumented", 
 /// Valgrind, which counts the instructions it executes. Off by default.
 pub const COUNTED_PASSES: [&str; 2] = ["cold-counted", "warm-counted"];
 /// Every pass `run` knows, in the order they are reported.
-pub const KNOWN_PASSES: [&str; 6] = ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented", "cold-counted", "warm-counted"];
+pub const KNOWN_PASSES: [&str; 6] =
+    ["cold-clean", "warm-clean", "cold-instrumented", "warm-instrumented", "cold-counted", "warm-counted"];
 
 /// Passes to run, checked (`run`'s options and the harness say the same):
 /// the first that is not a pass `run` knows, named with those it knows.
@@ -215,7 +216,8 @@ mod tests {
     /// is not a number is a pass of its own.
     #[test]
     fn runs_group_into_their_passes() {
-        let runs = ["cold-clean", "cold-clean.2", "warm-clean", "cold-clean.10", "warm-clean.2", "my.pass", "cold-clean.x"];
+        let runs =
+            ["cold-clean", "cold-clean.2", "warm-clean", "cold-clean.10", "warm-clean.2", "my.pass", "cold-clean.x"];
         let g = pass_groups(runs, |r| r);
         let shape: Vec<(&str, Vec<&str>)> = g.iter().map(|(b, v)| (b.as_str(), v.clone())).collect();
         assert_eq!(

@@ -37,4 +37,7 @@ pub use open::{Bundle, PassDir};
 pub use outcome::{Ended, Outcome};
 pub use provenance::Provenance;
 pub use run_info::{CapturePorts, MachineState, OutsideWindow, RunInfo, RunnerInfo, StatusChange};
-pub use spans::{fold_trace_dir, read_span_file, read_trace_dir, Malformed, Span, SpanFile, SpanText, Stream, TraceRead, CHUNK as TRACE_CHUNK};
+pub use spans::{
+    fold_trace_dir, read_span_file, read_trace_dir, Malformed, Span, SpanFile, SpanText, Stream, TraceRead,
+    CHUNK as TRACE_CHUNK,
+};

@@ -58,7 +58,9 @@ impl Manifest {
     pub fn read(dir: &Path) -> Result<Option<Manifest>, BundleError> {
         let path = dir.join(MANIFEST);
         match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map(Some).map_err(crate::error::parse(&path, "evalbench's manifest")),
+            Ok(text) => {
+                serde_json::from_str(&text).map(Some).map_err(crate::error::parse(&path, "evalbench's manifest"))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(BundleError::Io { path, source: e }),
         }
@@ -94,7 +96,9 @@ fn existing(dir: &Path, entry: &str) -> Vec<PathBuf> {
 /// Whether the directory holds output evalbench wrote before manifests
 /// were kept: one of the files it has always written, sniffed as its own.
 fn sniffed_ours(dir: &Path) -> bool {
-    [crate::layout::SUMMARY_TXT, "index.html"].iter().any(|n| dir.join(n).is_file() && !crate::ownership::foreign(&dir.join(n)))
+    [crate::layout::SUMMARY_TXT, "index.html"]
+        .iter()
+        .any(|n| dir.join(n).is_file() && !crate::ownership::foreign(&dir.join(n)))
 }
 
 /// Whose are the things at `entries` under `dir`: by its manifest where it
@@ -146,7 +150,10 @@ pub fn owner(dir: &Path, entries: &[String], from_archive: Option<&Path>) -> Res
 pub fn claim(dir: &Path, entries: &[String], from_archive: Option<&Path>) -> Result<(), BundleError> {
     refuse_link(dir)?;
     if let Owner::Other(p) = owner(dir, entries, from_archive)? {
-        return Err(BundleError::NotOurs { path: p, why: "not written by evalbench (no manifest of evalbench's lists it)".into() });
+        return Err(BundleError::NotOurs {
+            path: p,
+            why: "not written by evalbench (no manifest of evalbench's lists it)".into(),
+        });
     }
     record(dir, entries, from_archive)
 }
@@ -226,6 +233,9 @@ mod tests {
         claim(&x, &["summary.txt".into()], Some(Path::new("/a/x.tar.gz"))).unwrap();
         claim(&x, &["summary.txt".into()], Some(Path::new("/a/x.tar.gz"))).unwrap();
         assert!(claim(&x, &["summary.txt".into()], Some(Path::new("/b/x.tar.gz"))).is_err());
-        assert!(claim(&dir, &["summary.txt".into()], Some(Path::new("/a/out.tar.gz"))).is_err(), "a directory's output is no archive's");
+        assert!(
+            claim(&dir, &["summary.txt".into()], Some(Path::new("/a/out.tar.gz"))).is_err(),
+            "a directory's output is no archive's"
+        );
     }
 }

@@ -48,7 +48,11 @@ pub fn files(pass_dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(layout::NIX_STATS_PREFIX) && n.ends_with(".json")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(layout::NIX_STATS_PREFIX) && n.ends_with(".json"))
+        })
         .collect();
     v.sort();
     v
@@ -248,7 +252,10 @@ mod tests {
         assert_eq!(s.calls.primops["map"], 4);
         assert_eq!(s.calls.functions["/f.nix:1:2"], 6);
         let none = Inputs::default();
-        assert_eq!(super::source_name("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix", &none), "flake.nix");
+        assert_eq!(
+            super::source_name("/nix/store/0123456789abcdfghijklmnpqrsvwxyz-source/flake.nix", &none),
+            "flake.nix"
+        );
         assert_eq!(super::source_name("ps: let names = builtins.attrNames ps;\n in names", &none), "(string)");
         assert_eq!(super::source_name("«nix-internal»/call-flake.nix", &none), "«nix-internal»/call-flake.nix");
         assert_eq!(super::source_name("«none»", &none), "«none»");

@@ -75,7 +75,10 @@ impl Bundle {
     /// What the bundle measured: the provenance in its first pass's run.json
     /// that has one; all unknown for a bundle without (docs/ARCHITECTURE.md, "The bundle").
     pub fn provenance(&self) -> crate::Provenance {
-        self.every_run().filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance).next().unwrap_or_default()
+        self.every_run()
+            .filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance)
+            .next()
+            .unwrap_or_default()
     }
 
     /// Every run directory: the passes' runs (complete or not), then the warm-ups.
@@ -105,7 +108,10 @@ impl Bundle {
             unpack(source, tmp.path(), limits)?;
             (tmp.path().to_path_buf(), Some(tmp))
         } else {
-            return Err(BundleError::NotABundle { path: source.into(), reason: "expected a directory or a .tar.gz archive".into() });
+            return Err(BundleError::NotABundle {
+                path: source.into(),
+                reason: "expected a directory or a .tar.gz archive".into(),
+            });
         };
         let mut passes = find_passes(&root)?;
         let mut root = root;
@@ -146,8 +152,14 @@ impl Bundle {
             // A pass directory where its bundle was meant: say so, and where the bundle is.
             let is_pass = root.join(crate::layout::RUN_JSON).is_file() || root.join(crate::layout::TRACE_DIR).is_dir();
             let reason = if is_pass {
-                let parent = source.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| ".".to_string(), |p| p.display().to_string());
-                format!("this is one pass's directory (it holds run.json or trace/), not a bundle; its bundle is the directory above it ({parent})")
+                let parent = source
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or_else(|| ".".to_string(), |p| p.display().to_string());
+                format!(
+                    "this is one pass's directory (it holds run.json or trace/), not a bundle; its bundle is the \
+                        directory above it ({parent})"
+                )
             } else {
                 "no pass directory (a directory holding run.json or trace/) found".to_string()
             };

@@ -57,7 +57,9 @@ impl Ended {
     }
 
     fn from_key(k: &str) -> Option<Ended> {
-        [Ended::Failed, Ended::TimedOut, Ended::Interrupted, Ended::Crashed, Ended::Stopped].into_iter().find(|e| e.key() == k)
+        [Ended::Failed, Ended::TimedOut, Ended::Interrupted, Ended::Crashed, Ended::Stopped]
+            .into_iter()
+            .find(|e| e.key() == k)
     }
 
     /// The worst of several, for a pass's first line: a crash or an
@@ -129,19 +131,24 @@ impl Outcome {
         });
         if let Some(ended) = ended {
             // The runner's words, and the server's error where they do not hold it.
-            let error = runner.and_then(|r| r.error.as_deref()).and_then(|e| e.lines().next()).filter(|e| !e.is_empty());
+            let error =
+                runner.and_then(|r| r.error.as_deref()).and_then(|e| e.lines().next()).filter(|e| !e.is_empty());
             let said = failure.as_deref().and_then(|f| f.lines().next()).filter(|f| !f.is_empty());
             let detail = match (said, error) {
                 (Some(f), Some(e)) if !f.contains(e) => format!("{f}: {e}"),
                 (Some(f), _) => f.to_string(),
                 (None, Some(e)) => e.to_string(),
-                (None, None) => status.map_or_else(|| "no reason recorded".into(), |s| format!("the evaluation ended {s}")),
+                (None, None) => {
+                    status.map_or_else(|| "no reason recorded".into(), |s| format!("the evaluation ended {s}"))
+                }
             };
             return Outcome::Incomplete { ended, detail };
         }
         match info.evaluated_s {
             Some(s) if s.is_finite() && s >= 0.0 => Outcome::Completed,
-            Some(s) => Outcome::NoEvaluated { why: format!("{}: evaluated_s is {s}, not a finite non-negative number of seconds", path.display()) },
+            Some(s) => Outcome::NoEvaluated {
+                why: format!("{}: evaluated_s is {s}, not a finite non-negative number of seconds", path.display()),
+            },
             None => Outcome::NoEvaluated { why: format!("{}: no evaluated_s", path.display()) },
         }
     }
@@ -170,17 +177,33 @@ mod tests {
 
     #[test]
     fn each_way_a_run_ends_is_told_from_its_run_json() {
-        assert_eq!(outcome(r#"{"eval_id":"x","evaluated_s":1.2}"#), Outcome::Completed, "Gradient's run.json: it completed");
+        assert_eq!(
+            outcome(r#"{"eval_id":"x","evaluated_s":1.2}"#),
+            Outcome::Completed,
+            "Gradient's run.json: it completed"
+        );
         assert_eq!(outcome(r#"{"status":"Completed","evaluated_s":0.4}"#), Outcome::Completed);
         let ended = |j: &str| match outcome(j) {
             Outcome::Incomplete { ended, .. } => Some(ended),
             _ => None,
         };
-        assert_eq!(ended(r#"{"status":"Failed","evaluated_s":0.3,"failure":"the evaluation ended Failed"}"#), Some(Ended::Failed));
+        assert_eq!(
+            ended(r#"{"status":"Failed","evaluated_s":0.3,"failure":"the evaluation ended Failed"}"#),
+            Some(Ended::Failed)
+        );
         assert_eq!(ended(r#"{"status":"EvaluatingFlake","failure":"interrupted"}"#), Some(Ended::Interrupted));
-        assert_eq!(ended(r#"{"status":"Queued","failure":"evaluation x still Queued after 5 s (--timeout-s)"}"#), Some(Ended::TimedOut));
-        assert_eq!(ended(r#"{"status":"Queued","failure":"x","dead":["the lab server: killed"]}"#), Some(Ended::Crashed));
-        assert_eq!(ended(r#"{"status":"Completed","evaluated_s":0.4,"outcome":"interrupted","failure":"y"}"#), Some(Ended::Interrupted));
+        assert_eq!(
+            ended(r#"{"status":"Queued","failure":"evaluation x still Queued after 5 s (--timeout-s)"}"#),
+            Some(Ended::TimedOut)
+        );
+        assert_eq!(
+            ended(r#"{"status":"Queued","failure":"x","dead":["the lab server: killed"]}"#),
+            Some(Ended::Crashed)
+        );
+        assert_eq!(
+            ended(r#"{"status":"Completed","evaluated_s":0.4,"outcome":"interrupted","failure":"y"}"#),
+            Some(Ended::Interrupted)
+        );
         for bad in [r#"{"evaluated_s":-1}"#, r#"{"status":"Completed"}"#] {
             assert!(matches!(outcome(bad), Outcome::NoEvaluated { .. }), "{bad}");
         }

@@ -36,7 +36,9 @@ pub fn foreign(path: &Path) -> bool {
     let ours = match name {
         crate::layout::SUMMARY_TXT => text.starts_with("evalbench summary of"),
         crate::layout::SUMMARY_JSON => text.trim_start().starts_with('{') && text.contains("\"evalbench_version\""),
-        crate::layout::TRACE_JSON => text.starts_with("{\"displayTimeUnit\":\"ms\",\"otherData\":{") && text.contains("\"clock\":\"server\""),
+        crate::layout::TRACE_JSON => {
+            text.starts_with("{\"displayTimeUnit\":\"ms\",\"otherData\":{") && text.contains("\"clock\":\"server\"")
+        }
         "index.html" => text.starts_with("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"),
         _ => false,
     };
@@ -63,7 +65,8 @@ mod tests {
         assert!(f("trace.json", "{\"traceEvents\": [], \"displayTimeUnit\": \"ms\"}"));
         assert!(!f(
             "trace.json",
-            "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"pass\":\"x\",\"clock\":\"server\",\"alignment\":{}},\"traceEvents\":[\n"
+            "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"pass\":\"x\",\"clock\":\"server\",\"alignment\":{}},\
+                \"traceEvents\":[\n"
         ));
         std::fs::create_dir(d.path().join("index.html")).unwrap();
         assert!(foreign(&d.path().join("index.html")));

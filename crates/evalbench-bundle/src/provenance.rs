@@ -151,11 +151,15 @@ fn text(v: Option<&serde_json::Value>) -> String {
         None | Some(serde_json::Value::Null) => "unknown".into(),
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Array(a)) if a.is_empty() => "none".into(),
-        Some(serde_json::Value::Array(a)) => a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), String::from)).collect::<Vec<_>>().join(", "),
-        Some(serde_json::Value::Object(m)) if m.is_empty() => "none".into(),
-        Some(serde_json::Value::Object(m)) => {
-            m.iter().map(|(k, x)| format!("{k}={}", x.as_str().map_or_else(|| x.to_string(), String::from))).collect::<Vec<_>>().join(", ")
+        Some(serde_json::Value::Array(a)) => {
+            a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), String::from)).collect::<Vec<_>>().join(", ")
         }
+        Some(serde_json::Value::Object(m)) if m.is_empty() => "none".into(),
+        Some(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, x)| format!("{k}={}", x.as_str().map_or_else(|| x.to_string(), String::from)))
+            .collect::<Vec<_>>()
+            .join(", "),
         Some(other) => other.to_string(),
     }
 }
@@ -168,7 +172,14 @@ impl Provenance {
         for g in GROUPS {
             let fields: &[&str] = match *g {
                 "workload" => &["flake", "rev", "nar_hash"],
-                "system" => &["target", "server_version", "nix_version", "postgres_version", "postgres_settings", "lab_settings"],
+                "system" => &[
+                    "target",
+                    "server_version",
+                    "nix_version",
+                    "postgres_version",
+                    "postgres_settings",
+                    "lab_settings",
+                ],
                 "evalbench" => &["version", "git_rev"],
                 "machine" => &["hostname", "cpu_model", "cores", "memory_bytes", "kernel"],
                 _ => &["passes", "repeat_clean", "repeat_instrumented", "warmup_clean", "captures_off", "eval_workers"],
@@ -229,7 +240,10 @@ mod tests {
         known.workload.flake = Some("./f".into());
         known.started = Some("2026-12-01T00:00:00Z".into());
         let d = old.differs(&known);
-        assert_eq!(d, vec![Difference { group: "workload", field: "flake".into(), a: "unknown".into(), b: "./f".into() }]);
+        assert_eq!(
+            d,
+            vec![Difference { group: "workload", field: "flake".into(), a: "unknown".into(), b: "./f".into() }]
+        );
         assert!(known.differs(&known.clone()).is_empty());
     }
 }

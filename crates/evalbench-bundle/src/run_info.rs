@@ -183,8 +183,10 @@ impl RunInfo {
     /// where run.json has no `evaluation_metric` of its own.
     pub fn read(path: &Path) -> Result<RunInfo, BundleError> {
         let text = std::fs::read_to_string(path).map_err(io(path))?;
-        let raw: serde_json::Value = serde_json::from_str(&text).map_err(crate::error::parse(path, "run.json, a JSON object"))?;
-        let mut info: RunInfo = serde_json::from_value(raw.clone()).map_err(crate::error::parse(path, "run.json's fields"))?;
+        let raw: serde_json::Value =
+            serde_json::from_str(&text).map_err(crate::error::parse(path, "run.json, a JSON object"))?;
+        let mut info: RunInfo =
+            serde_json::from_value(raw.clone()).map_err(crate::error::parse(path, "run.json's fields"))?;
         info.raw = raw;
         if info.evaluation_id.is_none() {
             info.evaluation_id = info.eval_id.clone();
@@ -214,17 +216,25 @@ pub fn read_evaluation_metric(path: &Path) -> Result<Option<serde_json::Value>, 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: line {}, column {}: not JSON ({e}); evaluation_metric not read", path.display(), e.line(), e.column()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: line {}, column {}: not JSON ({e}); evaluation_metric not read",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
     match v {
         serde_json::Value::Array(rows) if rows.len() <= 1 => match rows.into_iter().next() {
             None => Ok(None),
             Some(row @ serde_json::Value::Object(_)) => Ok(Some(row)),
             Some(_) => Err(format!("{}: its row is not an object; evaluation_metric not read", path.display())),
         },
-        serde_json::Value::Array(rows) => {
-            Err(format!("{}: {} rows for one evaluation where Gradient keeps one; evaluation_metric not read", path.display(), rows.len()))
-        }
+        serde_json::Value::Array(rows) => Err(format!(
+            "{}: {} rows for one evaluation where Gradient keeps one; evaluation_metric not read",
+            path.display(),
+            rows.len()
+        )),
         row @ serde_json::Value::Object(_) => Ok(Some(row)),
         _ => Err(format!("{}: neither an array of rows nor a row; evaluation_metric not read", path.display())),
     }

@@ -28,8 +28,10 @@ pub fn nearest<'a>(typed: &str, names: &[&'a str]) -> Vec<&'a str> {
 /// passes with each pass's runs named once (`cold-clean.2 … cold-clean.32`).
 pub fn pass_hint(typed: &str, passes: &[&str]) -> String {
     let bases = layout::runs_per_pass(passes.iter().copied());
-    let listing: Vec<String> =
-        bases.iter().map(|(b, n)| if *n > 1 { format!("{b} ({n} runs: {b}, {b}.2 … {b}.{n})") } else { b.to_string() }).collect();
+    let listing: Vec<String> = bases
+        .iter()
+        .map(|(b, n)| if *n > 1 { format!("{b} ({n} runs: {b}, {b}.2 … {b}.{n})") } else { b.to_string() })
+        .collect();
     let names: Vec<&str> = bases.iter().map(|(b, _)| *b).collect();
     match nearest(layout::base_name(typed), &names).as_slice() {
         [] => format!("its passes: {}", listing.join(", ")),
@@ -44,8 +46,9 @@ mod tests {
     #[test]
     fn a_pass_is_suggested_once_with_its_runs() {
         let mut passes = vec!["cold-instrumented", "warm-instrumented"];
-        let runs: Vec<String> =
-            (1..=32).flat_map(|k| ["cold-clean", "warm-clean"].map(|b| if k == 1 { b.to_string() } else { format!("{b}.{k}") })).collect();
+        let runs: Vec<String> = (1..=32)
+            .flat_map(|k| ["cold-clean", "warm-clean"].map(|b| if k == 1 { b.to_string() } else { format!("{b}.{k}") }))
+            .collect();
         passes.extend(runs.iter().map(String::as_str));
         let hint = pass_hint("cold", &passes);
         assert!(hint.starts_with("did you mean cold-clean or cold-instrumented?"), "{hint}");

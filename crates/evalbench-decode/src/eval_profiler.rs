@@ -45,7 +45,10 @@ pub fn split_frame(frame: &str) -> Frame<'_> {
     loop {
         if let Some(at) = line_col_before(b, end) {
             let function = (end < b.len()).then(|| &frame[end + 1..]);
-            return Frame { position: Some(&frame[..end]).filter(|_| at > 0), function: function.filter(|f| !f.is_empty()) };
+            return Frame {
+                position: Some(&frame[..end]).filter(|_| at > 0),
+                function: function.filter(|f| !f.is_empty()),
+            };
         }
         // The next `:` to the left ends a candidate position.
         match frame[..end].rfind(':') {
@@ -137,8 +140,11 @@ impl Sampled {
                 }
             }
         }
-        let mut out: Vec<Ranked> = at.into_iter().map(|(name, (s, t))| Ranked { name, self_samples: s, total_samples: t }).collect();
-        out.sort_by(|a, b| b.self_samples.cmp(&a.self_samples).then(b.total_samples.cmp(&a.total_samples)).then(a.name.cmp(&b.name)));
+        let mut out: Vec<Ranked> =
+            at.into_iter().map(|(name, (s, t))| Ranked { name, self_samples: s, total_samples: t }).collect();
+        out.sort_by(|a, b| {
+            b.self_samples.cmp(&a.self_samples).then(b.total_samples.cmp(&a.total_samples)).then(a.name.cmp(&b.name))
+        });
         out
     }
 }
@@ -172,7 +178,9 @@ pub fn read(path: &Path, inputs: Option<&Inputs>) -> Result<Sampled, DecodeError
     }
     let mut summed: HashMap<Vec<String>, u64> = HashMap::new();
     let mut samples = 0u64;
-    let bad = |n: u64, what: &str| DecodeError::format(path.display().to_string(), format!("line {n}: "), format!("{what}; {expected}"));
+    let bad = |n: u64, what: &str| {
+        DecodeError::format(path.display().to_string(), format!("line {n}: "), format!("{what}; {expected}"))
+    };
     let n = crate::sniff::each_line(path, |n, line| {
         let Some((stack, count)) = line.rsplit_once(' ') else {
             return Err(bad(n, "no sample count after a space"));
@@ -203,7 +211,10 @@ mod tests {
         fn f<'a>(p: Option<&'a str>, func: Option<&'a str>) -> Frame<'a> {
             Frame { position: p, function: func }
         }
-        assert_eq!(split_frame("/nix/store/x-source/flake.nix:5:13:fib"), f(Some("/nix/store/x-source/flake.nix:5:13"), Some("fib")));
+        assert_eq!(
+            split_frame("/nix/store/x-source/flake.nix:5:13:fib"),
+            f(Some("/nix/store/x-source/flake.nix:5:13"), Some("fib"))
+        );
         assert_eq!(split_frame("/a/b.nix:3:19:primop lessThan"), f(Some("/a/b.nix:3:19"), Some("primop lessThan")));
         assert_eq!(split_frame("primop lessThan"), f(None, Some("primop lessThan")));
         assert_eq!(split_frame("/a/b.nix:3:19"), f(Some("/a/b.nix:3:19"), None));
@@ -216,7 +227,10 @@ mod tests {
 
     #[test]
     fn a_store_elsewhere_reads_as_nix_store() {
-        assert_eq!(name_position("/tmp/s/nix/store/krvwmxai31rhzdcwic180z5ifjwdcs39-source/flake.nix:5:13", None), "flake.nix:5:13");
+        assert_eq!(
+            name_position("/tmp/s/nix/store/krvwmxai31rhzdcwic180z5ifjwdcs39-source/flake.nix:5:13", None),
+            "flake.nix:5:13"
+        );
         assert_eq!(name_position("«string»:1:1", None), "«string»:1:1");
     }
 }

@@ -79,7 +79,11 @@ impl PlanSeen {
     /// 1.0 rows in one log and 5.0 in two.)
     pub fn absorb(&mut self, other: &PlanSeen) {
         for (x, y) in self.sums.iter_mut().zip(&other.sums) {
-            *x = NodeSums { rows_x_loops: x.rows_x_loops + y.rows_x_loops, loops: x.loops + y.loops, runs: x.runs + y.runs };
+            *x = NodeSums {
+                rows_x_loops: x.rows_x_loops + y.rows_x_loops,
+                loops: x.loops + y.loops,
+                runs: x.runs + y.runs,
+            };
         }
         self.count += other.count;
         show(&mut self.nodes, &self.sums);
@@ -127,7 +131,8 @@ impl Seen {
     }
     fn finish(self, fingerprint: String) -> PlanSeen {
         let mut nodes = self.tree.nodes;
-        let sums: Vec<NodeSums> = self.sums.into_iter().map(|(rows_x_loops, loops, runs)| NodeSums { rows_x_loops, loops, runs }).collect();
+        let sums: Vec<NodeSums> =
+            self.sums.into_iter().map(|(rows_x_loops, loops, runs)| NodeSums { rows_x_loops, loops, runs }).collect();
         show(&mut nodes, &sums);
         PlanSeen { fingerprint, count: self.count, nodes, sums }
     }
@@ -143,7 +148,14 @@ pub struct ExplainSummary {
 
 const MAX_PLAN: usize = 256 * 1024;
 
-fn finish(at: String, line: u64, duration: f64, body: &[String], out: &mut dyn FnMut(Plan, Option<Tree>), malformed: &mut u64) {
+fn finish(
+    at: String,
+    line: u64,
+    duration: f64,
+    body: &[String],
+    out: &mut dyn FnMut(Plan, Option<Tree>),
+    malformed: &mut u64,
+) {
     let text: String = body.join("\n");
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
@@ -192,7 +204,19 @@ fn finish(at: String, line: u64, duration: f64, body: &[String], out: &mut dyn F
     }
     let tree = Tree::from_text(plan.iter().copied());
     let fingerprint = tree.as_ref().map(Tree::fingerprint);
-    out(Plan { at, line, duration_ms: duration, planning_ms: planning, query, format: "text", plan: plan.join("\n"), fingerprint }, tree);
+    out(
+        Plan {
+            at,
+            line,
+            duration_ms: duration,
+            planning_ms: planning,
+            query,
+            format: "text",
+            plan: plan.join("\n"),
+            fingerprint,
+        },
+        tree,
+    );
 }
 
 /// Reads a log; every plan goes to `each`.
@@ -202,7 +226,11 @@ pub fn decode(path: &Path, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary
 }
 
 /// Reads a log from any reader; `name` is what errors call it.
-pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&Plan)) -> Result<ExplainSummary, DecodeError> {
+pub fn decode_from(
+    r: impl std::io::BufRead,
+    name: &str,
+    each: &mut dyn FnMut(&Plan),
+) -> Result<ExplainSummary, DecodeError> {
     let mut cur: Option<(String, u64, f64, Vec<String>, usize)> = None;
     let mut book = Book::default();
     let mut malformed = 0u64;
@@ -254,7 +282,11 @@ pub fn decode_from(r: impl std::io::BufRead, name: &str, each: &mut dyn FnMut(&P
 /// log carries on every line; other lines as they are.
 fn journal_body(l: &str) -> &str {
     let head = &l.as_bytes()[..l.len().min(160)];
-    let month = head.len() > 16 && head[..3].iter().all(u8::is_ascii_alphabetic) && head[3] == b' ' && head[9] == b':' && head[12] == b':';
+    let month = head.len() > 16
+        && head[..3].iter().all(u8::is_ascii_alphabetic)
+        && head[3] == b' '
+        && head[9] == b':'
+        && head[12] == b':';
     if !month {
         return l;
     }
@@ -283,10 +315,9 @@ impl Book {
     fn add(&mut self, p: Plan, tree: Option<Tree>) {
         self.plans += 1;
         let key = normalize_sql(&p.query);
-        let (st, seen) = self
-            .statements
-            .entry(key.clone())
-            .or_insert_with(|| (StatementPlans { statement: key, count: 0, total_ms: 0.0, max_ms: 0.0, plans: Vec::new() }, HashMap::new()));
+        let (st, seen) = self.statements.entry(key.clone()).or_insert_with(|| {
+            (StatementPlans { statement: key, count: 0, total_ms: 0.0, max_ms: 0.0, plans: Vec::new() }, HashMap::new())
+        });
         st.count += 1;
         st.total_ms += p.duration_ms;
         st.max_ms = st.max_ms.max(p.duration_ms);
@@ -326,7 +357,8 @@ mod journal_tests {
     fn journald_s_prefix_is_read_past() {
         let log = "Jan 01 00:00:00 server postgres[4100]: [4100] LOG:  duration: 12.100 ms  plan:\n\
                    Jan 01 00:00:00 server postgres[4100]: \tQuery Text: SELECT 1\n\
-                   Jan 01 00:00:00 server postgres[4100]: \tResult  (cost=0.00..0.01 rows=1 width=4) (actual rows=1 loops=1)\n";
+                   Jan 01 00:00:00 server postgres[4100]: \tResult  (cost=0.00..0.01 rows=1 width=4) (actual rows=1 \
+                   loops=1)\n";
         let s = super::decode_from(log.as_bytes(), "log", &mut |_| {}).unwrap();
         assert_eq!((s.plans, s.malformed), (1, 0));
         assert_eq!(super::journal_body("Jan 01 00:00:00 h x[1]: y"), "y");

@@ -48,7 +48,14 @@ impl Framer {
     }
 
     /// Feeds bytes; `valid` says whether a type byte and length make sense.
-    pub fn push(&mut self, mut data: &[u8], ts_us: i64, keep: Keep, valid: &dyn Fn(u8, u32) -> bool, out: &mut dyn FnMut(Msg)) {
+    pub fn push(
+        &mut self,
+        mut data: &[u8],
+        ts_us: i64,
+        keep: Keep,
+        valid: &dyn Fn(u8, u32) -> bool,
+        out: &mut dyn FnMut(Msg),
+    ) {
         while !data.is_empty() && !self.broken {
             if let Some((msg, left)) = &mut self.cur {
                 let take = (*left).min(data.len() as u64) as usize;

@@ -47,7 +47,11 @@ impl NixProfile {
     pub fn of(folds: &[&Fold]) -> NixProfile {
         let mut positions: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         let mut attrs: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-        let mut p = NixProfile { evaluators: folds.len(), max_depth: folds.iter().filter_map(|f| f.max_depth()).max(), ..NixProfile::default() };
+        let mut p = NixProfile {
+            evaluators: folds.len(),
+            max_depth: folds.iter().filter_map(|f| f.max_depth()).max(),
+            ..NixProfile::default()
+        };
         for f in folds {
             p.lines += f.lines;
             p.calls += f.entered;
@@ -63,9 +67,13 @@ impl NixProfile {
                 e.1 += a.calls;
             }
         }
-        p.by_position = positions.into_iter().map(|(position, (calls, self_us))| Position { position, calls, self_us }).collect();
-        p.by_position.sort_by(|a, b| b.self_us.cmp(&a.self_us).then_with(|| b.calls.cmp(&a.calls)).then_with(|| a.position.cmp(&b.position)));
-        p.by_attribute = attrs.into_iter().map(|(attr, (self_us, calls))| AttributeCost { attr, self_us, calls }).collect();
+        p.by_position =
+            positions.into_iter().map(|(position, (calls, self_us))| Position { position, calls, self_us }).collect();
+        p.by_position.sort_by(|a, b| {
+            b.self_us.cmp(&a.self_us).then_with(|| b.calls.cmp(&a.calls)).then_with(|| a.position.cmp(&b.position))
+        });
+        p.by_attribute =
+            attrs.into_iter().map(|(attr, (self_us, calls))| AttributeCost { attr, self_us, calls }).collect();
         p.by_attribute.sort_by(|a, b| b.self_us.cmp(&a.self_us).then_with(|| a.attr.cmp(&b.attr)));
         p
     }
@@ -121,7 +129,10 @@ mod tests {
         // Attributes in µs (the fold keeps ns), largest first.
         assert_eq!(
             p.by_attribute,
-            vec![AttributeCost { attr: "pkg2".into(), self_us: 9, calls: 2 }, AttributeCost { attr: "pkg1".into(), self_us: 3, calls: 1 }]
+            vec![
+                AttributeCost { attr: "pkg2".into(), self_us: 9, calls: 2 },
+                AttributeCost { attr: "pkg1".into(), self_us: 3, calls: 1 }
+            ]
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nix-profile.json");

@@ -256,7 +256,11 @@ impl Fold {
     pub fn stacks(&self) -> Vec<Stack> {
         let mut v: Vec<Stack> = (0..self.stacks.len() as u32)
             .filter(|&s| self.calls[s as usize] > 0 || self.self_ns[s as usize] > 0)
-            .map(|s| Stack { stack: self.path(s), self_us: us(self.self_ns[s as usize]), calls: self.calls[s as usize] })
+            .map(|s| Stack {
+                stack: self.path(s),
+                self_us: us(self.self_ns[s as usize]),
+                calls: self.calls[s as usize],
+            })
             .collect();
         v.sort_by(|a, b| a.stack.cmp(&b.stack));
         v
@@ -277,7 +281,11 @@ impl Fold {
         }
         let mut v: Vec<crate::nix_profile::AttributeCost> = m
             .into_iter()
-            .map(|(f, (ns, calls))| crate::nix_profile::AttributeCost { attr: self.frames[f as usize].clone(), self_us: us(ns), calls })
+            .map(|(f, (ns, calls))| crate::nix_profile::AttributeCost {
+                attr: self.frames[f as usize].clone(),
+                self_us: us(ns),
+                calls,
+            })
             .collect();
         v.sort_by(|a, b| b.self_us.cmp(&a.self_us).then_with(|| a.attr.cmp(&b.attr)));
         v
@@ -302,7 +310,11 @@ impl Fold {
     pub fn positions(&self) -> Vec<Position> {
         (0..self.frames.len())
             .filter(|&f| self.pos_calls[f] > 0)
-            .map(|f| Position { position: self.frames[f].clone(), calls: self.pos_calls[f], self_us: us(self.pos_self_ns[f]) })
+            .map(|f| Position {
+                position: self.frames[f].clone(),
+                calls: self.pos_calls[f],
+                self_us: us(self.pos_self_ns[f]),
+            })
             .collect()
     }
 
@@ -336,10 +348,16 @@ enum Lines {
 /// Reads a saved profile of either kind, a line at a time; a trace's stacks
 /// keep at most `max_depth` call sites (None: all; see [`Fold::with_max_depth`]).
 /// Positions name the input they are in when `inputs` are given.
-pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bundle::inputs::Inputs>) -> Result<Profile, DecodeError> {
+pub fn read(
+    path: &Path,
+    max_depth: Option<usize>,
+    inputs: Option<evalbench_bundle::inputs::Inputs>,
+) -> Result<Profile, DecodeError> {
     let head = crate::sniff::head(path, 4096)?;
-    let expected = "nix's function trace (`function-trace entered …` lines) or a Nix flamegraph profile (`frame;frame COUNT`)";
-    if !matches!(crate::sniff::looks_like(&head), "text" | "an empty file" | "nix's function trace (decode nix-trace)") {
+    let expected =
+        "nix's function trace (`function-trace entered …` lines) or a Nix flamegraph profile (`frame;frame COUNT`)";
+    if !matches!(crate::sniff::looks_like(&head), "text" | "an empty file" | "nix's function trace (decode nix-trace)")
+    {
         return Err(crate::sniff::wrong(path, expected, &head));
     }
     let mut fold = match max_depth {
@@ -354,11 +372,12 @@ pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bund
     let mut kind: Option<Lines> = None;
     let n = crate::sniff::each_line(path, |n, line| {
         let is_trace = line.starts_with("function-trace ");
-        let k = *kind.get_or_insert(if is_trace || line.rsplit_once(' ').is_none_or(|(_, c)| c.parse::<u64>().is_err()) {
-            Lines::Trace
-        } else {
-            Lines::Sampled
-        });
+        let k =
+            *kind.get_or_insert(if is_trace || line.rsplit_once(' ').is_none_or(|(_, c)| c.parse::<u64>().is_err()) {
+                Lines::Trace
+            } else {
+                Lines::Sampled
+            });
         if k == Lines::Trace {
             fold.line(line);
         } else {
@@ -370,7 +389,11 @@ pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bund
                 ));
             };
             let Ok(count) = count.parse::<u64>() else {
-                return Err(DecodeError::format(path.display().to_string(), format!("line {n}"), "expected a sample count after the last space"));
+                return Err(DecodeError::format(
+                    path.display().to_string(),
+                    format!("line {n}"),
+                    "expected a sample count after the last space",
+                ));
             };
             sampled.push((stack.split(';').map(String::from).collect(), count));
         }
@@ -381,7 +404,10 @@ pub fn read(path: &Path, max_depth: Option<usize>, inputs: Option<evalbench_bund
         return Err(DecodeError::format(
             path.display().to_string(),
             "",
-            format!("expected {expected}, but none of its {n} lines is one (it looks like {})", crate::sniff::looks_like(&head)),
+            format!(
+                "expected {expected}, but none of its {n} lines is one (it looks like {})",
+                crate::sniff::looks_like(&head)
+            ),
         ));
     }
     Ok(match kind {
@@ -439,7 +465,10 @@ mod tests {
         let s = f.stacks();
         let paths: Vec<String> = s.iter().map(|x| x.stack.join(";")).collect();
         // The call open when the root was set goes on under it, as the same call.
-        assert!(paths.contains(&"packages.x86_64-linux.pkg1;(string):1:5;flake.nix:10:34;undefined position".to_string()), "{paths:?}");
+        assert!(
+            paths.contains(&"packages.x86_64-linux.pkg1;(string):1:5;flake.nix:10:34;undefined position".to_string()),
+            "{paths:?}"
+        );
         let root = f.by_root();
         // All 5 µs of nix's clock after the root was set are the root's.
         assert_eq!(root.iter().find(|r| r.attr == "packages.x86_64-linux.pkg1").map(|r| r.self_us), Some(5));
@@ -460,7 +489,8 @@ mod tests {
         f.line("function-trace exited z.nix:3:3 at 1000000");
         f.set_root("b");
         f.line("function-trace exited x.nix:1:1 at 1500000");
-        let root: std::collections::BTreeMap<String, u64> = f.by_root().into_iter().map(|r| (r.attr, r.self_us)).collect();
+        let root: std::collections::BTreeMap<String, u64> =
+            f.by_root().into_iter().map(|r| (r.attr, r.self_us)).collect();
         // a: x 0..100, 300..900 (700 µs) + y 200 + z 100 = 1000 µs; b: x's last 500 µs.
         assert_eq!(root["a"], 1000);
         assert_eq!(root["b"], 500, "{root:?}");

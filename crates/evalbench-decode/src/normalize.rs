@@ -73,7 +73,8 @@ pub fn normalize_sql(sql: &str) -> String {
             while j < b.len() && b[j].is_ascii_whitespace() {
                 j += 1;
             }
-            if j < b.len() && (b[j].is_ascii_digit() || (b[j] == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit))) {
+            if j < b.len() && (b[j].is_ascii_digit() || (b[j] == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit)))
+            {
                 i = number_end(b, j);
                 out.push('?');
                 prev_word = false;
@@ -205,11 +206,13 @@ mod tests {
     fn a_statement_named_in_its_opening_comment_is_that_name() {
         let n = super::normalize_sql;
         assert_eq!(
-            n("/* eval_closure */ WITH RECURSIVE c(d) AS (SELECT 1 UNION SELECT e.b FROM c JOIN e ON e.a = c.d) SELECT 1"),
+            n("/* eval_closure */ WITH RECURSIVE c(d) AS (SELECT 1 UNION SELECT e.b FROM c JOIN e ON e.a = c.d) SELECT \
+                1"),
             "/* eval_closure */"
         );
         assert_eq!(
-            n("  /*eval_closure*/ WITH RECURSIVE c(d) AS (SELECT 2 UNION SELECT s.n FROM c, LATERAL (SELECT 1) s) SELECT 2"),
+            n("  /*eval_closure*/ WITH RECURSIVE c(d) AS (SELECT 2 UNION SELECT s.n FROM c, LATERAL (SELECT 1) s) \
+                SELECT 2"),
             "/* eval_closure */"
         );
         // A comment that is prose, or not at the start, names nothing.

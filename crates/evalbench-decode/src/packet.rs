@@ -142,11 +142,19 @@ pub fn for_each_segment(path: &Path, mut each: impl FnMut(Segment<'_>)) -> Resul
     for_each_segment_in(f, &path.display().to_string(), &mut each)
 }
 
-pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut(Segment<'_>)) -> Result<PacketStats, DecodeError> {
+pub fn for_each_segment_in(
+    r: impl Read + Send,
+    name: &str,
+    each: &mut dyn FnMut(Segment<'_>),
+) -> Result<PacketStats, DecodeError> {
     let mut reader = match pcap_parser::create_reader(1 << 20, r) {
         Ok(r) => r,
-        Err(PcapError::Eof) => return Err(DecodeError::format(name, "", "empty file, expected a pcap or pcapng capture")),
-        Err(_) => return Err(DecodeError::format(name, "at byte 0: ", "not a pcap or pcapng file (unknown magic number)")),
+        Err(PcapError::Eof) => {
+            return Err(DecodeError::format(name, "", "empty file, expected a pcap or pcapng capture"))
+        }
+        Err(_) => {
+            return Err(DecodeError::format(name, "at byte 0: ", "not a pcap or pcapng file (unknown magic number)"))
+        }
     };
     let mut stats = PacketStats::default();
     let mut legacy_link = ETHERNET;
@@ -163,7 +171,8 @@ pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut
                         nanos = h.is_nanosecond_precision();
                     }
                     PcapBlockOwned::Legacy(b) => {
-                        let ts = b.ts_sec as i64 * 1_000_000 + if nanos { b.ts_usec as i64 / 1000 } else { b.ts_usec as i64 };
+                        let ts = b.ts_sec as i64 * 1_000_000
+                            + if nanos { b.ts_usec as i64 / 1000 } else { b.ts_usec as i64 };
                         handle(&mut stats, legacy_link, ts, b.data, each);
                     }
                     PcapBlockOwned::NG(Block::SectionHeader(_)) => ifaces.clear(),
@@ -171,7 +180,8 @@ pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut
                         ifaces.push((idb.linktype.0, idb.ts_resolution().unwrap_or(1_000_000), idb.ts_offset()));
                     }
                     PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                        let (link, res, off) = ifaces.get(epb.if_id as usize).copied().unwrap_or((ETHERNET, 1_000_000, 0));
+                        let (link, res, off) =
+                            ifaces.get(epb.if_id as usize).copied().unwrap_or((ETHERNET, 1_000_000, 0));
                         let raw = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
                         let ts = (raw as u128 * 1_000_000 / res.max(1) as u128) as i64 + off * 1_000_000;
                         let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
@@ -207,8 +217,16 @@ pub fn for_each_segment_in(r: impl Read + Send, name: &str, each: &mut dyn FnMut
                 stats.file_truncated = true;
                 break;
             }
-            Err(PcapError::BufferTooSmall) => return Err(DecodeError::format(name, format!("at byte {consumed}: "), "a record larger than 1 MiB")),
-            Err(e) => return Err(DecodeError::format(name, format!("at byte {consumed}: "), format!("corrupt record ({e:?})"))),
+            Err(PcapError::BufferTooSmall) => {
+                return Err(DecodeError::format(name, format!("at byte {consumed}: "), "a record larger than 1 MiB"))
+            }
+            Err(e) => {
+                return Err(DecodeError::format(
+                    name,
+                    format!("at byte {consumed}: "),
+                    format!("corrupt record ({e:?})"),
+                ))
+            }
         }
     }
     Ok(stats)

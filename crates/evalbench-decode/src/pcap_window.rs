@@ -134,10 +134,19 @@ pub fn cut(name: &str, input: impl Read, out: impl Write, start_us: i64, stop_us
     let mut header = [0u8; GLOBAL_HEADER];
     let got = read_full(&mut r, &mut header).map_err(werr)?;
     if got < GLOBAL_HEADER {
-        return Err(DecodeError::format(name, "byte 0: ", format!("a pcap global header of {GLOBAL_HEADER} bytes, found {got} bytes")));
+        return Err(DecodeError::format(
+            name,
+            "byte 0: ",
+            format!("a pcap global header of {GLOBAL_HEADER} bytes, found {got} bytes"),
+        ));
     }
-    let f = Format::of(&header)
-        .ok_or_else(|| DecodeError::format(name, "byte 0: ", format!("classic pcap (magic a1b2c3d4 or a1b23c4d), found {:02x?}", &header[..4])))?;
+    let f = Format::of(&header).ok_or_else(|| {
+        DecodeError::format(
+            name,
+            "byte 0: ",
+            format!("classic pcap (magic a1b2c3d4 or a1b23c4d), found {:02x?}", &header[..4]),
+        )
+    })?;
     w.write_all(&header).map_err(werr)?;
     let mut c = Cut::default();
     let mut offset = GLOBAL_HEADER as u64;
@@ -149,11 +158,19 @@ pub fn cut(name: &str, input: impl Read, out: impl Write, start_us: i64, stop_us
             break;
         }
         if got < RECORD_HEADER {
-            return Err(DecodeError::format(name, format!("byte {offset}: "), format!("a {RECORD_HEADER}-byte record header, found {got} bytes")));
+            return Err(DecodeError::format(
+                name,
+                format!("byte {offset}: "),
+                format!("a {RECORD_HEADER}-byte record header, found {got} bytes"),
+            ));
         }
         let (ts, len) = f.record(&rec);
         if len > 256 << 20 {
-            return Err(DecodeError::format(name, format!("byte {offset}: "), format!("a record of at most 256 MiB, found {len} bytes")));
+            return Err(DecodeError::format(
+                name,
+                format!("byte {offset}: "),
+                format!("a record of at most 256 MiB, found {len} bytes"),
+            ));
         }
         // Sized by the length field only up to the reader's own buffer, and
         // beyond it grown with the bytes that are there: a file of a few
@@ -167,7 +184,11 @@ pub fn cut(name: &str, input: impl Read, out: impl Write, start_us: i64, stop_us
         }
         .map_err(werr)?;
         if got < len {
-            return Err(DecodeError::format(name, format!("byte {}: ", offset + 16), format!("{len} bytes of packet data, found {got}")));
+            return Err(DecodeError::format(
+                name,
+                format!("byte {}: ", offset + 16),
+                format!("{len} bytes of packet data, found {got}"),
+            ));
         }
         offset += (RECORD_HEADER + len) as u64;
         if ts < start_us {

@@ -35,13 +35,16 @@ pub const TRACE_COST: &str = "[nix writing --trace-function-calls]";
 
 /// Renames nix's trace-writing frames in folded stacks to [`TRACE_COST`].
 fn label_trace_cost(stacks: Vec<u8>) -> Vec<u8> {
-    const FRAMES: [&str; 2] = ["nix::FunctionCallTrace::FunctionCallTrace", "nix::FunctionCallTrace::~FunctionCallTrace"];
+    const FRAMES: [&str; 2] =
+        ["nix::FunctionCallTrace::FunctionCallTrace", "nix::FunctionCallTrace::~FunctionCallTrace"];
     if memchr::memmem::find(&stacks, b"nix::FunctionCallTrace::").is_none() {
         return stacks;
     }
     let mut text = String::from_utf8_lossy(&stacks).into_owned();
     for f in FRAMES {
-        text = text.replace(&format!(";{f};"), &format!(";{TRACE_COST};")).replace(&format!(";{f} "), &format!(";{TRACE_COST} "));
+        text = text
+            .replace(&format!(";{f};"), &format!(";{TRACE_COST};"))
+            .replace(&format!(";{f} "), &format!(";{TRACE_COST} "));
     }
     text.into_bytes()
 }
@@ -207,13 +210,20 @@ fn collapse<R: std::io::BufRead>(input: &mut Periods<R>) -> Result<Vec<u8>, Stri
     let event = match input.first_event().map_err(|e| e.to_string())? {
         Ok(Some(event)) => event,
         Ok(None) => return Ok(Vec::new()),
-        Err(()) => return Err(format!("no sample header line (`comm pid time: period event:`) in its first {} KiB", PEEK >> 10)),
+        Err(()) => {
+            return Err(format!(
+                "no sample header line (`comm pid time: period event:`) in its first {} KiB",
+                PEEK >> 10
+            ))
+        }
     };
     let mut folded = Vec::new();
     let mut options = inferno::collapse::perf::Options::default();
     options.event_filter = Some(event);
     let mut folder = inferno::collapse::perf::Folder::from(options);
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inferno::collapse::Collapse::collapse(&mut folder, input, &mut folded))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        inferno::collapse::Collapse::collapse(&mut folder, input, &mut folded)
+    })) {
         Ok(r) => r.map(|()| folded).map_err(|e| e.to_string()),
         Err(p) => {
             let said = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
@@ -236,10 +246,18 @@ pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
         let mut input = Periods::new(std::io::BufReader::new(file));
         let folded = collapse(&mut input).map_err(|e| {
             let name = data.display().to_string();
-            DecodeError::format(name, "", format!("neither perf.data (no PERFILE2 header) nor `perf script` text inferno can fold: {e}"))
+            DecodeError::format(
+                name,
+                "",
+                format!("neither perf.data (no PERFILE2 header) nor `perf script` text inferno can fold: {e}"),
+            )
         })?;
         if folded.is_empty() && !head.iter().all(u8::is_ascii_whitespace) {
-            return Err(crate::sniff::wrong(data, "`perf script` text (a command line, then one stack frame a line)", &head));
+            return Err(crate::sniff::wrong(
+                data,
+                "`perf script` text (a command line, then one stack frame a line)",
+                &head,
+            ));
         }
         return Ok(Folded { stacks: label_trace_cost(folded), period: input.period() });
     }
@@ -254,7 +272,10 @@ pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| DecodeError::Tool { tool: "perf script".into(), message: format!("{e} (apt-get install linux-perf)") })?;
+        .map_err(|e| DecodeError::Tool {
+            tool: "perf script".into(),
+            message: format!("{e} (apt-get install linux-perf)"),
+        })?;
     let stdout = child.stdout.take().expect("piped");
     let mut input = Periods::new(std::io::BufReader::new(stdout));
     let r = collapse(&mut input);
@@ -263,7 +284,10 @@ pub fn fold(data: &Path) -> Result<Folded, DecodeError> {
         let _ = child.kill();
     }
     let st = child.wait().map_err(|e| DecodeError::Tool { tool: "perf script".into(), message: e.to_string() })?;
-    let folded = r.map_err(|e| DecodeError::Tool { tool: "perf script".into(), message: format!("folding {}: {e}", data.display()) })?;
+    let folded = r.map_err(|e| DecodeError::Tool {
+        tool: "perf script".into(),
+        message: format!("folding {}: {e}", data.display()),
+    })?;
     if !st.success() {
         return Err(DecodeError::Tool {
             tool: format!("perf script -i {}", data.display()),
@@ -300,7 +324,8 @@ mod tests {
     #[test]
     fn the_trace_s_own_cost_is_said_as_such() {
         let folded = Folded {
-            stacks: b"nix;main;nix::EvalState::callFunction;nix::FunctionCallTrace::FunctionCallTrace;nix::filterANSIEscapes 5\n\
+            stacks: b"nix;main;nix::EvalState::callFunction;nix::FunctionCallTrace::FunctionCallTrace;\
+                nix::filterANSIEscapes 5\n\
 nix;main;nix::FunctionCallTrace::~FunctionCallTrace 2\nnix;main;nix::EvalState::callFunction 7\n"
                 .to_vec(),
             period: None,
@@ -339,7 +364,8 @@ nix;main;nix::FunctionCallTrace::~FunctionCallTrace 2\nnix;main;nix::EvalState::
 
     #[test]
     fn periods_are_taken_out_of_headers_and_added_up() {
-        let text = "python3  4242 [001] 12.345678:    1001001 cpu-clock:ppp: \n\t    7f00 main (/usr/bin/python3)\n\nsh 7/7 1.000000: 5 cycles: \n\t    1 f (x)\n";
+        let text = "python3  4242 [001] 12.345678:    1001001 cpu-clock:ppp: \n\t    7f00 main \
+            (/usr/bin/python3)\n\nsh 7/7 1.000000: 5 cycles: \n\t    1 f (x)\n";
         let mut p = Periods::new(std::io::BufReader::new(text.as_bytes()));
         let mut out = String::new();
         p.read_to_string(&mut out).unwrap();

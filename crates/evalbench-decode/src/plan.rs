@@ -62,7 +62,15 @@ impl Node {
     /// What the fingerprint hashes of this node.
     fn shape(&self) -> String {
         let o = |x: &Option<String>| x.clone().unwrap_or_default();
-        format!("{}\t{}\t{}\t{}\t{}\t{}\n", self.depth, self.op, o(&self.target), o(&self.alias), o(&self.index), o(&self.role))
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\n",
+            self.depth,
+            self.op,
+            o(&self.target),
+            o(&self.alias),
+            o(&self.index),
+            o(&self.role)
+        )
     }
 }
 
@@ -172,7 +180,9 @@ impl Tree {
 
 /// Lines of a text plan that follow the tree and belong to no node.
 fn is_footer(body: &str) -> bool {
-    ["Planning", "Execution Time", "JIT:", "Trigger ", "Settings:", "Query Identifier:"].iter().any(|p| body.starts_with(p))
+    ["Planning", "Execution Time", "JIT:", "Trigger ", "Settings:", "Query Identifier:"]
+        .iter()
+        .any(|p| body.starts_with(p))
 }
 
 /// Splits "name alias" where either may be a double-quoted identifier.
@@ -205,10 +215,24 @@ fn words(s: &str) -> Vec<String> {
 /// One node line of the text format, the arrow removed.
 fn text_node(text: &str, depth: u32) -> Node {
     // The label ends where the costs or the actuals start.
-    let cut = ["  (", " (actual", " (never executed)", " (cost="].iter().filter_map(|m| text.find(m)).min().unwrap_or(text.len());
+    let cut = ["  (", " (actual", " (never executed)", " (cost="]
+        .iter()
+        .filter_map(|m| text.find(m))
+        .min()
+        .unwrap_or(text.len());
     let (label, stats) = text.split_at(cut);
     let (rows, loops) = actuals(stats);
-    let mut n = Node { depth, op: label.to_string(), target: None, alias: None, index: None, role: None, rows, loops, details: Vec::new() };
+    let mut n = Node {
+        depth,
+        op: label.to_string(),
+        target: None,
+        alias: None,
+        index: None,
+        role: None,
+        rows,
+        loops,
+        details: Vec::new(),
+    };
     if let Some((op, rest)) = label.split_once(" using ") {
         // "Index Scan using idx on rel alias"
         n.op = op.to_string();
@@ -237,7 +261,9 @@ fn actuals(stats: &str) -> (Option<f64>, Option<f64>) {
     }
     let Some(i) = stats.find("(actual") else { return (None, None) };
     let part = &stats[i..stats[i..].find(')').map_or(stats.len(), |j| i + j)];
-    let field = |name: &str| part.split_whitespace().find_map(|w| w.strip_prefix(name)?.parse::<f64>().ok().filter(|x| x.is_finite()));
+    let field = |name: &str| {
+        part.split_whitespace().find_map(|w| w.strip_prefix(name)?.parse::<f64>().ok().filter(|x| x.is_finite()))
+    };
     (field("rows="), field("loops="))
 }
 
@@ -286,7 +312,9 @@ fn json_node(o: &serde_json::Map<String, Value>, depth: u32) -> Node {
     if o.get("Parallel Aware").and_then(Value::as_bool) == Some(true) {
         op = format!("Parallel {op}");
     }
-    let named = ["Relation Name", "Function Name", "Table Function Name", "CTE Name", "Tuplestore Name"].iter().find_map(|k| s(k));
+    let named = ["Relation Name", "Function Name", "Table Function Name", "CTE Name", "Tuplestore Name"]
+        .iter()
+        .find_map(|k| s(k));
     let alias = s("Alias").map(str::to_string);
     let (target, alias) = match named {
         Some(name) => {
@@ -340,12 +368,15 @@ mod tests {
 
     fn json() -> Value {
         serde_json::json!({
-            "Node Type": "Hash Join", "Join Type": "Anti", "Actual Rows": 1, "Actual Loops": 1, "Hash Cond": "(e.id = j.evaluation)",
+            "Node Type": "Hash Join", "Join Type": "Anti", "Actual Rows": 1, "Actual Loops": 1, "Hash Cond": "(e.id = \
+                j.evaluation)",
             "Plans": [
-                {"Node Type": "Seq Scan", "Relation Name": "evaluation", "Alias": "e", "Actual Rows": 1, "Actual Loops": 1,
+                {"Node Type": "Seq Scan", "Relation Name": "evaluation", "Alias": "e", "Actual Rows": 1, "Actual \
+                    Loops": 1,
                  "Parent Relationship": "Outer"},
                 {"Node Type": "Hash", "Actual Rows": 0, "Actual Loops": 0, "Parent Relationship": "Inner", "Plans": [
-                    {"Node Type": "Index Scan", "Scan Direction": "Backward", "Index Name": "job_pkey", "Relation Name": "job", "Alias": "j"}
+                    {"Node Type": "Index Scan", "Scan Direction": "Backward", "Index Name": "job_pkey", "Relation \
+                        Name": "job", "Alias": "j"}
                 ]},
                 {"Node Type": "Bitmap Index Scan", "Index Name": "odd \"name\"", "Parent Relationship": "InitPlan",
                  "Subplan Name": "InitPlan 1 (returns $0)", "Actual Rows": 4, "Actual Loops": 2}
@@ -371,27 +402,38 @@ mod tests {
     #[test]
     fn costs_rows_and_literals_do_not_change_a_fingerprint_and_shape_does() {
         let base = Tree::from_text(TEXT.lines()).unwrap().fingerprint();
-        let other_numbers = TEXT.replace("23.05", "99.1").replace("rows=1 loops=1", "rows=7 loops=3").replace("'Queued'", "'Done'");
+        let other_numbers =
+            TEXT.replace("23.05", "99.1").replace("rows=1 loops=1", "rows=7 loops=3").replace("'Queued'", "'Done'");
         assert_eq!(Tree::from_text(other_numbers.lines()).unwrap().fingerprint(), base);
         let seq = TEXT.replace("Index Scan Backward using job_pkey on job j", "Seq Scan on job j");
         assert_ne!(Tree::from_text(seq.lines()).unwrap().fingerprint(), base);
         let swapped = TEXT.replace("evaluation e ", "job j ").replace("on job j ", "on evaluation e ");
         assert_ne!(Tree::from_text(swapped.lines()).unwrap().fingerprint(), base, "join order is part of the plan");
         let hoisted = TEXT.replace("        ->  Index Scan", "  ->  Index Scan");
-        assert_ne!(Tree::from_text(hoisted.lines()).unwrap().fingerprint(), base, "the parent/child shape is part of the plan");
+        assert_ne!(
+            Tree::from_text(hoisted.lines()).unwrap().fingerprint(),
+            base,
+            "the parent/child shape is part of the plan"
+        );
     }
 
     #[test]
     fn json_names_follow_the_text_format() {
         let node = |v: Value| Tree::from_json(&v).unwrap().nodes[0].label();
-        assert_eq!(node(serde_json::json!({"Node Type": "Aggregate", "Strategy": "Hashed", "Partial Mode": "Partial"})), "Partial HashAggregate");
+        assert_eq!(
+            node(serde_json::json!({"Node Type": "Aggregate", "Strategy": "Hashed", "Partial Mode": "Partial"})),
+            "Partial HashAggregate"
+        );
         assert_eq!(node(serde_json::json!({"Node Type": "Nested Loop", "Join Type": "Left"})), "Nested Loop Left Join");
         assert_eq!(
-            node(serde_json::json!({"Node Type": "ModifyTable", "Operation": "Insert", "Relation Name": "job", "Alias": "job"})),
+            node(serde_json::json!({"Node Type": "ModifyTable", "Operation": "Insert", "Relation \
+                Name": "job", "Alias": "job"})),
             "Insert on job"
         );
         assert_eq!(
-            node(serde_json::json!({"Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "t", "Alias": "x"})),
+            node(
+                serde_json::json!({"Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "t", "Alias": "x"})
+            ),
             "Parallel Seq Scan on t x"
         );
         assert_eq!(node(serde_json::json!({"Node Type": "Subquery Scan", "Alias": "s"})), "Subquery Scan on s");
@@ -410,7 +452,10 @@ mod tests {
         let text: String = (0..=300u32)
             .map(|d| match d {
                 0 => "Limit  (cost=0.00..1.00 rows=1 width=4)\n".to_string(),
-                300 => format!("{}->  Result  (cost=0.00..0.01 rows=1 width=4)\n        One-Time Filter: false\n", " ".repeat(6 * 299 + 2)),
+                300 => format!(
+                    "{}->  Result  (cost=0.00..0.01 rows=1 width=4)\n        One-Time Filter: false\n",
+                    " ".repeat(6 * 299 + 2)
+                ),
                 d => format!("{}->  Limit  (cost=0.00..1.00 rows=1 width=4)\n", " ".repeat(6 * (d as usize - 1) + 2)),
             })
             .collect();

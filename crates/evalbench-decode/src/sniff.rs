@@ -26,9 +26,10 @@ pub fn looks_like(head: &[u8]) -> &'static str {
     let first = text.map(|t| t.trim_start()).unwrap_or("");
     match head {
         [] => "an empty file",
-        [0xd4, 0xc3, 0xb2, 0xa1, ..] | [0xa1, 0xb2, 0xc3, 0xd4, ..] | [0x4d, 0x3c, 0xb2, 0xa1, ..] | [0xa1, 0xb2, 0x3c, 0x4d, ..] => {
-            "a pcap capture (pg.pcap or proto.pcap: decode pg or proto)"
-        }
+        [0xd4, 0xc3, 0xb2, 0xa1, ..]
+        | [0xa1, 0xb2, 0xc3, 0xd4, ..]
+        | [0x4d, 0x3c, 0xb2, 0xa1, ..]
+        | [0xa1, 0xb2, 0x3c, 0x4d, ..] => "a pcap capture (pg.pcap or proto.pcap: decode pg or proto)",
         [0x0a, 0x0d, 0x0d, 0x0a, ..] => "a pcapng capture (decode pg or proto)",
         [b'P', b'E', b'R', b'F', b'I', b'L', b'E', b'2', ..] => "perf.data (decode perf)",
         [0x1f, 0x8b, ..] => "a gzip file (a bundle's .tar.gz is opened by summarize, inspect and compare)",
@@ -42,7 +43,11 @@ pub fn looks_like(head: &[u8]) -> &'static str {
 
 /// The error for a file that is not what the decoder reads.
 pub fn wrong(path: &Path, expected: &str, head: &[u8]) -> DecodeError {
-    DecodeError::format(path.display().to_string(), "", format!("expected {expected}, but this looks like {}", looks_like(head)))
+    DecodeError::format(
+        path.display().to_string(),
+        "",
+        format!("expected {expected}, but this looks like {}", looks_like(head)),
+    )
 }
 
 /// Each line of a text file that is not blank, with its number (from 1),

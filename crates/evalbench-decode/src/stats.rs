@@ -100,8 +100,13 @@ pub struct JobPhase {
 
 fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, DecodeError> {
     let text = std::fs::read_to_string(path).map_err(DecodeError::io(path))?;
-    serde_json::from_str(&text)
-        .map_err(|e| DecodeError::format(path.display().to_string(), format!("line {}, column {}: ", e.line(), e.column()), e.to_string()))
+    serde_json::from_str(&text).map_err(|e| {
+        DecodeError::format(
+            path.display().to_string(),
+            format!("line {}, column {}: ", e.line(), e.column()),
+            e.to_string(),
+        )
+    })
 }
 
 /// pg_stat_statements rows: PostgreSQL's columns, or Gradient's `total_ms`
@@ -112,7 +117,9 @@ pub fn statements(path: &Path) -> Result<Vec<Statement>, DecodeError> {
     rows.into_iter()
         .enumerate()
         .map(|(i, mut r)| {
-            for (ours, older, gradient_s) in [("total_exec_time", "total_time", "total_ms"), ("mean_exec_time", "mean_time", "mean_ms")] {
+            for (ours, older, gradient_s) in
+                [("total_exec_time", "total_time", "total_ms"), ("mean_exec_time", "mean_time", "mean_ms")]
+            {
                 if !r.contains_key(ours) && !r.contains_key(older) {
                     if let Some(v) = r.get(gradient_s).cloned() {
                         r.insert(ours.to_string(), v);
@@ -144,8 +151,11 @@ pub fn wait_samples_of(v: &serde_json::Value) -> Result<WaitSamples, String> {
         serde_json::Value::Array(rows) => {
             let mut out = WaitSamples { interval_ms: None, samples: Vec::new() };
             for (i, r) in rows.iter().enumerate() {
-                let row: Row = serde_json::from_value(r.clone())
-                    .map_err(|e| format!("row {i}: {e} (expected Gradient's {{ts_us, pid, state, wait_event_type, wait_event, query}})"))?;
+                let row: Row = serde_json::from_value(r.clone()).map_err(|e| {
+                    format!(
+                        "row {i}: {e} (expected Gradient's {{ts_us, pid, state, wait_event_type, wait_event, query}})"
+                    )
+                })?;
                 match out.samples.last_mut() {
                     Some(last) if last.ts_us == row.ts_us => last.backends.push(row.backend),
                     _ => out.samples.push(WaitSample { ts_us: row.ts_us, backends: vec![row.backend] }),
@@ -153,9 +163,8 @@ pub fn wait_samples_of(v: &serde_json::Value) -> Result<WaitSamples, String> {
             }
             Ok(out)
         }
-        serde_json::Value::Object(_) => {
-            serde_json::from_value(v.clone()).map_err(|e| format!("{e} (expected {{interval_ms, samples: [{{ts_us, backends}}]}})"))
-        }
+        serde_json::Value::Object(_) => serde_json::from_value(v.clone())
+            .map_err(|e| format!("{e} (expected {{interval_ms, samples: [{{ts_us, backends}}]}})")),
         other => Err(format!("a JSON {}, not an array of wait samples", kind_of(other))),
     }
 }
@@ -234,17 +243,26 @@ mod tests {
         let f = d.path().join("s.json");
         std::fs::write(
             &f,
-            r#"[{"calls":3,"total_ms":12.5,"mean_ms":4.167,"rows":3,"shared_blks_hit":9,"shared_blks_read":0,"query":"SELECT 1"},
-            {"calls":1,"total_ms":2.0,"mean_ms":2.0,"total_exec_time":2.0001,"mean_exec_time":2.0001,"total_plan_time":0.1,"query":"SELECT 2"}]"#,
+            r#"[{"calls":3,"total_ms":12.5,"mean_ms":4.167,"rows":3,"shared_blks_hit":9,"shared_blks_read":0,
+                "query":"SELECT 1"},
+            {"calls":1,"total_ms":2.0,"mean_ms":2.0,"total_exec_time":2.0001,"mean_exec_time":2.0001,
+                "total_plan_time":0.1,"query":"SELECT 2"}]"#,
         )
         .unwrap();
         let s = super::statements(&f).unwrap();
         assert_eq!((s[0].total_exec_time, s[0].mean_exec_time, s[0].total_plan_time), (12.5, 4.167, None));
-        assert_eq!((s[1].total_exec_time, s[1].total_plan_time), (2.0001, Some(0.1)), "PostgreSQL's own column where both are there");
+        assert_eq!(
+            (s[1].total_exec_time, s[1].total_plan_time),
+            (2.0001, Some(0.1)),
+            "PostgreSQL's own column where both are there"
+        );
         let w = super::wait_samples_of(&serde_json::json!([
-            {"ts_us": 10, "pid": 1, "state": "active", "wait_event_type": "Lock", "wait_event": "tuple", "query": "UPDATE x"},
-            {"ts_us": 10, "pid": 2, "state": "active", "wait_event_type": null, "wait_event": null, "query": "SELECT 1"},
-            {"ts_us": 110, "pid": 1, "state": "idle in transaction", "wait_event_type": "Client", "wait_event": "ClientRead", "query": "COMMIT"}
+            {"ts_us": 10, "pid": 1, "state": "active", "wait_event_type": "Lock", "wait_event": "tuple",
+                "query": "UPDATE x"},
+            {"ts_us": 10, "pid": 2, "state": "active", "wait_event_type": null, "wait_event": null,
+                "query": "SELECT 1"},
+            {"ts_us": 110, "pid": 1, "state": "idle in transaction",
+                "wait_event_type": "Client", "wait_event": "ClientRead", "query": "COMMIT"}
         ]))
         .unwrap();
         assert_eq!(w.samples.len(), 2);
@@ -267,10 +285,13 @@ mod tests {
 
     #[test]
     fn old_and_new_column_names_read_alike() {
-        let v12: Vec<super::Statement> =
-            serde_json::from_str(r#"[{"query":"SELECT 1","calls":2,"total_time":1.5,"mean_time":0.75,"blk_read_time":0.1,"extra":true}]"#).unwrap();
+        let v12: Vec<super::Statement> = serde_json::from_str(
+            r#"[{"query":"SELECT 1","calls":2,"total_time":1.5,"mean_time":0.75,"blk_read_time":0.1,"extra":true}]"#,
+        )
+        .unwrap();
         let v17: Vec<super::Statement> = serde_json::from_str(
-            r#"[{"query":"SELECT 1","calls":2,"total_exec_time":1.5,"mean_exec_time":0.75,"shared_blk_read_time":0.1,"total_plan_time":0.2}]"#,
+            r#"[{"query":"SELECT 1","calls":2,"total_exec_time":1.5,"mean_exec_time":0.75,"shared_blk_read_time":0.1,
+                "total_plan_time":0.2}]"#,
         )
         .unwrap();
         assert_eq!(v12[0].total_exec_time, v17[0].total_exec_time);

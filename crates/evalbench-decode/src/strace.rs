@@ -131,7 +131,10 @@ impl Acc {
             self.s.never_returned += 1;
             return;
         }
-        let st = self.stats.entry(c.name.clone()).or_insert_with(|| SyscallStat { name: c.name.clone(), ..Default::default() });
+        let st = self
+            .stats
+            .entry(c.name.clone())
+            .or_insert_with(|| SyscallStat { name: c.name.clone(), ..Default::default() });
         st.count += 1;
         st.total_us += c.dur_us;
         st.max_us = st.max_us.max(c.dur_us);
@@ -207,14 +210,23 @@ impl Acc {
             };
             let joined = format!("{}({}{}", name, args0, tail.trim_start_matches(' '));
             if let Some((name, args, ret, dur)) = parse_call(&joined) {
-                self.call(Call { tid, ts_s: start, name, args, ret, dur_us: dur.unwrap_or(((ts - start) * 1e6) as i64) });
+                self.call(Call {
+                    tid,
+                    ts_s: start,
+                    name,
+                    args,
+                    ret,
+                    dur_us: dur.unwrap_or(((ts - start) * 1e6) as i64),
+                });
             } else {
                 self.s.unparsed_lines += 1;
             }
             return;
         }
         match parse_call(rest) {
-            Some((name, args, ret, dur)) => self.call(Call { tid, ts_s: ts, name, args, ret, dur_us: dur.unwrap_or(0) }),
+            Some((name, args, ret, dur)) => {
+                self.call(Call { tid, ts_s: ts, name, args, ret, dur_us: dur.unwrap_or(0) })
+            }
             None => self.s.unparsed_lines += 1,
         }
     }
@@ -227,7 +239,11 @@ fn tid_of(path: &Path) -> u64 {
 /// A file, or a directory of `-ff` files (`worker.<pid>`).
 pub fn decode(path: &Path) -> Result<StraceSummary, DecodeError> {
     let mut files: Vec<std::path::PathBuf> = if path.is_dir() {
-        std::fs::read_dir(path).map_err(DecodeError::io(path))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect()
+        std::fs::read_dir(path)
+            .map_err(DecodeError::io(path))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect()
     } else {
         vec![path.to_path_buf()]
     };

@@ -168,10 +168,13 @@ impl Reassembler {
         // So does a client's SYN (no ACK) on a 4-tuple we had the other way round.
         let client_syn = s.syn && !s.ack;
         if s.syn
-            && self
-                .conns
-                .get(&k)
-                .is_some_and(|c| c.up.fin || c.down.fin || c.up.delivered > 0 || c.down.delivered > 0 || (client_syn && c.client != s.src))
+            && self.conns.get(&k).is_some_and(|c| {
+                c.up.fin
+                    || c.down.fin
+                    || c.up.delivered > 0
+                    || c.down.delivered > 0
+                    || (client_syn && c.client != s.src)
+            })
         {
             if let Some(c) = self.conns.remove(&k) {
                 out(Event::Close { conn: c.id });

@@ -107,7 +107,15 @@ fn kind(op: u8) -> Option<&'static str> {
 
 impl Dir {
     /// Consumes bytes, emitting whole messages.
-    fn push(&mut self, conn: u64, from: &'static str, ts: i64, mut data: &[u8], counts: &mut FrameCounts, out: &mut dyn FnMut(Message)) {
+    fn push(
+        &mut self,
+        conn: u64,
+        from: &'static str,
+        ts: i64,
+        mut data: &[u8],
+        counts: &mut FrameCounts,
+        out: &mut dyn FnMut(Message),
+    ) {
         if !self.http_done {
             // Up to the blank line that ends the upgrade request or response.
             let room = (64 * 1024usize).saturating_sub(self.http.len());
@@ -198,7 +206,11 @@ impl Dir {
 }
 
 /// Decodes /proto traffic of a capture; `server_port` tells the server side when known.
-pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(&Message)) -> Result<WsSummary, DecodeError> {
+pub fn decode_file(
+    path: &Path,
+    server_port: Option<u16>,
+    out: &mut dyn FnMut(&Message),
+) -> Result<WsSummary, DecodeError> {
     let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     decode_from(f, &path.display().to_string(), server_port, out)
 }
@@ -255,8 +267,10 @@ pub fn decode_from(
     tcp.finish(&mut |e| handle(e, &mut s));
     messages.sort_by_key(|m| (m.ts_us, m.conn));
     let data: Vec<&Message> = messages.iter().filter(|m| m.kind == "binary" || m.kind == "text").collect();
-    s.message_bytes_from_worker = Dist::of(data.iter().filter(|m| m.from == "worker").map(|m| m.bytes as i64).collect());
-    s.message_bytes_from_server = Dist::of(data.iter().filter(|m| m.from == "server").map(|m| m.bytes as i64).collect());
+    s.message_bytes_from_worker =
+        Dist::of(data.iter().filter(|m| m.from == "worker").map(|m| m.bytes as i64).collect());
+    s.message_bytes_from_server =
+        Dist::of(data.iter().filter(|m| m.from == "server").map(|m| m.bytes as i64).collect());
     let (mut up, mut down) = (Vec::new(), Vec::new());
     for w in data.windows(2) {
         if w[0].conn == w[1].conn && w[0].from != w[1].from {

@@ -43,7 +43,9 @@ fn v1_base() -> Option<PathBuf> {
 
 fn v2_base() -> Option<PathBuf> {
     let p = PathBuf::from("/sys/fs/cgroup");
-    (p.join("cgroup.controllers").exists() && std::fs::read_to_string(p.join("cgroup.controllers")).is_ok_and(|c| c.contains("memory"))).then_some(p)
+    (p.join("cgroup.controllers").exists()
+        && std::fs::read_to_string(p.join("cgroup.controllers")).is_ok_and(|c| c.contains("memory")))
+    .then_some(p)
 }
 
 /// Where peaks will come from on this machine.
@@ -68,7 +70,11 @@ fn tree_rss(root: u32) -> u64 {
         let Some(rest) = stat.rsplit(')').next() else { continue };
         let f: Vec<&str> = rest.split_whitespace().collect();
         // After the command: state ppid ... rss is field 24 (index 21 here).
-        let (Some(ppid), Some(rss)) = (f.get(1).and_then(|x| x.parse().ok()), f.get(21).and_then(|x| x.parse::<u64>().ok())) else { continue };
+        let (Some(ppid), Some(rss)) =
+            (f.get(1).and_then(|x| x.parse().ok()), f.get(21).and_then(|x| x.parse::<u64>().ok()))
+        else {
+            continue;
+        };
         parent.push((pid, ppid, rss * 4096));
     }
     let mut inside = vec![root];
@@ -98,7 +104,13 @@ pub fn run_once(argv: &[String], t0: Instant, quiet: bool, memory: bool) -> Resu
 }
 
 /// As [`run_once`], with the command's stderr kept in a file (for its error message).
-pub fn run_once_with(argv: &[String], t0: Instant, quiet: bool, memory: bool, stderr_to: Option<&std::path::Path>) -> Result<Run, HarnessError> {
+pub fn run_once_with(
+    argv: &[String],
+    t0: Instant,
+    quiet: bool,
+    memory: bool,
+    stderr_to: Option<&std::path::Path>,
+) -> Result<Run, HarnessError> {
     run_once_env(argv, t0, quiet, memory, stderr_to, &[])
 }
 
@@ -248,7 +260,10 @@ pub fn run_many(
                 if let Some(p) = prepare {
                     let ok = Command::new("sh").args(["-c", p]).stdin(Stdio::null()).stdout(Stdio::null()).status();
                     if !ok.is_ok_and(|s| s.success()) {
-                        results.lock().unwrap_or_else(|e| e.into_inner()).push(Err(HarnessError::Prepare(p.to_string())));
+                        results
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Err(HarnessError::Prepare(p.to_string())));
                         break;
                     }
                 }
@@ -256,9 +271,11 @@ pub fn run_many(
                     None => run_once(argv, t0, quiet, memory),
                     Some(n) => {
                         let f = n.dir.join(format!("run-{}.json", STATS_FILE.fetch_add(1, Ordering::Relaxed)));
-                        let env = [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", f.as_os_str())];
+                        let env =
+                            [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", f.as_os_str())];
                         run_once_env(argv, t0, quiet, memory, None, &env).map(|mut r| {
-                            r.nix_stats = std::fs::read(&f).ok().and_then(|t| evalbench_bundle::nix_stats::counters_of(&t));
+                            r.nix_stats =
+                                std::fs::read(&f).ok().and_then(|t| evalbench_bundle::nix_stats::counters_of(&t));
                             r
                         })
                     }

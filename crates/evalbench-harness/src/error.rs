@@ -74,7 +74,10 @@ pub enum HarnessError {
     #[error("tcpdump on {iface} port {port}: {}", said.as_deref().unwrap_or("did not start"))]
     Tcpdump { iface: String, port: u16, said: Option<String> },
     /// tcpdump that lost packets: the capture is not whole.
-    #[error("tcpdump on {what}: {captured} packets captured of {received} received, {dropped} dropped by the kernel; the capture is incomplete")]
+    #[error(
+        "tcpdump on {what}: {captured} packets captured of {received} received, {dropped} dropped by the kernel; the \
+            capture is incomplete"
+    )]
     Incomplete { what: String, captured: u64, received: u64, dropped: u64 },
     /// A bench's `--prepare` command that failed.
     #[error("--prepare {0:?} failed")]

@@ -66,11 +66,17 @@ impl CaptureSet {
 
     /// The captures turned off, as the plan in run.json names them.
     pub fn off(&self) -> Vec<String> {
-        [("perf", !self.perf), ("strace", !self.strace), ("pcap", !self.pcap), ("nix-trace", !self.nix_trace), ("all but spans (--bare)", self.bare)]
-            .into_iter()
-            .filter(|(_, off)| *off)
-            .map(|(flag, _)| flag.to_string())
-            .collect()
+        [
+            ("perf", !self.perf),
+            ("strace", !self.strace),
+            ("pcap", !self.pcap),
+            ("nix-trace", !self.nix_trace),
+            ("all but spans (--bare)", self.bare),
+        ]
+        .into_iter()
+        .filter(|(_, off)| *off)
+        .map(|(flag, _)| flag.to_string())
+        .collect()
     }
 
     /// What a pass captures: clean passes the cheap captures, instrumented
@@ -105,12 +111,25 @@ pub enum Progress<'a> {
     Step { run: &'a str, what: &'a str },
     /// A run ended whole: its pass, its number in it of how many planned, a
     /// warm-up or not, its evaluated seconds; and runs done of all planned.
-    RunDone { side: &'a str, pass: &'a str, number: usize, of: usize, warmup: bool, evaluated_s: Option<f64>, done: usize, total: usize },
+    RunDone {
+        side: &'a str,
+        pass: &'a str,
+        number: usize,
+        of: usize,
+        warmup: bool,
+        evaluated_s: Option<f64>,
+        done: usize,
+        total: usize,
+    },
 }
 
 /// Runs every pass; stops at the first failing one (its files are kept).
 /// The target is always finished (the lab stopped), whatever happened.
-pub fn run(opts: &RunOpts, target: &mut dyn Target, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Vec<RunInfo>, PassError> {
+pub fn run(
+    opts: &RunOpts,
+    target: &mut dyn Target,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<RunInfo>, PassError> {
     let mut sides = [Side { label: "", opts, target }];
     run_sides(&mut sides, progress).map(|mut v| v.remove(0))
 }
@@ -132,7 +151,10 @@ pub struct Side<'a> {
 /// this machine's medians moved by more than the change being looked for
 /// (docs/ARCHITECTURE.md, "Sessions"). Passes and repeats are the first
 /// side's. Every target is finished, whatever happened.
-pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>)) -> Result<Vec<Vec<RunInfo>>, PassError> {
+pub fn run_sides(
+    sides: &mut [Side<'_>],
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<Vec<RunInfo>>, PassError> {
     let setup = |m: String| PassError::new("(before the first pass)", m);
     let setup_from = |e: HarnessError| PassError::new("(before the first pass)", e);
     let first = sides.first().map(|s| s.opts).ok_or_else(|| setup("no side to run".into()))?;
@@ -145,14 +167,21 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>))
     let result = (|| {
         let mut provenances = Vec::new();
         for s in sides.iter_mut() {
-            progress(Progress::Step { run: &tag(s.label, "setup"), what: &format!("starting the {} target", s.target.name()) });
+            progress(Progress::Step {
+                run: &tag(s.label, "setup"),
+                what: &format!("starting the {} target", s.target.name()),
+            });
             started += 1;
             s.target.start().map_err(setup_from)?;
             // Every tool any pass will need, checked before the first one.
-            let any = s.opts.passes.iter().map(|p| s.opts.capture.captures_for(p)).fold(Captures::NONE, Captures::union);
+            let any =
+                s.opts.passes.iter().map(|p| s.opts.capture.captures_for(p)).fold(Captures::NONE, Captures::union);
             let cap = s.target.capture();
             tools::check(&any, &cap.server, &cap.worker, s.target.pipeline_here()).map_err(setup_from)?;
-            progress(Progress::Step { run: &tag(s.label, "setup"), what: "recording what is measured (flake, nix, PostgreSQL, machine)" });
+            progress(Progress::Step {
+                run: &tag(s.label, "setup"),
+                what: "recording what is measured (flake, nix, PostgreSQL, machine)",
+            });
             provenances.push(provenance::gather(&s.opts.provenance, &mut *s.target));
         }
         let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
@@ -174,11 +203,13 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>))
         for round in 1..=warmups + rounds {
             let warmup = round <= warmups;
             let counted = if warmup { round } else { round - warmups };
-            let crossed = cross.as_ref().is_some_and(|_| if warmup { counted % 2 == 0 } else { Crossing::crossed(counted) });
+            let crossed =
+                cross.as_ref().is_some_and(|_| if warmup { counted % 2 == 0 } else { Crossing::crossed(counted) });
             if let Some(c) = &cross {
                 c.assign(sides, crossed)?;
             }
-            for base in first.passes.iter().filter(|b| if warmup { layout::is_clean(b) } else { counted <= runs_of(b) }) {
+            for base in first.passes.iter().filter(|b| if warmup { layout::is_clean(b) } else { counted <= runs_of(b) })
+            {
                 let name = if counted == 1 { base.clone() } else { format!("{base}.{counted}") };
                 // A warm-up run is its pass's run in every way but where it is kept.
                 let dir = if warmup { format!("{}/{name}", layout::WARMUP_DIR) } else { name.clone() };
@@ -207,7 +238,11 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>))
                         instance: cross.is_some().then_some(t as u32),
                     };
                     let what = if warmup { format!("warm-up {name}") } else { name.clone() };
-                    let on = if crossed { format!(" (on {}'s {})", sides[t].label, sides[t].target.name()) } else { String::new() };
+                    let on = if crossed {
+                        format!(" (on {}'s {})", sides[t].label, sides[t].target.name())
+                    } else {
+                        String::new()
+                    };
                     let shown = tag(label, &format!("{what}{on}"));
                     let mut pp = |m: &str| progress(Progress::Step { run: &shown, what: m });
                     let info = pass::run_pass(&mut *sides[t].target, &plan, &mut pp).map_err(|mut e| {
@@ -217,7 +252,16 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>))
                     done += 1;
                     let of = if warmup { warmups / if cross.is_some() { 2 } else { 1 } } else { runs_of(base) };
                     let number = if warmup && cross.is_some() { counted.div_ceil(2) } else { counted };
-                    progress(Progress::RunDone { side: label, pass: base, number, of, warmup, evaluated_s: info.evaluated_s, done, total });
+                    progress(Progress::RunDone {
+                        side: label,
+                        pass: base,
+                        number,
+                        of,
+                        warmup,
+                        evaluated_s: info.evaluated_s,
+                        done,
+                        total,
+                    });
                     infos[i].push(info);
                 }
             }
@@ -225,7 +269,10 @@ pub fn run_sides(sides: &mut [Side<'_>], progress: &mut dyn FnMut(Progress<'_>))
         Ok(infos)
     })();
     for s in sides.iter_mut().take(started) {
-        progress(Progress::Step { run: &tag(s.label, "teardown"), what: &format!("stopping the {} target", s.target.name()) });
+        progress(Progress::Step {
+            run: &tag(s.label, "teardown"),
+            what: &format!("stopping the {} target", s.target.name()),
+        });
         s.target.finish();
     }
     result
@@ -246,7 +293,10 @@ impl Crossing {
     /// finds the other workload's caches.
     fn of(sides: &[Side<'_>], passes: &[String]) -> Option<Crossing> {
         let first_clean = passes.iter().find(|p| layout::is_clean(p));
-        if sides.len() != 2 || !passes.first().is_some_and(|p| layout::is_cold(p)) || first_clean.is_some_and(|p| !layout::is_cold(p)) {
+        if sides.len() != 2
+            || !passes.first().is_some_and(|p| layout::is_cold(p))
+            || first_clean.is_some_and(|p| !layout::is_cold(p))
+        {
             return None;
         }
         let workloads: Option<Vec<_>> = sides.iter().map(|s| s.target.workload()).collect();

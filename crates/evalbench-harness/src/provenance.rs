@@ -49,6 +49,9 @@ mod tests {
         let m = super::machine(&evalbench_host::HostExec::default());
         assert!(m.hostname.is_some() && m.kernel.is_some(), "{m:?}");
         assert!(m.cores.unwrap_or(0) >= 1 && m.memory_bytes.unwrap_or(0) > 1 << 20, "{m:?}");
-        assert_eq!(m.kernel.as_deref(), std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().as_deref().map(str::trim));
+        assert_eq!(
+            m.kernel.as_deref(),
+            std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().as_deref().map(str::trim)
+        );
     }
 }

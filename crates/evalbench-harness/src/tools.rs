@@ -9,7 +9,12 @@ fn has(host: &HostExec, tool: &str) -> bool {
     host.run(host.sh(&format!("command -v {tool}"))).is_ok()
 }
 
-pub fn check(captures_any: &Captures, server: &HostExec, worker: &HostExec, pipeline_here: bool) -> Result<(), HarnessError> {
+pub fn check(
+    captures_any: &Captures,
+    server: &HostExec,
+    worker: &HostExec,
+    pipeline_here: bool,
+) -> Result<(), HarnessError> {
     let mut missing: Vec<String> = Vec::new();
     let mut need = |host: &HostExec, where_: &str, tool: &str, pkg: &str| {
         if !has(host, tool) {

@@ -141,7 +141,8 @@ impl Judged {
         let mut top: Vec<(String, f64)> = span_medians.iter().map(|(k, v)| (k.to_string(), v)).collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         top.truncate(TOP_SPANS);
-        let paths: Vec<&[evalbench_analyze::path::PathStep]> = inputs.iter().filter(|r| !r.path.is_empty()).map(|r| r.path.as_slice()).collect();
+        let paths: Vec<&[evalbench_analyze::path::PathStep]> =
+            inputs.iter().filter(|r| !r.path.is_empty()).map(|r| r.path.as_slice()).collect();
         let mut top_path = evalbench_analyze::over_runs::steps_over_runs(&paths);
         top_path.truncate(TOP_PATH);
         let counts = instruction_counts(&inputs);
@@ -206,7 +207,13 @@ fn time_steps(pass: &str, before: &[Judged], start: usize, next: &mut Judged) ->
     let base = &before[start.max(i.saturating_sub(BASELINE_COMMITS))..];
     let a: Vec<f64> = base.iter().flat_map(|p| p.inputs.iter().filter_map(|r| r.evaluated_s)).collect();
     let b: Vec<f64> = next.inputs.iter().filter_map(|r| r.evaluated_s).collect();
-    let head = verdict("evaluated", vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }], "s", TIME, rules);
+    let head = verdict(
+        "evaluated",
+        vec![Measured { what: "evaluated".into(), a, b, floor_abs: EVALUATED_FLOOR_S }],
+        "s",
+        TIME,
+        rules,
+    );
     next.powerless = head.power.is_some();
     let mut changes = Vec::new();
     if next.powerless {
@@ -223,7 +230,9 @@ fn time_steps(pass: &str, before: &[Judged], start: usize, next: &mut Judged) ->
         let (sa, sb) = (span_samples(base.iter().flat_map(|p| &p.inputs)), span_samples(next.inputs.iter()));
         let items: Vec<Measured> = sa
             .iter()
-            .filter_map(|(k, va)| sb.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: SPAN_FLOOR_MS }))
+            .filter_map(|(k, va)| {
+                sb.get(k).map(|vb| Measured { what: k.clone(), a: va.clone(), b: vb.clone(), floor_abs: SPAN_FLOOR_MS })
+            })
             .collect();
         let spans = verdict("spans", items, "ms", TIME, rules);
         for (what, v) in head.verdicts.iter().chain(spans.verdicts.iter()) {
@@ -298,7 +307,13 @@ fn span_samples<'a>(runs: impl Iterator<Item = &'a RunInput>) -> BTreeMap<String
 /// The change points among `window` and `next` (a commit's median each),
 /// as changes at the first commit of each new segment against the segment
 /// before. Returns the commit where the last new segment begins.
-fn change_points(pass: &str, window: &[Judged], next: &Judged, sliding: bool, changes: &mut Vec<Change>) -> Option<String> {
+fn change_points(
+    pass: &str,
+    window: &[Judged],
+    next: &Judged,
+    sliding: bool,
+    changes: &mut Vec<Change>,
+) -> Option<String> {
     let kept: Vec<&Judged> = window.iter().chain(std::iter::once(next)).filter(|q| q.evaluated_s.n > 0).collect();
     let values: Vec<f64> = kept.iter().map(|q| q.evaluated_s.median).collect();
     let params = Params::default();

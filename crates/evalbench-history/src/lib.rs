@@ -17,5 +17,7 @@ pub mod store;
 pub use error::HistoryError;
 pub use judge::{Judged, Rule, RunInput, BASELINE_COMMITS};
 pub use record::BundleRecord;
-pub use series::{assemble, build, commits_of, judge_all, Change, Commit, History, PassRule, Point, Select, SeriesKey, Why};
+pub use series::{
+    assemble, build, commits_of, judge_all, Change, Commit, History, PassRule, Point, Select, SeriesKey, Why,
+};
 pub use store::{open, open_existing, JudgedHistory, Meta, Store, Stored, SCHEMA_VERSION};

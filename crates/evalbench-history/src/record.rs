@@ -79,7 +79,11 @@ impl BundleRecord {
                 let (data, align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Read);
                 // A run whose span files did not all read keeps no (partial) path.
                 let partial = !data.unreadable_files.is_empty();
-                let mut steps = if partial { Vec::new() } else { evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default() };
+                let mut steps = if partial {
+                    Vec::new()
+                } else {
+                    evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default()
+                };
                 steps.truncate(crate::judge::PATH_STEPS_KEPT);
                 steps
             };
@@ -92,7 +96,10 @@ impl BundleRecord {
                     Ok(Some(i)) => {
                         counters.insert(crate::judge::INSTRUCTIONS.to_string(), i.total() as f64);
                     }
-                    Ok(None) => warnings.push(format!("{}: a counted run without instruction counts (no eval/cachegrind.*.out)", p.path.display())),
+                    Ok(None) => warnings.push(format!(
+                        "{}: a counted run without instruction counts (no eval/cachegrind.*.out)",
+                        p.path.display()
+                    )),
                     Err(e) => warnings.push(e.to_string()),
                 }
             }
@@ -121,6 +128,12 @@ impl BundleRecord {
                 bundle.source.display()
             )));
         }
-        Ok(BundleRecord { digest: format!("{:016x}", h.finish()), run_time, runs, provenance: bundle.provenance(), warnings })
+        Ok(BundleRecord {
+            digest: format!("{:016x}", h.finish()),
+            run_time,
+            runs,
+            provenance: bundle.provenance(),
+            warnings,
+        })
     }
 }

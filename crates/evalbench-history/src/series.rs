@@ -135,7 +135,9 @@ impl Select {
         for (what, plural, want, there) in wanted {
             if let Some(w) = want.as_ref().filter(|w| !there.contains(w)) {
                 let list = if there.is_empty() { "none (the history is empty)".to_string() } else { there.join(", ") };
-                return Err(crate::HistoryError::Invalid(format!("{db}: no {what} {w:?} in the history; {plural} there: {list}")));
+                return Err(crate::HistoryError::Invalid(format!(
+                    "{db}: no {what} {w:?} in the history; {plural} there: {list}"
+                )));
             }
         }
         Ok(())
@@ -144,7 +146,10 @@ impl Select {
 
 /// A run's benchmark and machine, as a series shows them.
 pub fn series_of(r: &Stored) -> (String, String) {
-    (r.benchmark.clone().unwrap_or_else(|| "unknown benchmark".into()), r.machine.clone().unwrap_or_else(|| "unknown machine".into()))
+    (
+        r.benchmark.clone().unwrap_or_else(|| "unknown benchmark".into()),
+        r.machine.clone().unwrap_or_else(|| "unknown machine".into()),
+    )
 }
 
 /// What one series is keyed by in the store and in [`assemble`].
@@ -171,7 +176,13 @@ pub fn commits_of(rows: &[Stored]) -> Vec<Commit> {
     let mut bundles: Vec<std::collections::BTreeSet<i64>> = Vec::new();
     for r in sorted {
         let i = *index.entry(&r.commit).or_insert_with(|| {
-            commits.push(Commit { commit: r.commit.clone(), commit_time: r.commit_time, branch: r.branch.clone(), machines: Vec::new(), bundles: 0 });
+            commits.push(Commit {
+                commit: r.commit.clone(),
+                commit_time: r.commit_time,
+                branch: r.branch.clone(),
+                machines: Vec::new(),
+                bundles: 0,
+            });
             bundles.push(Default::default());
             commits.len() - 1
         });
@@ -237,14 +248,19 @@ pub fn build(rows: Vec<Stored>, select: &Select) -> History {
 pub fn assemble(commits: Vec<Commit>, judged: BTreeMap<SeriesKey, Vec<Judged>>, select: &Select) -> History {
     let judged: Vec<(SeriesKey, Vec<Judged>)> = judged
         .into_iter()
-        .filter(|(k, _)| select.benchmark.as_ref().is_none_or(|x| *x == k.benchmark) && select.machine.as_ref().is_none_or(|x| *x == k.machine))
+        .filter(|(k, _)| {
+            select.benchmark.as_ref().is_none_or(|x| *x == k.benchmark)
+                && select.machine.as_ref().is_none_or(|x| *x == k.machine)
+        })
         .collect();
-    let mut keys: Vec<(String, String)> = judged.iter().map(|(k, _)| (k.benchmark.clone(), k.machine.clone())).collect();
+    let mut keys: Vec<(String, String)> =
+        judged.iter().map(|(k, _)| (k.benchmark.clone(), k.machine.clone())).collect();
     keys.sort();
     keys.dedup();
     let several = keys.len() > 1;
     // Commits no selected series holds are not shown.
-    let held: std::collections::BTreeSet<&str> = judged.iter().flat_map(|(_, v)| v.iter().map(|p| p.commit.as_str())).collect();
+    let held: std::collections::BTreeSet<&str> =
+        judged.iter().flat_map(|(_, v)| v.iter().map(|p| p.commit.as_str())).collect();
     let commits: Vec<Commit> = commits.into_iter().filter(|c| held.contains(c.commit.as_str())).collect();
     let index: BTreeMap<&str, usize> = commits.iter().enumerate().map(|(i, c)| (c.commit.as_str(), i)).collect();
     let mut passes = BTreeMap::new();
@@ -253,7 +269,8 @@ pub fn assemble(commits: Vec<Commit>, judged: BTreeMap<SeriesKey, Vec<Judged>>, 
         if select.pass.as_ref().is_some_and(|p| *p != key.pass) {
             continue;
         }
-        let name = if several { format!("{} [{} @ {}]", key.pass, key.benchmark, key.machine) } else { key.pass.clone() };
+        let name =
+            if several { format!("{} [{} @ {}]", key.pass, key.benchmark, key.machine) } else { key.pass.clone() };
         if let Some((rule, note)) = rule_of(&name, &points) {
             rules.push(rule);
             power.extend(note);
@@ -286,7 +303,8 @@ fn rule_of(pass: &str, points: &[Judged]) -> Option<(PassRule, Option<String>)> 
                 pass: pass.to_string(),
                 rule: "instructions",
                 text: format!(
-                    "{pass}: nix's instructions, each commit's against the commit before's, called past their measured spread ({}%) or {}x a commit's own; one run a commit suffices",
+                    "{pass}: nix's instructions, each commit's against the commit before's, called past their measured \
+                        spread ({}%) or {}x a commit's own; one run a commit suffices",
                     evalbench_analyze::instructions::SPREAD_PCT,
                     evalbench_analyze::instructions::SPREAD_TIMES
                 ),
@@ -304,7 +322,10 @@ fn rule_of(pass: &str, points: &[Judged]) -> Option<(PassRule, Option<String>)> 
                 pass: pass.to_string(),
                 rule: Rule::ChangePoint.as_str(),
                 text: format!(
-                    "{pass}: {by_points} of {steps} commits had too few runs for a verdict of their own; evaluated seconds judged as a series by change points (E-divisive means, permutation test at {:.4}, over the medians since the last change as each commit was added; spans not judged; seeded A/A series: about one false change in 30,000 commits)",
+                    "{pass}: {by_points} of {steps} commits had too few runs for a verdict of their own; evaluated \
+                        seconds judged as a series by change points (E-divisive means, permutation test at {:.4}, over \
+                        the medians since the last change as each commit was added; spans not judged; seeded A/A \
+                        series: about one false change in 30,000 commits)",
                     crate::changepoint::Params::default().alpha
                 ),
             },
@@ -313,7 +334,9 @@ fn rule_of(pass: &str, points: &[Judged]) -> Option<(PassRule, Option<String>)> 
     }
     let note = (by_points > 0).then(|| {
         format!(
-            "{pass}: {by_points} of {steps} commits had too few runs on a side for a verdict of their own at {STEP_ALPHA} (5% over a horizon of {} commits), the first ones and those just after a change, and were judged by change points; more runs per commit allow it sooner",
+            "{pass}: {by_points} of {steps} commits had too few runs on a side for a verdict of their own at \
+                {STEP_ALPHA} (5% over a horizon of {} commits), the first ones and those just after a change, and were \
+                judged by change points; more runs per commit allow it sooner",
             crate::judge::HORIZON_COMMITS
         )
     });
@@ -322,7 +345,8 @@ fn rule_of(pass: &str, points: &[Judged]) -> Option<(PassRule, Option<String>)> 
             pass: pass.to_string(),
             rule: Rule::PerCommit.as_str(),
             text: format!(
-                "{pass}: each commit's runs against the commits before it (Mann-Whitney, Holm over the spans, {STEP_ALPHA} a commit: 5% over a horizon of {} commits)",
+                "{pass}: each commit's runs against the commits before it (Mann-Whitney, Holm over the spans, \
+                    {STEP_ALPHA} a commit: 5% over a horizon of {} commits)",
                 crate::judge::HORIZON_COMMITS
             ),
         },

@@ -69,7 +69,8 @@ fn a_clear_step_is_placed_exactly_at_its_commit() {
         let rows: Vec<Stored> = series(300 + seed, 60, Some(50))
             .into_iter()
             .map(|mut r| {
-                r.evaluated_s = r.evaluated_s.map(|x| if r.commit_time >= 1_700_000_000 + 50 * 60 { x * 1.2 / 1.1 } else { x });
+                r.evaluated_s =
+                    r.evaluated_s.map(|x| if r.commit_time >= 1_700_000_000 + 50 * 60 { x * 1.2 / 1.1 } else { x });
                 r
             })
             .collect();
@@ -150,6 +151,14 @@ fn long_identical_series_flag_about_once_in_thirty_thousand_commits() {
         })
         .collect();
     let total: usize = flags.iter().sum();
-    eprintln!("long A/A: {} series of {n} commits, flags per series {flags:?}, {total} in all, in {:?}", seeds, t.elapsed());
-    assert!(total as f64 <= 2.0 * (n as f64 * seeds as f64 / 30_000.0).max(1.0), "{total} false alarms in {} commits", n as u64 * seeds);
+    eprintln!(
+        "long A/A: {} series of {n} commits, flags per series {flags:?}, {total} in all, in {:?}",
+        seeds,
+        t.elapsed()
+    );
+    assert!(
+        total as f64 <= 2.0 * (n as f64 * seeds as f64 / 30_000.0).max(1.0),
+        "{total} false alarms in {} commits",
+        n as u64 * seeds
+    );
 }

@@ -30,7 +30,10 @@ fn series(seed: u64, steps: &[(usize, f64)]) -> Vec<Stored> {
                 repeat: 1,
                 evaluated_s: None,
                 spans: BTreeMap::new(),
-                counters: BTreeMap::from([("instructions".to_string(), count), ("nrFunctionCalls".to_string(), 451_314.0)]),
+                counters: BTreeMap::from([
+                    ("instructions".to_string(), count),
+                    ("nrFunctionCalls".to_string(), 451_314.0),
+                ]),
             }
         })
         .collect()
@@ -54,6 +57,10 @@ fn an_aa_series_of_instructions_flags_nothing() {
 fn a_one_percent_step_is_flagged_at_its_commit_with_one_run_a_commit() {
     for seed in 0..100 {
         let at = flagged(series(seed, &[(120, 1.01), (160, 0.99)]));
-        assert_eq!(at, [(120, "nix instructions more".to_string()), (160, "nix instructions less".to_string())], "seed {seed}");
+        assert_eq!(
+            at,
+            [(120, "nix instructions more".to_string()), (160, "nix instructions less".to_string())],
+            "seed {seed}"
+        );
     }
 }

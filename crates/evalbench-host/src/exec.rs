@@ -38,7 +38,11 @@ impl HostExec {
             return Ok(local.to_string_lossy().into_owned());
         }
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let dir = format!("/tmp/evalbench-capture-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let dir = format!(
+            "/tmp/evalbench-capture-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
         self.run({
             let mut c = self.command("mkdir");
             c.args(["-p", &dir]);
@@ -59,7 +63,10 @@ impl HostExec {
             c.arg(scratch).stdin(Stdio::null());
             match c.output() {
                 Ok(o) if o.status.success() => std::fs::write(local, &o.stdout).map_err(HostError::io(local)),
-                Ok(o) => Err(HostError::Fetch { what: scratch.into(), why: String::from_utf8_lossy(&o.stderr).trim().into() }),
+                Ok(o) => Err(HostError::Fetch {
+                    what: scratch.into(),
+                    why: String::from_utf8_lossy(&o.stderr).trim().into(),
+                }),
                 Err(e) => Err(HostError::Fetch { what: scratch.into(), why: e.to_string() }),
             }
         };
@@ -106,7 +113,10 @@ impl HostExec {
         let out = untar.output().map_err(HostError::spawn(&untar))?;
         let st = child.wait().map_err(HostError::spawn(&tar))?;
         if !st.success() || !out.status.success() {
-            return Err(HostError::Fetch { what: remote_dir.into(), why: String::from_utf8_lossy(&out.stderr).trim().into() });
+            return Err(HostError::Fetch {
+                what: remote_dir.into(),
+                why: String::from_utf8_lossy(&out.stderr).trim().into(),
+            });
         }
         Ok(())
     }

@@ -85,7 +85,8 @@ pub fn spawn_detached(mut cmd: Command, log: &Path) -> Result<u32, HostError> {
 }
 
 /// How the daemons started by this process ended, by pid.
-static ENDED: std::sync::Mutex<std::collections::BTreeMap<u32, std::process::ExitStatus>> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+static ENDED: std::sync::Mutex<std::collections::BTreeMap<u32, std::process::ExitStatus>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 /// How a daemon this process started ended (`exit status 1`, `killed by
 /// signal 9 (SIGKILL)`), once it has; None while it runs or for another's.
@@ -167,7 +168,10 @@ impl Ours {
     fn signal(&self, sig: i32) -> bool {
         use std::os::fd::AsRawFd;
         // SAFETY: pidfd_send_signal on our own pidfd, no siginfo.
-        unsafe { libc::syscall(libc::SYS_pidfd_send_signal, self.0.as_raw_fd(), sig, std::ptr::null::<libc::siginfo_t>(), 0) == 0 }
+        unsafe {
+            libc::syscall(libc::SYS_pidfd_send_signal, self.0.as_raw_fd(), sig, std::ptr::null::<libc::siginfo_t>(), 0)
+                == 0
+        }
     }
 }
 

@@ -19,7 +19,12 @@ pub fn phase(label: &str) {
     static T0: OnceLock<Instant> = OnceLock::new();
     let t = T0.get_or_init(Instant::now).elapsed().as_secs_f64();
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib = |key: &str| status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok());
+    let kib = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
+    };
     let mib = |v: Option<u64>| v.map_or_else(|| "?".to_string(), |k| format!("{} MiB", k / 1024));
     eprintln!("evalbench phase: {t:8.2} s  {label:<24} rss {:>9}  peak {:>9}", mib(kib("VmRSS:")), mib(kib("VmHWM:")));
     let _ = std::fs::write("/proc/self/clear_refs", "5");

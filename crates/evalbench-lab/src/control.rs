@@ -65,7 +65,11 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     }
     // A lab.json that does not read may name processes still running: say so
     // rather than start a second lab beside them.
-    let mut st = if LabState::path(&dir).exists() { LabState::load(&dir).map_err(|e| LabError::Stale(Box::new(e)))? } else { LabState::default() };
+    let mut st = if LabState::path(&dir).exists() {
+        LabState::load(&dir).map_err(|e| LabError::Stale(Box::new(e)))?
+    } else {
+        LabState::default()
+    };
     if st.server_pid.is_some_and(alive) {
         stop_services(&mut st);
     }
@@ -117,7 +121,12 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
         st.proto_port = 8080;
     } else {
         netns::remove(&names);
-        st.net = Net { mode: "loopback".into(), server_addr: "127.0.0.1".into(), server_addr_for_worker: "127.0.0.1".into(), ..Net::default() };
+        st.net = Net {
+            mode: "loopback".into(),
+            server_addr: "127.0.0.1".into(),
+            server_addr_for_worker: "127.0.0.1".into(),
+            ..Net::default()
+        };
         if st.pg_port == 0 || st.pg_port == 5432 {
             st.pg_port = free_port()?;
         }
@@ -169,7 +178,10 @@ fn write_provision(st: &LabState) -> Result<(), LabError> {
     };
     let pfile = st.dir.join("provision.json");
     // The API key and the workers' token: its owner's alone.
-    crate::pg::write_private(&pfile, &String::from_utf8(serde_json::to_vec_pretty(&provision).expect("serializes")).expect("JSON is UTF-8"))
+    crate::pg::write_private(
+        &pfile,
+        &String::from_utf8(serde_json::to_vec_pretty(&provision).expect("serializes")).expect("JSON is UTF-8"),
+    )
 }
 
 /// From the next start of the server on (a cold reset), the project's
@@ -196,12 +208,17 @@ fn trace_env(cmd: &mut std::process::Command, st: &LabState, process: &str, host
 
 /// Starts the server and the workers and waits until they are connected.
 pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
-    let exe = std::env::current_exe().map_err(|source| LabError::Spawn { command: "evalbench itself (current_exe)".into(), source })?;
+    let exe = std::env::current_exe()
+        .map_err(|source| LabError::Spawn { command: "evalbench itself (current_exe)".into(), source })?;
     let (srv, wrk) = hosts(st);
     if let Some(t) = &st.trace_dir {
         std::fs::create_dir_all(t).map_err(crate::LabError::io(t))?;
     }
-    let listen = if st.net.mode == "netns" { format!("0.0.0.0:{}", st.server_port) } else { format!("127.0.0.1:{}", st.server_port) };
+    let listen = if st.net.mode == "netns" {
+        format!("0.0.0.0:{}", st.server_port)
+    } else {
+        format!("127.0.0.1:{}", st.server_port)
+    };
     let mut c = srv.command(&exe);
     // The database URL holds a password: in the environment, not on the command line.
     c.args(["lab", "server", "--listen", &listen, "--provision"]).arg(st.dir.join("provision.json"));
@@ -223,8 +240,16 @@ pub fn start_services(st: &mut LabState) -> Result<(), LabError> {
     for k in 0..st.workers {
         let mut c = wrk.command(&exe);
         let port = if st.proto_port == 0 { st.server_port } else { st.proto_port };
-        c.args(["lab", "worker", "--server", &format!("{}:{}", st.net.server_addr_for_worker, port), "--name", &format!("worker-{k}"), "--sources"])
-            .arg(st.sources());
+        c.args([
+            "lab",
+            "worker",
+            "--server",
+            &format!("{}:{}", st.net.server_addr_for_worker, port),
+            "--name",
+            &format!("worker-{k}"),
+            "--sources",
+        ])
+        .arg(st.sources());
         trace_env(&mut c, st, "worker", &format!("worker-{k}"));
         c.env(crate::worker::ENV_PROTO_TOKEN, &st.proto_token);
         c.env(evalbench_trace::ENV_CLOCK_SKEW_US, (st.worker_clock_skew_ms * 1000).to_string())
@@ -300,7 +325,9 @@ pub fn still_running(dir: &Path) -> Vec<String> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| pid != std::process::id())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle)))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
         .collect();
     pids.extend(netns::pids(&Names::for_dir(dir)));
     pids.into_iter()
@@ -331,7 +358,10 @@ pub fn down(dir: &Path) -> Result<(), LabError> {
             let what = if running.is_empty() {
                 "nothing of the lab is running".to_string()
             } else {
-                format!("still running: {}; stop them (kill PID) and run `evalbench lab down` again", running.join(", "))
+                format!(
+                    "still running: {}; stop them (kill PID) and run `evalbench lab down` again",
+                    running.join(", ")
+                )
             };
             return Err(LabError::NotStopped { error: Box::new(e), running: what });
         }
@@ -384,12 +414,19 @@ pub fn evaluate(dir: &Path, timeout: Duration, mut progress: impl FnMut(&str)) -
         }
         Ok(())
     };
-    let mut f = Follow { poll: Duration::from_millis(20), started: std::time::Instant::now(), timeout, timeout_hint: "", on_poll: &mut on_poll };
+    let mut f = Follow {
+        poll: Duration::from_millis(20),
+        started: std::time::Instant::now(),
+        timeout,
+        timeout_hint: "",
+        on_poll: &mut on_poll,
+    };
     api.follow(&id, &terminal, &mut seen, &mut last, &mut f)?;
     // The server's own timeline has every change, even those between two polls.
     let timeline = last["statuses"].as_array().cloned().unwrap_or_default();
     let left = left_evaluation_us(&timeline);
-    let statuses: Vec<Value> = seen.into_iter().map(|(status, ts_us)| json!({"status": status, "ts_us": ts_us})).collect();
+    let statuses: Vec<Value> =
+        seen.into_iter().map(|(status, ts_us)| json!({"status": status, "ts_us": ts_us})).collect();
     Ok(json!({
         "evaluation_id": id,
         "status": last["status"],
@@ -446,7 +483,8 @@ pub fn autopsy(dir: &Path, evaluation_error: Option<&str>) -> Vec<Dead> {
         // postmaster.pid and /proc, not `pg_ctl status`: this runs once a
         // second during a pass, and must not spawn processes beside it.
         let pidfile = st.pg_dir().join("data").join("postmaster.pid");
-        let pid: Option<u32> = std::fs::read_to_string(pidfile).ok().and_then(|t| t.lines().next()?.trim().parse().ok());
+        let pid: Option<u32> =
+            std::fs::read_to_string(pidfile).ok().and_then(|t| t.lines().next()?.trim().parse().ok());
         if !pid.is_some_and(alive) {
             let log = st.postgres_log();
             out.push(Dead {
@@ -460,7 +498,13 @@ pub fn autopsy(dir: &Path, evaluation_error: Option<&str>) -> Vec<Dead> {
     }
     if let Some(pid) = st.server_pid.filter(|p| !alive(*p)) {
         let log = st.logs().join("server.log");
-        out.push(Dead { component: "the lab server".into(), pid: Some(pid), how: how(pid), last_lines: evalbench_host::log_tail(&log, 5), log });
+        out.push(Dead {
+            component: "the lab server".into(),
+            pid: Some(pid),
+            how: how(pid),
+            last_lines: evalbench_host::log_tail(&log, 5),
+            log,
+        });
     }
     for (k, &pid) in st.worker_pids.iter().enumerate() {
         if !alive(pid) {
@@ -480,10 +524,10 @@ pub fn autopsy(dir: &Path, evaluation_error: Option<&str>) -> Vec<Dead> {
         out.push(Dead {
             component: "an eval subprocess".into(),
             pid: None,
-            how: e
-                .split("the eval subprocess ended: ")
-                .nth(1)
-                .map_or_else(|| e.to_string(), |h| format!("{} (as its worker reported)", h.split(['\n', ';']).next().unwrap_or(h).trim())),
+            how: e.split("the eval subprocess ended: ").nth(1).map_or_else(
+                || e.to_string(),
+                |h| format!("{} (as its worker reported)", h.split(['\n', ';']).next().unwrap_or(h).trim()),
+            ),
             last_lines: evalbench_host::log_tail(&log, 5),
             log,
         });

@@ -50,7 +50,8 @@ pub enum LabError {
     #[error("{error}: the lab was not stopped; {running}")]
     NotStopped { error: Box<LabError>, running: String },
     /// A lab directory PostgreSQL (running as its own user) cannot enter.
-    #[error("{}: PostgreSQL runs as {user} and cannot enter this directory (mode {mode:o}); use a lab directory under a world-traversable path, or chmod o+x it", dir.display())]
+    #[error("{}: PostgreSQL runs as {user} and cannot enter this directory (mode {mode:o}); use a lab directory under \
+        a world-traversable path, or chmod o+x it", dir.display())]
     Unreachable { dir: PathBuf, user: &'static str, mode: u32 },
     /// A fixed sentence: what is missing and how to get it.
     #[error("{0}")]

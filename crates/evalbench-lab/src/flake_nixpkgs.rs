@@ -50,21 +50,28 @@ builtins.derivation {
 /// `seed`): (relative path, text).
 pub fn nixpkgs_flake_files(graph: &crate::shape::Graph, seed: u64) -> Vec<(String, String)> {
     let count = graph.deps.len() as u32;
-    let mut files = vec![("lib.nix".to_string(), LIB.to_string()), ("mk-derivation.nix".to_string(), MK_DERIVATION.to_string())];
+    let mut files =
+        vec![("lib.nix".to_string(), LIB.to_string()), ("mk-derivation.nix".to_string(), MK_DERIVATION.to_string())];
     let mut set = String::from(
-        "# The package set: a fixpoint of the base set and an overlay, as nixpkgs is.\n{ lib, system }:\nlet\n  base = final: {\n    inherit lib system;\n    callPackage = lib.callPackageWith final;\n    mkDerivation = import ./mk-derivation.nix { inherit lib system; };\n",
+        "# The package set: a fixpoint of the base set and an overlay, as nixpkgs is.\n{ lib, system }:\nlet\n  base = \
+            final: {\n    inherit lib system;\n    callPackage = lib.callPackageWith final;\n    mkDerivation = import \
+            ./mk-derivation.nix { inherit lib system; };\n",
     );
     for i in 0..count {
         let _ = writeln!(set, "    pkg{i} = final.callPackage ./pkgs/pkg{i}.nix {{ }};");
     }
-    set.push_str("  };\n  # An overlay that changes a package the way users do.\n  overlay = final: prev: {\n    pkg0 = prev.pkg0.override { extra = \"from the overlay\"; };\n  };\nin\nlib.fix (lib.extends overlay base)\n");
+    set.push_str(
+        "  };\n  # An overlay that changes a package the way users do.\n  overlay = final: prev: {\n    pkg0 = \
+            prev.pkg0.override { extra = \"from the overlay\"; };\n  };\nin\nlib.fix (lib.extends overlay base)\n",
+    );
     files.push(("pkgs.nix".to_string(), set));
     for i in 0..count {
         let deps: Vec<String> = graph.deps[i as usize].iter().map(|d| format!("pkg{d}")).collect();
         let mut args = vec!["mkDerivation".to_string()];
         args.extend(deps.iter().cloned());
         let text = format!(
-            "{{ {}, extra ? \"\" }}:\nmkDerivation {{\n  pname = \"pkg{i}\";\n  version = \"1.{i}\";\n  deps = [ {} ];\n  inherit extra;\n  doCheck = {};\n}}\n",
+            "{{ {}, extra ? \"\" }}:\nmkDerivation {{\n  pname = \"pkg{i}\";\n  version = \"1.{i}\";\n  deps = [ {} \
+                ];\n  inherit extra;\n  doCheck = {};\n}}\n",
             args.join(", "),
             deps.join(" "),
             if i % 3 == 0 { "true" } else { "false" }
@@ -79,7 +86,8 @@ pub fn nixpkgs_flake_files(graph: &crate::shape::Graph, seed: u64) -> Vec<(Strin
         "flake.nix".to_string(),
         format!(
             r#"{{
-  description = "evalbench flake: {count} packages in the shape of nixpkgs (lib, callPackage, an overlay fixpoint, a file per package; seed {seed})";
+  description =
+    "evalbench flake: {count} packages shaped as in nixpkgs (lib, callPackage, an overlay fixpoint; seed {seed})";
 
   outputs = {{ self }}:
     let
@@ -89,7 +97,8 @@ pub fn nixpkgs_flake_files(graph: &crate::shape::Graph, seed: u64) -> Vec<(Strin
       names = [{names} ];
     in
     {{
-      packages.${{system}} = builtins.listToAttrs (map (n: {{ name = n; value = pkgs.${{n}}; }}) names) // {{ default = pkgs.pkg{last}; }};
+      packages.${{system}} = builtins.listToAttrs (map (n: {{ name = n; value = pkgs.${{n}}; }}) names) // {{
+          default = pkgs.pkg{last}; }};
     }};
 }}
 "#,

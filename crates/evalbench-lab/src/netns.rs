@@ -61,7 +61,16 @@ fn subnet_of(addrs: &str, ifname: Option<&str>) -> Vec<u8> {
     addrs
         .lines()
         .filter(|l| ifname.is_none_or(|i| l.split_whitespace().nth(1) == Some(i)))
-        .filter_map(|l| l.split_whitespace().skip_while(|w| *w != "inet").nth(1)?.strip_prefix("10.213.")?.split('.').next()?.parse().ok())
+        .filter_map(|l| {
+            l.split_whitespace()
+                .skip_while(|w| *w != "inet")
+                .nth(1)?
+                .strip_prefix("10.213.")?
+                .split('.')
+                .next()?
+                .parse()
+                .ok()
+        })
         .collect()
 }
 
@@ -83,7 +92,10 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
     // CI, where one lab's runner then reached the other's server).
     let _choosing = choosing_lock()?;
     let used = subnet_of(&ip(&["-4", "-o", "addr", "show"])?, None);
-    n.subnet = (0..200u16).map(|k| ((u16::from(n.subnet) - 20 + k) % 200 + 20) as u8).find(|s| !used.contains(s)).ok_or(LabError::NoSubnet)?;
+    n.subnet = (0..200u16)
+        .map(|k| ((u16::from(n.subnet) - 20 + k) % 200 + 20) as u8)
+        .find(|s| !used.contains(s))
+        .ok_or(LabError::NoSubnet)?;
     ip(&["netns", "add", &n.server_ns])?;
     ip(&["netns", "add", &n.worker_ns])?;
     for ns in [&n.server_ns, &n.worker_ns] {
@@ -113,7 +125,12 @@ pub fn create(n: &mut Names) -> Result<(), LabError> {
 fn choosing_lock() -> Result<std::fs::File, LabError> {
     let path = std::path::Path::new("/run/lock/evalbench-netns.lock");
     let _ = std::fs::create_dir_all("/run/lock");
-    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(crate::LabError::io(path))?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(crate::LabError::io(path))?;
     f.lock().map_err(|source| LabError::Lock { path: path.to_path_buf(), source })?;
     Ok(f)
 }
@@ -148,7 +165,8 @@ pub fn remove(n: &Names) {
 mod subnet_tests {
     #[test]
     fn the_subnets_in_use_are_read_from_ip_addr() {
-        let out = "1: lo    inet 127.0.0.1/8 scope host lo\n7: ebabcder0    inet 10.213.57.1/30 scope global ebabcder0\n9: eth0    inet 10.213.99.7/24 brd x\n";
+        let out = "1: lo    inet 127.0.0.1/8 scope host lo\n7: ebabcder0    inet 10.213.57.1/30 scope global \
+            ebabcder0\n9: eth0    inet 10.213.99.7/24 brd x\n";
         assert_eq!(super::subnet_of(out, None), vec![57, 99]);
         assert_eq!(super::subnet_of(out, Some("ebabcder0")), vec![57]);
         assert!(super::subnet_of(out, Some("nonesuch")).is_empty());
@@ -161,7 +179,9 @@ mod subnet_tests {
     fn labs_started_together_take_distinct_subnets() {
         let sets: Vec<super::Names> = (0..6)
             .map(|k| {
-                let mut n = super::Names::for_dir(&std::env::temp_dir().join(format!("evalbench-subnet-race-{}-{k}", std::process::id())));
+                let mut n = super::Names::for_dir(
+                    &std::env::temp_dir().join(format!("evalbench-subnet-race-{}-{k}", std::process::id())),
+                );
                 n.subnet = 120;
                 n
             })

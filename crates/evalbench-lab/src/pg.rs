@@ -110,7 +110,8 @@ pub enum PgSettingError {
     NulInValue(String),
     /// The name, lower-cased.
     #[error(
-        "{0}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), so it cannot be changed here"
+        "{0}: the lab sets this itself (the server's addresses, its log, what it preloads and auto_explain's switch), \
+            so it cannot be changed here"
     )]
     Managed(String),
 }
@@ -169,7 +170,12 @@ pub fn write_private(path: &Path, text: &str) -> Result<(), LabError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(crate::LabError::io(path))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(crate::LabError::io(path))?;
     f.write_all(text.as_bytes()).map_err(crate::LabError::io(path))
 }
 
@@ -182,7 +188,10 @@ pub fn bin_dir() -> Result<PathBuf, LabError> {
         .filter(|(_, p)| p.join("initdb").is_file())
         .collect();
     found.sort();
-    found.pop().map(|(_, p)| p).ok_or(LabError::Needs("no initdb under /usr/lib/postgresql: apt-get install postgresql"))
+    found
+        .pop()
+        .map(|(_, p)| p)
+        .ok_or(LabError::Needs("no initdb under /usr/lib/postgresql: apt-get install postgresql"))
 }
 
 /// Creates the unprivileged user when running as root; returns who runs PostgreSQL.
@@ -191,7 +200,13 @@ pub fn ensure_user() -> Result<Option<String>, LabError> {
         return Ok(None);
     }
     if run(std::process::Command::new("id").args(["-u", PG_USER])).is_err() {
-        run(std::process::Command::new("useradd").args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER]))?;
+        run(std::process::Command::new("useradd").args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            PG_USER,
+        ]))?;
     }
     Ok(Some(PG_USER.to_string()))
 }
@@ -202,7 +217,11 @@ pub fn check_reachable(dir: &Path) -> Result<(), LabError> {
     for a in dir.ancestors().skip(1) {
         if let Ok(m) = std::fs::metadata(a) {
             if m.permissions().mode() & 0o001 == 0 {
-                return Err(LabError::Unreachable { dir: a.to_path_buf(), user: PG_USER, mode: m.permissions().mode() & 0o7777 });
+                return Err(LabError::Unreachable {
+                    dir: a.to_path_buf(),
+                    user: PG_USER,
+                    mode: m.permissions().mode() & 0o7777,
+                });
             }
         }
     }
@@ -238,20 +257,19 @@ impl Pg {
         {
             use std::os::unix::fs::PermissionsExt;
             let sock = self.sock();
-            std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o700)).map_err(crate::LabError::io(&sock))?;
+            std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o700))
+                .map_err(crate::LabError::io(&sock))?;
         }
         // The superuser's password from a file only its user reads, removed once read.
         let pwfile = self.dir.join(".pwfile");
         write_private(&pwfile, &self.password)?;
         self.chown(&self.dir)?;
-        let made = run(self.tool("initdb").arg("-D").arg(self.data()).arg(format!("--pwfile={}", pwfile.display())).args([
-            "-U",
-            "postgres",
-            "--auth=scram-sha-256",
-            "-E",
-            "UTF8",
-            "--no-instructions",
-        ]));
+        let made = run(self
+            .tool("initdb")
+            .arg("-D")
+            .arg(self.data())
+            .arg(format!("--pwfile={}", pwfile.display()))
+            .args(["-U", "postgres", "--auth=scram-sha-256", "-E", "UTF8", "--no-instructions"]));
         let _ = std::fs::remove_file(&pwfile);
         made?;
         Ok(())
@@ -269,7 +287,9 @@ impl Pg {
              host all all 127.0.0.1/32 scram-sha-256\n",
         );
         if let Some((net, _)) = self.admin_addr.as_deref().and_then(|a| a.rsplit_once('.')) {
-            text.push_str(&format!("# the runner, from the root namespace\nhost all postgres {net}.1/32 scram-sha-256\n"));
+            text.push_str(&format!(
+                "# the runner, from the root namespace\nhost all postgres {net}.1/32 scram-sha-256\n"
+            ));
         }
         let hba = self.data().join("pg_hba.conf");
         std::fs::write(&hba, text).map_err(crate::LabError::io(&hba))?;
@@ -306,8 +326,8 @@ impl Pg {
         // that has run for a while has its statistics: a second's nap keeps
         // up with the lab's. A `--pg-setting` given after overrides it.
         let mut opts = format!(
-            "-p {} -k {} -c listen_addresses={listen} -c {PRELOAD} \
-             -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on -c fsync=off -c autovacuum_naptime=1s",
+            "-p {} -k {} -c listen_addresses={listen} -c {PRELOAD} -c pg_stat_statements.track=all -c \
+                pg_stat_statements.track_planning=on -c fsync=off -c autovacuum_naptime=1s",
             self.port,
             self.sock().display()
         );
@@ -339,8 +359,15 @@ impl Pg {
                 .map_err(|source| LabError::Spawn { command: format!("postgres -C {name}"), source })?;
             if !out.status.success() {
                 let said = String::from_utf8_lossy(&out.stderr);
-                let said = said.lines().map(|l| l.split_once("FATAL:").map_or(l, |(_, m)| m).trim()).collect::<Vec<_>>().join("; ");
-                return Err(LabError::PgSetting { setting: format!("{name}={value}"), said: format!("PostgreSQL refuses it: {said}") });
+                let said = said
+                    .lines()
+                    .map(|l| l.split_once("FATAL:").map_or(l, |(_, m)| m).trim())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(LabError::PgSetting {
+                    setting: format!("{name}={value}"),
+                    said: format!("PostgreSQL refuses it: {said}"),
+                });
             }
         }
         Ok(())
@@ -353,11 +380,15 @@ impl Pg {
         let mut out = Vec::new();
         for setting in &self.settings {
             let (name, value) = (setting.name(), setting.value());
-            let row = self.psql("postgres", &format!("SELECT current_setting(name), source FROM pg_settings WHERE name = '{name}'"))?;
+            let row = self.psql(
+                "postgres",
+                &format!("SELECT current_setting(name), source FROM pg_settings WHERE name = '{name}'"),
+            )?;
             let (shown, source) = row.trim().split_once('|').unwrap_or(("", ""));
             if source != "command line" {
                 let log = std::fs::read_to_string(self.dir.join("postgres.log")).unwrap_or_default();
-                let said: Vec<&str> = log.lines().rev().filter(|l| l.contains(&format!("\"{name}\""))).take(1).collect();
+                let said: Vec<&str> =
+                    log.lines().rev().filter(|l| l.contains(&format!("\"{name}\""))).take(1).collect();
                 return Err(LabError::PgSetting {
                     setting: format!("{name}={value}"),
                     said: format!(

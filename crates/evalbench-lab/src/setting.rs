@@ -66,7 +66,13 @@ impl LabSettings {
                 self.graph_walk = match value.trim() {
                     "join" => GraphWalk::Join,
                     "lateral" => GraphWalk::Lateral,
-                    v => return Err(SettingError::BadValue { name: "graph_walk", value: v.to_string(), expected: "join or lateral" }),
+                    v => {
+                        return Err(SettingError::BadValue {
+                            name: "graph_walk",
+                            value: v.to_string(),
+                            expected: "join or lateral",
+                        })
+                    }
                 }
             }
             n => return Err(SettingError::Unknown { name: n.to_string() }),
@@ -100,7 +106,10 @@ mod tests {
         assert_eq!(LabSettings::from_args(&["graph_walk=join".into()]).unwrap().graph_walk, GraphWalk::Join);
         let e = LabSettings::from_args(&["graph_wlak=join".into()]).unwrap_err().to_string();
         assert!(e.contains("not a lab setting") && e.contains("graph_walk=join|lateral"), "{e}");
-        assert!(LabSettings::from_args(&["graph_walk=loop".into()]).unwrap_err().to_string().contains("expected join or lateral"));
+        assert!(LabSettings::from_args(&["graph_walk=loop".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("expected join or lateral"));
         assert!(LabSettings::from_args(&["graph_walk".into()]).unwrap_err().to_string().contains("NAME=VALUE"));
     }
 }

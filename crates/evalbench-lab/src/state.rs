@@ -125,7 +125,10 @@ impl LabState {
             move |source| LabError::Io { path, source }
         };
         // It holds the lab's keys and passwords: its owner's alone.
-        crate::pg::write_private(&tmp, &String::from_utf8(serde_json::to_vec_pretty(self).expect("state serializes")).expect("JSON is UTF-8"))?;
+        crate::pg::write_private(
+            &tmp,
+            &String::from_utf8(serde_json::to_vec_pretty(self).expect("state serializes")).expect("JSON is UTF-8"),
+        )?;
         std::fs::rename(&tmp, &p).map_err(io(&p))
     }
     pub fn set_output(&mut self, out: &PassOutput) {
@@ -163,7 +166,10 @@ impl LabState {
     /// The superuser's URL from the runner's side (statistics, resets), its
     /// password in it: never printed but through `pg::redacted`.
     pub fn admin_database_url(&self) -> String {
-        format!("host={} port={} user=postgres password={} dbname=gradient", self.net.server_addr, self.pg_port, self.pg_password)
+        format!(
+            "host={} port={} user=postgres password={} dbname=gradient",
+            self.net.server_addr, self.pg_port, self.pg_password
+        )
     }
     pub fn postgres_log(&self) -> PathBuf {
         self.pg_dir().join("postgres.log")

@@ -5,7 +5,9 @@
 /// What went wrong finding or shortening a path.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PathError {
-    #[error("no readable run.json (missing, or unreadable: see the warning before this): the evaluated window is unknown")]
+    #[error(
+        "no readable run.json (missing, or unreadable: see the warning before this): the evaluated window is unknown"
+    )]
     NoRun,
     #[error("run.json has no evaluated seconds, or no evaluate request and the spans no assign_job to start from")]
     NoWindow,
@@ -20,8 +22,8 @@ pub enum PathError {
     Faster { given: String, expected: String },
     /// A name after `--faster` that no step of the pass has, and the nearest that do.
     #[error(
-        "--faster {name}: no step of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table prints it, \
-         postgres statements and waits too){}",
+        "--faster {name}: no step of that name in this pass (NAME, PROCESS:NAME, or PROCESS NAME as the path table \
+            prints it, postgres statements and waits too){}",
         did_you_mean(near)
     )]
     NoSuchStep { name: String, near: Vec<String> },
@@ -43,6 +45,9 @@ mod tests {
     fn a_pass_past_the_packing_is_an_error_not_a_wrapped_index() {
         assert!(fits(MAX_SPANS).is_ok());
         let e = fits(MAX_SPANS + 1).unwrap_err();
-        assert_eq!(e.to_string(), format!("{} spans in the pass: the critical path is found for at most {MAX_SPANS}", MAX_SPANS + 1));
+        assert_eq!(
+            e.to_string(),
+            format!("{} spans in the pass: the critical path is found for at most {MAX_SPANS}", MAX_SPANS + 1)
+        );
     }
 }

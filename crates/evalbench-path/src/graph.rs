@@ -34,7 +34,12 @@ use evalbench_bundle::contract::HAND_OFFS;
 /// nothing in its process explains the queue (see the roots in `edges`).
 pub(super) const MESSAGES: [(&str, &str, &str, &str); 2] = [
     (HAND_OFFS[0].0, HAND_OFFS[0].1, "network (assign_job → job)", "network and queue (assign_job → job)"),
-    (HAND_OFFS[1].0, HAND_OFFS[1].1, "network (report_eval_result → job_event)", "network and queue (report_eval_result → job_event)"),
+    (
+        HAND_OFFS[1].0,
+        HAND_OFFS[1].1,
+        "network (report_eval_result → job_event)",
+        "network and queue (report_eval_result → job_event)",
+    ),
 ];
 
 /// A span that waits for another thread's or process's root span inside

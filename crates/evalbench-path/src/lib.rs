@@ -147,7 +147,10 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
         .map(|(process, on)| ByProcess {
             process,
             on_path_us: on,
-            share: evalbench_bundle::num::round_to(if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 }, 6),
+            share: evalbench_bundle::num::round_to(
+                if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 },
+                6,
+            ),
         })
         .collect();
     v.sort_by(|a, b| b.on_path_us.cmp(&a.on_path_us).then_with(|| a.process.cmp(&b.process)));
@@ -159,7 +162,11 @@ pub fn by_process(steps: &[PathStep], evaluated_us: i64) -> Vec<ByProcess> {
 /// holds both to one real pass). Not for use: nothing else needs the
 /// spans and the graph side by side.
 #[doc(hidden)]
-pub fn critical_path_held(streams: &[Stream], pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, CriticalPath), PathError> {
+pub fn critical_path_held(
+    streams: &[Stream],
+    pass: Pass<'_>,
+    align: &dyn Clocks,
+) -> Result<(Graph, CriticalPath), PathError> {
     graph::fits(streams.iter().map(|st| st.spans.len()).sum())?;
     let w = evaluated(pass.run, streams, align)?;
     let g = graph::build(streams, align, w.t0, w.t1);
@@ -170,7 +177,11 @@ pub fn critical_path_held(streams: &[Stream], pass: Pass<'_>, align: &dyn Clocks
 /// to it: they are dropped as soon as the graph has what it needs of them,
 /// so the walk does not hold them too (at 4.5M spans, 500 MB less at the
 /// peak).
-pub fn critical_path(streams: Vec<Stream>, pass: Pass<'_>, align: &dyn Clocks) -> Result<(Graph, CriticalPath), PathError> {
+pub fn critical_path(
+    streams: Vec<Stream>,
+    pass: Pass<'_>,
+    align: &dyn Clocks,
+) -> Result<(Graph, CriticalPath), PathError> {
     graph_owned(streams, pass, align).and_then(|(g, w)| measured(g, w, align, pass))
 }
 
@@ -205,14 +216,21 @@ impl Window {
         let mut parts = Vec::new();
         if self.inferred {
             parts.push(
-                "inferred: the span lines carry no ids, so each span's parent is the innermost span of its process containing it in time".to_string(),
+                "inferred: the span lines carry no ids, so each span's parent is the innermost span of its process \
+                    containing it in time"
+                    .to_string(),
             );
         }
         if let Some(from) = &self.start_from_spans {
-            parts.push(format!("start: run.json has no evaluate request, so the path starts where {from} started (server clock)"));
+            parts.push(format!(
+                "start: run.json has no evaluate request, so the path starts where {from} started (server clock)"
+            ));
         }
         if self.rounded {
-            parts.push("end: the start plus evaluated_s, which run.json gives rounded to 0.1 s (the end is within ±50 ms)".to_string());
+            parts.push(
+                "end: the start plus evaluated_s, which run.json gives rounded to 0.1 s (the end is within ±50 ms)"
+                    .to_string(),
+            );
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
@@ -251,7 +269,12 @@ fn start_of_assignment(streams: &[Stream], align: &dyn Clocks) -> Option<(i64, S
         let mut v: Vec<i64> = streams
             .iter()
             .filter(|st| st.process == process)
-            .flat_map(|st| st.spans.iter().filter(move |s| st.name(s) == name).map(move |s| s.ts_us.saturating_add(align.offset_for(st))))
+            .flat_map(|st| {
+                st.spans
+                    .iter()
+                    .filter(move |s| st.name(s) == name)
+                    .map(move |s| s.ts_us.saturating_add(align.offset_for(st)))
+            })
             .collect();
         v.sort_unstable();
         v
@@ -388,20 +411,28 @@ impl Graph {
     }
 
     fn steps_of_tally(&self, by: Tally, evaluated_us: i64, db: &database::Database, own: &[i64]) -> Vec<PathStep> {
-        let step_of: HashMap<(&str, &str), usize> = self.steps.iter().enumerate().map(|(i, (p, n))| ((&**p, &**n), i)).collect();
+        let step_of: HashMap<(&str, &str), usize> =
+            self.steps.iter().enumerate().map(|(i, (p, n))| ((&**p, &**n), i)).collect();
         let mut steps: Vec<PathStep> = by
             .into_iter()
             .map(|((process, name), (on, n))| {
                 let own_us = match process.as_deref() {
                     Some(POSTGRES) => db.statements.get(&*name).map(|&o| o.max(on)),
                     Some(p) => step_of.get(&(p, &*name)).map(|&i| {
-                        let carved = if p == evalbench_bundle::layout::SERVER { db.carved.get(&*name).copied().unwrap_or(0) } else { 0 };
+                        let carved = if p == evalbench_bundle::layout::SERVER {
+                            db.carved.get(&*name).copied().unwrap_or(0)
+                        } else {
+                            0
+                        };
                         (own[i] - carved).max(on)
                     }),
                     None => None,
                 };
                 PathStep {
-                    share: evalbench_bundle::num::round_to(if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 }, 6),
+                    share: evalbench_bundle::num::round_to(
+                        if evaluated_us > 0 { on as f64 / evaluated_us as f64 } else { 0.0 },
+                        6,
+                    ),
                     off_path_us: own_us.map(|o| o - on),
                     own_us,
                     process: process.map(|p| p.to_string()),
@@ -423,7 +454,9 @@ impl Graph {
             .filter(|&i| {
                 let (p, n) = &self.steps[i as usize];
                 // NAME, PROCESS:NAME, or "PROCESS NAME" as the path's tables print a step.
-                **n == *pattern || pattern.strip_prefix(&**p).and_then(|r| r.strip_prefix(':').or_else(|| r.strip_prefix(' '))) == Some(&**n)
+                **n == *pattern
+                    || pattern.strip_prefix(&**p).and_then(|r| r.strip_prefix(':').or_else(|| r.strip_prefix(' ')))
+                        == Some(&**n)
             })
             .collect()
     }

@@ -85,7 +85,8 @@ impl Nested {
                 let message = |r: SpanId| sent_by.get(&r).is_some_and(|m| spans[m.sent.sender].end <= spans[r].start);
                 let mut before = vec![NONE; n];
                 for r in (0..n).map(SpanId::at).filter(|&r| spans[r].up().is_none()) {
-                    before[r.index()] = if message(r) { MESSAGE } else { last_before(spans, &anywhere, r).map_or(NONE, SpanId::raw) };
+                    before[r.index()] =
+                        if message(r) { MESSAGE } else { last_before(spans, &anywhere, r).map_or(NONE, SpanId::raw) };
                 }
                 (sent_by, before)
             });
@@ -153,7 +154,11 @@ impl Nested {
         let kf = &spans[k];
         if let Some(up) = kf.up() {
             // Only a kid that waits inside another's span has a wait of its own.
-            let kind = if kf.remote() { self.inner_wait.get(&k).map_or(Kind::Own(up), |&w| Kind::Wait(w)) } else { Kind::Own(up) };
+            let kind = if kf.remote() {
+                self.inner_wait.get(&k).map_or(Kind::Own(up), |&w| Kind::Wait(w))
+            } else {
+                Kind::Own(up)
+            };
             out(match SpanId::of_raw(self.before[k.index()]) {
                 None => e(Node::start(up), kind),
                 Some(c) => e(Node::end(c), kind),
@@ -239,13 +244,16 @@ fn last_before(spans: &[Flat], among: &[SpanId], r: SpanId) -> Option<SpanId> {
 /// the few receivers (one a job), so no such order is kept.
 fn queued_behind(spans: &[Flat], first_of_stream: &[u32], sent_by: HashMap<SpanId, Sent>) -> HashMap<SpanId, Message> {
     let queued: Vec<StreamId> = {
-        let mut v: Vec<StreamId> = sent_by.iter().filter(|(_, m)| m.queue_us > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
+        let mut v: Vec<StreamId> =
+            sent_by.iter().filter(|(_, m)| m.queue_us > 0).map(|(&r, _)| stream_of(first_of_stream, r)).collect();
         v.sort_unstable();
         v.dedup();
         v
     };
-    let by_end: HashMap<StreamId, Vec<SpanId>> =
-        queued.into_iter().map(|st| (st, by_end(spans, first_of_stream[st.index()]..first_of_stream[st.index() + 1]))).collect();
+    let by_end: HashMap<StreamId, Vec<SpanId>> = queued
+        .into_iter()
+        .map(|st| (st, by_end(spans, first_of_stream[st.index()]..first_of_stream[st.index() + 1])))
+        .collect();
     sent_by
         .into_iter()
         .map(|(r, sent)| {
@@ -267,7 +275,11 @@ fn reached(spans: &[Flat], kids: &[SpanId], kid_at: &[u32], k: SpanId, at: i64) 
     for _ in 0..256 {
         let ks = kids_of(kids, kid_at, cur);
         let ended = ks.iter().copied().filter(|&c| spans[c].end <= at).max_by_key(|&c| (spans[c].end, c));
-        let running = ks.iter().copied().filter(|&c| spans[c].start <= at && spans[c].end > at).max_by_key(|&c| (spans[c].start, c));
+        let running = ks
+            .iter()
+            .copied()
+            .filter(|&c| spans[c].start <= at && spans[c].end > at)
+            .max_by_key(|&c| (spans[c].start, c));
         match (ended, running) {
             (Some(e), Some(r)) if spans[r].start >= spans[e].end => cur = r,
             (None, Some(r)) => cur = r,
@@ -297,7 +309,10 @@ fn end_edge(spans: &[Flat], kids: &[SpanId], kid_at: &[u32], origin: Node, t1: i
             None => Edge::new(Node::start(x), Kind::Own(x)),
         };
     }
-    let last = (0..spans.len()).map(SpanId::at).filter(|&i| eligible(&spans[i]) && spans[i].end <= t1).max_by_key(|&i| (spans[i].end, i));
+    let last = (0..spans.len())
+        .map(SpanId::at)
+        .filter(|&i| eligible(&spans[i]) && spans[i].end <= t1)
+        .max_by_key(|&i| (spans[i].end, i));
     match last {
         Some(y) => Edge::new(Node::end(y), Kind::Wait(2)),
         None => Edge::new(origin, Kind::Wait(1)),

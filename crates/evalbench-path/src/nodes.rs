@@ -216,7 +216,12 @@ impl Flat {
 
     /// A span on the server's clock.
     pub(super) fn new(start: i64, end: i64, step: u32, up: Option<SpanId>, server: bool) -> Flat {
-        Flat { start, end, step_bits: step & !(REMOTE_BIT | SERVER_BIT) | if server { SERVER_BIT } else { 0 }, up: up.map_or(NONE, |u| u.0) }
+        Flat {
+            start,
+            end,
+            step_bits: step & !(REMOTE_BIT | SERVER_BIT) | if server { SERVER_BIT } else { 0 },
+            up: up.map_or(NONE, |u| u.0),
+        }
     }
 
     /// The span it nests in (same process) or waits inside (another).

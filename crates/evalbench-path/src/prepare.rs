@@ -52,7 +52,8 @@ struct Flattening {
 
 /// Every span name whose spans a hand-off pairs, once.
 fn hand_off_names() -> Vec<&'static str> {
-    let mut names: Vec<&str> = MESSAGES.iter().flat_map(|m| [m.0, m.1]).chain(WAITS_ON.iter().flat_map(|w| [w.0, w.1])).collect();
+    let mut names: Vec<&str> =
+        MESSAGES.iter().flat_map(|m| [m.0, m.1]).chain(WAITS_ON.iter().flat_map(|w| [w.0, w.1])).collect();
     names.sort_unstable();
     names.dedup();
     names
@@ -186,7 +187,13 @@ impl Flattening {
                 p as usize != i && parent_starts_first
             });
             let step = name_step.get(s.name as usize).copied().unwrap_or(0);
-            self.spans.push(Flat::new(start, start.saturating_add(s.dur_us.max(0)), step, up.map(|p| SpanId::at(base + p as usize)), server));
+            self.spans.push(Flat::new(
+                start,
+                start.saturating_add(s.dur_us.max(0)),
+                step,
+                up.map(|p| SpanId::at(base + p as usize)),
+                server,
+            ));
         }
     }
 

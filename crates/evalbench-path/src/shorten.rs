@@ -105,7 +105,14 @@ impl Graph {
 
     /// The pieces of a shortened server stretch, laid from `from` on in
     /// the predicted time, each with its label (None: the span's own).
-    pub(super) fn shortened_pieces(&self, e: &Edge, to: Node, from: i64, sh: &Shorten, out: &mut Vec<(i64, i64, Option<Arc<super::Label>>)>) {
+    pub(super) fn shortened_pieces(
+        &self,
+        e: &Edge,
+        to: Node,
+        from: i64,
+        sh: &Shorten,
+        out: &mut Vec<(i64, i64, Option<Arc<super::Label>>)>,
+    ) {
         out.clear();
         let Kind::Own(s) = e.kind() else { return };
         if !self.splits(e) {

@@ -18,7 +18,10 @@ fn what_is_shortened_is_the_steps_time_as_the_table_counts_it() {
     let (g, p) = with_statements();
     assert_eq!(p.total_us, 95);
     // job_event's 20 µs: 10 its own, 8 and 2 the statements'.
-    assert_eq!((on_path(&p, "server job_event"), on_path(&p, "postgres SELECT a"), on_path(&p, "postgres UPDATE b")), (10, 8, 2));
+    assert_eq!(
+        (on_path(&p, "server job_event"), on_path(&p, "postgres SELECT a"), on_path(&p, "postgres UPDATE b")),
+        (10, 8, 2)
+    );
     let a = p.steps.iter().find(|s| s.label() == "postgres SELECT a").unwrap();
     assert_eq!(a.own_us, Some(12), "4 µs of it were inside tick, off the path");
     let al = crate::SameClock;
@@ -33,7 +36,11 @@ fn what_is_shortened_is_the_steps_time_as_the_table_counts_it() {
     assert_eq!(((w.measured_s - w.predicted_s) * 1e6).round(), 4.0);
     let s = w.predicted.iter().find(|s| s.label() == "postgres SELECT a").unwrap();
     assert_eq!(s.on_path_us, 4, "{:?}", w.predicted);
-    assert_eq!(w.predicted.iter().map(|s| s.on_path_us).sum::<i64>(), 91, "the predicted steps tile the predicted time");
+    assert_eq!(
+        w.predicted.iter().map(|s| s.on_path_us).sum::<i64>(),
+        91,
+        "the predicted steps tile the predicted time"
+    );
     // A wait, named as printed.
     let w = predict("wait: network (assign_job → job)", 100.0);
     assert_eq!(((w.measured_s - w.predicted_s) * 1e6).round(), 5.0);
@@ -47,7 +54,10 @@ fn what_is_shortened_is_the_steps_time_as_the_table_counts_it() {
     assert!(b.iter().all(|x| !x.step.starts_with("wait")), "waits are no work to make faster");
     // A statement typed wrong gets the nearest names.
     let e = super::whatif::whatif(&g, &p, &[("postgres SELECT aa".into(), 50.0)], &al).unwrap_err();
-    assert!(matches!(&e, super::PathError::NoSuchStep { near, .. } if near.contains(&"postgres SELECT a".to_string())), "{e:?}");
+    assert!(
+        matches!(&e, super::PathError::NoSuchStep { near, .. } if near.contains(&"postgres SELECT a".to_string())),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("did you mean \"postgres SELECT a\""), "{e}");
 }
 

@@ -29,7 +29,14 @@ pub(super) fn pipeline(job_work: i64) -> Vec<Stream> {
             "server",
             &[
                 (1, None, "assign_job", 0, 10, r#"{"job":"j"}"#),
-                (2, None, "job_event", 75 + job_work, 95 + job_work, r#"{"job":"j","kind":"eval_result","queue_wait_us":0}"#),
+                (
+                    2,
+                    None,
+                    "job_event",
+                    75 + job_work,
+                    95 + job_work,
+                    r#"{"job":"j","kind":"eval_result","queue_wait_us":0}"#,
+                ),
                 (3, None, "tick", 20, 30, "{}"),
             ],
         ),
@@ -55,7 +62,8 @@ fn a_hand_off_across_processes_is_followed() {
     let p = g.path(0, &|_| 1.0, &crate::SameClock).unwrap();
     assert_eq!(p.total_us, 95);
     assert_eq!(p.to_us, 95);
-    let names: Vec<(String, i64, i64)> = p.segments.iter().map(|s| (s.name().to_string(), s.from_us, s.to_us)).collect();
+    let names: Vec<(String, i64, i64)> =
+        p.segments.iter().map(|s| (s.name().to_string(), s.from_us, s.to_us)).collect();
     assert_eq!(
         names,
         vec![
@@ -101,7 +109,10 @@ fn a_queue_at_the_receiver_binds_to_the_span_before_it() {
                 (3, None, "job_event", 61, 70, r#"{"job":"j","kind":"eval_result","queue_wait_us":31}"#),
             ],
         ),
-        stream("worker", &[(1, None, "job", 6, 31, r#"{"job":"j"}"#), (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#)]),
+        stream(
+            "worker",
+            &[(1, None, "job", 6, 31, r#"{"job":"j"}"#), (2, Some(1), "report_eval_result", 29, 30, r#"{"job":"j"}"#)],
+        ),
     ];
     let g = graph::build(&streams, &crate::SameClock, 0, 70);
     let p = g.path(0, &|_| 1.0, &crate::SameClock).unwrap();
@@ -207,12 +218,17 @@ fn random_pipelines_tile_the_window() {
 /// negative durations; many spans at one instant; link names that pair
 /// with nothing sensible; seeded.
 pub(super) fn hostile_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
-    let names = ["assign_job", "job", "report_eval_result", "job_event", "record", "flush", "evaluate_flake", "open", "x"];
+    let names =
+        ["assign_job", "job", "report_eval_result", "job_event", "record", "flush", "evaluate_flake", "open", "x"];
     let mut r = Lcg(seed ^ 0x5eed);
     let mut streams = Vec::new();
     for p in 0..1 + r.next(3) {
         let n = 1 + r.next(12) as u64;
-        let mut st = Stream { process: ["server", "worker", "eval"][p as usize].into(), host: Some(format!("h{p}")), ..Default::default() };
+        let mut st = Stream {
+            process: ["server", "worker", "eval"][p as usize].into(),
+            host: Some(format!("h{p}")),
+            ..Default::default()
+        };
         st.names = names.iter().map(|s| s.to_string()).collect();
         for id in 1..=n {
             let parent = match r.next(4) {
@@ -223,8 +239,13 @@ pub(super) fn hostile_pipeline(seed: u64) -> (Vec<Stream>, i64, i64) {
             };
             let a = r.next(3) * 50;
             let d = r.next(4) * 40 - 20;
-            let fields = format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), r.next(300) - 100);
-            st.push(Span::new(r.next(names.len() as i64) as u32, 0, a, d).with_ids(Some(id), parent, Some(1)), &fields, "");
+            let fields =
+                format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), r.next(300) - 100);
+            st.push(
+                Span::new(r.next(names.len() as i64) as u32, 0, a, d).with_ids(Some(id), parent, Some(1)),
+                &fields,
+                "",
+            );
         }
         streams.push(st);
     }
@@ -345,14 +366,23 @@ fn extreme_timestamps_never_overflow() {
         let mut r = Lcg(seed ^ 0xe4);
         let mut streams = Vec::new();
         for p in 0..2 {
-            let mut st = Stream { process: ["server", "worker"][p].into(), host: Some(format!("h{p}")), ..Default::default() };
+            let mut st =
+                Stream { process: ["server", "worker"][p].into(), host: Some(format!("h{p}")), ..Default::default() };
             st.names = names.iter().map(|s| s.to_string()).collect();
             for id in 1..=6u64 {
                 let ts = extremes[r.next(extremes.len() as i64) as usize];
                 let dur = extremes[r.next(extremes.len() as i64) as usize];
                 let parent = (r.next(2) == 0).then(|| 1 + r.next(6) as u64);
-                let fields = format!(r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#, r.next(2), extremes[r.next(7) as usize]);
-                st.push(Span::new(r.next(names.len() as i64) as u32, 0, ts, dur).with_ids(Some(id), parent, Some(1)), &fields, "");
+                let fields = format!(
+                    r#"{{"job":"j{}","kind":"eval_result","queue_wait_us":{}}}"#,
+                    r.next(2),
+                    extremes[r.next(7) as usize]
+                );
+                st.push(
+                    Span::new(r.next(names.len() as i64) as u32, 0, ts, dur).with_ids(Some(id), parent, Some(1)),
+                    &fields,
+                    "",
+                );
             }
             streams.push(st);
         }
@@ -374,15 +404,21 @@ fn extreme_timestamps_never_overflow() {
 fn the_measured_walk_without_a_schedule_is_the_scheduled_walk() {
     let walk = |g: &graph::Graph, t0: i64, measured: bool| {
         let mut segs = Vec::new();
-        let end =
-            if measured { g.walk_measured_each(t0, &mut |s| segs.push(s)) } else { g.walk_each(t0, &super::Shorten::none(g), &mut |s| segs.push(s)) };
+        let end = if measured {
+            g.walk_measured_each(t0, &mut |s| segs.push(s))
+        } else {
+            g.walk_each(t0, &super::Shorten::none(g), &mut |s| segs.push(s))
+        };
         end.map(|e| (e, segs))
     };
     let mut fast = 0;
     for seed in 0..300u64 {
         for (hostile, (streams, t0, t1)) in [(false, random_pipeline(seed)), (true, hostile_pipeline(seed))] {
             let g = graph::build(&streams, &crate::SameClock, t0, t1);
-            assert!(hostile || g.measured_is_time(), "seed {seed}: a well-nested pipeline reads its times from the spans");
+            assert!(
+                hostile || g.measured_is_time(),
+                "seed {seed}: a well-nested pipeline reads its times from the spans"
+            );
             fast += usize::from(hostile && g.measured_is_time());
             assert_eq!(walk(&g, t0, true), walk(&g, t0, false), "seed {seed}, hostile {hostile}");
         }
@@ -407,8 +443,10 @@ fn a_stretch_an_edge_and_a_span_are_packed() {
 #[test]
 fn a_colon_or_an_equals_sign_in_a_name_is_no_obstacle() {
     let mut g = graph::build(&[], &crate::SameClock, 0, 0);
-    g.steps =
-        [("a:b", "c"), ("a", "b:c"), ("a", "c"), ("x", "a:b:c")].iter().map(|&(p, n)| (std::sync::Arc::from(p), std::sync::Arc::from(n))).collect();
+    g.steps = [("a:b", "c"), ("a", "b:c"), ("a", "c"), ("x", "a:b:c")]
+        .iter()
+        .map(|&(p, n)| (std::sync::Arc::from(p), std::sync::Arc::from(n)))
+        .collect();
     assert_eq!(g.select("a:b:c"), vec![0, 1, 3]);
     assert_eq!(g.select("c"), vec![0, 2]);
     assert_eq!(g.select("a:c"), vec![2]);
@@ -418,7 +456,9 @@ fn a_colon_or_an_equals_sign_in_a_name_is_no_obstacle() {
     assert_eq!(super::whatif::parse_faster("k=v=50"), Ok(("k=v".to_string(), 50.0)));
     assert_eq!(super::whatif::parse_faster("job=12.5%"), Ok(("job".to_string(), 12.5)));
     assert!(
-        super::whatif::parse_faster("job").is_err() && super::whatif::parse_faster("=5").is_err() && super::whatif::parse_faster("job=101").is_err()
+        super::whatif::parse_faster("job").is_err()
+            && super::whatif::parse_faster("=5").is_err()
+            && super::whatif::parse_faster("job=101").is_err()
     );
 }
 
@@ -441,7 +481,11 @@ fn a_stream_given_up_in_chunks_flattens_as_one_held_whole() {
                 1 => Some(id),
                 _ => Some(1 + r.next(n as i64 + 10) as u64),
             };
-            st.push(Span::new(r.next(3) as u32, 0, r.next(1_000_000), r.next(5_000)).with_ids(Some(id), parent, Some(1)), "{}", "");
+            st.push(
+                Span::new(r.next(3) as u32, 0, r.next(1_000_000), r.next(5_000)).with_ids(Some(id), parent, Some(1)),
+                "{}",
+                "",
+            );
         }
         streams.push(st);
     }

@@ -62,7 +62,12 @@ impl Graph {
     /// The path to the end under `factor`, from `t0` on.
     /// (Tests' shorthand; callers shorten with [`Graph::path_by`].)
     #[cfg(test)]
-    pub(crate) fn path(&self, t0: i64, factor: &dyn Fn(u32) -> f64, align: &dyn Clocks) -> Result<CriticalPath, PathError> {
+    pub(crate) fn path(
+        &self,
+        t0: i64,
+        factor: &dyn Fn(u32) -> f64,
+        align: &dyn Clocks,
+    ) -> Result<CriticalPath, PathError> {
         self.path_by(t0, &Shorten::steps(self, factor), align)
     }
 
@@ -104,7 +109,14 @@ impl Graph {
     /// With `split`, a server stretch is given in the pieces the
     /// statements in flight make of it (a measured path is split after
     /// the walk instead, by `database::Refiner`, which counts them too).
-    fn walk_times(&self, t0: i64, sh: &Shorten, t: &dyn Fn(Node) -> i64, split: bool, each: &mut dyn FnMut(Segment)) -> i64 {
+    fn walk_times(
+        &self,
+        t0: i64,
+        sh: &Shorten,
+        t: &dyn Fn(Node) -> i64,
+        split: bool,
+        each: &mut dyn FnMut(Segment),
+    ) -> i64 {
         let mut v = self.end;
         let mut preds = Vec::new();
         let mut pieces = Vec::new();
@@ -113,13 +125,14 @@ impl Graph {
                 break;
             }
             self.weighed_preds(v, &mut preds);
-            let Some((e, _)) = preds.iter().map(|(e, w)| (e, t(e.from).saturating_add(self.weigh(e, v, *w, sh).unwrap_or(*w)))).fold(
-                None::<(&graph::Edge, i64)>,
-                |best, (e, at)| match best {
+            let Some((e, _)) = preds
+                .iter()
+                .map(|(e, w)| (e, t(e.from).saturating_add(self.weigh(e, v, *w, sh).unwrap_or(*w))))
+                .fold(None::<(&graph::Edge, i64)>, |best, (e, at)| match best {
                     Some(b) if b.1 >= at => Some(b),
                     _ => Some((e, at)),
-                },
-            ) else {
+                })
+            else {
                 break;
             };
             let (from, to) = (t(e.from).max(t0), t(v).max(t0));

@@ -7,10 +7,10 @@ use serde::Serialize;
 use super::{CriticalPath, Graph, PathError, PathStep, Shorten, POSTGRES};
 use crate::Clocks;
 
-pub const ASSUMPTION: &str = "a prediction, not a measurement: each named step's time, as the path table counts it (a span's own time \
-less the PostgreSQL round trips inside it, which are the statements'), is shortened by the given share in every instance; \
-everything else stays as measured, and a root span whose cause the trace does not show still waits for the span that \
-ended last before it";
+pub const ASSUMPTION: &str = "a prediction, not a measurement: each named step's time, as the path table counts it (a \
+    span's own time less the PostgreSQL round trips inside it, which are the statements'), is shortened by the given \
+    share in every instance; everything else stays as measured, and a root span whose cause the trace does not show \
+    still waits for the span that ended last before it";
 
 /// One `--faster NAME=PCT`.
 #[derive(Debug, Clone, Serialize)]
@@ -82,7 +82,11 @@ impl Selected {
 /// `pattern` as NAME, PROCESS:NAME or "PROCESS NAME" (`process` "wait" for a wait).
 fn names(pattern: &str, process: &str, name: &str) -> bool {
     name == pattern
-        || pattern.strip_prefix(process).and_then(|r| r.strip_prefix(':').or_else(|| r.strip_prefix(' '))).map(str::trim_start) == Some(name)
+        || pattern
+            .strip_prefix(process)
+            .and_then(|r| r.strip_prefix(':').or_else(|| r.strip_prefix(' ')))
+            .map(str::trim_start)
+            == Some(name)
 }
 
 fn select(g: &Graph, pattern: &str) -> Selected {
@@ -110,7 +114,10 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
         if sel.is_empty() {
             let labels = every_label(g);
             let near = evalbench_bundle::suggest::nearest(name, &labels.iter().map(String::as_str).collect::<Vec<_>>());
-            return Err(PathError::NoSuchStep { name: name.clone(), near: near.into_iter().map(|n| n.to_string()).collect() });
+            return Err(PathError::NoSuchStep {
+                name: name.clone(),
+                near: near.into_iter().map(|n| n.to_string()).collect(),
+            });
         }
         let matched = sel.apply(g, 1.0 - pct / 100.0, &mut sh);
         out.push(Faster { name: name.clone(), pct: *pct, matched });
@@ -119,7 +126,12 @@ pub fn shorten(g: &Graph, faster: &[(String, f64)]) -> Result<(Shorten, Vec<Fast
 }
 
 /// The pass predicted with `faster` applied.
-pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], align: &dyn Clocks) -> Result<WhatIf, PathError> {
+pub fn whatif(
+    g: &Graph,
+    measured: &CriticalPath,
+    faster: &[(String, f64)],
+    align: &dyn Clocks,
+) -> Result<WhatIf, PathError> {
     let (sh, out) = shorten(g, faster)?;
     let p = g.path_by(measured.from_us, &sh, align)?;
     let measured_s = evalbench_bundle::num::s(measured.to_us.saturating_sub(measured.from_us) as f64 / 1e6);
@@ -131,7 +143,10 @@ pub fn whatif(g: &Graph, measured: &CriticalPath, faster: &[(String, f64)], alig
         faster: out,
         measured_s,
         predicted_s,
-        change_pct: evalbench_bundle::num::round_to(if measured_s > 0.0 { (predicted_s / measured_s - 1.0) * 100.0 } else { 0.0 }, 3),
+        change_pct: evalbench_bundle::num::round_to(
+            if measured_s > 0.0 { (predicted_s / measured_s - 1.0) * 100.0 } else { 0.0 },
+            3,
+        ),
         predicted: p.steps,
         critical_next,
         assumption: ASSUMPTION,
@@ -170,7 +185,12 @@ pub fn buys(g: &Graph, measured: &CriticalPath, top: usize) -> Vec<Buys> {
                 let end = g.end_by(&sh, &mut scratch)?;
                 Some(evaluated.saturating_sub(end.saturating_sub(measured.from_us)))
             };
-            Some(Buys { step: s.label(), on_path_us: s.on_path_us, saved_10_us: saved(10.0)?, saved_50_us: saved(50.0)? })
+            Some(Buys {
+                step: s.label(),
+                on_path_us: s.on_path_us,
+                saved_10_us: saved(10.0)?,
+                saved_50_us: saved(50.0)?,
+            })
         })
         .collect()
 }

@@ -37,7 +37,9 @@ pub fn headline(c: &Comparison, gate: Gate<'_>) -> Headline {
         let clean = evalbench_bundle::layout::clean_of_counted(&i.pass);
         match passes.iter_mut().find(|p| p.pass == clean) {
             Some(p) => p.lines.push(line),
-            None => passes.push(PassAnswer { pass: i.pass.clone(), runs_a: i.runs_a, runs_b: i.runs_b, lines: vec![line] }),
+            None => {
+                passes.push(PassAnswer { pass: i.pass.clone(), runs_a: i.runs_a, runs_b: i.runs_b, lines: vec![line] })
+            }
         }
     }
     Headline { passes, gate: gate.map(|(pct, fired)| gate_line(pct, fired)) }
@@ -89,8 +91,13 @@ fn pass_answer(p: &PassComparison) -> PassAnswer {
         .filter(|r| r.verdict.kind.is_change())
         .map(|r| format!("{} {} ({:+.1}%)", r.what, r.verdict.kind.as_str(), r.verdict.change_pct))
         .collect();
-    lines.push(if moved.is_empty() { "path steps: none called faster or slower".into() } else { format!("path steps: {}", moved.join(", ")) });
-    let called = |rows: &[evalbench_analyze::comparison::Row]| rows.iter().filter(|r| r.verdict.kind.is_change()).count();
+    lines.push(if moved.is_empty() {
+        "path steps: none called faster or slower".into()
+    } else {
+        format!("path steps: {}", moved.join(", "))
+    });
+    let called =
+        |rows: &[evalbench_analyze::comparison::Row]| rows.iter().filter(|r| r.verdict.kind.is_change()).count();
     let (spans, statements) = (called(&p.spans), called(&p.statements));
     if spans + statements > 0 {
         lines.push(format!(
@@ -113,22 +120,34 @@ fn counters_line(p: &PassComparison) -> Option<String> {
     if more + less == 0 {
         return Some(format!("nix's exact counters: all {same} the same"));
     }
-    let parts: Vec<String> =
-        [(more, "more"), (less, "fewer"), (same, "the same")].iter().filter(|(k, _)| *k > 0).map(|(k, w)| format!("{k} {w}")).collect();
+    let parts: Vec<String> = [(more, "more"), (less, "fewer"), (same, "the same")]
+        .iter()
+        .filter(|(k, _)| *k > 0)
+        .map(|(k, w)| format!("{k} {w}"))
+        .collect();
     // The counters sort changes first, by how much they moved; the headline
     // counters (those the gate reads: function calls, thunks, ...) first.
     let headline: Vec<&str> = evalbench_analyze::counters::exact_headline().collect();
-    let top =
-        exact.iter().find(|v| v.kind.is_change() && headline.contains(&v.name.as_str())).or_else(|| exact.iter().find(|v| v.kind.is_change()))?;
+    let top = exact
+        .iter()
+        .find(|v| v.kind.is_change() && headline.contains(&v.name.as_str()))
+        .or_else(|| exact.iter().find(|v| v.kind.is_change()))?;
     let num = |x: &serde_json::Value| x.as_f64().map(grouped).unwrap_or_default();
     let change = top.change_pct.map(|c| format!("{c:+.1}%")).unwrap_or_else(|| "from 0".into());
-    Some(format!("nix's exact counters: {}; the most: {} {change} ({} → {})", parts.join(", "), top.name, num(&top.a), num(&top.b)))
+    Some(format!(
+        "nix's exact counters: {}; the most: {} {change} ({} → {})",
+        parts.join(", "),
+        top.name,
+        num(&top.a),
+        num(&top.b)
+    ))
 }
 
 fn gate_line(pct: f64, fired: &[String]) -> String {
     if fired.is_empty() {
         return format!(
-            "gate --fail-on-regression {pct}: passes (no clean pass slower by {pct}% or more, no exact headline counter grown by more than {pct}%)"
+            "gate --fail-on-regression {pct}: passes (no clean pass slower by {pct}% or more, no exact headline \
+                counter grown by more than {pct}%)"
         );
     }
     // "cold-clean nrFunctionCalls: nix did ..." → "cold-clean nrFunctionCalls".

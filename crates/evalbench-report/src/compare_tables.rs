@@ -141,7 +141,12 @@ pub fn passes(c: &Comparison) -> Table {
                         Cell::plain("–"),
                         Cell::plain(format!("only in {side}")),
                     ],
-                    sentence: format!("{} ({}, evaluated {:.3} s)", p.pass, crate::output::count(p.runs, "run"), p.evaluated_s),
+                    sentence: format!(
+                        "{} ({}, evaluated {:.3} s)",
+                        p.pass,
+                        crate::output::count(p.runs, "run"),
+                        p.evaluated_s
+                    ),
                 }
             })
             .collect(),
@@ -175,21 +180,38 @@ pub fn primary(c: &PassComparison) -> Table {
     if let Some(v) = &c.nix_on_path {
         rows.push(in_s(&format!("nix's time on the path ({})", evalbench_analyze::comparison::NIX_STEP), v));
     }
-    Table { title: "primary measures (s)".into(), columns: list_columns(), groups: vec![Group { only: None, rows, more: 0 }] }
+    Table {
+        title: "primary measures (s)".into(),
+        columns: list_columns(),
+        groups: vec![Group { only: None, rows, more: 0 }],
+    }
 }
 
 /// What the verdict word `label` means, said once under a table; the
 /// negligible floor as the comparison applied it.
 pub fn legend(label: &str, c: &Comparison) -> Option<String> {
     Some(match label {
-        "faster" | "slower" => "faster, slower: outside noise: Mann-Whitney p under 0.05 after Holm over the row's family, and the 95% interval of the ratio of medians excludes 1".into(),
+        "faster" | "slower" => "faster, slower: outside noise: Mann-Whitney p under 0.05 after Holm over the row's \
+            family, and the 95% interval of the ratio of medians excludes 1"
+            .into(),
         "noise" => "noise: inside run-to-run noise, by the same tests".into(),
-        "drift" => "drift: one side's own runs drifted while they were made (their medians in blocks in run order lie as far apart as the change)".into(),
-        "pass drift" => "pass drift: A and B come from two sessions, and the change is inside the largest drift measured in the pass (its drift note)".into(),
-        "sessions" => "sessions: A and B come from two sessions, and the change is inside what two sessions of one flake differ by (--between-sessions; for a row, a move under a hundredth of the evaluated seconds)".into(),
+        "drift" => "drift: one side's own runs drifted while they were made (their medians in blocks in run order lie \
+            as far apart as the change)"
+            .into(),
+        "pass drift" => "pass drift: A and B come from two sessions, and the change is inside the largest drift \
+            measured in the pass (its drift note)"
+            .into(),
+        "sessions" => "sessions: A and B come from two sessions, and the change is inside what two sessions of one \
+            flake differ by (--between-sessions; for a row, a move under a hundredth of the evaluated seconds)"
+            .into(),
         // Display of f64 writes 1 for 1.0 and 0.5 for 0.5.
-        "negligible" => format!("negligible: real or not, smaller than the floor ({}% of A's median, and {} µs for a span or statement)", c.min_change_pct, c.min_abs_us),
-        "withheld" => "withheld: not judged, the machine was busy beside a side's runs (the pass's machine note)".into(),
+        "negligible" => format!(
+            "negligible: real or not, smaller than the floor ({}% of A's median, and {} µs for a span or statement)",
+            c.min_change_pct, c.min_abs_us
+        ),
+        "withheld" => {
+            "withheld: not judged, the machine was busy beside a side's runs (the pass's machine note)".into()
+        }
         "too few runs" => "too few runs: a side has one run, so no noise estimate and no verdict".into(),
         "more" | "less" | "same" => "more, less, same: exact counts, compared as they are (no test is needed)".into(),
         _ => return None,
@@ -250,7 +272,13 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
         Table {
             title: "nix's counters (exact counts unless marked *; nix-stats.*.json)".into(),
             // Noisy counters are few and said as such in their rows.
-            columns: vec![("counter", Align::Left), ("A", Align::Right), ("B", Align::Right), ("change", Align::Right), ("verdict", Align::Left)],
+            columns: vec![
+                ("counter", Align::Left),
+                ("A", Align::Right),
+                ("B", Align::Right),
+                ("change", Align::Right),
+                ("verdict", Align::Left),
+            ],
             groups: vec![Group { only: None, rows, more }],
         }
     });
@@ -260,8 +288,20 @@ pub fn pass(c: &PassComparison, top: usize) -> PassTables {
     // headline says once (`words::headline_notes`), not under each list.
     for (key, title, rows, only_a, only_b) in [
         ("spans", "spans (total ms per run)", &c.spans, &c.spans_only_a, &c.spans_only_b),
-        ("statements", "statements (pg_stat_statements, total ms per run)", &c.statements, &c.statements_only_a, &c.statements_only_b),
-        ("path", "critical path (ms on the path per run: what the evaluated time waited on)", &c.path, &off_path_is_zero, &off_path_is_zero),
+        (
+            "statements",
+            "statements (pg_stat_statements, total ms per run)",
+            &c.statements,
+            &c.statements_only_a,
+            &c.statements_only_b,
+        ),
+        (
+            "path",
+            "critical path (ms on the path per run: what the evaluated time waited on)",
+            &c.path,
+            &off_path_is_zero,
+            &off_path_is_zero,
+        ),
     ] {
         let t = list(title, rows, only_a, only_b, top);
         if !t.is_empty() {
@@ -290,14 +330,22 @@ fn only_row(r: &OnlyRow, side: &'static str) -> TableRow {
     let total = format!("{:.3}", r.total_ms);
     let (a, b) = if side == "A" { (total, "–".to_string()) } else { ("–".to_string(), total) };
     TableRow {
-        cells: vec![Cell::code(&r.what), Cell::plain(a), Cell::plain(b), Cell::plain("–"), Cell::plain(format!("only in {side}")), Cell::plain("–")],
+        cells: vec![
+            Cell::code(&r.what),
+            Cell::plain(a),
+            Cell::plain(b),
+            Cell::plain("–"),
+            Cell::plain(format!("only in {side}")),
+            Cell::plain("–"),
+        ],
         sentence: format!("{:.3} ms per run", r.total_ms),
     }
 }
 
 fn list(title: &str, rows: &[Row], only_a: &[OnlyRow], only_b: &[OnlyRow], top: usize) -> Table {
     let (shown, more) = cut(rows, top);
-    let mut groups = vec![Group { only: None, rows: shown.iter().map(|r| verdict_row(&r.what, &r.verdict)).collect(), more }];
+    let mut groups =
+        vec![Group { only: None, rows: shown.iter().map(|r| verdict_row(&r.what, &r.verdict)).collect(), more }];
     for (side, only) in [("A", only_a), ("B", only_b)] {
         let (shown, more) = cut(only, top);
         groups.push(Group { only: Some(side), rows: shown.iter().map(|r| only_row(r, side)).collect(), more });

@@ -18,14 +18,17 @@ use crate::output::compare::capitalized;
 use crate::output::plans::{count, list, moved, statement_change, tally};
 use crate::ReportError;
 
-const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:8px 24px 48px;color:#222}\
-h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}\
-th{background:#f0f0f4;text-align:left}td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}\
-td.slower,td.more{color:#a21}td.faster,td.less{color:#164}code{white-space:pre-wrap;word-break:break-word;font-size:12px}\
-.plans{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:6px 0 18px}.tree{border:1px solid #ddd;padding:6px;overflow-x:auto}\
-.tree h4{margin:0 0 4px;font-size:12px;color:#445}.node{font:12px/1.6 ui-monospace,monospace;white-space:nowrap}\
-.node.differs{background:#fde8c8;outline:1px solid #e8a040}.node .rl{color:#778;margin-left:8px}.node .role{color:#558}\
-.change{margin-top:18px;border-top:1px solid #eee;padding-top:6px}";
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:8px 24px \
+    48px;color:#222}h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid \
+    #ddd;padding:3px \
+    6px;vertical-align:top}th{background:#f0f0f4;text-align:left}td.n{text-align:right;white-space:nowrap;\
+    font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}td.slower,td.more{color:#a21}td.faster,\
+    td.less{color:#164}code{white-space:pre-wrap;word-break:break-word;font-size:12px}.plans{display:grid;\
+    grid-template-columns:1fr 1fr;gap:12px;margin:6px 0 18px}.tree{border:1px solid \
+    #ddd;padding:6px;overflow-x:auto}.tree h4{margin:0 0 4px;font-size:12px;color:#445}.node{font:12px/1.6 \
+    ui-monospace,monospace;white-space:nowrap}.node.differs{background:#fde8c8;outline:1px solid #e8a040}.node \
+    .rl{color:#778;margin-left:8px}.node .role{color:#558}.change{margin-top:18px;border-top:1px solid \
+    #eee;padding-top:6px}";
 
 /// What was written.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -124,8 +127,8 @@ fn tree(body: &mut String, who: &str, s: Option<&Side>) {
 fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
     let _ = write!(
         body,
-        "<h3 id=\"{}-plans\">Plans</h3><p class=\"note\">From auto_explain in each run; a statement's plan is its most frequent one. \
-         Marked nodes are not in the other side's plan. Hover a node for its details.</p><p>{}</p>",
+        "<h3 id=\"{}-plans\">Plans</h3><p class=\"note\">From auto_explain in each run; a statement's plan is its most \
+            frequent one. Marked nodes are not in the other side's plan. Hover a node for its details.</p><p>{}</p>",
         esc(&file_safe(&c.pass_a)),
         esc(&tally(rows))
     );
@@ -135,7 +138,8 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
     for r in rows.iter().filter(|r| r.change != Change::Same) {
         let _ = write!(
             body,
-            "<div class=\"change\" data-change=\"{}\"><b>{}</b> ({}): <code>{}</code><br><span class=\"note\">{}</span>",
+            "<div class=\"change\" data-change=\"{}\"><b>{}</b> ({}): <code>{}</code><br><span \
+                class=\"note\">{}</span>",
             r.change.key(),
             esc(r.change.as_str()),
             esc(&moved(r)),
@@ -143,7 +147,12 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
             esc(&statement_change(r, c))
         );
         if !r.gained.is_empty() || !r.lost.is_empty() {
-            let _ = write!(body, "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>", esc(&list(&r.gained)), esc(&list(&r.lost)));
+            let _ = write!(
+                body,
+                "<br><span class=\"note\">plans only in B: {}; only in A: {}</span>",
+                esc(&list(&r.gained)),
+                esc(&list(&r.lost))
+            );
         }
         body.push_str("<div class=\"plans\">");
         tree(body, "A", r.a.as_ref());
@@ -153,7 +162,14 @@ fn plans(body: &mut String, c: &PassComparison, rows: &[PlanRow]) {
 }
 
 /// Writes `out/index.html`, with at most `top` rows a list.
-pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate: crate::compare_headline::Gate<'_>) -> Result<Written, ReportError> {
+pub fn render(
+    a: &Path,
+    b: &Path,
+    cmp: &Comparison,
+    out: &Path,
+    top: usize,
+    gate: crate::compare_headline::Gate<'_>,
+) -> Result<Written, ReportError> {
     let out_passes: &[PassComparison] = &cmp.passes;
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let title = format!("evalbench compare: A → B ({} → {})", a.display(), b.display());
@@ -174,7 +190,10 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
     }
     // The answer first, as text and Markdown have it.
     let h = crate::compare_headline::headline(cmp, gate);
-    body.push_str("<h2>Answer</h2><p class=\"note\">Each clean pass's primary measures, fixed before looking; the tables below are exploratory.</p><ul class=\"answer\">");
+    body.push_str(
+        "<h2>Answer</h2><p class=\"note\">Each clean pass's primary measures, fixed before looking; the tables below \
+            are exploratory.</p><ul class=\"answer\">",
+    );
     for p in &h.passes {
         let _ = write!(body, "<li><b>{}</b> ({} A, {} B)<ul>", esc(&p.pass), p.runs_a, p.runs_b);
         for l in &p.lines {
@@ -211,7 +230,11 @@ pub fn render(a: &Path, b: &Path, cmp: &Comparison, out: &Path, top: usize, gate
             "<h2 id=\"{}\">{}{}</h2>",
             esc(&file_safe(&c.pass_a)),
             esc(&c.pass_a),
-            if instrumented { " <small>(instrumented: timings distorted by perf, strace and auto_explain)</small>" } else { "" }
+            if instrumented {
+                " <small>(instrumented: timings distorted by perf, strace and auto_explain)</small>"
+            } else {
+                ""
+            }
         );
         if let Some(set) = tables::pg_settings(c) {
             let _ = write!(body, "<p>{}</p>", esc(&set));

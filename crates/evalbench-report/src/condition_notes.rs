@@ -36,7 +36,8 @@ pub fn withheld(c: &Conditions) -> Option<String> {
         .filter_map(|(side, m)| m.as_ref().filter(|m| m.busy()).and_then(machine).map(|s| format!("{side}: {s}")))
         .collect();
     Some(format!(
-        "no time of this pass is judged: the machine was busy beside its runs ({}); a busy run's times are the machine's as much as the change's. nix's exact counters are still judged",
+        "no time of this pass is judged: the machine was busy beside its runs ({}); a busy run's times are the \
+            machine's as much as the change's. nix's exact counters are still judged",
         busy.join("; ")
     ))
 }
@@ -44,7 +45,9 @@ pub fn withheld(c: &Conditions) -> Option<String> {
 /// The pass's drift, and what it holds the verdicts to.
 pub fn drift(d: &DriftBound) -> String {
     format!(
-        "the runs drifted while they were made: the medians of {}'s runs of {}, taken in blocks in the order they ran, lie {:.1}% apart (Kruskal-Wallis p = {:.4}); between two sessions no time of this pass is called faster or slower within that",
+        "the runs drifted while they were made: the medians of {}'s runs of {}, taken in blocks in the order they ran, \
+            lie {:.1}% apart (Kruskal-Wallis p = {:.4}); between two sessions no time of this pass is called faster or \
+            slower within that",
         d.side,
         d.on,
         d.fraction * 100.0,
@@ -56,7 +59,8 @@ pub fn drift(d: &DriftBound) -> String {
 /// 0.0001): 0.510 s in the first quarter, 0.850 s in the last".
 pub fn trend(t: &Trend, subject: &str, unit: &str) -> String {
     format!(
-        "{subject} {} through its runs (Kendall's τ = {:.2}, p = {:.4}): {:.3} {unit} in the first quarter, {:.3} {unit} in the last",
+        "{subject} {} through its runs (Kendall's τ = {:.2}, p = {:.4}): {:.3} {unit} in the first quarter, {:.3} \
+            {unit} in the last",
         if t.tau > 0.0 { "rose" } else { "fell" },
         t.tau,
         t.p,
@@ -69,7 +73,8 @@ pub fn trend(t: &Trend, subject: &str, unit: &str) -> String {
 pub fn runs_apart(r: &RunsApart) -> String {
     let apart: Vec<String> = r.apart.iter().map(|(run, c)| format!("{run} {c}")).collect();
     format!(
-        ".drv files written to the nix store differ: {} of {} runs wrote {}, but {}. A flake's first evaluation writes its derivations and later ones find them, so these runs are not alike: their spread mixes both",
+        ".drv files written to the nix store differ: {} of {} runs wrote {}, but {}. A flake's first evaluation writes \
+            its derivations and later ones find them, so these runs are not alike: their spread mixes both",
         r.runs - r.apart.len(),
         r.runs,
         r.usual,
@@ -81,7 +86,8 @@ pub fn runs_apart(r: &RunsApart) -> String {
 pub fn sides_apart(s: &SidesApart) -> String {
     let list = |v: &[i64]| listed(&v.iter().map(i64::to_string).collect::<Vec<_>>(), 8);
     format!(
-        ".drv files written to the nix store differ: A's runs wrote {}, B's {}. A flake's first evaluation writes its derivations and later ones find them, so part of a difference in time is the store's, not the change's",
+        ".drv files written to the nix store differ: A's runs wrote {}, B's {}. A flake's first evaluation writes its \
+            derivations and later ones find them, so part of a difference in time is the store's, not the change's",
         list(&s.a),
         list(&s.b)
     )
@@ -104,11 +110,18 @@ pub fn fallback(c: &Conditions) -> Option<String> {
         .iter()
         .map(|(side, runs)| {
             let named = if runs.len() > 3 { format!("{}, ...", runs[..3].join(", ")) } else { runs.join(", ") };
-            format!("{side}: {} ({named})", if runs.len() == 1 { "1 run".to_string() } else { format!("{} runs", runs.len()) })
+            format!(
+                "{side}: {} ({named})",
+                if runs.len() == 1 { "1 run".to_string() } else { format!("{} runs", runs.len()) }
+            )
         })
         .collect();
-    (!parts.is_empty())
-        .then(|| format!("{} had no evaluated time in run.json (none, or unreadable): left out of the evaluated seconds", parts.join("; ")))
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{} had no evaluated time in run.json (none, or unreadable): left out of the evaluated seconds",
+            parts.join("; ")
+        )
+    })
 }
 
 /// What the rows of the pass refer to, each said once.
@@ -131,12 +144,14 @@ pub fn notes(c: &Conditions) -> Vec<String> {
     }
     if let Some([[a0, a1], [b0, b1]]) = c.crossed {
         out.push(format!(
-            "labs: the sides crossed between the session's two labs round by round (runs on A's lab and on B's: A {a0} and {a1}, B {b0} and {b1}): a difference between the labs falls on both sides"
+            "labs: the sides crossed between the session's two labs round by round (runs on A's lab and on B's: A {a0} \
+                and {a1}, B {b0} and {b1}): a difference between the labs falls on both sides"
         ));
     }
     for (side, n) in &c.warmup {
         out.push(format!(
-            "warm-up: {side}'s first {} above the rest's spread: a warm-up the run did not leave out (raise `run --warmup` by {})",
+            "warm-up: {side}'s first {} above the rest's spread: a warm-up the run did not leave out (raise `run \
+                --warmup` by {})",
             if *n == 1 { "run lay".to_string() } else { format!("{n} runs lay") },
             n
         ));
@@ -165,17 +180,26 @@ mod tests {
         assert_eq!(machine(&m).unwrap(), "other processes used 0.90 cores (median) during runs 3, 17-32 (17 of 32)");
         assert_eq!(machine(&SideMachine { busy_runs: vec![], ..m.clone() }), None);
         let c = Conditions { machine_b: Some(m), withheld: true, ..Conditions::default() };
-        assert!(withheld(&c)
-            .unwrap()
-            .starts_with("no time of this pass is judged: the machine was busy beside its runs (B: other processes used 0.90 cores"));
+        assert!(withheld(&c).unwrap().starts_with(
+            "no time of this pass is judged: the machine was busy beside its runs (B: other processes used 0.90 cores"
+        ));
         let t = Trend { tau: -1.0, p: 0.00002, first: 0.99, last: 0.86 };
         assert_eq!(
             trend(&t, "B's evaluated seconds", "s"),
-            "B's evaluated seconds fell through its runs (Kendall's τ = -1.00, p = 0.0000): 0.990 s in the first quarter, 0.860 s in the last"
+            "B's evaluated seconds fell through its runs (Kendall's τ = -1.00, p = 0.0000): 0.990 s in the first \
+                quarter, 0.860 s in the last"
         );
         let r = RunsApart { runs: 10, usual: 0, apart: (1..=7).map(|k| (format!("p.{k}"), k)).collect() };
-        assert!(runs_apart(&r).contains("3 of 10 runs wrote 0, but p.1 1, p.2 2, p.3 3, p.4 4, p.5 5 and 2 more."), "{}", runs_apart(&r));
+        assert!(
+            runs_apart(&r).contains("3 of 10 runs wrote 0, but p.1 1, p.2 2, p.3 3, p.4 4, p.5 5 and 2 more."),
+            "{}",
+            runs_apart(&r)
+        );
         let s = SidesApart { a: vec![1; 10], b: vec![0] };
-        assert!(sides_apart(&s).contains("A's runs wrote 1, 1, 1, 1, 1, 1, 1, 1 and 2 more, B's 0."), "{}", sides_apart(&s));
+        assert!(
+            sides_apart(&s).contains("A's runs wrote 1, 1, 1, 1, 1, 1, 1, 1 and 2 more, B's 0."),
+            "{}",
+            sides_apart(&s)
+        );
     }
 }

@@ -9,7 +9,8 @@ pub enum ReportError {
     #[error(transparent)]
     Bundle(#[from] evalbench_bundle::BundleError),
     /// No pass holds anything to summarize; the reader's warnings say why.
-    #[error("{}: nothing usable: no pass has spans or a readable run.json{}", bundle.display(), warnings.iter().map(|w| format!("\n  {w}")).collect::<String>())]
+    #[error("{}: nothing usable: no pass has spans or a readable \
+        run.json{}", bundle.display(), warnings.iter().map(|w| format!("\n  {w}")).collect::<String>())]
     NothingUsable { bundle: PathBuf, warnings: Vec<String> },
 }
 

@@ -34,12 +34,15 @@ fn buckets(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
     (0..max).map(|k| k * n / max..(k + 1) * n / max).collect()
 }
 
-const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:8px 24px 48px;color:#222}\
-h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}\
-th{background:#f0f0f4;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}\
-.multiples{display:flex;flex-wrap:wrap;gap:8px}.multiples figure{margin:0}figcaption{font-size:11px;color:#667;max-width:360px;overflow-wrap:anywhere}\
-svg circle.change{fill:#c33}svg circle{fill:#335}svg line.spread{stroke:#99a}svg line.cp{stroke:#c33;stroke-dasharray:4 3}\
-svg polyline.series{stroke:#335;stroke-width:1.2}svg polygon.counter{fill:#d80}";
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:8px 24px \
+    48px;color:#222}h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid \
+    #ddd;padding:3px \
+    6px;vertical-align:top}th{background:#f0f0f4;text-align:left}td.n{text-align:right;\
+    font-variant-numeric:tabular-nums}.note{color:#556;font-size:12px}.multiples{display:flex;flex-wrap:wrap;gap:8px}\
+    .multiples figure{margin:0}figcaption{font-size:11px;color:#667;max-width:360px;overflow-wrap:anywhere}svg \
+    circle.change{fill:#c33}svg circle{fill:#335}svg line.spread{stroke:#99a}svg \
+    line.cp{stroke:#c33;stroke-dasharray:4 3}svg polyline.series{stroke:#335;stroke-width:1.2}svg \
+    polygon.counter{fill:#d80}";
 
 /// What was written.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -57,9 +60,11 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
     body.push_str(&crate::html::shell_head(&title, CSS));
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"note\">{}, ordered by commit time. Each commit was judged when it was added, against the commits before it since the last change \
-         (at most {}), with compare's rules at {} a commit ({}% split over a horizon of {} commits); commits with too few runs for that, by change points. \
-         Hover a point for its commit, runs and verdict; past {MARKS} commits a point stands for a run of neighbours, and only changes are drawn one by one.</p>",
+        "<h1>{}</h1><p class=\"note\">{}, ordered by commit time. Each commit was judged when it was added, against \
+            the commits before it since the last change (at most {}), with compare's rules at {} a commit ({}% split \
+            over a horizon of {} commits); commits with too few runs for that, by change points. Hover a point for its \
+            commit, runs and verdict; past {MARKS} commits a point stands for a run of neighbours, and only changes \
+            are drawn one by one.</p>",
         esc(&title),
         crate::output::count(h.commits.len(), "commit"),
         evalbench_history::BASELINE_COMMITS,
@@ -80,11 +85,15 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
         if changes.is_empty() {
             body.push_str("<p>No change along this series.</p>");
         } else {
-            body.push_str("<table><tr><th>commit</th><th>what</th><th>verdict</th><th>change</th><th>p (adjusted)</th><th>baseline</th></tr>");
+            body.push_str(
+                "<table><tr><th>commit</th><th>what</th><th>verdict</th><th>change</th><th>p \
+                    (adjusted)</th><th>baseline</th></tr>",
+            );
             for c in &changes {
                 let _ = write!(
                     body,
-                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}, {} against {}</td></tr>",
+                    "<tr><td><code>{}</code></td><td>{}</td><td title=\"{}\">{}</td><td class=\"n\">{}</td><td \
+                        class=\"n\">{}</td><td>{}, {} against {}</td></tr>",
                     esc(&c.commit),
                     esc(&c.what),
                     esc(&crate::words::change(c)),
@@ -132,7 +141,8 @@ impl Frame {
 
 /// A commit's time as a person reads it (UTC), else its Unix seconds.
 fn date(unix_s: i64) -> String {
-    jiff::Timestamp::from_second(unix_s).map_or_else(|_| format!("Unix time {unix_s}"), |t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+    jiff::Timestamp::from_second(unix_s)
+        .map_or_else(|_| format!("Unix time {unix_s}"), |t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
 }
 
 /// The pass's evaluated seconds along the commits that have a point in it
@@ -147,15 +157,21 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\"><title>{}</title>",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" \
+            role=\"img\"><title>{}</title>",
         f.w,
         f.h,
         f.w,
         f.h,
         esc(&format!("{pass}: evaluated seconds per commit"))
     );
-    let _ =
-        write!(s, "<text x=\"4\" y=\"16\" font-size=\"11\">{:.3} s</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.3} s</text>", hi, f.h - 20.0, lo);
+    let _ = write!(
+        s,
+        "<text x=\"4\" y=\"16\" font-size=\"11\">{:.3} s</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.3} s</text>",
+        hi,
+        f.h - 20.0,
+        lo
+    );
     let marks = buckets(series.len(), MARKS);
     let mid = |r: &std::ops::Range<usize>| (r.start + r.end - 1) / 2;
     let bucket_median = |r: &std::ops::Range<usize>| {
@@ -188,9 +204,15 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
             let lo = run.iter().map(|p| p.evaluated_s.min).fold(f64::INFINITY, f64::min);
             let hi = run.iter().map(|p| p.evaluated_s.max).fold(f64::NEG_INFINITY, f64::max);
             let (first, last) = (&h.commits[run[0].commit], &h.commits[run[run.len() - 1].commit]);
-            let (mlo, mhi) =
-                run.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.evaluated_s.median), b.max(p.evaluated_s.median)));
-            let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(lo), f.y(hi));
+            let (mlo, mhi) = run.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p.evaluated_s.median), b.max(p.evaluated_s.median))
+            });
+            let _ = write!(
+                s,
+                "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>",
+                f.y(lo),
+                f.y(hi)
+            );
             let tip = format!(
                 "{} commits, {} ({}) to {} ({}): medians {mlo:.3}..{mhi:.3} s, their median {:.3} s",
                 run.len(),
@@ -200,8 +222,12 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
                 date(last.commit_time),
                 bucket_median(r)
             );
-            let _ =
-                write!(s, "<circle class=\"point\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>", f.y(bucket_median(r)), esc(&tip));
+            let _ = write!(
+                s,
+                "<circle class=\"point\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>",
+                f.y(bucket_median(r)),
+                esc(&tip)
+            );
         }
     }
     for (i, p) in series.iter().enumerate() {
@@ -213,7 +239,12 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
         }
         let x = f.x(i);
         let e = &p.evaluated_s;
-        let _ = write!(s, "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>", f.y(e.min), f.y(e.max));
+        let _ = write!(
+            s,
+            "<line class=\"spread\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>",
+            f.y(e.min),
+            f.y(e.max)
+        );
         let verdict = match change {
             Some(c) => crate::words::change(c),
             None => "no change against the baseline".into(),
@@ -321,14 +352,17 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
     }
     let _ = write!(
         body,
-        "<h3>Spans that moved most (median total per commit, ms)</h3><p class=\"note\">Flagged spans, then those whose median moved by at least {MOVED_MS} ms \
-         and {:.0}% of its mean along the series; each drawn from 0, so that a small move looks small.</p><div class=\"multiples\">",
+        "<h3>Spans that moved most (median total per commit, ms)</h3><p class=\"note\">Flagged spans, then those whose \
+            median moved by at least {MOVED_MS} ms and {:.0}% of its mean along the series; each drawn from 0, so that \
+            a small move looks small.</p><div class=\"multiples\">",
         MOVED_SHARE * 100.0
     );
     ranked.truncate(SMALL_MULTIPLES);
     // The drawn spans' medians, in one scan, found by their shared copies.
-    let drawn: std::collections::HashMap<usize, usize> =
-        by_copy.iter().filter_map(|(copy, (name, _))| ranked.iter().position(|r| r.0 == *name).map(|i| (*copy, i))).collect();
+    let drawn: std::collections::HashMap<usize, usize> = by_copy
+        .iter()
+        .filter_map(|(copy, (name, _))| ranked.iter().position(|r| r.0 == *name).map(|i| (*copy, i)))
+        .collect();
     let mut lines: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ranked.len()];
     for p in series {
         for (k, m) in &p.span_medians.0 {
@@ -351,8 +385,9 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
             .collect();
         let _ = write!(
             body,
-            "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"360\" height=\"110\" viewBox=\"0 0 360 110\" role=\"img\"><title>{}</title>\
-             <polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>",
+            "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"360\" height=\"110\" viewBox=\"0 0 360 110\" \
+                role=\"img\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" \
+                points=\"{}\"/>",
             esc(&format!("{pass}: {name}")),
             if flagged { "#c33" } else { "#335" },
             pts.join(" ")
@@ -368,7 +403,13 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
                 );
             }
         }
-        let _ = write!(body, "</svg><figcaption>{} ({:.3}..{:.3} ms)</figcaption></figure>", esc(name), lo / 0.95, hi / 1.05);
+        let _ = write!(
+            body,
+            "</svg><figcaption>{} ({:.3}..{:.3} ms)</figcaption></figure>",
+            esc(name),
+            lo / 0.95,
+            hi / 1.05
+        );
     }
     body.push_str("</div>");
 }
@@ -392,7 +433,9 @@ mod tests {
                 pass: "cold-clean".into(),
                 repeat: 1,
                 // A deterministic wobble of ±1%.
-                evaluated_s: Some(if i >= step { 1.3 } else { 1.0 } * (1.0 + 0.01 * ((i * 7919 % 13) as f64 / 6.0 - 1.0))),
+                evaluated_s: Some(
+                    if i >= step { 1.3 } else { 1.0 } * (1.0 + 0.01 * ((i * 7919 % 13) as f64 / 6.0 - 1.0)),
+                ),
                 spans: [("eval resolve".to_string(), 10.0 + (i % 5) as f64)].into(),
                 counters: Default::default(),
             })
@@ -416,10 +459,15 @@ mod tests {
         assert_eq!(html.matches("<circle class=\"point\"").count(), MARKS, "a mark per run of commits");
         assert_eq!(html.matches("<circle class=\"change\"").count(), 1, "the change on its own");
         assert!(html.contains("5 commits, c0 ("), "a mark names its commits");
-        let line = html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
+        let line =
+            html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
         assert_eq!(line.split_whitespace().count(), MARKS);
         let small = history(50, 30);
         let html = std::fs::read_to_string(render(&small, "t", dir.path()).unwrap().page).unwrap();
-        assert_eq!(html.matches("<circle class=\"point\"").count() + html.matches("<circle class=\"change\"").count(), 50, "a mark per commit");
+        assert_eq!(
+            html.matches("<circle class=\"point\"").count() + html.matches("<circle class=\"change\"").count(),
+            50,
+            "a mark per commit"
+        );
     }
 }

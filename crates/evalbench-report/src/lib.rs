@@ -20,6 +20,8 @@ mod summary_instructions;
 pub mod summary_path;
 pub mod summary_text;
 pub mod words;
+#[cfg(test)]
+mod words_tests;
 
 pub use error::ReportError;
 pub use perfetto::{write_trace, write_trace_spans, PendingTrace};

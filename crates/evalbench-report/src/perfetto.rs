@@ -46,7 +46,13 @@ fn threads() -> usize {
 }
 
 /// Writes `path` atomically (temporary file, then rename); returns the number of span events.
-pub fn write_trace(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment, critical: Option<&CriticalPath>) -> io::Result<u64> {
+pub fn write_trace(
+    path: &Path,
+    pass: &str,
+    streams: &[Stream],
+    alignment: &Alignment,
+    critical: Option<&CriticalPath>,
+) -> io::Result<u64> {
     write_trace_spans(path, pass, streams, alignment)?.finish(critical)
 }
 
@@ -77,7 +83,12 @@ impl PendingTrace {
 }
 
 /// The span events of trace.json, in a temporary file beside `path`.
-pub fn write_trace_spans(path: &Path, pass: &str, streams: &[Stream], alignment: &Alignment) -> io::Result<PendingTrace> {
+pub fn write_trace_spans(
+    path: &Path,
+    pass: &str,
+    streams: &[Stream],
+    alignment: &Alignment,
+) -> io::Result<PendingTrace> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     // Never written through a link: it points at someone else's directory.
     evalbench_bundle::manifest::refuse_link(dir).map_err(io::Error::other)?;
@@ -211,8 +222,12 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
         });
         let _ = write!(buf, ",\n{{\"ph\":\"X\",\"name\":");
         buf.extend_from_slice(name);
-        let _ =
-            write!(buf, ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}", s.from_us, s.to_us.saturating_sub(s.from_us));
+        let _ = write!(
+            buf,
+            ",\"cat\":\"critical_path\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":1}}",
+            s.from_us,
+            s.to_us.saturating_sub(s.from_us)
+        );
         spill(file, buf)?;
     }
     // Where a span is: (pid, tid) of its stream's lane and its track.
@@ -233,12 +248,18 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
             continue;
         }
         // Bound inside each slice: the sender's last microsecond, the receiver's first.
-        let (ts_a, ts_b) = (w[0].to_us.saturating_sub(1).max(w[0].from_us), w[1].from_us.saturating_add(1).min(w[1].to_us));
+        let (ts_a, ts_b) =
+            (w[0].to_us.saturating_sub(1).max(w[0].from_us), w[1].from_us.saturating_add(1).min(w[1].to_us));
         let _ = write!(
             buf,
-            ",\n{{\"ph\":\"s\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_a},\"pid\":{pa},\"tid\":{ta}}}"
+            ",\n{{\"ph\":\"s\",\"id\":{id},\"name\":\"critical \
+                path\",\"cat\":\"critical_path\",\"ts\":{ts_a},\"pid\":{pa},\"tid\":{ta}}}"
         );
-        let _ = write!(buf, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"name\":\"critical path\",\"cat\":\"critical_path\",\"ts\":{ts_b},\"pid\":{pb},\"tid\":{tb}}}");
+        let _ = write!(
+            buf,
+            ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"name\":\"critical \
+                path\",\"cat\":\"critical_path\",\"ts\":{ts_b},\"pid\":{pb},\"tid\":{tb}}}"
+        );
         spill(file, buf)?;
     }
     file.write_all(buf)
@@ -392,8 +413,9 @@ fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[
 /// built in a scratch array and copied out were read back before their
 /// stores landed, and there are four numbers an event).
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
-                                5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    const PAIRS: &[u8; 200] =
+        b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+          5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
     let len = out.len();
     out.resize(len + n, b'0');

@@ -104,6 +104,9 @@ fn named(path: &std::path::Path, e: io::Error) -> io::Error {
 fn changed(path: &std::path::Path, at: u64, end: u64, why: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("{}: bytes {at}..{end} are no longer a span's fields ({why}): the file changed after it was read", path.display()),
+        format!(
+            "{}: bytes {at}..{end} are no longer a span's fields ({why}): the file changed after it was read",
+            path.display()
+        ),
     )
 }

@@ -24,7 +24,12 @@ pub struct SummarizeOpts {
 /// returns the two summaries' text (JSON, then text: the answer, or with
 /// `opts.runs` every run's own section).
 /// `progress` hears one line per pass and one at the end.
-pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progress: &mut dyn FnMut(String)) -> Result<(String, String), ReportError> {
+pub fn summarize_bundle(
+    bundle: &Bundle,
+    out: &Path,
+    opts: SummarizeOpts,
+    progress: &mut dyn FnMut(String),
+) -> Result<(String, String), ReportError> {
     let t0 = Instant::now();
     let bundle_path = &bundle.source;
     let no_trace = opts.no_trace;
@@ -86,9 +91,12 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         // appended to the trace.
         let trace_path = out.join(&pass.name).join(layout::TRACE_JSON);
         let (mut pass_summary, pending) = std::thread::scope(|s| {
-            let statistics = s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(String::new()))));
+            let statistics =
+                s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(String::new()))));
             let pending = if spans > 0 && !no_trace {
-                write_trace_spans(&trace_path, &pass.name, &data.streams, &alignment).map(Some).map_err(ReportError::io(&trace_path))
+                write_trace_spans(&trace_path, &pass.name, &data.streams, &alignment)
+                    .map(Some)
+                    .map_err(ReportError::io(&trace_path))
             } else {
                 Ok(None)
             };
@@ -122,7 +130,10 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
             p.critical_path = crate::summary_path::summary(&critical);
             if !unreadable.is_empty() {
                 // Its spans are not all there: a partial path in a median would pull it down.
-                p.critical_path = Err(format!("partial: {} did not read; this run's path is left out of every median", unreadable.join(", ")));
+                p.critical_path = Err(format!(
+                    "partial: {} did not read; this run's path is left out of every median",
+                    unreadable.join(", ")
+                ));
             }
         }
         evalbench_analyze::phase("what the top steps would buy, and the path's slices");
@@ -131,20 +142,29 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
         } else if layout::is_counted(&pass.name) {
             summary.not_summarized.push(NotSummarized {
                 pass: pass.name.clone(),
-                reason: "counted pass: Valgrind runs nix 15-30 times slower; what it measures is nix's instructions (trace.json written)".into(),
+                reason: "counted pass: Valgrind runs nix 15-30 times slower; what it measures is nix's instructions \
+                    (trace.json written)"
+                    .into(),
             });
         } else if layout::is_clean(&pass.name) {
             match pass_summary {
                 Some(p) => summary.passes.push(p),
-                None => summary.not_summarized.push(NotSummarized { pass: pass.name.clone(), reason: "no spans and no run.json".into() }),
+                None => summary
+                    .not_summarized
+                    .push(NotSummarized { pass: pass.name.clone(), reason: "no spans and no run.json".into() }),
             }
         } else {
             summary.not_summarized.push(NotSummarized {
                 pass: pass.name.clone(),
-                reason: "instrumented pass: perf, strace and auto_explain distort its timings (trace.json written)".into(),
+                reason: "instrumented pass: perf, strace and auto_explain distort its timings (trace.json written)"
+                    .into(),
             });
         }
-        progress(format!("{}: {spans} spans from {processes} processes in {:.2} s", pass.name, t.elapsed().as_secs_f64()));
+        progress(format!(
+            "{}: {spans} spans from {processes} processes in {:.2} s",
+            pass.name,
+            t.elapsed().as_secs_f64()
+        ));
     }
     if usable == 0 && bundle.incomplete.is_empty() && bundle.warmups.is_empty() {
         let warnings = summary.warnings.iter().map(|w| w.to_string()).collect();
@@ -156,7 +176,12 @@ pub fn summarize_bundle(bundle: &Bundle, out: &Path, opts: SummarizeOpts, progre
     let text = summary.to_text();
     write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes())?;
     write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes())?;
-    progress(format!("wrote {} and {} in {:.2} s", out.join(layout::SUMMARY_TXT).display(), layout::SUMMARY_JSON, t0.elapsed().as_secs_f64()));
+    progress(format!(
+        "wrote {} and {} in {:.2} s",
+        out.join(layout::SUMMARY_TXT).display(),
+        layout::SUMMARY_JSON,
+        t0.elapsed().as_secs_f64()
+    ));
     Ok((json, if opts.runs { summary.to_text_runs() } else { text }))
 }
 

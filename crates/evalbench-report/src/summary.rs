@@ -56,7 +56,10 @@ pub struct PassSummary {
 }
 
 /// The path, or `{"none": why}`.
-fn path_or_reason<S: serde::Serializer>(p: &Result<crate::summary_path::PathSummary, String>, s: S) -> Result<S::Ok, S::Error> {
+fn path_or_reason<S: serde::Serializer>(
+    p: &Result<crate::summary_path::PathSummary, String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     match p {
         Ok(p) => p.serialize(s),
         Err(why) => serde_json::json!({ "none": why }).serialize(s),
@@ -106,17 +109,26 @@ impl RepeatGroup {
             if runs.len() < 2 {
                 continue;
             }
-            let spans = evalbench_analyze::over_runs::span_spreads(&runs.iter().map(|r| r.spans.as_slice()).collect::<Vec<_>>());
+            let spans = evalbench_analyze::over_runs::span_spreads(
+                &runs.iter().map(|r| r.spans.as_slice()).collect::<Vec<_>>(),
+            );
             // Only runs.json's evaluated seconds: nothing stands in for a run without them.
             let runs_s: Vec<f64> = runs.iter().filter_map(|r| r.evaluated_s).collect();
             out.push(RepeatGroup {
                 warmup_runs: evalbench_analyze::drift::warmup_runs(&runs_s),
                 store_writes: {
                     use evalbench_analyze::store_writes::{drvs_written, runs_apart};
-                    runs_apart(&runs.iter().map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref()))).collect::<Vec<_>>())
-                        .map(|r| crate::condition_notes::runs_apart(&r))
+                    runs_apart(
+                        &runs
+                            .iter()
+                            .map(|r| (r.pass.as_str(), drvs_written(r.evaluation_metric.as_ref())))
+                            .collect::<Vec<_>>(),
+                    )
+                    .map(|r| crate::condition_notes::runs_apart(&r))
                 },
-                machine: evalbench_analyze::machine::SideMachine::of(&runs.iter().map(|r| r.machine).collect::<Vec<_>>()),
+                machine: evalbench_analyze::machine::SideMachine::of(
+                    &runs.iter().map(|r| r.machine).collect::<Vec<_>>(),
+                ),
                 trend: evalbench_analyze::drift::trend(&runs_s),
                 pass: base,
                 runs: runs.len(),
@@ -187,7 +199,11 @@ pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::Pass
                 .map(|p| evalbench_analyze::over_runs::RunPath {
                     name: &p.pass,
                     evaluated_s: p.evaluated_s,
-                    path: p.critical_path.as_ref().ok().map(|c| (c.steps.as_slice(), c.processes.as_slice(), c.buys.as_slice())),
+                    path: p
+                        .critical_path
+                        .as_ref()
+                        .ok()
+                        .map(|c| (c.steps.as_slice(), c.processes.as_slice(), c.buys.as_slice())),
                 })
                 .collect();
             evalbench_analyze::over_runs::answer(&base, &runs)
@@ -198,8 +214,13 @@ pub fn answers(passes: &[PassSummary]) -> Vec<evalbench_analyze::over_runs::Pass
 impl PassSummary {
     /// The pass's summary, its critical path computed already (the
     /// spans are given up to it first: `analyze::path::critical_path`).
-    pub fn with_path(pass: &PassData, alignment: &Alignment, critical_path: Result<crate::summary_path::PathSummary, String>) -> PassSummary {
-        let traced_wall_s = pass.extent(alignment).map(|(first, last)| last.saturating_sub(first) as f64 / 1e6).unwrap_or(0.0);
+    pub fn with_path(
+        pass: &PassData,
+        alignment: &Alignment,
+        critical_path: Result<crate::summary_path::PathSummary, String>,
+    ) -> PassSummary {
+        let traced_wall_s =
+            pass.extent(alignment).map(|(first, last)| last.saturating_sub(first) as f64 / 1e6).unwrap_or(0.0);
         let evaluated_s = evalbench_analyze::evaluated(pass.run.as_ref());
         let runner = pass.run.as_ref().and_then(|r| r.runner.as_ref());
         let main = alignment.main();
@@ -227,7 +248,8 @@ impl PassSummary {
             processes: pass.streams.len(),
             dropped_spans: pass.dropped,
             malformed_lines: pass.malformed_total,
-            window_s: evalbench_analyze::window(pass.run.as_ref()).map(|(a, b)| evalbench_bundle::num::s(b.saturating_sub(a) as f64 / 1e6)),
+            window_s: evalbench_analyze::window(pass.run.as_ref())
+                .map(|(a, b)| evalbench_bundle::num::s(b.saturating_sub(a) as f64 / 1e6)),
             outside_window_spans: pass.outside_window,
             failure: runner.and_then(|r| r.failure.clone()),
             dead: runner.map(|r| r.dead.clone()).unwrap_or_default(),
@@ -243,7 +265,9 @@ impl PassSummary {
 /// at the top.
 pub fn by_own(spans: &[SpanStat]) -> Vec<&SpanStat> {
     let mut v: Vec<&SpanStat> = spans.iter().collect();
-    v.sort_by(|a, b| b.own_us.cmp(&a.own_us).then_with(|| b.total_us.cmp(&a.total_us)).then_with(|| a.name.cmp(&b.name)));
+    v.sort_by(|a, b| {
+        b.own_us.cmp(&a.own_us).then_with(|| b.total_us.cmp(&a.total_us)).then_with(|| a.name.cmp(&b.name))
+    });
     v
 }
 

@@ -38,20 +38,41 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
     for c in &s.instructions {
         let _ = writeln!(t, "{}", crate::summary_instructions::line(c));
     }
-    let distorted: Vec<&str> =
-        s.not_summarized.iter().filter(|n| layout::PassKind::of(&n.pass) == layout::PassKind::Instrumented).map(|n| n.pass.as_str()).collect();
+    let distorted: Vec<&str> = s
+        .not_summarized
+        .iter()
+        .filter(|n| layout::PassKind::of(&n.pass) == layout::PassKind::Instrumented)
+        .map(|n| n.pass.as_str())
+        .collect();
     if !distorted.is_empty() {
-        let _ = writeln!(t, "Not timed: {} (perf, strace and auto_explain distort their timings; their counters are below).", runs_named(&distorted));
+        let _ = writeln!(
+            t,
+            "Not timed: {} (perf, strace and auto_explain distort their timings; their counters are below).",
+            runs_named(&distorted)
+        );
     }
-    let counted: Vec<&str> = s.not_summarized.iter().filter(|n| layout::is_counted(&n.pass)).map(|n| n.pass.as_str()).collect();
+    let counted: Vec<&str> =
+        s.not_summarized.iter().filter(|n| layout::is_counted(&n.pass)).map(|n| n.pass.as_str()).collect();
     if !counted.is_empty() {
-        let _ = writeln!(t, "Not timed: {} (Valgrind runs nix 15-30 times slower; their instructions are above).", runs_named(&counted));
+        let _ = writeln!(
+            t,
+            "Not timed: {} (Valgrind runs nix 15-30 times slower; their instructions are above).",
+            runs_named(&counted)
+        );
     }
     if !s.warnings.is_empty() {
-        let _ = writeln!(t, "{} (the first: {})", crate::output::count(s.warnings.len(), "warning"), clip(&s.warnings[0].to_string(), 100));
+        let _ = writeln!(
+            t,
+            "{} (the first: {})",
+            crate::output::count(s.warnings.len(), "warning"),
+            clip(&s.warnings[0].to_string(), 100)
+        );
     }
-    let _ =
-        writeln!(t, "Below: each pass in detail, nix's counters, provenance, warnings. Own time = a span less its children; total includes them.");
+    let _ = writeln!(
+        t,
+        "Below: each pass in detail, nix's counters, provenance, warnings. Own time = a span less its children; total \
+            includes them."
+    );
 }
 
 /// A clean pass's first lines: how its runs ended where some did not, its
@@ -59,16 +80,31 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
 fn answer_head(t: &mut String, a: &evalbench_analyze::over_runs::PassAnswer, st: Option<&PassRuns>) {
     let e = &a.evaluated_s;
     let status = st.and_then(crate::words::pass_status).map(|s| format!("{s}: ")).unwrap_or_default();
-    let over = st.map_or_else(|| if e.n == 1 { "one run".to_string() } else { format!("over {} runs", e.n) }, |st| st.over(e.n));
+    let over = st
+        .map_or_else(|| if e.n == 1 { "one run".to_string() } else { format!("over {} runs", e.n) }, |st| st.over(e.n));
     let runs = if e.n > 1 {
-        format!(" (MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median)", e.mad, e.min, e.max, a.median_run_number)
+        format!(
+            " (MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median)",
+            e.mad, e.min, e.max, a.median_run_number
+        )
     } else {
         format!(" ({over})")
     };
     if e.n == 0 {
-        let _ = writeln!(t, "{:<11} {status}evaluated unknown: no run gave an evaluated time, {}", a.pass, temperature(layout::is_cold(&a.pass)));
+        let _ = writeln!(
+            t,
+            "{:<11} {status}evaluated unknown: no run gave an evaluated time, {}",
+            a.pass,
+            temperature(layout::is_cold(&a.pass))
+        );
     } else {
-        let _ = writeln!(t, "{:<11} {status}evaluated median {:.3} s{runs}, {}", a.pass, e.median, temperature(layout::is_cold(&a.pass)));
+        let _ = writeln!(
+            t,
+            "{:<11} {status}evaluated median {:.3} s{runs}, {}",
+            a.pass,
+            e.median,
+            temperature(layout::is_cold(&a.pass))
+        );
     }
     if let Some(st) = st {
         ended_lines(t, st);
@@ -124,14 +160,21 @@ pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) 
         .steps
         .iter()
         .take(3)
-        .map(|s| format!("{} {} ({:.1}%)", clip(&s.step, HEAD_STEP), ms_short(s.median_on_path_us), s.median_share * 100.0))
+        .map(|s| {
+            format!("{} {} ({:.1}%)", clip(&s.step, HEAD_STEP), ms_short(s.median_on_path_us), s.median_share * 100.0)
+        })
         .collect();
     let _ = writeln!(t, "{indent}critical path ({over}): {}", top.join(", "));
     match &a.lever {
         Some(l) => {
             let saved = &l.saved_50_us;
             let range = if l.counted > 1 && saved.min != saved.max {
-                format!(" (median over {} runs, {}..{})", l.counted, ms_short(saved.min as i64), ms_short(saved.max as i64))
+                format!(
+                    " (median over {} runs, {}..{})",
+                    l.counted,
+                    ms_short(saved.min as i64),
+                    ms_short(saved.max as i64)
+                )
             } else {
                 String::new()
             };
@@ -144,7 +187,8 @@ pub fn answer_lines(a: &evalbench_analyze::over_runs::PassAnswer, indent: &str) 
             );
         }
         None => {
-            let _ = writeln!(t, "{indent}what halving a step would buy: not predicted (no span or statement on the path)");
+            let _ =
+                writeln!(t, "{indent}what halving a step would buy: not predicted (no span or statement on the path)");
         }
     }
     t
@@ -182,7 +226,8 @@ mod tests {
                     step(None, "network (assign_job → job)", 60_000, 0.12),
                     step(
                         Some("postgres"),
-                        "WITH named AS (INSERT INTO derivation (drv_path) SELECT unnest(?::text[]) ON CONFLICT DO NOTHING",
+                        "WITH named AS (INSERT INTO derivation (drv_path) SELECT unnest(?::text[]) ON CONFLICT DO \
+                            NOTHING",
                         b,
                         0.1,
                     ),
@@ -192,12 +237,24 @@ mod tests {
             .collect();
         let buys: Vec<Vec<Buys>> = paths
             .iter()
-            .map(|p| vec![Buys { step: p[0].label(), on_path_us: p[0].on_path_us, saved_10_us: 9_000, saved_50_us: p[0].on_path_us / 2 }])
+            .map(|p| {
+                vec![Buys {
+                    step: p[0].label(),
+                    on_path_us: p[0].on_path_us,
+                    saved_10_us: 9_000,
+                    saved_50_us: p[0].on_path_us / 2,
+                }]
+            })
             .collect();
         let names = ["cold-clean", "cold-clean.2", "cold-clean.3"];
         let evaluated = [0.481, 0.502, 0.470];
-        let runs: Vec<RunPath> =
-            (0..3).map(|i| RunPath { name: names[i], evaluated_s: Some(evaluated[i]), path: Some((&paths[i], &[], &buys[i])) }).collect();
+        let runs: Vec<RunPath> = (0..3)
+            .map(|i| RunPath {
+                name: names[i],
+                evaluated_s: Some(evaluated[i]),
+                path: Some((&paths[i], &[], &buys[i])),
+            })
+            .collect();
         let mut text = crate::output::path::answer_text(&answer("cold-clean", &runs));
         text.push_str(&crate::output::path::answer_text(&answer("warm-clean", &runs[..1])));
         text.push_str(&crate::output::path::answer_text(&answer(
@@ -210,6 +267,9 @@ mod tests {
             std::fs::write(&golden, &text).unwrap();
         }
         let want = std::fs::read_to_string(&golden).unwrap_or_default();
-        assert_eq!(text, want, "the answer's text changed: check it, then UPDATE_GOLDEN=1 cargo test -p evalbench-report");
+        assert_eq!(
+            text, want,
+            "the answer's text changed: check it, then UPDATE_GOLDEN=1 cargo test -p evalbench-report"
+        );
     }
 }

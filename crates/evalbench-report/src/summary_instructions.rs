@@ -12,7 +12,11 @@ use crate::figures::grouped;
 /// lock 72,453,098, discover 73,179,539, evaluate 411,730,505; starting
 /// (the dynamic loader) 115,959,158 of them`.
 pub fn line(c: &CountedPass) -> String {
-    let runs = if c.runs.len() > 1 { format!("median of {} runs, spread {:.4}%", c.runs.len(), c.spread_pct) } else { "one run".to_string() };
+    let runs = if c.runs.len() > 1 {
+        format!("median of {} runs, spread {:.4}%", c.runs.len(), c.spread_pct)
+    } else {
+        "one run".to_string()
+    };
     format!(
         "{:<11} nix executed {} instructions ({runs}, Valgrind): {}; starting (the dynamic loader) {} of them",
         c.pass,
@@ -34,11 +38,23 @@ const NAME: usize = 70;
 pub fn section(t: &mut String, passes: &[CountedPass]) {
     for c in passes {
         let _ = writeln!(t);
-        let _ = writeln!(t, "nix's instructions in {} by function (cachegrind's self counts, the top {}):", c.pass, c.top.len());
+        let _ = writeln!(
+            t,
+            "nix's instructions in {} by function (cachegrind's self counts, the top {}):",
+            c.pass,
+            c.top.len()
+        );
         let _ = writeln!(t, "  {:<70} {:<16} {:>14} {:>7}", "function", "from", "instructions", "share");
         for f in &c.top {
             let name = crate::output::instructions::short(&f.function, NAME);
-            let _ = writeln!(t, "  {:<70} {:<16} {:>14} {:>6.1}%", name, f.from.as_str(), grouped(f.instructions.round()), f.share_pct);
+            let _ = writeln!(
+                t,
+                "  {:<70} {:<16} {:>14} {:>6.1}%",
+                name,
+                f.from.as_str(),
+                grouped(f.instructions.round()),
+                f.share_pct
+            );
         }
     }
 }

@@ -40,7 +40,11 @@ pub fn answer(s: &Summary) -> String {
     tail(&mut t, s, ANSWER_WARNINGS);
     if !s.repeats.is_empty() {
         let _ = writeln!(t);
-        let _ = writeln!(t, "Each run's own section: `evalbench summarize --runs {}`; every figure of every run: summary.json.", s.bundle);
+        let _ = writeln!(
+            t,
+            "Each run's own section: `evalbench summarize --runs {}`; every figure of every run: summary.json.",
+            s.bundle
+        );
     }
     fit(&t)
 }
@@ -78,8 +82,10 @@ fn provenance(t: &mut String, s: &Summary) {
 
 /// `cold-clean (32 runs), warm-clean`: a pass's repeats named once.
 pub(crate) fn runs_named(passes: &[&str]) -> String {
-    let named: Vec<String> =
-        layout::runs_per_pass(passes.iter().copied()).iter().map(|(b, n)| if *n > 1 { format!("{b} ({n} runs)") } else { b.to_string() }).collect();
+    let named: Vec<String> = layout::runs_per_pass(passes.iter().copied())
+        .iter()
+        .map(|(b, n)| if *n > 1 { format!("{b} ({n} runs)") } else { b.to_string() })
+        .collect();
     named.join(", ")
 }
 
@@ -107,11 +113,20 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
         w.max
     );
     if !g.runs_s.is_empty() {
-        let _ = writeln!(t, "  runs in order    {}  ({:.3} s {} to {:.3} s {})", sparkline(&g.runs_s), w.min, BARS[0], w.max, BARS[7]);
+        let _ = writeln!(
+            t,
+            "  runs in order    {}  ({:.3} s {} to {:.3} s {})",
+            sparkline(&g.runs_s),
+            w.min,
+            BARS[0],
+            w.max,
+            BARS[7]
+        );
     }
     match &g.trend {
         Some(tr) => {
-            let _ = writeln!(t, "  trend            {}", crate::condition_notes::trend(tr, "the evaluated seconds", "s"));
+            let _ =
+                writeln!(t, "  trend            {}", crate::condition_notes::trend(tr, "the evaluated seconds", "s"));
         }
         None if g.runs >= evalbench_analyze::drift::TREND_MIN_RUNS => {
             let _ = writeln!(t, "  trend            none found in run order (Kendall's τ, p ≥ 0.05)");
@@ -129,7 +144,8 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
         let busy = crate::condition_notes::machine(m).map(|s| format!("; {s}")).unwrap_or_default();
         let _ = writeln!(
             t,
-            "  machine          other processes used {:.2} cores (median over {} runs, max {:.2}), steal at most {:.2}{busy}",
+            "  machine          other processes used {:.2} cores (median over {} runs, max {:.2}), steal at most \
+                {:.2}{busy}",
             m.other_cores_median, m.recorded, m.other_cores_max, m.steal_cores_max
         );
     }
@@ -153,7 +169,11 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
             g.spans.len().min(GROUP_SPAN_ROWS),
             g.spans.len()
         );
-        let _ = writeln!(t, "  {:<40} {:<8} {:>12} {:>12} {:>12} {:>12}", "span", "process", "own median", "own MAD", "total median", "total max");
+        let _ = writeln!(
+            t,
+            "  {:<40} {:<8} {:>12} {:>12} {:>12} {:>12}",
+            "span", "process", "own median", "own MAD", "total median", "total max"
+        );
         for SpanSpread { process, name, own_us, total_us } in g.spans.iter().take(GROUP_SPAN_ROWS) {
             let _ = writeln!(
                 t,
@@ -178,8 +198,11 @@ fn run_section(t: &mut String, p: &PassSummary) {
             let _ = writeln!(t, "  evaluated        {e:.3} s (evaluate request until it left EvaluatingDerivation)");
         }
         None if p.wall_source == "spans" && p.status.is_none() && p.failure.is_none() => {
-            let _ =
-                writeln!(t, "  evaluated        unknown: no readable run.json (the traced wall below is no evaluated time, and stands in for none)");
+            let _ = writeln!(
+                t,
+                "  evaluated        unknown: no readable run.json (the traced wall below is no evaluated time, and \
+                    stands in for none)"
+            );
         }
         None => {
             let _ = writeln!(t, "  evaluated        unknown: the evaluation never left EvaluatingDerivation");
@@ -194,12 +217,14 @@ fn run_section(t: &mut String, p: &PassSummary) {
     for d in &p.problems {
         let _ = writeln!(t, "  missing          {d}");
     }
-    let _ = writeln!(t, "  traced wall      {:.3} s (first span start to last span end, server clock)", p.traced_wall_s);
+    let _ =
+        writeln!(t, "  traced wall      {:.3} s (first span start to last span end, server clock)", p.traced_wall_s);
     match p.window_s {
         Some(w) => {
             let _ = writeln!(
                 t,
-                "  capture window   {w:.3} s (arming the captures until the evaluation left EvaluatingDerivation); spans outside it, not counted: {}",
+                "  capture window   {w:.3} s (arming the captures until the evaluation left EvaluatingDerivation); \
+                    spans outside it, not counted: {}",
                 p.outside_window_spans
             );
         }
@@ -208,7 +233,11 @@ fn run_section(t: &mut String, p: &PassSummary) {
         }
     }
     if let Some(s) = &p.status {
-        let _ = writeln!(t, "  status           {s}{}", p.evaluation_id.as_ref().map(|i| format!(" (evaluation {i})")).unwrap_or_default());
+        let _ = writeln!(
+            t,
+            "  status           {s}{}",
+            p.evaluation_id.as_ref().map(|i| format!(" (evaluation {i})")).unwrap_or_default()
+        );
     }
     if p.hosts.is_empty() {
         let _ = writeln!(t, "  worker clock     unaligned: no worker spans");
@@ -335,7 +364,8 @@ fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
     if passes.is_empty() {
         return;
     }
-    let mut names: Vec<String> = passes.iter().flat_map(|p| p.counters.as_object().into_iter().flat_map(|m| m.keys().cloned())).collect();
+    let mut names: Vec<String> =
+        passes.iter().flat_map(|p| p.counters.as_object().into_iter().flat_map(|m| m.keys().cloned())).collect();
     in_headline_order(&mut names);
     let mut groups: Vec<(&str, Vec<&PassCounters>)> = Vec::new();
     for p in passes {
@@ -346,7 +376,11 @@ fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
         }
     }
     let _ = writeln!(t);
-    let _ = writeln!(t, "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a measure, its unit beside it):");
+    let _ = writeln!(
+        t,
+        "nix's counters (NIX_SHOW_STATS, summed over each pass's nix evaluations; exact counts, * = a measure, its \
+            unit beside it):"
+    );
     let _ = write!(t, "  {:<32}", "counter");
     for (base, runs) in &groups {
         let head = if runs.len() > 1 { format!("{base} x{}", runs.len()) } else { base.to_string() };
@@ -372,12 +406,17 @@ fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
     // A summarized pass without a column says why, rather than vanish.
     let without: Vec<&str> = summarized.iter().copied().filter(|b| !groups.iter().any(|(g, _)| g == b)).collect();
     if !without.is_empty() {
-        let _ = writeln!(t, "  no column for {}: its runs hold no nix statistics (eval/nix-stats.*.json): nix wrote none", without.join(", "));
+        let _ = writeln!(
+            t,
+            "  no column for {}: its runs hold no nix statistics (eval/nix-stats.*.json): nix wrote none",
+            without.join(", ")
+        );
     }
     for p in passes.iter().filter(|p| p.recycled_evaluators > 0) {
         let _ = writeln!(
             t,
-            "  not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any of them wrote are not counted)",
+            "  not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any of them wrote \
+                are not counted)",
             p.pass,
             crate::output::count(p.recycled_evaluators, "evaluator")
         );
@@ -394,7 +433,10 @@ pub fn sparkline(v: &[f64]) -> String {
     while v.len() > WIDTH - 60 {
         v = v.chunks(2).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
     }
-    let (lo, hi) = v.iter().filter(|x| x.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let (lo, hi) = v
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     v.iter()
         .map(|x| {
             if !x.is_finite() {
@@ -450,7 +492,10 @@ mod tests {
 
     #[test]
     fn long_lines_wrap_under_the_width_and_lose_nothing() {
-        let long = format!("postgres   settings {}", (0..80).map(|i| format!("name_{i}=value_{i}")).collect::<Vec<_>>().join(" "));
+        let long = format!(
+            "postgres   settings {}",
+            (0..80).map(|i| format!("name_{i}=value_{i}")).collect::<Vec<_>>().join(" ")
+        );
         let unbroken = "x".repeat(400);
         let text = format!("short\n{long}\n{unbroken}\n");
         let out = fit(&text);

@@ -39,30 +39,40 @@ pub fn sentence(g: &Grounds) -> String {
     let tests = format!("{}; 95% interval of the ratio of medians {lo:.3}..{hi:.3}", p_values(&t));
     let floor = format!("floor {}", with_unit(g.floor, &g.unit));
     match g.rule {
-        Rule::Withheld => format!("{change}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"),
+        Rule::Withheld => format!(
+            "{change}: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"
+        ),
         Rule::SideDrift { side, drift, p } => format!(
-            "{change}: inside the machine's drift: the medians of {side}'s runs, taken in blocks in the order they ran, lie {:.1}% apart (Kruskal-Wallis p = {p:.4}), as far as the change ({tests})",
+            "{change}: inside the machine's drift: the medians of {side}'s runs, taken in blocks in the order they \
+                ran, lie {:.1}% apart (Kruskal-Wallis p = {p:.4}), as far as the change ({tests})",
             drift * 100.0
         ),
         Rule::PassDrift { drift } => format!(
-            "{change}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})",
+            "{change}: inside the machine's drift of {:.1}% measured in this pass (the pass's drift note): A and B \
+                come from two sessions ({tests})",
             drift * 100.0
         ),
         Rule::SessionFloor { moved, floor, allowance } => format!(
-            "{change}: inside the drift between sessions: it moved by {}, under a hundredth of the pass's evaluated seconds ({}), and rows so small have differed between two sessions of one flake by more than {:.0}%; measure both in one session to judge it: run --baseline ({tests})",
+            "{change}: inside the drift between sessions: it moved by {}, under a hundredth of the pass's evaluated \
+                seconds ({}), and rows so small have differed between two sessions of one flake by more than {:.0}%; \
+                measure both in one session to judge it: run --baseline ({tests})",
             with_unit(moved, &g.unit),
             with_unit(floor, &g.unit),
             allowance * 100.0
         ),
         Rule::BetweenSessions { allowance } => format!(
-            "{change}: inside the drift between sessions: A and B were measured in two sessions, and two sessions of one flake have differed by up to {:.0}% (compare --between-sessions); measure both in one session to judge it: run --baseline ({tests})",
+            "{change}: inside the drift between sessions: A and B were measured in two sessions, and two sessions of \
+                one flake have differed by up to {:.0}% (compare --between-sessions); measure both in one session to \
+                judge it: run --baseline ({tests})",
             allowance * 100.0
         ),
         Rule::RealUnderFloor => format!("{change}: negligible, real but under the {floor} ({tests})"),
         Rule::Better => format!("{better} by {:.1}% (outside noise: {tests})", -g.change),
         Rule::Worse => format!("{worse} by {:.1}% (outside noise: {tests})", g.change),
         Rule::WithinFloor => format!("{change}: negligible, the interval lies within the {floor} ({tests})"),
-        Rule::Noise | Rule::NoiseByP | Rule::NoEstimate | Rule::UnderFloorUntested => format!("{change}: inside run-to-run noise ({tests})"),
+        Rule::Noise | Rule::NoiseByP | Rule::NoEstimate | Rule::UnderFloorUntested => {
+            format!("{change}: inside run-to-run noise ({tests})")
+        }
         Rule::TooFewRuns { best, threshold, need } => too_few(&change, (best, threshold, need), &tests),
     }
 }
@@ -70,7 +80,8 @@ pub fn sentence(g: &Grounds) -> String {
 /// A change no run count like these could have called.
 fn too_few(change: &str, (best, threshold, need): (f64, f64, usize), tests: &str) -> String {
     format!(
-        "{change}: too few runs to call it: with these runs the test's smallest possible p is {best:.3}, not under {threshold:.4}; about {need} runs a side would allow a verdict ({tests})"
+        "{change}: too few runs to call it: with these runs the test's smallest possible p is {best:.3}, not under \
+            {threshold:.4}; about {need} runs a side would allow a verdict ({tests})"
     )
 }
 
@@ -95,12 +106,18 @@ pub fn instructions(c: &evalbench_analyze::instructions::InstructionsComparison)
             SPREAD_TIMES = evalbench_analyze::instructions::SPREAD_TIMES
         ),
     };
-    let runs = if c.runs_a == 1 && c.runs_b == 1 { String::new() } else { format!(", medians of {} and {} runs", c.runs_a, c.runs_b) };
+    let runs = if c.runs_a == 1 && c.runs_b == 1 {
+        String::new()
+    } else {
+        format!(", medians of {} and {} runs", c.runs_a, c.runs_b)
+    };
     match c.kind {
         Kind::Same => format!("the same instructions ({counts}{runs})"),
         Kind::More => format!("nix executed {:.2}% more instructions ({counts}{runs}; {held})", c.change_pct),
         Kind::Less => format!("nix executed {:.2}% fewer instructions ({counts}{runs}; {held})", -c.change_pct),
-        _ => format!("no change in instructions: {:+.4}% is inside their spread ({counts}{runs}; {held})", c.change_pct),
+        _ => {
+            format!("no change in instructions: {:+.4}% is inside their spread ({counts}{runs}; {held})", c.change_pct)
+        }
     }
 }
 
@@ -138,7 +155,8 @@ pub fn change(c: &Change) -> String {
     match &c.why {
         Why::Tested(g) => sentence(g),
         Why::ChangePoint { found_when, before_s, after_s, p } => format!(
-            "{} by {:.1}% from this commit on (change point found when commit {found_when} was added: median {before_s:.3} s over {} commits before, {after_s:.3} s over {} from here; permutation p = {p:.4})",
+            "{} by {:.1}% from this commit on (change point found when commit {found_when} was added: median \
+                {before_s:.3} s over {} commits before, {after_s:.3} s over {} from here; permutation p = {p:.4})",
             c.kind,
             ((after_s / before_s - 1.0) * 100.0).abs(),
             c.runs_a,
@@ -146,7 +164,8 @@ pub fn change(c: &Change) -> String {
         ),
         Why::Counter { name, grounds } => counter_sentence(name, grounds),
         Why::Instructions { a, b, threshold_pct } => format!(
-            "nix executed {:.2}% {} instructions than at the commit before ({} → {}; called past {threshold_pct:.3}%, their spread)",
+            "nix executed {:.2}% {} instructions than at the commit before ({} → {}; called past {threshold_pct:.3}%, \
+                their spread)",
             c.change_pct.abs(),
             if b > a { "more" } else { "fewer" },
             grouped(a.round()),
@@ -160,9 +179,13 @@ pub fn change(c: &Change) -> String {
 pub fn power(f: &Family) -> Option<String> {
     let name = &f.name;
     Some(match f.power? {
-        Power::OneRun => format!("{name}: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get one"),
+        Power::OneRun => format!(
+            "{name}: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get \
+                one"
+        ),
         Power::TooFewRuns { runs: (n1, n2), tests: m, best, alpha, need, words } => format!(
-            "{name}: with {n1} and {n2} runs no single one of {m} can be called {}/{} after Holm's correction (smallest possible p {best:.4} >= {alpha}/{m}); {need} runs a side would allow it",
+            "{name}: with {n1} and {n2} runs no single one of {m} can be called {}/{} after Holm's correction \
+                (smallest possible p {best:.4} >= {alpha}/{m}); {need} runs a side would allow it",
             words.0, words.1
         ),
     })
@@ -182,14 +205,17 @@ pub fn no_verdict(why: NoVerdict) -> &'static str {
 /// recorded (a bundle without provenance, as Gradient's, records none).
 pub fn alike(c: &Comparison) -> String {
     let both = evalbench_analyze::sides::both_recorded(&c.provenance_a, &c.provenance_b);
-    let unknown: Vec<&str> = evalbench_bundle::provenance::GROUPS.iter().copied().filter(|g| !both.contains(g)).collect();
+    let unknown: Vec<&str> =
+        evalbench_bundle::provenance::GROUPS.iter().copied().filter(|g| !both.contains(g)).collect();
     let list = |v: &[&str]| match v {
         [] => String::new(),
         [one] => one.to_string(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     };
     match (both.is_empty(), unknown.is_empty()) {
-        (true, _) => "What A and B measured is not recorded on both sides (no provenance): whether they measured the same is unknown.".into(),
+        (true, _) => "What A and B measured is not recorded on both sides (no provenance): whether they measured the \
+            same is unknown."
+            .into(),
         (false, true) => "A and B measured the same workload, system, evalbench, machine, plan and settings.".into(),
         (false, false) => format!(
             "A and B measured the same {} and settings; {} {} not recorded on both sides.",
@@ -258,20 +284,30 @@ pub fn missing(m: &evalbench_analyze::gate::Missing) -> String {
 pub fn session_note(c: &Comparison) -> Option<String> {
     let (a, b) = (&c.provenance_a, &c.provenance_b);
     if c.one_bundle {
-        return Some("A and B are one bundle (the same runs): it is compared with itself, which says nothing about a change.".into());
+        return Some(
+            "A and B are one bundle (the same runs): it is compared with itself, which says nothing about a change."
+                .into(),
+        );
     }
     if a.interleaved(b) {
         return Some(
-            "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did meanwhile fell on both alike."
+            "A and B were measured in one session, interleaved pass by pass (run --baseline): what the machine did \
+                meanwhile fell on both alike."
                 .into(),
         );
     }
     if a.same_session(b) {
-        return Some("A and B are runs of one session (one `run`), not interleaved with each other: a drift over the session falls on them unequally (each pass's drift note).".into());
+        return Some(
+            "A and B are runs of one session (one `run`), not interleaved with each other: a drift over the session \
+                falls on them unequally (each pass's drift note)."
+                .into(),
+        );
     }
     let (sa, sb) = (a.started.as_ref()?, b.started.as_ref()?);
     Some(format!(
-        "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the machine did differently, so no time of a pass is called within the largest drift measured in it (each pass's drift note); `run --baseline-rev REV` or `--baseline A_FLAKE` measures both in one."
+        "A and B were measured in two sessions (started {sa} and {sb}): their times differ also by whatever the \
+            machine did differently, so no time of a pass is called within the largest drift measured in it (each \
+            pass's drift note); `run --baseline-rev REV` or `--baseline A_FLAKE` measures both in one."
     ))
 }
 
@@ -279,7 +315,8 @@ pub fn session_note(c: &Comparison) -> Option<String> {
 /// once: the primary and the exploratory family are shared by the passes in
 /// them, so their word is said here, not under each list.
 pub fn headline_notes(c: &Comparison) -> Vec<String> {
-    let mut notes: Vec<String> = c.passes.iter().flat_map(|p| [power(&p.families.evaluated), power(&p.families.spans)]).flatten().collect();
+    let mut notes: Vec<String> =
+        c.passes.iter().flat_map(|p| [power(&p.families.evaluated), power(&p.families.spans)]).flatten().collect();
     notes.extend(c.passes.iter().filter_map(store_writes));
     notes.sort();
     notes.dedup();
@@ -294,7 +331,3 @@ pub fn store_writes(p: &evalbench_analyze::comparison::PassComparison) -> Option
 fn p_values(t: &Tested) -> String {
     format!("Mann-Whitney p = {:.4}, Holm-adjusted over {}: {:.4}", t.p, t.family, t.adjusted)
 }
-
-#[cfg(test)]
-#[path = "words_tests.rs"]
-mod tests;

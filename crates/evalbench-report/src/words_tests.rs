@@ -65,49 +65,98 @@ fn tested(rule: Rule) -> Grounds {
 
 #[test]
 fn each_rule_reads_as_users_have_read_it() {
-    let tests = "Mann-Whitney p = 0.0012, Holm-adjusted over 20: 0.0246; 95% interval of the ratio of medians 1.050..1.200";
+    let tests =
+        "Mann-Whitney p = 0.0012, Holm-adjusted over 20: 0.0246; 95% interval of the ratio of medians 1.050..1.200";
     let cases: Vec<(Grounds, String)> = vec![
         (tested(Rule::Worse), format!("slower by 12.5% (outside noise: {tests})")),
-        (Grounds { change: -12.5, b_median: 1.75, ..tested(Rule::Better) }, format!("faster by 12.5% (outside noise: {tests})")),
+        (
+            Grounds { change: -12.5, b_median: 1.75, ..tested(Rule::Better) },
+            format!("faster by 12.5% (outside noise: {tests})"),
+        ),
         (Grounds { words: AMOUNT, ..tested(Rule::Worse) }, format!("more by 12.5% (outside noise: {tests})")),
         (tested(Rule::Noise), format!("+12.5%: inside run-to-run noise ({tests})")),
         (
             tested(Rule::TooFewRuns { best: 0.1, threshold: 0.05, need: 4 }),
-            format!("+12.5%: too few runs to call it: with these runs the test's smallest possible p is 0.100, not under 0.0500; about 4 runs a side would allow a verdict ({tests})"),
+            format!(
+                "+12.5%: too few runs to call it: with these runs the test's smallest possible p is 0.100, not under \
+                    0.0500; about 4 runs a side would allow a verdict ({tests})"
+            ),
         ),
         (tested(Rule::RealUnderFloor), format!("+12.5%: negligible, real but under the floor 0.050 ms ({tests})")),
-        (tested(Rule::WithinFloor), format!("+12.5%: negligible, the interval lies within the floor 0.050 ms ({tests})")),
-        (tested(Rule::Withheld), format!("+12.5%: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})")),
+        (
+            tested(Rule::WithinFloor),
+            format!("+12.5%: negligible, the interval lies within the floor 0.050 ms ({tests})"),
+        ),
+        (
+            tested(Rule::Withheld),
+            format!(
+                "+12.5%: not judged: the machine was busy beside a side's runs (the pass's machine note) ({tests})"
+            ),
+        ),
         (
             tested(Rule::SideDrift { side: Side::B, drift: 0.2412, p: 0.0031 }),
-            format!("+12.5%: inside the machine's drift: the medians of B's runs, taken in blocks in the order they ran, lie 24.1% apart (Kruskal-Wallis p = 0.0031), as far as the change ({tests})"),
+            format!(
+                "+12.5%: inside the machine's drift: the medians of B's runs, taken in blocks in the order they ran, \
+                    lie 24.1% apart (Kruskal-Wallis p = 0.0031), as far as the change ({tests})"
+            ),
         ),
         (
             tested(Rule::PassDrift { drift: 0.15 }),
-            format!("+12.5%: inside the machine's drift of 15.0% measured in this pass (the pass's drift note): A and B come from two sessions ({tests})"),
+            format!(
+                "+12.5%: inside the machine's drift of 15.0% measured in this pass (the pass's drift note): A and B \
+                    come from two sessions ({tests})"
+            ),
         ),
         (
             tested(Rule::SessionFloor { moved: 0.25, floor: 3.3, allowance: 0.2 }),
-            format!("+12.5%: inside the drift between sessions: it moved by 0.250 ms, under a hundredth of the pass's evaluated seconds (3.300 ms), and rows so small have differed between two sessions of one flake by more than 20%; measure both in one session to judge it: run --baseline ({tests})"),
+            format!(
+                "+12.5%: inside the drift between sessions: it moved by 0.250 ms, under a hundredth of the pass's \
+                    evaluated seconds (3.300 ms), and rows so small have differed between two sessions of one flake by \
+                    more than 20%; measure both in one session to judge it: run --baseline ({tests})"
+            ),
         ),
         (
             tested(Rule::BetweenSessions { allowance: 0.2 }),
-            format!("+12.5%: inside the drift between sessions: A and B were measured in two sessions, and two sessions of one flake have differed by up to 20% (compare --between-sessions); measure both in one session to judge it: run --baseline ({tests})"),
+            format!(
+                "+12.5%: inside the drift between sessions: A and B were measured in two sessions, and two sessions of \
+                    one flake have differed by up to 20% (compare --between-sessions); measure both in one session to \
+                    judge it: run --baseline ({tests})"
+            ),
         ),
         (
             Grounds { interval: None, ..tested(Rule::NoiseByP) },
             "+12.5%: inside run-to-run noise (Mann-Whitney p = 0.0012, Holm-adjusted over 20: 0.0246)".into(),
         ),
-        (Grounds { tested: None, interval: None, ..tested(Rule::NoEstimate) }, "+12.5% (2.000 → 2.250 ms): no noise estimate".into()),
         (
-            Grounds { tested: None, interval: None, change: f64::NAN, a_median: 0.0, b_median: 0.01, ..tested(Rule::UnderFloorUntested) },
+            Grounds { tested: None, interval: None, ..tested(Rule::NoEstimate) },
+            "+12.5% (2.000 → 2.250 ms): no noise estimate".into(),
+        ),
+        (
+            Grounds {
+                tested: None,
+                interval: None,
+                change: f64::NAN,
+                a_median: 0.0,
+                b_median: 0.01,
+                ..tested(Rule::UnderFloorUntested)
+            },
             "from 0.000 to 0.010 (0.000 → 0.010 ms): negligible, under the floor of 0.050 ms".into(),
         ),
-        (Grounds { unit: String::new(), tested: None, interval: None, a_median: 400.0, b_median: 450.0, ..tested(Rule::NoEstimate) }, "+12.5% (400 → 450): no noise estimate".into()),
+        (
+            Grounds {
+                unit: String::new(),
+                tested: None,
+                interval: None,
+                a_median: 400.0,
+                b_median: 450.0,
+                ..tested(Rule::NoEstimate)
+            },
+            "+12.5% (400 → 450): no noise estimate".into(),
+        ),
     ];
     let mut seen = BTreeSet::new();
     for (g, want) in cases {
-        assert_eq!(super::sentence(&g), want);
+        assert_eq!(crate::words::sentence(&g), want);
         seen.insert(rule_name(g.rule));
     }
     assert_eq!(seen.len(), 14, "a rule without its sentence pinned: {seen:?}");
@@ -146,19 +195,28 @@ fn every_rule_is_reached_and_worded_from_its_grounds() {
         let unit = g.pick(&["s", "ms", ""]);
         let words = g.pick(&[TIME, AMOUNT]);
         for (_, v) in judge_each("family", items, unit, words, rules, &|_| rules).verdicts {
-            let said = super::verdict(&v);
+            let said = crate::words::verdict(&v);
             // A change is said by its word; anything else by its change first.
             match v.kind {
                 k if k.is_change() => assert!(said.starts_with(&format!("{k} by ")), "{said}"),
-                _ => assert!(said.starts_with(&crate::figures::pct(v.grounds.change, v.grounds.a_median, v.grounds.b_median)), "{said}"),
+                _ => assert!(
+                    said.starts_with(&crate::figures::pct(v.grounds.change, v.grounds.a_median, v.grounds.b_median)),
+                    "{said}"
+                ),
             }
             // The tests' figures, as made, not as the verdict rounds them.
             if let Some(t) = v.grounds.tested {
-                assert!(said.contains(&format!("Mann-Whitney p = {:.4}, Holm-adjusted over {}: {:.4}", t.p, t.family, t.adjusted)), "{said}");
+                assert!(
+                    said.contains(&format!(
+                        "Mann-Whitney p = {:.4}, Holm-adjusted over {}: {:.4}",
+                        t.p, t.family, t.adjusted
+                    )),
+                    "{said}"
+                );
             }
             // History stores the grounds and words them when shown: the same sentence.
             let stored: Grounds = serde_json::from_str(&serde_json::to_string(&v.grounds).unwrap()).unwrap();
-            assert_eq!(super::sentence(&stored), said);
+            assert_eq!(crate::words::sentence(&stored), said);
             seen.insert(rule_name(v.grounds.rule));
         }
     }
@@ -184,57 +242,81 @@ fn every_rule_is_reached_and_worded_from_its_grounds() {
 
 #[test]
 fn a_counter_reads_in_nixs_words_exact_or_not() {
-    let side =
-        |v: &[(&str, &[f64])]| -> std::collections::BTreeMap<String, Vec<f64>> { v.iter().map(|(k, x)| (k.to_string(), x.to_vec())).collect() };
-    let a = side(&[("nrFunctionCalls", &[1_204_118.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.015]), ("gc.heapSize", &[4.0e8])]);
-    let b = side(&[("nrFunctionCalls", &[1_448_790.0]), ("nrThunks", &[8057.0]), ("cpuTime", &[0.017]), ("gc.heapSize", &[4.0e8])]);
+    let side = |v: &[(&str, &[f64])]| -> std::collections::BTreeMap<String, Vec<f64>> {
+        v.iter().map(|(k, x)| (k.to_string(), x.to_vec())).collect()
+    };
+    let a = side(&[
+        ("nrFunctionCalls", &[1_204_118.0]),
+        ("nrThunks", &[8057.0]),
+        ("cpuTime", &[0.015]),
+        ("gc.heapSize", &[4.0e8]),
+    ]);
+    let b = side(&[
+        ("nrFunctionCalls", &[1_448_790.0]),
+        ("nrThunks", &[8057.0]),
+        ("cpuTime", &[0.017]),
+        ("gc.heapSize", &[4.0e8]),
+    ]);
     let (v, _) = judge_counters("cold-clean", &a, &b, Rules::default());
-    let said = |name: &str| super::counter(v.iter().find(|c| c.name == name).unwrap());
-    assert_eq!(said("nrFunctionCalls"), "nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)");
+    let said = |name: &str| crate::words::counter(v.iter().find(|c| c.name == name).unwrap());
+    assert_eq!(
+        said("nrFunctionCalls"),
+        "nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)"
+    );
     assert_eq!(said("nrThunks"), "the same thunks (nrThunks, exact: 8,057 → 8,057)");
     // Each with its unit, and no stray space where a family has none.
     assert_eq!(said("cpuTime"), "cpuTime (seconds; not an exact count): +13.3% (0.015 → 0.017): no noise estimate");
     assert!(said("gc.heapSize").starts_with("gc.heapSize (bytes; not an exact count): "), "{}", said("gc.heapSize"));
-    assert!(v.iter().map(super::counter).all(|c| !c.contains(" )") && !c.contains("  ")), "{v:?}");
-    assert_eq!(super::counter(&judge_exact("nrOpUpdates", 0.0, 5.0)), "nix did more nrOpUpdates (exact: 0 → 5)");
-    assert_eq!(super::counter(&judge_exact("nrThunks", 10.0, 5.0)), "nix did 50.0% fewer thunks (nrThunks, exact: 10 → 5)");
+    assert!(v.iter().map(crate::words::counter).all(|c| !c.contains(" )") && !c.contains("  ")), "{v:?}");
+    assert_eq!(crate::words::counter(&judge_exact("nrOpUpdates", 0.0, 5.0)), "nix did more nrOpUpdates (exact: 0 → 5)");
+    assert_eq!(
+        crate::words::counter(&judge_exact("nrThunks", 10.0, 5.0)),
+        "nix did 50.0% fewer thunks (nrThunks, exact: 10 → 5)"
+    );
 }
 
 #[test]
 fn a_counters_words_follow_its_kind_and_survive_history() {
     let mut g = Seeded(0x00c0_ffee_0042);
     let names = ["nrFunctionCalls", "nrThunks", "gc.totalBytes", "envs.number", "nrOpUpdates", "someNewCounter"];
-    let stored = |c: &CounterGrounds| -> CounterGrounds { serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap() };
+    let stored =
+        |c: &CounterGrounds| -> CounterGrounds { serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap() };
     for _ in 0..300 {
         let name = g.pick(&names);
         let x = g.pick(&[0.0, 1.0, 10.0, 451_314.0, 1_204_118.0, 35_273_120.0]);
         let y = x * g.pick(&[0.0, 0.5, 1.0, 1.0, 1.0123, 2.0]) + g.pick(&[0.0, 0.0, 5.0]);
         let c = judge_exact(name, x, y);
-        let said = super::counter(&c);
+        let said = crate::words::counter(&c);
         let lead = match c.kind {
             Kind::Same => "the same ",
             Kind::More => "nix did ",
             _ => "nix did ",
         };
         assert!(
-            said.starts_with(lead) && said.contains(&format!("exact: {} → {}", crate::figures::grouped(x), crate::figures::grouped(y))),
+            said.starts_with(lead)
+                && said.contains(&format!("exact: {} → {}", crate::figures::grouped(x), crate::figures::grouped(y))),
             "{said}"
         );
         assert!(c.kind != Kind::Less || said.contains(" fewer "), "{said}");
-        assert_eq!(super::counter_sentence(name, &stored(&c.grounds)), said);
+        assert_eq!(crate::words::counter_sentence(name, &stored(&c.grounds)), said);
     }
     let noisy: Vec<&str> = NOISY.iter().copied().chain(["nrFunctionCalls"]).collect();
     for _ in 0..200 {
         let name = g.pick(&noisy);
         let median = g.pick(&[0.015, 2.0, 64_000_000.0]);
         let (na, nb) = (g.pick(&[1usize, 3, 8]), g.pick(&[1usize, 3, 8]));
-        let m = Measured { what: name.to_string(), a: g.runs(na, median, 0.1, 0.0), b: g.runs(nb, median * 1.2, 0.1, 0.0), floor_abs: 0.0 };
+        let m = Measured {
+            what: name.to_string(),
+            a: g.runs(na, median, 0.1, 0.0),
+            b: g.runs(nb, median * 1.2, 0.1, 0.0),
+            floor_abs: 0.0,
+        };
         for (_, v) in judge_each("counters", vec![m], "", AMOUNT, Rules::default(), &|_| Rules::default()).verdicts {
-            let verdict = super::verdict(&v);
+            let verdict = crate::words::verdict(&v);
             let c = noisy_verdict(name.to_string(), v);
-            let said = super::counter(&c);
+            let said = crate::words::counter(&c);
             assert!(said.starts_with(&format!("{name} (")) && said.ends_with(&format!("): {verdict}")), "{said}");
-            assert_eq!(super::counter_sentence(name, &stored(&c.grounds)), said);
+            assert_eq!(crate::words::counter_sentence(name, &stored(&c.grounds)), said);
         }
     }
 }
@@ -244,14 +326,20 @@ fn a_familys_power_and_a_change_point_are_said_with_their_figures() {
     let family = |power| Family { name: "spans".into(), tests: 60, correction: "holm", power, verdicts: Vec::new() };
     let too_few = Power::TooFewRuns { runs: (6, 6), tests: 60, best: 2.0 / 924.0, alpha: 0.05, need: 7, words: TIME };
     assert_eq!(
-        super::power(&family(Some(too_few))).as_deref(),
-        Some("spans: with 6 and 6 runs no single one of 60 can be called faster/slower after Holm's correction (smallest possible p 0.0022 >= 0.05/60); 7 runs a side would allow it")
+        crate::words::power(&family(Some(too_few))).as_deref(),
+        Some(
+            "spans: with 6 and 6 runs no single one of 60 can be called faster/slower after Holm's correction \
+                (smallest possible p 0.0022 >= 0.05/60); 7 runs a side would allow it"
+        )
     );
-    assert_eq!(super::power(&family(None)), None);
+    assert_eq!(crate::words::power(&family(None)), None);
     let one = vec![Measured { what: "x".into(), a: vec![1.0], b: vec![2.0], floor_abs: 0.0 }];
     assert_eq!(
-        super::power(&judge("spans", one, "ms", TIME, Rules::default())).as_deref(),
-        Some("spans: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get one")
+        crate::words::power(&judge("spans", one, "ms", TIME, Rules::default())).as_deref(),
+        Some(
+            "spans: one run on a side gives no noise estimate and no verdict; repeat the runs (run --repeat N) to get \
+                one"
+        )
     );
     let change = Change {
         commit: "c40".into(),
@@ -266,8 +354,9 @@ fn a_familys_power_and_a_change_point_are_said_with_their_figures() {
         why: Why::ChangePoint { found_when: "c45".into(), before_s: 0.4, after_s: 0.44, p: 0.0005 },
     };
     assert_eq!(
-        super::change(&change),
-        "slower by 10.0% from this commit on (change point found when commit c45 was added: median 0.400 s over 40 commits before, 0.440 s over 6 from here; permutation p = 0.0005)"
+        crate::words::change(&change),
+        "slower by 10.0% from this commit on (change point found when commit c45 was added: median 0.400 s over 40 \
+            commits before, 0.440 s over 6 from here; permutation p = 0.0005)"
     );
 }
 
@@ -296,20 +385,24 @@ fn instructions_are_worded_with_their_threshold() {
     };
     assert_eq!(
         said(&[413_347_277.0], &[417_480_750.0]),
-        "nix executed 1.00% more instructions (413,347,277 → 417,480,750; called past 0.25%, above the counts' spread measured A/A)"
+        "nix executed 1.00% more instructions (413,347,277 → 417,480,750; called past 0.25%, above the counts' spread \
+            measured A/A)"
     );
     assert_eq!(
         said(&[413_347_277.0], &[409_213_804.0]),
-        "nix executed 1.00% fewer instructions (413,347,277 → 409,213,804; called past 0.25%, above the counts' spread measured A/A)"
+        "nix executed 1.00% fewer instructions (413,347,277 → 409,213,804; called past 0.25%, above the counts' spread \
+            measured A/A)"
     );
     assert_eq!(said(&[5.0], &[5.0]), "the same instructions (5 → 5)");
     assert_eq!(
         said(&[557_334_204.0, 557_362_347.0], &[557_361_516.0, 557_361_654.0]),
-        "no change in instructions: +0.0024% is inside their spread (557,348,276 → 557,361,585, medians of 2 and 2 runs; called past 0.25%, above the counts' spread measured A/A)"
+        "no change in instructions: +0.0024% is inside their spread (557,348,276 → 557,361,585, medians of 2 and 2 \
+            runs; called past 0.25%, above the counts' spread measured A/A)"
     );
     assert_eq!(
         said(&[4.00e8, 4.04e8, 4.02e8], &[4.06e8, 4.07e8, 4.065e8]),
-        "no change in instructions: +1.1194% is inside their spread (402,000,000 → 406,500,000, medians of 3 and 3 runs; a side's runs spread by 0.995%; called past 3x that, 2.985%)"
+        "no change in instructions: +1.1194% is inside their spread (402,000,000 → 406,500,000, medians of 3 and 3 \
+            runs; a side's runs spread by 0.995%; called past 3x that, 2.985%)"
     );
     let change = Change {
         commit: "c2".into(),
@@ -325,6 +418,7 @@ fn instructions_are_worded_with_their_threshold() {
     };
     assert_eq!(
         crate::words::change(&change),
-        "nix executed 0.95% more instructions than at the commit before (559,200,725 → 564,520,200; called past 0.250%, their spread)"
+        "nix executed 0.95% more instructions than at the commit before (559,200,725 → 564,520,200; called past \
+            0.250%, their spread)"
     );
 }

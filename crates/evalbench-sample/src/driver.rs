@@ -35,7 +35,8 @@ pub fn run(args: Args) -> Result<(), SampleError> {
         Some("server") => {
             let _g = crate::init_tracing();
             let id = args.job.clone().unwrap_or_else(|| "eval".into());
-            crate::server::serve(args.jobs, args.drvs, args.workers, &id).map_err(|source| SampleError::Role { role: "server", source })
+            crate::server::serve(args.jobs, args.drvs, args.workers, &id)
+                .map_err(|source| SampleError::Role { role: "server", source })
         }
         Some("worker") => {
             let _g = crate::init_tracing();
@@ -85,7 +86,14 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     let eval_id = format!("{:08x}-{pass}", (now_us() as u64 ^ (k as u64) << 40) & 0xffff_ffff);
     let mut server = Command::new(&exe)
         .args(["sample", "--role", "server", "--job", &eval_id])
-        .args(["--ci-jobs", &args.jobs.to_string(), "--drvs", &args.drvs.to_string(), "--workers", &args.workers.to_string()])
+        .args([
+            "--ci-jobs",
+            &args.jobs.to_string(),
+            "--drvs",
+            &args.drvs.to_string(),
+            "--workers",
+            &args.workers.to_string(),
+        ])
         .env(evalbench_trace::ENV_TRACE_DIR, &trace)
         .env(evalbench_trace::ENV_PROCESS, "server")
         .env(crate::tune::ENV, crate::tune::encode(&args.delays, &args.work))
@@ -112,10 +120,13 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         rx.recv_timeout(left).map_err(|_| SampleError::Silent { pass: pass.to_string(), what })
     };
     let (_, port_line) = next("its port")?;
-    let port =
-        port_line.strip_prefix("PORT ").ok_or_else(|| SampleError::Unexpected { pass: pass.to_string(), line: port_line.clone() })?.to_string();
+    let port = port_line
+        .strip_prefix("PORT ")
+        .ok_or_else(|| SampleError::Unexpected { pass: pass.to_string(), line: port_line.clone() })?
+        .to_string();
     for w in 0..args.workers {
-        let skew_ms = if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
+        let skew_ms =
+            if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
         let child = Command::new(&exe)
             .args(["sample", "--role", "worker", "--connect", &format!("127.0.0.1:{port}")])
             .arg("--cache")
@@ -140,7 +151,11 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     loop {
         let (ts, line) = match next("the evaluation to complete") {
             Ok(l) => l,
-            Err(e) if statuses.iter().any(|s: &StatusChange| s.status == Status::Completed.as_str() || s.status == Status::Failed.as_str()) => {
+            Err(e)
+                if statuses.iter().any(|s: &StatusChange| {
+                    s.status == Status::Completed.as_str() || s.status == Status::Failed.as_str()
+                }) =>
+            {
                 let _ = e;
                 break;
             }

@@ -43,7 +43,11 @@ pub fn eval(job: &str, shard: u64, drvs: u32, cache_dir: &Path) -> std::io::Resu
         let _r = debug_span!(target: E, "resolve", attr = attr.as_str()).entered();
         let path = match &cached {
             Some(c) => c[i].clone(),
-            None => format!("/nix/store/{:016x}-{}.drv", crate::tune::work("resolve", attr.as_bytes(), 400), attr.rsplit('.').next().unwrap_or("x")),
+            None => format!(
+                "/nix/store/{:016x}-{}.drv",
+                crate::tune::work("resolve", attr.as_bytes(), 400),
+                attr.rsplit('.').next().unwrap_or("x")
+            ),
         };
         writeln!(out, "{path}")?;
         results.push(path);

@@ -139,7 +139,9 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
         match kind {
             "scores" => {
                 let _s = debug_span!(target: SCHED, "on_request_job_chunk", worker).entered();
-                let _r = debug_span!(target: SCHED, "record_scores", count = msg["scores"].as_array().map_or(0, |a| a.len())).entered();
+                let _r = debug_span!(target: SCHED, "record_scores", count = msg["scores"].as_array().map_or(0, |a|
+                    a.len()))
+                .entered();
             }
             "request_job" => {
                 let _s = debug_span!(target: SCHED, "on_request_job", worker).entered();
@@ -159,14 +161,19 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
                         }
                         // The send is the last thing inside assign_job: its end is the send time.
                         let _a = debug_span!(target: SCHED, "assign_job", job_id = job.as_str(), worker).entered();
-                        proto::send(&mut writers[worker], &json!({"type": "assign", "job": job, "shard": shard, "drvs": drvs}))?;
+                        proto::send(
+                            &mut writers[worker],
+                            &json!({"type": "assign", "job": job, "shard": shard, "drvs": drvs}),
+                        )?;
                     }
                     None => proto::send(&mut writers[worker], &json!({"type": "no_job"}))?,
                 }
             }
             "known" => {
                 let asked: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
-                let _s = debug_span!(target: JOBS, "known_derivations", asked = asked.len(), known = tracing::field::Empty).entered();
+                let _s =
+                    debug_span!(target: JOBS, "known_derivations", asked = asked.len(), known = tracing::field::Empty)
+                        .entered();
                 let hits: Vec<&String> = asked.iter().filter(|d| known.contains(*d)).collect();
                 _s.record("known", hits.len());
                 proto::send(&mut writers[worker], &json!({"type": "known_reply", "drvs": hits}))?;
@@ -174,13 +181,16 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
             "eval_result" => {
                 let job = msg["job"].as_str().unwrap_or("").to_string();
                 let wait = received.elapsed().as_micros() as u64;
-                let _e = debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind = "eval_result", queue_wait_us = wait).entered();
+                let _e = debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind = "eval_result",
+                    queue_wait_us = wait)
+                .entered();
                 if !seen_result {
                     status(Status::EvaluatingDerivation);
                     seen_result = true;
                 }
                 let batch: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
-                let _h = debug_span!(target: JOBS, "handle_eval_result", job_id = job.as_str(), drvs = batch.len()).entered();
+                let _h = debug_span!(target: JOBS, "handle_eval_result", job_id = job.as_str(), drvs = batch.len())
+                    .entered();
                 let fresh: Vec<String> = {
                     let _a = debug_span!(target: JOBS, "assess_cached", drvs = batch.len()).entered();
                     batch.into_iter().filter(|d| known.insert(d.clone())).collect()

@@ -82,7 +82,17 @@ fn run_job(conn: &mut Conn, msg: &Value, cache: &Path) -> std::io::Result<()> {
         let _e = debug_span!(target: W, "evaluate_flake", job_id = job.as_str()).entered();
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
-            .args(["sample", "--role", "eval", "--job", &job, "--drvs", &drvs.to_string(), "--shard", &shard.to_string()])
+            .args([
+                "sample",
+                "--role",
+                "eval",
+                "--job",
+                &job,
+                "--drvs",
+                &drvs.to_string(),
+                "--shard",
+                &shard.to_string(),
+            ])
             .arg("--cache")
             .arg(cache)
             .env(evalbench_trace::ENV_PROCESS, "eval")

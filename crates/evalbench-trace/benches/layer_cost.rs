@@ -36,7 +36,11 @@ fn main() {
 
         // Ours: the calling thread's cost, then the cost until every line is on disk.
         let sub_dir = dir.path().join(format!("ours{round}"));
-        let (layer, guard) = evalbench_trace::Builder::new().trace_dir(&sub_dir).process("bench").queue_capacity(SPANS as usize + 1).build();
+        let (layer, guard) = evalbench_trace::Builder::new()
+            .trace_dir(&sub_dir)
+            .process("bench")
+            .queue_capacity(SPANS as usize + 1)
+            .build();
         let subscriber = tracing_subscriber::registry().with(layer);
         let t = Instant::now();
         tracing::subscriber::with_default(subscriber, workload);

@@ -50,7 +50,10 @@ impl Default for Builder {
 }
 
 fn default_process() -> String {
-    std::env::current_exe().ok().and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned())).unwrap_or_else(|| "process".to_string())
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "process".to_string())
 }
 
 impl Builder {
@@ -126,7 +129,10 @@ impl Builder {
             Some(dir) => match writer::start(dir, &self.process, self.host.as_deref(), self.queue_capacity) {
                 Ok((sink, guard)) => (Some(sink), guard),
                 Err(e) => {
-                    eprintln!("evalbench-trace: cannot write spans to {}: {e}; this process records no spans", dir.display());
+                    eprintln!(
+                        "evalbench-trace: cannot write spans to {}: {e}; this process records no spans",
+                        dir.display()
+                    );
                     (None, TraceGuard::disabled())
                 }
             },

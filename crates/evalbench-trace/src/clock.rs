@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn with_no_tight_bracket_the_narrowest_middle_is_taken() {
-        let mut brackets: Vec<(u64, i64, u64)> = (0..TRIES as u64).map(|i| (i * 100, 5_000 + i as i64 * 100, i * 100 + 50)).collect();
+        let mut brackets: Vec<(u64, i64, u64)> =
+            (0..TRIES as u64).map(|i| (i * 100, 5_000 + i as i64 * 100, i * 100 + 50)).collect();
         brackets[17] = (1_700, 6_710, 1_720);
         let (base, wall, reads) = anchored(&brackets);
         assert_eq!((base, wall, reads), (1_710, 6_710, TRIES));

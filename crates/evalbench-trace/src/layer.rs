@@ -70,7 +70,12 @@ where
         let Some(span) = ctx.span(id) else { return };
         let mut fields = Vec::with_capacity(attrs.fields().len());
         attrs.record(&mut FieldVisitor(&mut fields));
-        let open = Open { id: self.next_id.fetch_add(1, Ordering::Relaxed), start: self.clock.ticks(), thread: thread_id(), fields };
+        let open = Open {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            start: self.clock.ticks(),
+            thread: thread_id(),
+            fields,
+        };
         span.extensions_mut().insert(open);
     }
 

@@ -5,8 +5,11 @@
 //! line to `<trace_dir>/<process>-<pid>.jsonl` (Gradient's name):
 //!
 //! ```json
-//! {"name":"flush","target":"gradient_graph::writer","ts_us":1759140000123456,"dur_us":8123,"pid":812,"process":"server","id":7,"parent":3,"thread":815,"fields":{"batches":2,"rows":100}}
+//! {"name":"flush","target":"gradient_graph::writer","ts_us":1759140000123456,"dur_us":8123,"pid":812,
+//!  "process":"server","id":7,"parent":3,"thread":815,"fields":{"batches":2,"rows":100}}
 //! ```
+//!
+//! (one line in the file, folded here).
 //!
 //! It exists because a service's console filter (say `warn`) must not decide
 //! what the benchmark sees: the layer carries its own per-layer filter, so it

@@ -74,7 +74,10 @@ impl Drop for TraceGuard {
             let _ = tx.send(Msg::Shutdown);
             if handle.join().is_err() {
                 // Its spans are lost: say so where someone will see it.
-                eprintln!("evalbench-trace: the writer thread panicked; spans of this process may be missing from {:?}", self.path);
+                eprintln!(
+                    "evalbench-trace: the writer thread panicked; spans of this process may be missing from {:?}",
+                    self.path
+                );
             }
         }
     }
@@ -91,14 +94,17 @@ pub(crate) fn start(dir: &Path, process: &str, host: Option<&str>, capacity: usi
     let head = LineHead::new(pid, process, host);
     let thread_dropped = dropped.clone();
     let thread_path = path.clone();
-    let handle = std::thread::Builder::new().name("evalbench-trace".into()).spawn(move || run(rx, file, head, thread_dropped, &thread_path))?;
+    let handle = std::thread::Builder::new()
+        .name("evalbench-trace".into())
+        .spawn(move || run(rx, file, head, thread_dropped, &thread_path))?;
     let sink = Sink { tx: tx.clone(), dropped: dropped.clone() };
     Ok((sink, TraceGuard { inner: Some((tx, handle, dropped)), path: Some(path) }))
 }
 
 /// Process names become file names: keep them to a safe alphabet.
 fn file_safe(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     if s.is_empty() {
         "process".into()
     } else {

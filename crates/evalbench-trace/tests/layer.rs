@@ -5,7 +5,11 @@ use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::prelude::*;
 
 fn lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}"))).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect()
 }
 
 #[test]
@@ -15,7 +19,8 @@ fn writes_closed_spans_with_fields_ids_and_parents_despite_a_warn_console() {
     let console = tracing_subscriber::fmt::layer().with_writer(std::io::sink).with_filter(LevelFilter::WARN);
     let subscriber = tracing_subscriber::registry().with(console).with(layer);
     tracing::subscriber::with_default(subscriber, || {
-        let outer = tracing::debug_span!(target: "gradient_graph::writer", "flush", batches = 2u64, rows = tracing::field::Empty);
+        let outer = tracing::debug_span!(target: "gradient_graph::writer", "flush", batches = 2u64, rows =
+            tracing::field::Empty);
         let _o = outer.enter();
         outer.record("rows", 100u64);
         {
@@ -91,10 +96,12 @@ fn an_unwritable_trace_dir_warns_and_the_service_goes_on() {
 #[test]
 fn flush_puts_spans_on_disk_while_the_service_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let (layer, guard) = evalbench_trace::Builder::new().trace_dir(dir.path()).process("eval").clock_skew_us(-5_000_000).build();
+    let (layer, guard) =
+        evalbench_trace::Builder::new().trace_dir(dir.path()).process("eval").clock_skew_us(-5_000_000).build();
     let subscriber = tracing_subscriber::registry().with(layer);
     tracing::subscriber::with_default(subscriber, || {
-        let _s = tracing::debug_span!(target: "gradient_eval", "resolve", attr = "packages.x86_64-linux.hello").entered();
+        let _s =
+            tracing::debug_span!(target: "gradient_eval", "resolve", attr = "packages.x86_64-linux.hello").entered();
     });
     guard.flush();
     let spans = lines(guard.path().unwrap());
@@ -142,12 +149,16 @@ fn spans_closed_and_opened_at_one_instant_are_back_to_back() {
 #[test]
 fn spans_pinned_to_another_process_s_clock_carry_its_times_with_the_skew() {
     let dir = tempfile::tempdir().unwrap();
-    let (layer, guard) = evalbench_trace::Builder::new().trace_dir(dir.path()).process("eval").clock_skew_us(-250).build();
+    let (layer, guard) =
+        evalbench_trace::Builder::new().trace_dir(dir.path()).process("eval").clock_skew_us(-250).build();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as i64;
     // Times nix wrote a little before the reader got to them.
     let (begin, end) = (now + 1_000, now + 1_730);
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
-        let s = evalbench_trace::at_wall_us(begin, || tracing::debug_span!(target: "gradient_eval", "resolve", attr = 1u64));
+        let s = evalbench_trace::at_wall_us(
+            begin,
+            || tracing::debug_span!(target: "gradient_eval", "resolve", attr = 1u64),
+        );
         std::thread::sleep(std::time::Duration::from_millis(5));
         evalbench_trace::at_wall_us(end, || drop(s));
     });

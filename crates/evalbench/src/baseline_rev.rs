@@ -35,18 +35,23 @@ impl Worktree {
     /// Checks `rev` of the repository holding `flake` out into a new directory.
     pub fn add(flake: &Path, rev: &str) -> anyhow::Result<Worktree> {
         let flake = std::path::absolute(flake).with_context(|| flake.display().to_string())?;
-        let repo = git(&flake, &["rev-parse", "--show-toplevel"])
-            .with_context(|| format!("--baseline-rev needs --flake to be a directory in a git checkout; {} is not", flake.display()))?;
+        let repo = git(&flake, &["rev-parse", "--show-toplevel"]).with_context(|| {
+            format!("--baseline-rev needs --flake to be a directory in a git checkout; {} is not", flake.display())
+        })?;
         let prefix = git(&flake, &["rev-parse", "--show-prefix"])?;
         let commit = git(&flake, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
             .with_context(|| format!("--baseline-rev {rev}: no such commit in {repo}"))?;
         // World-traversable, as the lab's processes read it as other users.
         let parent = Path::new("/var/tmp/evalbench");
         std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
-        let dir = tempfile::Builder::new().prefix("baseline-").tempdir_in(parent).with_context(|| parent.display().to_string())?;
+        let dir = tempfile::Builder::new()
+            .prefix("baseline-")
+            .tempdir_in(parent)
+            .with_context(|| parent.display().to_string())?;
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).with_context(|| dir.path().display().to_string())?;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+                .with_context(|| dir.path().display().to_string())?;
         }
         let tree = dir.path().join("tree");
         git(Path::new(&repo), &["worktree", "add", "--detach", "--quiet", &tree.to_string_lossy(), &commit])?;

@@ -11,8 +11,10 @@ use evalbench_analyze::verdict::{judge, spread, Measured, Rules, Verdict, AMOUNT
 use evalbench_harness::cmdbench::{memory_source, run_many, MemorySource, NixStats, Run};
 
 #[derive(clap::Args)]
-#[command(after_help = "Example: evalbench bench --runs 10 --prepare 'rm -rf ~/.cache/nix/eval-cache-v*' -- nix eval .#a -- nix eval .#b\n\
-A command given as one quoted word runs through `sh -c`; several words run directly.")]
+#[command(
+    after_help = "Example: evalbench bench --runs 10 --prepare 'rm -rf ~/.cache/nix/eval-cache-v*' -- nix eval .#a -- \
+        nix eval .#b\nA command given as one quoted word runs through `sh -c`; several words run directly."
+)]
 pub struct Args {
     /// Run before every run (not timed), e.g. to empty a cache for cold runs.
     #[arg(long)]
@@ -44,7 +46,8 @@ pub struct Args {
     #[arg(long)]
     pub nix_stats: bool,
     /// A change smaller than this percentage of the first command's median is "negligible".
-    #[arg(long, default_value_t = evalbench_analyze::verdict::MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = evalbench_analyze::verdict::MIN_CHANGE_PCT, value_name = "PCT", value_parser =
+        crate::percent::parse, allow_hyphen_values = true)]
     pub min_change: f64,
     /// The commands, separated by `--`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
@@ -74,15 +77,25 @@ fn judged(results: Vec<CommandResult<Run>>, a: &Args) -> Report<Run, MemorySourc
     let base = &results[0];
     let rules = Rules { min_change_pct: a.min_change, ..Rules::default() };
     let walls = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().map(|x| x.wall_s).collect() };
-    let peaks = |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
+    let peaks =
+        |c: &CommandResult<Run>| -> Vec<f64> { c.runs.iter().filter_map(|x| x.peak_bytes.map(|p| p as f64)).collect() };
     let others = &results[1..];
-    let wall_items = others.iter().map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S }).collect();
+    let wall_items = others
+        .iter()
+        .map(|r| Measured { what: r.command.clone(), a: walls(base), b: walls(r), floor_abs: WALL_RESOLUTION_S })
+        .collect();
     let mut wall_family = judge("wall time", wall_items, "s", TIME, rules);
     // Commands may repeat (an A/A run): verdicts are matched by position.
-    let with_memory: Vec<usize> = (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
+    let with_memory: Vec<usize> =
+        (0..others.len()).filter(|&i| !peaks(base).is_empty() && !peaks(&others[i]).is_empty()).collect();
     let mem_items = with_memory
         .iter()
-        .map(|&i| Measured { what: others[i].command.clone(), a: peaks(base), b: peaks(&others[i]), floor_abs: MEMORY_RESOLUTION_BYTES })
+        .map(|&i| Measured {
+            what: others[i].command.clone(),
+            a: peaks(base),
+            b: peaks(&others[i]),
+            floor_abs: MEMORY_RESOLUTION_BYTES,
+        })
         .collect();
     let mut mem_family = judge("peak memory", mem_items, "bytes", AMOUNT, rules);
     let mut mem: Vec<Option<Verdict>> = vec![None; others.len()];
@@ -117,7 +130,12 @@ fn judged(results: Vec<CommandResult<Run>>, a: &Args) -> Report<Run, MemorySourc
 
 /// Every command's runs, after its warm-up, and each command's wall time
 /// over its whole batch (what throughput is of).
-fn measure(a: &Args, commands: &[Vec<String>], stats: Option<&NixStats<'_>>, tty: bool) -> anyhow::Result<(Vec<Vec<Run>>, Vec<f64>)> {
+fn measure(
+    a: &Args,
+    commands: &[Vec<String>],
+    stats: Option<&NixStats<'_>>,
+    tty: bool,
+) -> anyhow::Result<(Vec<Vec<Run>>, Vec<f64>)> {
     // Warm-up, then the measured runs. With one run at a time, the commands
     // take turns (A B A B ...), so a machine whose load drifts during the
     // bench weighs on every command alike instead of on whichever ran last.
@@ -129,7 +147,9 @@ fn measure(a: &Args, commands: &[Vec<String>], stats: Option<&NixStats<'_>>, tty
     let total = (a.runs * commands.len()) as u64;
     let bar = tty.then(|| {
         let b = indicatif::ProgressBar::new(total);
-        b.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs {msg}").expect("a valid template"));
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs {msg}").expect("a valid template"),
+        );
         b
     });
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); commands.len()];
@@ -139,7 +159,8 @@ fn measure(a: &Args, commands: &[Vec<String>], stats: Option<&NixStats<'_>>, tty
             for k in 0..commands.len() {
                 // Alternate the order too, so no command always goes first.
                 let k = if round % 2 == 0 { k } else { commands.len() - 1 - k };
-                let (mut r, w) = run_many(&commands[k], a.prepare.as_deref(), 1, 1, !a.show_output, !a.no_memory, stats, &|_| {})?;
+                let (mut r, w) =
+                    run_many(&commands[k], a.prepare.as_deref(), 1, 1, !a.show_output, !a.no_memory, stats, &|_| {})?;
                 batch_wall[k] += w;
                 runs[k].append(&mut r);
                 if let Some(b) = &bar {
@@ -157,7 +178,8 @@ fn measure(a: &Args, commands: &[Vec<String>], stats: Option<&NixStats<'_>>, tty
                     b.inc(1);
                 }
             };
-            let (r, w) = run_many(argv, a.prepare.as_deref(), a.runs, a.jobs, !a.show_output, !a.no_memory, stats, &progress)?;
+            let (r, w) =
+                run_many(argv, a.prepare.as_deref(), a.runs, a.jobs, !a.show_output, !a.no_memory, stats, &progress)?;
             runs[k] = r;
             batch_wall[k] = w;
         }
@@ -177,7 +199,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--runs must be at least 1");
     }
     let tty = std::io::stderr().is_terminal() && !a.json;
-    let stats_dir = if a.nix_stats { Some(tempfile::Builder::new().prefix("evalbench-nix-stats.").tempdir()?) } else { None };
+    let stats_dir =
+        if a.nix_stats { Some(tempfile::Builder::new().prefix("evalbench-nix-stats.").tempdir()?) } else { None };
     let stats = stats_dir.as_ref().map(|d| NixStats { dir: d.path() });
     let stats = stats.as_ref();
     let (mut runs, batch_wall) = measure(&a, &commands, stats, tty)?;

@@ -103,7 +103,10 @@ fn line(flake: &Path, good: &str, bad: &str) -> anyhow::Result<Vec<Commit>> {
     let after = git(flake, &["rev-list", "--first-parent", "--reverse", &format!("{g}..{b}")])?;
     hashes.extend(after.lines().map(String::from));
     if hashes.last() != Some(&b) {
-        bail!("BAD {bad} is not on the first-parent path from GOOD {good} (a merge's second parent): give a BAD on the first-parent line");
+        bail!(
+            "BAD {bad} is not on the first-parent path from GOOD {good} (a merge's second parent): give a BAD on the \
+                first-parent line"
+        );
     }
     if hashes.len() < 2 {
         bail!("GOOD and BAD are the same commit: nothing to bisect");
@@ -151,7 +154,10 @@ fn probe(a: &Args, c: &Commit, out: &Path, push: &mut Option<crate::bisect_push:
         let _tree;
         if let Some(p) = push.as_mut() {
             p.put(&c.commit)?;
-            cmd.arg("--target").arg("gradient").arg("--target-config").arg(a.target_config.as_ref().context("--target-config")?);
+            cmd.arg("--target")
+                .arg("gradient")
+                .arg("--target-config")
+                .arg(a.target_config.as_ref().context("--target-config")?);
         } else {
             _tree = crate::baseline_rev::Worktree::add(&a.flake, &c.commit)?;
             cmd.arg("--flake").arg(&_tree.flake);
@@ -198,17 +204,23 @@ fn refuse_target_flags(a: &Args) -> anyhow::Result<()> {
     use crate::run::TargetKind;
     if a.target == TargetKind::Gradient {
         if a.measure.is_some() {
-            bail!("--measure with --target gradient: a time is bisected by interleaving a commit with the last good one in one session, two pipelines side by side (run --baseline), which one deployment is not; bisect nix's counters on a deployment (docs/bisect.md)");
+            bail!(
+                "--measure with --target gradient: a time is bisected by interleaving a commit with the last good one \
+                    in one session, two pipelines side by side (run --baseline), which one deployment is not; bisect \
+                    nix's counters on a deployment (docs/bisect.md)"
+            );
         }
         if let Some(n) = &a.nix {
             bail!(
-                "--nix {} (or EVALBENCH_NIX) with --target gradient: a deployment evaluates with its own nix; --nix chooses the lab's",
+                "--nix {} (or EVALBENCH_NIX) with --target gradient: a deployment evaluates with its own nix; --nix \
+                    chooses the lab's",
                 n.display()
             );
         }
     } else if a.push.is_some() || a.push_branch.is_some() || a.target_config.is_some() {
         bail!(
-            "--push, --push-branch and --target-config are for --target gradient; the lab evaluates each probe's commit checked out beside your tree"
+            "--push, --push-branch and --target-config are for --target gradient; the lab evaluates each probe's \
+                commit checked out beside your tree"
         );
     }
     Ok(())
@@ -216,7 +228,13 @@ fn refuse_target_flags(a: &Args) -> anyhow::Result<()> {
 
 /// Each commit a probe counted, added to the history `db` in the commits'
 /// order (a probe reused from an earlier bisect was added then).
-fn add_to_history(a: &Args, commits: &[Commit], probes: &[(usize, Probed)], db: &str, say: &dyn Fn(String)) -> anyhow::Result<()> {
+fn add_to_history(
+    a: &Args,
+    commits: &[Commit],
+    probes: &[(usize, Probed)],
+    db: &str,
+    say: &dyn Fn(String),
+) -> anyhow::Result<()> {
     let benchmark = std::path::absolute(&a.flake).unwrap_or_else(|_| a.flake.clone()).display().to_string();
     // In the commits' order, not the probes': commits made in one second
     // share a commit time, and the history orders those by when they were added.
@@ -255,8 +273,11 @@ fn add_to_history(a: &Args, commits: &[Commit], probes: &[(usize, Probed)], db: 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     refuse_target_flags(&a)?;
     let commits = line(&a.flake, &a.good, &a.bad)?;
-    let threshold =
-        a.threshold.unwrap_or(if a.instructions { evalbench_analyze::instructions::SPREAD_PCT } else { evalbench_analyze::verdict::MIN_CHANGE_PCT });
+    let threshold = a.threshold.unwrap_or(if a.instructions {
+        evalbench_analyze::instructions::SPREAD_PCT
+    } else {
+        evalbench_analyze::verdict::MIN_CHANGE_PCT
+    });
     std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
     let n = commits.len();
     let say = |s: String| {
@@ -272,7 +293,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     say(format!(
-        "{n} commits from GOOD {} to BAD {} (first parent); counters move past {}%; one evaluation a probe, about {} probes",
+        "{n} commits from GOOD {} to BAD {} (first parent); counters move past {}%; one evaluation a probe, about {} \
+            probes",
         short(&commits[0].commit),
         short(&commits[n - 1].commit),
         threshold,
@@ -288,7 +310,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
-    let names = if a.instructions { Some(vec![evalbench_history::judge::INSTRUCTIONS.to_string()]) } else { a.counter.clone().map(|c| vec![c]) };
+    let names = if a.instructions {
+        Some(vec![evalbench_history::judge::INSTRUCTIONS.to_string()])
+    } else {
+        a.counter.clone().map(|c| vec![c])
+    };
     let mut seconds: Vec<f64> = vec![0.0; n];
     let mut made = 0usize;
     let outcome = {
@@ -309,7 +335,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let what = match &p {
                 Probed::Counted(c) => {
                     let shown = names.as_ref().and_then(|v| v.first()).map_or("nrFunctionCalls", String::as_str);
-                    c.get(shown).map_or_else(|| "counted".to_string(), |v| format!("{shown} {}", evalbench_report::figures::grouped(*v)))
+                    c.get(shown).map_or_else(
+                        || "counted".to_string(),
+                        |v| format!("{shown} {}", evalbench_report::figures::grouped(*v)),
+                    )
                 }
                 Probed::Skipped(why) => format!("skipped: {why}"),
             };
@@ -325,11 +354,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let outcome = match outcome {
         Ok(o) => o,
-        Err((i, why)) => bail!("{} {}: {why}: an end of the range must evaluate", if i == 0 { "GOOD" } else { "BAD" }, commits[i].commit),
+        Err((i, why)) => bail!(
+            "{} {}: {why}: an end of the range must evaluate",
+            if i == 0 { "GOOD" } else { "BAD" },
+            commits[i].commit
+        ),
     };
     if let Some(c) = &a.counter {
         if !outcome.probes.iter().any(|(_, p)| matches!(p, Probed::Counted(m) if m.contains_key(c))) {
-            bail!("--counter {c}: no probe counted it; nix's counters are named as NIX_SHOW_STATS writes them (nrFunctionCalls, nrThunks, gc.totalBytes, ...)");
+            bail!(
+                "--counter {c}: no probe counted it; nix's counters are named as NIX_SHOW_STATS writes them \
+                    (nrFunctionCalls, nrThunks, gc.totalBytes, ...)"
+            );
         }
     }
     let doc = Counted {
@@ -339,7 +375,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         commits: n,
         counters: &outcome.counters,
         judged: &outcome.judged,
-        minor: outcome.minor.iter().map(|m| MinorFound { from: &commits[m.from], to: &commits[m.to], moved: &m.moved }).collect(),
+        minor: outcome
+            .minor
+            .iter()
+            .map(|m| MinorFound { from: &commits[m.from], to: &commits[m.to], moved: &m.moved })
+            .collect(),
         threshold_pct: outcome.threshold_pct,
         differ: outcome.differ,
         found: outcome
@@ -352,7 +392,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 moved: &s.moved,
             })
             .collect(),
-        probes: outcome.probes.iter().map(|(i, p)| Probe { commit: &commits[*i], probed: p, seconds: seconds[*i] }).collect(),
+        probes: outcome
+            .probes
+            .iter()
+            .map(|(i, p)| Probe { commit: &commits[*i], probed: p, seconds: seconds[*i] })
+            .collect(),
     };
     if let Some(db) = &a.history {
         add_to_history(&a, &commits, &outcome.probes, db, &say)?;
@@ -361,7 +405,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let text = evalbench_report::output::bisect::counted_text(&doc);
     evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
     evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
-    evalbench_bundle::write_atomic(&a.out.join("bisect.md"), evalbench_report::output::bisect::counted_markdown(&doc).as_bytes())?;
+    evalbench_bundle::write_atomic(
+        &a.out.join("bisect.md"),
+        evalbench_report::output::bisect::counted_markdown(&doc).as_bytes(),
+    )?;
     crate::emit(if a.json { &json } else { &text })?;
     Ok(ExitCode::SUCCESS)
 }

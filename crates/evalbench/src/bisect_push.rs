@@ -28,7 +28,10 @@ impl Pushed {
         let refname = if branch.starts_with("refs/") { branch.to_string() } else { format!("refs/heads/{branch}") };
         let listed = git(repo, &["ls-remote", remote, &refname])
             .with_context(|| format!("--push {remote}: the repository the deployment watches could not be read"))?;
-        let found = listed.lines().find(|l| l.ends_with(&format!("\t{refname}"))).map(|l| l.split('\t').next().unwrap_or("").to_string());
+        let found = listed
+            .lines()
+            .find(|l| l.ends_with(&format!("\t{refname}")))
+            .map(|l| l.split('\t').next().unwrap_or("").to_string());
         if found.is_some() {
             git(repo, &["fetch", "--quiet", remote, &refname])
                 .with_context(|| format!("fetching {refname} from {remote}, to put it back afterwards"))?;
@@ -39,7 +42,9 @@ impl Pushed {
     /// What the branch held before the bisect, for the text.
     pub fn describe(&self) -> String {
         match &self.found {
-            Some(h) => format!("{} of {} (at {}; put back afterwards)", self.refname, self.remote, &h[..h.len().min(12)]),
+            Some(h) => {
+                format!("{} of {} (at {}; put back afterwards)", self.refname, self.remote, &h[..h.len().min(12)])
+            }
             None => format!("{} of {} (a new branch; deleted afterwards)", self.refname, self.remote),
         }
     }

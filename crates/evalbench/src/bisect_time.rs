@@ -22,7 +22,11 @@ use crate::bisect::Args;
 /// The verdict on `measure` in a session's compare.json: (kind, change %, ratio interval).
 fn verdict(compare: &serde_json::Value, measure: &str) -> Option<(String, f64, [f64; 2])> {
     let pass = compare["passes"].as_array()?.iter().find(|p| p["pass_a"] == "cold-clean")?;
-    let v = if measure == "evaluated" { &pass["wall"] } else { &pass["path"].as_array()?.iter().find(|r| r["what"] == measure)?["verdict"] };
+    let v = if measure == "evaluated" {
+        &pass["wall"]
+    } else {
+        &pass["path"].as_array()?.iter().find(|r| r["what"] == measure)?["verdict"]
+    };
     let i = v["ratio_interval"].as_array()?;
     Some((v["kind"].as_str()?.to_string(), v["change_pct"].as_f64()?, [i.first()?.as_f64()?, i.get(1)?.as_f64()?]))
 }
@@ -36,15 +40,24 @@ fn session(a: &Args, commit: &Commit, good: &Commit, dir: &Path) -> anyhow::Resu
     }
     let exe = std::env::current_exe().context("finding evalbench itself")?;
     let mut cmd = Command::new(exe);
-    cmd.args(["run", "--passes", "cold-clean", "--no-report", "--no-pcap", "--repeat", &a.repeat.to_string(), "--flake"])
-        .arg(&tree.flake)
-        .arg("--baseline")
-        .arg(&base.flake)
-        .arg("--out")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    cmd.args([
+        "run",
+        "--passes",
+        "cold-clean",
+        "--no-report",
+        "--no-pcap",
+        "--repeat",
+        &a.repeat.to_string(),
+        "--flake",
+    ])
+    .arg(&tree.flake)
+    .arg("--baseline")
+    .arg(&base.flake)
+    .arg("--out")
+    .arg(dir)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
     if let Some(n) = &a.nix {
         cmd.arg("--nix").arg(n);
     }
@@ -52,7 +65,11 @@ fn session(a: &Args, commit: &Commit, good: &Commit, dir: &Path) -> anyhow::Resu
     let path = dir.join("compare.json");
     let text = std::fs::read(&path).with_context(|| {
         let err = String::from_utf8_lossy(&o.stderr);
-        format!("no comparison (evalbench run exited {}): {}", o.status.code().unwrap_or(-1), err.lines().last().unwrap_or(""))
+        format!(
+            "no comparison (evalbench run exited {}): {}",
+            o.status.code().unwrap_or(-1),
+            err.lines().last().unwrap_or("")
+        )
     })?;
     serde_json::from_slice(&text).with_context(|| path.display().to_string())
 }
@@ -62,7 +79,8 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
     let n = commits.len();
     let expected = 1 + (n as f64 - 1.0).log2().ceil() as usize;
     say(format!(
-        "{n} commits from GOOD {} to BAD {} (first parent); {measure} measured, each probe a session of {} runs a side interleaved with the last good commit; about {expected} sessions, more where one gives no verdict",
+        "{n} commits from GOOD {} to BAD {} (first parent); {measure} measured, each probe a session of {} runs a side \
+            interleaved with the last good commit; about {expected} sessions, more where one gives no verdict",
         short(&commits[0].commit),
         short(&commits[n - 1].commit),
         a.repeat
@@ -73,18 +91,25 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
     let mut measure_one = |i: usize, good: usize| -> Class {
         for attempt in 0..=a.retries {
             let t = Instant::now();
-            let dir = a.out.join("time").join(format!("{}-vs-{}.{attempt}", short(&commits[i].commit), short(&commits[good].commit)));
+            let dir = a.out.join("time").join(format!(
+                "{}-vs-{}.{attempt}",
+                short(&commits[i].commit),
+                short(&commits[good].commit)
+            ));
             let (class, v) = match session(a, &commits[i], &commits[good], &dir) {
                 Err(e) => (Class::Undecided(format!("{e:#}")), None),
                 Ok(doc) => match verdict(&doc, measure) {
-                    None => (Class::Undecided(format!("compare.json has no verdict on {measure:?} for cold-clean")), None),
+                    None => {
+                        (Class::Undecided(format!("compare.json has no verdict on {measure:?} for cold-clean")), None)
+                    }
                     Some((kind, pct, iv)) => {
                         let class = match kind.as_str() {
                             "slower" => Class::Bad,
                             "inside noise" | "negligible" | "faster" | "same" => match half_step {
-                                Some(h) if iv[1] >= h => {
-                                    Class::Undecided(format!("{kind}, but its interval reaches {:.3}, past half the step ({h:.3})", iv[1]))
-                                }
+                                Some(h) if iv[1] >= h => Class::Undecided(format!(
+                                    "{kind}, but its interval reaches {:.3}, past half the step ({h:.3})",
+                                    iv[1]
+                                )),
                                 _ => Class::Good,
                             },
                             other => Class::Undecided(format!("no verdict: {other}")),
@@ -106,7 +131,11 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
                 v.as_ref().map_or_else(|| format!("{class:?}"), |(k, p, _)| format!("{measure} {p:+.1}%, {k}"))
             ));
             if made.is_empty() && expected > 1 {
-                say(format!("a session takes {s:.0} s here: about {:.0} s for the {} more expected", s * (expected - 1) as f64, expected - 1));
+                say(format!(
+                    "a session takes {s:.0} s here: about {:.0} s for the {} more expected",
+                    s * (expected - 1) as f64,
+                    expected - 1
+                ));
             }
             made.push(Measured {
                 commit: commits[i].commit.clone(),

@@ -27,10 +27,12 @@ pub struct Args {
     /// ... against this pass (or run) of B. Refused when one is cold and the other warm.
     #[arg(long, requires = "pass_a")]
     pub pass_b: Option<String>,
-    /// Print every verdict as JSON on stdout (per pass: headline, spans, statements, counters, families); --format json.
+    /// Print every verdict as JSON on stdout (per pass: headline, spans, statements, counters, families); --format
+    /// json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-    /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
+    /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or
+    /// $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, default_value = "text")]
     pub format: crate::Format,
     /// Text: under every row, its full verdict with the tests (Mann-Whitney p, Holm-adjusted p,
@@ -57,17 +59,20 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// A change smaller than this percentage of A's median is "negligible".
-    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = MIN_CHANGE_PCT, value_name = "PCT", value_parser = crate::percent::parse,
+        allow_hyphen_values = true)]
     pub min_change: f64,
     /// ... and so is a change of a span's or statement's total smaller than this many µs per run.
-    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US", value_parser = crate::percent::amount, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = MIN_ABS_US, value_name = "US", value_parser = crate::percent::amount,
+        allow_hyphen_values = true)]
     pub min_abs_us: f64,
     /// When A and B were measured in two sessions (two `run`s, not one `run --baseline`): a time
     /// change no larger than this percentage is "inside the drift between sessions", never a
     /// verdict or a gate. The default is what two sessions of one flake differed by on the
     /// machine it was measured on (docs/sessions.md); measure your own with bench/lab-aa.sh,
     /// 0 turns it off. Nix's exact counters are judged without it.
-    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT", value_parser = crate::percent::parse, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = evalbench_analyze::comparison::BETWEEN_SESSIONS_PCT, value_name = "PCT",
+        value_parser = crate::percent::parse, allow_hyphen_values = true)]
     pub between_sessions: f64,
     /// Also write the whole comparison as one self-contained page, DIR/index.html: passes,
     /// spans, statements, nix's counters and, for instrumented passes, both sides' plans.
@@ -96,12 +101,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let asked = a.fail_on_regression.map(|pct| (pct, gate.as_slice()));
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
-        crate::Format::Text => evalbench_report::output::compare::text(&na, &nb, &out, a.top.unwrap_or(TOP), asked, a.verbose),
-        crate::Format::Markdown => evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP), asked),
+        crate::Format::Text => {
+            evalbench_report::output::compare::text(&na, &nb, &out, a.top.unwrap_or(TOP), asked, a.verbose)
+        }
+        crate::Format::Markdown => {
+            evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP), asked)
+        }
     };
     if let Some(dir) = &a.html {
         let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP), asked)?;
-        eprintln!("evalbench compare: {} ({} bytes, {} statements with a changed plan)", w.page.display(), w.page_bytes, w.plans_changed);
+        eprintln!(
+            "evalbench compare: {} ({} bytes, {} statements with a changed plan)",
+            w.page.display(),
+            w.page_bytes,
+            w.plans_changed
+        );
     }
     // What had to be read past comes first, each with its file and line.
     for w in evalbench_report::output::warnings::grouped(&out.warnings) {
@@ -129,7 +143,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 /// The gate cannot judge what one side lacks: exit 2 naming it, unless
 /// `--allow-missing` (then each is said, and the gate stands on the rest).
-pub fn gate_blind(who: &str, pct: Option<f64>, allow: bool, c: &evalbench_analyze::comparison::Comparison) -> Option<ExitCode> {
+pub fn gate_blind(
+    who: &str,
+    pct: Option<f64>,
+    allow: bool,
+    c: &evalbench_analyze::comparison::Comparison,
+) -> Option<ExitCode> {
     pct?;
     if c.missing.is_empty() {
         return None;

@@ -1,5 +1,6 @@
 //! `evalbench gate`: a deploy gate done so that it survives measurement
-//! (unlike the gate whose claim of speed died under it, docs/gate.md): every failure named, every step measured, a bundle to
+//! (unlike the gate whose claim of speed died under it, docs/gate.md): every failure named, every step measured, a
+//! bundle to
 //! inspect and compare.
 
 use std::path::{Path, PathBuf};
@@ -62,7 +63,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         (a.flake.clone(), a.machines.clone())
     };
     let flake_path = Path::new(&flake);
-    let flake = if flake_path.exists() { std::path::absolute(flake_path)?.to_string_lossy().to_string() } else { flake };
+    let flake =
+        if flake_path.exists() { std::path::absolute(flake_path)?.to_string_lossy().to_string() } else { flake };
     let opts = GateOpts {
         flake: PathBuf::from(&flake),
         machines,
@@ -70,7 +72,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         jobs: a.jobs.max(1),
         mem_budget: a.mem_budget.unwrap_or_else(|| evalbench_host::mem_available().unwrap_or(4 << 30) / 2),
         eval_cache: a.eval_cache == OnOff::On,
-        out: if a.self_test { std::env::temp_dir().join(format!("evalbench-gate-self-test-{}", std::process::id())) } else { a.out.clone() },
+        out: if a.self_test {
+            std::env::temp_dir().join(format!("evalbench-gate-self-test-{}", std::process::id()))
+        } else {
+            a.out.clone()
+        },
     };
     let say = |m: &str| {
         if !a.quiet {
@@ -133,11 +139,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let ok = gate::self_test_passed(&results);
         let _ = std::fs::remove_dir_all(&opts.out);
         return if ok {
-            outln!(w, "self-test passed: the gate is red and names machine broken and check fails, each with its error; the good steps passed");
+            outln!(
+                w,
+                "self-test passed: the gate is red and names machine broken and check fails, each with its error; the \
+                    good steps passed"
+            );
             crate::done(w)?;
             Ok(ExitCode::SUCCESS)
         } else {
-            Err(anyhow::anyhow!("self-test FAILED: expected exactly machine broken and check fails to fail; got: {line}"))
+            Err(anyhow::anyhow!(
+                "self-test FAILED: expected exactly machine broken and check fails to fail; got: {line}"
+            ))
         };
     }
     outln!(w, "{line}");

@@ -48,7 +48,8 @@ pub enum Cmd {
         #[command(flatten)]
         unpack: crate::size::MaxUnpacked,
     },
-    /// The series per pass (commit, time, median and spread of the evaluated seconds, top spans) and the changes along it.
+    /// The series per pass (commit, time, median and spread of the evaluated seconds, top spans) and the changes along
+    /// it.
     Show {
         #[command(flatten)]
         db: Db,
@@ -57,7 +58,8 @@ pub enum Cmd {
         /// Print {"commits": [...], "series": {...}, "changes": [...]} on stdout; --format json.
         #[arg(long, conflicts_with = "format")]
         json: bool,
-        /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or $GITHUB_STEP_SUMMARY).
+        /// text (for a terminal), json (for scripts) or markdown (GitHub tables, for a pull request comment or
+        /// $GITHUB_STEP_SUMMARY).
         #[arg(long, value_enum, default_value = "text")]
         format: crate::Format,
     },
@@ -124,10 +126,23 @@ pub fn add(b: &Bundle, path: &std::path::Path, a: Added) -> anyhow::Result<i64> 
         .or_else(|| record.provenance.machine.hostname.clone())
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()));
     let benchmark = a.benchmark.or_else(|| record.provenance.workload.flake.clone());
-    let meta = Meta { commit: a.commit.to_string(), commit_time, branch: a.branch, machine, benchmark, bundle: path.display().to_string() };
+    let meta = Meta {
+        commit: a.commit.to_string(),
+        commit_time,
+        branch: a.branch,
+        machine,
+        benchmark,
+        bundle: path.display().to_string(),
+    };
     let mut store = evalbench_history::open(a.db)?;
     let id = store.add(&meta, &record)?;
-    eprintln!("evalbench history: {} added as run {id}: commit {}, {} pass runs, in {}", path.display(), a.commit, record.runs.len(), a.db);
+    eprintln!(
+        "evalbench history: {} added as run {id}: commit {}, {} pass runs, in {}",
+        path.display(),
+        a.commit,
+        record.runs.len(),
+        a.db
+    );
     Ok(id)
 }
 
@@ -135,7 +150,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Cmd::Add { bundle, commit, commit_time, branch, machine, benchmark, db, unpack } => {
             let b = Bundle::open(&bundle, unpack.limits())?;
-            add(&b, &bundle, Added { commit: &commit, commit_time: commit_time.as_deref(), branch, machine, benchmark, db: &db.db })?;
+            add(
+                &b,
+                &bundle,
+                Added { commit: &commit, commit_time: commit_time.as_deref(), branch, machine, benchmark, db: &db.db },
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Show { db, filter, json, format } => {
@@ -157,7 +176,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
             } else {
-                eprintln!("evalbench history: {} ({} bytes, {} commits, {} points)", w.page.display(), w.page_bytes, w.commits, w.points);
+                eprintln!(
+                    "evalbench history: {} ({} bytes, {} commits, {} points)",
+                    w.page.display(),
+                    w.page_bytes,
+                    w.commits,
+                    w.points
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -173,10 +198,14 @@ fn read(db: &str, select: Select, medians: bool) -> anyhow::Result<evalbench_his
         Some(j) => j,
         None => {
             eprintln!(
-                "evalbench history: {db} holds runs stored before judgements were kept; judged now, from every stored run (the next `history add` keeps the judgements)"
+                "evalbench history: {db} holds runs stored before judgements were kept; judged now, from every stored \
+                    run (the next `history add` keeps the judgements)"
             );
             let rows = store.load()?;
-            evalbench_history::JudgedHistory { commits: evalbench_history::commits_of(&rows), series: evalbench_history::judge_all(&rows) }
+            evalbench_history::JudgedHistory {
+                commits: evalbench_history::commits_of(&rows),
+                series: evalbench_history::judge_all(&rows),
+            }
         }
     };
     let keys: Vec<_> = judged.series.keys().cloned().collect();
@@ -189,7 +218,9 @@ fn parse_time(s: &str) -> anyhow::Result<i64> {
     let secs = match s.parse::<i64>() {
         Ok(n) => n,
         Err(_) => {
-            let t: jiff::Timestamp = s.parse().map_err(|e| anyhow::anyhow!("expected RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds: {e}"))?;
+            let t: jiff::Timestamp = s
+                .parse()
+                .map_err(|e| anyhow::anyhow!("expected RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds: {e}"))?;
             t.as_second()
         }
     };
@@ -220,6 +251,8 @@ mod tests {
         assert!(super::parse_time("2023-11-14T22:13:20+0\u{e9}00").is_err(), "non-ASCII is an error, not a panic");
         assert!(super::parse_time("").is_err());
         assert!(super::parse_time("-5").is_err(), "before the epoch");
-        assert!(super::commit_name("").is_err() && super::commit_name("  ").is_err() && super::commit_name("abc").is_ok());
+        assert!(
+            super::commit_name("").is_err() && super::commit_name("  ").is_err() && super::commit_name("abc").is_ok()
+        );
     }
 }

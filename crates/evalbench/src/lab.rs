@@ -136,7 +136,13 @@ pub struct Output {
 impl From<Output> for PassOutput {
     fn from(o: Output) -> PassOutput {
         let (count_calls, nix_trace, count_instructions) = (o.count_calls, o.nix_trace, o.count_instructions);
-        PassOutput { trace_dir: o.trace_dir, nix_stats_dir: o.nix_stats_dir, count_calls, nix_trace, count_instructions }
+        PassOutput {
+            trace_dir: o.trace_dir,
+            nix_stats_dir: o.nix_stats_dir,
+            count_calls,
+            nix_trace,
+            count_instructions,
+        }
     }
 }
 
@@ -305,7 +311,8 @@ pub enum Cmd {
 /// Runs a lab command; what it prints for the user goes to `out`.
 fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
     let mut print = |text: String| -> Result<(), LabError> {
-        out.write_all(text.as_bytes()).map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
+        out.write_all(text.as_bytes())
+            .map_err(|source| LabError::Io { path: PathBuf::from("<standard output>"), source })
     };
     match args.command {
         Cmd::Up { dir: LabDir { dir }, flake, trace_dir, workers, lab } => {
@@ -343,7 +350,11 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             if r["status"] == evalbench_bundle::contract::Status::Completed.as_str() {
                 Ok(())
             } else {
-                Err(LabError::Ended { id: r["evaluation_id"].to_string(), status: r["status"].to_string(), error: r["error"].to_string() })
+                Err(LabError::Ended {
+                    id: r["evaluation_id"].to_string(),
+                    status: r["status"].to_string(),
+                    error: r["error"].to_string(),
+                })
             }
         }
         Cmd::Sql { dir: LabDir { dir }, query } => {
@@ -358,8 +369,8 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             }
             // Paths go into the statement as a literal: quotes doubled.
             let paths: Vec<String> = from.iter().map(|p| format!("'{}'", p.replace('\'', "''"))).collect();
-            let walk =
-                evalbench_lab::server::walks::closure_of_paths(settings.graph_walk).replace("$1", &format!("ARRAY[{}]::text[]", paths.join(",")));
+            let walk = evalbench_lab::server::walks::closure_of_paths(settings.graph_walk)
+                .replace("$1", &format!("ARRAY[{}]::text[]", paths.join(",")));
             let sql = if explain { format!("EXPLAIN (ANALYZE, BUFFERS OFF) {walk}") } else { walk };
             print(control::pg_of(&st)?.psql(pg::CI_ROLE, &sql)?)
         }
@@ -401,7 +412,14 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
         }
         Cmd::Eval { flake, job, eval_workers, nix_stats_dir, count_calls, max_rss, nix_trace, count_instructions } => {
             let _g = evalbench_lab::init_tracing();
-            let o = eval::EvalOpts { eval_workers, stats_dir: nix_stats_dir, count_calls, max_rss, trace: nix_trace, count_instructions };
+            let o = eval::EvalOpts {
+                eval_workers,
+                stats_dir: nix_stats_dir,
+                count_calls,
+                max_rss,
+                trace: nix_trace,
+                count_instructions,
+            };
             Ok(eval::eval(&flake, &job, &o)?)
         }
     }
@@ -411,7 +429,8 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
 fn shape_line(f: &evalbench_lab::shape::Figures) -> String {
     let top: Vec<String> = f.top_fan_in.iter().map(|(n, c)| format!("{n} {c}")).collect();
     format!(
-        "{} packages, {} dependencies ({:.1} a package), depth {}; most depended on: {}; dependents p50 {}, p90 {}, p99 {}; {:.0}% have none",
+        "{} packages, {} dependencies ({:.1} a package), depth {}; most depended on: {}; dependents p50 {}, p90 {}, \
+            p99 {}; {:.0}% have none",
         f.packages,
         f.edges,
         f.mean_dependencies,

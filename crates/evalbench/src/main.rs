@@ -62,9 +62,11 @@ enum Command {
     Summarize(summarize::Args),
     /// Run the small instrumented three-process pipeline (server, worker, eval) and write a bundle of its spans.
     Sample(sample::Args),
-    /// Every run kept under its commit (SQLite or a shared PostgreSQL): add bundles, show the series and its changes, write a page.
+    /// Every run kept under its commit (SQLite or a shared PostgreSQL): add bundles, show the series and its changes,
+    /// write a page.
     History(history::Args),
-    /// A pass's critical path (what the evaluated seconds waited on, across processes) and what making spans faster would buy.
+    /// A pass's critical path (what the evaluated seconds waited on, across processes) and what making spans faster
+    /// would buy.
     Whatif(whatif::Args),
     /// The lab: a reference Nix CI pipeline (PostgreSQL, server, workers, nix eval subprocesses).
     Lab(lab::Args),
@@ -143,7 +145,8 @@ pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
 /// before anything is written: refused where another's file stands there
 /// (evalbench replaces only what it wrote, `bundle::manifest`).
 pub fn claim(dir: &std::path::Path, entries: &[String]) -> anyhow::Result<()> {
-    evalbench_bundle::manifest::claim(dir, entries, None).map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))
+    evalbench_bundle::manifest::claim(dir, entries, None)
+        .map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))
 }
 
 /// Writes `text` to standard output, checked and flushed.

@@ -7,7 +7,8 @@
 pub fn parse(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let n = t.strip_suffix('%').unwrap_or(t).trim();
-    let v: f64 = n.parse().map_err(|_| format!("{s:?}: expected a percentage, a number with or without %, e.g. 5 or 5%"))?;
+    let v: f64 =
+        n.parse().map_err(|_| format!("{s:?}: expected a percentage, a number with or without %, e.g. 5 or 5%"))?;
     if !v.is_finite() || v < 0.0 {
         return Err(format!("{s:?}: expected a percentage of 0 or more"));
     }

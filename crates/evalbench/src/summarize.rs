@@ -49,7 +49,9 @@ fn default_out(bundle: &Path) -> PathBuf {
 fn entries(bundle: &Bundle, no_trace: bool) -> Vec<String> {
     let mut files = vec![layout::SUMMARY_TXT.to_string(), layout::SUMMARY_JSON.to_string()];
     if !no_trace {
-        files.extend(bundle.passes.iter().chain(&bundle.incomplete).map(|p| format!("{}/{}", p.name, layout::TRACE_JSON)));
+        files.extend(
+            bundle.passes.iter().chain(&bundle.incomplete).map(|p| format!("{}/{}", p.name, layout::TRACE_JSON)),
+        );
     }
     files
 }
@@ -64,9 +66,11 @@ fn out_dir(args: &Args, bundle: &Bundle) -> anyhow::Result<PathBuf> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.bundle));
     let files = entries(bundle, args.no_trace);
     // An archive's default output directory is that archive's alone.
-    let archive = (args.out.is_none() && !args.bundle.is_dir()).then(|| std::path::absolute(&args.bundle).unwrap_or_else(|_| args.bundle.clone()));
+    let archive = (args.out.is_none() && !args.bundle.is_dir())
+        .then(|| std::path::absolute(&args.bundle).unwrap_or_else(|_| args.bundle.clone()));
     if archive.is_some() || args.out.is_some() {
-        manifest::claim(&out, &files, archive.as_deref()).map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))?;
+        manifest::claim(&out, &files, archive.as_deref())
+            .map_err(|e| anyhow::anyhow!("{e} (give -o another directory)"))?;
         return Ok(out);
     }
     let theirs = match manifest::owner(&out, &files, None)? {
@@ -78,7 +82,11 @@ fn out_dir(args: &Args, bundle: &Bundle) -> anyhow::Result<PathBuf> {
     };
     let beside = out.join(OURS_BESIDE);
     if let manifest::Owner::Other(p) = manifest::owner(&beside, &files, None)? {
-        anyhow::bail!("{} and {}: not written by evalbench; refusing to replace them (give -o a directory)", theirs.display(), p.display());
+        anyhow::bail!(
+            "{} and {}: not written by evalbench; refusing to replace them (give -o a directory)",
+            theirs.display(),
+            p.display()
+        );
     }
     if !args.quiet {
         eprintln!("evalbench summarize: {} is another tool's: ours go to {}", theirs.display(), beside.display());

@@ -90,9 +90,13 @@ fn walk_runs(a: &Args, runs: &[&evalbench_bundle::PassDir]) -> anyhow::Result<Wa
         match found {
             Ok((g, p)) => {
                 if !a.faster.is_empty() {
-                    w.predicted = Some(whatif::whatif(&g, &p, &a.faster, &align).with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?);
+                    w.predicted = Some(
+                        whatif::whatif(&g, &p, &a.faster, &align)
+                            .with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?,
+                    );
                 }
-                w.path = Some((p.steps.clone(), p.by_process(), whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS)));
+                w.path =
+                    Some((p.steps.clone(), p.by_process(), whatif::buys(&g, &p, evalbench_analyze::over_runs::BUYS)));
                 walked.push(w);
                 if keep == Some(i) || runs.len() == 1 {
                     shown = Some((r.name.clone(), p));
@@ -118,7 +122,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut grouped = evalbench_analyze::runs::group(&bundle);
     if !grouped.contains_key(&base) {
         let have: Vec<&str> = grouped.keys().map(String::as_str).collect();
-        anyhow::bail!("{}: no pass {:?}; {}", a.bundle.display(), a.pass, evalbench_analyze::suggest::pass_hint(&a.pass, &have));
+        anyhow::bail!(
+            "{}: no pass {:?}; {}",
+            a.bundle.display(),
+            a.pass,
+            evalbench_analyze::suggest::pass_hint(&a.pass, &have)
+        );
     }
     // A pass name is the pass, all its runs; PASS.N is one run, or an error.
     evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle).map_err(anyhow::Error::msg)?;
@@ -154,7 +163,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         None => {
             let r = runs[at];
             let (data, align) = evalbench_analyze::load(r, evalbench_analyze::Fields::Read);
-            let (_, p) = critical_path(data, &align).1.with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?;
+            let (_, p) =
+                critical_path(data, &align).1.with_context(|| format!("{}: run {}", a.bundle.display(), r.name))?;
             (r.name.clone(), p)
         }
     };
@@ -162,11 +172,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let each: Vec<whatif::WhatIf> = walked.iter().filter_map(|w| w.predicted.clone()).collect();
     let over = (each.len() > 1).then(|| OverRuns::of(&each));
     if !a.quiet {
-        eprintln!("evalbench whatif: {}: {} runs, {spans} spans, walked in {:.2} s", a.pass, runs.len(), t.elapsed().as_secs_f64());
+        eprintln!(
+            "evalbench whatif: {}: {} runs, {spans} spans, walked in {:.2} s",
+            a.pass,
+            runs.len(),
+            t.elapsed().as_secs_f64()
+        );
     }
     if a.json {
         let mut w = evalbench_host::out::stdout();
-        let doc = Doc { pass: &a.pass, answer: &answer, run: &shown_name, path: &path, whatif: predicted.as_ref(), over_runs: over.as_ref() };
+        let doc = Doc {
+            pass: &a.pass,
+            answer: &answer,
+            run: &shown_name,
+            path: &path,
+            whatif: predicted.as_ref(),
+            over_runs: over.as_ref(),
+        };
         if let Err(e) = serde_json::to_writer_pretty(&mut w, &doc) {
             w.fail(e.into());
         }
@@ -181,8 +203,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
         }
         t.push_str(&evalbench_report::output::path::answer_text(&answer));
-        let label =
-            if runs.len() > 1 { format!("{shown_name} (run {}, nearest the median of {} runs)", at + 1, runs.len()) } else { shown_name.clone() };
+        let label = if runs.len() > 1 {
+            format!("{shown_name} (run {}, nearest the median of {} runs)", at + 1, runs.len())
+        } else {
+            shown_name.clone()
+        };
         t.push_str(&evalbench_report::output::path::path_text(&label, &path, a.top));
         if let Some(w) = &predicted {
             t.push_str(&evalbench_report::output::path::whatif_text(&label, w, &path, over.as_ref(), a.top));

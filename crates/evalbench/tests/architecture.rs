@@ -1,6 +1,9 @@
 //! The crate rules and habits of docs/ARCHITECTURE.md, checked against the
-//! tree: which crate may depend on which, no source file over 500 lines, no
-//! comment citing documents outside the repository.
+//! tree: which crate may depend on which; sizes a reader can hold (no source
+//! file over 800 lines, no line over 120 columns, no function over 80 lines
+//! but those listed in `architecture_long_functions.txt` until they are
+//! split, none of those growing); no comment citing documents outside the
+//! repository.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,10 +46,16 @@ fn allowed_by_the_document() -> BTreeMap<String, Vec<String>> {
         }
         // Each crate's one job, in one short line: the details go below the table.
         let job = cells[2];
-        assert!(job.len() <= 90 && !job.contains(';'), "{name}'s job in docs/ARCHITECTURE.md is more than one: {job:?}");
+        assert!(
+            job.len() <= 90 && !job.contains(';'),
+            "{name}'s job in docs/ARCHITECTURE.md is more than one: {job:?}"
+        );
         let last = cells.last().unwrap();
-        let deps: Vec<String> =
-            if *last == "nothing" { Vec::new() } else { last.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect() };
+        let deps: Vec<String> = if *last == "nothing" {
+            Vec::new()
+        } else {
+            last.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect()
+        };
         out.insert(name.to_string(), deps);
     }
     assert!(out.len() >= 10, "the crate table was not found in docs/ARCHITECTURE.md: {out:?}");
@@ -67,7 +76,12 @@ fn crates_depend_only_on_what_the_architecture_allows() {
             assert!(ok.contains(d), "{name} depends on evalbench-{d}; docs/ARCHITECTURE.md allows {ok:?}");
         }
     }
-    assert_eq!(seen.len(), allowed.len(), "crates {seen:?} against the table's {:?}", allowed.keys().collect::<Vec<_>>());
+    assert_eq!(
+        seen.len(),
+        allowed.len(),
+        "crates {seen:?} against the table's {:?}",
+        allowed.keys().collect::<Vec<_>>()
+    );
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -83,30 +97,126 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn no_source_file_is_over_500_lines_or_cites_outside_documents() {
+fn all_sources() -> Vec<PathBuf> {
     let mut files = Vec::new();
     rust_files(&root().join("crates"), &mut files);
     rust_files(&root().join("fuzz"), &mut files);
     assert!(files.len() > 50, "found only {} source files", files.len());
+    files.sort();
+    files
+}
+
+fn relative(f: &Path) -> String {
+    f.strip_prefix(root()).unwrap_or(f).display().to_string()
+}
+
+#[test]
+fn files_and_lines_are_of_a_size_a_reader_holds_and_cite_nothing_outside() {
     let mut long = Vec::new();
+    let mut wide = Vec::new();
     let mut citing = Vec::new();
-    for f in &files {
+    for f in &all_sources() {
         let text = std::fs::read_to_string(f).unwrap();
         let n = text.lines().count();
-        if n > 500 {
-            long.push(format!("{} ({n} lines)", f.display()));
+        if n > 800 {
+            long.push(format!("{} ({n} lines)", relative(f)));
         }
         for (i, l) in text.lines().enumerate() {
+            // Columns as a reader counts them: characters, not bytes (→, µ).
+            let cols = l.chars().count();
+            if cols > 120 {
+                wide.push(format!("{}:{} ({cols} columns)", relative(f), i + 1));
+            }
             let c = l.trim_start();
             let comment = c.starts_with("//");
             if comment && (c.contains("DESIGN.md") || c.contains("seed 0") || c.contains("seeds/")) {
-                citing.push(format!("{}:{}", f.display(), i + 1));
+                citing.push(format!("{}:{}", relative(f), i + 1));
             }
         }
     }
-    assert!(long.is_empty(), "over 500 lines: {long:?}");
+    assert!(long.is_empty(), "over 800 lines: {long:?}");
+    assert!(wide.is_empty(), "over 120 columns (rustfmt.toml's max_width; split the literal): {wide:?}");
     assert!(citing.is_empty(), "comments citing documents outside the repository: {citing:?}");
+}
+
+/// Each function's name, where it starts and its length in lines, from
+/// rustfmt's layout: a function opens on a line `[pub[(..)] ][const |async
+/// |unsafe ]fn name` and closes at the first later line that is its own
+/// indentation and `}`. (A declaration ending in `;` has no body.)
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let indent = l.len() - l.trim_start().len();
+        let mut rest = l.trim_start();
+        if let Some(r) = rest.strip_prefix("pub") {
+            rest =
+                if let Some(r) = r.strip_prefix('(') { r.split_once(") ").map_or("", |x| x.1) } else { r.trim_start() };
+        }
+        for q in ["const ", "async ", "unsafe ", "extern \"C\" "] {
+            rest = rest.strip_prefix(q).unwrap_or(rest);
+        }
+        let Some(sig) = rest.strip_prefix("fn ") else { continue };
+        let name: String = sig.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() || l.trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{}}}", &l[..indent]);
+        if l.trim_end().ends_with('}') {
+            continue; // one line
+        }
+        if let Some(end) = (i + 1..lines.len()).find(|&j| lines[j] == close) {
+            out.push((name, i + 1, end - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_over_80_lines_but_the_listed_ones_which_do_not_grow() {
+    let listed_text =
+        std::fs::read_to_string(root().join("crates/evalbench/tests/architecture_long_functions.txt")).unwrap();
+    // "path name lines": the most each may have until it is split.
+    let mut listed: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for l in listed_text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(w.len(), 3, "architecture_long_functions.txt: expected `path name lines`, got {l:?}");
+        listed.insert((w[0].to_string(), w[1].to_string()), w[2].parse().unwrap());
+    }
+    let mut wrong = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut counted = 0;
+    for f in &all_sources() {
+        for (name, line, n) in functions(&std::fs::read_to_string(f).unwrap()) {
+            counted += 1;
+            let key = (relative(f), name.clone());
+            match listed.get(&key) {
+                Some(&most) => {
+                    seen.insert(key.clone());
+                    if n > most {
+                        wrong.push(format!("{}:{line} {name}: {n} lines, grew past its listed {most}", key.0));
+                    } else if n <= 80 {
+                        wrong.push(format!("{}:{line} {name}: {n} lines now: take it off the list", key.0));
+                    }
+                }
+                None if n > 80 => wrong.push(format!("{}:{line} {name}: {n} lines (at most 80)", key.0)),
+                None => {}
+            }
+        }
+    }
+    assert!(counted > 1000, "found only {counted} functions: the scan is broken");
+    for key in listed.keys().filter(|k| !seen.contains(*k)) {
+        wrong.push(format!("{} {}: listed but not found: take it off the list", key.0, key.1));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_function_scan_finds_what_rustfmt_lays_out() {
+    let text =
+        "fn a() {\n    x;\n}\n\npub(crate) async fn b(\n    y: u8,\n) -> u8 {\n    y\n}\nfn c();\n    pub fn d() {}\n";
+    let got = functions(text);
+    assert_eq!(got, [("a".to_string(), 1, 3), ("b".to_string(), 5, 5)]);
 }
 
 #[test]

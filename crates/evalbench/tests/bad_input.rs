@@ -33,11 +33,20 @@ fn malformed_lines_are_listed_with_file_and_line_and_the_run_goes_on() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
     f.write_all(b"{not json\n{\"name\":\"x\"}\n[1,2]\n{\"name\":\"neg\",\"ts_us\":1,\"dur_us\":-5}\n").unwrap();
     // An unknown key is kept, not rejected.
-    f.write_all(b"{\"name\":\"extra\",\"ts_us\":1,\"dur_us\":1,\"pid\":1,\"process\":\"server\",\"zone\":\"eu\",\"fields\":{}}\n").unwrap();
+    f.write_all(
+        b"{\"name\":\"extra\",\"ts_us\":1,\"dur_us\":1,\"pid\":1,\"process\":\"server\",\"zone\":\"eu\",\"fields\":{}}\
+            \n",
+    )
+    .unwrap();
     drop(f);
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&b));
     let s = read_json(&b.join("summary.json"));
-    let warnings: Vec<String> = s["warnings"].as_array().unwrap().iter().map(|w| format!("{}:{}", w["file"].as_str().unwrap(), w["line"])).collect();
+    let warnings: Vec<String> = s["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| format!("{}:{}", w["file"].as_str().unwrap(), w["line"]))
+        .collect();
     let name = format!("cold-clean/trace/{}", server.file_name().unwrap().to_str().unwrap());
     for line in [good + 1, good + 2, good + 3, good + 4] {
         assert!(warnings.contains(&format!("{name}:{line}")), "{warnings:?} lacks line {line}");
@@ -124,19 +133,35 @@ fn archives_cannot_write_outside_or_link_out_or_explode() {
     let tmp = tempfile::tempdir().unwrap();
     let run = br#"{"pass":"cold-clean"}"#;
     let cases: Vec<(&str, Vec<Entry>, &str)> = vec![
-        ("dotdot", vec![("cold-clean/run.json", tar::EntryType::Regular, run, None), ("../escaped", tar::EntryType::Regular, b"x", None)], "`..`"),
+        (
+            "dotdot",
+            vec![
+                ("cold-clean/run.json", tar::EntryType::Regular, run, None),
+                ("../escaped", tar::EntryType::Regular, b"x", None),
+            ],
+            "`..`",
+        ),
         ("absolute", vec![("/tmp/evalbench-abs-escape", tar::EntryType::Regular, b"x", None)], "absolute path"),
         ("symlink-abs", vec![("cold-clean/trace", tar::EntryType::Symlink, b"", Some("/etc"))], "absolute path"),
         ("symlink-up", vec![("cold-clean/trace", tar::EntryType::Symlink, b"", Some("../../.."))], "leads out"),
-        ("hardlink-out", vec![("cold-clean/run.json", tar::EntryType::Link, b"", Some("/etc/passwd"))], "absolute path"),
+        (
+            "hardlink-out",
+            vec![("cold-clean/run.json", tar::EntryType::Link, b"", Some("/etc/passwd"))],
+            "absolute path",
+        ),
         ("device", vec![("cold-clean/null", tar::EntryType::Char, b"", None)], "not allowed"),
     ];
     for (name, entries, expect) in cases {
         let a = tmp.path().join(format!("{name}.tar.gz"));
         hostile_tar(&a, &entries);
-        let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join(format!("out-{name}"))).arg(&a));
+        let (ok, err) = stderr_of(
+            evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join(format!("out-{name}"))).arg(&a),
+        );
         assert!(!ok, "{name}: accepted");
-        assert!(err.contains(&format!("{name}.tar.gz")) && err.contains("refused") && err.contains(expect), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}.tar.gz")) && err.contains("refused") && err.contains(expect),
+            "{name}: {err}"
+        );
     }
     assert!(!tmp.path().join("escaped").exists());
     assert!(!Path::new("/tmp/evalbench-abs-escape").exists());
@@ -146,7 +171,10 @@ fn archives_cannot_write_outside_or_link_out_or_explode() {
     let bomb = tmp.path().join("bomb.tar.gz");
     hostile_tar(
         &bomb,
-        &[("cold-clean/run.json", tar::EntryType::Regular, run, None), ("cold-clean/trace/big.jsonl", tar::EntryType::Regular, &zeros, None)],
+        &[
+            ("cold-clean/run.json", tar::EntryType::Regular, run, None),
+            ("cold-clean/trace/big.jsonl", tar::EntryType::Regular, &zeros, None),
+        ],
     );
     assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 20);
     let (ok, err) = stderr_of(evalbench().args(["summarize", "--quiet", "--max-unpacked", "1M"]).arg(&bomb));
@@ -181,7 +209,11 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     // Ids too wide for a span to hold in itself, in every part of the
     // file (so in several chunks, joined).
     let wide = |k: u64| {
-        format!("{{\"name\":\"wide\",\"ts_us\":8,\"dur_us\":1,\"id\":{},\"parent\":{},\"thread\":{k},\"fields\":{{}}}}", u64::MAX - k, 1u64 << 42)
+        format!(
+            "{{\"name\":\"wide\",\"ts_us\":8,\"dur_us\":1,\"id\":{},\"parent\":{},\"thread\":{k},\"fields\":{{}}}}",
+            u64::MAX - k,
+            1u64 << 42
+        )
     };
     for (k, at) in [1, lines.len() / 3, 2 * lines.len() / 3, lines.len() - 1].into_iter().enumerate() {
         lines.insert(at, wide(k as u64));
@@ -191,12 +223,17 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     // Spans whose fields are not where a tidy line has them: after
     // blanks, before a carriage return, beside extra keys, after a
     // multi-byte name.
-    lines.insert(mid + 1, "  {\"name\":\"record_two\",\"ts_us\":5,\"dur_us\":1,\"fields\": {\"a\" : [1, 2]} }\r".into());
-    lines.insert(mid + 2, "{\"name\":\"r\u{e9}cord\",\"zone\":\"eu\",\"ts_us\":6,\"dur_us\":1,\"fields\":{\"b\":\"\u{e9}\"}}".into());
+    lines
+        .insert(mid + 1, "  {\"name\":\"record_two\",\"ts_us\":5,\"dur_us\":1,\"fields\": {\"a\" : [1, 2]} }\r".into());
+    lines.insert(
+        mid + 2,
+        "{\"name\":\"r\u{e9}cord\",\"zone\":\"eu\",\"ts_us\":6,\"dur_us\":1,\"fields\":{\"b\":\"\u{e9}\"}}".into(),
+    );
     lines.insert(mid + 3, "{\"fields\":{\"c\":3},\"name\":\"r\u{e9}cord\",\"ts_us\":7,\"dur_us\":1}".into());
     lines.push("\u{1}garbage".into());
     std::fs::write(&server, lines.join("\n") + "\n").unwrap();
-    let whole = evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk: u64::MAX, ..TraceRead::default() }).unwrap();
+    let whole =
+        evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk: u64::MAX, ..TraceRead::default() }).unwrap();
     let wide_ids: Vec<(Option<u64>, Option<u64>, Option<u64>)> = whole
         .iter()
         .flat_map(|f| &f.streams)
@@ -206,7 +243,11 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     // Text kept for one name, dropped chunk by chunk for the rest.
     let kept = |n: &str| n == "record_one";
     for chunk in [1u64, 100, 4096, 65536] {
-        let lean = evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk, text: SpanText::Only(&kept), ..TraceRead::default() }).unwrap();
+        let lean = evalbench_bundle::read_trace_dir(
+            &trace,
+            &TraceRead { chunk, text: SpanText::Only(&kept), ..TraceRead::default() },
+        )
+        .unwrap();
         let (mut with_text, mut without) = (0, 0);
         for (a, w) in lean.iter().zip(&whole) {
             assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
@@ -228,7 +269,10 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
                 }
             }
         }
-        assert!(with_text > 100 && without > 100, "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped");
+        assert!(
+            with_text > 100 && without > 100,
+            "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped"
+        );
         // The same names' text kept, every other span's fields left in its
         // file (summarize): the bytes there are the fields read whole.
         let placed = {
@@ -250,18 +294,24 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
                     match x.fields_in_file(s) {
                         Some((at, len)) => {
                             in_file += 1;
-                            assert!(!kept(y.name(t)) && y.extra(t).is_none() && !y.fields(t).contains("\"a\""), "chunk {chunk}: {}", y.name(t));
+                            assert!(
+                                !kept(y.name(t)) && y.extra(t).is_none() && !y.fields(t).contains("\"a\""),
+                                "chunk {chunk}: {}",
+                                y.name(t)
+                            );
                             assert_eq!(&bytes[at as usize..at as usize + len], y.fields(t).as_bytes(), "chunk {chunk}");
                             // Asked for, a field is read from the file (every 50th: a read each).
                             if in_file % 50 == 1 {
-                                let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(y.fields(t)).unwrap();
+                                let map: serde_json::Map<String, serde_json::Value> =
+                                    serde_json::from_str(y.fields(t)).unwrap();
                                 for key in map.keys().chain([&"absent".to_string()]) {
                                     assert_eq!(x.field(s, key), y.field(t, key), "chunk {chunk}: {key}");
                                 }
                             }
                         }
                         None => {
-                            unless += usize::from(!kept(y.name(t)) && y.extra(t).is_none() && y.fields(t).contains("\"a\""));
+                            unless +=
+                                usize::from(!kept(y.name(t)) && y.extra(t).is_none() && y.fields(t).contains("\"a\""));
                             assert_eq!(x.fields(s), y.fields(t), "chunk {chunk}: {}", y.name(t));
                         }
                     }
@@ -279,7 +329,10 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
             for (x, y) in a.streams.iter().zip(&w.streams) {
                 assert_eq!(x.spans.len(), y.spans.len());
                 for (s, t) in x.spans.iter().zip(&y.spans) {
-                    assert_eq!((x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)), (y.name(t), t.ts_us, t.dur_us, y.id(t), y.fields(t)));
+                    assert_eq!(
+                        (x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)),
+                        (y.name(t), t.ts_us, t.dur_us, y.id(t), y.fields(t))
+                    );
                 }
             }
         }
@@ -296,14 +349,22 @@ fn exit_status_tells_a_verdict_from_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let code = |cmd: &mut std::process::Command| cmd.output().unwrap().status.code();
     // Errors: 2.
-    assert_eq!(code(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("no-such-bundle"))), Some(2), "unreadable input");
+    assert_eq!(
+        code(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("no-such-bundle"))),
+        Some(2),
+        "unreadable input"
+    );
     let not_bundle = tmp.path().join("not-a-bundle.tar.gz");
     std::fs::write(&not_bundle, b"this is no archive").unwrap();
     assert_eq!(code(evalbench().arg("compare").arg(&not_bundle).arg(&not_bundle)), Some(2), "a bundle that is not one");
     assert_eq!(code(evalbench().args(["compare", "--no-such-flag"])), Some(2), "a bad flag");
     assert_eq!(code(evalbench().args(["decode", "pg"]).arg(tmp.path().join("missing.pcap"))), Some(2));
     // A verdict against the user: 1.
-    assert_eq!(code(evalbench().args(["bench", "--runs", "2", "--warmup", "0", "--no-memory", "--", "false"])), Some(1), "failed bench runs");
+    assert_eq!(
+        code(evalbench().args(["bench", "--runs", "2", "--warmup", "0", "--no-memory", "--", "false"])),
+        Some(1),
+        "failed bench runs"
+    );
     // Success: 0, and --help says what the codes mean.
     let help = evalbench().arg("--help").output().unwrap();
     assert_eq!(help.status.code(), Some(0));
@@ -328,8 +389,10 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
         .unwrap();
     // A span of a name no analysis reads the fields of, that names its
     // track: the trace's tracks read its fields, so they stay in memory.
-    let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
-    let side = serde_json::json!({"name": "on_the_side", "ts_us": first["ts_us"], "dur_us": 5, "pid": first["pid"], "process": first["process"], "id": 999_999_999u64, "fields": {"track": "side track"}});
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
+    let side = serde_json::json!({"name": "on_the_side", "ts_us": first["ts_us"], "dur_us": 5, "pid": first["pid"],
+        "process": first["process"], "id": 999_999_999u64, "fields": {"track": "side track"}});
     let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
     writeln!(f, "{side}").unwrap();
     drop(f);
@@ -341,7 +404,10 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     let events = evalbench_report::write_trace(&a, "cold-clean", &whole.streams, &align, None).unwrap();
     assert_eq!(evalbench_report::write_trace(&c, "cold-clean", &placed.streams, &align, None).unwrap(), events);
     assert!(std::fs::read(&a).unwrap() == std::fs::read(&c).unwrap(), "trace.json differs with the fields read back");
-    assert!(std::fs::read_to_string(&c).unwrap().contains(r#""args":{"name":"side track"}"#), "the track the span named");
+    assert!(
+        std::fs::read_to_string(&c).unwrap().contains(r#""args":{"name":"side track"}"#),
+        "the track the span named"
+    );
     let at = tmp.path().join("out/trace.json");
     let changes: [(&str, Vec<u8>); 3] = [
         ("cut short", original[..original.len() / 2].to_vec()),
@@ -350,7 +416,8 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     ];
     for (what, bytes) in changes {
         std::fs::write(&server, &bytes).unwrap();
-        let err = evalbench_report::write_trace(&at, "cold-clean", &placed.streams, &align, None).unwrap_err().to_string();
+        let err =
+            evalbench_report::write_trace(&at, "cold-clean", &placed.streams, &align, None).unwrap_err().to_string();
         assert!(err.contains(server.to_str().unwrap()), "{what}: {err}");
         assert!(err.contains("bytes ") && err.contains("the file changed after it was read"), "{what}: {err}");
         eprintln!("{what}: {err}");
@@ -387,7 +454,8 @@ fn timestamps_at_the_ends_of_the_range_are_no_panic() {
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
         .unwrap();
-    let first: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&server).unwrap().lines().next().unwrap()).unwrap();
     let mut f = std::fs::OpenOptions::new().append(true).open(&server).unwrap();
     for ts in [i64::MIN + 5, i64::MAX - 5] {
         let mut s = first.clone();
@@ -405,7 +473,11 @@ fn timestamps_at_the_ends_of_the_range_are_no_panic() {
         let res = evalbench().args(&args).arg(&b).output().unwrap();
         let err = String::from_utf8_lossy(&res.stderr);
         eprintln!("{args:?}: exit {:?}: {}", res.status.code(), err.lines().last().unwrap_or(""));
-        assert!(!err.contains("panicked") && matches!(res.status.code(), Some(0..=2)), "{args:?}: {:?} {err}", res.status.code());
+        assert!(
+            !err.contains("panicked") && matches!(res.status.code(), Some(0..=2)),
+            "{args:?}: {:?} {err}",
+            res.status.code()
+        );
     }
     let res = evalbench().arg("compare").arg(&b).arg(&b).output().unwrap();
     assert!(!String::from_utf8_lossy(&res.stderr).contains("panicked"), "{}", String::from_utf8_lossy(&res.stderr));

@@ -16,7 +16,11 @@ fn small_bundle(dir: &Path) -> std::path::PathBuf {
 
 fn output(cmd: &mut std::process::Command) -> (Option<i32>, String, String) {
     let out = cmd.output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -29,30 +33,42 @@ fn compare_names_an_unreadable_run_json_first() {
     let (code, _, err) = output(evalbench().arg("compare").arg(&a).arg(&b));
     assert_eq!(code, Some(0), "{err}");
     let first = err.lines().next().unwrap_or("");
-    assert!(first.starts_with("evalbench compare: warning: ") && first.contains("cold-clean/run.json: unreadable"), "{err}");
+    assert!(
+        first.starts_with("evalbench compare: warning: ") && first.contains("cold-clean/run.json: unreadable"),
+        "{err}"
+    );
     // The run without an evaluated time is left out of the figure, and that is said where it is printed;
     // the spans' extent never stands in.
     let (_, text, _) = output(evalbench().arg("compare").arg(&a).arg(&b));
     let evaluated = text.lines().position(|l| l.trim_start().starts_with("evaluated ")).expect("an evaluated line");
     assert!(text.lines().nth(evaluated).unwrap_or("").contains("→ unknown (no figure on one side)"), "{text}");
     let next = text.lines().nth(evaluated + 1).unwrap_or("");
-    assert!(next.contains("B: 1 run (cold-clean) had no evaluated time in run.json") && next.contains("left out of the evaluated seconds"), "{text}");
+    assert!(
+        next.contains("B: 1 run (cold-clean) had no evaluated time in run.json")
+            && next.contains("left out of the evaluated seconds"),
+        "{text}"
+    );
     // The gate cannot judge a time one side lacks: it fails closed, and says so first.
     assert!(text.lines().nth(2).unwrap_or("").starts_with("cannot judge: cold-clean evaluated missing in B"), "{text}");
     let (code, _, err) = output(evalbench().args(["compare", "--fail-on-regression", "5"]).arg(&a).arg(&b));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("cannot judge: cold-clean evaluated missing in B"), "{err}");
-    let (code, _, err) = output(evalbench().args(["compare", "--fail-on-regression", "5", "--allow-missing"]).arg(&a).arg(&b));
+    let (code, _, err) =
+        output(evalbench().args(["compare", "--fail-on-regression", "5", "--allow-missing"]).arg(&a).arg(&b));
     assert_eq!(code, Some(0), "{err}");
     // And so does summary.txt's answer.
     let out = tmp.path().join("summary");
     let (code, _, err) = output(evalbench().args(["summarize", "-q", "--no-trace", "-o"]).arg(&out).arg(&b));
     assert_eq!(code, Some(0), "{err}");
-    let head: Vec<String> = std::fs::read_to_string(out.join("summary.txt")).unwrap().lines().take(4).map(String::from).collect();
+    let head: Vec<String> =
+        std::fs::read_to_string(out.join("summary.txt")).unwrap().lines().take(4).map(String::from).collect();
     assert!(head.iter().any(|l| l.contains("1 run of 1 had no evaluated time in run.json")), "{head:?}");
     let (_, json, _) = output(evalbench().args(["compare", "--json"]).arg(&a).arg(&b));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("run.json: unreadable")), "{v}");
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("run.json: unreadable")),
+        "{v}"
+    );
 }
 
 #[test]
@@ -69,12 +85,24 @@ fn a_run_a_bundle_lacks_is_refused_and_one_it_has_is_that_run_alone() {
             .unwrap()
             .success());
     }
-    let (code, _, err) = output(evalbench().arg("compare").arg(&a).arg(&a).args(["--pass-a", "cold-clean.99", "--pass-b", "cold-clean.77"]));
+    let (code, _, err) = output(evalbench().arg("compare").arg(&a).arg(&a).args([
+        "--pass-a",
+        "cold-clean.99",
+        "--pass-b",
+        "cold-clean.77",
+    ]));
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("no run cold-clean.99: cold-clean has 3 runs") && err.contains("no run cold-clean.77"), "{err}");
+    assert!(
+        err.contains("no run cold-clean.99: cold-clean has 3 runs") && err.contains("no run cold-clean.77"),
+        "{err}"
+    );
     // A run that is there is compared alone: one run a side, not the pass's three.
-    let (code, json, err) =
-        output(evalbench().args(["compare", "--json"]).arg(&a).arg(&a).args(["--pass-a", "cold-clean.2", "--pass-b", "cold-clean.3"]));
+    let (code, json, err) = output(evalbench().args(["compare", "--json"]).arg(&a).arg(&a).args([
+        "--pass-a",
+        "cold-clean.2",
+        "--pass-b",
+        "cold-clean.3",
+    ]));
     assert_eq!(code, Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let p = &v["passes"][0];
@@ -87,9 +115,18 @@ fn one_bundle_and_one_session_are_said_as_they_are() {
     let a = small_bundle(&tmp.path().join("a"));
     let (_, json, _) = output(evalbench().args(["compare", "--json"]).arg(&a).arg(&a));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!((v["one_bundle"].as_bool(), v["same_session"].as_bool(), v["interleaved"].as_bool()), (Some(true), Some(true), Some(false)), "{v}");
+    assert_eq!(
+        (v["one_bundle"].as_bool(), v["same_session"].as_bool(), v["interleaved"].as_bool()),
+        (Some(true), Some(true), Some(false)),
+        "{v}"
+    );
     let (_, text, _) = output(evalbench().arg("compare").arg(&a).arg(&a));
-    assert!(text.contains("A and B are one bundle") && !text.contains("two sessions") && !text.contains("interleaved pass by pass"), "{text}");
+    assert!(
+        text.contains("A and B are one bundle")
+            && !text.contains("two sessions")
+            && !text.contains("interleaved pass by pass"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -108,7 +145,8 @@ fn decoders_refuse_what_is_not_theirs_and_empty_files() {
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("looks like JSON"), "{err}");
     let random = tmp.path().join("random");
-    std::fs::write(&random, (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(&random, (0u32..4096).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<u8>>())
+        .unwrap();
     let (code, _, err) = output(evalbench().args(["decode", "auto-explain"]).arg(&random));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("binary data"), "{err}");
@@ -116,7 +154,8 @@ fn decoders_refuse_what_is_not_theirs_and_empty_files() {
     let fold = tmp.path().join("nix-profile.folded");
     std::fs::write(
         &fold,
-        "(evaluator 0: opening the flake);self:flake.nix:20:18 1144\n(evaluator 0: opening the flake);self:flake.nix:20:18;self:flake.nix:20:40 85\n",
+        "(evaluator 0: opening the flake);self:flake.nix:20:18 1144\n(evaluator 0: opening the \
+            flake);self:flake.nix:20:18;self:flake.nix:20:40 85\n",
     )
     .unwrap();
     let (code, _, err) = output(evalbench().args(["decode", "nix-profile"]).arg(&fold));
@@ -165,7 +204,10 @@ fn whatif_and_history_name_what_they_read_past() {
     let at = format!("{}:{}", server.file_name().unwrap().to_str().unwrap(), lines + 1);
     let (code, _, err) = output(evalbench().args(["whatif", "--pass", "cold-clean"]).arg(&a));
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.lines().next().is_some_and(|l| l.starts_with("evalbench whatif: warning: ") && l.contains(&at)), "{err}");
+    assert!(
+        err.lines().next().is_some_and(|l| l.starts_with("evalbench whatif: warning: ") && l.contains(&at)),
+        "{err}"
+    );
     let db = tmp.path().join("h.sqlite");
     let (code, _, err) = output(evalbench().args(["history", "add", "--commit", "abc", "--db"]).arg(&db).arg(&a));
     assert_eq!(code, Some(0), "{err}");
@@ -181,10 +223,14 @@ fn whatif_and_history_name_what_they_read_past() {
 #[test]
 fn whatif_says_an_instrumented_pass_is_distorted() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "2", "--drvs", "10"]);
+    let a =
+        sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "2", "--drvs", "10"]);
     let (code, out, err) = output(evalbench().args(["whatif", "--pass", "cold-instrumented"]).arg(&a));
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.lines().next().is_some_and(|l| l.contains("an instrumented pass") && l.contains("shapes, not durations")), "{out}");
+    assert!(
+        out.lines().next().is_some_and(|l| l.contains("an instrumented pass") && l.contains("shapes, not durations")),
+        "{out}"
+    );
     assert!(err.contains("warning: cold-instrumented: an instrumented pass"), "{err}");
     let (_, out, err) = output(evalbench().args(["whatif", "--pass", "cold-clean"]).arg(&a));
     assert!(!out.contains("an instrumented pass") && !err.contains("an instrumented pass"), "{out}{err}");

@@ -21,16 +21,30 @@ fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
     // 300 -> 309 is +3% of the work, 309 -> 325 +5%; commit 7, the first middle, does not parse.
     let commits = repo(&dir, 16, &[(4, 309), (12, 325)], 7);
     let out = tmp.path().join("out");
-    let o = run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[0], &commits[15], "--json", "--out"]).arg(&out));
+    let o = run_ok(
+        evalbench()
+            .args(["bisect", "--flake"])
+            .arg(&dir)
+            .args([&commits[0], &commits[15], "--json", "--out"])
+            .arg(&out),
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let found: Vec<&str> = v["found"].as_array().unwrap().iter().map(|f| f["commit"]["commit"].as_str().unwrap()).collect();
+    let found: Vec<&str> =
+        v["found"].as_array().unwrap().iter().map(|f| f["commit"]["commit"].as_str().unwrap()).collect();
     assert_eq!(found, [commits[4].as_str(), commits[12].as_str()], "{v}");
     let calls = |f: &serde_json::Value| {
-        f["moved"].as_array().unwrap().iter().find(|m| m["counter"] == "nrFunctionCalls").unwrap()["change_pct"].as_f64().unwrap()
+        f["moved"].as_array().unwrap().iter().find(|m| m["counter"] == "nrFunctionCalls").unwrap()["change_pct"]
+            .as_f64()
+            .unwrap()
     };
     assert!((2.5..3.5).contains(&calls(&v["found"][0])) && (4.5..5.5).contains(&calls(&v["found"][1])), "{v}");
-    let skipped: Vec<&str> =
-        v["probes"].as_array().unwrap().iter().filter(|p| p["skipped"].is_string()).map(|p| p["commit"]["commit"].as_str().unwrap()).collect();
+    let skipped: Vec<&str> = v["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["skipped"].is_string())
+        .map(|p| p["commit"]["commit"].as_str().unwrap())
+        .collect();
     assert_eq!(skipped, [commits[7].as_str()], "the broken commit, probed first as the middle, is skipped");
     let probes = v["probes"].as_array().unwrap().len();
     assert!(probes <= 12, "{probes} probes for two steps in 16 commits");
@@ -50,10 +64,17 @@ fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
             .arg("--out")
             .arg(&out),
     );
-    let h: serde_json::Value =
-        serde_json::from_slice(&run_ok(evalbench().args(["history", "show", "--json", "--pass", "cold-clean", "--db"]).arg(&db)).stdout).unwrap();
-    let mut changed: Vec<&str> =
-        h["changes"].as_array().unwrap().iter().filter(|c| c["what"] == "nix nrFunctionCalls").map(|c| c["commit"].as_str().unwrap()).collect();
+    let h: serde_json::Value = serde_json::from_slice(
+        &run_ok(evalbench().args(["history", "show", "--json", "--pass", "cold-clean", "--db"]).arg(&db)).stdout,
+    )
+    .unwrap();
+    let mut changed: Vec<&str> = h["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["what"] == "nix nrFunctionCalls")
+        .map(|c| c["commit"].as_str().unwrap())
+        .collect();
     changed.sort_by_key(|c| commits.iter().position(|x| x == c));
     assert_eq!(changed, [commits[4].as_str(), commits[12].as_str()], "{}", h["changes"]);
     let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
@@ -62,14 +83,25 @@ fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
     assert!(counted.clone().count() > 0 && counted.clone().all(|p| p["seconds"] == 0.0), "reused, not evaluated: {w}");
 
     // Comments only (commits 13 to 15): nothing to find, no commit named.
-    let o = run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[13], &commits[15], "--out"]).arg(&out));
+    let o =
+        run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[13], &commits[15], "--out"]).arg(&out));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("nothing to find") && !text.contains("found"), "{text}");
 
     // GOOD after BAD is refused, naming both.
-    let bad = evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[15], &commits[0], "--out"]).arg(&out).output().unwrap();
+    let bad = evalbench()
+        .args(["bisect", "--flake"])
+        .arg(&dir)
+        .args([&commits[15], &commits[0], "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not an ancestor of BAD"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("is not an ancestor of BAD"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
 }
 
 #[test]
@@ -118,7 +150,8 @@ fn a_time_the_counters_cannot_see_is_found_with_measure_evaluated() {
     // BAD against GOOD first: measured again while a session gives no verdict (a busy
     // machine), then slower and bad.
     let probes = v["probes"].as_array().unwrap();
-    let ends = probes.iter().take_while(|p| p["commit"] == commits[2].as_str() && p["against"] == commits[0].as_str()).count();
+    let ends =
+        probes.iter().take_while(|p| p["commit"] == commits[2].as_str() && p["against"] == commits[0].as_str()).count();
     assert!(ends >= 1, "BAD against GOOD first: {v}");
     assert!(probes[..ends - 1].iter().all(|p| p["class"].get("undecided").is_some()), "{v}");
     assert!(probes[ends - 1]["kind"] == "slower" && probes[ends - 1]["class"] == "bad", "BAD against GOOD: {v}");

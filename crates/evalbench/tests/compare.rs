@@ -16,8 +16,12 @@ use common::*;
 fn sleeper(dir: &Path, name: &str, base: f64, jitter: f64, seed: u64) -> String {
     let script = dir.join("sleep_next.sh");
     if !script.exists() {
-        std::fs::write(&script, "n=$(cat \"$1\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$1\"\nexec sleep \"$(sed -n \"$((n + 1))p\" \"$2\")\"\n")
-            .unwrap();
+        std::fs::write(
+            &script,
+            "n=$(cat \"$1\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$1\"\nexec sleep \"$(sed -n \"$((n + 1))p\" \
+                \"$2\")\"\n",
+        )
+        .unwrap();
     }
     let durations: String = (0..64u64).map(|n| format!("{:.6}\n", base * (1.0 + jitter * draw(seed, n)))).collect();
     let list = dir.join(format!("{name}.durations"));
@@ -89,7 +93,14 @@ fn a_one_percent_change_under_twenty_percent_jitter_is_inside_noise() {
 fn the_peak_memory_of_a_process_tree_is_measured() {
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     // A shell that starts python, which holds 300 MiB: the tree's peak, not the shell's.
-    let r = bench(&["--runs", "2", "--warmup", "0", "--", "sh -c 'python3 -c \"b = bytearray(300 * 1024 * 1024); import time; time.sleep(0.3)\"'"]);
+    let r = bench(&[
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--",
+        "sh -c 'python3 -c \"b = bytearray(300 * 1024 * 1024); import time; time.sleep(0.3)\"'",
+    ]);
     let peak = r["commands"][0]["peak_mib"]["median"].as_f64().unwrap();
     assert!((300.0 * 0.9..300.0 * 1.1).contains(&peak), "peak {peak} MiB for 300 MiB allocated");
 }
@@ -144,7 +155,10 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     let s = read_json(&a.join("summary.json"));
     assert_eq!(s["repeats"][0]["runs"], RUNS);
     let top = &s["repeats"][0]["spans"][0];
-    assert!(top["process"].is_string() && top["name"].is_string() && top["total_us"]["median"].is_number(), "named fields: {top}");
+    assert!(
+        top["process"].is_string() && top["name"].is_string() && top["total_us"]["median"].is_number(),
+        "named fields: {top}"
+    );
     // A regression gate for CI.
     let st = evalbench().args(["compare", "--fail-on-regression", "5"]).arg(&a).arg(&b).output().unwrap();
     assert_eq!(st.status.code(), Some(1));
@@ -155,7 +169,12 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["passes"][0]["wall"]["kind"], "no noise estimate");
     // Cold against warm is refused.
-    let st = evalbench().args(["compare", "--pass-a", "cold-clean", "--pass-b", "warm-clean"]).arg(&a).arg(&b).output().unwrap();
+    let st = evalbench()
+        .args(["compare", "--pass-a", "cold-clean", "--pass-b", "warm-clean"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
     assert!(!st.status.success());
     assert!(String::from_utf8_lossy(&st.stderr).contains("refusing to compare cold-clean with warm-clean"));
 }
@@ -168,7 +187,8 @@ fn check_precision(what: &str, key: &str, v: &serde_json::Value) {
         serde_json::Value::Number(n) if n.is_f64() => {
             // serde_json writes 0.000005 as 5e-6: decimals of the mantissa less the exponent.
             let text = n.to_string();
-            let (mantissa, exp) = text.split_once(['e', 'E']).map_or((text.as_str(), 0), |(m, e)| (m, e.parse::<i64>().unwrap()));
+            let (mantissa, exp) =
+                text.split_once(['e', 'E']).map_or((text.as_str(), 0), |(m, e)| (m, e.parse::<i64>().unwrap()));
             let decimals = mantissa.split_once('.').map_or(0, |(_, d)| d.len() as i64) - exp;
             let max = if key.ends_with("_us") {
                 0
@@ -190,8 +210,14 @@ fn json_numbers_are_written_at_their_units_precision() {
     // Not beside the timing tests: the runs here would be their noise.
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
-    let a = sample(&tmp.path().join("a"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"]);
-    let b = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"]);
+    let a = sample(
+        &tmp.path().join("a"),
+        &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"],
+    );
+    let b = sample(
+        &tmp.path().join("b"),
+        &["--passes", "cold-clean,cold-clean.2,cold-clean.3", "--ci-jobs", "2", "--drvs", "20"],
+    );
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&a));
     check_precision("summary.json", "", &read_json(&a.join("summary.json")));
     let cmp = run_ok(evalbench().arg("compare").arg(&a).arg(&b).arg("--json"));
@@ -250,10 +276,15 @@ fn nix_counters_are_exact_measurements_same_or_more_by_their_percentage() {
     let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
     // The answer says it first, the counters' table has the row, --verbose its sentence.
     assert!(flat(&text).contains("the most: nrFunctionCalls +20.3% (1,204,118 → 1,448,790)"), "{text}");
-    let row: Vec<&str> = text.lines().find(|l| l.trim_start().starts_with("nrFunctionCalls ")).unwrap().split_whitespace().collect();
+    let row: Vec<&str> =
+        text.lines().find(|l| l.trim_start().starts_with("nrFunctionCalls ")).unwrap().split_whitespace().collect();
     assert_eq!(row, ["nrFunctionCalls", "1,204,118", "1,448,790", "+20.3%", "more"], "{text}");
-    let verbose = String::from_utf8(run_ok(evalbench().arg("compare").arg("--verbose").arg(&a).arg(&b)).stdout).unwrap();
-    assert!(flat(&verbose).contains("nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)"), "{verbose}");
+    let verbose =
+        String::from_utf8(run_ok(evalbench().arg("compare").arg("--verbose").arg(&a).arg(&b)).stdout).unwrap();
+    assert!(
+        flat(&verbose).contains("nix did 20.3% more function calls (nrFunctionCalls, exact: 1,204,118 → 1,448,790)"),
+        "{verbose}"
+    );
 }
 
 #[test]
@@ -264,18 +295,36 @@ fn bench_judges_nix_counters_exactly_when_asked() {
     let mut cmds = Vec::new();
     for (name, work) in [("a", 300), ("b", 600)] {
         let d = tmp.path().join(name);
-        run_ok(evalbench().args(["lab", "gen-flake", "--packages", "10", "--work", &work.to_string(), "--out"]).arg(&d));
+        run_ok(
+            evalbench().args(["lab", "gen-flake", "--packages", "10", "--work", &work.to_string(), "--out"]).arg(&d),
+        );
         cmds.push(format!(
-            "NIX_CONFIG='experimental-features = nix-command flakes' nix eval --option eval-cache false --json path:{}#packages.x86_64-linux --apply 'ps: builtins.mapAttrs (n: p: p.drvPath) ps' >/dev/null",
+            "NIX_CONFIG='experimental-features = nix-command flakes' nix eval --option eval-cache false --json \
+                path:{}#packages.x86_64-linux --apply 'ps: builtins.mapAttrs (n: p: p.drvPath) ps' >/dev/null",
             d.display()
         ));
     }
-    let v = bench(&["--nix-stats", "--runs", "2", "--warmup", "0", "--no-memory", "--", &cmds[0], "--", &cmds[0], "--", &cmds[1]]);
+    let v = bench(&[
+        "--nix-stats",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--no-memory",
+        "--",
+        &cmds[0],
+        "--",
+        &cmds[0],
+        "--",
+        &cmds[1],
+    ]);
     let runs = v["commands"][0]["runs"].as_array().unwrap();
     assert!(runs.iter().all(|r| r["nix_stats"]["nrFunctionCalls"].as_u64().is_some_and(|n| n > 0)), "{runs:?}");
     let counters = v["counters"].as_array().unwrap();
     assert_eq!(counters.len(), 2);
-    let calls = |i: usize| counters[i]["counters"].as_array().unwrap().iter().find(|c| c["name"] == "nrFunctionCalls").unwrap().clone();
+    let calls = |i: usize| {
+        counters[i]["counters"].as_array().unwrap().iter().find(|c| c["name"] == "nrFunctionCalls").unwrap().clone()
+    };
     assert_eq!(calls(0)["kind"], "same", "the same command twice: {}", calls(0));
     assert_eq!(calls(1)["kind"], "more", "twice the work: {}", calls(1));
     assert!(calls(1)["change_pct"].as_f64().unwrap() > 50.0, "{}", calls(1));
@@ -288,9 +337,13 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
     // Each row's verdict word, and with --verbose its sentence under it.
-    let rows = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100"])).stdout).unwrap();
+    let rows =
+        String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100"])).stdout).unwrap();
     assert!(rows.lines().filter(|l| l.trim_end().ends_with("too few runs")).count() > 40, "{rows}");
-    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100", "--verbose"])).stdout).unwrap();
+    let text = String::from_utf8(
+        run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--top", "100", "--verbose"])).stdout,
+    )
+    .unwrap();
     let lines = text.lines().filter(|l| l.contains("no noise estimate")).count();
     let notes = text.matches("one run on a side").count();
     assert!(lines > 40, "every verdict keeps its kind: {lines}");
@@ -306,7 +359,11 @@ fn one_run_a_side_is_said_once_per_family_and_nothing_is_nan() {
         let kind = p["kind"].as_str().unwrap();
         assert_eq!(kind, if p["pass_a"].as_str().unwrap().ends_with("-clean") { "clean" } else { "instrumented" });
         let exploratory = "exploratory (every other row of every pass)";
-        let head = if kind == "clean" { "primary: evaluated seconds and nix's time on the path (clean passes)" } else { exploratory };
+        let head = if kind == "clean" {
+            "primary: evaluated seconds and nix's time on the path (clean passes)"
+        } else {
+            exploratory
+        };
         assert_eq!(p["families"]["evaluated"]["name"], head);
         for f in ["spans", "statements", "counters", "path"] {
             assert_eq!(p["families"][f]["name"], exploratory, "{f}: {}", p["families"]);
@@ -320,7 +377,10 @@ fn compare_as_markdown_is_tables_github_reads() {
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (sample(&tmp.path().join("a"), &[]), sample(&tmp.path().join("b"), &[]));
-    let md = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--format", "markdown", "--top", "5"])).stdout).unwrap();
+    let md = String::from_utf8(
+        run_ok(evalbench().arg("compare").arg(&a).arg(&b).args(["--format", "markdown", "--top", "5"])).stdout,
+    )
+    .unwrap();
     let (tables, links) = markdown_tables(&md);
     assert!(!links, "links to nothing:\n{md}");
     let (head, passes) = &tables[0];
@@ -330,7 +390,8 @@ fn compare_as_markdown_is_tables_github_reads() {
     // the floor (1% of A) is negligible even so. The verdict is the one the
     // runs' own seconds give, exactly: the change column is rounded to one
     // decimal, so it cannot say which side of 1% a change of 1.0% is on.
-    let evaluated = |side: &Path, pass: &str| read_json(&side.join(pass).join("run.json"))["evaluated_s"].as_f64().unwrap();
+    let evaluated =
+        |side: &Path, pass: &str| read_json(&side.join(pass).join("run.json"))["evaluated_s"].as_f64().unwrap();
     for r in passes {
         assert_eq!(r.len(), 6, "{r:?}");
         let pass = r[0].split(' ').next().unwrap();

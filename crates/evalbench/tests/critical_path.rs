@@ -34,7 +34,11 @@ fn assert_tiles(bundle: &Path, pass: &str, path: &Value) {
     let evaluated = evaluated_us(bundle, pass);
     let total = path["total_us"].as_i64().unwrap();
     let bound = path["bound_us"].as_i64().unwrap_or(0);
-    assert!((total - evaluated).abs() <= bound.max(1), "{}: path {total} µs, evaluated {evaluated} µs, bound {bound}", bundle.display());
+    assert!(
+        (total - evaluated).abs() <= bound.max(1),
+        "{}: path {total} µs, evaluated {evaluated} µs, bound {bound}",
+        bundle.display()
+    );
     let segs = path["segments"].as_array().unwrap();
     assert_eq!(segs.first().unwrap()["from_us"], path["from_us"]);
     assert_eq!(segs.last().unwrap()["to_us"], path["to_us"]);
@@ -79,7 +83,10 @@ fn an_injected_delay_shows_on_the_path_or_is_said_to_be_off_it() {
     let added = on_path_ms(&pon, "worker", "clone_and_checkout") - on_path_ms(&pb, "worker", "clone_and_checkout");
     let grew = own(&pon) - own(&pb);
     assert!(grew >= 95.0, "the spans grew {grew:.1} ms with 100 ms injected");
-    assert!((added - grew).abs() <= 0.01 * grew, "the spans grew {grew:.1} ms, of which {added:.1} ms show on the path");
+    assert!(
+        (added - grew).abs() <= 0.01 * grew,
+        "the spans grew {grew:.1} ms, of which {added:.1} ms show on the path"
+    );
     // Off the path: 1,000 ms of uploads that nothing waits for, in every bundle.
     for (k, off) in offs.iter().enumerate() {
         let poff = path_of(off, "cold-clean");
@@ -92,10 +99,14 @@ fn an_injected_delay_shows_on_the_path_or_is_said_to_be_off_it() {
     assert!(uploads >= 3, "{uploads} uploads traced");
     let (mb, mo) = (median_evaluated_us(&bases, "cold-clean"), median_evaluated_us(&offs, "cold-clean"));
     let moved = (mo - mb) as f64 / 1e3;
-    assert!(moved < 0.25 * 1000.0, "the evaluated time's median moved {moved:.1} ms ({mb} → {mo} µs) with 1,000 ms injected off the path");
+    assert!(
+        moved < 0.25 * 1000.0,
+        "the evaluated time's median moved {moved:.1} ms ({mb} → {mo} µs) with 1,000 ms injected off the path"
+    );
     // summary.json: the same path, and its time per process adding up to it.
     let summary: Value = serde_json::from_slice(
-        &run_ok(evalbench().args(["summarize", "--json", "--no-trace", "-q", "-o"]).arg(tmp.path().join("s")).arg(&on)).stdout,
+        &run_ok(evalbench().args(["summarize", "--json", "--no-trace", "-q", "-o"]).arg(tmp.path().join("s")).arg(&on))
+            .stdout,
     )
     .unwrap();
     let cp = &summary["passes"][0]["critical_path"];
@@ -126,7 +137,18 @@ fn twenty_skewed_bundles_add_up() {
         let skew = (r.next(2001) - 1000).to_string();
         let workers = (1 + r.next(2)).to_string();
         let dir = tmp.path().join(format!("b{k}"));
-        let mut args = vec!["--passes", "cold-clean", "--ci-jobs", "3", "--drvs", "20", "--workers", &workers, "--worker-clock-skew-ms", &skew];
+        let mut args = vec![
+            "--passes",
+            "cold-clean",
+            "--ci-jobs",
+            "3",
+            "--drvs",
+            "20",
+            "--workers",
+            &workers,
+            "--worker-clock-skew-ms",
+            &skew,
+        ];
         if k % 2 == 1 {
             args.push("--skew-per-worker");
         }
@@ -135,7 +157,13 @@ fn twenty_skewed_bundles_add_up() {
         assert_tiles(&dir, "cold-clean", &p);
         // The skew was taken out: the worker's job is on the path, not a wait of seconds.
         assert!(on_path_ms(&p, "eval", "resolve") > 0.0, "bundle {k} (skew {skew} ms): {p}");
-        let waits: i64 = p["steps"].as_array().unwrap().iter().filter(|s| s["process"].is_null()).map(|s| s["on_path_us"].as_i64().unwrap()).sum();
+        let waits: i64 = p["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["process"].is_null())
+            .map(|s| s["on_path_us"].as_i64().unwrap())
+            .sum();
         assert!(waits < p["total_us"].as_i64().unwrap(), "bundle {k}: all waits");
     }
 }

@@ -41,7 +41,8 @@ async fn websocket_traffic(port: u16) {
 
 fn decode_json(kind: &str, file: &Path, extra: &[&str]) -> (Vec<serde_json::Value>, serde_json::Value) {
     let out = run_ok(evalbench().args(["decode", kind, "--json"]).args(extra).arg(file));
-    let mut lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let summary = lines.pop().unwrap()["summary"].clone();
     (lines, summary)
 }
@@ -59,9 +60,17 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     let (messages, s) = decode_json("proto", &pcap, &["--port", &port.to_string()]);
     assert_eq!(s["connections"], 1);
     assert_eq!(s["upgrades"], 1, "{s}");
-    let worker: Vec<u64> = messages.iter().filter(|m| m["from"] == "worker" && m["kind"] == "binary").map(|m| m["bytes"].as_u64().unwrap()).collect();
+    let worker: Vec<u64> = messages
+        .iter()
+        .filter(|m| m["from"] == "worker" && m["kind"] == "binary")
+        .map(|m| m["bytes"].as_u64().unwrap())
+        .collect();
     assert_eq!(worker, SIZES.iter().map(|&n| n as u64).collect::<Vec<_>>());
-    let server: Vec<u64> = messages.iter().filter(|m| m["from"] == "server" && m["kind"] == "binary").map(|m| m["bytes"].as_u64().unwrap()).collect();
+    let server: Vec<u64> = messages
+        .iter()
+        .filter(|m| m["from"] == "server" && m["kind"] == "binary")
+        .map(|m| m["bytes"].as_u64().unwrap())
+        .collect();
     assert_eq!(server, SIZES.iter().map(|&n| (n % 50 + 1) as u64).collect::<Vec<_>>());
     assert!(messages.iter().any(|m| m["kind"] == "ping" && m["from"] == "worker"));
     assert!(messages.iter().any(|m| m["kind"] == "pong" && m["from"] == "server"));
@@ -82,19 +91,42 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     let ts = Command::new("tshark")
         .arg("-r")
         .arg(&pcap)
-        .args(["-d", &format!("tcp.port=={port},http"), "-Y", "http.response.code == 101", "-T", "fields", "-e", "frame.number"])
+        .args([
+            "-d",
+            &format!("tcp.port=={port},http"),
+            "-Y",
+            "http.response.code == 101",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
         .output()
         .unwrap();
     let upgrade: u32 = String::from_utf8_lossy(&ts.stdout).trim().parse().expect("tshark finds the 101 response");
     let late = tmp.path().join("late.pcap");
-    assert!(Command::new("editcap").arg("-r").arg(&pcap).arg(&late).arg(format!("{}-1000000", upgrade + 1)).status().unwrap().success());
+    assert!(Command::new("editcap")
+        .arg("-r")
+        .arg(&pcap)
+        .arg(&late)
+        .arg(format!("{}-1000000", upgrade + 1))
+        .status()
+        .unwrap()
+        .success());
     let (_, s3) = decode_json("proto", &late, &["--port", &port.to_string()]);
-    assert_eq!((s3["connections"].as_u64(), s3["upgrades"].as_u64(), s3["midstream_connections"].as_u64()), (Some(1), Some(0), Some(1)), "{s3}");
+    assert_eq!(
+        (s3["connections"].as_u64(), s3["upgrades"].as_u64(), s3["midstream_connections"].as_u64()),
+        (Some(1), Some(0), Some(1)),
+        "{s3}"
+    );
     assert_eq!(s["midstream_connections"], 0);
 
     // Reassembly of this real stream survives reordering, duplicates and splits.
     let mut segs: Vec<Segment> = Vec::new();
-    evalbench_decode::packet::for_each_segment(&pcap, |s| segs.push((s.ts_us, s.src, s.dst, s.seq, s.syn, s.fin, s.payload.to_vec()))).unwrap();
+    evalbench_decode::packet::for_each_segment(&pcap, |s| {
+        segs.push((s.ts_us, s.src, s.dst, s.seq, s.syn, s.fin, s.payload.to_vec()))
+    })
+    .unwrap();
     let stream = |order: &[usize], segs: &[Segment]| {
         let mut r = evalbench_decode::tcp::Reassembler::new(Some(port));
         let (mut up, mut down) = (Vec::new(), Vec::new());
@@ -233,7 +265,11 @@ fn perf_stacks_are_told_apart_by_process() {
     // counts. Told apart by content: the text is named perf.data, the binary not.
     let text_dir = tmp.path().join("text");
     std::fs::create_dir(&text_dir).unwrap();
-    let script = Command::new("perf").args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"]).arg(&data).output().unwrap();
+    let script = Command::new("perf")
+        .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
     assert!(script.status.success());
     std::fs::write(text_dir.join("perf.data"), &script.stdout).unwrap();
     let binary = tmp.path().join("profile.txt");
@@ -251,7 +287,10 @@ fn perf_stacks_are_told_apart_by_process() {
     // total of their own, in their unit.
     let default_text = Command::new("perf").args(["script", "-i"]).arg(&data).output().unwrap();
     assert!(default_text.status.success());
-    assert!(String::from_utf8_lossy(&default_text.stdout).contains("cpu-clock"), "the default text names its event and period");
+    assert!(
+        String::from_utf8_lossy(&default_text.stdout).contains("cpu-clock"),
+        "the default text names its event and period"
+    );
     let with_periods = text_dir.join("default.txt");
     std::fs::write(&with_periods, &default_text.stdout).unwrap();
     let (_, s_periods) = decode_json("perf", &with_periods, &[]);
@@ -335,13 +374,16 @@ fn direct_count(files: &[std::path::PathBuf], pid_prefix: bool) -> (Counts, (u32
             if rest.starts_with("---") || rest.starts_with("+++") || rest.ends_with("<unfinished ...>") {
                 continue;
             }
-            let name = rest.strip_prefix("<... ").map_or_else(|| rest.split('(').next().unwrap(), |r| r.split(' ').next().unwrap());
+            let name = rest
+                .strip_prefix("<... ")
+                .map_or_else(|| rest.split('(').next().unwrap(), |r| r.split(' ').next().unwrap());
             // The return follows the last ` = ` after the closing `)` (strace pads to a column).
             let Some((call, ret)) = rest.rsplit_once(" = ") else { continue };
             assert!(call.trim_end().ends_with(')'), "{l}");
             let Some(dur) = ret.rsplit_once(" <").and_then(|(_, d)| d.strip_suffix('>')) else { continue };
             let mut t = ret.split_whitespace();
-            let err = matches!((t.next(), t.next()), (Some(v), Some(n)) if (v == "?" || v.starts_with('-')) && n.starts_with('E'));
+            let err = matches!((t.next(), t.next()), (Some(v), Some(n)) if (v == "?" || v.starts_with('-')) &&
+                n.starts_with('E'));
             let d = direct.entry(name.to_string()).or_default();
             d.0 += 1;
             d.1 += err as u64;
@@ -357,7 +399,10 @@ fn ours_of(s: &serde_json::Value) -> Counts {
         .unwrap()
         .iter()
         .map(|x| {
-            (x["name"].as_str().unwrap().to_string(), (x["count"].as_u64().unwrap(), x["errors"].as_u64().unwrap(), x["total_us"].as_i64().unwrap()))
+            (
+                x["name"].as_str().unwrap().to_string(),
+                (x["count"].as_u64().unwrap(), x["errors"].as_u64().unwrap(), x["total_us"].as_i64().unwrap()),
+            )
         })
         .collect()
 }
@@ -374,7 +419,12 @@ fn ours_of(s: &serde_json::Value) -> Counts {
 fn strace_counts_equal_strace_c_and_the_files() {
     let tmp = tempfile::tempdir().unwrap();
     let one = tmp.path().join("one.txt");
-    let out = Command::new("strace").args(["-f", "-tt", "-T", "-C", "-w", "-o"]).arg(&one).args(["python3", "-c", STRACED]).output().unwrap();
+    let out = Command::new("strace")
+        .args(["-f", "-tt", "-T", "-C", "-w", "-o"])
+        .arg(&one)
+        .args(["python3", "-c", STRACED])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // strace -c's table (with -o, at the end of the file): % time, seconds,
     // usecs/call, calls, [errors,] syscall.
@@ -392,7 +442,10 @@ fn strace_counts_equal_strace_c_and_the_files() {
         theirs.insert(f[f.len() - 1].to_string(), (calls, errors, (secs * 1e6).round() as i64));
     }
     let (direct, seen) = direct_count(std::slice::from_ref(&one), true);
-    assert!(seen.0 >= 1 && seen.1 >= 120 && seen.2 >= 120, "the capture holds restarts, hex returns and negative arguments: {seen:?}");
+    assert!(
+        seen.0 >= 1 && seen.1 >= 120 && seen.2 >= 120,
+        "the capture holds restarts, hex returns and negative arguments: {seen:?}"
+    );
     let (_, s) = decode_json("strace", &one, &[]);
     assert_eq!(s["unparsed_lines"], 0, "{s}");
     let ours = ours_of(&s);

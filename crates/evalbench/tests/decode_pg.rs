@@ -13,7 +13,10 @@ use evalbench_lab::pg::Pg;
 
 fn client(pg: &Pg, program: &str) -> Command {
     let mut c = Command::new(pg.bin.join(program));
-    c.env("PGHOST", "127.0.0.1").env("PGPORT", pg.port.to_string()).env("PGUSER", "postgres").env("PGDATABASE", "gradient");
+    c.env("PGHOST", "127.0.0.1")
+        .env("PGPORT", pg.port.to_string())
+        .env("PGUSER", "postgres")
+        .env("PGDATABASE", "gradient");
     c.env("PGPASSWORD", &pg.password);
     c
 }
@@ -43,7 +46,16 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     // An error, and COPY in and out.
     let _ = client(pg, "psql").args(["-X", "-q", "-c", "SELECT 1/0"]).output().unwrap();
     let mut copy = client(pg, "psql")
-        .args(["-X", "-q", "-c", "CREATE TABLE copied(x int)", "-c", "COPY copied FROM STDIN", "-c", "COPY copied TO STDOUT"])
+        .args([
+            "-X",
+            "-q",
+            "-c",
+            "CREATE TABLE copied(x int)",
+            "-c",
+            "COPY copied FROM STDIN",
+            "-c",
+            "COPY copied TO STDOUT",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -54,7 +66,8 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     cap.stop();
 
     let out = run_ok(evalbench().args(["decode", "pg", "--json"]).arg(&pcap));
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let (summary, execs) = lines.split_last().unwrap();
     let summary = &summary["summary"];
     assert_eq!(summary["statements"].as_u64().unwrap() as usize, execs.len());
@@ -98,9 +111,16 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
     assert_eq!(execs.len(), requests, "decoded statements vs tshark's Simple query + Execute messages");
 
     // pg_stat_statements counted the same calls of pgbench's statements.
-    for (like, ours) in [("UPDATE pgbench_accounts%", "UPDATE pgbench_accounts"), ("INSERT INTO pgbench_history%", "INSERT INTO pgbench_history")] {
-        let calls: usize =
-            pg.psql("gradient", &format!("SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '{like}'")).unwrap().trim().parse().unwrap();
+    for (like, ours) in [
+        ("UPDATE pgbench_accounts%", "UPDATE pgbench_accounts"),
+        ("INSERT INTO pgbench_history%", "INSERT INTO pgbench_history"),
+    ] {
+        let calls: usize = pg
+            .psql("gradient", &format!("SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '{like}'"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         let decoded = execs.iter().filter(|e| e["sql"].as_str().unwrap().starts_with(ours)).count();
         assert_eq!(decoded, calls, "{ours}");
         assert_eq!(calls, 65, "2 x 25 + 15 transactions");
@@ -142,7 +162,8 @@ fn statement_shapes_group_as_pg_stat_statements_does() {
     cap.stop();
 
     let out = run_ok(evalbench().args(["decode", "pg", "--json"]).arg(&pcap));
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     // pgbench's statements, by their shape (a catalog query that names a
     // pgbench table in a literal is not one of them).
     let pgbench = |sql: &str| normalize_sql(sql).contains("pgbench_");

@@ -18,7 +18,12 @@ const PLANTED: &str = r#"{
 }
 "#;
 
-fn nix_eval(nix: &std::path::Path, flake: &std::path::Path, extra: &[&str], stderr: std::process::Stdio) -> std::process::Output {
+fn nix_eval(
+    nix: &std::path::Path,
+    flake: &std::path::Path,
+    extra: &[&str],
+    stderr: std::process::Stdio,
+) -> std::process::Output {
     let out = std::process::Command::new(nix)
         .arg("eval")
         .args(extra)
@@ -42,21 +47,42 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
     std::fs::write(flake.join("flake.nix"), PLANTED).unwrap();
     let folded = at.join("nix.profile");
     let f = folded.display().to_string();
-    let opts = ["--option", "eval-profiler", "flamegraph", "--option", "eval-profile-file", &f, "--option", "eval-profiler-frequency", "999"];
+    let opts = [
+        "--option",
+        "eval-profiler",
+        "flamegraph",
+        "--option",
+        "eval-profile-file",
+        &f,
+        "--option",
+        "eval-profiler-frequency",
+        "999",
+    ];
     nix_eval(&nix, &flake, &opts, std::process::Stdio::piped());
     let trace = at.join("nix.trace");
     nix_eval(&nix, &flake, &["--trace-function-calls"], std::fs::File::create(&trace).unwrap().into());
 
     // nix's sampled view, positions named by the flake's inputs.
-    let decoded = run_ok(evalbench().args(["decode", "nix-profile", "--json", "--flake"]).arg(&flake).arg(&folded).env("EVALBENCH_NIX", &nix));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&decoded.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let decoded = run_ok(
+        evalbench()
+            .args(["decode", "nix-profile", "--json", "--flake"])
+            .arg(&flake)
+            .arg(&folded)
+            .env("EVALBENCH_NIX", &nix),
+    );
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&decoded.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let (stacks, summary) = (&lines[..lines.len() - 1], &lines[lines.len() - 1]["summary"]);
     let samples = summary["samples"].as_u64().unwrap();
     assert!(samples >= 10, "a sampled profile of a second or so at 999 Hz: {summary}");
     let summed: u64 = stacks.iter().map(|s| s["samples"].as_u64().unwrap()).sum();
     assert_eq!(summed, samples, "every stack's samples, summed once");
     // The file as nix wrote it: the same samples, counted here apart from the tool.
-    let raw: u64 = std::fs::read_to_string(&folded).unwrap().lines().filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok()).sum();
+    let raw: u64 = std::fs::read_to_string(&folded)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum();
     assert_eq!(raw, samples);
     // The planted function leads by its samples with what it calls: its own
     // share and that of `<`, which it calls, split near evenly (17 and 19
@@ -66,13 +92,23 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
     let top_fn = by_fn.iter().max_by_key(|f| total(f)).unwrap();
     assert_eq!(top_fn["name"], "fib", "the planted function leads: {summary}");
     assert!(total(top_fn) * 10 >= samples * 8, "fib holds most of the samples: {summary}");
-    assert!(by_fn.iter().take(2).any(|f| f["name"] == "fib"), "and is among the two with most samples of their own: {summary}");
+    assert!(
+        by_fn.iter().take(2).any(|f| f["name"] == "fib"),
+        "and is among the two with most samples of their own: {summary}"
+    );
     let top_pos = summary["by_position"][0]["name"].as_str().unwrap();
     assert!(top_pos.starts_with("self:flake.nix:3:"), "a call site in fib's body, in the flake itself: {summary}");
 
     // evalbench's exact view of the same evaluation, from nix's function trace.
-    let exact = run_ok(evalbench().args(["decode", "nix-trace", "--json", "--flake"]).arg(&flake).arg(&trace).env("EVALBENCH_NIX", &nix));
-    let last: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&exact.stdout).lines().last().unwrap()).unwrap();
+    let exact = run_ok(
+        evalbench()
+            .args(["decode", "nix-trace", "--json", "--flake"])
+            .arg(&flake)
+            .arg(&trace)
+            .env("EVALBENCH_NIX", &nix),
+    );
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&exact.stdout).lines().last().unwrap()).unwrap();
     let first = last["summary"]["by_position"][0]["position"].as_str().unwrap();
     assert!(first.starts_with("self:flake.nix:3:"), "the exact profile's first call site is in fib too: {last}");
 
@@ -82,7 +118,11 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
     let wrong = evalbench().args(["decode", "nix-profile"]).arg(&trace).output().unwrap();
     let said = String::from_utf8_lossy(&wrong.stderr);
     assert_eq!(wrong.status.code(), Some(2), "{said}");
-    assert!(said.contains("looks like nix's function trace (decode nix-trace)") && said.contains(&trace.display().to_string()), "{said}");
+    assert!(
+        said.contains("looks like nix's function trace (decode nix-trace)")
+            && said.contains(&trace.display().to_string()),
+        "{said}"
+    );
 }
 
 /// The lab's evaluator asks a nix that has the profiler for its own
@@ -92,7 +132,8 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
 fn an_instrumented_evaluation_keeps_nix_s_own_profile_where_nix_has_one() {
     const PACKAGES: &str = r#"{ outputs = { self }: let
     fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2);
-    drv = name: v: derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" "echo ${toString v} > $out" ]; };
+    drv = name: v: derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c"
+        "echo ${toString v} > $out" ]; };
   in { packages.x86_64-linux = { hot = drv "hot" (fib 24); cold = drv "cold" 1; }; };
 }
 "#;
@@ -115,15 +156,19 @@ fn an_instrumented_evaluation_keeps_nix_s_own_profile_where_nix_has_one() {
         );
         let kept = stats.join("nix-eval-profiler.folded");
         assert!(stats.join("nix-profile.json").is_file(), "{nix:?}: the trace's profile, as before");
-        let left: Vec<_> =
-            std::fs::read_dir(&stats).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".part")).collect();
+        let left: Vec<_> = std::fs::read_dir(&stats)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".part"))
+            .collect();
         assert!(left.is_empty(), "{nix:?}: each process's file joined and removed: {left:?}");
         let Some(n) = &nix else {
             assert!(!kept.exists(), "nix {:?} has no eval profiler", nix_version(&None));
             continue;
         };
         let decoded = run_ok(evalbench().args(["decode", "nix-profile", "--json"]).arg(&kept).env("EVALBENCH_NIX", n));
-        let last: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&decoded.stdout).lines().last().unwrap()).unwrap();
+        let last: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&decoded.stdout).lines().last().unwrap()).unwrap();
         let s = &last["summary"];
         assert!(s["samples"].as_u64().unwrap() >= 10, "{s}");
         assert_eq!(s["by_function"][0]["name"], "fib", "{s}");

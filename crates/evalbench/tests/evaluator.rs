@@ -11,24 +11,47 @@ use std::path::Path;
 use common::*;
 
 fn gen_flake(dir: &Path, packages: u32, work: u32) {
-    run_ok(evalbench().args(["lab", "gen-flake", "--out"]).arg(dir).args(["--packages", &packages.to_string(), "--work", &work.to_string()]));
+    run_ok(evalbench().args(["lab", "gen-flake", "--out"]).arg(dir).args([
+        "--packages",
+        &packages.to_string(),
+        "--work",
+        &work.to_string(),
+    ]));
 }
 
 /// One run of the eval subprocess with an empty cache: the drvPaths it printed.
-fn lab_eval(n: &Option<std::path::PathBuf>, flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<String> {
+fn lab_eval(
+    n: &Option<std::path::PathBuf>,
+    flake: &Path,
+    shards: u32,
+    cache: &Path,
+    stats: Option<&Path>,
+) -> Vec<String> {
     lab_eval_lines(n, flake, shards, cache, stats).iter().filter_map(|l| l["drv"].as_str().map(String::from)).collect()
 }
 
 /// The same, every line it printed.
-fn lab_eval_lines(n: &Option<std::path::PathBuf>, flake: &Path, shards: u32, cache: &Path, stats: Option<&Path>) -> Vec<serde_json::Value> {
+fn lab_eval_lines(
+    n: &Option<std::path::PathBuf>,
+    flake: &Path,
+    shards: u32,
+    cache: &Path,
+    stats: Option<&Path>,
+) -> Vec<serde_json::Value> {
     let mut c = evalbench();
     with_nix(&mut c, n);
-    c.args(["lab", "eval", "--job", "t", "--eval-workers", &shards.to_string(), "--flake"]).arg(flake).env("XDG_CACHE_HOME", cache);
+    c.args(["lab", "eval", "--job", "t", "--eval-workers", &shards.to_string(), "--flake"])
+        .arg(flake)
+        .env("XDG_CACHE_HOME", cache);
     if let Some(s) = stats {
         c.arg("--nix-stats-dir").arg(s);
     }
     let out = run_ok(&mut c);
-    String::from_utf8(out.stdout).unwrap().lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).collect()
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .collect()
 }
 
 fn nix(n: &Option<std::path::PathBuf>, args: &[&str]) -> String {
@@ -38,7 +61,8 @@ fn nix(n: &Option<std::path::PathBuf>, args: &[&str]) -> String {
 }
 
 fn store_path(n: &Option<std::path::PathBuf>, flake: &Path) -> String {
-    let m: serde_json::Value = serde_json::from_str(&nix(n, &["flake", "metadata", "--json", flake.to_str().unwrap()])).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_str(&nix(n, &["flake", "metadata", "--json", flake.to_str().unwrap()])).unwrap();
     m["path"].as_str().unwrap().to_string()
 }
 
@@ -104,7 +128,11 @@ fn same_derivations(n: &Option<std::path::PathBuf>) {
     assert_eq!(sampled, expected, "nix eval and nix path-info agree on the sample");
     let got = lab_eval(n, &big, 2, &tmp.path().join("cache-big"), None);
     assert_eq!(got.len(), 2001);
-    assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), all.values().cloned().collect::<BTreeSet<_>>(), "2,000 packages, two evaluators");
+    assert_eq!(
+        got.into_iter().collect::<BTreeSet<_>>(),
+        all.values().cloned().collect::<BTreeSet<_>>(),
+        "2,000 packages, two evaluators"
+    );
 }
 
 #[test]
@@ -122,10 +150,18 @@ fn store_writes(n: &Option<std::path::PathBuf>) {
     let flake = tmp.path().join("f");
     gen_flake(&flake, 60, 10);
     // Derivations no store has yet: a nonce in each.
-    let nonce = format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let nonce = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    );
     let text = std::fs::read_to_string(flake.join("flake.nix")).unwrap();
     assert!(text.contains(r#"builder = "/bin/sh";"#), "the generated flake's builder line moved: {text}");
-    std::fs::write(flake.join("flake.nix"), text.replace(r#"builder = "/bin/sh";"#, &format!(r#"builder = "/bin/sh"; nonce = "{nonce}";"#))).unwrap();
+    std::fs::write(
+        flake.join("flake.nix"),
+        text.replace(r#"builder = "/bin/sh";"#, &format!(r#"builder = "/bin/sh"; nonce = "{nonce}";"#)),
+    )
+    .unwrap();
     let written = |shards: u32, cache: &str| {
         let lines = lab_eval_lines(n, &flake, shards, &tmp.path().join(cache), None);
         let drvs: BTreeSet<&str> = lines.iter().filter_map(|l| l["drv"].as_str()).collect();
@@ -159,9 +195,9 @@ fn same_work(n: &Option<std::path::PathBuf>) {
         for f in ["nix-stats.discover.json", "nix-stats.0.json"] {
             fn walk(k: &str, v: &serde_json::Value, out: &mut BTreeMap<String, f64>) {
                 match v {
-                    serde_json::Value::Object(m) => {
-                        m.iter().for_each(|(n, v)| walk(&if k.is_empty() { n.clone() } else { format!("{k}.{n}") }, v, out))
-                    }
+                    serde_json::Value::Object(m) => m
+                        .iter()
+                        .for_each(|(n, v)| walk(&if k.is_empty() { n.clone() } else { format!("{k}.{n}") }, v, out)),
                     serde_json::Value::Number(n) => *out.entry(k.to_string()).or_insert(0.0) += n.as_f64().unwrap(),
                     _ => {}
                 }
@@ -197,7 +233,10 @@ fn nixpkgs_shaped(n: &Option<std::path::PathBuf>) {
     let tmp = tempfile::tempdir().unwrap();
     let flake = tmp.path().join("np");
     run_ok(evalbench().args(["lab", "gen-flake", "--shape", "nixpkgs", "--packages", "200", "--out"]).arg(&flake));
-    assert!(flake.join("pkgs/pkg199.nix").is_file() && flake.join("lib.nix").is_file(), "a file per package, and a lib");
+    assert!(
+        flake.join("pkgs/pkg199.nix").is_file() && flake.join("lib.nix").is_file(),
+        "a file per package, and a lib"
+    );
     let source = store_path(n, &flake);
     let all = drv_paths(n, &source);
     assert_eq!(all.len(), 201);

@@ -79,8 +79,11 @@ fn plant_one(path: &Path, how: &str) {
 /// Plants `p`; returns the first file planted, as the bundle names it (what a message must name).
 fn plant(bundle: &Path, p: &Planted) -> String {
     let mut first = None;
-    let runs: Vec<String> =
-        if p.all { (1..=5).map(|k| if k == 1 { "cold-clean".into() } else { format!("cold-clean.{k}") }).collect() } else { vec![RUN.into()] };
+    let runs: Vec<String> = if p.all {
+        (1..=5).map(|k| if k == 1 { "cold-clean".into() } else { format!("cold-clean.{k}") }).collect()
+    } else {
+        vec![RUN.into()]
+    };
     for r in runs {
         let rel = p.rel.replacen(RUN, &r, 1);
         let path = bundle.join(&rel);
@@ -113,17 +116,15 @@ fn good_median(p: &Planted) -> Option<f64> {
 }
 
 /// The binary, where `nobody` can run it: a checkout may be its owner's
-/// alone (CI clones into a 0700 directory). Copied once, for the test's life.
-fn nobodys_evalbench() -> PathBuf {
-    static COPY: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
-    COPY.get_or_init(|| {
-        let dir = reachable_tmp("evalbench-faults-bin.");
-        let bin = dir.path().join("evalbench");
+/// alone (CI clones into a 0700 directory). Linked (or copied) into the
+/// row's own work directory, so it goes with it: a copy kept for the
+/// process's life would outlive it (a static is never dropped).
+fn nobodys_evalbench(work: &Path) -> PathBuf {
+    let bin = work.join("evalbench");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_evalbench"), &bin).is_err() {
         std::fs::copy(env!("CARGO_BIN_EXE_evalbench"), &bin).unwrap();
-        (dir, bin)
-    })
-    .1
-    .clone()
+    }
+    bin
 }
 
 /// What a command printed and the figure it gave: (exit, all it said, cold-clean's evaluated median).
@@ -132,7 +133,7 @@ fn run_command(command: &str, bundle: &Path, work: &Path, as_nobody: bool) -> (i
     let exe = env!("CARGO_BIN_EXE_evalbench");
     let mut c = if as_nobody {
         let mut c = Command::new("runuser");
-        c.args(["-u", "nobody", "--"]).arg(nobodys_evalbench());
+        c.args(["-u", "nobody", "--"]).arg(nobodys_evalbench(work));
         c
     } else {
         Command::new(exe)
@@ -166,10 +167,14 @@ fn run_command(command: &str, bundle: &Path, work: &Path, as_nobody: bool) -> (i
             let p = v["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").cloned();
             p.and_then(|p| median(&p["wall"]["a"])).flatten()
         }),
-        "whatif" => serde_json::from_str::<serde_json::Value>(&stdout).ok().map(|v| median(&v["answer"]["evaluated_s"]).flatten()),
+        "whatif" => serde_json::from_str::<serde_json::Value>(&stdout)
+            .ok()
+            .map(|v| median(&v["answer"]["evaluated_s"]).flatten()),
         "history-add" => {
             let show = evalbench().args(["history", "show", "--json", "--db"]).arg(&db).output().unwrap();
-            serde_json::from_slice::<serde_json::Value>(&show.stdout).ok().map(|v| median(&v["series"]["cold-clean"][0]["evaluated_s"]).flatten())
+            serde_json::from_slice::<serde_json::Value>(&show.stdout)
+                .ok()
+                .map(|v| median(&v["series"]["cold-clean"][0]["evaluated_s"]).flatten())
         }
         _ => None,
     };
@@ -188,11 +193,22 @@ fn bundle_row(row: &Row, p: &Planted) -> Result<String, String> {
     std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).unwrap();
     // compare's B: the bundle intact, where nobody can read it too (a checkout may be its owner's alone).
     assert!(Command::new("cp").arg("-r").arg(lab_a()).arg(work.join("intact")).status().unwrap().success());
-    assert!(Command::new("chmod").args(["-R", "a+rX"]).arg(&bundle).arg(work.join("intact")).status().unwrap().success());
+    assert!(Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(&bundle)
+        .arg(work.join("intact"))
+        .status()
+        .unwrap()
+        .success());
     let named = plant(&bundle, p);
     let before = digests(&bundle);
     let (exit, said, figure) = run_command(&row.command, &bundle, &work, p.how == "unreadable");
-    let observed = format!("| `{}` | `{}` | {exit} | {} |", row.fault, row.command, if said.contains(&named) { "yes" } else { "not read" });
+    let observed = format!(
+        "| `{}` | `{}` | {exit} | {} |",
+        row.fault,
+        row.command,
+        if said.contains(&named) { "yes" } else { "not read" }
+    );
     let mut wrong = Vec::new();
     if exit != row.exit {
         wrong.push(format!("exit {exit}, the table says {}", row.exit));
@@ -249,7 +265,13 @@ fn every_bundle_fault_loses_only_itself() {
         }
     }
     let failed: Vec<&String> = results.iter().filter_map(|(_, r)| r.as_ref().err()).collect();
-    assert!(failed.is_empty(), "{} of {} rows:\n{}", failed.len(), results.len(), failed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n\n"));
+    assert!(
+        failed.is_empty(),
+        "{} of {} rows:\n{}",
+        failed.len(),
+        results.len(),
+        failed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n\n")
+    );
     eprintln!("faults table: {} bundle rows passed", results.len());
 }
 
@@ -265,7 +287,10 @@ fn every_row_is_run_and_every_run_row_is_in_the_table() {
     let lab: Vec<(&str, &str)> = LAB_ROWS.to_vec();
     let unknown: Vec<String> = rows
         .iter()
-        .filter(|r| parse(&r.fault).is_none() && !table::scenes::IDS.iter().chain(&lab).any(|(f, c)| r.fault == *f && r.command == *c))
+        .filter(|r| {
+            parse(&r.fault).is_none()
+                && !table::scenes::IDS.iter().chain(&lab).any(|(f, c)| r.fault == *f && r.command == *c)
+        })
         .map(table::Row::at)
         .collect();
     assert!(unknown.is_empty(), "rows no test runs: {unknown:?}");

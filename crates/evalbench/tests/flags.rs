@@ -27,7 +27,9 @@ fn value_flags(help: &str) -> Vec<String> {
 fn context(path: &[String], tmp: &Path) -> Vec<String> {
     let t = |p: &str| tmp.join(p).display().to_string();
     let v: Vec<String> = match path.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["run"] => vec!["--target".into(), "gradient".into(), "--target-config".into(), "/nonexistent/target.json".into()],
+        ["run"] => {
+            vec!["--target".into(), "gradient".into(), "--target-config".into(), "/nonexistent/target.json".into()]
+        }
         ["bisect"] => vec!["--flake".into(), "/nonexistent/flake".into(), "good".into(), "bad".into()],
         ["bench"] => vec!["--runs".into(), "0".into(), "--".into(), "true".into()],
         ["compare"] => vec!["/nonexistent/a".into(), "/nonexistent/b".into()],
@@ -35,7 +37,9 @@ fn context(path: &[String], tmp: &Path) -> Vec<String> {
         ["decode"] => vec!["pg".into(), "/nonexistent/capture".into()],
         ["inspect"] | ["summarize"] | ["whatif"] => vec!["/nonexistent/bundle".into()],
         ["sample"] => vec!["--out".into(), "/etc/hostname/x".into()],
-        ["history", "add"] => vec![t("bundle"), "--commit".into(), "c1".into(), "--db".into(), tmp.display().to_string()],
+        ["history", "add"] => {
+            vec![t("bundle"), "--commit".into(), "c1".into(), "--db".into(), tmp.display().to_string()]
+        }
         ["history", _] => vec!["--db".into(), tmp.display().to_string()],
         ["lab", "up"] => vec!["--lab-dir".into(), t("lab"), "--flake".into(), "/nonexistent/flake".into()],
         ["lab", "gen-flake"] => vec!["--out".into(), "/etc/hostname/x".into()],
@@ -77,7 +81,8 @@ fn no_flag_value_panics_and_every_bad_one_is_exit_2() {
     // A bundle that reads, for `history add` to get as far as its flags.
     let pass = tmp.path().join("bundle/cold-clean");
     std::fs::create_dir_all(&pass).unwrap();
-    std::fs::write(pass.join("run.json"), r#"{"pass": "cold-clean", "status": "Completed", "evaluated_s": 1.5}"#).unwrap();
+    std::fs::write(pass.join("run.json"), r#"{"pass": "cold-clean", "status": "Completed", "evaluated_s": 1.5}"#)
+        .unwrap();
 
     let mut paths: Vec<Vec<String>> = subcommands(&help_of::<&str>(&[])).into_iter().map(|c| vec![c]).collect();
     let mut i = 0;
@@ -99,12 +104,24 @@ fn no_flag_value_panics_and_every_bad_one_is_exit_2() {
         let ctx = context(path, tmp.path());
         for flag in value_flags(&help) {
             for value in hostile(&flag) {
-                let out = evalbench().current_dir(tmp.path()).args(path).arg(format!("--{flag}")).arg(&value).args(&ctx).output().unwrap();
+                let out = evalbench()
+                    .current_dir(tmp.path())
+                    .args(path)
+                    .arg(format!("--{flag}"))
+                    .arg(&value)
+                    .args(&ctx)
+                    .output()
+                    .unwrap();
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 tried += 1;
                 if out.status.code() != Some(2) || stderr.contains("panicked") {
                     let shown: String = value.chars().take(40).collect();
-                    bad.push(format!("{} --{flag} {shown:?}: {:?} {}", path.join(" "), out.status.code(), stderr.lines().next().unwrap_or("")));
+                    bad.push(format!(
+                        "{} --{flag} {shown:?}: {:?} {}",
+                        path.join(" "),
+                        out.status.code(),
+                        stderr.lines().next().unwrap_or("")
+                    ));
                 }
             }
         }

@@ -28,7 +28,11 @@ fn replay(target: &str, check: fn(&[u8])) {
         inputs += 1;
     }
     let shown = failed.iter().take(20).cloned().collect::<Vec<_>>().join("\n");
-    assert!(failed.is_empty(), "{target}: {} of {inputs} stored inputs fail (the first 20 here):\n{shown}", failed.len());
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {inputs} stored inputs fail (the first 20 here):\n{shown}",
+        failed.len()
+    );
     assert!(inputs >= 100, "{target}: only {inputs} inputs in {}", dir.display());
 }
 

@@ -9,7 +9,11 @@ use std::path::Path;
 use common::*;
 
 fn machines_flake(dir: &Path) -> String {
-    run_ok(evalbench().args(["lab", "gen-flake", "--machines", "4", "--packages", "12", "--work", "2000", "--out"]).arg(dir));
+    run_ok(
+        evalbench()
+            .args(["lab", "gen-flake", "--machines", "4", "--packages", "12", "--work", "2000", "--out"])
+            .arg(dir),
+    );
     dir.display().to_string()
 }
 
@@ -40,7 +44,9 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
     let tmp = tempfile::tempdir().unwrap();
     let flake = machines_flake(&tmp.path().join("flake"));
     let out1 = tmp.path().join("k2");
-    let r = run_ok(evalbench().args(["gate", "--quiet", "--machines", "machines", "--jobs", "2", "--out"]).arg(&out1).arg(&flake));
+    let r = run_ok(
+        evalbench().args(["gate", "--quiet", "--machines", "machines", "--jobs", "2", "--out"]).arg(&out1).arg(&flake),
+    );
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(text.contains("gate GREEN: 4 steps passed"), "{text}");
     let run = read_json(&out1.join("gate/run.json"));
@@ -56,7 +62,9 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
     let calls: u64 = steps
         .iter()
         .map(|s| {
-            let f = out1.join("gate/eval").join(format!("nix-stats.{}.json", s["step"]["name"].as_str().unwrap().replace(' ', "_")));
+            let f = out1
+                .join("gate/eval")
+                .join(format!("nix-stats.{}.json", s["step"]["name"].as_str().unwrap().replace(' ', "_")));
             read_json(&f)["nrFunctionCalls"].as_u64().unwrap()
         })
         .sum();
@@ -81,7 +89,19 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
     std::fs::copy(out1.join("gate-state.json"), out2.join("gate-state.json")).unwrap();
     run_ok(
         evalbench()
-            .args(["gate", "--quiet", "--machines", "machines", "--jobs", "4", "--mem-budget", "1M", "--eval-cache", "off", "--out"])
+            .args([
+                "gate",
+                "--quiet",
+                "--machines",
+                "machines",
+                "--jobs",
+                "4",
+                "--mem-budget",
+                "1M",
+                "--eval-cache",
+                "off",
+                "--out",
+            ])
             .arg(&out2)
             .arg(&flake),
     );
@@ -114,7 +134,12 @@ fn a_state_file_that_cannot_be_written_is_an_error() {
     let out = tmp.path().join("out");
     // A directory where the state file goes: the write must fail, and say so.
     std::fs::create_dir_all(out.join("gate-state.json/keep")).unwrap();
-    let r = evalbench().args(["gate", "--quiet", "--machines", "machines", "--out"]).arg(&out).arg(&flake).output().unwrap();
+    let r = evalbench()
+        .args(["gate", "--quiet", "--machines", "machines", "--out"])
+        .arg(&out)
+        .arg(&flake)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(2), "{err}");
     assert!(err.contains("gate-state.json"), "{err}");

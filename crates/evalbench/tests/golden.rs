@@ -39,11 +39,17 @@ fn golden(name: &str, text: &str) {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
     }
-    let want = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}: write it with UPDATE_GOLDEN=1", file.display()));
+    let want = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}: write it with UPDATE_GOLDEN=1", file.display()));
     if text != want {
-        let line = text.lines().zip(want.lines()).position(|(a, b)| a != b).map_or_else(|| "its length".to_string(), |i| format!("line {}", i + 1));
+        let line = text
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .map_or_else(|| "its length".to_string(), |i| format!("line {}", i + 1));
         panic!(
-            "{name} changed ({line} differs): check the new text, then `UPDATE_GOLDEN=1 cargo nextest run -p evalbench --test golden`\n--- now:\n{text}"
+            "{name} changed ({line} differs): check the new text, then `UPDATE_GOLDEN=1 cargo nextest run -p evalbench \
+                --test golden`\n--- now:\n{text}"
         );
     }
 }
@@ -89,8 +95,16 @@ fn compare_reads_as_its_golden_files() {
         golden(file, &text);
     }
     // The legend says the floor the verdicts were given, not the default's.
-    let text = output(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--min-change", "2.5", "--min-abs-us", "100"], &paths);
-    assert!(text.contains("negligible: real or not, smaller than the floor (2.5% of A's median, and 100 µs for a span or statement)"), "{text}");
+    let text = output(
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--min-change", "2.5", "--min-abs-us", "100"],
+        &paths,
+    );
+    assert!(
+        text.contains(
+            "negligible: real or not, smaller than the floor (2.5% of A's median, and 100 µs for a span or statement)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

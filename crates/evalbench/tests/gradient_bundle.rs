@@ -53,7 +53,9 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 fn summary_json(bundle: &Path) -> serde_json::Value {
-    let out = run_ok(evalbench().args(["summarize", "--json", "--quiet", "--no-trace", "-o"]).arg(bundle.join("ours")).arg(bundle));
+    let out = run_ok(
+        evalbench().args(["summarize", "--json", "--quiet", "--no-trace", "-o"]).arg(bundle.join("ours")).arg(bundle),
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -81,11 +83,19 @@ fn a_truncated_last_line_is_skipped_and_named() {
     let s = summary_json(&b);
     let p = pass(&s, "cold-clean");
     // The worker wrote 8 lines, the last cut: 7 spans, and the 8th named as malformed.
-    let worker: u64 = p["spans"].as_array().unwrap().iter().filter(|x| x["process"] == "worker").map(|x| x["count"].as_u64().unwrap()).sum();
+    let worker: u64 = p["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["process"] == "worker")
+        .map(|x| x["count"].as_u64().unwrap())
+        .sum();
     assert_eq!(worker, 7, "{}", p["spans"]);
     assert_eq!((p["malformed_lines"].as_u64(), p["processes"].as_u64()), (Some(1), Some(3)));
-    let text =
-        String::from_utf8(run_ok(evalbench().args(["summarize", "--quiet", "--no-trace", "-o"]).arg(tmp.path().join("o")).arg(&b)).stdout).unwrap();
+    let text = String::from_utf8(
+        run_ok(evalbench().args(["summarize", "--quiet", "--no-trace", "-o"]).arg(tmp.path().join("o")).arg(&b)).stdout,
+    )
+    .unwrap();
     assert!(text.contains("cold-clean/trace/worker-22.jsonl:8: not a JSON object"), "{text}");
 }
 
@@ -108,7 +118,10 @@ fn one_pid_on_two_hosts_stays_two_processes() {
     // And in the trace Perfetto reads: two processes, the flush and the wave in different ones.
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("t")).arg(&b));
     let trace = read_json(&tmp.path().join("t/cold-clean/trace.json"));
-    let pid_of = |name: &str| trace["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == name && e["ph"] == "X").unwrap()["pid"].clone();
+    let pid_of = |name: &str| {
+        trace["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == name && e["ph"] == "X").unwrap()["pid"]
+            .clone()
+    };
     assert_ne!(pid_of("flush"), pid_of("wave"));
 }
 
@@ -141,7 +154,9 @@ fn the_whole_bundle_is_read_shown_and_left_as_it_was() {
     // Spans nest by time: the eval's resolve spans are inside open, so open's own time is what is left.
     let s = read_json(&b.join("evalbench/summary.json"));
     let steps = pass(&s, "cold-clean")["critical_path"]["steps"].as_array().unwrap().clone();
-    let step = |p: &str, n: &str| steps.iter().find(|x| x["process"] == p && x["name"] == n).map(|x| x["on_path_us"].as_i64().unwrap());
+    let step = |p: &str, n: &str| {
+        steps.iter().find(|x| x["process"] == p && x["name"] == n).map(|x| x["on_path_us"].as_i64().unwrap())
+    };
     assert_eq!(step("eval", "resolve"), Some(700_000), "{steps:?}");
     assert!(step("eval", "open").is_some_and(|o| o < 990_000 - 700_000), "open's own time, not its whole: {steps:?}");
     // A second summarize into the bundle replaces only its own.
@@ -162,16 +177,34 @@ fn the_whole_bundle_is_read_shown_and_left_as_it_was() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect();
-    for want in ["24.512 ms", "not recorded", "How this path was made: inferred", "worker/strace/worker.22", "fn_calls=45130"] {
+    for want in
+        ["24.512 ms", "not recorded", "How this path was made: inferred", "worker/strace/worker.22", "fn_calls=45130"]
+    {
         assert!(page.contains(want), "the page lacks {want:?}");
     }
     // Phases by Gradient's codes, named as its inspector names them; wait events from the flat rows.
-    for want in ["fetch", "eval_flake", "eval_derivations", "known_derivations_wait", "IO:WalSync", "Client:ClientRead", "Lock:transactionid"] {
+    for want in [
+        "fetch",
+        "eval_flake",
+        "eval_derivations",
+        "known_derivations_wait",
+        "IO:WalSync",
+        "Client:ClientRead",
+        "Lock:transactionid",
+    ] {
         assert!(svgs.contains(want), "no chart shows {want:?}");
     }
-    assert_eq!(page.matches("data:image/svg+xml;base64,").count(), 4, "both hosts' flame.svg in both instrumented passes");
+    assert_eq!(
+        page.matches("data:image/svg+xml;base64,").count(),
+        4,
+        "both hosts' flame.svg in both instrumented passes"
+    );
     assert!(!page.contains("999 Hz"));
-    assert_eq!(page.matches("2 plans, 0 malformed").count(), 2, "auto_explain behind journald's prefix is read, in both instrumented passes");
+    assert_eq!(
+        page.matches("2 plans, 0 malformed").count(),
+        2,
+        "auto_explain behind journald's prefix is read, in both instrumented passes"
+    );
     let after: BTreeMap<_, _> = files(&b).into_iter().filter(|(p, _)| !p.starts_with("evalbench")).collect();
     assert_eq!(after, before, "inspect changed a file of the bundle");
 }
@@ -183,7 +216,8 @@ fn the_counters_of_evaluation_metric_are_judged_and_gated() {
     let b = tmp.path().join("b");
     std::fs::create_dir(&b).unwrap();
     let b = {
-        let s = std::process::Command::new("cp").arg("-r").arg(data("gradient-bundle")).arg(b.join("x")).status().unwrap();
+        let s =
+            std::process::Command::new("cp").arg("-r").arg(data("gradient-bundle")).arg(b.join("x")).status().unwrap();
         assert!(s.success());
         b.join("x")
     };
@@ -213,12 +247,20 @@ fn the_counters_of_evaluation_metric_are_judged_and_gated() {
     assert!(text.contains("nrFunctionCalls") && text.contains("45,130") && text.contains("135,390"), "{text}");
     // Statement totals are read from total_ms (never 0), and tripled.
     assert!(text.contains("24.512") && text.contains("73.536") && text.contains("+200.0%"), "{text}");
-    let json: serde_json::Value = serde_json::from_slice(&evalbench().args(["compare", "--json"]).arg(&a).arg(&b).output().unwrap().stdout).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&evalbench().args(["compare", "--json"]).arg(&a).arg(&b).output().unwrap().stdout)
+            .unwrap();
     assert!(json.to_string().contains("evaluation_metric.total_eval_ms"), "the ms columns are compared as times");
 
     // history keeps the counters under the commit.
     let db = tmp.path().join("h.sqlite");
-    run_ok(evalbench().args(["history", "add"]).arg(&a).args(["--commit", "aaaa", "--commit-time", "2026-01-01T00:00:00Z", "--db"]).arg(&db));
+    run_ok(
+        evalbench()
+            .args(["history", "add"])
+            .arg(&a)
+            .args(["--commit", "aaaa", "--commit-time", "2026-01-01T00:00:00Z", "--db"])
+            .arg(&db),
+    );
     let conn = rusqlite::Connection::open(&db).unwrap();
     let kept = |name: &str| -> Vec<f64> {
         let mut q = conn.prepare("SELECT value FROM counter_totals WHERE name = ?1").unwrap();

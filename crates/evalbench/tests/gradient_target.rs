@@ -34,7 +34,16 @@ fn deployment(tmp: &Path, flake: &Path) -> (Lab, serde_json::Value, serde_json::
     let lab = Lab(dir.clone());
     let traces = dir.join("gtrace");
     let st: serde_json::Value = serde_json::from_slice(
-        &run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(&dir).arg("--flake").arg(flake).arg("--trace-dir").arg(&traces)).stdout,
+        &run_ok(
+            evalbench()
+                .args(["lab", "up", "--lab-dir"])
+                .arg(&dir)
+                .arg("--flake")
+                .arg(flake)
+                .arg("--trace-dir")
+                .arg(&traces),
+        )
+        .stdout,
     )
     .unwrap();
     let prefix = |ns: &serde_json::Value| match ns.as_str() {
@@ -51,8 +60,10 @@ fn deployment(tmp: &Path, flake: &Path) -> (Lab, serde_json::Value, serde_json::
         "login": {"loginname": "admin", "password": st["api_key"]},
         "organization": "lab",
         "project": "hello",
-        "admin_database_url": format!("host={server_addr} port={} user=postgres password={} dbname=gradient", st["pg_port"], st["pg_password"].as_str().unwrap()),
-        "maintenance_database_url": format!("host={server_addr} port={} user=postgres password={} dbname=postgres", st["pg_port"], st["pg_password"].as_str().unwrap()),
+        "admin_database_url": format!("host={server_addr} port={} user=postgres password={} \
+            dbname=gradient", st["pg_port"], st["pg_password"].as_str().unwrap()),
+        "maintenance_database_url": format!("host={server_addr} port={} user=postgres password={} \
+            dbname=postgres", st["pg_port"], st["pg_password"].as_str().unwrap()),
         "server": {"prefix": prefix(&st["net"]["server_ns"]), "remote": true},
         "worker": {"prefix": prefix(&st["net"]["worker_ns"]), "remote": true},
         "server_pid_cmd": format!("pgrep -o -f -- '--provision {d}/provision.json'"),
@@ -84,7 +95,16 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     std::fs::write(&cfg, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
     let out = tmp.path().join("out");
     let res = evalbench()
-        .args(["run", "--target", "gradient", "--passes", "cold-clean,warm-clean,warm-instrumented", "--repeat", "1", "--target-config"])
+        .args([
+            "run",
+            "--target",
+            "gradient",
+            "--passes",
+            "cold-clean,warm-clean,warm-instrumented",
+            "--repeat",
+            "1",
+            "--target-config",
+        ])
         .arg(&cfg)
         .arg("--out")
         .arg(&out)
@@ -95,10 +115,20 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
         let p = out.join(pass);
         assert_eq!(read_json(&p.join("run.json"))["status"], "Completed");
         assert_eq!(read_json(&p.join("run.json"))["target"], "gradient");
-        for f in ["proto.pcap", "pg.pcap", "pg/pg_stat_statements.json", "pg/wait_samples.json", "pg/job_phases.json", "trace.json"] {
+        for f in [
+            "proto.pcap",
+            "pg.pcap",
+            "pg/pg_stat_statements.json",
+            "pg/wait_samples.json",
+            "pg/job_phases.json",
+            "trace.json",
+        ] {
             assert!(std::fs::metadata(p.join(f)).map(|m| m.len() > 0).unwrap_or(false), "{pass}/{f}");
         }
-        let files: Vec<String> = std::fs::read_dir(p.join("trace")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let files: Vec<String> = std::fs::read_dir(p.join("trace"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         for process in ["server-", "worker-", "eval-"] {
             assert!(files.iter().any(|f| f.starts_with(process)), "{pass}: no {process}* span file fetched: {files:?}");
         }
@@ -115,8 +145,11 @@ fn the_gradient_target_runs_passes_against_a_deployment() {
     let _ = eval_subprocess.0.kill();
     assert!(std::fs::read_to_string(inst.join("pg/auto_explain.log")).unwrap().contains("duration:"));
     // ... and removed there.
-    let leftovers =
-        std::fs::read_dir("/tmp").unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("evalbench-capture-")).count();
+    let leftovers = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("evalbench-capture-"))
+        .count();
     assert_eq!(leftovers, 0, "scratch directories left on the hosts");
     // The cold pass really was cold: the database was recreated, so it recorded every derivation anew.
     let cold = read_json(&out.join("cold-clean/run.json"));
@@ -140,7 +173,11 @@ fn bisect_on_a_deployment_pushes_each_probe_and_puts_the_branch_back() {
     let out = tmp.path().join("out");
     let bisect = |extra: &[&str]| {
         let mut c = evalbench();
-        c.args(["bisect", "--json", "--flake"]).arg(&dir).args([&commits[0], &commits[5], "--out"]).arg(&out).args(extra);
+        c.args(["bisect", "--json", "--flake"])
+            .arg(&dir)
+            .args([&commits[0], &commits[5], "--out"])
+            .arg(&out)
+            .args(extra);
         c
     };
     // Without the branch to push to, and with a time: refused before anything starts.
@@ -148,10 +185,25 @@ fn bisect_on_a_deployment_pushes_each_probe_and_puts_the_branch_back() {
     assert_eq!(e.status.code(), Some(2));
     let err = String::from_utf8_lossy(&e.stderr);
     assert!(err.contains("--target-config") && err.contains("--push"), "{err}");
-    let e = bisect(&["--target", "gradient", "--target-config", "x.json", "--push", "r", "--push-branch", "b", "--measure", "evaluated"])
-        .output()
-        .unwrap();
-    assert!(!e.status.success() && String::from_utf8_lossy(&e.stderr).contains("one deployment is not"), "{}", String::from_utf8_lossy(&e.stderr));
+    let e = bisect(&[
+        "--target",
+        "gradient",
+        "--target-config",
+        "x.json",
+        "--push",
+        "r",
+        "--push-branch",
+        "b",
+        "--measure",
+        "evaluated",
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        !e.status.success() && String::from_utf8_lossy(&e.stderr).contains("one deployment is not"),
+        "{}",
+        String::from_utf8_lossy(&e.stderr)
+    );
 
     let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake");
     let (_lab, config, _) = deployment(tmp.path(), &hello);

@@ -28,7 +28,10 @@ fn sql(dir: &Path, q: &str) -> Vec<String> {
 
 /// The package index a derivation's name carries, in either shape.
 fn index_of(name: &str) -> u32 {
-    let rest = name.strip_prefix("hello-").or_else(|| name.strip_prefix("pkg")).unwrap_or_else(|| panic!("not a generated package: {name}"));
+    let rest = name
+        .strip_prefix("hello-")
+        .or_else(|| name.strip_prefix("pkg"))
+        .unwrap_or_else(|| panic!("not a generated package: {name}"));
     rest.split('-').next().unwrap().parse().unwrap_or_else(|_| panic!("no index in {name}"))
 }
 
@@ -53,12 +56,20 @@ fn the_closure_walks_equal_the_generator_s_own_closures_in_both_forms() {
     let _lab = Lab(dir.clone());
     // One lab, four flakes in turn, so that evaluations share its database
     // (as a CI server's do) and the server's form alternates.
-    let cases =
-        [("flat", 30, GraphWalk::Join), ("flat", 300, GraphWalk::Lateral), ("nixpkgs", 30, GraphWalk::Lateral), ("nixpkgs", 300, GraphWalk::Join)];
+    let cases = [
+        ("flat", 30, GraphWalk::Join),
+        ("flat", 300, GraphWalk::Lateral),
+        ("nixpkgs", 30, GraphWalk::Lateral),
+        ("nixpkgs", 300, GraphWalk::Join),
+    ];
     for (shape, n, form) in cases {
         let what = format!("{shape} x{n}, the server's walk {}", form.as_str());
         let flake = tmp.path().join(format!("{shape}-{n}"));
-        run_ok(evalbench().args(["lab", "gen-flake", "--work", "1", "--shape", shape, "--packages", &n.to_string(), "--out"]).arg(&flake));
+        run_ok(
+            evalbench()
+                .args(["lab", "gen-flake", "--work", "1", "--shape", shape, "--packages", &n.to_string(), "--out"])
+                .arg(&flake),
+        );
         run_ok(
             evalbench()
                 .args(["lab", "up", "--lab-dir"])
@@ -73,18 +84,28 @@ fn the_closure_walks_equal_the_generator_s_own_closures_in_both_forms() {
         let graph = evalbench_lab::shape::generate(n, evalbench_lab::shape::DEFAULT_SEED);
 
         // Every attribute is a package: the evaluation needs all n, and nothing else.
-        let recorded: Vec<String> =
-            sql(&dir, &format!("SELECT d.name FROM evaluation_closure c JOIN derivation d ON d.id = c.derivation WHERE c.evaluation = '{id}'"));
+        let recorded: Vec<String> = sql(
+            &dir,
+            &format!(
+                "SELECT d.name FROM evaluation_closure c JOIN derivation d ON d.id = c.derivation WHERE c.evaluation = \
+                    '{id}'"
+            ),
+        );
         let got: BTreeSet<u32> = recorded.iter().map(|s| index_of(s)).collect();
         assert_eq!(recorded.len(), n as usize, "{what}: one row per derivation");
         assert_eq!(got, (0..n).collect(), "{what}: the recorded closure");
-        assert_eq!(sql(&dir, "SELECT count(*) FROM derivation WHERE NOT walked"), ["0"], "{what}: every dependency named was recorded");
+        assert_eq!(
+            sql(&dir, "SELECT count(*) FROM derivation WHERE NOT walked"),
+            ["0"],
+            "{what}: every dependency named was recorded"
+        );
 
         // From single derivations: the bootstrap's end (a hub), the last, and a spread between.
         let paths: BTreeMap<u32, String> = sql(
             &dir,
             &format!(
-                "SELECT d.name || ' ' || d.drv_path FROM evaluation_closure c JOIN derivation d ON d.id = c.derivation WHERE c.evaluation = '{id}'"
+                "SELECT d.name || ' ' || d.drv_path FROM evaluation_closure c JOIN derivation d ON d.id = c.derivation \
+                    WHERE c.evaluation = '{id}'"
             ),
         )
         .iter()
@@ -94,12 +115,15 @@ fn the_closure_walks_equal_the_generator_s_own_closures_in_both_forms() {
         })
         .collect();
         let by_path: BTreeMap<&str, u32> = paths.iter().map(|(i, p)| (p.as_str(), *i)).collect();
-        let picks: BTreeSet<u32> = [evalbench_lab::shape::BOOT - 1, n - 1].into_iter().chain((0..n).step_by((n / 7) as usize)).collect();
+        let picks: BTreeSet<u32> =
+            [evalbench_lab::shape::BOOT - 1, n - 1].into_iter().chain((0..n).step_by((n / 7) as usize)).collect();
         for i in picks {
             let want = closure(&graph, i);
             for walk in [GraphWalk::Join, GraphWalk::Lateral] {
                 // `lab walk`: the server's own statement (walks::closure_of_paths) in the form asked.
-                let out = run_ok(evalbench().args(["lab", "walk", "--form", walk.as_str(), "--lab-dir"]).arg(&dir).arg(&paths[&i]));
+                let out = run_ok(
+                    evalbench().args(["lab", "walk", "--form", walk.as_str(), "--lab-dir"]).arg(&dir).arg(&paths[&i]),
+                );
                 let found: BTreeSet<u32> = String::from_utf8(out.stdout).unwrap().lines().map(|p| by_path[p]).collect();
                 assert_eq!(found, want, "{what}: the {} walk from package {i}", walk.as_str());
             }
@@ -138,13 +162,27 @@ fn a_baseline_lab_setting_measures_both_forms_interleaved_on_one_flake() {
             assert_eq!(run["provenance"]["system"]["lab_settings"]["graph_walk"], form, "{}/{pass}", side.display());
             assert_eq!(forms(&side.join(pass)), [form], "{}/{pass}: one walk, in the side's form", side.display());
         }
-        assert_eq!(read_json(&side.join("cold-clean.2/run.json"))["instance"], if form == "join" { 1 } else { 0 }, "round 2 is crossed");
+        assert_eq!(
+            read_json(&side.join("cold-clean.2/run.json"))["instance"],
+            if form == "join" { 1 } else { 0 },
+            "round 2 is crossed"
+        );
     }
     // compare names the difference, and the walk is one statement on both sides.
     let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
     assert!(flat(&text).contains("lab_settings"), "{text}");
     let cmp = read_json(&out.join("compare.json"));
-    let st = |k: &str| cmp["passes"][0][k].as_array().unwrap().iter().map(|r| r["what"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let st = |k: &str| {
+        cmp["passes"][0][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["what"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
     assert!(st("statements").iter().any(|w| w == "/* eval_closure */"), "{:?}", st("statements"));
-    assert!(!st("statements_only_a").iter().chain(st("statements_only_b").iter()).any(|w| w.contains("RECURSIVE")), "{cmp}");
+    assert!(
+        !st("statements_only_a").iter().chain(st("statements_only_b").iter()).any(|w| w.contains("RECURSIVE")),
+        "{cmp}"
+    );
 }

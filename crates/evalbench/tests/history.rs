@@ -32,8 +32,17 @@ fn series(dir: &Path, step: bool, seed: u64) -> Vec<PathBuf> {
 
 fn add(db: &str, bundle: &Path, i: usize) -> Command {
     let mut c = evalbench();
-    c.args(["history", "add", "--db", db, "--commit", &format!("c{i:02}"), "--commit-time", &(1_700_000_000 + 3600 * i as i64).to_string()])
-        .arg(bundle);
+    c.args([
+        "history",
+        "add",
+        "--db",
+        db,
+        "--commit",
+        &format!("c{i:02}"),
+        "--commit-time",
+        &(1_700_000_000 + 3600 * i as i64).to_string(),
+    ])
+    .arg(bundle);
     c
 }
 
@@ -70,7 +79,12 @@ fn check_series(db: &str, bundles: &[PathBuf], expect_step: bool) {
     }
     let got = changes(&v);
     if expect_step {
-        assert_eq!(got, vec![(format!("c{STEP_AT:02}"), "cold-clean".into(), "evaluated".into(), "slower".into())], "{:#}", v["changes"]);
+        assert_eq!(
+            got,
+            vec![(format!("c{STEP_AT:02}"), "cold-clean".into(), "evaluated".into(), "slower".into())],
+            "{:#}",
+            v["changes"]
+        );
         let c = &v["changes"][0];
         assert!((15.0..35.0).contains(&c["change_pct"].as_f64().unwrap()), "{c}");
         assert!(c["p_adjusted"].as_f64().unwrap() < 0.05 / 11.0, "{c}");
@@ -88,7 +102,11 @@ fn a_step_is_flagged_once_at_its_commit_and_an_aa_series_flags_nothing_in_sqlite
     // Added twice: refused, exit 2, nothing changed.
     let out = add(&db, &bundles[3], 3).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already in the history"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already in the history"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(show(&db)["commits"].as_array().unwrap().len(), COMMITS);
     let aa = tmp.path().join("aa.sqlite").display().to_string();
     check_series(&aa, &series(&tmp.path().join("aa"), false, 300), false);
@@ -103,7 +121,8 @@ fn a_step_is_flagged_once_at_its_commit_and_an_aa_series_flags_nothing_in_sqlite
     assert!(html.contains("commit c07 (2023-11-15 05:13 UTC), 5 runs"), "hover titles name commit, date and runs");
     // A chart: the medians joined, every commit labelled along the axis.
     assert_eq!(html.matches("<polyline class=\"series\"").count(), PASSES.len(), "a line per pass");
-    let line = html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
+    let line =
+        html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
     assert_eq!(line.split_whitespace().count(), COMMITS, "a vertex per commit");
     for i in 0..COMMITS {
         assert!(html.contains(&format!(">c{i:02}</text>")), "commit c{i:02} on the axis");
@@ -126,7 +145,11 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     let empty = format!("postgresql://postgres:{}@127.0.0.1:{}/empty", pg.0.password, pg.0.port);
     let out = evalbench().args(["history", "show", "--db", &empty]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no evalbench history in this database"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no evalbench history in this database"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(pg.0.psql("empty", "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").unwrap().trim(), "0");
 
     // The same step series as in SQLite: one change, at the 8th commit.
@@ -160,14 +183,20 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     let extra = tmp.path().join("extra");
     write_bundle(&extra, &Truth::baseline(), 5, 999);
     let pg2 = pg.0.clone();
-    let holder = std::thread::spawn(move || pg2.psql("together", "BEGIN; LOCK TABLE span_totals IN SHARE MODE; SELECT pg_sleep(6); COMMIT;"));
+    let holder = std::thread::spawn(move || {
+        pg2.psql("together", "BEGIN; LOCK TABLE span_totals IN SHARE MODE; SELECT pg_sleep(6); COMMIT;")
+    });
     std::thread::sleep(std::time::Duration::from_millis(800));
     let mut victim = add(&url2, &extra, 12).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let waiting =
-            pg.0.psql("together", "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO span_totals%'")
-                .unwrap();
+            pg.0.psql(
+                "together",
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO \
+                    span_totals%'",
+            )
+            .unwrap();
         if waiting.trim() == "1" {
             break;
         }
@@ -179,7 +208,9 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     holder.join().unwrap().unwrap();
     let v = show(&url2);
     assert_eq!(v["commits"].as_array().unwrap().len(), COMMITS, "nothing of the killed add");
-    let orphans = pg.0.psql("together", "SELECT count(*) FROM passes p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL").unwrap();
+    let orphans =
+        pg.0.psql("together", "SELECT count(*) FROM passes p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL")
+            .unwrap();
     assert_eq!(orphans.trim(), "0");
     run_ok(&mut add(&url2, &extra, 12));
     assert_eq!(show(&url2)["commits"].as_array().unwrap().len(), COMMITS + 1, "the same bundle adds whole afterwards");
@@ -189,18 +220,27 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     let before = show(&url2);
     pg.0.psql(
         "together",
-        "UPDATE judged SET point = jsonb_set(point::jsonb, '{changes}', (SELECT coalesce(jsonb_agg((c - 'why') || '{\"text\": \"as schema 1 said it\"}'), '[]') FROM jsonb_array_elements(point::jsonb -> 'changes') c))::text; DELETE FROM evalbench_schema; INSERT INTO evalbench_schema (version) VALUES (1);",
+        "UPDATE judged SET point = jsonb_set(point::jsonb, '{changes}', (SELECT coalesce(jsonb_agg((c - 'why') || \
+            '{\"text\": \"as schema 1 said it\"}'), '[]') FROM jsonb_array_elements(point::jsonb -> 'changes') \
+            c))::text; DELETE FROM evalbench_schema; INSERT INTO evalbench_schema (version) VALUES (1);",
     )
     .unwrap();
     assert_eq!(show(&url2), before, "schema 1, judged again on opening");
     assert_eq!(pg.0.psql("together", "SELECT max(version) FROM evalbench_schema").unwrap().trim(), "2");
-    assert_eq!(pg.0.psql("together", "SELECT count(*) FROM judged WHERE point LIKE '%as schema 1 said it%'").unwrap().trim(), "0");
+    assert_eq!(
+        pg.0.psql("together", "SELECT count(*) FROM judged WHERE point LIKE '%as schema 1 said it%'").unwrap().trim(),
+        "0"
+    );
 
     // A database of a newer schema is refused with a clear error.
     pg.0.psql("together", "INSERT INTO evalbench_schema (version) VALUES (99)").unwrap();
     let out = evalbench().args(["history", "show", "--db", &url2]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 99 is newer"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("schema version 99 is newer"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -209,10 +249,33 @@ fn bad_input_is_a_clear_error_with_status_2() {
     let db = tmp.path().join("h.sqlite").display().to_string();
     std::fs::write(tmp.path().join("x.txt"), "x").unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["add".into(), "--db".into(), db.clone(), "--commit".into(), "c".into(), tmp.path().join("x.txt").display().to_string()], ".tar.gz"),
-        (vec!["add".into(), "--db".into(), db.clone(), "--commit".into(), "c".into(), tmp.path().display().to_string()], "not an evalbench bundle"),
+        (
+            vec![
+                "add".into(),
+                "--db".into(),
+                db.clone(),
+                "--commit".into(),
+                "c".into(),
+                tmp.path().join("x.txt").display().to_string(),
+            ],
+            ".tar.gz",
+        ),
+        (
+            vec![
+                "add".into(),
+                "--db".into(),
+                db.clone(),
+                "--commit".into(),
+                "c".into(),
+                tmp.path().display().to_string(),
+            ],
+            "not an evalbench bundle",
+        ),
         (vec!["show".into(), "--db".into(), "postgresql://postgres@127.0.0.1:1/none".into()], "127.0.0.1:1"),
-        (vec!["show".into(), "--db".into(), tmp.path().join("no/such/dir/h.sqlite").display().to_string()], "no/such/dir"),
+        (
+            vec!["show".into(), "--db".into(), tmp.path().join("no/such/dir/h.sqlite").display().to_string()],
+            "no/such/dir",
+        ),
     ];
     for (args, expect) in cases {
         let out = evalbench().arg("history").args(&args).output().unwrap();
@@ -224,11 +287,18 @@ fn bad_input_is_a_clear_error_with_status_2() {
     let b = tmp.path().join("b");
     write_bundle(&b, &Truth::baseline(), 2, 1);
     run_ok(evalbench().args(["history", "add", "--db", &db, "--commit", "c1"]).arg(&b));
-    let py = format!("import sqlite3; c = sqlite3.connect({db:?}); c.execute('INSERT INTO evalbench_schema (version) VALUES (7)'); c.commit()");
+    let py = format!(
+        "import sqlite3; c = sqlite3.connect({db:?}); c.execute('INSERT INTO evalbench_schema (version) VALUES (7)'); \
+            c.commit()"
+    );
     assert!(Command::new("python3").args(["-c", &py]).status().unwrap().success());
     let out = evalbench().args(["history", "show", "--db", &db]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 7 is newer"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("schema version 7 is newer"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -240,22 +310,46 @@ fn reading_never_creates_a_history_and_a_selection_must_be_there() {
     run_ok(evalbench().args(["history", "add", "--db", &db, "--commit", "c1"]).arg(&b));
     let typo = tmp.path().join("typo.sqlite");
     let other = tmp.path().join("other.sqlite");
-    let py = format!("import sqlite3; c = sqlite3.connect({:?}); c.execute('CREATE TABLE t (x)'); c.commit()", other.display().to_string());
+    let py = format!(
+        "import sqlite3; c = sqlite3.connect({:?}); c.execute('CREATE TABLE t (x)'); c.commit()",
+        other.display().to_string()
+    );
     assert!(Command::new("python3").args(["-c", &py]).status().unwrap().success());
     let cases: Vec<(Vec<String>, String)> = vec![
-        (vec!["show".into(), "--db".into(), typo.display().to_string()], format!("{}: no such history database", typo.display())),
         (
-            vec!["report".into(), "--db".into(), typo.display().to_string(), "-o".into(), tmp.path().join("p").display().to_string()],
+            vec!["show".into(), "--db".into(), typo.display().to_string()],
+            format!("{}: no such history database", typo.display()),
+        ),
+        (
+            vec![
+                "report".into(),
+                "--db".into(),
+                typo.display().to_string(),
+                "-o".into(),
+                tmp.path().join("p").display().to_string(),
+            ],
             "no such history database".into(),
         ),
-        (vec!["show".into(), "--db".into(), other.display().to_string()], "a SQLite database without an evalbench history".into()),
+        (
+            vec!["show".into(), "--db".into(), other.display().to_string()],
+            "a SQLite database without an evalbench history".into(),
+        ),
         (
             vec!["show".into(), "--db".into(), db.clone(), "--pass".into(), "nonesuch".into()],
             "no pass \"nonesuch\" in the history; passes there: cold-clean".into(),
         ),
-        (vec!["show".into(), "--db".into(), db.clone(), "--benchmark".into(), "nonesuch".into()], "no benchmark \"nonesuch\"".into()),
-        (vec!["show".into(), "--db".into(), db.clone(), "--machine".into(), "nonesuch".into()], "no machine \"nonesuch\"".into()),
-        (vec!["show".into(), "--db".into(), db.clone(), "--json".into(), "--format".into(), "markdown".into()], "cannot be used with".into()),
+        (
+            vec!["show".into(), "--db".into(), db.clone(), "--benchmark".into(), "nonesuch".into()],
+            "no benchmark \"nonesuch\"".into(),
+        ),
+        (
+            vec!["show".into(), "--db".into(), db.clone(), "--machine".into(), "nonesuch".into()],
+            "no machine \"nonesuch\"".into(),
+        ),
+        (
+            vec!["show".into(), "--db".into(), db.clone(), "--json".into(), "--format".into(), "markdown".into()],
+            "cannot be used with".into(),
+        ),
     ];
     for (args, expect) in cases {
         let out = evalbench().arg("history").args(&args).output().unwrap();
@@ -298,8 +392,10 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
         if i == 2 {
             // A span seen at this one commit: nothing to draw a line through.
             for pass in PASSES {
-                let mut f = std::fs::OpenOptions::new().append(true).open(b.join(pass).join("trace/eval.7.jsonl")).unwrap();
-                let line = serde_json::json!({"name": "lonely_span", "target": "gradient_eval", "ts_us": 1_900_000_000_000_000i64, "dur_us": 900_000, "pid": 7, "process": "eval", "id": 999});
+                let mut f =
+                    std::fs::OpenOptions::new().append(true).open(b.join(pass).join("trace/eval.7.jsonl")).unwrap();
+                let line = serde_json::json!({"name": "lonely_span", "target": "gradient_eval", "ts_us":
+                    1_900_000_000_000_000i64, "dur_us": 900_000, "pid": 7, "process": "eval", "id": 999});
                 std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
             }
         }
@@ -307,8 +403,10 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     }
     let v = show(&db);
     let got = changes(&v);
-    let expected: Vec<(String, String, String, String)> =
-        PASSES.iter().map(|p| ("c03".to_string(), p.to_string(), "nix nrFunctionCalls".to_string(), "more".to_string())).collect();
+    let expected: Vec<(String, String, String, String)> = PASSES
+        .iter()
+        .map(|p| ("c03".to_string(), p.to_string(), "nix nrFunctionCalls".to_string(), "more".to_string()))
+        .collect();
     let mut sorted = got.clone();
     sorted.sort();
     let mut want = expected.clone();
@@ -321,13 +419,19 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     run_ok(evalbench().args(["history", "report", "--db", &db, "-o"]).arg(&page));
     let html = std::fs::read_to_string(page.join("index.html")).unwrap();
     assert!(html.contains("nix did 20.0% more function calls"), "the page names the counter's step");
-    assert_eq!(html.matches("<polygon class=\"counter\"").count(), PASSES.len(), "the counter's step marked on each pass's chart");
+    assert_eq!(
+        html.matches("<polygon class=\"counter\"").count(),
+        PASSES.len(),
+        "the counter's step marked on each pass's chart"
+    );
     assert!(html.contains("<title>commit c03: nix did 20.0% more function calls"), "marked at its commit");
     let sparklines = html.matches("</title><polyline").count();
     assert!(sparklines > PASSES.len(), "spans seen at every commit get a sparkline: {sparklines}");
     assert!(!html.contains("lonely_span</title>"), "a span seen at one commit gets no sparkline");
     // As Markdown: a table per pass (a row per commit), and the changes.
-    let md = String::from_utf8(run_ok(evalbench().args(["history", "show", "--format", "markdown", "--db", &db])).stdout).unwrap();
+    let md =
+        String::from_utf8(run_ok(evalbench().args(["history", "show", "--format", "markdown", "--db", &db])).stdout)
+            .unwrap();
     let (tables, links) = markdown_tables(&md);
     assert!(!links);
     assert_eq!(tables.len(), PASSES.len() + 1, "{md}");
@@ -339,7 +443,10 @@ fn a_step_in_nix_counters_is_a_change_at_its_commit_without_statistics() {
     let (head, changes) = tables.last().unwrap();
     assert_eq!(head, &["commit", "pass", "what", "kind", "change", "verdict"]);
     assert_eq!(changes.len(), PASSES.len());
-    assert!(changes.iter().all(|r| r[0] == "c03" && r[2] == "nix nrFunctionCalls" && r[3] == "more" && r[4] == "+20.0%"), "{changes:?}");
+    assert!(
+        changes.iter().all(|r| r[0] == "c03" && r[2] == "nix nrFunctionCalls" && r[3] == "more" && r[4] == "+20.0%"),
+        "{changes:?}"
+    );
 }
 
 /// What `add` judged and stored is what show reads; commits added out of
@@ -355,7 +462,10 @@ fn add_judges_and_show_reads_what_it_judged_whatever_the_order_of_adds() {
         run_ok(&mut add(&in_order, b, i));
     }
     let expected = show(&in_order);
-    assert_eq!(changes(&expected), vec![(format!("c{STEP_AT:02}"), "cold-clean".into(), "evaluated".into(), "slower".into())]);
+    assert_eq!(
+        changes(&expected),
+        vec![(format!("c{STEP_AT:02}"), "cold-clean".into(), "evaluated".into(), "slower".into())]
+    );
     let c = rusqlite::Connection::open(&in_order).unwrap();
     let rows: i64 = c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).unwrap();
     assert_eq!(rows as usize, COMMITS * PASSES.len(), "a judged row per commit and pass");
@@ -400,13 +510,24 @@ fn a_history_of_schema_1_is_judged_again_and_reads_as_before() {
     let expected = show(&db);
     let change = &expected["changes"][0];
     let text = change["text"].as_str().unwrap();
-    assert!(text.starts_with("slower by ") && text.contains("Mann-Whitney p = ") && change.get("why").is_none(), "{change}");
+    assert!(
+        text.starts_with("slower by ") && text.contains("Mann-Whitney p = ") && change.get("why").is_none(),
+        "{change}"
+    );
     // Stored: the grounds, no sentence.
     let c = rusqlite::Connection::open(&db).unwrap();
-    let stored: String =
-        c.query_row("SELECT point FROM judged WHERE pass = 'cold-clean' AND commit_rev = ?1", [format!("c{STEP_AT:02}")], |r| r.get(0)).unwrap();
+    let stored: String = c
+        .query_row(
+            "SELECT point FROM judged WHERE pass = 'cold-clean' AND commit_rev = ?1",
+            [format!("c{STEP_AT:02}")],
+            |r| r.get(0),
+        )
+        .unwrap();
     let point: serde_json::Value = serde_json::from_str(&stored).unwrap();
-    assert!(point["changes"][0]["why"]["tested"]["rule"] == "worse" && point["changes"][0].get("text").is_none(), "{point}");
+    assert!(
+        point["changes"][0]["why"]["tested"]["rule"] == "worse" && point["changes"][0].get("text").is_none(),
+        "{point}"
+    );
 
     // As schema 1 wrote it: each change with its sentence, no grounds.
     let rows: Vec<(String, String, String)> = c
@@ -423,7 +544,8 @@ fn a_history_of_schema_1_is_judged_again_and_reads_as_before() {
             o.remove("why");
             o.insert("text".into(), "slower by 25.0% (as schema 1 said it)".into());
         }
-        c.execute("UPDATE judged SET point = ?1 WHERE pass = ?2 AND commit_rev = ?3", [p.to_string(), pass, commit]).unwrap();
+        c.execute("UPDATE judged SET point = ?1 WHERE pass = ?2 AND commit_rev = ?3", [p.to_string(), pass, commit])
+            .unwrap();
     }
     c.execute_batch("DELETE FROM evalbench_schema; INSERT INTO evalbench_schema (version) VALUES (1);").unwrap();
     let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
@@ -432,8 +554,13 @@ fn a_history_of_schema_1_is_judged_again_and_reads_as_before() {
     let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(read, expected, "read as before: changes in today's words, every point as it was");
     assert_eq!((count("SELECT count(*) FROM judged"), count("SELECT max(version) FROM evalbench_schema")), (rows, 2));
-    let point: String =
-        c.query_row("SELECT point FROM judged WHERE pass = 'cold-clean' AND commit_rev = ?1", [format!("c{STEP_AT:02}")], |r| r.get(0)).unwrap();
+    let point: String = c
+        .query_row(
+            "SELECT point FROM judged WHERE pass = 'cold-clean' AND commit_rev = ?1",
+            [format!("c{STEP_AT:02}")],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert!(point.contains(r#""why":{"tested""#) && !point.contains("as schema 1 said it"), "{point}");
 }
 
@@ -450,7 +577,8 @@ fn judged_tables_out_of_step_are_a_clear_error_with_a_way_out() {
         run_ok(&mut add(&db, b, i));
     }
     let c = rusqlite::Connection::open(&db).unwrap();
-    let count = |table: &str| c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).unwrap();
+    let count =
+        |table: &str| c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).unwrap();
     let refused = |i: usize, says: &[&str]| {
         let out = add(&db, &bundles[i], i).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -465,7 +593,8 @@ fn judged_tables_out_of_step_are_a_clear_error_with_a_way_out() {
     run_ok(&mut add(&db, &bundles[6], 6));
     assert_eq!(count("judged_inputs") as usize, 7 * PASSES.len());
     c.execute(
-        "INSERT INTO judged_inputs SELECT benchmark, machine, pass, 'c99', commit_time + 1, added_us, inputs FROM judged_inputs WHERE commit_rev = 'c04' AND pass = 'warm-clean'",
+        "INSERT INTO judged_inputs SELECT benchmark, machine, pass, 'c99', commit_time + 1, added_us, inputs FROM \
+            judged_inputs WHERE commit_rev = 'c04' AND pass = 'warm-clean'",
         [],
     )
     .unwrap();

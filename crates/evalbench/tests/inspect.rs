@@ -55,17 +55,27 @@ fn the_report_of_a_real_bundle_opens_clean_in_a_browser() {
         assert!(b.dom.contains(&format!("id=\"{id}\"")), "section {id} missing from the rendered page");
     }
     // A pass without a capture names the file instead of drawing an empty chart.
-    assert!(b.dom.contains("cold-clean/pg/job_phases.json") && b.dom.contains("is missing"), "missing captures must be named");
+    assert!(
+        b.dom.contains("cold-clean/pg/job_phases.json") && b.dom.contains("is missing"),
+        "missing captures must be named"
+    );
     assert!(b.dom.contains("instrumented (timings distorted)"));
     assert!(b.dom.contains("Worker clock offset"));
     // Every bar carries a hover title.
     let bars = b.dom.matches("class=\"bar\"").count();
     let titled = b.dom.matches("class=\"bar\"").count()
-        - b.dom.split("class=\"bar\"").skip(1).filter(|rest| !rest.trim_start_matches(|c| c != '>').starts_with("><title>")).count();
+        - b.dom
+            .split("class=\"bar\"")
+            .skip(1)
+            .filter(|rest| !rest.trim_start_matches(|c| c != '>').starts_with("><title>"))
+            .count();
     assert!(bars > 50, "only {bars} bars drawn");
     assert_eq!(titled, bars, "bars without a hover title");
     // Each chart is also a file of its own, and Perfetto's trace is beside the page.
-    let svgs = std::fs::read_dir(&report).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg")).count();
+    let svgs = std::fs::read_dir(&report)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"))
+        .count();
     assert!(svgs >= 10, "{svgs} chart files");
     assert!(report.join("cold-clean/trace.json").is_file());
     let shot = artifacts().join("inspect.png");
@@ -78,7 +88,8 @@ const SCRIPT: &str = "<script>document.title='pwned';document.body.setAttribute(
 #[test]
 fn hostile_strings_are_shown_as_text_and_run_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "2", "--drvs", "10"]);
+    let bundle =
+        sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "2", "--drvs", "10"]);
     // Span names and fields, SQL text, a pass directory name: all hostile.
     let trace = bundle.join("cold-clean/trace");
     for e in std::fs::read_dir(&trace).unwrap() {
@@ -86,14 +97,16 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
         let text = std::fs::read_to_string(&p).unwrap();
         let hostile = text
             .replace("\"name\":\"flush\"", &format!("\"name\":{}", serde_json::to_string(SCRIPT).unwrap()))
-            .replace("\"fields\":{", "\"fields\":{\"evil\":\"</svg><img src=x onerror=alert(1)>\",\"link\":\"javascript:alert(1)\",");
+            .replace(
+                "\"fields\":{",
+                "\"fields\":{\"evil\":\"</svg><img src=x onerror=alert(1)>\",\"link\":\"javascript:alert(1)\",",
+            );
         std::fs::write(&p, hostile).unwrap();
     }
     std::fs::write(
         bundle.join("cold-clean/pg/pg_stat_statements.json"),
-        serde_json::to_string(
-            &serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5, "mean_exec_time": 1.5, "rows": 1}]),
-        )
+        serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} \
+            */"), "calls": 1, "total_exec_time": 1.5, "mean_exec_time": 1.5, "rows": 1}]))
         .unwrap(),
     )
     .ok()
@@ -101,7 +114,9 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
         std::fs::create_dir_all(bundle.join("cold-clean/pg")).unwrap();
         std::fs::write(
             bundle.join("cold-clean/pg/pg_stat_statements.json"),
-            serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} */"), "calls": 1, "total_exec_time": 1.5}])).unwrap(),
+            serde_json::to_string(&serde_json::json!([{"query": format!("SELECT 1 /* {SCRIPT} \
+                */"), "calls": 1, "total_exec_time": 1.5}]))
+            .unwrap(),
         )
         .ok()
     });
@@ -145,7 +160,10 @@ fn files_of(dir: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, u32)> {
                 stack.push(p);
             } else {
                 let meta = std::fs::metadata(&p).unwrap();
-                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), (std::fs::read(&p).unwrap(), meta.permissions().mode() & 0o777));
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    (std::fs::read(&p).unwrap(), meta.permissions().mode() & 0o777),
+                );
             }
         }
     }
@@ -173,8 +191,16 @@ fn renders_are_byte_identical_and_readable_by_others() {
         renders.push((files_of(&summary), files_of(&report)));
     }
     for (k, (s, r)) in renders.iter().enumerate() {
-        assert!(r.keys().any(|p| p.extension().is_some_and(|e| e == "svg")) && r.contains_key(Path::new("index.html")), "{:?}", r.keys());
-        assert!(s.contains_key(Path::new("summary.json")) && s.contains_key(Path::new("summary.txt")), "{:?}", s.keys());
+        assert!(
+            r.keys().any(|p| p.extension().is_some_and(|e| e == "svg")) && r.contains_key(Path::new("index.html")),
+            "{:?}",
+            r.keys()
+        );
+        assert!(
+            s.contains_key(Path::new("summary.json")) && s.contains_key(Path::new("summary.txt")),
+            "{:?}",
+            s.keys()
+        );
         for (p, (_, mode)) in s.iter().chain(r.iter()) {
             assert_eq!(*mode, 0o644, "render {k}: {} is {mode:o}", p.display());
         }
@@ -189,12 +215,15 @@ fn renders_are_byte_identical_and_readable_by_others() {
     }
     // The umask is honoured, not overridden: 077 gives 0600.
     let private = tmp.path().join("private");
-    run_ok(
-        Command::new("sh").args([
-            "-c",
-            &format!("umask 077 && {} summarize --quiet {} -o {}", env!("CARGO_BIN_EXE_evalbench"), bundle.display(), private.display()),
-        ]),
-    );
+    run_ok(Command::new("sh").args([
+        "-c",
+        &format!(
+            "umask 077 && {} summarize --quiet {} -o {}",
+            env!("CARGO_BIN_EXE_evalbench"),
+            bundle.display(),
+            private.display()
+        ),
+    ]));
     for (p, (_, mode)) in files_of(&private) {
         assert_eq!(mode, 0o600, "{}", p.display());
     }

@@ -19,11 +19,13 @@ use common::*;
 fn flake_with_pad(dir: &Path, pad: usize) -> PathBuf {
     let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hello-flake/flake.nix");
     let text = std::fs::read_to_string(hello).unwrap();
-    let with_pad = text.replacen("      name = i: ", &format!("      pad = \"{}\";\n      name = i: ", "x".repeat(pad)), 1).replacen(
-        "        deps = deps i;\n",
-        "        deps = deps i;\n        salt = builtins.hashString \"sha256\" pad;\n",
-        1,
-    );
+    let with_pad = text
+        .replacen("      name = i: ", &format!("      pad = \"{}\";\n      name = i: ", "x".repeat(pad)), 1)
+        .replacen(
+            "        deps = deps i;\n",
+            "        deps = deps i;\n        salt = builtins.hashString \"sha256\" pad;\n",
+            1,
+        );
     assert!(with_pad.contains("salt =") && with_pad.contains("pad = \""), "the hello flake changed shape: {with_pad}");
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("flake.nix"), with_pad).unwrap();
@@ -36,7 +38,19 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
     let (a, b) = (flake_with_pad(&tmp.path().join("a"), 16), flake_with_pad(&tmp.path().join("b"), 1800));
     let out = tmp.path().join("out");
     let r = evalbench()
-        .args(["run", "--passes", "cold-clean,cold-counted", "--repeat", "1", "--warmup", "0", "--no-pcap", "--fail-on-regression", "0.5", "--flake"])
+        .args([
+            "run",
+            "--passes",
+            "cold-clean,cold-counted",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--no-pcap",
+            "--fail-on-regression",
+            "0.5",
+            "--flake",
+        ])
         .arg(&b)
         .arg("--baseline")
         .arg(&a)
@@ -75,22 +89,50 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
     let json = read_json(&out.join("b/summary.json"));
     let counted = &json["instructions"][0];
     assert_eq!(counted["pass"], "cold-counted");
-    assert_eq!(counted["runs"][0]["instructions"].as_f64(), counted["median"].as_f64(), "one run: its count is the median");
-    assert!(counted["top"].as_array().unwrap().iter().any(|f| f["from"] == "nix"), "nix's own functions named: {counted}");
-    let who: Vec<&str> = counted["runs"][0]["processes"].as_array().unwrap().iter().map(|p| p["who"].as_str().unwrap()).collect();
+    assert_eq!(
+        counted["runs"][0]["instructions"].as_f64(),
+        counted["median"].as_f64(),
+        "one run: its count is the median"
+    );
+    assert!(
+        counted["top"].as_array().unwrap().iter().any(|f| f["from"] == "nix"),
+        "nix's own functions named: {counted}"
+    );
+    let who: Vec<&str> =
+        counted["runs"][0]["processes"].as_array().unwrap().iter().map(|p| p["who"].as_str().unwrap()).collect();
     assert_eq!(who, ["lock", "discover", "0"], "each nix process's count: {counted}");
     // compare's Markdown and page carry the same verdict and the functions that moved.
-    let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown"]).arg(out.join("a")).arg(out.join("b"))).stdout).unwrap();
-    assert!(md.contains("### cold-counted: nix's instructions") && md.contains("| function (moved most) | from | A | B | B - A |"), "{md}");
+    let md = String::from_utf8(
+        run_ok(evalbench().args(["compare", "--format", "markdown"]).arg(out.join("a")).arg(out.join("b"))).stdout,
+    )
+    .unwrap();
+    assert!(
+        md.contains("### cold-counted: nix's instructions")
+            && md.contains("| function (moved most) | from | A | B | B - A |"),
+        "{md}"
+    );
     let html = tmp.path().join("cmp-html");
     run_ok(evalbench().arg("compare").arg(out.join("a")).arg(out.join("b")).arg("--html").arg(&html));
     let cmp_page = std::fs::read_to_string(html.join("index.html")).unwrap();
-    assert!(cmp_page.contains("cold-counted: nix&#39;s instructions") && cmp_page.contains("nix executed"), "the comparison page");
+    assert!(
+        cmp_page.contains("cold-counted: nix&#39;s instructions") && cmp_page.contains("nix executed"),
+        "the comparison page"
+    );
     let page = std::fs::read_to_string(out.join("b/report/index.html")).unwrap();
-    assert!(page.contains("nix&#39;s instructions (counted passes)") && page.contains("Counted pass: nix ran under Valgrind"));
+    assert!(
+        page.contains("nix&#39;s instructions (counted passes)")
+            && page.contains("Counted pass: nix ran under Valgrind")
+    );
     let metrics = std::fs::read_to_string(out.join("b/nix-support/hydra-metrics")).unwrap();
-    let line = metrics.lines().find(|l| l.starts_with("evalbench.cold-counted.nix.instructions ")).expect("Hydra charts the count");
-    assert_eq!(line, format!("evalbench.cold-counted.nix.instructions {} instructions", counted["median"].as_f64().unwrap()), "the summary's figure");
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("evalbench.cold-counted.nix.instructions "))
+        .expect("Hydra charts the count");
+    assert_eq!(
+        line,
+        format!("evalbench.cold-counted.nix.instructions {} instructions", counted["median"].as_f64().unwrap()),
+        "the summary's figure"
+    );
     let eval = out.join("b/cold-counted/eval");
     for who in ["lock", "discover", "0"] {
         assert!(eval.join(format!("cachegrind.{who}.out")).is_file(), "{who}");
@@ -140,7 +182,12 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
     let bisect_out = tmp.path().join("bisect");
     std::fs::create_dir_all(&bisect_out).unwrap();
     for (side, commit) in [("a", &commits[0]), ("b", &commits[1])] {
-        let copied = std::process::Command::new("cp").arg("-r").arg(out.join(side)).arg(bisect_out.join(commit)).status().unwrap();
+        let copied = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(out.join(side))
+            .arg(bisect_out.join(commit))
+            .status()
+            .unwrap();
         assert!(copied.success());
     }
     let o = run_ok(
@@ -151,7 +198,8 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
             .arg(&bisect_out),
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let found: Vec<&str> = v["found"].as_array().unwrap().iter().map(|f| f["commit"]["commit"].as_str().unwrap()).collect();
+    let found: Vec<&str> =
+        v["found"].as_array().unwrap().iter().map(|f| f["commit"]["commit"].as_str().unwrap()).collect();
     assert_eq!(found, [commits[1].as_str()], "{v}");
     let moved = &v["found"][0]["moved"];
     assert_eq!(moved.as_array().unwrap().len(), 1, "only instructions are judged: {moved}");
@@ -164,7 +212,11 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
         .filter(|p| p["seconds"].as_f64() > Some(0.0))
         .map(|p| p["commit"]["commit"].as_str().unwrap())
         .collect();
-    assert_eq!(evaluated, [commits[2].as_str()], "the comment's commit was evaluated, cold-clean and cold-counted: {v}");
+    assert_eq!(
+        evaluated,
+        [commits[2].as_str()],
+        "the comment's commit was evaluated, cold-clean and cold-counted: {v}"
+    );
 }
 
 /// What a counted pass cannot do is refused before anything starts: a
@@ -176,8 +228,15 @@ fn counted_passes_refuse_what_they_cannot_count() {
     let out = tmp.path().join("out");
     for (args, said) in [
         (vec!["--counted", "--eval-max-rss", "100M"], "counted passes cannot recycle evaluators (--eval-max-rss)"),
-        (vec!["--counted", "--target", "gradient", "--target-config", "/nonexistent"], "not available with --target gradient"),
-        (vec!["--passes", "cold-clean,cold-countd"], "--passes: unknown pass \"cold-countd\"; passes are cold-clean, warm-clean, cold-instrumented, warm-instrumented, cold-counted, warm-counted"),
+        (
+            vec!["--counted", "--target", "gradient", "--target-config", "/nonexistent"],
+            "not available with --target gradient",
+        ),
+        (
+            vec!["--passes", "cold-clean,cold-countd"],
+            "--passes: unknown pass \"cold-countd\"; passes are cold-clean, warm-clean, cold-instrumented, \
+                warm-instrumented, cold-counted, warm-counted",
+        ),
     ] {
         let r = evalbench().arg("run").args(&args).arg("--out").arg(&out).output().unwrap();
         let stderr = String::from_utf8_lossy(&r.stderr);

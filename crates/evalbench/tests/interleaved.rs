@@ -30,7 +30,17 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     let hello = tmp.path().join("hello");
     run_ok(evalbench().args(["lab", "gen-flake", "--work", "1500", "--out"]).arg(&hello));
     let res = evalbench()
-        .args(["run", "--passes", "cold-clean,warm-clean", "--repeat", "2", "--no-report", "--fail-on-regression", "5%", "--out"])
+        .args([
+            "run",
+            "--passes",
+            "cold-clean,warm-clean",
+            "--repeat",
+            "2",
+            "--no-report",
+            "--fail-on-regression",
+            "5%",
+            "--out",
+        ])
         .arg(&out)
         .arg("--lab-dir")
         .arg(&lab)
@@ -80,7 +90,12 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
             assert_eq!(instance(&side.join(pass)), Some(own), "{}/{pass}", side.display());
             assert_eq!(instance(&side.join(format!("{pass}.2"))), Some(other), "{}/{pass}.2", side.display());
             if pass.contains("cold") {
-                assert_eq!(calls(&side.join(pass)), calls(&side.join(format!("{pass}.2"))), "{}/{pass}: one flake", side.display());
+                assert_eq!(
+                    calls(&side.join(pass)),
+                    calls(&side.join(format!("{pass}.2"))),
+                    "{}/{pass}: one flake",
+                    side.display()
+                );
             }
         }
     }
@@ -90,7 +105,11 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     // The comparison beside them says where the two were measured.
     let cmp = read_json(&out.join("compare.json"));
     assert_eq!(cmp["same_session"], true, "{cmp}");
-    assert!(cmp["gate"]["regressions"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("nrFunctionCalls")));
+    assert!(cmp["gate"]["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r.as_str().unwrap().contains("nrFunctionCalls")));
     let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
     assert!(flat(&text).contains("measured in one session, interleaved"), "{text}");
     assert_eq!(text, stdout, "what was printed is what was written");
@@ -99,7 +118,10 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     // Both labs are stopped.
     for side in ["a", "b"] {
         let state = read_json(&lab.join(side).join("lab.json"));
-        assert!(state["server_pid"].is_null() && state["worker_pids"].as_array().unwrap().is_empty(), "{side}: {state}");
+        assert!(
+            state["server_pid"].is_null() && state["worker_pids"].as_array().unwrap().is_empty(),
+            "{side}: {state}"
+        );
         assert!(!lab.join(side).join("pg/data/postmaster.pid").exists(), "{side}");
     }
 }
@@ -108,12 +130,25 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
 fn a_baseline_needs_the_lab() {
     let tmp = tempfile::tempdir().unwrap();
     let res = evalbench()
-        .args(["run", "--target", "gradient", "--target-config", "/nonexistent.json", "--baseline", "/nonexistent", "--out"])
+        .args([
+            "run",
+            "--target",
+            "gradient",
+            "--target-config",
+            "/nonexistent.json",
+            "--baseline",
+            "/nonexistent",
+            "--out",
+        ])
         .arg(tmp.path().join("out"))
         .output()
         .unwrap();
     assert_eq!(res.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&res.stderr).contains("--baseline interleaves two labs"), "{}", String::from_utf8_lossy(&res.stderr));
+    assert!(
+        String::from_utf8_lossy(&res.stderr).contains("--baseline interleaves two labs"),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
 }
 
 /// `run --flake REPO --baseline-rev HEAD~1`: the flake's previous commit is

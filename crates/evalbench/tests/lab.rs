@@ -32,13 +32,23 @@ fn lab_dir() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn up(dir: &Path, flake: &Path, trace: &Path, extra: &[&str]) -> serde_json::Value {
-    let out = run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(dir).arg("--flake").arg(flake).arg("--trace-dir").arg(trace).args(extra));
+    let out = run_ok(
+        evalbench()
+            .args(["lab", "up", "--lab-dir"])
+            .arg(dir)
+            .arg("--flake")
+            .arg(flake)
+            .arg("--trace-dir")
+            .arg(trace)
+            .args(extra),
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn evaluate(dir: &Path) -> (bool, serde_json::Value) {
     let out = evalbench().args(["lab", "evaluate", "--timeout-s", "300", "--lab-dir"]).arg(dir).output().unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("no JSON from evaluate: {}", String::from_utf8_lossy(&out.stderr)));
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("no JSON from evaluate: {}", String::from_utf8_lossy(&out.stderr)));
     (out.status.success(), v)
 }
 
@@ -84,7 +94,10 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
 
     let (ok, c) = evaluate(&dir);
     assert!(ok, "cold evaluation: {c}");
-    assert_eq!(statuses(&c), ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"]);
+    assert_eq!(
+        statuses(&c),
+        ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"]
+    );
     run_ok(evalbench().args(["lab", "restart", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
     let (ok, w) = evaluate(&dir);
     assert!(ok, "warm evaluation: {w}");
@@ -117,7 +130,9 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     }
     // The warm evaluation found nix's eval cache that the cold one filled.
     let cache_at = |trace: &Path| -> u64 {
-        spans_in(trace).iter().find(|s| s["name"] == "lock_flake").unwrap()["fields"]["eval_cache_entries"].as_u64().unwrap()
+        spans_in(trace).iter().find(|s| s["name"] == "lock_flake").unwrap()["fields"]["eval_cache_entries"]
+            .as_u64()
+            .unwrap()
     };
     assert_eq!(cache_at(&cold), 0, "a fresh lab starts with an empty eval cache");
     assert!(cache_at(&warm) > 0, "the warm evaluation has the eval cache");
@@ -128,18 +143,35 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     // The lab's names, Gradient's codes (fetch 0, eval_flake 2, eval_derivations 3), numbered per job.
     assert_eq!(
         phases,
-        ["fetching|0|0", "evaluating_flake|2|1", "evaluating_derivations|3|2", "fetching|0|0", "evaluating_flake|2|1", "evaluating_derivations|3|2"]
+        [
+            "fetching|0|0",
+            "evaluating_flake|2|1",
+            "evaluating_derivations|3|2",
+            "fetching|0|0",
+            "evaluating_flake|2|1",
+            "evaluating_derivations|3|2"
+        ]
     );
     // Gradient's benchmark's own query reads the lab: its job phases, by dispatch.
     let gradient_s = sql(
         &dir,
-        "SELECT dj.kind, p.seq, p.phase, p.end_ms >= p.start_ms FROM dispatched_job_phase p JOIN dispatched_job dj ON dj.id = p.dispatched_job \
-         ORDER BY dj.dispatched_at, p.seq",
+        "SELECT dj.kind, p.seq, p.phase, p.end_ms >= p.start_ms FROM dispatched_job_phase p JOIN dispatched_job dj ON \
+            dj.id = p.dispatched_job ORDER BY dj.dispatched_at, p.seq",
     );
-    assert_eq!(gradient_s.lines().collect::<Vec<_>>(), ["0|0|0|t", "0|1|2|t", "0|2|3|t", "0|0|0|t", "0|1|2|t", "0|2|3|t"]);
-    let metric =
-        sql(&dir, "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER BY recorded_at");
-    assert_eq!(metric.lines().collect::<Vec<_>>(), ["101|100|100|t|t", "101|100|0|t|t"], "cold records 100 new derivations, warm none");
+    assert_eq!(
+        gradient_s.lines().collect::<Vec<_>>(),
+        ["0|0|0|t", "0|1|2|t", "0|2|3|t", "0|0|0|t", "0|1|2|t", "0|2|3|t"]
+    );
+    let metric = sql(
+        &dir,
+        "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER \
+            BY recorded_at",
+    );
+    assert_eq!(
+        metric.lines().collect::<Vec<_>>(),
+        ["101|100|100|t|t", "101|100|0|t|t"],
+        "cold records 100 new derivations, warm none"
+    );
 
     // Alignment on the lab's own spans finds the injected skew.
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("bundle")));
@@ -156,7 +188,8 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     std::fs::write(
         broken.join("flake.nix"),
         r#"{ outputs = { self }: { packages.x86_64-linux = {
-             good = builtins.derivation { name = "good"; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" "echo > $out" ]; };
+             good = builtins.derivation { name = "good"; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c"
+                 "echo > $out" ]; };
              bad = throw "broken on purpose"; }; }; }"#,
     )
     .unwrap();
@@ -178,7 +211,9 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     // Mid-job is either evaluating status: a poll through psql can miss the
     // first, short when the flake's inputs are fetched already (seen on a
     // loaded machine: the test waited its whole minute).
-    while !sql(&dir, "SELECT status FROM evaluation WHERE status IN ('EvaluatingFlake', 'EvaluatingDerivation')").contains("Evaluating") {
+    while !sql(&dir, "SELECT status FROM evaluation WHERE status IN ('EvaluatingFlake', 'EvaluatingDerivation')")
+        .contains("Evaluating")
+    {
         assert!(Instant::now() < deadline, "the evaluation never reached EvaluatingFlake or EvaluatingDerivation");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -215,7 +250,8 @@ unsafe fn libc_kill(pid: i32) {
 }
 
 fn eval_spans(trace: &Path, name: &str) -> Vec<serde_json::Value> {
-    let mut v: Vec<serde_json::Value> = spans_in(trace).into_iter().filter(|s| s["process"] == "eval" && s["name"] == name).collect();
+    let mut v: Vec<serde_json::Value> =
+        spans_in(trace).into_iter().filter(|s| s["process"] == "eval" && s["name"] == name).collect();
     v.sort_by_key(|s| s["ts_us"].as_i64().unwrap());
     v
 }
@@ -226,13 +262,20 @@ fn end_us(s: &serde_json::Value) -> i64 {
 
 fn derivations_of(dir: &Path, evaluation: &serde_json::Value) -> Vec<String> {
     let id = evaluation["evaluation_id"].as_str().unwrap();
-    sql(dir, &format!("SELECT drv_path FROM evaluation_derivation WHERE evaluation = '{id}' ORDER BY 1")).lines().map(String::from).collect()
+    sql(dir, &format!("SELECT drv_path FROM evaluation_derivation WHERE evaluation = '{id}' ORDER BY 1"))
+        .lines()
+        .map(String::from)
+        .collect()
 }
 
 /// `ps` lines of nix evaluators still running over `source`.
 fn evaluators_over(source: &str) -> String {
     let ps = std::process::Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
-    String::from_utf8_lossy(&ps.stdout).lines().filter(|l| l.contains(" nix ") && l.contains(source)).collect::<Vec<_>>().join("\n")
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(" nix ") && l.contains(source))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -249,7 +292,8 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     let d2 = derivations_of(&dir, &c2); // before a reset drops the database
     let evaluators = eval_spans(&two, "evaluator");
     assert_eq!(evaluators.len(), 2, "one evaluator span per shard");
-    let pids: std::collections::BTreeSet<i64> = evaluators.iter().map(|e| e["fields"]["pid"].as_i64().unwrap()).collect();
+    let pids: std::collections::BTreeSet<i64> =
+        evaluators.iter().map(|e| e["fields"]["pid"].as_i64().unwrap()).collect();
     assert_eq!(pids.len(), 2, "two nix processes: {evaluators:?}");
     let plan = &eval_spans(&two, "plan_shards")[0]["fields"];
     assert_eq!((plan["shards"].as_u64(), plan["sizes"].as_str()), (Some(2), Some("51,50")), "{plan}");
@@ -261,15 +305,24 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     let open = &eval_spans(&two, "open")[0];
     let resolves = eval_spans(&two, "resolve");
     assert_eq!(resolves.len(), 101);
-    let mut attrs: Vec<String> = std::iter::once("default".to_string()).chain((0..100).map(|i| format!("pkg{i}"))).collect();
+    let mut attrs: Vec<String> =
+        std::iter::once("default".to_string()).chain((0..100).map(|i| format!("pkg{i}"))).collect();
     attrs.sort(); // nix's attrNames order
     for (shard, ev) in evaluators.iter().map(|e| (e["fields"]["shard"].as_u64().unwrap() as usize, e)) {
-        let mine: Vec<&serde_json::Value> = resolves.iter().filter(|r| r["fields"]["shard"].as_u64() == Some(shard as u64)).collect();
-        let expected: Vec<String> =
-            attrs.iter().enumerate().filter(|(i, _)| i % 2 == shard).map(|(_, a)| format!("packages.x86_64-linux.{a}")).collect();
+        let mine: Vec<&serde_json::Value> =
+            resolves.iter().filter(|r| r["fields"]["shard"].as_u64() == Some(shard as u64)).collect();
+        let expected: Vec<String> = attrs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == shard)
+            .map(|(_, a)| format!("packages.x86_64-linux.{a}"))
+            .collect();
         let got: Vec<&str> = mine.iter().map(|r| r["fields"]["attr"].as_str().unwrap()).collect();
         assert_eq!(got, expected, "shard {shard}: attributes in plan order");
-        let start = eval_spans(&two, "start_evaluator").into_iter().find(|s| s["fields"]["shard"].as_u64() == Some(shard as u64)).unwrap();
+        let start = eval_spans(&two, "start_evaluator")
+            .into_iter()
+            .find(|s| s["fields"]["shard"].as_u64() == Some(shard as u64))
+            .unwrap();
         assert!(
             (0..=25_000).contains(&(mine[0]["ts_us"].as_i64().unwrap() - end_us(&start))),
             "shard {shard}: the first resolve starts at nix's first line"
@@ -281,13 +334,21 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
         let mut gaps = 0;
         for w in mine.windows(2) {
             let gap = w[1]["ts_us"].as_i64().unwrap() - end_us(w[0]);
-            assert!((0..=25_000).contains(&gap), "shard {shard}: {gap} us between {} and {}", w[0]["fields"]["attr"], w[1]["fields"]["attr"]);
+            assert!(
+                (0..=25_000).contains(&gap),
+                "shard {shard}: {gap} us between {} and {}",
+                w[0]["fields"]["attr"],
+                w[1]["fields"]["attr"]
+            );
             gaps += gap;
         }
         let ev_us = ev["dur_us"].as_i64().unwrap();
         assert!(gaps * 50 <= ev_us, "shard {shard}: {gaps} us of gaps in an evaluator of {ev_us} us");
         for r in &mine {
-            assert!(r["ts_us"].as_i64() >= ev["ts_us"].as_i64() && end_us(r) <= end_us(ev), "{r} outside its evaluator");
+            assert!(
+                r["ts_us"].as_i64() >= ev["ts_us"].as_i64() && end_us(r) <= end_us(ev),
+                "{r} outside its evaluator"
+            );
             assert!(r["ts_us"].as_i64() >= open["ts_us"].as_i64() && end_us(r) <= end_us(open), "{r} outside open");
             assert_eq!(r["fields"]["eval_cache"], "miss", "a cold pass has nothing cached: {r}");
         }
@@ -298,7 +359,8 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     run_ok(evalbench().args(["lab", "restart", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
     let (ok, w2) = evaluate(&dir);
     assert!(ok, "{w2}");
-    let hits: Vec<serde_json::Value> = eval_spans(&warm, "resolve").into_iter().filter(|r| r["fields"]["eval_cache"] == "hit").collect();
+    let hits: Vec<serde_json::Value> =
+        eval_spans(&warm, "resolve").into_iter().filter(|r| r["fields"]["eval_cache"] == "hit").collect();
     assert_eq!(hits.len(), 101, "warm resolves answered from the eval cache");
 
     // The same derivations from one evaluator as from two.
@@ -320,7 +382,8 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
         broken.join("flake.nix"),
         r#"{ outputs = { self }: let
              slow = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
-             drv = name: n: builtins.derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" "echo ${toString (slow n)} > $out" ]; };
+             drv = name: n: builtins.derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args =
+                 [ "-c" "echo ${toString (slow n)} > $out" ]; };
            in { packages.x86_64-linux = {
              a0 = drv "a0" 10; a1 = drv "a1" 3000000; a2 = throw "a2 breaks on purpose";
              a3 = drv "a3" 3000000; a4 = drv "a4" 10; a5 = drv "a5" 3000000; }; }; }"#,
@@ -337,10 +400,19 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     assert!(source.starts_with("/nix/store/"), "{source}");
     let left = evaluators_over(&source);
     assert!(left.is_empty(), "evaluators left behind:\n{left}");
-    let resolved: Vec<String> = eval_spans(&bt, "resolve").iter().map(|r| r["fields"]["attr"].as_str().unwrap().to_string()).collect();
-    assert!(resolved.contains(&"packages.x86_64-linux.a0".to_string()) && resolved.contains(&"packages.x86_64-linux.a2".to_string()), "{resolved:?}");
-    assert!(!resolved.contains(&"packages.x86_64-linux.a4".to_string()), "nothing after the throwing attribute in its shard: {resolved:?}");
-    let stopped: Vec<serde_json::Value> = eval_spans(&bt, "resolve").into_iter().filter(|r| r["fields"]["shard"] == 1).collect();
+    let resolved: Vec<String> =
+        eval_spans(&bt, "resolve").iter().map(|r| r["fields"]["attr"].as_str().unwrap().to_string()).collect();
+    assert!(
+        resolved.contains(&"packages.x86_64-linux.a0".to_string())
+            && resolved.contains(&"packages.x86_64-linux.a2".to_string()),
+        "{resolved:?}"
+    );
+    assert!(
+        !resolved.contains(&"packages.x86_64-linux.a4".to_string()),
+        "nothing after the throwing attribute in its shard: {resolved:?}"
+    );
+    let stopped: Vec<serde_json::Value> =
+        eval_spans(&bt, "resolve").into_iter().filter(|r| r["fields"]["shard"] == 1).collect();
     assert!(stopped.len() < 3, "the other shard was stopped, not run to the end: {stopped:?}");
 }
 
@@ -378,7 +450,8 @@ fn start_time(pid: u32) -> u64 {
 }
 
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
 }
 
 #[test]
@@ -404,7 +477,8 @@ fn down_never_fails_silently_nor_kills_a_stranger() {
         serde_json::json!({
             "dir": dir, "net": {"mode": "loopback", "server_addr": "127.0.0.1", "server_addr_for_worker": "127.0.0.1"},
             "pg_port": 1, "server_port": 1, "server_pid": pid, "server_started": started, "worker_pids": [],
-            "api_key": "k", "organization": "o", "project": "p", "repository": tmp.path().join("repo"), "trace_dir": null,
+            "api_key": "k", "organization": "o", "project": "p", "repository": tmp.path().join("repo"), "trace_dir":
+                null,
             "worker_clock_skew_ms": 0, "workers": 1
         })
     };
@@ -430,6 +504,10 @@ fn up_refuses_a_lab_json_that_does_not_read() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("lab.json") && stderr.contains("may still be running"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(dir.join("lab.json")).unwrap(), "{\"server_pid\": 12", "the file is left as it was");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("lab.json")).unwrap(),
+        "{\"server_pid\": 12",
+        "the file is left as it was"
+    );
     assert!(!dir.join("pg").exists(), "nothing was started");
 }

@@ -11,7 +11,12 @@ use common::*;
 
 /// The directories a run's stderr says it removed.
 fn removed(stderr: &str) -> Vec<PathBuf> {
-    stderr.lines().filter_map(|l| l.strip_prefix("evalbench run: removed ")?.split(" (made for this run").next().map(PathBuf::from)).collect()
+    stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("evalbench run: removed ")?.split(" (made for this run").next().map(PathBuf::from)
+        })
+        .collect()
 }
 
 #[test]
@@ -19,8 +24,11 @@ fn a_run_removes_its_own_lab_and_starts_clean_over_an_earlier_bundle() {
     let tmp = reachable_tmp("evalbench-leftovers-test.");
     let out = tmp.path().join("out");
     let run = |repeat: &str| {
-        let r =
-            evalbench().args(["run", "--passes", "cold-clean", "--no-report", "--no-pcap", "--repeat", repeat, "--out"]).arg(&out).output().unwrap();
+        let r = evalbench()
+            .args(["run", "--passes", "cold-clean", "--no-report", "--no-pcap", "--repeat", repeat, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&r.stderr).into_owned();
         assert!(r.status.success(), "{stderr}");
         stderr
@@ -34,7 +42,8 @@ fn a_run_removes_its_own_lab_and_starts_clean_over_an_earlier_bundle() {
     std::fs::write(out.join("cold-clean.3/stray.jsonl"), "{}\n").unwrap();
     // A file of someone else's beside the bundle: the run is refused, before anything starts, naming it.
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
-    let refused = evalbench().args(["run", "--passes", "cold-clean", "--repeat", "1", "--out"]).arg(&out).output().unwrap();
+    let refused =
+        evalbench().args(["run", "--passes", "cold-clean", "--repeat", "1", "--out"]).arg(&out).output().unwrap();
     let said = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{said}");
     assert!(said.contains("notes.txt: not written by evalbench") && said.contains("refusing to run into"), "{said}");
@@ -42,7 +51,10 @@ fn a_run_removes_its_own_lab_and_starts_clean_over_an_earlier_bundle() {
     std::fs::remove_file(out.join("notes.txt")).unwrap();
     let second = run("1");
     assert!(second.contains(&format!("{} held an earlier bundle of evalbench's", out.display())), "{second}");
-    assert!(!out.join("cold-clean.2").exists() && !out.join("cold-clean.3").exists(), "no old pass is read as a run of this one");
+    assert!(
+        !out.join("cold-clean.2").exists() && !out.join("cold-clean.3").exists(),
+        "no old pass is read as a run of this one"
+    );
     assert_eq!(read_json(&out.join("summary.json"))["passes"].as_array().unwrap().len(), 1);
     assert!(removed(&second).iter().all(|d| !d.exists()));
     // The page says a capture switched off was switched off, not that its file is missing.
@@ -84,7 +96,12 @@ fn prune_removes_stopped_labs_and_names_one_in_use() {
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert!(!stopped.exists() && !stopped.with_extension("hello-flake").exists() && !root.join("lab-gone.hello-flake").exists(), "{v}");
+    assert!(
+        !stopped.exists()
+            && !stopped.with_extension("hello-flake").exists()
+            && !root.join("lab-gone.hello-flake").exists(),
+        "{v}"
+    );
     assert!(v["removed"].as_array().unwrap().iter().any(|p| p == &serde_json::json!(stopped)), "{v}");
     assert!(v["bytes"].as_u64().unwrap() > 10 << 20, "PostgreSQL's data: {v}");
     assert!(running.exists() && stderr.contains("is in use, left alone"), "{stderr}");
@@ -92,6 +109,10 @@ fn prune_removes_stopped_labs_and_names_one_in_use() {
     // Once nothing runs in it, it goes too.
     run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&running));
     let r = run_ok(evalbench().args(["lab", "prune", "--root"]).arg(&root));
-    assert!(String::from_utf8_lossy(&r.stdout).starts_with("removed 1 directory under"), "{}", String::from_utf8_lossy(&r.stdout));
+    assert!(
+        String::from_utf8_lossy(&r.stdout).starts_with("removed 1 directory under"),
+        "{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
     assert!(!running.exists());
 }

@@ -46,11 +46,12 @@ fn the_fold_is_exact_against_a_direct_count() {
     let mut open: Vec<(String, String, u64, u64)> = Vec::new(); // (pos, path, start, child)
     let mut lines = 0u64;
     for l in text.lines() {
-        let (entered, rest) = match (l.strip_prefix("function-trace entered "), l.strip_prefix("function-trace exited ")) {
-            (Some(r), _) => (true, r),
-            (_, Some(r)) => (false, r),
-            _ => continue,
-        };
+        let (entered, rest) =
+            match (l.strip_prefix("function-trace entered "), l.strip_prefix("function-trace exited ")) {
+                (Some(r), _) => (true, r),
+                (_, Some(r)) => (false, r),
+                _ => continue,
+            };
         lines += 1;
         let (pos, ns) = rest.rsplit_once(" at ").unwrap();
         let (pos, ns) = (short(pos), ns.parse::<u64>().unwrap());
@@ -72,7 +73,8 @@ fn the_fold_is_exact_against_a_direct_count() {
     }
     assert!(lines > 10_000, "a real trace: {lines} lines");
     let out = run_ok(evalbench().args(["decode", "nix-trace", "--json", "--max-depth", "0"]).arg(&trace));
-    let records: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let (summary, stacks) = records.split_last().unwrap();
     let summary = &summary["summary"];
     assert_eq!(summary["lines"], lines);
@@ -104,7 +106,8 @@ fn nix_2_30_flamegraph_profiles_are_read_as_samples() {
     let f = tmp.path().join("nix.profile");
     std::fs::write(&f, "flake.nix:3:5:outputs;lib/fix.nix:1:7:fix 12\nflake.nix:3:5:outputs 3\n").unwrap();
     let out = run_ok(evalbench().args(["decode", "nix-trace", "--json"]).arg(&f));
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines[0]["stack"], serde_json::json!(["flake.nix:3:5:outputs", "lib/fix.nix:1:7:fix"]));
     assert_eq!(lines[0]["samples"], 12);
     assert_eq!(lines[2]["summary"]["samples"], 15);

@@ -43,7 +43,14 @@ fn a_full_disk_is_exit_2_and_a_closed_pipe_a_quiet_end() {
         vec![os("decode"), os("strace"), trace.clone().into(), os("--json")],
         vec![os("decode"), os("strace"), trace.into()],
         vec![os("summarize"), os("--quiet"), bundle.clone().into(), os("-o"), tmp.path().join("s").into()],
-        vec![os("summarize"), os("--quiet"), os("--json"), bundle.clone().into(), os("-o"), tmp.path().join("s2").into()],
+        vec![
+            os("summarize"),
+            os("--quiet"),
+            os("--json"),
+            bundle.clone().into(),
+            os("-o"),
+            tmp.path().join("s2").into(),
+        ],
         vec![os("compare"), bundle.clone().into(), bundle.clone().into()],
         vec![os("compare"), os("--json"), bundle.clone().into(), bundle.clone().into()],
         vec![os("lab"), os("gen-flake"), os("--out"), tmp.path().join("f").into()],
@@ -64,6 +71,9 @@ fn a_full_disk_is_exit_2_and_a_closed_pipe_a_quiet_end() {
         let closed = to_closed_pipe(&args);
         let err = String::from_utf8_lossy(&closed.stderr);
         assert_eq!(closed.status.code(), Some(0), "{shown} | (closed): {err}");
-        assert!(!err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("standard output"), "{shown}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("standard output"),
+            "{shown}: {err}"
+        );
     }
 }

@@ -121,9 +121,14 @@ fn explain_all(lab: &Path, runs: &[(String, Vec<Option<String>>)], setting: &str
     let st = read_json(&lab.join("lab.json"));
     let mut script = format!("SET enable_seqscan = {setting};\n");
     for (i, (text, params)) in runs.iter().enumerate() {
-        let args = if params.is_empty() { String::new() } else { format!("({})", params.iter().map(literal).collect::<Vec<_>>().join(", ")) };
+        let args = if params.is_empty() {
+            String::new()
+        } else {
+            format!("({})", params.iter().map(literal).collect::<Vec<_>>().join(", "))
+        };
         script.push_str(&format!(
-            "\\echo @@{i}\nPREPARE evalbench_q AS {text};\nEXPLAIN (FORMAT JSON) EXECUTE evalbench_q{args};\nDEALLOCATE evalbench_q;\n"
+            "\\echo @@{i}\nPREPARE evalbench_q AS {text};\nEXPLAIN (FORMAT JSON) EXECUTE \
+                evalbench_q{args};\nDEALLOCATE evalbench_q;\n"
         ));
     }
     let file = lab.join(format!("explain-{setting}.sql"));
@@ -133,7 +138,21 @@ fn explain_all(lab: &Path, runs: &[(String, Vec<Option<String>>)], setting: &str
             .env("PGPASSWORD", st["pg_password"].as_str().unwrap())
             .arg("-h")
             .arg(lab.join("pg/sock"))
-            .args(["-p", &st["pg_port"].to_string(), "-U", "postgres", "-d", "gradient", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-f"])
+            .args([
+                "-p",
+                &st["pg_port"].to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "gradient",
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-f",
+            ])
             .arg(&file),
     );
     let text = String::from_utf8(out.stdout).unwrap();
@@ -193,7 +212,10 @@ fn plan_changes_are_exactly_those_explain_sees() {
     );
     let summary = std::fs::read_to_string(b.join("summary.txt")).unwrap();
     assert!(
-        summary.contains("PostgreSQL ran with autovacuum=off enable_seqscan=off log_min_duration_statement=0 (--pg-setting) in cold-instrumented."),
+        summary.contains(
+            "PostgreSQL ran with autovacuum=off enable_seqscan=off log_min_duration_statement=0 (--pg-setting) in \
+                cold-instrumented."
+        ),
         "{summary}"
     );
 
@@ -203,7 +225,8 @@ fn plan_changes_are_exactly_those_explain_sees() {
     let lab = tmp.path().join("lab-a");
     run_ok(evalbench().args(["lab", "up", "--pg-setting", "autovacuum=off", "--lab-dir"]).arg(&lab));
     let runs = executions(&a);
-    let in_b: BTreeSet<String> = executions(&b).into_iter().map(|(q, _)| evalbench_decode::normalize::normalize_sql(&q)).collect();
+    let in_b: BTreeSet<String> =
+        executions(&b).into_iter().map(|(q, _)| evalbench_decode::normalize::normalize_sql(&q)).collect();
     let (on, off) = (explain_all(&lab, &runs, "on"), explain_all(&lab, &runs, "off"));
     run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&lab));
     let mut by_statement: BTreeMap<String, (Vec<&String>, Vec<&String>)> = BTreeMap::new();
@@ -228,9 +251,19 @@ fn plan_changes_are_exactly_those_explain_sees() {
             truth.insert(key.clone());
         }
     }
-    assert!(runs.len() >= 500 && by_statement.len() >= 20, "{} executions of {} statements", runs.len(), by_statement.len());
+    assert!(
+        runs.len() >= 500 && by_statement.len() >= 20,
+        "{} executions of {} statements",
+        runs.len(),
+        by_statement.len()
+    );
     assert!(!truth.is_empty(), "enable_seqscan=off changes some plans, says EXPLAIN");
-    eprintln!("EXPLAIN: {} executions of {} statements run on both sides; {} plans changed: {truth:#?}", runs.len(), by_statement.len(), truth.len());
+    eprintln!(
+        "EXPLAIN: {} executions of {} statements run on both sides; {} plans changed: {truth:#?}",
+        runs.len(),
+        by_statement.len(),
+        truth.len()
+    );
 
     let ab = compare_json(&a, &b);
     assert_eq!(changed(&ab), truth, "compare's changed plans against EXPLAIN's");
@@ -241,17 +274,24 @@ fn plan_changes_are_exactly_those_explain_sees() {
     assert!(!tree_lines.is_empty() && tree_lines.iter().all(|l| !l.contains('…')), "{text}");
     for l in &tree_lines {
         for side in l.split(" | ") {
-            assert!(!side.trim_end().ends_with("loops=") && !side.trim_end().ends_with("rows="), "a node cut short: {l}");
+            assert!(
+                !side.trim_end().ends_with("loops=") && !side.trim_end().ends_with("rows="),
+                "a node cut short: {l}"
+            );
         }
     }
     assert!(
         text.contains(
-            "PostgreSQL settings: A autovacuum=off, log_min_duration_statement=0; B autovacuum=off, enable_seqscan=off, log_min_duration_statement=0"
+            "PostgreSQL settings: A autovacuum=off, log_min_duration_statement=0; B autovacuum=off, \
+                enable_seqscan=off, log_min_duration_statement=0"
         ),
         "{text}"
     );
     // The Markdown: a table of both trees per changed plan, a row per node of the larger.
-    let md = String::from_utf8(run_ok(evalbench().args(["compare", "--format", "markdown", "--top", "1000"]).arg(&a).arg(&b)).stdout).unwrap();
+    let md = String::from_utf8(
+        run_ok(evalbench().args(["compare", "--format", "markdown", "--top", "1000"]).arg(&a).arg(&b)).stdout,
+    )
+    .unwrap();
     let (tables, links) = markdown_tables(&md);
     let trees: Vec<&Table> = tables.iter().filter(|(head, _)| head.len() == 2 && head[0].starts_with("A: ")).collect();
     // Each tree pair under the line that names its change and statement:
@@ -268,9 +308,19 @@ fn plan_changes_are_exactly_those_explain_sees() {
     assert_eq!(named.len(), trees.len(), "a change and a statement over every tree: {md}");
     let md_changed: BTreeSet<&str> = named.iter().filter(|(c, _)| *c == "plan changed").map(|(_, s)| *s).collect();
     let truth_cells: Vec<String> = truth.iter().map(|q| evalbench_report::output::markdown::cell(q)).collect();
-    assert_eq!(md_changed, truth_cells.iter().map(String::as_str).collect(), "the Markdown's changed plans against EXPLAIN's");
-    assert!(named.iter().all(|(c, _)| ["plan changed", "gained or lost a plan", "new statement", "gone statement"].contains(c)), "{named:?}");
-    let shown: Vec<&serde_json::Value> = ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] != "same").collect();
+    assert_eq!(
+        md_changed,
+        truth_cells.iter().map(String::as_str).collect(),
+        "the Markdown's changed plans against EXPLAIN's"
+    );
+    assert!(
+        named
+            .iter()
+            .all(|(c, _)| ["plan changed", "gained or lost a plan", "new statement", "gone statement"].contains(c)),
+        "{named:?}"
+    );
+    let shown: Vec<&serde_json::Value> =
+        ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] != "same").collect();
     assert_eq!(trees.len(), shown.len(), "{md}");
     assert!(!links, "nothing links anywhere");
     for ((_, rows), p) in trees.iter().zip(&shown) {
@@ -279,7 +329,10 @@ fn plan_changes_are_exactly_those_explain_sees() {
         if p["a"].is_object() && p["b"].is_object() {
             assert!(rows.iter().any(|r| r.iter().any(|c| c.starts_with('*'))), "differing nodes marked: {rows:?}");
         }
-        assert!(rows.iter().all(|r| r.iter().all(|c| c.is_empty() || c.contains(" rows="))), "rows × loops on every node: {rows:?}");
+        assert!(
+            rows.iter().all(|r| r.iter().all(|c| c.is_empty() || c.contains(" rows="))),
+            "rows × loops on every node: {rows:?}"
+        );
     }
     // Each node's depth survives the renderer: read as the strictest ones
     // read a cell (trimmed of all Unicode white space, as JavaScript's
@@ -287,7 +340,12 @@ fn plan_changes_are_exactly_those_explain_sees() {
     for ((_, rows), p) in trees.iter().zip(&shown) {
         for (col, side) in ["a", "b"].iter().enumerate() {
             // A side that did not run the statement has no nodes, and its column no cells.
-            let want: Vec<u64> = p[side]["nodes"].as_array().map_or(&[][..], |n| n).iter().map(|n| n["depth"].as_u64().unwrap()).collect();
+            let want: Vec<u64> = p[side]["nodes"]
+                .as_array()
+                .map_or(&[][..], |n| n)
+                .iter()
+                .map(|n| n["depth"].as_u64().unwrap())
+                .collect();
             let seen: Vec<u64> = rows
                 .iter()
                 .map(|r| r[col].trim())
@@ -311,7 +369,10 @@ fn plan_changes_are_exactly_those_explain_sees() {
             let nodes = p[side]["nodes"].as_array().unwrap();
             assert!(!nodes.is_empty() && p[side]["count"].as_u64().unwrap() >= 1);
             assert_eq!(p[side]["differs"].as_array().unwrap().len(), nodes.len());
-            assert!(nodes.iter().all(|n| n["rows"].is_number() && n["loops"].is_number()), "actual rows × loops per node");
+            assert!(
+                nodes.iter().all(|n| n["rows"].is_number() && n["loops"].is_number()),
+                "actual rows × loops per node"
+            );
         }
     }
 
@@ -325,7 +386,12 @@ fn plan_changes_are_exactly_those_explain_sees() {
     assert!(log.contains("plan:\n\t{\n\t  \"Query Text\""), "the JSON format was logged");
     let aj = compare_json(&a, &j);
     assert_eq!(changed(&aj), BTreeSet::new(), "text against JSON: no plan changed");
-    let same = aj["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["a"]["fingerprint"] == p["b"]["fingerprint"]).count();
+    let same = aj["passes"][0]["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["a"]["fingerprint"] == p["b"]["fingerprint"])
+        .count();
     assert!(same >= 20, "{same} statements with one fingerprint in both formats");
 
     // The page, in a real browser: the changed plans' differing nodes marked,
@@ -349,7 +415,8 @@ fn plan_changes_are_exactly_those_explain_sees() {
         assert!(block.contains("<h4>A: plan ") && block.contains("<h4>B: plan "), "two trees side by side");
     }
     let nodes = dom.matches("class=\"node").count();
-    let titled = dom.split("class=\"node").skip(1).filter(|n| n.split('>').next().unwrap().contains(" title=\"")).count();
+    let titled =
+        dom.split("class=\"node").skip(1).filter(|n| n.split('>').next().unwrap().contains(" title=\"")).count();
     assert!(nodes > 0 && titled == nodes, "{titled} of {nodes} nodes have a hover title");
     no_console(&seen);
     no_network(&seen);
@@ -363,17 +430,20 @@ fn plan_changes_are_exactly_those_explain_sees() {
         run_ok(std::process::Command::new("cp").arg("-a").arg(&a).arg(copy));
         for e in std::fs::read_dir(copy.join("cold-instrumented/trace")).unwrap() {
             let p = e.unwrap().path();
-            let text =
-                std::fs::read_to_string(&p).unwrap().replace("\"name\":\"resolve\"", &format!("\"name\":{}", serde_json::to_string(SCRIPT).unwrap()));
+            let text = std::fs::read_to_string(&p)
+                .unwrap()
+                .replace("\"name\":\"resolve\"", &format!("\"name\":{}", serde_json::to_string(SCRIPT).unwrap()));
             std::fs::write(&p, text).unwrap();
         }
     }
-    let mut log = std::fs::OpenOptions::new().append(true).open(evil.join("cold-instrumented/pg/auto_explain.log")).unwrap();
+    let mut log =
+        std::fs::OpenOptions::new().append(true).open(evil.join("cold-instrumented/pg/auto_explain.log")).unwrap();
     std::io::Write::write_all(
         &mut log,
         format!(
-            "2026-12-01 00:00:00.000 UTC [1] gradient@gradient LOG:  duration: 0.010 ms  plan:\n\tQuery Text: SELECT 1 /* {SCRIPT} */\n\
-             \tSeq Scan on \"<img src=x onerror=alert(1)>\" \"{}\"  (cost=0.00..1.00 rows=1 width=4) (actual rows=1 loops=1)\n\
+            "2026-12-01 00:00:00.000 UTC [1] gradient@gradient LOG:  duration: 0.010 ms  plan:\n\tQuery Text: SELECT 1 \
+                /* {SCRIPT} */\n\tSeq Scan on \"<img src=x onerror=alert(1)>\" \"{}\"  (cost=0.00..1.00 rows=1 \
+                width=4) (actual rows=1 loops=1)\n\
              \t  Filter: (a = '{SCRIPT}')\n",
             SCRIPT.replace('"', "\"\"")
         )
@@ -414,7 +484,11 @@ fn a_setting_postgresql_does_not_know_is_refused_in_its_words() {
         ("enable_foo=on", "unrecognized configuration parameter \"enable_foo\""),
         ("enable_seqscan=maybe", "parameter \"enable_seqscan\" requires a Boolean value"),
     ] {
-        let out = evalbench().args(["lab", "up", "--net", "off", "--pg-setting", setting, "--lab-dir"]).arg(&lab).output().unwrap();
+        let out = evalbench()
+            .args(["lab", "up", "--net", "off", "--pg-setting", setting, "--lab-dir"])
+            .arg(&lab)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{setting}: {err}");
         assert!(err.contains(said) && err.contains(setting), "{setting}: {err}");

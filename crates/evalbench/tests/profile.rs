@@ -13,7 +13,8 @@ use common::*;
 /// and one of which (`big`) builds a large list.
 const FLAKE: &str = r#"{ outputs = { self }: let
     system = "x86_64-linux";
-    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo ${toString v} > $out" ]; };
+    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c"
+        "echo ${toString v} > $out" ]; };
     spin = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n);
     cheap = k: k + 1;
   in { packages.${system} = {
@@ -131,8 +132,11 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
         // Clean: no profile.
         assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
         spans = r.spans;
-        if spans.iter().any(|s| s["name"] == "resolve" && s["fields"]["attr"] == "packages.x86_64-linux.big" && s["fields"]["rss_delta_kb"].is_i64())
-        {
+        if spans.iter().any(|s| {
+            s["name"] == "resolve"
+                && s["fields"]["attr"] == "packages.x86_64-linux.big"
+                && s["fields"]["rss_delta_kb"].is_i64()
+        }) {
             break;
         }
         eprintln!("{n:?}: evaluation {attempt}: big's memory was not read while nix ran");
@@ -140,7 +144,9 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
     let mut resolves: Vec<(String, i64)> = spans
         .iter()
         .filter(|s| s["name"] == "resolve")
-        .map(|s| (s["fields"]["attr"].as_str().unwrap_or("").to_string(), s["fields"]["rss_delta_kb"].as_i64().unwrap_or(0)))
+        .map(|s| {
+            (s["fields"]["attr"].as_str().unwrap_or("").to_string(), s["fields"]["rss_delta_kb"].as_i64().unwrap_or(0))
+        })
         .collect();
     assert_eq!(resolves.len(), 4, "{resolves:?}");
     resolves.sort_by_key(|(_, kb)| std::cmp::Reverse(*kb));
@@ -154,7 +160,8 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
 /// 32) and does more work at the bottom, in four functions (lines 5 to 8).
 const DEEP: &str = r#"{ outputs = { self }: let
     system = "x86_64-linux";
-    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo ${toString v} > $out" ]; };
+    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c"
+        "echo ${toString v} > $out" ]; };
     spin = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n);
     w1 = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
     w2 = n: builtins.foldl' (a: i: a - i) 0 (builtins.genList (i: i) n);
@@ -242,7 +249,8 @@ fn positions_name_the_input_they_are_in_with(n: &Nix) {
         format!(
             r#"{{ inputs.alpha.url = "path:{}"; inputs.beta.url = "path:{}";
   outputs = {{ self, alpha, beta }}: let system = "x86_64-linux";
-    drv = name: v: builtins.derivation {{ inherit name system; builder = "/bin/sh"; args = [ "-c" "echo ${{toString v}} > $out" ]; }};
+    drv = name: v: builtins.derivation {{ inherit name system; builder = "/bin/sh"; args = [ "-c"
+        "echo ${{toString v}} > $out" ]; }};
   in {{ packages.${{system}} = {{ x = drv "x" (alpha.lib.sq 20000); y = drv "y" (beta.lib.cube 20000); }}; }}; }}
 "#,
             a.display(),
@@ -252,7 +260,8 @@ fn positions_name_the_input_they_are_in_with(n: &Nix) {
     .unwrap();
     let r = lab_eval(n, &top, &tmp.path().join("run"), &["--nix-trace", "--count-calls"]);
     let prof = read_json(&r.stats.join("nix-profile.json"));
-    let sites: Vec<&str> = prof["by_position"].as_array().unwrap().iter().map(|p| p["position"].as_str().unwrap()).collect();
+    let sites: Vec<&str> =
+        prof["by_position"].as_array().unwrap().iter().map(|p| p["position"].as_str().unwrap()).collect();
     for input in ["alpha", "beta"] {
         assert!(sites.iter().any(|s| s.starts_with(&format!("{input}:lib/default.nix:1:"))), "{input}: {sites:?}");
     }
@@ -262,14 +271,22 @@ fn positions_name_the_input_they_are_in_with(n: &Nix) {
     let stats = evalbench_bundle::nix_stats::read(&tmp.path().join("run")).unwrap().unwrap();
     let functions: Vec<&String> = stats.calls.functions.keys().collect();
     for input in ["alpha", "beta"] {
-        assert!(functions.iter().any(|f| f.starts_with(&format!("{input}:lib/default.nix:1:"))), "{input}: {functions:?}");
+        assert!(
+            functions.iter().any(|f| f.starts_with(&format!("{input}:lib/default.nix:1:"))),
+            "{input}: {functions:?}"
+        );
     }
     // decode nix-trace names them from the inputs kept beside the profile... and from the flake.
     let folded = r.stats.join("nix-profile.folded");
     assert!(std::fs::read_to_string(&folded).unwrap().contains(";alpha:lib/default.nix:1:"));
     let inputs = read_json(&r.stats.join("nix-inputs.json"));
-    let (hashes, paths): (Vec<_>, Vec<_>) = inputs.as_object().unwrap().iter().partition(|(k, _)| k.starts_with("narHash:sha256-"));
-    assert_eq!(paths.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["alpha", "beta", "self"], "a store path each: {inputs}");
+    let (hashes, paths): (Vec<_>, Vec<_>) =
+        inputs.as_object().unwrap().iter().partition(|(k, _)| k.starts_with("narHash:sha256-"));
+    assert_eq!(
+        paths.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["alpha", "beta", "self"],
+        "a store path each: {inputs}"
+    );
     // And each one's locked narHash, which names what Nix 2.34 shows by locked reference.
     let mut locked: Vec<&str> = hashes.iter().map(|(_, v)| v.as_str().unwrap()).collect();
     locked.sort();
@@ -285,8 +302,10 @@ fn positions_name_the_input_they_are_in_with(n: &Nix) {
         .unwrap();
     assert!(out.status.success());
     let decoded = run_ok(evalbench().args(["decode", "nix-trace", "--json", "--flake"]).arg(&top).arg(&raw));
-    let last: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&decoded.stdout).lines().last().unwrap()).unwrap();
-    let sites: Vec<&str> = last["summary"]["by_position"].as_array().unwrap().iter().map(|p| p["position"].as_str().unwrap()).collect();
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&decoded.stdout).lines().last().unwrap()).unwrap();
+    let sites: Vec<&str> =
+        last["summary"]["by_position"].as_array().unwrap().iter().map(|p| p["position"].as_str().unwrap()).collect();
     assert!(sites.iter().any(|s| s.starts_with("alpha:lib/default.nix:1:")), "{sites:?}");
 }
 
@@ -304,12 +323,14 @@ fn evaluators_past_a_memory_cap_are_recycled_with_the_same_derivations_with(n: &
     // A cap below any evaluator's RSS: every attribute but the last ends one.
     let cap = lab_eval(n, &f, &tmp.path().join("capped"), &["--max-rss", "1000000"]);
     assert_eq!(cap.drvs, whole.drvs, "recycling changes nothing of what is evaluated");
-    let ends: Vec<&str> = cap.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["end"].as_str().unwrap()).collect();
+    let ends: Vec<&str> =
+        cap.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["end"].as_str().unwrap()).collect();
     assert_eq!(ends.iter().filter(|e| **e == "recycled").count(), 4, "{ends:?}");
     assert_eq!(ends.iter().filter(|e| **e == "done").count(), 1, "{ends:?}");
     let froms: std::collections::BTreeSet<u64> =
         cap.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["from"].as_u64().unwrap()).collect();
     assert_eq!(froms, (0..5).collect(), "each new evaluator continues with the next attribute");
-    let whole_ends: Vec<&str> = whole.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["end"].as_str().unwrap()).collect();
+    let whole_ends: Vec<&str> =
+        whole.spans.iter().filter(|s| s["name"] == "evaluator").map(|s| s["fields"]["end"].as_str().unwrap()).collect();
     assert_eq!(whole_ends, ["done"]);
 }

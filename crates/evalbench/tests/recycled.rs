@@ -28,18 +28,30 @@ fn recycled_with(n: &Option<std::path::PathBuf>) {
     let said = run["provenance"]["system"]["nix_version"].as_str().unwrap_or_default().to_string();
     assert!(said.contains(&format!("{}.{}", version.0, version.1)), "{version:?} ran: {said}");
     let summary = read_json(&out.join("summary.json"));
-    let pass = summary["nix_stats"].as_array().unwrap().iter().find(|p| p["pass"] == "cold-clean").cloned().unwrap_or_else(|| {
-        // Seen once in CI with nix 2.26 (stop 60's run): no counters at all. Say what the pass held.
-        let eval: Vec<String> = std::fs::read_dir(out.join("cold-clean/eval")).map_or_else(
-            |e| vec![e.to_string()],
-            |d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| format!("{} ({} bytes)", e.file_name().to_string_lossy(), e.metadata().map_or(0, |m| m.len())))
-                    .collect()
+    let pass =
+        summary["nix_stats"].as_array().unwrap().iter().find(|p| p["pass"] == "cold-clean").cloned().unwrap_or_else(
+            || {
+                // Seen once in CI with nix 2.26 (stop 60's run): no counters at all. Say what the pass held.
+                let eval: Vec<String> = std::fs::read_dir(out.join("cold-clean/eval")).map_or_else(
+                    |e| vec![e.to_string()],
+                    |d| {
+                        d.filter_map(|e| e.ok())
+                            .map(|e| {
+                                format!(
+                                    "{} ({} bytes)",
+                                    e.file_name().to_string_lossy(),
+                                    e.metadata().map_or(0, |m| m.len())
+                                )
+                            })
+                            .collect()
+                    },
+                );
+                panic!(
+                    "{version:?}: no nix counters for cold-clean in summary.json; eval/ holds {eval:?}; warnings {}",
+                    summary["warnings"]
+                )
             },
         );
-        panic!("{version:?}: no nix counters for cold-clean in summary.json; eval/ holds {eval:?}; warnings {}", summary["warnings"])
-    });
     let recycled = pass["recycled_evaluators"].as_u64().unwrap();
     // The cap is read from /proc when an attribute's marker is read, and
     // nix runs ahead of its reader: near the end of the hello flake's 101
@@ -47,7 +59,8 @@ fn recycled_with(n: &Option<std::path::PathBuf>) {
     // marker of its first is read (seen: 94 and 98 recycled). Exactly:
     // each evaluator but the last resolved one attribute and was recycled,
     // and the last started where they stopped and evaluated the rest.
-    let evaluators: Vec<_> = span_lines(&out.join("cold-clean")).into_iter().filter(|s| s["name"] == "evaluator").collect();
+    let evaluators: Vec<_> =
+        span_lines(&out.join("cold-clean")).into_iter().filter(|s| s["name"] == "evaluator").collect();
     let from: Vec<u64> = evaluators.iter().map(|s| s["fields"]["from"].as_u64().unwrap()).collect();
     let ends: Vec<&str> = evaluators.iter().map(|s| s["fields"]["end"].as_str().unwrap()).collect();
     assert_eq!(from, (0..evaluators.len() as u64).collect::<Vec<_>>(), "{version:?}: one attribute each, in order");
@@ -68,7 +81,15 @@ fn recycled_with(n: &Option<std::path::PathBuf>) {
         assert!(!name.starts_with("recycled.") || name.starts_with("recycled.nix-stats.0."), "{name}");
     }
     let text = std::fs::read_to_string(out.join("summary.txt")).unwrap();
-    assert!(text.contains(&format!("not counted in cold-clean: the work of {recycled} evaluators recycled past --eval-max-rss")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "not counted in cold-clean: the work of {recycled} evaluators recycled past --eval-max-rss"
+        )),
+        "{text}"
+    );
     let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    assert!(page.contains(&format!("Not counted in cold-clean: the work of {recycled} evaluators recycled")), "the page says it too");
+    assert!(
+        page.contains(&format!("Not counted in cold-clean: the work of {recycled} evaluators recycled")),
+        "the page says it too"
+    );
 }

@@ -14,10 +14,12 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
     let others: Vec<std::path::PathBuf> = nixes().into_iter().flatten().collect();
     assert!(
         others.len() >= 2,
-        "nix 2.26 and unstable's in target/ (scripts/test fetches them: scripts/lib.sh, need_second_nix and need_unstable_nix); found {others:?}"
+        "nix 2.26 and unstable's in target/ (scripts/test fetches them: scripts/lib.sh, need_second_nix and \
+            need_unstable_nix); found {others:?}"
     );
     for nix in others {
-        let said = String::from_utf8(nix_command(&Some(nix.clone())).arg("--version").output().unwrap().stdout).unwrap();
+        let said =
+            String::from_utf8(nix_command(&Some(nix.clone())).arg("--version").output().unwrap().stdout).unwrap();
         let version = said.trim();
         let tmp = reachable_tmp("evalbench-second-nix-test.");
         let out = tmp.path().join("out");
@@ -57,7 +59,11 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
             let own = std::fs::read_to_string(eval.join("cachegrind.0.out")).unwrap();
             let cmd = own.lines().find(|l| l.starts_with("cmd:")).unwrap();
             assert!(cmd.contains("ld-linux") && cmd.contains("/usr/bin/nix eval"), "{cmd}");
-            let children = std::fs::read_dir(&eval).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".child-")).count();
+            let children = std::fs::read_dir(&eval)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().contains(".child-"))
+                .count();
             assert!(children > 0, "the wrapper script's dirname and readlink, counted apart");
             let counted = &read_json(&out.join("summary.json"))["instructions"][0];
             let evaluate = counted["phases"]["evaluate"].as_f64().unwrap();
@@ -65,7 +71,9 @@ fn a_run_with_another_nix_records_the_nix_it_ran() {
             eprintln!("{version}: {} instructions in cold-counted", counted["median"]);
             // The page sets nix's sampled view beside evalbench's exact one, and says why they differ.
             let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-            let at = page.find("nix's own sampled profile beside evalbench's exact one").expect("the two views side by side");
+            let at = page
+                .find("nix's own sampled profile beside evalbench's exact one")
+                .expect("the two views side by side");
             let section = &page[at..];
             assert!(
                 section.contains("self:")

@@ -20,7 +20,14 @@ use common::synthetic::*;
 use common::*;
 
 fn compare_json(a: &Path, b: &Path, extra: &[&str]) -> serde_json::Value {
-    let out = evalbench().arg("compare").arg(a).arg(b).args(["--json", "--between-sessions", "0"]).args(extra).output().unwrap();
+    let out = evalbench()
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .args(["--json", "--between-sessions", "0"])
+        .args(extra)
+        .output()
+        .unwrap();
     assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -49,7 +56,9 @@ fn called(v: &serde_json::Value, pass: &str) -> Vec<String> {
 
 fn set_session(bundle: &Path, runs: usize, session: &str) {
     for pass in PASSES {
-        edit_runs(bundle, pass, runs, |_, v| v["provenance"] = serde_json::json!({"session": session, "interleaved_with": "other"}));
+        edit_runs(bundle, pass, runs, |_, v| {
+            v["provenance"] = serde_json::json!({"session": session, "interleaved_with": "other"})
+        });
     }
 }
 
@@ -68,7 +77,9 @@ fn a_drifting_side_bounds_every_row_between_sessions_and_not_within_one() {
     // A's evaluated seconds climb 70% through its runs, as a machine that
     // slowed under the session (its blocks' medians lie about 40% apart):
     // no span may be called within that drift.
-    edit_runs(&a, "cold-clean", RUNS, |i, v| v["evaluated_s"] = serde_json::json!(6.0 * (1.0 + 0.7 * i as f64 / (RUNS - 1) as f64)));
+    edit_runs(&a, "cold-clean", RUNS, |i, v| {
+        v["evaluated_s"] = serde_json::json!(6.0 * (1.0 + 0.7 * i as f64 / (RUNS - 1) as f64))
+    });
     let drifted = compare_json(&a, &b, &["--fail-on-regression", "5"]);
     assert_eq!(called(&drifted, "cold-clean"), Vec::<String>::new(), "{drifted}");
     let pass = &drifted["passes"].as_array().unwrap()[0];
@@ -138,8 +149,8 @@ fn a_busy_side_gets_no_time_verdict_but_its_counters_are_judged() {
     with_counters(&a, 1000, 500);
     with_counters(&b, 1200, 500);
     let quiet = |_: usize, v: &mut serde_json::Value| {
-        v["machine"] =
-            serde_json::json!({"window_s": 6.0, "lab_cores": 1.0, "other_cores": 0.02, "steal_cores": 0.0, "dirty_kib": 0, "writeback_kib": 0})
+        v["machine"] = serde_json::json!({"window_s": 6.0,
+        "lab_cores": 1.0, "other_cores": 0.02, "steal_cores": 0.0, "dirty_kib": 0, "writeback_kib": 0})
     };
     for pass in PASSES {
         edit_runs(&a, pass, RUNS, quiet);
@@ -153,7 +164,13 @@ fn a_busy_side_gets_no_time_verdict_but_its_counters_are_judged() {
             v["machine"]["other_cores"] = serde_json::json!(0.95);
         }
     });
-    let out = evalbench().arg("compare").arg(&a).arg(&b).args(["--between-sessions", "0", "--fail-on-regression", "5"]).output().unwrap();
+    let out = evalbench()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--between-sessions", "0", "--fail-on-regression", "5"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(flat(&text).contains("B: other processes used 0.95 cores (median) during runs 9-16 (8 of 16)"), "{text}");
     let v = compare_json(&a, &b, &[]);
@@ -185,11 +202,16 @@ fn a_bundle_compared_with_itself_says_so() {
     }
     let text = String::from_utf8_lossy(&run_ok(evalbench().arg("compare").arg(&a).arg(&a)).stdout).into_owned();
     assert!(flat(&text).contains("A and B are one bundle (the same runs)"), "{text}");
-    assert!(text.lines().nth(2).is_some_and(|l| l.starts_with("A and B are one bundle")), "said first, above the answer:\n{text}");
+    assert!(
+        text.lines().nth(2).is_some_and(|l| l.starts_with("A and B are one bundle")),
+        "said first, above the answer:\n{text}"
+    );
     assert_eq!(text.matches("one bundle").count(), 1, "said once:\n{text}");
     assert!(!text.contains("interleaved"), "{text}");
     // A copy of it is still the same runs.
     let copy = tmp.path().join("copy");
     run_ok(std::process::Command::new("cp").arg("-r").arg(&a).arg(&copy));
-    assert!(String::from_utf8_lossy(&run_ok(evalbench().arg("compare").arg(&a).arg(&copy)).stdout).contains("one bundle"));
+    assert!(
+        String::from_utf8_lossy(&run_ok(evalbench().arg("compare").arg(&a).arg(&copy)).stdout).contains("one bundle")
+    );
 }

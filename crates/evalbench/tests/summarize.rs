@@ -61,7 +61,10 @@ const SEED_SPANS: &[(&str, &[&str])] = &[
 fn summary_of_a_skewed_bundle_aligns_within_the_bound_and_reports_clean_passes_only() {
     let tmp = tempfile::tempdir().unwrap();
     let skew_ms = 1500;
-    let bundle = sample(&tmp.path().join("b"), &["--worker-clock-skew-ms", &skew_ms.to_string(), "--ci-jobs", "6", "--drvs", "80"]);
+    let bundle = sample(
+        &tmp.path().join("b"),
+        &["--worker-clock-skew-ms", &skew_ms.to_string(), "--ci-jobs", "6", "--drvs", "80"],
+    );
     let out = run_ok(evalbench().args(["summarize", "--quiet"]).arg(&bundle));
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text, std::fs::read_to_string(bundle.join("summary.txt")).unwrap(), "stdout is summary.txt");
@@ -70,7 +73,8 @@ fn summary_of_a_skewed_bundle_aligns_within_the_bound_and_reports_clean_passes_o
     let passes = summary["passes"].as_array().unwrap();
     let names: Vec<&str> = passes.iter().map(|p| p["pass"].as_str().unwrap()).collect();
     assert_eq!(names, ["cold-clean", "warm-clean"]);
-    let skipped: Vec<&str> = summary["not_summarized"].as_array().unwrap().iter().map(|p| p["pass"].as_str().unwrap()).collect();
+    let skipped: Vec<&str> =
+        summary["not_summarized"].as_array().unwrap().iter().map(|p| p["pass"].as_str().unwrap()).collect();
     assert_eq!(skipped, ["cold-instrumented", "warm-instrumented"]);
     assert!(text.contains("== cold-clean") && text.contains("== warm-clean"));
     assert!(!text.contains("== cold-instrumented") && !text.contains("== warm-instrumented"));
@@ -100,8 +104,12 @@ fn summary_of_a_skewed_bundle_aligns_within_the_bound_and_reports_clean_passes_o
         }
         for s in spans {
             let (c, t) = (s["count"].as_i64().unwrap(), s["total_us"].as_i64().unwrap());
-            let (p50, p95, max, mean) =
-                (s["p50_us"].as_i64().unwrap(), s["p95_us"].as_i64().unwrap(), s["max_us"].as_i64().unwrap(), s["mean_us"].as_i64().unwrap());
+            let (p50, p95, max, mean) = (
+                s["p50_us"].as_i64().unwrap(),
+                s["p95_us"].as_i64().unwrap(),
+                s["max_us"].as_i64().unwrap(),
+                s["mean_us"].as_i64().unwrap(),
+            );
             assert!(p50 <= p95 && p95 <= max && mean == t / c, "{s}");
         }
         // Counts agree with the raw files.
@@ -120,29 +128,56 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
     for e in events.iter().filter(|e| e["ph"] == "M" && e["name"] == "process_name") {
         process_names.insert(e["pid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap().to_string());
     }
-    let lanes: BTreeSet<&str> = process_names.values().filter(|n| !n.starts_with("critical path")).map(|n| n.split(' ').next().unwrap()).collect();
+    let lanes: BTreeSet<&str> = process_names
+        .values()
+        .filter(|n| !n.starts_with("critical path"))
+        .map(|n| n.split(' ').next().unwrap())
+        .collect();
     assert_eq!(lanes, BTreeSet::from(["eval", "server", "worker"]));
     // The critical path is a process of its own, whose slices tile the evaluated time.
     assert_eq!(process_names.values().filter(|n| n.starts_with("critical path")).count(), 1, "{process_names:?}");
-    let path_us: i64 = events.iter().filter(|e| e["ph"] == "X" && e["cat"] == "critical_path").map(|e| e["dur"].as_i64().unwrap()).sum();
+    let path_us: i64 = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "critical_path")
+        .map(|e| e["dur"].as_i64().unwrap())
+        .sum();
     let evaluated = (read_json(&pass_dir.join("run.json"))["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
-    let bound = trace["otherData"]["alignment"]["hosts"].as_array().unwrap().iter().filter_map(|h| h["bound_us"].as_i64()).max().unwrap_or(0);
+    let bound = trace["otherData"]["alignment"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["bound_us"].as_i64())
+        .max()
+        .unwrap_or(0);
     assert!((path_us - evaluated).abs() <= bound.max(1), "path {path_us} µs, evaluated {evaluated} µs");
-    assert!(events.iter().any(|e| e["ph"] == "s" && e["cat"] == "critical_path"), "a flow where the path crosses processes");
-    let spans: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X" && e["cat"] != "critical_path").collect();
+    assert!(
+        events.iter().any(|e| e["ph"] == "s" && e["cat"] == "critical_path"),
+        "a flow where the path crosses processes"
+    );
+    let spans: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["ph"] == "X" && e["cat"] != "critical_path").collect();
     let raw = span_lines(pass_dir);
     assert_eq!(spans.len(), raw.len());
     // Every raw span appears once, moved by its host's offset onto the server clock.
     let mut expected: HashMap<(String, u64), i64> = HashMap::new();
     for r in &raw {
         expected.insert(
-            (r["process"].as_str().unwrap().to_string(), r["id"].as_u64().unwrap() * 1_000_000 + r["pid"].as_u64().unwrap()),
+            (
+                r["process"].as_str().unwrap().to_string(),
+                r["id"].as_u64().unwrap() * 1_000_000 + r["pid"].as_u64().unwrap(),
+            ),
             r["ts_us"].as_i64().unwrap() + offset_of(r),
         );
     }
     for e in &spans {
         let process = process_names[&e["pid"].as_u64().unwrap()].split(' ').next().unwrap().to_string();
-        let real_pid: u64 = process_names[&e["pid"].as_u64().unwrap()].rsplit("pid ").next().unwrap().trim_end_matches(')').parse().unwrap();
+        let real_pid: u64 = process_names[&e["pid"].as_u64().unwrap()]
+            .rsplit("pid ")
+            .next()
+            .unwrap()
+            .trim_end_matches(')')
+            .parse()
+            .unwrap();
         let key = (process, e["args"]["span.id"].as_u64().unwrap() * 1_000_000 + real_pid);
         assert_eq!(Some(&e["ts"].as_i64().unwrap()), expected.get(&key), "{e}");
     }
@@ -169,7 +204,11 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
     let job = spans.iter().find(|e| e["name"] == "job").unwrap();
     let child = spans
         .iter()
-        .find(|e| e["name"] == "fetch_repository" && e["args"]["span.parent"] == job["args"]["span.id"] && e["pid"] == job["pid"])
+        .find(|e| {
+            e["name"] == "fetch_repository"
+                && e["args"]["span.parent"] == job["args"]["span.id"]
+                && e["pid"] == job["pid"]
+        })
         .unwrap();
     assert_eq!(child["tid"], job["tid"]);
 }
@@ -203,7 +242,19 @@ fn several_worker_hosts_each_get_their_own_offset() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = sample(
         &tmp.path().join("b"),
-        &["--workers", "2", "--worker-clock-skew-ms", "400", "--skew-per-worker", "--ci-jobs", "8", "--drvs", "20", "--passes", "cold-clean"],
+        &[
+            "--workers",
+            "2",
+            "--worker-clock-skew-ms",
+            "400",
+            "--skew-per-worker",
+            "--ci-jobs",
+            "8",
+            "--drvs",
+            "20",
+            "--passes",
+            "cold-clean",
+        ],
     );
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&bundle));
     let summary = read_json(&bundle.join("summary.json"));
@@ -230,7 +281,8 @@ fn several_worker_hosts_each_get_their_own_offset() {
 #[test]
 fn archives_summarize_like_directories() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", "10"]);
+    let bundle =
+        sample(&tmp.path().join("b"), &["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", "10"]);
     let archive = tmp.path().join("evalbench.tar.gz");
     evalbench_bundle::pack_dir(&bundle, &archive, &[]).unwrap();
     run_ok(evalbench().args(["summarize", "--quiet"]).arg(&bundle));
@@ -297,7 +349,10 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
         let whole = runs::totals(&data, pass);
         // The streamed scan reads durations, not nesting: its own times are
         // its totals. Everything it does compute must be the loaded figure.
-        let stats: Vec<_> = span_stats(&data.streams).into_iter().map(|s| evalbench_analyze::SpanStat { own_us: s.total_us, ..s }).collect();
+        let stats: Vec<_> = span_stats(&data.streams)
+            .into_iter()
+            .map(|s| evalbench_analyze::SpanStat { own_us: s.total_us, ..s })
+            .collect();
         outside += data.outside_window;
         assert!(align.hosts.iter().filter(|h| h.aligned).count() >= 1, "{}: a worker aligned", pass.name);
         for chunk in [u64::MAX, 65536, 4096, 1] {
@@ -316,7 +371,11 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
     }
     assert!(outside > 0, "the window left spans out, both readings alike");
     assert!(
-        b.passes.iter().any(|p| load(p, evalbench_analyze::Fields::All).0.warnings.iter().any(|w| w.line == Some(mid as u64 + 1))),
+        b.passes.iter().any(|p| load(p, evalbench_analyze::Fields::All)
+            .0
+            .warnings
+            .iter()
+            .any(|w| w.line == Some(mid as u64 + 1))),
         "the cut line is named"
     );
 }
@@ -327,7 +386,8 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
 #[test]
 fn one_cpu_and_every_cpu_write_the_same_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let bundle = sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "3", "--drvs", "300"]);
+    let bundle =
+        sample(&tmp.path().join("b"), &["--passes", "cold-clean,cold-instrumented", "--ci-jobs", "3", "--drvs", "300"]);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert!(cpus > 1, "this test needs more than one CPU to compare the two ways ({cpus} here)");
     run_ok(evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("every")).arg(&bundle));
@@ -338,8 +398,15 @@ fn one_cpu_and_every_cpu_write_the_same_files() {
             .arg(&bundle),
     );
     for f in ["summary.txt", "summary.json", "cold-clean/trace.json", "cold-instrumented/trace.json"] {
-        let (a, b) = (std::fs::read(tmp.path().join("every").join(f)).unwrap(), std::fs::read(tmp.path().join("one").join(f)).unwrap());
-        let strip = |v: Vec<u8>| String::from_utf8(v).unwrap().replace(&tmp.path().join("every").display().to_string(), "OUT");
-        assert!(strip(a) == strip(b).replace(&tmp.path().join("one").display().to_string(), "OUT"), "{f} differs between one CPU and {cpus}");
+        let (a, b) = (
+            std::fs::read(tmp.path().join("every").join(f)).unwrap(),
+            std::fs::read(tmp.path().join("one").join(f)).unwrap(),
+        );
+        let strip =
+            |v: Vec<u8>| String::from_utf8(v).unwrap().replace(&tmp.path().join("every").display().to_string(), "OUT");
+        assert!(
+            strip(a) == strip(b).replace(&tmp.path().join("one").display().to_string(), "OUT"),
+            "{f} differs between one CPU and {cpus}"
+        );
     }
 }

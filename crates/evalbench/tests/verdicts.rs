@@ -27,7 +27,11 @@ fn verdicts(a: &Path, b: &Path) -> Vec<(String, String, String)> {
         all.push((pass.clone(), "evaluated".to_string(), p["wall"]["kind"].as_str().unwrap().to_string()));
         for row in p["spans"].as_array().unwrap().iter().chain(p["statements"].as_array().unwrap()) {
             assert!(row["verdict"]["p_adjusted"].is_number(), "{row}");
-            all.push((pass.clone(), row["what"].as_str().unwrap().to_string(), row["verdict"]["kind"].as_str().unwrap().to_string()));
+            all.push((
+                pass.clone(),
+                row["what"].as_str().unwrap().to_string(),
+                row["verdict"]["kind"].as_str().unwrap().to_string(),
+            ));
         }
     }
     all
@@ -41,7 +45,9 @@ fn changed(kind: &str) -> bool {
 fn in_parallel<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let f = &f;
     std::thread::scope(|s| {
-        let halves: Vec<_> = (0..2).map(|t| s.spawn(move || (0..n).filter(|i| i % 2 == t).map(|i| (i, f(i))).collect::<Vec<_>>())).collect();
+        let halves: Vec<_> = (0..2)
+            .map(|t| s.spawn(move || (0..n).filter(|i| i % 2 == t).map(|i| (i, f(i))).collect::<Vec<_>>()))
+            .collect();
         let mut all: Vec<(usize, T)> = halves.into_iter().flat_map(|h| h.join().unwrap()).collect();
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, t)| t).collect()
@@ -62,8 +68,17 @@ fn identical_inputs_are_called_changed_in_at_most_five_percent_of_pairs() {
         v.into_iter().filter(|(_, _, k)| changed(k)).collect()
     });
     let bad: Vec<&Vec<(String, String, String)>> = flagged.iter().filter(|f| !f.is_empty()).collect();
-    eprintln!("A/A: {} of {pairs} pairs with a faster/slower verdict ({} verdicts in all)", bad.len(), bad.iter().map(|f| f.len()).sum::<usize>());
-    assert!(bad.len() * 20 <= pairs, "{} of {pairs} A/A pairs called something changed: {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    eprintln!(
+        "A/A: {} of {pairs} pairs with a faster/slower verdict ({} verdicts in all)",
+        bad.len(),
+        bad.iter().map(|f| f.len()).sum::<usize>()
+    );
+    assert!(
+        bad.len() * 20 <= pairs,
+        "{} of {pairs} A/A pairs called something changed: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
 }
 
 #[test]
@@ -81,7 +96,8 @@ fn three_shifted_spans_and_a_slower_evaluation_are_found() {
         write_bundle(&a, &Truth::baseline(), RUNS, 5000 + 2 * i as u64);
         write_bundle(&b, &Truth::baseline().shifted(&shifted_spans, 1.10), RUNS, 5001 + 2 * i as u64);
         let v = verdicts(&a, &b);
-        let is_shifted = |what: &str| what == "evaluated" || shifted_spans.iter().any(|(k, _)| what == format!("eval step_{k:02}"));
+        let is_shifted =
+            |what: &str| what == "evaluated" || shifted_spans.iter().any(|(k, _)| what == format!("eval step_{k:02}"));
         let found = PASSES.iter().all(|pass| {
             v.iter().filter(|(p, w, _)| p == pass && is_shifted(w)).count() == 4
                 && v.iter().filter(|(p, w, _)| p == pass && is_shifted(w)).all(|(_, _, k)| k == "slower")
@@ -94,7 +110,10 @@ fn three_shifted_spans_and_a_slower_evaluation_are_found() {
     });
     let found = results.iter().filter(|(f, _)| *f).count();
     let worst = results.iter().map(|(_, n)| *n).max().unwrap();
-    eprintln!("shifted: all four found in {found} of {seeds} seeds (both passes); at most {worst} unshifted span(s) called changed in a seed");
+    eprintln!(
+        "shifted: all four found in {found} of {seeds} seeds (both passes); at most {worst} unshifted span(s) called \
+            changed in a seed"
+    );
     assert!(found * 10 >= seeds * 9, "found in only {found} of {seeds} seeds");
     assert!(worst <= 1, "a seed called {worst} unshifted spans changed");
 }

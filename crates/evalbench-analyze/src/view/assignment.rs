@@ -59,7 +59,9 @@ pub(super) fn walk(p: &PassView) -> Assignment {
             steps.push(("evaluate request (runner)".into(), r, r));
         }
         steps.reverse();
-        let job_span = names.get(&("worker", "job")).and_then(|v| v.iter().find(|s| p.job(s.stream, s.idx).as_deref() == Some(job.as_str())));
+        let job_span = names
+            .get(&("worker", "job"))
+            .and_then(|v| v.iter().find(|s| p.job(s.stream, s.idx).as_deref() == Some(job.as_str())));
         if let Some(j) = job_span {
             steps.push(("worker job".into(), j.start, j.end.min(j.start + 1.0)));
         }

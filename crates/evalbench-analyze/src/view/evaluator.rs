@@ -83,7 +83,11 @@ fn sampled(p: &PassView) -> Option<Section<Sampled>> {
                 v.truncate(TOP);
                 v
             };
-            Section::Ready(Sampled { samples: s.samples, by_position: top(s.by_position()), by_function: top(s.by_function()) })
+            Section::Ready(Sampled {
+                samples: s.samples,
+                by_position: top(s.by_position()),
+                by_function: top(s.by_function()),
+            })
         }
         Err(e) => Section::Unreadable(e.to_string()),
     })
@@ -143,7 +147,8 @@ pub(super) fn read(p: &PassView) -> Section<Evaluator> {
     // nixpkgs-sized pass has millions of attributes, and a vector of them
     // all was 150 MB at 1.4M that the allocator kept after.
     let slowest = |a: &Attribute, b: &Attribute| b.dur_us.cmp(&a.dur_us).then_with(|| a.attr.cmp(&b.attr));
-    let hungriest = |a: &Attribute, b: &Attribute| b.rss_delta_kb.cmp(&a.rss_delta_kb).then_with(|| a.attr.cmp(&b.attr));
+    let hungriest =
+        |a: &Attribute, b: &Attribute| b.rss_delta_kb.cmp(&a.rss_delta_kb).then_with(|| a.attr.cmp(&b.attr));
     let (mut attributes, mut cached) = (0, 0);
     for (si, st) in p.data.streams.iter().enumerate() {
         for (i, s) in st.spans.iter().enumerate() {

@@ -112,7 +112,8 @@ impl PassView {
     /// graph is then built without them beside it (at 4.5M spans, half a
     /// gigabyte less at the peak). A page shows views, never spans.
     pub fn load(p: &PassDir, with_spans: &mut dyn FnMut(&PassView)) -> PassView {
-        let (data, align) = crate::load(p, crate::Fields::Placed(&|n| crate::fields_read(n) || FIELDS_READ.contains(&n)));
+        let (data, align) =
+            crate::load(p, crate::Fields::Placed(&|n| crate::fields_read(n) || FIELDS_READ.contains(&n)));
         let extent = data.extent(&align).map(|(a, b)| (a as f64, b as f64));
         let mut v = PassView {
             name: p.name.clone(),

@@ -64,7 +64,8 @@ pub(super) fn lanes(p: &PassView, t0: f64, t1: f64) -> Timeline {
             group.push(r);
         }
         flush(&mut group, &mut bars, &mut merged_total);
-        let label = format!("{} {}{}", st.process, st.pid, st.host.as_deref().map(|h| format!(" @{h}")).unwrap_or_default());
+        let label =
+            format!("{} {}{}", st.process, st.pid, st.host.as_deref().map(|h| format!(" @{h}")).unwrap_or_default());
         lanes.push(Lane { label, bars });
     }
     lanes.sort_by_key(|l| match l.label.split(' ').next() {

@@ -247,14 +247,20 @@ pub(super) fn agrees(b: &[u8]) -> bool {
 mod tests {
     use super::{agrees, line, special_bytes};
 
-    const OURS: &str = r#"{"name":"lock_flake","target":"gradient_eval","ts_us":1796003862489832,"dur_us":209,"pid":22275,"process":"eval","host":"worker-0","id":2,"parent":1,"thread":22275,"fields":{"cached":false}}"#;
+    const OURS: &str = concat!(
+        r#"{"name":"lock_flake","target":"gradient_eval","ts_us":1796003862489832,"dur_us":209,"pid":22275,"#,
+        r#""process":"eval","host":"worker-0","id":2,"parent":1,"thread":22275,"fields":{"cached":false}}"#
+    );
 
     #[test]
     fn the_layers_lines_take_the_fast_path_and_read_as_serde_reads_them() {
         for l in [
             OURS,
             r#"{"name":"a","target":"t","ts_us":1,"dur_us":0,"pid":7,"process":"p","fields":{}}"#,
-            r#" { "name" : "a" , "ts_us" : -5 , "dur_us" : 3 , "id" : null , "fields" : { "k" : "v" , "n" : -0 , "b" : true , "z" : null } } "#,
+            concat!(
+                r#" { "name" : "a" , "ts_us" : -5 , "dur_us" : 3 , "id" : null , "#,
+                r#""fields" : { "k" : "v" , "n" : -0 , "b" : true , "z" : null } } "#
+            ),
             r#"{"name":"a","name":"b","ts_us":1,"dur_us":2}"#,
             r#"{"ts_us":-9223372036854775808,"dur_us":0,"name":"é"}"#,
             r#"{}"#,

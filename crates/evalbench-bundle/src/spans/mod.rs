@@ -32,7 +32,9 @@ pub fn fast_path_agrees(line: &[u8]) -> bool {
 pub fn placed_fields_agree(data: &[u8], buffer: usize) -> bool {
     let path = std::path::Path::new("fuzz.1.jsonl");
     let reader = || std::io::BufReader::with_capacity(buffer.max(1), data);
-    let (Ok(plain), Ok(placed)) = (read_spans(reader(), path), parse::read_spans_at(reader(), path, 0, Some((&|_| true, &|_| false)))) else {
+    let (Ok(plain), Ok(placed)) =
+        (read_spans(reader(), path), parse::read_spans_at(reader(), path, 0, Some((&|_| true, &|_| false))))
+    else {
         return false;
     };
     let same = |a: &Stream, b: &Stream| {
@@ -371,7 +373,11 @@ impl Stream {
     /// at `at` (no extra keys: those are not a copy of the line's bytes).
     /// Fields that cannot be placed so are not kept.
     pub fn push_in_file(&mut self, mut span: Span, at: u64, len: usize) {
-        span.text = if len == 0 || len > MAX_TEXT || at > START_MASK { span.text.with(0, 0, false) } else { span.text.in_file_at(at, len) };
+        span.text = if len == 0 || len > MAX_TEXT || at > START_MASK {
+            span.text.with(0, 0, false)
+        } else {
+            span.text.in_file_at(at, len)
+        };
         self.spans.push(span);
     }
 

@@ -65,7 +65,8 @@ fn contained_in(spans: &[Span]) -> Vec<Option<usize>> {
         while open.last().is_some_and(|&o| spans[o].end_us() <= start && spans[o].end_us() < end) {
             open.pop();
         }
-        let found = open.iter().rev().take(MAX_SEARCH).copied().find(|&o| spans[o].ts_us <= start && end <= spans[o].end_us());
+        let found =
+            open.iter().rev().take(MAX_SEARCH).copied().find(|&o| spans[o].ts_us <= start && end <= spans[o].end_us());
         parents[i] = found;
         open.push(i);
     }
@@ -95,7 +96,10 @@ mod tests {
         let mut st = stream(&[(10, 10), (0, 100), (50, 100), (60, 10), (200, 10)]);
         assert!(st.infer_nesting());
         assert!(st.nesting_inferred);
-        assert_eq!(st.spans.iter().map(|s| st.id(s)).collect::<Vec<_>>(), vec![Some(1), Some(2), Some(3), Some(4), Some(5)]);
+        assert_eq!(
+            st.spans.iter().map(|s| st.id(s)).collect::<Vec<_>>(),
+            vec![Some(1), Some(2), Some(3), Some(4), Some(5)]
+        );
         assert_eq!(parents(&st), vec![Some(2), None, None, Some(3), None]);
     }
 

@@ -145,7 +145,8 @@ fn units_of(dir: &Path, chunk: u64) -> Result<(Vec<PathBuf>, Vec<Unit>), BundleE
         // A file that cannot even be measured or cut is read whole: its
         // read fails on its own, and only it is lost.
         let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let bounds = if size > chunk { chunk_bounds(p, size, chunk).unwrap_or_else(|_| vec![0, size]) } else { vec![0, size] };
+        let bounds =
+            if size > chunk { chunk_bounds(p, size, chunk).unwrap_or_else(|_| vec![0, size]) } else { vec![0, size] };
         units.extend(bounds.windows(2).map(|w| (i, w[0], w[1])));
     }
     Ok((paths, units))
@@ -262,7 +263,8 @@ fn read_filtered(
     in_file: Option<InFile<'_>>,
 ) -> Result<Vec<SpanFile>, BundleError> {
     let (paths, units) = units_of(dir, chunk)?;
-    let slots: std::sync::Mutex<Vec<Option<Result<SpanFile, BundleError>>>> = std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
+    let slots: std::sync::Mutex<Vec<Option<Result<SpanFile, BundleError>>>> =
+        std::sync::Mutex::new((0..units.len()).map(|_| None).collect());
     on_every_core(
         &units,
         || (),
@@ -308,7 +310,8 @@ fn read_filtered(
             if let Some(why) = unreadable {
                 return SpanFile { path: p.clone(), unreadable: Some(why), ..Default::default() };
             }
-            let mut file = if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) };
+            let mut file =
+                if parts.len() == 1 { parts.into_iter().next().unwrap_or_default() } else { merge(p, parts) };
             // Lines without ids (Gradient's): nesting by time, once the file is whole.
             for st in &mut file.streams {
                 st.infer_nesting();

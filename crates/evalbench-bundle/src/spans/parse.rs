@@ -40,7 +40,12 @@ pub type InFile<'a> = (KeepText<'a>, KeepText<'a>);
 /// [`read_spans`] of the bytes of `path` from offset `at`; the spans that
 /// `in_file` names keep their fields as their place in the file
 /// ([`Stream::push_in_file`]).
-pub(super) fn read_spans_at(mut r: impl BufRead, path: &Path, at: u64, in_file: Option<InFile<'_>>) -> Result<SpanFile, BundleError> {
+pub(super) fn read_spans_at(
+    mut r: impl BufRead,
+    path: &Path,
+    at: u64,
+    in_file: Option<InFile<'_>>,
+) -> Result<SpanFile, BundleError> {
     let (default_process, default_pid) = file_identity(path);
     let mut p = Parser {
         pos: at,
@@ -145,7 +150,9 @@ impl Parser<'_> {
         // Almost every line of a file belongs to the stream of the line before.
         let same = self.last.is_some_and(|i: usize| {
             let st = &self.out.streams[i];
-            st.pid == pid && st.process == line.process.as_deref().unwrap_or(&self.default_process) && st.host.as_deref() == line.host.as_deref()
+            st.pid == pid
+                && st.process == line.process.as_deref().unwrap_or(&self.default_process)
+                && st.host.as_deref() == line.host.as_deref()
         });
         let si = match self.last {
             Some(i) if same => i,
@@ -210,7 +217,8 @@ impl Parser<'_> {
         let span = stream.with_ids(Span::new(name, target, ts_us, dur_us), line.id, line.parent, line.thread);
         let fields = line.fields.unwrap_or("");
         // The fields' place in the file: they are a slice of the line as read.
-        let offset = (fields.as_ptr() as usize).checked_sub(raw.as_ptr() as usize).filter(|&o| o + fields.len() <= raw.len());
+        let offset =
+            (fields.as_ptr() as usize).checked_sub(raw.as_ptr() as usize).filter(|&o| o + fields.len() <= raw.len());
         if let (Some((by_name, unless)), Some(o), true) = (self.in_file, offset, extra.is_empty()) {
             while located.len() < stream.names.len() {
                 located.push(by_name(&stream.names[located.len()]));

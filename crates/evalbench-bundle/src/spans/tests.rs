@@ -16,9 +16,12 @@ fn a_span_is_48_bytes_and_keeps_ids_and_text_apart() {
     assert_eq!((st.id(&c), st.parent(&c), st.thread(&c)), (None, None, None));
     // Ids at the edge of what a span holds, and past it, in any place.
     let edge = (1u64 << ID_BITS) - 1;
-    for ids in
-        [[Some(edge), Some(edge), Some(edge)], [Some(edge + 1), None, Some(1)], [None, Some(u64::MAX), Some(edge)], [Some(3), Some(4), Some(1 << 50)]]
-    {
+    for ids in [
+        [Some(edge), Some(edge), Some(edge)],
+        [Some(edge + 1), None, Some(1)],
+        [None, Some(u64::MAX), Some(edge)],
+        [Some(3), Some(4), Some(1 << 50)],
+    ] {
         let s = st.with_ids(Span::new(0, 0, 0, 0), ids[0], ids[1], ids[2]);
         assert_eq!([st.id(&s), st.parent(&s), st.thread(&s)], ids);
     }
@@ -43,7 +46,8 @@ fn placed_fields_are_where_the_line_has_them() {
     let lines = [
         r#"{"name":"a","target":"t","ts_us":1,"dur_us":2,"pid":7,"process":"p","id":1,"fields":{"k":"v"}}"#,
         "",
-        "   {\"name\":\"b\",\"ts_us\":3,\"dur_us\":4,\"fields\" :  {\"k\" : \"\\u00e9\\\"\" , \"n\":[1,{\"m\":2}]}  }\r",
+        "   {\"name\":\"b\",\"ts_us\":3,\"dur_us\":4,\"fields\" :  {\"k\" : \"\\u00e9\\\"\" , \"n\":[1,{\"m\":2}]}  \
+            }\r",
         r#"{"name":"c","ts_us":5,"dur_us":6,"fields":42}"#,
         r#"{"name":"c","ts_us":5,"dur_us":6,"fields":"text"}"#,
         r#"{"name":"d","fields":{"first":1},"ts_us":7,"dur_us":8,"fields":{"second":2}}"#,
@@ -53,7 +57,10 @@ fn placed_fields_are_where_the_line_has_them() {
         &long,
         r#"{"name":"f","ts_us":10,"dur_us":1}"#,
         r#"{"name":"g","ts_us":11,"dur_us":1,"fields":{}}"#,
-        r#"{"name":"w","ts_us":12,"dur_us":1,"id":18446744073709551615,"parent":4398046511104,"thread":1,"fields":{"k":1}}"#,
+        concat!(
+            r#"{"name":"w","ts_us":12,"dur_us":1,"id":18446744073709551615,"parent":4398046511104,"#,
+            r#""thread":1,"fields":{"k":1}}"#
+        ),
     ];
     let data = lines.join("\n");
     for buffer in [1, 2, 7, 64, 4096, 1 << 22] {
@@ -67,7 +74,13 @@ fn placed_fields_are_where_the_line_has_them() {
 #[test]
 fn kept_and_shifted_text_stays_each_spans_own() {
     let mut st = Stream { names: vec!["keep".into(), "drop".into()], ..Stream::default() };
-    let rows = [(0, r#"{"a":1}"#, r#"{"x":"1"}"#), (1, r#"{"b":2}"#, r#"{"y":2}"#), (0, "", r#"{"z":[3]}"#), (0, r#"{"c":3}"#, ""), (1, "", "")];
+    let rows = [
+        (0, r#"{"a":1}"#, r#"{"x":"1"}"#),
+        (1, r#"{"b":2}"#, r#"{"y":2}"#),
+        (0, "", r#"{"z":[3]}"#),
+        (0, r#"{"c":3}"#, ""),
+        (1, "", ""),
+    ];
     for (i, (name, fields, extra)) in rows.iter().enumerate() {
         st.push(Span::new(*name, 0, i as i64, 1).with_ids(Some(i as u64), None, None), fields, extra);
     }
@@ -80,7 +93,11 @@ fn kept_and_shifted_text_stays_each_spans_own() {
     for (i, (name, fields, extra)) in rows.iter().enumerate() {
         let want = |kept: bool| if kept { (*fields, (!extra.is_empty()).then_some(*extra)) } else { ("", None) };
         assert_eq!((st.fields(&st.spans[i]), st.extra(&st.spans[i])), want(*name == 0), "kept, span {i}");
-        assert_eq!((shifted.fields(&shifted.spans[i]), shifted.extra(&shifted.spans[i])), want(true), "shifted, span {i}");
+        assert_eq!(
+            (shifted.fields(&shifted.spans[i]), shifted.extra(&shifted.spans[i])),
+            want(true),
+            "shifted, span {i}"
+        );
         assert_eq!(st.id(&st.spans[i]), Some(i as u64));
     }
     assert_eq!(st.text, r#"{"a":1}0000009{"x":"1"}0000009{"z":[3]}{"c":3}"#);

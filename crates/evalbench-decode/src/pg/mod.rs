@@ -314,7 +314,13 @@ impl Conn {
         match m.kind {
             b'Q' => {
                 let sql = self.texts.get(cstr(&m.body, &mut at));
-                self.pending.push_back(Pending::Simple { sql, start: m.ts_us, bytes_in: m.wire_len, bytes_out: 0, answered: false });
+                self.pending.push_back(Pending::Simple {
+                    sql,
+                    start: m.ts_us,
+                    bytes_in: m.wire_len,
+                    bytes_out: 0,
+                    answered: false,
+                });
             }
             b'P' => {
                 let name = cstr(&m.body, &mut at);
@@ -339,7 +345,13 @@ impl Conn {
                     None => (Arc::from("(statement prepared before the capture began)"), true),
                 };
                 let start = self.batch_start.take().unwrap_or(m.ts_us);
-                self.pending.push_back(Pending::Extended { sql, start, bytes_in: std::mem::take(&mut self.batch_bytes), bytes_out: 0, partial });
+                self.pending.push_back(Pending::Extended {
+                    sql,
+                    start,
+                    bytes_in: std::mem::take(&mut self.batch_bytes),
+                    bytes_out: 0,
+                    partial,
+                });
             }
             b'S' => {
                 self.batch_start = None;
@@ -361,7 +373,9 @@ impl Conn {
             b'd' | b'c' | b'f' => {
                 if let Some(p) = self.pending.iter_mut().rev().find(|p| !matches!(p, Pending::Sync)) {
                     match p {
-                        Pending::Simple { bytes_in, .. } | Pending::Extended { bytes_in, .. } => *bytes_in += m.wire_len,
+                        Pending::Simple { bytes_in, .. } | Pending::Extended { bytes_in, .. } => {
+                            *bytes_in += m.wire_len
+                        }
                         Pending::Sync => {}
                     }
                 }
@@ -424,7 +438,9 @@ impl Conn {
                         *bytes_in = 0;
                         *bytes_out = 0;
                     }
-                } else if let Some(Pending::Extended { sql, start, bytes_in, bytes_out, partial }) = self.pending.remove(front) {
+                } else if let Some(Pending::Extended { sql, start, bytes_in, bytes_out, partial }) =
+                    self.pending.remove(front)
+                {
                     out(mk(sql, start, bytes_in, bytes_out, partial));
                     if m.kind == b'E' {
                         // The server skips to the next Sync: those Executes never ran.
@@ -449,7 +465,11 @@ impl Conn {
 }
 
 /// Decodes a capture file; `server_port` tells the server side when known.
-pub fn decode_file(path: &Path, server_port: Option<u16>, out: &mut dyn FnMut(Execution)) -> Result<PgSummary, DecodeError> {
+pub fn decode_file(
+    path: &Path,
+    server_port: Option<u16>,
+    out: &mut dyn FnMut(Execution),
+) -> Result<PgSummary, DecodeError> {
     let f = std::fs::File::open(path).map_err(DecodeError::io(path))?;
     decode_from(f, &path.display().to_string(), server_port, out)
 }

@@ -35,11 +35,20 @@ pub struct Snapshot {
 /// read is left at zero or None.
 pub fn take(roots: &[u32]) -> Snapshot {
     let (busy, steal) = std::fs::read_to_string("/proc/stat").ok().and_then(|t| cpu_line(&t)).unwrap_or((0, 0));
-    let psi = ["cpu", "io", "memory"].map(|r| std::fs::read_to_string(format!("/proc/pressure/{r}")).ok().and_then(|t| psi_some_total(&t)));
+    let psi = ["cpu", "io", "memory"]
+        .map(|r| std::fs::read_to_string(format!("/proc/pressure/{r}")).ok().and_then(|t| psi_some_total(&t)));
     let (dirty_kib, writeback_kib) = std::fs::read_to_string("/proc/meminfo").map(|t| meminfo(&t)).unwrap_or((0, 0));
     let mut all_roots = vec![std::process::id()];
     all_roots.extend_from_slice(roots);
-    Snapshot { at: Some(std::time::Instant::now()), busy, steal, lab: tree_ticks(&processes(), &all_roots), psi, dirty_kib, writeback_kib }
+    Snapshot {
+        at: Some(std::time::Instant::now()),
+        busy,
+        steal,
+        lab: tree_ticks(&processes(), &all_roots),
+        psi,
+        dirty_kib,
+        writeback_kib,
+    }
 }
 
 /// The window between two readings; None when either could not be taken.
@@ -52,7 +61,9 @@ pub fn between(a: &Snapshot, b: &Snapshot) -> Option<MachineState> {
     let cores = |ticks: u64| evalbench_bundle::num::round_to(ticks as f64 / hz / secs, 3);
     let busy = b.busy.saturating_sub(a.busy);
     let lab = b.lab.saturating_sub(a.lab);
-    let share = |i: usize| Some(evalbench_bundle::num::round_to((b.psi[i]?.saturating_sub(a.psi[i]?) as f64 / 1e6 / secs).min(1.0), 3));
+    let share = |i: usize| {
+        Some(evalbench_bundle::num::round_to((b.psi[i]?.saturating_sub(a.psi[i]?) as f64 / 1e6 / secs).min(1.0), 3))
+    };
     Some(MachineState {
         window_s: evalbench_bundle::num::s(secs),
         lab_cores: cores(lab),
@@ -91,8 +102,12 @@ fn psi_some_total(text: &str) -> Option<u64> {
 }
 
 fn meminfo(text: &str) -> (u64, u64) {
-    let kib =
-        |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).and_then(|r| r.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0);
+    let kib = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
     (kib("Dirty:"), kib("Writeback:"))
 }
 
@@ -145,7 +160,8 @@ mod tests {
     #[test]
     fn proc_lines_are_read_by_their_fields() {
         assert_eq!(cpu_line("cpu  914 3 1000 31077 67 5 14 20 0 0\ncpu0 1 2 3\n"), Some((914 + 3 + 1000 + 5 + 14, 20)));
-        let psi = "some avg10=0.00 avg60=0.45 avg300=0.57 total=3112366\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        let psi =
+            "some avg10=0.00 avg60=0.45 avg300=0.57 total=3112366\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
         assert_eq!(psi_some_total(psi), Some(3112366));
         assert_eq!(meminfo("MemFree: 5 kB\nDirty:                80 kB\nWriteback:             4 kB\n"), (80, 4));
         // A command with ") (" in it: fields count from the last ')'.
@@ -155,7 +171,8 @@ mod tests {
 
     #[test]
     fn a_tree_counts_each_descendant_once() {
-        let procs: HashMap<u32, (u32, u64)> = [(1, (0, 1000)), (10, (1, 5)), (11, (10, 7)), (12, (11, 3)), (20, (1, 100)), (30, (1, 9))].into();
+        let procs: HashMap<u32, (u32, u64)> =
+            [(1, (0, 1000)), (10, (1, 5)), (11, (10, 7)), (12, (11, 3)), (20, (1, 100)), (30, (1, 9))].into();
         assert_eq!(tree_ticks(&procs, &[10]), 15);
         assert_eq!(tree_ticks(&procs, &[10, 11, 30]), 24, "a root inside another's tree is not counted twice");
         assert_eq!(tree_ticks(&procs, &[99]), 0, "a root that is gone counts nothing");
@@ -176,12 +193,18 @@ mod tests {
         inside.kill().unwrap();
         inside.wait().unwrap();
         assert!(m.lab_cores > 0.3, "{m:?}");
-        let o = std::process::Command::new("sh").args(["-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!"]).output().unwrap();
+        let o = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!"])
+            .output()
+            .unwrap();
         let pid: i32 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
         let m = measure();
         // SAFETY: kill has no memory preconditions; pid is the loop started above.
         unsafe { libc::kill(pid, libc::SIGKILL) };
         assert!(m.other_cores > 0.3 && m.other_cores > m.lab_cores, "{m:?}");
-        assert!(m.window_s > 0.7 && m.psi_cpu.is_some() == std::path::Path::new("/proc/pressure/cpu").exists(), "{m:?}");
+        assert!(
+            m.window_s > 0.7 && m.psi_cpu.is_some() == std::path::Path::new("/proc/pressure/cpu").exists(),
+            "{m:?}"
+        );
     }
 }

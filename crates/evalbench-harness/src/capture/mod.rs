@@ -22,8 +22,15 @@ pub struct Captures {
 }
 
 impl Captures {
-    pub const NONE: Captures =
-        Captures { pcap: false, pg_stats: false, wait_samples: false, perf: false, strace: false, auto_explain: false, instructions: false };
+    pub const NONE: Captures = Captures {
+        pcap: false,
+        pg_stats: false,
+        wait_samples: false,
+        perf: false,
+        strace: false,
+        auto_explain: false,
+        instructions: false,
+    };
 
     /// What either captures.
     pub fn union(self, o: Captures) -> Captures {

@@ -46,7 +46,11 @@ impl Perf {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let child = c.spawn().map_err(|source| HarnessError::Tool { tool: "perf", install: "apt-get install linux-perf", source })?;
+        let child = c.spawn().map_err(|source| HarnessError::Tool {
+            tool: "perf",
+            install: "apt-get install linux-perf",
+            source,
+        })?;
         // perf needs a moment to attach to every thread.
         std::thread::sleep(Duration::from_millis(200));
         Ok(Perf { child, host: host.clone(), scratch, local: out.to_path_buf() })
@@ -60,7 +64,8 @@ impl Perf {
 
 /// Folded stacks (nix's profile) to a flame graph, drawn by inferno, written whole.
 pub fn flamegraph_of_folded(folded: &Path, svg: &Path, title: &str, unit: &str) -> Result<(), HarnessError> {
-    let text = std::fs::read_to_string(folded).map_err(|source| HarnessError::Io { path: folded.to_path_buf(), source })?;
+    let text =
+        std::fs::read_to_string(folded).map_err(|source| HarnessError::Io { path: folded.to_path_buf(), source })?;
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
     opts.count_name = unit.to_string();

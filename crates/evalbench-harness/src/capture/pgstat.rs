@@ -32,8 +32,9 @@ pub struct Db {
 }
 
 async fn connect(url: &str) -> Result<Client, HarnessError> {
-    let (client, conn) =
-        tokio_postgres::connect(url, NoTls).await.map_err(|source| HarnessError::Connect { url: evalbench_lab::pg::redacted(url), source })?;
+    let (client, conn) = tokio_postgres::connect(url, NoTls)
+        .await
+        .map_err(|source| HarnessError::Connect { url: evalbench_lab::pg::redacted(url), source })?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
@@ -48,13 +49,17 @@ impl Db {
     }
 
     fn json(&self, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Value, HarnessError> {
-        let row =
-            self.rt.block_on(self.client.query_one(sql, params)).map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: pg_error(&e) })?;
+        let row = self
+            .rt
+            .block_on(self.client.query_one(sql, params))
+            .map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: pg_error(&e) })?;
         Ok(row.get::<_, Option<Value>>(0).unwrap_or(Value::Null))
     }
 
     fn exec(&self, sql: &str) -> Result<(), HarnessError> {
-        self.rt.block_on(self.client.batch_execute(sql)).map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: pg_error(&e) })
+        self.rt
+            .block_on(self.client.batch_execute(sql))
+            .map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: pg_error(&e) })
     }
 
     /// PostgreSQL's `server_version`, for the run's provenance.
@@ -87,7 +92,8 @@ impl Db {
     pub fn statements(&self, role: &str) -> Result<Value, HarnessError> {
         self.json(
             "SELECT coalesce(json_agg(t), '[]'::json) FROM (
-               SELECT s.calls, round(s.total_exec_time::numeric, 3) AS total_ms, round(s.mean_exec_time::numeric, 3) AS mean_ms,
+               SELECT s.calls, round(s.total_exec_time::numeric, 3) AS total_ms, round(s.mean_exec_time::numeric, 3) \
+                   AS mean_ms,
                       s.queryid, s.query, s.rows, s.total_exec_time, s.mean_exec_time, s.max_exec_time,
                       s.total_plan_time, s.plans, s.mean_plan_time, s.shared_blks_hit, s.shared_blks_read
                FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
@@ -118,7 +124,8 @@ impl Db {
     }
 
     pub fn evaluation_metric(&self, evaluation: &str) -> Result<Value, HarnessError> {
-        self.json("SELECT row_to_json(m) FROM evaluation_metric m WHERE m.evaluation::text = $1", &[&evaluation]).or(Ok(Value::Null))
+        self.json("SELECT row_to_json(m) FROM evaluation_metric m WHERE m.evaluation::text = $1", &[&evaluation])
+            .or(Ok(Value::Null))
     }
 
     /// Samples the role's busy backends every 100 ms on a connection of its own.
@@ -142,7 +149,8 @@ impl Db {
                 let q = client
                     .prepare(
                         "SELECT a.pid, a.state, a.wait_event_type, a.wait_event, left(a.query, 2000), a.backend_type
-                         FROM pg_stat_activity a WHERE a.usename = $1 AND a.state IS DISTINCT FROM 'idle' AND a.pid <> pg_backend_pid()",
+                         FROM pg_stat_activity a WHERE a.usename = $1 AND a.state IS DISTINCT FROM 'idle' AND a.pid <> \
+                             pg_backend_pid()",
                     )
                     .await?;
                 let _ = ready_tx.send(Ok(()));

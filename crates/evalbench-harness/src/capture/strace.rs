@@ -35,8 +35,16 @@ impl Strace {
         for pid in pids {
             c.args(["-p", &pid.to_string()]);
         }
-        c.arg("-o").arg(format!("{scratch_dir}/worker")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let child = c.spawn().map_err(|source| HarnessError::Tool { tool: "strace", install: "apt-get install strace", source })?;
+        c.arg("-o")
+            .arg(format!("{scratch_dir}/worker"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = c.spawn().map_err(|source| HarnessError::Tool {
+            tool: "strace",
+            install: "apt-get install strace",
+            source,
+        })?;
         std::thread::sleep(Duration::from_millis(200));
         Ok(Strace { child, host: host.clone(), scratch: scratch_dir, local: dir.to_path_buf() })
     }

@@ -60,11 +60,27 @@ impl Tcpdump {
         let file = std::fs::File::create(out).map_err(HarnessError::io(out))?;
         let mut c = host.command("tcpdump");
         // --immediate-mode: without it, packets wait in a kernel block that SIGINT throws away.
-        c.args(["-i", iface, "--immediate-mode", "-B", "32768", "-U", "-s", "0", "-w", "-", &format!("tcp port {port}")])
-            .stdin(Stdio::null())
-            .stdout(file)
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().map_err(|source| HarnessError::Tool { tool: "tcpdump", install: "apt-get install tcpdump", source })?;
+        c.args([
+            "-i",
+            iface,
+            "--immediate-mode",
+            "-B",
+            "32768",
+            "-U",
+            "-s",
+            "0",
+            "-w",
+            "-",
+            &format!("tcp port {port}"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(Stdio::piped());
+        let mut child = c.spawn().map_err(|source| HarnessError::Tool {
+            tool: "tcpdump",
+            install: "apt-get install tcpdump",
+            source,
+        })?;
         // tcpdump prints "listening on ..." once the capture is armed.
         let mut err = child.stderr.take().expect("piped");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -91,8 +107,12 @@ impl Tcpdump {
         });
         let deadline = Instant::now() + Duration::from_secs(10);
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Said::Listening) => Ok(Tcpdump { child, what: format!("{iface} port {port}"), rest: rx, out: out.to_path_buf() }),
-            Ok(Said::Ended(msg)) => Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: Some(msg.trim().to_string()) }),
+            Ok(Said::Listening) => {
+                Ok(Tcpdump { child, what: format!("{iface} port {port}"), rest: rx, out: out.to_path_buf() })
+            }
+            Ok(Said::Ended(msg)) => {
+                Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: Some(msg.trim().to_string()) })
+            }
             Err(_) => {
                 let _ = child.kill();
                 Err(HarnessError::Tcpdump { iface: iface.to_string(), port, said: None })
@@ -136,7 +156,8 @@ impl Tcpdump {
         // packet twice (both directions), and "received" is twice "captured"
         // in a whole capture (3,633 of 7,266 in a clean pass here).
         let cut = cut_to_window(&self.out, from_us, until_us)?;
-        let lost = (dropped > 0).then(|| HarnessError::Incomplete { what: self.what.clone(), captured, received, dropped });
+        let lost =
+            (dropped > 0).then(|| HarnessError::Incomplete { what: self.what.clone(), captured, received, dropped });
         Ok(Stopped { cut, lost })
     }
 }
@@ -163,8 +184,9 @@ impl Tcpdump {
 
 /// "N packets captured", "N packets received by filter", "N packets dropped by kernel".
 fn closing_counts(text: &str) -> (u64, u64, u64) {
-    let count =
-        |what: &str| -> u64 { text.lines().filter(|l| l.contains(what)).filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok()).sum() };
+    let count = |what: &str| -> u64 {
+        text.lines().filter(|l| l.contains(what)).filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok()).sum()
+    };
     (count("captured"), count("received by filter"), count("dropped by"))
 }
 

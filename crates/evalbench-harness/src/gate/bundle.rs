@@ -55,7 +55,8 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
                 "ok": r.ok,
                 "error": r.error,
                 "eval_cache": r.eval_cache,
-                "nix_function_calls": step_counters[k].as_ref().and_then(|c| c.get("nrFunctionCalls")).map(|v| *v as u64),
+                "nix_function_calls": step_counters[k].as_ref().and_then(|c| c.get("nrFunctionCalls")).map(|v| *v as
+                    u64),
                 "nix_thunks": step_counters[k].as_ref().and_then(|c| c.get("nrThunks")).map(|v| *v as u64),
                 "nix_gc_total_bytes": step_counters[k].as_ref().and_then(|c| c.get("gc.totalBytes")).map(|v| *v as u64),
             }
@@ -65,7 +66,8 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
     let failed: Vec<&str> = results.iter().filter(|r| !r.ok).map(|r| r.step.name.as_str()).collect();
     let run = serde_json::json!({
         "pass": dir.file_name().map(|n| n.to_string_lossy().to_string()),
-        "status": if failed.is_empty() { evalbench_bundle::contract::Status::Completed } else { evalbench_bundle::contract::Status::Failed }.as_str(),
+        "status": if failed.is_empty() { evalbench_bundle::contract::Status::Completed } else {
+            evalbench_bundle::contract::Status::Failed }.as_str(),
         "evaluated_s": wall_s,
         "captures": ["spans"],
         "target": "gate",
@@ -79,6 +81,9 @@ pub fn write_bundle(out: &Path, results: &[StepResult], opts: &GateOpts, wall_s:
             "steps": results,
         }
     });
-    evalbench_bundle::write_record(&dir.join(layout::RUN_JSON), serde_json::to_string_pretty(&run).expect("serializes").as_bytes())?;
+    evalbench_bundle::write_record(
+        &dir.join(layout::RUN_JSON),
+        serde_json::to_string_pretty(&run).expect("serializes").as_bytes(),
+    )?;
     Ok(dir)
 }

@@ -11,7 +11,9 @@ fn eval_cache_dbs() -> Vec<PathBuf> {
 /// Whether an eval cache already holds `path`'s drvPath: the step will be answered from it.
 pub fn cache_holds(path: &[String]) -> bool {
     eval_cache_dbs().iter().any(|db| {
-        let Ok(c) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else { return false };
+        let Ok(c) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+            return false;
+        };
         let ids = |parents: &[i64], name: &str| -> Vec<i64> {
             let q = if parents.is_empty() {
                 "SELECT rowid FROM Attributes WHERE name = ?1".to_string()
@@ -21,7 +23,9 @@ pub fn cache_holds(path: &[String]) -> bool {
                     parents.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
                 )
             };
-            c.prepare(&q).and_then(|mut st| st.query_map([name], |r| r.get::<_, i64>(0)).map(|rows| rows.flatten().collect())).unwrap_or_default()
+            c.prepare(&q)
+                .and_then(|mut st| st.query_map([name], |r| r.get::<_, i64>(0)).map(|rows| rows.flatten().collect()))
+                .unwrap_or_default()
         };
         let Some((first, rest)) = path.split_first() else { return false };
         let mut frontier = ids(&[], first);

@@ -20,7 +20,9 @@ fn nix_json(flake: &str, attr: &str, eval_cache: bool) -> Result<Option<Vec<Stri
         }
         return Err(HarnessError::Listing { attr: attr.to_string(), message: err.trim().to_string() });
     }
-    serde_json::from_slice(&out.stdout).map(Some).map_err(|e| HarnessError::Listing { attr: attr.to_string(), message: e.to_string() })
+    serde_json::from_slice(&out.stdout)
+        .map(Some)
+        .map_err(|e| HarnessError::Listing { attr: attr.to_string(), message: e.to_string() })
 }
 
 /// Machines and checks of the flake, each a step.
@@ -43,11 +45,18 @@ pub fn discover(o: &GateOpts) -> Result<Vec<Step>, HarnessError> {
                     attr_path,
                     name: format!("machine {m}"),
                     kind: "machine",
-                    argv: vec!["nix".into(), "path-info".into(), "--derivation".into(), format!("{flake}#{set}.\"{m}\"{suffix}")],
+                    argv: vec![
+                        "nix".into(),
+                        "path-info".into(),
+                        "--derivation".into(),
+                        format!("{flake}#{set}.\"{m}\"{suffix}"),
+                    ],
                 });
             }
         }
-        None if o.machines.is_some() => return Err(HarnessError::NoAttribute { flake: flake.to_string(), set: set.to_string() }),
+        None if o.machines.is_some() => {
+            return Err(HarnessError::NoAttribute { flake: flake.to_string(), set: set.to_string() })
+        }
         None => {}
     }
     let checks = o.checks.clone().unwrap_or_else(|| format!("checks.{SYSTEM}"));

@@ -1,4 +1,5 @@
-//! A deploy gate that names every failure and measures every step (the refuted claim of the benchmark's contract: a gate that stops at
+//! A deploy gate that names every failure and measures every step (the refuted claim of the benchmark's contract: a
+//! gate that stops at
 //! the first failure and says nothing of where its time went):
 //! each machine toplevel and each check is its own process, so one broken
 //! machine hides nothing; up to K steps run at once, never more than the
@@ -79,7 +80,8 @@ pub(super) struct State {
 
 pub(super) fn nix_config(eval_cache: bool) -> String {
     format!(
-        "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\nsandbox = false\neval-cache = {}\n",
+        "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\nsandbox = false\neval-cache \
+            = {}\n",
         if eval_cache { "true" } else { "false" }
     )
 }

@@ -14,7 +14,8 @@ use crate::cmdbench::{run_once_env, Run};
 pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<StepResult>, HarnessError> {
     std::fs::create_dir_all(&o.out).map_err(HarnessError::io(&o.out))?;
     let state_path = o.out.join("gate-state.json");
-    let state: State = std::fs::read_to_string(&state_path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let state: State =
+        std::fs::read_to_string(&state_path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     let logs = o.out.join("gate-logs");
     std::fs::create_dir_all(&logs).map_err(HarnessError::io(&logs))?;
     // Biggest expected peaks first, so the budget is used while it is large.
@@ -38,7 +39,8 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                     if q.is_empty() {
                         break None;
                     }
-                    let fits = q.iter().position(|&k| g.0 == 0 || g.1 + expected(&steps[k]).min(o.mem_budget) <= o.mem_budget);
+                    let fits =
+                        q.iter().position(|&k| g.0 == 0 || g.1 + expected(&steps[k]).min(o.mem_budget) <= o.mem_budget);
                     if let Some(pos) = fits {
                         let k = q.remove(pos);
                         g.0 += 1;
@@ -70,15 +72,33 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                         let ok = run.exit == Some(0);
                         let error = (!ok).then(|| {
                             let text = std::fs::read_to_string(&errf).unwrap_or_default();
-                            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
+                            let lines: Vec<&str> =
+                                text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
                             lines[lines.len().saturating_sub(6)..].join("\n")
                         });
                         let nix_stats_file = statsf.is_file().then(|| statsf.clone());
-                        StepResult { step: step.clone(), run, ok, error, expected_peak: expected(step), start_us, eval_cache: cache, nix_stats_file }
+                        StepResult {
+                            step: step.clone(),
+                            run,
+                            ok,
+                            error,
+                            expected_peak: expected(step),
+                            start_us,
+                            eval_cache: cache,
+                            nix_stats_file,
+                        }
                     }
                     Err(e) => StepResult {
                         step: step.clone(),
-                        run: Run { wall_s: 0.0, user_s: 0.0, sys_s: 0.0, peak_bytes: None, exit: None, started_s: 0.0, nix_stats: None },
+                        run: Run {
+                            wall_s: 0.0,
+                            user_s: 0.0,
+                            sys_s: 0.0,
+                            peak_bytes: None,
+                            exit: None,
+                            started_s: 0.0,
+                            nix_stats: None,
+                        },
                         ok: false,
                         error: Some(e.to_string()),
                         expected_peak: expected(step),
@@ -87,7 +107,12 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                         nix_stats_file: None,
                     },
                 };
-                progress(&format!("{} {} in {:.2} s", step.name, if res.ok { "passed" } else { "FAILED" }, res.run.wall_s));
+                progress(&format!(
+                    "{} {} in {:.2} s",
+                    step.name,
+                    if res.ok { "passed" } else { "FAILED" },
+                    res.run.wall_s
+                ));
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(res);
                 let mut g = lock.lock().unwrap_or_else(|e| e.into_inner());
                 g.0 -= 1;

@@ -31,7 +31,14 @@ fn file_size(host: &evalbench_host::HostExec, path: &str) -> Result<u64, Harness
 impl Armed {
     /// Starts every capture `c` asks for; on an error the ones started so
     /// far stay in `self`, to be stopped.
-    pub(super) fn arm(&mut self, c: Captures, target: &mut dyn Target, cap: &CaptureInfo, db: &Db, dir: &Path) -> Result<(), HarnessError> {
+    pub(super) fn arm(
+        &mut self,
+        c: Captures,
+        target: &mut dyn Target,
+        cap: &CaptureInfo,
+        db: &Db,
+        dir: &Path,
+    ) -> Result<(), HarnessError> {
         if c.pg_stats {
             db.reset_statements()?;
         }
@@ -42,16 +49,31 @@ impl Armed {
             db.auto_explain(true)?;
         }
         if c.pcap {
-            self.tcpdumps.push(Tcpdump::start(&cap.server, &cap.proto_iface, cap.proto_port, &dir.join(layout::PROTO_PCAP))?);
+            self.tcpdumps.push(Tcpdump::start(
+                &cap.server,
+                &cap.proto_iface,
+                cap.proto_port,
+                &dir.join(layout::PROTO_PCAP),
+            )?);
             self.tcpdumps.push(Tcpdump::start(&cap.server, &cap.pg_iface, cap.pg_port, &dir.join(layout::PG_PCAP))?);
         }
         if c.wait_samples {
             self.sampler = Some(db.start_wait_samples(&cap.ci_role)?);
         }
         if c.perf {
-            self.perfs.push(perf::Perf::start(&cap.server, target.server_pid()?, &dir.join(layout::PERF_DATA), perf::Unwind::FramePointers)?);
+            self.perfs.push(perf::Perf::start(
+                &cap.server,
+                target.server_pid()?,
+                &dir.join(layout::PERF_DATA),
+                perf::Unwind::FramePointers,
+            )?);
             let w = *target.worker_pids()?.first().ok_or(HarnessError::Absent("no worker to profile"))?;
-            self.perfs.push(perf::Perf::start(&cap.worker, w, &dir.join(layout::WORKER_PERF_DATA), perf::Unwind::Dwarf)?);
+            self.perfs.push(perf::Perf::start(
+                &cap.worker,
+                w,
+                &dir.join(layout::WORKER_PERF_DATA),
+                perf::Unwind::Dwarf,
+            )?);
         }
         if c.strace {
             let w = *target.worker_pids()?.first().ok_or(HarnessError::Absent("no worker to trace"))?;
@@ -83,7 +105,9 @@ impl Armed {
         }
         if let Some(s) = self.sampler.take() {
             match s.stop() {
-                Ok(v) => write_json(&dir.join(layout::WAIT_SAMPLES), &v).unwrap_or_else(|e| problems.push(e.to_string())),
+                Ok(v) => {
+                    write_json(&dir.join(layout::WAIT_SAMPLES), &v).unwrap_or_else(|e| problems.push(e.to_string()))
+                }
                 Err(e) => problems.push(format!("wait samples: {e}")),
             }
         }
@@ -95,13 +119,17 @@ impl Armed {
         let tcpdumps: Vec<Tcpdump> = self.tcpdumps.drain(..).collect();
         let stopped: Vec<_> = std::thread::scope(|s| {
             let nudges = [cap.proto_nudge.as_ref(), cap.pg_nudge.as_ref()];
-            let stopping: Vec<_> = tcpdumps.into_iter().zip(nudges).map(|(t, n)| s.spawn(move || t.stop(window.0, window.1, n))).collect();
+            let stopping: Vec<_> =
+                tcpdumps.into_iter().zip(nudges).map(|(t, n)| s.spawn(move || t.stop(window.0, window.1, n))).collect();
             stopping.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
         });
         for (stopped, file) in stopped.into_iter().zip([layout::PROTO_PCAP, layout::PG_PCAP]) {
             match stopped {
                 Ok(stopped) => {
-                    outside.insert(file.to_string(), OutsideWindow { before: stopped.cut.before, after: stopped.cut.after });
+                    outside.insert(
+                        file.to_string(),
+                        OutsideWindow { before: stopped.cut.before, after: stopped.cut.after },
+                    );
                     if let Some(lost) = stopped.lost {
                         problems.push(lost.to_string());
                     }
@@ -114,14 +142,16 @@ impl Armed {
             if let (Some(log), Some(start)) = (&cap.pg_log, self.log_start) {
                 let cut = cap.server.run(cap.server.sh(&format!("tail -c +{} '{log}'", start + 1)));
                 match cut {
-                    Ok(text) => write_atomic(&dir.join(layout::AUTO_EXPLAIN), text.as_bytes()).unwrap_or_else(|e| problems.push(e.to_string())),
+                    Ok(text) => write_atomic(&dir.join(layout::AUTO_EXPLAIN), text.as_bytes())
+                        .unwrap_or_else(|e| problems.push(e.to_string())),
                     Err(e) => problems.push(e.to_string()),
                 }
             }
         }
         if c.pg_stats {
             match db.statements(&cap.ci_role) {
-                Ok(v) => write_json(&dir.join(layout::PG_STAT_STATEMENTS), &v).unwrap_or_else(|e| problems.push(e.to_string())),
+                Ok(v) => write_json(&dir.join(layout::PG_STAT_STATEMENTS), &v)
+                    .unwrap_or_else(|e| problems.push(e.to_string())),
                 Err(e) => problems.push(e.to_string()),
             }
         }

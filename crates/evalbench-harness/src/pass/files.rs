@@ -35,20 +35,32 @@ pub fn expected_files(c: &Captures) -> Vec<&'static str> {
 }
 
 pub(super) fn missing_files(dir: &Path, c: &Captures) -> Vec<String> {
-    let mut missing: Vec<String> =
-        expected_files(c).into_iter().filter(|f| std::fs::metadata(dir.join(f)).map(|m| m.len() == 0).unwrap_or(true)).map(String::from).collect();
+    let mut missing: Vec<String> = expected_files(c)
+        .into_iter()
+        .filter(|f| std::fs::metadata(dir.join(f)).map(|m| m.len() == 0).unwrap_or(true))
+        .map(String::from)
+        .collect();
     let has_spans = std::fs::read_dir(dir.join(layout::TRACE_DIR))
-        .map(|d| d.flatten().any(|e| e.path().extension().is_some_and(|x| x == "jsonl") && e.metadata().is_ok_and(|m| m.len() > 0)))
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "jsonl") && e.metadata().is_ok_and(|m| m.len() > 0))
+        })
         .unwrap_or(false);
     if !has_spans {
         missing.push("trace/*.jsonl".into());
     }
     if c.instructions {
         let counted = |n: &str| n.starts_with(layout::CACHEGRIND_PREFIX) && n.ends_with(layout::CACHEGRIND_SUFFIX);
-        let any =
-            std::fs::read_dir(dir.join(layout::EVAL_DIR)).map(|d| d.flatten().any(|e| counted(&e.file_name().to_string_lossy()))).unwrap_or(false);
+        let any = std::fs::read_dir(dir.join(layout::EVAL_DIR))
+            .map(|d| d.flatten().any(|e| counted(&e.file_name().to_string_lossy())))
+            .unwrap_or(false);
         if !any {
-            missing.push(format!("{}/{}<who>{}", layout::EVAL_DIR, layout::CACHEGRIND_PREFIX, layout::CACHEGRIND_SUFFIX));
+            missing.push(format!(
+                "{}/{}<who>{}",
+                layout::EVAL_DIR,
+                layout::CACHEGRIND_PREFIX,
+                layout::CACHEGRIND_SUFFIX
+            ));
         }
     }
     if c.strace {

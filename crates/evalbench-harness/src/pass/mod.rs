@@ -63,7 +63,11 @@ pub struct PassPlan<'a> {
     pub instance: Option<u32>,
 }
 
-pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn FnMut(&str)) -> Result<RunInfo, PassError> {
+pub fn run_pass(
+    target: &mut dyn Target,
+    plan: &PassPlan<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunInfo, PassError> {
     let err = |m: String| PassError::new(plan.name, m);
     let err_from = |e: HarnessError| PassError::new(plan.name, e);
     let dir = &plan.dir;
@@ -71,14 +75,16 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
         std::fs::remove_dir_all(dir).map_err(|e| err_from(HarnessError::Io { path: dir.clone(), source: e }))?;
     }
     let trace_dir = dir.join(layout::TRACE_DIR);
-    std::fs::create_dir_all(dir.join("pg")).map_err(|e| err_from(HarnessError::Io { path: dir.join("pg"), source: e }))?;
+    std::fs::create_dir_all(dir.join("pg"))
+        .map_err(|e| err_from(HarnessError::Io { path: dir.join("pg"), source: e }))?;
     progress(if plan.cold { "cold reset" } else { "warm restart" });
     let eval_dir = dir.join(layout::EVAL_DIR);
     let kind = layout::PassKind::of(plan.name);
     let instrumented = kind == layout::PassKind::Instrumented;
     let nix_trace = instrumented && plan.nix_trace;
     let counted = kind == layout::PassKind::Counted;
-    let place = crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented, nix_trace, counted };
+    let place =
+        crate::target::PassPlace { trace_dir: &trace_dir, eval_dir: &eval_dir, instrumented, nix_trace, counted };
     target.prepare(plan.cold, &place).map_err(err_from)?;
     let cap = target.capture();
     let db = Db::connect(&cap.admin_database_url).map_err(err_from)?;
@@ -138,8 +144,13 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
             Ok(())
         };
         // Exact change times come from the server's timeline: poll gently.
-        let mut f =
-            Follow { poll: Duration::from_millis(100), started: t0, timeout: plan.timeout, timeout_hint: " (--timeout-s)", on_poll: &mut on_poll };
+        let mut f = Follow {
+            poll: Duration::from_millis(100),
+            started: t0,
+            timeout: plan.timeout,
+            timeout_hint: " (--timeout-s)",
+            on_poll: &mut on_poll,
+        };
         api.follow(id, until, seen, last, &mut f)
     };
     if failure.is_none() {
@@ -167,13 +178,21 @@ pub fn run_pass(target: &mut dyn Target, plan: &PassPlan<'_>, progress: &mut dyn
     let statuses: Vec<StatusChange> = seen.into_iter().map(|(status, ts_us)| StatusChange { status, ts_us }).collect();
     let status = last["status"].as_str().map(String::from);
     // Before anything is stopped: which of the target's processes died.
-    let dead =
-        if failure.is_some() || status.as_deref() != Some(Status::Completed.as_str()) { target.autopsy(last["error"].as_str()) } else { Vec::new() };
+    let dead = if failure.is_some() || status.as_deref() != Some(Status::Completed.as_str()) {
+        target.autopsy(last["error"].as_str())
+    } else {
+        Vec::new()
+    };
     if !dead.is_empty() {
         ended = Some(Ended::Crashed);
-        let then =
-            failure.take().or_else(|| last["error"].as_str().map(|e| format!("the evaluation ended {}: {e}", status.as_deref().unwrap_or("?"))));
-        failure = Some(format!("{}{}", dead.join("\n"), then.map(|t| format!("\n  (what the runner saw: {t})")).unwrap_or_default()));
+        let then = failure.take().or_else(|| {
+            last["error"].as_str().map(|e| format!("the evaluation ended {}: {e}", status.as_deref().unwrap_or("?")))
+        });
+        failure = Some(format!(
+            "{}{}",
+            dead.join("\n"),
+            then.map(|t| format!("\n  (what the runner saw: {t})")).unwrap_or_default()
+        ));
     }
     collect(target, &db, eval_id.as_deref(), plan, &mut problems);
 

@@ -34,7 +34,13 @@ pub(super) struct Observed {
 }
 
 /// Job phases from the database, spans from the target, flame graphs from perf.data.
-pub(super) fn collect(target: &mut dyn Target, db: &Db, eval_id: Option<&str>, plan: &PassPlan<'_>, problems: &mut Vec<String>) {
+pub(super) fn collect(
+    target: &mut dyn Target,
+    db: &Db,
+    eval_id: Option<&str>,
+    plan: &PassPlan<'_>,
+    problems: &mut Vec<String>,
+) {
     let dir = &plan.dir;
     if let Some(id) = eval_id {
         match db.job_phases(id) {
@@ -58,16 +64,25 @@ pub(super) fn collect(target: &mut dyn Target, db: &Db, eval_id: Option<&str>, p
             (layout::WORKER_PERF_DATA, layout::WORKER_FLAME_SVG, "worker host (eval subprocess included)"),
         ] {
             if dir.join(data).exists() {
-                perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name)).unwrap_or_else(|e| problems.push(e.to_string()));
+                perf::flamegraph(&dir.join(data), &dir.join(svg), &format!("{} {title}", plan.name))
+                    .unwrap_or_else(|e| problems.push(e.to_string()));
             }
         }
     }
 }
 
-pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan<'_>, o: &Observed, problems: &mut Vec<String>) -> RunInfo {
+pub(super) fn run_info(
+    target: &str,
+    cap: &CaptureInfo,
+    db: &Db,
+    plan: &PassPlan<'_>,
+    o: &Observed,
+    problems: &mut Vec<String>,
+) -> RunInfo {
     let c = plan.captures;
     let timeline = o.last["statuses"].as_array().cloned().unwrap_or_default();
-    let left_us = left_evaluation_us(&timeline).or_else(|| o.statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
+    let left_us = left_evaluation_us(&timeline)
+        .or_else(|| o.statuses.iter().find(|s| left_evaluation(&s.status)).map(|s| s.ts_us));
     let nix_stats = match evalbench_bundle::nix_stats::read(&plan.dir) {
         Ok(s) => s.map(|s| evalbench_bundle::nix_stats::to_json(&s.counters)),
         Err(e) => {
@@ -77,21 +92,22 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
     };
     // Gradient's columns with Gradient's meaning, the CI's own beside them,
     // also as Gradient's benchmark keeps them: evaluation_metric.json.
-    let metric = o
-        .eval_id
-        .as_deref()
-        .map(|id| db.evaluation_metric(id).unwrap_or(Value::Null))
-        .filter(|v| !v.is_null())
-        .map(|row| evalbench_bundle::contract::evaluation_metric_row(&row, o.eval_id.as_deref(), nix_stats.as_ref()));
+    let metric =
+        o.eval_id.as_deref().map(|id| db.evaluation_metric(id).unwrap_or(Value::Null)).filter(|v| !v.is_null()).map(
+            |row| evalbench_bundle::contract::evaluation_metric_row(&row, o.eval_id.as_deref(), nix_stats.as_ref()),
+        );
     if let Some(m) = &metric {
-        write_json(&plan.dir.join(layout::EVALUATION_METRIC), &Value::Array(vec![m.clone()])).unwrap_or_else(|e| problems.push(e.to_string()));
+        write_json(&plan.dir.join(layout::EVALUATION_METRIC), &Value::Array(vec![m.clone()]))
+            .unwrap_or_else(|e| problems.push(e.to_string()));
     }
     RunInfo {
         pass: Some(plan.name.to_string()),
         evaluation_id: o.eval_id.clone(),
         eval_id: o.eval_id.clone(),
         cold: Some(evalbench_bundle::layout::is_cold(plan.name)),
-        instrumented: Some(evalbench_bundle::layout::PassKind::of(plan.name) == evalbench_bundle::layout::PassKind::Instrumented),
+        instrumented: Some(
+            evalbench_bundle::layout::PassKind::of(plan.name) == evalbench_bundle::layout::PassKind::Instrumented,
+        ),
         read_warnings: Vec::new(),
         status: o.last["status"].as_str().map(String::from),
         statuses: o.statuses.clone(),
@@ -105,7 +121,9 @@ pub(super) fn run_info(target: &str, cap: &CaptureInfo, db: &Db, plan: &PassPlan
             target: target.to_string(),
             server_statuses: timeline
                 .iter()
-                .filter_map(|s| Some(StatusChange { status: s["status"].as_str()?.to_string(), ts_us: s["ts_us"].as_i64()? }))
+                .filter_map(|s| {
+                    Some(StatusChange { status: s["status"].as_str()?.to_string(), ts_us: s["ts_us"].as_i64()? })
+                })
                 .collect(),
             capture_started_us: o.capture_started_us,
             capture_stopped_us: o.capture_stopped_us,

@@ -86,14 +86,16 @@ pub struct Gradient {
 impl Gradient {
     pub fn load(path: &Path) -> Result<Gradient, HarnessError> {
         let text = std::fs::read_to_string(path).map_err(HarnessError::io(path))?;
-        let config = serde_json::from_str(&text).map_err(|source| HarnessError::Config { path: path.to_path_buf(), source })?;
+        let config =
+            serde_json::from_str(&text).map_err(|source| HarnessError::Config { path: path.to_path_buf(), source })?;
         Ok(Gradient { config, source: path.to_path_buf() })
     }
 
     fn wait_ready(&self) -> Result<(), HarnessError> {
         let client = evalbench_api::Client::new(self.endpoint(), Duration::from_secs(2));
         // Any answer means the server is up; where it says how many workers, wait for one.
-        let ready = |h: Option<&serde_json::Value>| h.is_some_and(|v| v["message"]["workers"].as_u64().is_none_or(|w| w > 0));
+        let ready =
+            |h: Option<&serde_json::Value>| h.is_some_and(|v| v["message"]["workers"].as_u64().is_none_or(|w| w > 0));
         client.wait_healthy(Duration::from_secs(120), &ready, &mut || Ok::<(), HarnessError>(())).map_err(|e| match e {
             Some(e) => e,
             None => HarnessError::NoAnswer { url: self.config.url.clone(), seconds: 120 },
@@ -109,13 +111,19 @@ impl Gradient {
             tokio::spawn(async move {
                 let _ = conn.await;
             });
-            client.batch_execute(sql).await.map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: crate::capture::pgstat::pg_error(&e) })
+            client
+                .batch_execute(sql)
+                .await
+                .map_err(|e| HarnessError::Sql { sql: sql.to_string(), message: crate::capture::pgstat::pg_error(&e) })
         })
     }
 
     fn pid(&self, host: &HostExec, cmd: &str) -> Result<u32, HarnessError> {
         let out = host.run(host.sh(cmd))?;
-        out.split_whitespace().next().and_then(|p| p.parse().ok()).ok_or_else(|| HarnessError::NoPid { command: cmd.to_string() })
+        out.split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| HarnessError::NoPid { command: cmd.to_string() })
     }
 }
 
@@ -198,9 +206,13 @@ impl Target for Gradient {
         let ep = self.endpoint();
         // The project's repository and revision are the server's to know; its API subset does not tell them.
         let worker = self.capture().worker;
-        let nix_version = worker.run(worker.sh("nix --version")).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let nix_version =
+            worker.run(worker.sh("nix --version")).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let flake = Some(format!("{}/{}", ep.organization, ep.project));
-        (Workload { flake, ..Workload::default() }, System { server_version: super::server_version(ep), nix_version, ..System::default() })
+        (
+            Workload { flake, ..Workload::default() },
+            System { server_version: super::server_version(ep), nix_version, ..System::default() },
+        )
     }
     fn finish(&mut self) {}
 }

@@ -42,7 +42,13 @@ impl Target for Lab {
         true
     }
     fn start(&mut self) -> Result<(), HarnessError> {
-        let st = control::up(&UpOpts { dir: self.dir.clone(), flake: self.flake.clone(), trace_dir: None, workers: 1, config: self.config.clone() })?;
+        let st = control::up(&UpOpts {
+            dir: self.dir.clone(),
+            flake: self.flake.clone(),
+            trace_dir: None,
+            workers: 1,
+            config: self.config.clone(),
+        })?;
         self.state = Some(st);
         Ok(())
     }
@@ -111,7 +117,8 @@ impl Target for Lab {
             o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
         };
         let rev = git(&["rev-parse", "HEAD"]).map(|r| {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--", "."]).is_some_and(|s| !s.is_empty());
+            let dirty =
+                git(&["status", "--porcelain", "--untracked-files=no", "--", "."]).is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{r}-dirty")
             } else {
@@ -121,7 +128,10 @@ impl Target for Lab {
         let flake = self.flake_label.clone().unwrap_or_else(|| self.flake.display().to_string());
         let server_version = super::server_version(self.endpoint());
         let lab_settings = self.config.lab_settings.pairs().into_iter().collect();
-        (Workload { flake: Some(flake), rev, nar_hash }, System { server_version, nix_version, lab_settings, ..System::default() })
+        (
+            Workload { flake: Some(flake), rev, nar_hash },
+            System { server_version, nix_version, lab_settings, ..System::default() },
+        )
     }
     fn autopsy(&mut self, evaluation_error: Option<&str>) -> Vec<String> {
         control::autopsy(&self.dir, evaluation_error).iter().map(ToString::to_string).collect()

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS judged_inputs (
     inputs TEXT NOT NULL,
     UNIQUE (benchmark, machine, pass, commit_rev)
 );
-CREATE INDEX IF NOT EXISTS judged_inputs_order ON judged_inputs (benchmark, machine, pass, commit_time, added_us, commit_rev);
+CREATE INDEX IF NOT EXISTS judged_inputs_order ON judged_inputs (benchmark, machine, pass, commit_time, added_us, \
+    commit_rev);
 ";
 
 /// The rows before an added commit, newest first, at most the window.
@@ -62,15 +63,21 @@ pub(crate) const AFTER: &str = "SELECT commit_rev, point FROM judged
 pub(crate) const AFTER_INPUTS: &str = "SELECT commit_rev, inputs FROM judged_inputs
     WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)";
 pub(crate) const DELETE_FROM: [&str; 2] = [
-    "DELETE FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)",
-    "DELETE FROM judged_inputs WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= ($4, $5, $6)",
+    "DELETE FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, commit_rev) >= \
+        ($4, $5, $6)",
+    "DELETE FROM judged_inputs WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND (commit_time, added_us, \
+        commit_rev) >= ($4, $5, $6)",
 ];
 /// Every series with judged rows.
-pub(crate) const SERIES: &str = "SELECT DISTINCT benchmark, machine, pass FROM judged ORDER BY benchmark, machine, pass";
-pub(crate) const EXISTING: &str = "SELECT commit_time, added_us FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND commit_rev = $4";
+pub(crate) const SERIES: &str =
+    "SELECT DISTINCT benchmark, machine, pass FROM judged ORDER BY benchmark, machine, pass";
+pub(crate) const EXISTING: &str =
+    "SELECT commit_time, added_us FROM judged WHERE benchmark = $1 AND machine = $2 AND pass = $3 AND commit_rev = $4";
 pub(crate) const INSERT: [&str; 2] = [
-    "INSERT INTO judged (benchmark, machine, pass, commit_rev, commit_time, added_us, point, span_medians) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    "INSERT INTO judged_inputs (benchmark, machine, pass, commit_rev, commit_time, added_us, inputs) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    "INSERT INTO judged (benchmark, machine, pass, commit_rev, commit_time, added_us, point, span_medians) VALUES ($1, \
+        $2, $3, $4, $5, $6, $7, $8)",
+    "INSERT INTO judged_inputs (benchmark, machine, pass, commit_rev, commit_time, added_us, inputs) VALUES ($1, $2, \
+        $3, $4, $5, $6, $7)",
 ];
 /// What `show` reads: no inputs; the page adds the span medians.
 /// In the table's own order (a scan, not a walk of the index through the
@@ -155,7 +162,9 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(db: &str, what: &str, text: 
 }
 
 fn unreadable(db: &str, what: &str, e: serde_json::Error) -> HistoryError {
-    HistoryError::Invalid(format!("{db}: table judged, {what}: unreadable ({e}); `history add` judges again from a history without judged rows"))
+    HistoryError::Invalid(format!(
+        "{db}: table judged, {what}: unreadable ({e}); `history add` judges again from a history without judged rows"
+    ))
 }
 
 /// A judged row as an older schema wrote it: everything but its changes
@@ -172,7 +181,13 @@ pub(crate) fn parse_older(db: &str, text: &str) -> Result<Judged, HistoryError> 
 /// The added commit and every commit after it, judged again: `before` in
 /// order (oldest first), `after` the rows from the added commit's place on.
 /// Returns the rows to write in place of `after`.
-pub(crate) fn rejudge(pass: &str, before: Vec<Judged>, after: Vec<Judged>, added: (&str, i64, i64), runs: Vec<RunInput>) -> Vec<Judged> {
+pub(crate) fn rejudge(
+    pass: &str,
+    before: Vec<Judged>,
+    after: Vec<Judged>,
+    added: (&str, i64, i64),
+    runs: Vec<RunInput>,
+) -> Vec<Judged> {
     let (commit, commit_time, added_us) = added;
     let mut rest = after.into_iter().peekable();
     let mut inputs = match rest.peek() {

@@ -67,7 +67,13 @@ pub(crate) trait Tables {
     /// The place of `commit`'s row in the series, if it has one.
     fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError>;
     /// (commit, JSON text) of the rows `which` selects.
-    fn read(&mut self, which: Rows, key: &SeriesKey, at: At<'_>, limit: i64) -> Result<Vec<(String, String)>, HistoryError>;
+    fn read(
+        &mut self,
+        which: Rows,
+        key: &SeriesKey,
+        at: At<'_>,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, HistoryError>;
     /// Deletes the series' rows of both tables from `at` on.
     fn delete_from(&mut self, key: &SeriesKey, at: At<'_>) -> Result<(), HistoryError>;
     /// Writes one judged row into both tables.
@@ -77,7 +83,13 @@ pub(crate) trait Tables {
 /// Judges what `add` just stored: from the added commit on, in each series
 /// it touches; or, in a history whose runs were stored before judgements
 /// were kept, every series from its start, once.
-pub(crate) fn judge_added(t: &mut impl Tables, db: &str, meta: &Meta, record: &BundleRecord, run_id: i64) -> Result<(), HistoryError> {
+pub(crate) fn judge_added(
+    t: &mut impl Tables,
+    db: &str,
+    meta: &Meta,
+    record: &BundleRecord,
+    run_id: i64,
+) -> Result<(), HistoryError> {
     t.lock()?;
     let (judged_rows, older) = t.counts(run_id)?;
     if judged_rows == 0 && older > 0 {
@@ -121,8 +133,11 @@ pub(crate) fn judge_added(t: &mut impl Tables, db: &str, meta: &Meta, record: &B
 pub(crate) fn judge_stored_again(t: &mut impl Tables, db: &str) -> Result<(), HistoryError> {
     let from: At<'_> = (i64::MIN, i64::MIN, "");
     for key in t.series()? {
-        let mut rows =
-            t.read(Rows::After, &key, from, 0)?.iter().map(|(_, point)| judged::parse_older(db, point)).collect::<Result<Vec<Judged>, _>>()?;
+        let mut rows = t
+            .read(Rows::After, &key, from, 0)?
+            .iter()
+            .map(|(_, point)| judged::parse_older(db, point))
+            .collect::<Result<Vec<Judged>, _>>()?;
         let inputs = t.read(Rows::AfterInputs, &key, from, 0)?;
         let n = rows.len();
         attach(db, &key, &mut rows, inputs, n)?;
@@ -137,14 +152,27 @@ pub(crate) fn judge_stored_again(t: &mut impl Tables, db: &str) -> Result<(), Hi
     Ok(())
 }
 
-fn points(t: &mut impl Tables, db: &str, key: &SeriesKey, which: Rows, at: At<'_>, limit: i64) -> Result<Vec<Judged>, HistoryError> {
+fn points(
+    t: &mut impl Tables,
+    db: &str,
+    key: &SeriesKey,
+    which: Rows,
+    at: At<'_>,
+    limit: i64,
+) -> Result<Vec<Judged>, HistoryError> {
     t.read(which, key, at, limit)?.iter().map(|(_, point)| judged::parse(db, "point", point)).collect()
 }
 
 /// Gives each row its inputs, matched by commit. An inputs row without its
 /// judged row, or one of the newest `needed` judged rows without inputs,
 /// means the two tables disagree.
-fn attach(db: &str, key: &SeriesKey, rows: &mut [Judged], inputs: Vec<(String, String)>, needed: usize) -> Result<(), HistoryError> {
+fn attach(
+    db: &str,
+    key: &SeriesKey,
+    rows: &mut [Judged],
+    inputs: Vec<(String, String)>,
+    needed: usize,
+) -> Result<(), HistoryError> {
     let at: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, j)| (j.commit.as_str(), i)).collect();
     let mut found = vec![false; rows.len()];
     let mut parsed = Vec::with_capacity(inputs.len());
@@ -167,8 +195,9 @@ fn attach(db: &str, key: &SeriesKey, rows: &mut [Judged], inputs: Vec<(String, S
 
 fn disagree(db: &str, key: &SeriesKey, commit: &str, has: &str, lacks: &str) -> HistoryError {
     HistoryError::Invalid(format!(
-        "{db}: tables judged and judged_inputs disagree: commit {commit} of series {} / {} / {} has a row in {has} and none in {lacks}; \
-         `DELETE FROM judged; DELETE FROM judged_inputs;` and the next `history add` judges every series again from the runs",
+        "{db}: tables judged and judged_inputs disagree: commit {commit} of series {} / {} / {} has a row in {has} and \
+            none in {lacks}; `DELETE FROM judged; DELETE FROM judged_inputs;` and the next `history add` judges every \
+            series again from the runs",
         key.benchmark, key.machine, key.pass
     ))
 }

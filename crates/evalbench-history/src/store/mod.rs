@@ -150,7 +150,11 @@ fn tables(id: &str, float: &str) -> String {
 
 /// What `add` says when the digest is there already.
 fn duplicate(meta: &Meta, added_us: i64, commit: String) -> HistoryError {
-    HistoryError::Duplicate { bundle: meta.bundle.clone(), added: format!("at Unix time {}", added_us / 1_000_000), commit }
+    HistoryError::Duplicate {
+        bundle: meta.bundle.clone(),
+        added: format!("at Unix time {}", added_us / 1_000_000),
+        commit,
+    }
 }
 
 fn newer(db: &str, found: i64) -> HistoryError {

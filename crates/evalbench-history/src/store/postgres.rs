@@ -52,10 +52,11 @@ impl PgStore {
             .build()
             .map_err(|e| HistoryError::Postgres { db: db.clone(), message: format!("tokio runtime: {e}") })?;
         let client = rt.block_on(async {
-            let (client, conn) = tokio::time::timeout(std::time::Duration::from_secs(10), tokio_postgres::connect(url, NoTls))
-                .await
-                .map_err(|_| HistoryError::Postgres { db: db.clone(), message: "no answer within 10 s".into() })?
-                .map_err(|e| pg(&db, e))?;
+            let (client, conn) =
+                tokio::time::timeout(std::time::Duration::from_secs(10), tokio_postgres::connect(url, NoTls))
+                    .await
+                    .map_err(|_| HistoryError::Postgres { db: db.clone(), message: "no answer within 10 s".into() })?
+                    .map_err(|e| pg(&db, e))?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
@@ -64,7 +65,9 @@ impl PgStore {
         let mut s = PgStore { url: db, rt, client };
         if !create {
             let made: Option<String> =
-                s.rt.block_on(s.client.query_one("SELECT to_regclass('evalbench_schema')::text", &[])).map_err(|e| pg(&s.url, e))?.get(0);
+                s.rt.block_on(s.client.query_one("SELECT to_regclass('evalbench_schema')::text", &[]))
+                    .map_err(|e| pg(&s.url, e))?
+                    .get(0);
             if made.is_none() {
                 return Err(super::no_history(&s.url, "no evalbench history in this database"));
             }
@@ -83,13 +86,18 @@ impl PgStore {
             // DDL only on an empty database: even CREATE INDEX IF NOT EXISTS
             // takes a SHARE lock, which deadlocks against another machine's
             // add (seen with four writers starting at once).
-            let made: Option<String> = tx.query_one("SELECT to_regclass('evalbench_schema')::text", &[]).await.map_err(|e| pg(&db, e))?.get(0);
+            let made: Option<String> =
+                tx.query_one("SELECT to_regclass('evalbench_schema')::text", &[]).await.map_err(|e| pg(&db, e))?.get(0);
             if made.is_none() {
                 tx.batch_execute(&ddl).await.map_err(|e| pg(&db, e))?;
             }
             // A database made before the benchmark was kept gets its column, once, under the lock.
             let has: i64 = tx
-                .query_one("SELECT count(*) FROM information_schema.columns WHERE table_name = 'runs' AND column_name = 'benchmark' AND table_schema = current_schema()", &[])
+                .query_one(
+                    "SELECT count(*) FROM information_schema.columns WHERE table_name = 'runs' AND column_name = \
+                        'benchmark' AND table_schema = current_schema()",
+                    &[],
+                )
                 .await
                 .map_err(|e| pg(&db, e))?
                 .get(0);
@@ -97,11 +105,13 @@ impl PgStore {
                 tx.batch_execute(BENCHMARK_COLUMN).await.map_err(|e| pg(&db, e))?;
             }
             // A database made before judgements were kept gets their table, once, under the lock.
-            let judged: Option<String> = tx.query_one("SELECT to_regclass('judged')::text", &[]).await.map_err(|e| pg(&db, e))?.get(0);
+            let judged: Option<String> =
+                tx.query_one("SELECT to_regclass('judged')::text", &[]).await.map_err(|e| pg(&db, e))?.get(0);
             if judged.is_none() {
                 tx.batch_execute(judged::TABLE).await.map_err(|e| pg(&db, e))?;
             }
-            let found: Option<i64> = tx.query_one("SELECT max(version) FROM evalbench_schema", &[]).await.map_err(|e| pg(&db, e))?.get(0);
+            let found: Option<i64> =
+                tx.query_one("SELECT max(version) FROM evalbench_schema", &[]).await.map_err(|e| pg(&db, e))?.get(0);
             Ok::<_, HistoryError>(found)
         })?;
         match found {
@@ -112,7 +122,8 @@ impl PgStore {
                     // Under the migration lock, in its transaction: one writer judges again.
                     judging::judge_stored_again(&mut Tables { rt, c: &tx, db: &db }, &db)?;
                 }
-                rt.block_on(tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION])).map_err(|e| pg(&db, e))?;
+                rt.block_on(tx.execute("INSERT INTO evalbench_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]))
+                    .map_err(|e| pg(&db, e))?;
             }
         }
         rt.block_on(tx.commit()).map_err(|e| pg(&db, e))
@@ -128,14 +139,27 @@ impl Store for PgStore {
         let run_id = rt.block_on(async {
             // Two machines adding the same bundle at once: the UNIQUE digest
             // makes the second fail; checking first gives it a clear word.
-            if let Some(r) = tx.query_opt("SELECT added_us, commit_rev FROM runs WHERE digest = $1", &[&record.digest]).await.map_err(e)? {
+            if let Some(r) = tx
+                .query_opt("SELECT added_us, commit_rev FROM runs WHERE digest = $1", &[&record.digest])
+                .await
+                .map_err(e)?
+            {
                 return Err(duplicate(meta, r.get(0), r.get(1)));
             }
             let run_id: i64 = tx
                 .query_one(
                     "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle, benchmark)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                    &[&record.digest, &meta.commit, &meta.commit_time, &now_us(), &meta.branch, &meta.machine, &meta.bundle, &meta.benchmark],
+                    &[
+                        &record.digest,
+                        &meta.commit,
+                        &meta.commit_time,
+                        &now_us(),
+                        &meta.branch,
+                        &meta.machine,
+                        &meta.bundle,
+                        &meta.benchmark,
+                    ],
                 )
                 .await
                 .map_err(e)?
@@ -153,21 +177,24 @@ impl Store for PgStore {
                     .get(0);
                 let (what, ms): (Vec<&str>, Vec<f64>) = r.spans.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
                 tx.execute(
-                    "INSERT INTO span_totals (pass_id, what, total_ms) SELECT $1, * FROM unnest($2::text[], $3::float8[])",
+                    "INSERT INTO span_totals (pass_id, what, total_ms) SELECT $1, * FROM unnest($2::text[], \
+                        $3::float8[])",
                     &[&pass_id, &what, &ms],
                 )
                 .await
                 .map_err(e)?;
                 let (what, ms): (Vec<&str>, Vec<f64>) = r.statements.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
                 tx.execute(
-                    "INSERT INTO statement_totals (pass_id, statement, total_ms) SELECT $1, * FROM unnest($2::text[], $3::float8[])",
+                    "INSERT INTO statement_totals (pass_id, statement, total_ms) SELECT $1, * FROM unnest($2::text[], \
+                        $3::float8[])",
                     &[&pass_id, &what, &ms],
                 )
                 .await
                 .map_err(e)?;
                 let (name, v): (Vec<&str>, Vec<f64>) = r.counters.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
                 tx.execute(
-                    "INSERT INTO counter_totals (pass_id, name, value) SELECT $1, * FROM unnest($2::text[], $3::float8[])",
+                    "INSERT INTO counter_totals (pass_id, name, value) SELECT $1, * FROM unnest($2::text[], \
+                        $3::float8[])",
                     &[&pass_id, &name, &v],
                 )
                 .await
@@ -189,11 +216,19 @@ impl Store for PgStore {
             if judged == 0 && !runs.is_empty() {
                 return Ok(None);
             }
-            let rows = self.client.query(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }, &[]).await.map_err(e)?;
+            let rows = self
+                .client
+                .query(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }, &[])
+                .await
+                .map_err(e)?;
             let raw: Vec<judged::RawRow> = rows
                 .iter()
                 .map(|r| {
-                    (SeriesKey { benchmark: r.get(0), machine: r.get(1), pass: r.get(2) }, r.get(3), if medians { Some(r.get(4)) } else { None })
+                    (
+                        SeriesKey { benchmark: r.get(0), machine: r.get(1), pass: r.get(2) },
+                        r.get(3),
+                        if medians { Some(r.get(4)) } else { None },
+                    )
                 })
                 .collect();
             let series = judged::parse_rows(&db, raw)?;
@@ -209,7 +244,8 @@ impl Store for PgStore {
 
 /// One row a bundle (no passes): enough to list the commits.
 async fn run_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres::Error> {
-    let rows = c.query("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark FROM runs", &[]).await?;
+    let rows =
+        c.query("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark FROM runs", &[]).await?;
     Ok(rows
         .iter()
         .map(|r| Stored {
@@ -237,7 +273,10 @@ struct Tables<'a> {
 }
 
 impl Tables<'_> {
-    fn run<T>(&self, f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>) -> Result<T, HistoryError> {
+    fn run<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, HistoryError> {
         self.rt.block_on(f).map_err(|x| pg(self.db, x))
     }
 }
@@ -277,7 +316,13 @@ impl judging::Tables for Tables<'_> {
         Ok(r.map(|r| (r.get(0), r.get(1))))
     }
 
-    fn read(&mut self, which: Rows, key: &SeriesKey, at: At<'_>, limit: i64) -> Result<Vec<(String, String)>, HistoryError> {
+    fn read(
+        &mut self,
+        which: Rows,
+        key: &SeriesKey,
+        at: At<'_>,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, HistoryError> {
         let (ct, au, commit) = at;
         let rows = if which.limited() {
             self.run(self.c.query(which.sql(), &[&key.benchmark, &key.machine, &key.pass, &ct, &au, &commit, &limit]))?
@@ -298,8 +343,11 @@ impl judging::Tables for Tables<'_> {
     fn write(&mut self, key: &SeriesKey, j: &Judged) -> Result<(), HistoryError> {
         let (point, medians, inputs) = judged::columns(j);
         let (b, m, p) = (&key.benchmark, &key.machine, &key.pass);
-        self.run(self.c.execute(judged::INSERT[0], &[b, m, p, &j.commit, &j.commit_time, &j.added_us, &point, &medians]))?;
-        self.run(self.c.execute(judged::INSERT[1], &[b, m, p, &j.commit, &j.commit_time, &j.added_us, &inputs])).map(|_| ())
+        self.run(
+            self.c.execute(judged::INSERT[0], &[b, m, p, &j.commit, &j.commit_time, &j.added_us, &point, &medians]),
+        )?;
+        self.run(self.c.execute(judged::INSERT[1], &[b, m, p, &j.commit, &j.commit_time, &j.added_us, &inputs]))
+            .map(|_| ())
     }
 }
 
@@ -307,7 +355,8 @@ impl judging::Tables for Tables<'_> {
 async fn load_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres::Error> {
     let rows = c
         .query(
-            "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
+            "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, \
+                p.evaluated_s, r.benchmark
              FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
             &[],
         )

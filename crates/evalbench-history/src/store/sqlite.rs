@@ -30,7 +30,9 @@ impl SqliteStore {
         }
         let c = Connection::open(path).map_err(e)?;
         if !create {
-            let made: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'evalbench_schema'", [], |r| r.get(0)).map_err(e)?;
+            let made: i64 = c
+                .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'evalbench_schema'", [], |r| r.get(0))
+                .map_err(e)?;
             if made == 0 {
                 return Err(super::no_history(path, "a SQLite database without an evalbench history in it"));
             }
@@ -52,11 +54,14 @@ impl SqliteStore {
         let e = |source| HistoryError::Sqlite { db: path.clone(), source };
         let tx = self.c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
         tx.execute_batch(&tables("INTEGER PRIMARY KEY AUTOINCREMENT", "DOUBLE PRECISION")).map_err(e)?;
-        let has: i64 = tx.query_row("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'benchmark'", [], |r| r.get(0)).map_err(e)?;
+        let has: i64 = tx
+            .query_row("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'benchmark'", [], |r| r.get(0))
+            .map_err(e)?;
         if has == 0 {
             tx.execute_batch(BENCHMARK_COLUMN).map_err(e)?;
         }
-        let found: Option<i64> = tx.query_row("SELECT max(version) FROM evalbench_schema", [], |r| r.get(0)).map_err(e)?;
+        let found: Option<i64> =
+            tx.query_row("SELECT max(version) FROM evalbench_schema", [], |r| r.get(0)).map_err(e)?;
         match found {
             Some(v) if v > SCHEMA_VERSION => return Err(newer(&self.path, v)),
             Some(v) if v == SCHEMA_VERSION => {}
@@ -77,28 +82,48 @@ impl Store for SqliteStore {
         let e = |source| HistoryError::Sqlite { db: path.clone(), source };
         let tx = self.c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(e)?;
         let before: Option<(i64, String)> = tx
-            .query_row("SELECT added_us, commit_rev FROM runs WHERE digest = ?1", [&record.digest], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row("SELECT added_us, commit_rev FROM runs WHERE digest = ?1", [&record.digest], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()
             .map_err(e)?;
         if let Some((added, commit)) = before {
             return Err(duplicate(meta, added, commit));
         }
         tx.execute(
-            "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle, benchmark) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![record.digest, meta.commit, meta.commit_time, now_us(), meta.branch, meta.machine, meta.bundle, meta.benchmark],
+            "INSERT INTO runs (digest, commit_rev, commit_time, added_us, branch, machine, bundle, benchmark) VALUES \
+                (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                record.digest,
+                meta.commit,
+                meta.commit_time,
+                now_us(),
+                meta.branch,
+                meta.machine,
+                meta.bundle,
+                meta.benchmark
+            ],
         )
         .map_err(e)?;
         let run_id = tx.last_insert_rowid();
         {
             let mut pass = tx
-                .prepare("INSERT INTO passes (run_id, pass, repeat, evaluated_s, metric, offset_us, bound_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .prepare(
+                    "INSERT INTO passes (run_id, pass, repeat, evaluated_s, metric, offset_us, bound_us) VALUES (?1, \
+                        ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
                 .map_err(e)?;
-            let mut span = tx.prepare("INSERT INTO span_totals (pass_id, what, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
-            let mut stmt = tx.prepare("INSERT INTO statement_totals (pass_id, statement, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
-            let mut counter = tx.prepare("INSERT INTO counter_totals (pass_id, name, value) VALUES (?1, ?2, ?3)").map_err(e)?;
+            let mut span =
+                tx.prepare("INSERT INTO span_totals (pass_id, what, total_ms) VALUES (?1, ?2, ?3)").map_err(e)?;
+            let mut stmt = tx
+                .prepare("INSERT INTO statement_totals (pass_id, statement, total_ms) VALUES (?1, ?2, ?3)")
+                .map_err(e)?;
+            let mut counter =
+                tx.prepare("INSERT INTO counter_totals (pass_id, name, value) VALUES (?1, ?2, ?3)").map_err(e)?;
             for r in &record.runs {
                 let metric = r.metric.as_ref().map(|m| m.to_string());
-                pass.execute(params![run_id, r.pass, r.repeat, r.evaluated_s, metric, r.offset_us, r.bound_us]).map_err(e)?;
+                pass.execute(params![run_id, r.pass, r.repeat, r.evaluated_s, metric, r.offset_us, r.bound_us])
+                    .map_err(e)?;
                 let pass_id = tx.last_insert_rowid();
                 for (what, ms) in &r.spans {
                     span.execute(params![pass_id, what, ms]).map_err(e)?;
@@ -124,10 +149,15 @@ impl Store for SqliteStore {
             return Ok(None);
         }
         let mut raw: Vec<judged::RawRow> = Vec::new();
-        let mut stmt = self.c.prepare(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }).map_err(&e)?;
+        let mut stmt =
+            self.c.prepare(if medians { judged::POINTS_WITH_MEDIANS } else { judged::POINTS }).map_err(&e)?;
         let mut rows = stmt.query([]).map_err(&e)?;
         while let Some(r) = rows.next().map_err(&e)? {
-            let key = SeriesKey { benchmark: r.get(0).map_err(&e)?, machine: r.get(1).map_err(&e)?, pass: r.get(2).map_err(&e)? };
+            let key = SeriesKey {
+                benchmark: r.get(0).map_err(&e)?,
+                machine: r.get(1).map_err(&e)?,
+                pass: r.get(2).map_err(&e)?,
+            };
             raw.push((key, r.get(3).map_err(&e)?, if medians { Some(r.get(4).map_err(&e)?) } else { None }));
         }
         let series = judged::parse_rows(&self.path, raw)?;
@@ -180,7 +210,8 @@ impl judging::Tables for Tables<'_> {
 
     fn counts(&mut self, run_id: i64) -> Result<(i64, i64), HistoryError> {
         let judged = self.c.query_row("SELECT count(*) FROM judged", [], |r| r.get(0)).map_err(self.e())?;
-        let older = self.c.query_row("SELECT count(*) FROM runs WHERE id <> ?1", [run_id], |r| r.get(0)).map_err(self.e())?;
+        let older =
+            self.c.query_row("SELECT count(*) FROM runs WHERE id <> ?1", [run_id], |r| r.get(0)).map_err(self.e())?;
         Ok((judged, older))
     }
 
@@ -198,18 +229,28 @@ impl judging::Tables for Tables<'_> {
 
     fn series(&mut self) -> Result<Vec<SeriesKey>, HistoryError> {
         let mut s = self.c.prepare(judged::SERIES).map_err(self.e())?;
-        let rows = s.query_map([], |r| Ok(SeriesKey { benchmark: r.get(0)?, machine: r.get(1)?, pass: r.get(2)? })).map_err(self.e())?;
+        let rows = s
+            .query_map([], |r| Ok(SeriesKey { benchmark: r.get(0)?, machine: r.get(1)?, pass: r.get(2)? }))
+            .map_err(self.e())?;
         rows.collect::<Result<_, _>>().map_err(self.e())
     }
 
     fn existing(&mut self, key: &SeriesKey, commit: &str) -> Result<Option<(i64, i64)>, HistoryError> {
         self.c
-            .query_row(&q(judged::EXISTING), params![key.benchmark, key.machine, key.pass, commit], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row(&q(judged::EXISTING), params![key.benchmark, key.machine, key.pass, commit], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()
             .map_err(self.e())
     }
 
-    fn read(&mut self, which: Rows, key: &SeriesKey, at: At<'_>, limit: i64) -> Result<Vec<(String, String)>, HistoryError> {
+    fn read(
+        &mut self,
+        which: Rows,
+        key: &SeriesKey,
+        at: At<'_>,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, HistoryError> {
         let mut s = self.c.prepare_cached(&q(which.sql())).map_err(self.e())?;
         let (ct, au, commit) = at;
         let row = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
@@ -242,7 +283,8 @@ impl judging::Tables for Tables<'_> {
 /// Every stored pass run with its span totals and counters.
 fn load_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
     let mut q = c.prepare(
-        "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, p.evaluated_s, r.benchmark
+        "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, \
+            p.evaluated_s, r.benchmark
                  FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
     )?;
     let rows = q.query_map([], |r| {

@@ -61,7 +61,12 @@ fn file(home: &Path, nar_hash: &str) -> PathBuf {
 
 /// How many sources the cache holds: evidence of a warm evaluation.
 pub(super) fn entries(home: &Path) -> usize {
-    std::fs::read_dir(dir(home)).into_iter().flatten().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".json")).count()
+    std::fs::read_dir(dir(home))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .count()
 }
 
 /// The entry of a source; None when there is none or it does not read (a
@@ -88,7 +93,12 @@ mod tests {
         let e = Entry {
             nar_hash: "sha256-ab/c+d=".into(),
             attrs: vec!["a".into(), "b".into()],
-            drvs: [("a".to_string(), drv.to_string_lossy().into_owned()), ("b".to_string(), "/nonexistent/y.drv".to_string())].into_iter().collect(),
+            drvs: [
+                ("a".to_string(), drv.to_string_lossy().into_owned()),
+                ("b".to_string(), "/nonexistent/y.drv".to_string()),
+            ]
+            .into_iter()
+            .collect(),
         };
         assert_eq!(entries(home.path()), 0);
         store(home.path(), &e).unwrap();

@@ -69,7 +69,8 @@ pub enum EvalError {
     Stopped,
     /// A counted pass's nix process left no count: Valgrind writes it when
     /// the process exits, so it was killed, or Valgrind did not start it.
-    #[error("valgrind wrote no instruction count for nix's {who} process (pid {pid}) in {}; its log: {}", .dir.display(), .log.display())]
+    #[error("valgrind wrote no instruction count for nix's {who} process (pid {pid}) in {}; its log: \
+        {}", .dir.display(), .log.display())]
     Uncounted { who: String, pid: i32, dir: PathBuf, log: PathBuf },
 }
 

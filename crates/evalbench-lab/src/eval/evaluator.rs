@@ -174,7 +174,10 @@ fn attr_path(attr: &str) -> String {
 /// do not read (`layout::RECYCLED_STATS_PREFIX`), and the span says so.
 fn set_aside(span: &Span, stats_file: &Path) {
     use evalbench_bundle::layout::{NIX_STATS_PREFIX, RECYCLED_STATS_PREFIX};
-    let Some(rest) = stats_file.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix(NIX_STATS_PREFIX)) else { return };
+    let Some(rest) = stats_file.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix(NIX_STATS_PREFIX))
+    else {
+        return;
+    };
     let aside = stats_file.with_file_name(format!("{RECYCLED_STATS_PREFIX}{rest}"));
     if std::fs::rename(stats_file, &aside).is_ok() {
         span.record("stats", "set aside: nix finished before the kill");
@@ -190,7 +193,8 @@ fn apply(shard: usize, shards: usize, from: usize) -> String {
   one = j: let name = builtins.elemAt names ({shard} + j * {shards}); in
     builtins.trace "evalbench:begin:${{toString j}}"
       (let d = ps.${{name}}.drvPath; in builtins.seq d (builtins.trace "evalbench:end:${{toString j}}:${{d}}" d));
-in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList (j: one ({from} + j)) (count - {from}))"#
+in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList (j: one ({from} +
+    j)) (count - {from}))"#
     )
 }
 
@@ -198,8 +202,10 @@ impl Evaluator<'_> {
     fn span(&self) -> Span {
         // A track of its own in trace.json, named for it (`evalbench_analyze::tracks`).
         let track = format!("evaluator {}", self.shard);
-        debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, track = track.as_str(), attrs = self.attrs.len(), pid = Empty,
-            from = Empty, peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty, nix_gc_total_bytes = Empty, stats = Empty)
+        debug_span!(target: E, parent: self.parent, "evaluator", shard = self.shard, track = track.as_str(), attrs =
+            self.attrs.len(), pid = Empty,
+            from = Empty, peak_rss_kb = Empty, end = Empty, nix_function_calls = Empty, nix_thunks = Empty,
+                nix_gc_total_bytes = Empty, stats = Empty)
     }
 
     fn resolve_span(&self, attr: &str, cache: &str) -> Span {
@@ -210,7 +216,8 @@ impl Evaluator<'_> {
     /// The whole shard from the lab's cache, or None if any attribute misses
     /// (then the whole shard is evaluated: one evaluation either way).
     pub fn answer_from_cache(&self, entry: &Entry) -> Option<Resolved> {
-        let drvs: Vec<(String, String)> = self.attrs.iter().map(|a| entry.hit(a).map(|d| (a.clone(), d.to_string()))).collect::<Option<_>>()?;
+        let drvs: Vec<(String, String)> =
+            self.attrs.iter().map(|a| entry.hit(a).map(|d| (a.clone(), d.to_string()))).collect::<Option<_>>()?;
         let span = self.span();
         span.record("end", "cached");
         let _in = span.enter();
@@ -227,7 +234,9 @@ impl Evaluator<'_> {
         let mut out = Resolved {
             drvs: Vec::with_capacity(self.attrs.len()),
             peak_kb: 0,
-            fold: self.profile.then(|| Fold::with_max_depth(evalbench_decode::nix_trace::PROFILE_DEPTH).with_inputs(self.inputs.clone())),
+            fold: self.profile.then(|| {
+                Fold::with_max_depth(evalbench_decode::nix_trace::PROFILE_DEPTH).with_inputs(self.inputs.clone())
+            }),
             written: Vec::new(),
         };
         // From the shard's start: a recycled evaluator's successor finds the
@@ -255,9 +264,17 @@ impl Evaluator<'_> {
             c.arg("--trace-function-calls");
         }
         // A recycled evaluator is killed and writes no statistics: each process has a file of its own.
-        let stats_file = if segment == 0 { self.stats_file.to_path_buf() } else { self.stats_file.with_extension(format!("{segment}.json")) };
+        let stats_file = if segment == 0 {
+            self.stats_file.to_path_buf()
+        } else {
+            self.stats_file.with_extension(format!("{segment}.json"))
+        };
         if self.sampled {
-            c.args(super::sampled::args(&super::sampled::part(&stats_file))).args(["--option", "eval-profiler-frequency", super::sampled::FREQUENCY]);
+            c.args(super::sampled::args(&super::sampled::part(&stats_file))).args([
+                "--option",
+                "eval-profiler-frequency",
+                super::sampled::FREQUENCY,
+            ]);
         }
         c.arg(format!("{}#packages.{SYSTEM}", self.source)).args(["--apply", &apply(self.shard, self.shards, from)]);
         nix::Stats { path: &stats_file, count_calls: self.count_calls }.apply(&mut c);
@@ -292,7 +309,13 @@ impl Evaluator<'_> {
 
     /// One nix process, from attribute `from` of the shard: Some(next) when
     /// it was recycled before the end, None when it evaluated the rest.
-    fn segment(&self, from: usize, segment: usize, since: nix::StoreTime, out: &mut Resolved) -> Result<Option<usize>, Failure> {
+    fn segment(
+        &self,
+        from: usize,
+        segment: usize,
+        since: nix::StoreTime,
+        out: &mut Resolved,
+    ) -> Result<Option<usize>, Failure> {
         let span = self.span();
         span.record("from", from);
         let _in = span.enter();
@@ -357,11 +380,14 @@ impl Evaluator<'_> {
             return Err(fail(None, EvalError::AttributesChanged { now, then: self.total }));
         }
         // The markers and nix's own output must agree: they are two readings of one evaluation.
-        let listed: Vec<String> =
-            serde_json::from_str(&printed).map_err(|source| fail(at.clone(), EvalError::Output { what: "nix eval", source }))?;
+        let listed: Vec<String> = serde_json::from_str(&printed)
+            .map_err(|source| fail(at.clone(), EvalError::Output { what: "nix eval", source }))?;
         let mine = &out.drvs[first..];
         if listed.len() != self.attrs.len() - from || mine.iter().map(|(_, d)| d).ne(listed.iter()) {
-            return Err(fail(at, EvalError::Disagree { printed: listed.len(), named: mine.len(), of: self.attrs.len() - from }));
+            return Err(fail(
+                at,
+                EvalError::Disagree { printed: listed.len(), named: mine.len(), of: self.attrs.len() - from },
+            ));
         }
         span.record("end", "done");
         Ok(None)
@@ -369,7 +395,14 @@ impl Evaluator<'_> {
 
     /// Reads nix's stderr to its end: the markers open and close the
     /// attributes' spans, trace lines go into the fold, an error is kept.
-    fn read(&self, mut stderr: BufReader<std::fs::File>, pid: i32, starting: Span, since: nix::StoreTime, out: &mut Resolved) -> Reading {
+    fn read(
+        &self,
+        mut stderr: BufReader<std::fs::File>,
+        pid: i32,
+        starting: Span,
+        since: nix::StoreTime,
+        out: &mut Resolved,
+    ) -> Reading {
         let mut starting = Some(starting);
         let mut progress = markers::Progress::new(self.attrs.len(), self.total);
         let mut on: Option<(Span, Option<nix::Rss>)> = None; // the open attribute's span, RSS at its start
@@ -435,7 +468,9 @@ impl Evaluator<'_> {
                         out.written.push(out.drvs.len() as u32);
                     }
                     out.drvs.push((self.attrs[j].clone(), drv.to_string()));
-                    if let (Some(next), true) = (next, self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|r| r.resident_kb > m))) {
+                    if let (Some(next), true) =
+                        (next, self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|r| r.resident_kb > m)))
+                    {
                         // Over the cap with attributes left: this evaluator is done.
                         at.stamp(|| drop(span));
                         r.recycled = Some(next);

@@ -110,10 +110,18 @@ mod tests {
     fn lines_are_told_apart() {
         assert_eq!(line("trace: evalbench:opened:3"), Line::Marker(Marker::Opened("3")));
         assert_eq!(line("trace: evalbench:begin:2"), Line::Marker(Marker::Begin(2)));
-        assert_eq!(line("trace: evalbench:end:2:/nix/store/x-a.drv"), Line::Marker(Marker::End(2, "/nix/store/x-a.drv")));
+        assert_eq!(
+            line("trace: evalbench:end:2:/nix/store/x-a.drv"),
+            Line::Marker(Marker::End(2, "/nix/store/x-a.drv"))
+        );
         assert_eq!(line("function-trace entered a.nix:1:1 at 5"), Line::Trace("function-trace entered a.nix:1:1 at 5"));
         assert_eq!(line("error: attribute 'x' missing"), Line::Error);
-        for other in ["trace: hello from the flake", "warning: Git tree is dirty", "trace: evalbench:begin:x", "trace: evalbench:end:x:y"] {
+        for other in [
+            "trace: hello from the flake",
+            "warning: Git tree is dirty",
+            "trace: evalbench:begin:x",
+            "trace: evalbench:end:x:y",
+        ] {
             assert_eq!(line(other), Line::Other, "{other}");
         }
     }

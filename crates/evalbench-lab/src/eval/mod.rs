@@ -138,8 +138,12 @@ fn lock(flake: &str) -> Result<(String, String, Option<String>), EvalError> {
     const WHAT: &str = "nix flake metadata";
     let mut c = nix::command_as("lock");
     c.args(["flake", "metadata", "--json", "--no-write-lock-file", flake]);
-    let m: serde_json::Value = serde_json::from_str(&nix::output_as(c, "lock")?).map_err(|source| EvalError::Output { what: WHAT, source })?;
-    let path = m["path"].as_str().ok_or(EvalError::Unexpected { what: WHAT, detail: "no store path (\"path\") in its JSON".into() })?.to_string();
+    let m: serde_json::Value =
+        serde_json::from_str(&nix::output_as(c, "lock")?).map_err(|source| EvalError::Output { what: WHAT, source })?;
+    let path = m["path"]
+        .as_str()
+        .ok_or(EvalError::Unexpected { what: WHAT, detail: "no store path (\"path\") in its JSON".into() })?
+        .to_string();
     let hash = m["locked"]["narHash"].as_str();
     match m["locked"]["dir"].as_str().filter(|d| !d.is_empty()) {
         Some(dir) => Ok((path.clone(), format!("path:{path}/{dir}"), hash.map(|h| format!("{h}?dir={dir}")))),
@@ -166,8 +170,8 @@ fn inputs(flake: &str, stats: &StatsDir) -> Option<Inputs> {
 pub fn flake_inputs(flake: &str) -> Result<Inputs, EvalError> {
     let mut c = nix::command();
     c.args(["flake", "archive", "--json", "--no-write-lock-file", flake]);
-    let v: serde_json::Value =
-        serde_json::from_str(&nix::output(c)?).map_err(|source| EvalError::Output { what: "nix flake archive --json", source })?;
+    let v: serde_json::Value = serde_json::from_str(&nix::output(c)?)
+        .map_err(|source| EvalError::Output { what: "nix flake archive --json", source })?;
     // The locks' narHashes name positions that Nix 2.34 shows by locked
     // reference; without them, such positions keep nix's own text.
     let mut m = nix::command();
@@ -181,7 +185,16 @@ pub fn flake_inputs(flake: &str) -> Result<Inputs, EvalError> {
 
 fn discover(source: &str, stats: &StatsDir, o: &EvalOpts) -> Result<Vec<String>, EvalError> {
     let mut c = nix::command_as("discover");
-    c.args(["eval", "--json", "--option", "eval-cache", "false", &format!("{source}#packages.{SYSTEM}"), "--apply", "builtins.attrNames"]);
+    c.args([
+        "eval",
+        "--json",
+        "--option",
+        "eval-cache",
+        "false",
+        &format!("{source}#packages.{SYSTEM}"),
+        "--apply",
+        "builtins.attrNames",
+    ]);
     nix::Stats { path: &stats.file("discover"), count_calls: o.count_calls }.apply(&mut c);
     serde_json::from_str::<Vec<String>>(&nix::output_as(c, "discover")?)
         .map_err(|source| EvalError::Output { what: "nix eval (the attribute names)", source })
@@ -201,7 +214,9 @@ fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), EvalError> {
         *stacks.entry(s.stack.join(";")).or_default() += s.self_us;
     }
     let folded: String = stacks.iter().filter(|(_, &us)| us > 0).map(|(k, us)| format!("{k} {us}\n")).collect();
-    let put = |name: &'static str, bytes: &[u8]| evalbench_bundle::write_atomic(&dir.join(layout::file_name(name)), bytes).map_err(EvalError::from);
+    let put = |name: &'static str, bytes: &[u8]| {
+        evalbench_bundle::write_atomic(&dir.join(layout::file_name(name)), bytes).map_err(EvalError::from)
+    };
     put(layout::NIX_PROFILE_FOLDED, folded.as_bytes())?;
     put(layout::NIX_PROFILE_JSON, NixProfile::of(&folds).to_json().as_bytes())
 }
@@ -229,7 +244,11 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
         // Only into a kept directory: the counts are what the pass is for.
         if stats.temporary {
             return fail(
-                EvalError::Unexpected { what: "counting instructions", detail: "no statistics directory to write the counts to".into() }.into(),
+                EvalError::Unexpected {
+                    what: "counting instructions",
+                    detail: "no statistics directory to write the counts to".into(),
+                }
+                .into(),
             );
         }
         counted::count_into(&stats.path);
@@ -252,7 +271,9 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     // Only where it is kept: a temporary statistics directory is dropped.
     let sampled = o.trace && !stats.temporary && sampled::supported();
     let attrs: Vec<String> = {
-        let d = debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" }).entered();
+        let d =
+            debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" })
+            .entered();
         let listed = match &entry {
             Some(e) => Ok(e.attrs.clone()),
             None => discover(&source, &stats, o),
@@ -268,7 +289,9 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     let plan: Vec<Vec<String>> = {
         let p = plan(&attrs, o.eval_workers);
         let sizes: Vec<String> = p.iter().map(|s| s.len().to_string()).collect();
-        let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes = sizes.join(",").as_str()).entered();
+        let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes =
+            sizes.join(",").as_str())
+        .entered();
         p
     };
     let shared = Shared::default();
@@ -313,7 +336,11 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     }
     let evaluator_peaks: Vec<i64> = resolved.iter().map(|r| r.peak_kb).collect();
     if let (Some(h), true) = (&nar_hash, evaluator_peaks.iter().any(|&p| p > 0) || entry.is_none()) {
-        let e = cache::Entry { nar_hash: h.clone(), attrs: attrs.clone(), drvs: resolved.iter().flat_map(|r| r.drvs.iter().cloned()).collect() };
+        let e = cache::Entry {
+            nar_hash: h.clone(),
+            attrs: attrs.clone(),
+            drvs: resolved.iter().flat_map(|r| r.drvs.iter().cloned()).collect(),
+        };
         // A cache that cannot be written makes the next pass cold, not this one wrong.
         if let Err(err) = cache::store(&home, &e) {
             tracing::warn!(target: E, "eval cache not written: {err}");
@@ -367,7 +394,10 @@ fn counts(dir: &Path) -> std::collections::BTreeMap<String, i64> {
         }
         match std::fs::read(e.path()).ok().as_deref().and_then(evalbench_bundle::nix_stats::counters_of) {
             Some(c) => c.into_iter().for_each(|(k, v)| *sum.entry(k).or_default() += v),
-            None => tracing::warn!(target: E, "{}: not nix's statistics; its counts are left out of the evaluation's metric", e.path().display()),
+            None => {
+                tracing::warn!(target: E, "{}: not nix's statistics; its counts are left out of the evaluation's \
+                    metric", e.path().display())
+            }
         }
     }
     evalbench_bundle::contract::EVALUATION_METRIC_COUNTS

@@ -88,14 +88,19 @@ fn said(out: std::process::Output) -> Result<String, super::error::EvalError> {
     use super::error::EvalError;
     if !out.status.success() {
         let said = message(String::from_utf8_lossy(&out.stderr).lines());
-        return Err(EvalError::Nix(if said.is_empty() { format!("nix ended with {}", evalbench_host::describe_status(out.status)) } else { said }));
+        return Err(EvalError::Nix(if said.is_empty() {
+            format!("nix ended with {}", evalbench_host::describe_status(out.status))
+        } else {
+            said
+        }));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// nix's own message, without warnings, traces and blank lines.
 pub(super) fn message<'a>(lines: impl Iterator<Item = &'a str>) -> String {
-    let msg: Vec<&str> = lines.filter(|l| !l.trim().is_empty() && !l.starts_with("warning:") && !l.starts_with("trace: ")).collect();
+    let msg: Vec<&str> =
+        lines.filter(|l| !l.trim().is_empty() && !l.starts_with("warning:") && !l.starts_with("trace: ")).collect();
     msg.join("\n")
 }
 
@@ -180,7 +185,10 @@ pub(super) fn wait4(pid: i32) -> std::io::Result<(super::error::Ended, i64)> {
 /// pipe that cannot be widened keeps its size.
 pub(super) fn widen_pipe(f: &std::fs::File) {
     use std::os::fd::AsRawFd;
-    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").ok().and_then(|s| s.trim().parse::<i32>().ok()).unwrap_or(1 << 20);
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+        .unwrap_or(1 << 20);
     // SAFETY: fcntl on a pipe fd we own; F_SETPIPE_SZ takes an int.
     unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETPIPE_SZ, max) };
 }
@@ -224,7 +232,11 @@ pub(super) fn spawn(c: &mut Command, untraced: bool) -> std::io::Result<Spawned>
         use std::os::fd::{FromRawFd, IntoRawFd};
         // SAFETY: fds we own, moved out of the ChildStdout/ChildStderr.
         return Ok(unsafe {
-            Spawned { pid, stdout: std::fs::File::from_raw_fd(o.into_raw_fd()), stderr: std::fs::File::from_raw_fd(e.into_raw_fd()) }
+            Spawned {
+                pid,
+                stdout: std::fs::File::from_raw_fd(o.into_raw_fd()),
+                stderr: std::fs::File::from_raw_fd(e.into_raw_fd()),
+            }
         });
     }
     spawn_untraced(c)
@@ -243,7 +255,9 @@ fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .map(|d| d.join(program))
         .find(|p| p.is_file())
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("{} not on PATH", program.to_string_lossy())))?;
+        .ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, format!("{} not on PATH", program.to_string_lossy()))
+        })?;
     let path = cstr(path.as_os_str())?;
     let argv: Vec<CString> = std::iter::once(program).chain(c.get_args()).map(cstr).collect::<Result<_, _>>()?;
     let mut env: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os().collect();
@@ -262,8 +276,10 @@ fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
             CString::new(kv).map_err(std::io::Error::other)
         })
         .collect::<Result<_, _>>()?;
-    let argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
-    let envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let argv_p: Vec<*const libc::c_char> =
+        argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let envp_p: Vec<*const libc::c_char> =
+        envp.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let pipe = || -> std::io::Result<[i32; 2]> {
         let mut fds = [0; 2];
         // SAFETY: pipe2 writes two fds into the array.
@@ -278,7 +294,16 @@ fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
     // SAFETY: a fork-like clone (no new stack: the child runs on a copy of
     // ours). The child calls only async-signal-safe functions (prctl, dup2,
     // execve, _exit) on data prepared above, then replaces itself.
-    let pid = unsafe { libc::syscall(libc::SYS_clone, (libc::CLONE_UNTRACED | libc::SIGCHLD) as libc::c_ulong, 0usize, 0usize, 0usize, 0usize) };
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (libc::CLONE_UNTRACED | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
     if pid == 0 {
         // SAFETY: see above; the child never returns from this block.
         unsafe {
@@ -306,5 +331,11 @@ fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
         return Err(e);
     }
     // SAFETY: read ends we own.
-    Ok(unsafe { Spawned { pid: pid as i32, stdout: std::fs::File::from_raw_fd(out[0]), stderr: std::fs::File::from_raw_fd(err[0]) } })
+    Ok(unsafe {
+        Spawned {
+            pid: pid as i32,
+            stdout: std::fs::File::from_raw_fd(out[0]),
+            stderr: std::fs::File::from_raw_fd(err[0]),
+        }
+    })
 }

@@ -38,7 +38,14 @@ pub(super) fn part(stats_file: &Path) -> PathBuf {
 
 /// nix's options for a profile into `file`.
 pub(super) fn args(file: &Path) -> [String; 6] {
-    ["--option".into(), "eval-profiler".into(), "flamegraph".into(), "--option".into(), "eval-profile-file".into(), file.display().to_string()]
+    [
+        "--option".into(),
+        "eval-profiler".into(),
+        "flamegraph".into(),
+        "--option".into(),
+        "eval-profile-file".into(),
+        file.display().to_string(),
+    ]
 }
 
 /// Joins the processes' files in `dir` into the pass's one, written whole,
@@ -48,8 +55,11 @@ pub(super) fn join(dir: &Path) -> Result<(), super::EvalError> {
         let path = path.to_path_buf();
         move |source| super::EvalError::Io { path, source }
     };
-    let mut parts: Vec<PathBuf> =
-        std::fs::read_dir(dir).map_err(io(dir))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(PART)).collect();
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(PART))
+        .collect();
     if parts.is_empty() {
         return Ok(());
     }

@@ -42,7 +42,11 @@ async fn authorize(s: &Shared, headers: &HeaderMap) -> Result<i64, Response> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("missing Bearer API key")))?;
-    s.store.organization_of_key(key).await.map_err(failed)?.ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
+    s.store
+        .organization_of_key(key)
+        .await
+        .map_err(failed)?
+        .ok_or_else(|| reply(StatusCode::UNAUTHORIZED, true, json!("unknown API key")))
 }
 
 /// `POST auth/basic/login {loginname, password}`, as Gradient's benchmark
@@ -62,7 +66,11 @@ async fn login(State(s): State<Arc<Shared>>, body: Option<Json<serde_json::Value
     }
 }
 
-async fn evaluate(State(s): State<Arc<Shared>>, Path((org, project)): Path<(String, String)>, headers: HeaderMap) -> Response {
+async fn evaluate(
+    State(s): State<Arc<Shared>>,
+    Path((org, project)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
     let org_id = match authorize(&s, &headers).await {
         Ok(o) => o,
         Err(r) => return r,
@@ -90,7 +98,8 @@ async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, heade
                 "status": r.status,
                 "error": r.error,
                 "created_at": r.created_at,
-                "statuses": timeline.iter().map(|(status, ts_us)| json!({"status": status, "ts_us": ts_us})).collect::<Vec<_>>(),
+                "statuses": timeline.iter().map(|(status, ts_us)| json!({"status": status, "ts_us":
+                    ts_us})).collect::<Vec<_>>(),
             }),
         ),
         Ok(None) => reply(StatusCode::NOT_FOUND, true, json!("no such evaluation")),
@@ -101,7 +110,11 @@ async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, heade
 async fn health(State(s): State<Arc<Shared>>) -> Response {
     let workers = s.workers.lock().await.len();
     // The version lets a bundle's provenance name the server it measured.
-    reply(StatusCode::OK, false, json!({ "workers": workers, "version": concat!("evalbench-lab ", env!("CARGO_PKG_VERSION")) }))
+    reply(
+        StatusCode::OK,
+        false,
+        json!({ "workers": workers, "version": concat!("evalbench-lab ", env!("CARGO_PKG_VERSION")) }),
+    )
 }
 
 /// A worker's connection: only with the lab's token (every local user can

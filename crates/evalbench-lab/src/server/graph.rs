@@ -23,7 +23,8 @@ pub struct Batch {
 }
 
 /// Each step of a batch with its statement, made once.
-static STEPS: LazyLock<Vec<(BatchStep, String)>> = LazyLock::new(|| BatchStep::ALL.iter().map(|&s| (s, store::batch_step_sql(s))).collect());
+static STEPS: LazyLock<Vec<(BatchStep, String)>> =
+    LazyLock::new(|| BatchStep::ALL.iter().map(|&s| (s, store::batch_step_sql(s))).collect());
 
 pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
     while let Some(first) = rx.recv().await {
@@ -32,7 +33,8 @@ pub async fn run(mut db: Client, mut rx: mpsc::UnboundedReceiver<Batch>) {
             batches.push(b);
         }
         let rows: usize = batches.iter().map(|b| b.drvs.len()).sum();
-        let result = flush(&mut db, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
+        let result =
+            flush(&mut db, &batches).instrument(debug_span!(target: T, "flush", batches = batches.len(), rows)).await;
         let span = debug_span!(target: T, "after_commit", batches = batches.len());
         let _e = span.enter();
         for b in batches {
@@ -63,7 +65,9 @@ async fn transact_once(db: &mut Client, batches: &[Batch]) -> Result<(), tokio_p
     async {
         for b in batches {
             for d in &b.drvs {
-                store::record_derivation(&tx, b.evaluation, d).instrument(debug_span!(target: T, "record_one", drv = d.path.as_str())).await?;
+                store::record_derivation(&tx, b.evaluation, d)
+                    .instrument(debug_span!(target: T, "record_one", drv = d.path.as_str()))
+                    .await?;
             }
             let paths: Vec<&str> = b.drvs.iter().map(|d| d.path.as_str()).collect();
             async {

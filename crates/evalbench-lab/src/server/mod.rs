@@ -45,8 +45,9 @@ pub struct Shared {
 pub const ENV_DATABASE: &str = "EVALBENCH_LAB_DATABASE_URL";
 
 async fn connect(url: &str) -> Result<Client, LabError> {
-    let (client, conn) =
-        tokio_postgres::connect(url, NoTls).await.map_err(|e| LabError::Connect { url: crate::pg::redacted(url), source: e.into() })?;
+    let (client, conn) = tokio_postgres::connect(url, NoTls)
+        .await
+        .map_err(|e| LabError::Connect { url: crate::pg::redacted(url), source: e.into() })?;
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             eprintln!("lab server: database connection: {e}");
@@ -63,8 +64,13 @@ pub fn serve(
     graph_walk: crate::setting::GraphWalk,
 ) -> Result<(), LabError> {
     let text = std::fs::read_to_string(provision_file).map_err(LabError::io(provision_file))?;
-    let provision: db::Provision = serde_json::from_str(&text).map_err(|source| LabError::Parse { path: provision_file.to_path_buf(), source })?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(LabError::Runtime)?;
+    let provision: db::Provision =
+        serde_json::from_str(&text).map_err(|source| LabError::Parse { path: provision_file.to_path_buf(), source })?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(LabError::Runtime)?;
     rt.block_on(async move {
         let store = store::Store::new(connect(database).await?);
         store.migrate_and_provision(&provision).await.map_err(LabError::Provision)?;
@@ -84,21 +90,27 @@ pub fn serve(
         let app = api::router(shared.clone());
         use axum::serve::ListenerExt;
         // Small /proto frames back to back must not wait for delayed ACKs (Nagle).
-        let listener =
-            tokio::net::TcpListener::bind(listen).await.map_err(|source| LabError::Listen { addr: listen.to_string(), source })?.tap_io(|tcp| {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| LabError::Listen { addr: listen.to_string(), source })?
+            .tap_io(|tcp| {
                 let _ = tcp.set_nodelay(true);
             });
         eprintln!("lab server: listening on {listen}");
         if let Some(p) = proto_listen {
-            let second = tokio::net::TcpListener::bind(p).await.map_err(|source| LabError::Listen { addr: p.to_string(), source })?.tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
+            let second = tokio::net::TcpListener::bind(p)
+                .await
+                .map_err(|source| LabError::Listen { addr: p.to_string(), source })?
+                .tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
             let app = api::router(shared.clone());
             tokio::spawn(async move {
                 let _ = axum::serve(second, app).await;
             });
         }
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(LabError::Serve)?;
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(LabError::Serve)?;
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 tokio::select! {

@@ -29,8 +29,10 @@ async fn tick(s: &Arc<Shared>, offered: &mut HashMap<uuid::Uuid, Instant>) -> Re
     service::create_jobs(s).instrument(debug_span!(target: T, "assign_queued_evals")).await?;
     let queued = s.store.queued_jobs().await?;
     let now = Instant::now();
-    let fresh: Vec<(uuid::Uuid, uuid::Uuid)> =
-        queued.into_iter().filter(|(j, _)| offered.get(j).is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2))).collect();
+    let fresh: Vec<(uuid::Uuid, uuid::Uuid)> = queued
+        .into_iter()
+        .filter(|(j, _)| offered.get(j).is_none_or(|t| now.duration_since(*t) > Duration::from_secs(2)))
+        .collect();
     if fresh.is_empty() {
         return Ok(());
     }
@@ -40,8 +42,10 @@ async fn tick(s: &Arc<Shared>, offered: &mut HashMap<uuid::Uuid, Instant>) -> Re
     }
     let span = debug_span!(target: T, "offer_jobs", jobs = fresh.len(), workers = workers.len());
     let _e = span.enter();
-    let jobs: Vec<JobOffer> =
-        fresh.iter().map(|(j, e)| JobOffer { job: j.to_string(), evaluation: e.to_string(), project: s.provision.project.clone() }).collect();
+    let jobs: Vec<JobOffer> = fresh
+        .iter()
+        .map(|(j, e)| JobOffer { job: j.to_string(), evaluation: e.to_string(), project: s.provision.project.clone() })
+        .collect();
     for tx in workers.values() {
         let _ = tx.send(ToWorker::Offer { jobs: jobs.clone() });
     }

@@ -81,11 +81,13 @@ pub async fn record_scores(s: &Shared, worker: &str, scores: Vec<(String, i32)>)
 /// A worker asks for work: the oldest queued job is claimed for it, its
 /// credentials sent, its evaluation set Fetching, and the job assigned.
 pub async fn request_job(s: &Shared, worker: &str, tx: &mpsc::UnboundedSender<ToWorker>) {
-    let outer = debug_span!(target: SCHED, "on_request_job", worker, kind = tracing::field::Empty, job_id = tracing::field::Empty);
+    let outer = debug_span!(target: SCHED, "on_request_job", worker, kind = tracing::field::Empty, job_id =
+        tracing::field::Empty);
     let named = outer.clone();
     async {
         async {
-            let claimed = s.store.claim_job(worker).instrument(debug_span!(target: SCHED, "claim_dispatch", worker)).await;
+            let claimed =
+                s.store.claim_job(worker).instrument(debug_span!(target: SCHED, "claim_dispatch", worker)).await;
             // No job to hand out, or none that could be claimed (said).
             let Some((job, evaluation)) = claimed.logged().flatten() else {
                 let _ = tx.send(ToWorker::NoJob);
@@ -154,7 +156,11 @@ pub async fn eval_result(s: &Shared, job: &str, drvs: Vec<Drv>) -> Result<(), Se
     let (_, evaluation) = job_of(s, job).await?;
     async {
         let paths: Vec<String> = drvs.iter().map(|d| d.path.clone()).collect();
-        s.store.built_among(&paths).instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len())).await.logged();
+        s.store
+            .built_among(&paths)
+            .instrument(debug_span!(target: JOBS, "assess_cached", drvs = paths.len()))
+            .await
+            .logged();
         let (done_tx, done_rx) = oneshot::channel();
         let rows = drvs.len();
         async {
@@ -167,7 +173,10 @@ pub async fn eval_result(s: &Shared, job: &str, drvs: Vec<Drv>) -> Result<(), Se
                 // evaluation cannot complete, so it fails rather than hang.
                 Err(_) => ServerError::WriterGone,
             };
-            s.store.set_status(evaluation, Status::Failed, Some(&format!("recording derivations: {failed}"))).await.logged();
+            s.store
+                .set_status(evaluation, Status::Failed, Some(&format!("recording derivations: {failed}")))
+                .await
+                .logged();
         }
         .instrument(debug_span!(target: GRAPH, "record", job_id = job, rows))
         .await;
@@ -198,7 +207,12 @@ fn metric(reported: &serde_json::Value, new_derivations: Option<i64>) -> Metric 
 
 /// The evaluation's end: its closure walked, its figures recorded, Completed
 /// (the lab builds nothing).
-pub async fn eval_done(s: &Shared, job: &str, reported: serde_json::Value, roots: Vec<String>) -> Result<(), ServerError> {
+pub async fn eval_done(
+    s: &Shared,
+    job: &str,
+    reported: serde_json::Value,
+    roots: Vec<String>,
+) -> Result<(), ServerError> {
     let (j, evaluation) = job_of(s, job).await?;
     async {
         s.store.end_phase(j).await.logged();
@@ -238,8 +252,12 @@ pub async fn eval_failed(s: &Shared, job: &str, attr: Option<String>, message: S
 /// The evaluation's entry points, then its closure by the one recursive walk
 /// (`walks::record_eval_closure`, in the form the lab was started with).
 async fn record_closure(s: &Shared, evaluation: Uuid, roots: &[String]) -> Result<(), ServerError> {
-    s.store.record_entry_points(evaluation, roots).instrument(debug_span!(target: WALKS, "record_entry_points", roots = roots.len())).await?;
-    let span = debug_span!(target: WALKS, "eval_closure", form = s.graph_walk.as_str(), derivations = tracing::field::Empty);
+    s.store
+        .record_entry_points(evaluation, roots)
+        .instrument(debug_span!(target: WALKS, "record_entry_points", roots = roots.len()))
+        .await?;
+    let span =
+        debug_span!(target: WALKS, "eval_closure", form = s.graph_walk.as_str(), derivations = tracing::field::Empty);
     let n = s.store.record_closure(evaluation, s.graph_walk).instrument(span.clone()).await?;
     span.record("derivations", n);
     Ok(())

@@ -64,17 +64,20 @@ impl Store {
     /// The schema (IF NOT EXISTS) and the declarative state, at every start.
     pub async fn migrate_and_provision(&self, p: &Provision) -> Result<(), tokio_postgres::Error> {
         self.db.batch_execute(SCHEMA).await?;
-        self.db.execute("INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&p.organization]).await?;
+        self.db
+            .execute("INSERT INTO organization (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&p.organization])
+            .await?;
         self.db
             .execute(
-                "INSERT INTO project (organization, name, repository) SELECT id, $2, $3 FROM organization WHERE name = $1 \
-                 ON CONFLICT (organization, name) DO UPDATE SET repository = EXCLUDED.repository",
+                "INSERT INTO project (organization, name, repository) SELECT id, $2, $3 FROM organization WHERE name = \
+                    $1 ON CONFLICT (organization, name) DO UPDATE SET repository = EXCLUDED.repository",
                 &[&p.organization, &p.project, &p.repository],
             )
             .await?;
         self.db
             .execute(
-                "INSERT INTO api_key (key, organization) SELECT $2, id FROM organization WHERE name = $1 ON CONFLICT (key) DO NOTHING",
+                "INSERT INTO api_key (key, organization) SELECT $2, id FROM organization WHERE name = $1 ON CONFLICT \
+                    (key) DO NOTHING",
                 &[&p.organization, &p.api_key],
             )
             .await?;
@@ -85,12 +88,21 @@ impl Store {
 
     /// The organization an API key belongs to.
     pub async fn organization_of_key(&self, key: &str) -> Result<Option<i64>, ServerError> {
-        let row = self.db.query_opt("SELECT organization FROM api_key WHERE key = $1", &[&key]).await.map_err(db("reading the API key"))?;
+        let row = self
+            .db
+            .query_opt("SELECT organization FROM api_key WHERE key = $1", &[&key])
+            .await
+            .map_err(db("reading the API key"))?;
         Ok(row.map(|r| r.get(0)))
     }
 
     pub async fn key_exists(&self, key: &str) -> Result<bool, ServerError> {
-        Ok(self.db.query_opt("SELECT key FROM api_key WHERE key = $1", &[&key]).await.map_err(db("reading the API key"))?.is_some())
+        Ok(self
+            .db
+            .query_opt("SELECT key FROM api_key WHERE key = $1", &[&key])
+            .await
+            .map_err(db("reading the API key"))?
+            .is_some())
     }
 
     /// The project `org/project` of the key's organization.
@@ -98,7 +110,8 @@ impl Store {
         let row = self
             .db
             .query_opt(
-                "SELECT p.id FROM project p JOIN organization o ON o.id = p.organization WHERE o.name = $1 AND p.name = $2 AND o.id = $3",
+                "SELECT p.id FROM project p JOIN organization o ON o.id = p.organization WHERE o.name = $1 AND p.name \
+                    = $2 AND o.id = $3",
                 &[&org, &project, &org_id],
             )
             .await
@@ -122,7 +135,10 @@ impl Store {
     pub async fn evaluation(&self, id: Uuid) -> Result<Option<EvaluationRow>, ServerError> {
         let row = self
             .db
-            .query_opt("SELECT status, error, extract(epoch FROM created_at)::float8 FROM evaluation WHERE id = $1", &[&id])
+            .query_opt(
+                "SELECT status, error, extract(epoch FROM created_at)::float8 FROM evaluation WHERE id = $1",
+                &[&id],
+            )
             .await
             .map_err(db("reading the evaluation"))?;
         Ok(row.map(|r| EvaluationRow { status: r.get(0), error: r.get(1), created_at: r.get(2) }))
@@ -132,7 +148,11 @@ impl Store {
     pub async fn timeline(&self, id: Uuid) -> Result<Vec<(String, i64)>, ServerError> {
         let rows = self
             .db
-            .query("SELECT status, (extract(epoch FROM at) * 1000000)::int8 FROM evaluation_status WHERE evaluation = $1 ORDER BY at", &[&id])
+            .query(
+                "SELECT status, (extract(epoch FROM at) * 1000000)::int8 FROM evaluation_status WHERE evaluation = $1 \
+                    ORDER BY at",
+                &[&id],
+            )
             .await
             .map_err(db("reading the evaluation's timeline"))?;
         Ok(rows.iter().map(|t| (t.get(0), t.get(1))).collect())
@@ -146,9 +166,9 @@ impl Store {
         // timeline row (a fast warm evaluation was read between the two).
         self.db
             .execute(
-                "WITH changed AS (UPDATE evaluation SET status = $2, error = COALESCE($3, error), updated_at = clock_timestamp() \
-                 WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Aborted') AND status <> $2 RETURNING id) \
-                 INSERT INTO evaluation_status (evaluation, status) SELECT id, $2 FROM changed",
+                "WITH changed AS (UPDATE evaluation SET status = $2, error = COALESCE($3, error), updated_at = \
+                    clock_timestamp() WHERE id = $1 AND status NOT IN ('Completed', 'Failed', 'Aborted') AND status <> \
+                    $2 RETURNING id) INSERT INTO evaluation_status (evaluation, status) SELECT id, $2 FROM changed",
                 &[&evaluation, &status, &error],
             )
             .await
@@ -162,7 +182,11 @@ impl Store {
     pub async fn queued_without_job(&self) -> Result<Vec<Uuid>, ServerError> {
         let rows = self
             .db
-            .query("SELECT e.id FROM evaluation e WHERE e.status = 'Queued' AND NOT EXISTS (SELECT 1 FROM job j WHERE j.evaluation = e.id)", &[])
+            .query(
+                "SELECT e.id FROM evaluation e WHERE e.status = 'Queued' AND NOT EXISTS (SELECT 1 FROM job j WHERE \
+                    j.evaluation = e.id)",
+                &[],
+            )
             .await
             .map_err(db("finding queued evaluations"))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
@@ -170,7 +194,10 @@ impl Store {
 
     pub async fn create_job(&self, evaluation: Uuid) -> Result<(), ServerError> {
         self.db
-            .execute("INSERT INTO job (id, evaluation, state) VALUES ($1, $2, 'queued')", &[&Uuid::new_v4(), &evaluation])
+            .execute(
+                "INSERT INTO job (id, evaluation, state) VALUES ($1, $2, 'queued')",
+                &[&Uuid::new_v4(), &evaluation],
+            )
             .await
             .map_err(db("creating a job"))?;
         Ok(())
@@ -215,14 +242,21 @@ impl Store {
     pub async fn lose_jobs_of(&self, worker: &str) -> Result<Vec<Uuid>, ServerError> {
         let rows = self
             .db
-            .query("UPDATE job SET state = 'lost' WHERE worker = $1 AND state = 'dispatched' RETURNING evaluation", &[&worker])
+            .query(
+                "UPDATE job SET state = 'lost' WHERE worker = $1 AND state = 'dispatched' RETURNING evaluation",
+                &[&worker],
+            )
             .await
             .map_err(db("marking the worker's jobs lost"))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     pub async fn evaluation_of_job(&self, job: Uuid) -> Result<Option<Uuid>, ServerError> {
-        let row = self.db.query_opt("SELECT evaluation FROM job WHERE id = $1", &[&job]).await.map_err(db("finding the job's evaluation"))?;
+        let row = self
+            .db
+            .query_opt("SELECT evaluation FROM job WHERE id = $1", &[&job])
+            .await
+            .map_err(db("finding the job's evaluation"))?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -239,9 +273,9 @@ impl Store {
     pub async fn record_phase(&self, job: Uuid, code: i16, worker: &str, phase: &str) -> Result<(), ServerError> {
         self.db
             .execute(
-                "INSERT INTO dispatched_job_phase (dispatched_job, seq, phase, start_ms, worker, phase_name) \
-                 SELECT $1, (SELECT count(*)::int FROM dispatched_job_phase WHERE dispatched_job = $1), $2, \
-                        (extract(epoch FROM clock_timestamp() - j.dispatched_at) * 1000)::int8, $3, $4 FROM job j WHERE j.id = $1",
+                "INSERT INTO dispatched_job_phase (dispatched_job, seq, phase, start_ms, worker, phase_name) SELECT \
+                    $1, (SELECT count(*)::int FROM dispatched_job_phase WHERE dispatched_job = $1), $2, (extract(epoch \
+                    FROM clock_timestamp() - j.dispatched_at) * 1000)::int8, $3, $4 FROM job j WHERE j.id = $1",
                 &[&job, &code, &worker, &phase],
             )
             .await
@@ -287,7 +321,8 @@ impl Store {
     pub async fn record_entry_points(&self, evaluation: Uuid, roots: &[String]) -> Result<(), ServerError> {
         self.db
             .execute(
-                "INSERT INTO entry_point (evaluation, derivation) SELECT $1, id FROM derivation WHERE drv_path = ANY($2) ON CONFLICT DO NOTHING",
+                "INSERT INTO entry_point (evaluation, derivation) SELECT $1, id FROM derivation WHERE drv_path = \
+                    ANY($2) ON CONFLICT DO NOTHING",
                 &[&evaluation, &roots],
             )
             .await
@@ -297,7 +332,11 @@ impl Store {
 
     /// The evaluation's closure by the one recursive walk, in `form`: its size.
     pub async fn record_closure(&self, evaluation: Uuid, form: GraphWalk) -> Result<i64, ServerError> {
-        let row = self.db.query_one(&walks::record_eval_closure(form), &[&evaluation]).await.map_err(db("recording the evaluation's closure"))?;
+        let row = self
+            .db
+            .query_one(&walks::record_eval_closure(form), &[&evaluation])
+            .await
+            .map_err(db("recording the evaluation's closure"))?;
         Ok(row.get(0))
     }
 
@@ -315,9 +354,11 @@ impl Store {
         let [thunks, calls, primops, lookups, bytes] = &m.counts;
         self.db
             .execute(
-                "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, eval_peak_rss_kb, attrs, derivations, new_derivations, drvs_written, \
-                 total_thunks, fn_calls, primop_calls, lookups, alloc_bytes) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, $8::int8::int4, $9::int8::int4, $10::int8::int4, $11, $12, $13, $14, $15) ON CONFLICT (evaluation) DO NOTHING",
+                "INSERT INTO evaluation_metric (evaluation, fetch_ms, flake_ms, derivations_ms, total_ms, \
+                    eval_peak_rss_kb, attrs, derivations, new_derivations, drvs_written, total_thunks, fn_calls, \
+                    primop_calls, lookups, alloc_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7::int8::int4, \
+                    $8::int8::int4, $9::int8::int4, $10::int8::int4, $11, $12, $13, $14, $15) ON CONFLICT (evaluation) \
+                    DO NOTHING",
                 &[
                     &evaluation,
                     &m.fetch_ms,
@@ -349,30 +390,40 @@ impl Store {
 /// on it and its build.
 pub async fn record_derivation(tx: &Transaction<'_>, evaluation: Uuid, d: &Drv) -> Result<(), tokio_postgres::Error> {
     tx.execute(
-        "INSERT INTO derivation (drv_path, name, system, first_evaluation, walked) VALUES ($1, $2, $3, $4, true) \
-         ON CONFLICT (drv_path) DO UPDATE SET name = EXCLUDED.name, system = EXCLUDED.system, walked = true, \
-         first_evaluation = COALESCE(derivation.first_evaluation, EXCLUDED.first_evaluation) WHERE NOT derivation.walked",
+        "INSERT INTO derivation (drv_path, name, system, first_evaluation, walked) VALUES ($1, $2, $3, $4, true) ON \
+            CONFLICT (drv_path) DO UPDATE SET name = EXCLUDED.name, system = EXCLUDED.system, walked = true, \
+            first_evaluation = COALESCE(derivation.first_evaluation, EXCLUDED.first_evaluation) WHERE NOT \
+            derivation.walked",
         &[&d.path, &d.name, &d.system, &evaluation],
     )
     .await?;
     for (name, path) in &d.outputs {
-        tx.execute("INSERT INTO derivation_output (drv_path, name, path) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&d.path, name, path]).await?;
+        tx.execute(
+            "INSERT INTO derivation_output (drv_path, name, path) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&d.path, name, path],
+        )
+        .await?;
     }
     if !d.input_drvs.is_empty() {
         tx.execute(
             // The inputs not yet named get their ids here; the snapshot
             // sees the others (one writer: nothing else inserts between).
-            "WITH named AS (INSERT INTO derivation (drv_path) SELECT unnest($2::text[]) ON CONFLICT (drv_path) DO NOTHING RETURNING id), \
-             deps AS (SELECT id FROM named UNION ALL SELECT id FROM derivation WHERE drv_path = ANY($2)) \
-             INSERT INTO derivation_dependency (derivation, dependency) SELECT p.id, deps.id FROM derivation p, deps \
-             WHERE p.drv_path = $1 ON CONFLICT DO NOTHING",
+            "WITH named AS (INSERT INTO derivation (drv_path) SELECT unnest($2::text[]) ON CONFLICT (drv_path) DO \
+                NOTHING RETURNING id), deps AS (SELECT id FROM named UNION ALL SELECT id FROM derivation WHERE \
+                drv_path = ANY($2)) INSERT INTO derivation_dependency (derivation, dependency) SELECT p.id, deps.id \
+                FROM derivation p, deps WHERE p.drv_path = $1 ON CONFLICT DO NOTHING",
             &[&d.path, &d.input_drvs],
         )
         .await?;
     }
-    tx.execute("INSERT INTO evaluation_derivation (evaluation, drv_path) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&evaluation, &d.path]).await?;
     tx.execute(
-        "INSERT INTO build (evaluation, drv_path, status) VALUES ($1, $2, 'Queued') ON CONFLICT (evaluation, drv_path) DO NOTHING",
+        "INSERT INTO evaluation_derivation (evaluation, drv_path) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &[&evaluation, &d.path],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO build (evaluation, drv_path, status) VALUES ($1, $2, 'Queued') ON CONFLICT (evaluation, drv_path) \
+            DO NOTHING",
         &[&evaluation, &d.path],
     )
     .await?;
@@ -383,19 +434,30 @@ pub async fn record_derivation(tx: &Transaction<'_>, evaluation: Uuid, d: &Drv) 
 /// batch's paths; the graph's own parts are `walks`'.
 pub fn batch_step_sql(step: BatchStep) -> String {
     match step {
-        BatchStep::LockSeedSharedBuilds => "SELECT id FROM build WHERE evaluation = $1 AND drv_path = ANY($2) FOR UPDATE".into(),
+        BatchStep::LockSeedSharedBuilds => {
+            "SELECT id FROM build WHERE evaluation = $1 AND drv_path = ANY($2) FOR UPDATE".into()
+        }
         BatchStep::BecameFetchable => {
-            "UPDATE build SET status = 'Fetchable' WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Queued'".into()
+            "UPDATE build SET status = 'Fetchable' WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Queued'"
+                .into()
         }
         BatchStep::SeedBlockingDeps => format!(
             "INSERT INTO build (evaluation, drv_path, status) SELECT $1, d.drv_path, 'Queued' FROM {DEPENDENCIES} \
              WHERE p.drv_path = ANY($2) ON CONFLICT (evaluation, drv_path) DO NOTHING"
         ),
-        BatchStep::Promote => format!("UPDATE build b SET can_start = true WHERE b.evaluation = $1 AND b.drv_path = ANY($2) AND {}", ready("b")),
+        BatchStep::Promote => format!(
+            "UPDATE build b SET can_start = true WHERE b.evaluation = $1 AND b.drv_path = ANY($2) AND {}",
+            ready("b")
+        ),
         BatchStep::UnpromoteUngated => {
-            "UPDATE build SET can_start = false WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Blocked'".into()
+            "UPDATE build SET can_start = false WHERE evaluation = $1 AND drv_path = ANY($2) AND status = 'Blocked'"
+                .into()
         }
-        BatchStep::EmitTransitionEffects => "SELECT count(*) FROM build WHERE evaluation = $1 AND drv_path = ANY($2) AND can_start".into(),
-        BatchStep::MoveBatchNeed => "UPDATE evaluation SET updated_at = clock_timestamp() WHERE id = $1 AND cardinality($2::text[]) >= 0".into(),
+        BatchStep::EmitTransitionEffects => {
+            "SELECT count(*) FROM build WHERE evaluation = $1 AND drv_path = ANY($2) AND can_start".into()
+        }
+        BatchStep::MoveBatchNeed => {
+            "UPDATE evaluation SET updated_at = clock_timestamp() WHERE id = $1 AND cardinality($2::text[]) >= 0".into()
+        }
     }
 }

@@ -21,7 +21,9 @@ use crate::setting::GraphWalk;
 /// derivation depends on. `seed` selects one column of derivation ids.
 pub fn dependency_closure(name: &str, seed: &str, form: GraphWalk) -> String {
     let step = match form {
-        GraphWalk::Join => format!("SELECT e.dependency FROM {name} c JOIN derivation_dependency e ON e.derivation = c.derivation"),
+        GraphWalk::Join => {
+            format!("SELECT e.dependency FROM {name} c JOIN derivation_dependency e ON e.derivation = c.derivation")
+        }
         GraphWalk::Lateral => format!(
             "SELECT s.next FROM {name} c, LATERAL (SELECT e.dependency AS next FROM derivation_dependency e \
              WHERE e.derivation = c.derivation OFFSET 0) s"
@@ -55,7 +57,8 @@ pub fn closure_of_paths(form: GraphWalk) -> String {
 /// A derivation `p` joined to each of its dependencies `d`, one hop over
 /// the edges: what `seed_blocking_deps` and [`ready`] both read, keyed by
 /// path since the builds are.
-pub const DEPENDENCIES: &str = "derivation p JOIN derivation_dependency e ON e.derivation = p.id JOIN derivation d ON d.id = e.dependency";
+pub const DEPENDENCIES: &str =
+    "derivation p JOIN derivation_dependency e ON e.derivation = p.id JOIN derivation d ON d.id = e.dependency";
 
 /// Build `{alias}` of its evaluation may start: no dependency edge of its
 /// derivation leads to a build of the same evaluation that has not
@@ -63,7 +66,7 @@ pub const DEPENDENCIES: &str = "derivation p JOIN derivation_dependency e ON e.d
 /// already in that dependency's readiness. The one definition of ready.
 pub fn ready(alias: &str) -> String {
     format!(
-        "NOT EXISTS (SELECT 1 FROM {DEPENDENCIES} JOIN build b2 ON b2.drv_path = d.drv_path AND b2.evaluation = {alias}.evaluation \
-         WHERE p.drv_path = {alias}.drv_path AND b2.status <> 'Completed')"
+        "NOT EXISTS (SELECT 1 FROM {DEPENDENCIES} JOIN build b2 ON b2.drv_path = d.drv_path AND b2.evaluation = \
+            {alias}.evaluation WHERE p.drv_path = {alias}.drv_path AND b2.status <> 'Completed')"
     )
 }

@@ -133,7 +133,11 @@ pub fn parse(path: &str, text: &[u8]) -> Result<Drv, DrvError> {
 mod tests {
     #[test]
     fn parses_a_derivation_and_refuses_garbage() {
-        let t = br#"Derive([("out","/nix/store/aaa-x","","")],[("/nix/store/bbb-y.drv",["out"])],[],"x86_64-linux","/bin/sh",["-c","echo \"hi\" > $out"],[("name","x"),("out","/nix/store/aaa-x")])"#;
+        let t = concat!(
+            r#"Derive([("out","/nix/store/aaa-x","","")],[("/nix/store/bbb-y.drv",["out"])],[],"x86_64-linux","#,
+            r#""/bin/sh",["-c","echo \"hi\" > $out"],[("name","x"),("out","/nix/store/aaa-x")])"#
+        )
+        .as_bytes();
         let d = super::parse("/nix/store/ccc-x.drv", t).unwrap();
         assert_eq!(d.name, "x");
         assert_eq!(d.outputs, vec![("out".to_string(), "/nix/store/aaa-x".to_string())]);

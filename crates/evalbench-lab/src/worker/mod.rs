@@ -38,7 +38,11 @@ struct Ctx {
 pub const ENV_PROTO_TOKEN: &str = "EVALBENCH_LAB_PROTO_TOKEN";
 
 pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), crate::LabError> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(crate::LabError::Runtime)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(crate::LabError::Runtime)?;
     let r = rt.block_on(run(server.to_string(), name.to_string(), sources.to_path_buf()));
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     r
@@ -47,12 +51,18 @@ pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), crate::LabEr
 async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate::LabError> {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let url = format!("ws://{server}/proto");
-    let mut request = url.as_str().into_client_request().map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
+    let mut request = url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
     // The lab's token, as the API's key is shown: a Bearer header.
     if let Ok(token) = std::env::var(ENV_PROTO_TOKEN) {
-        let value = format!("Bearer {token}").parse().map_err(|e: tokio_tungstenite::tungstenite::http::header::InvalidHeaderValue| {
-            crate::LabError::Connect { url: url.clone(), source: e.into() }
-        })?;
+        let value = format!("Bearer {token}").parse().map_err(
+            |e: tokio_tungstenite::tungstenite::http::header::InvalidHeaderValue| crate::LabError::Connect {
+                url: url.clone(),
+                source: e.into(),
+            },
+        )?;
         request.headers_mut().insert("authorization", value);
     }
     let (ws, _) = tokio_tungstenite::connect_async_with_config(request, None, true)
@@ -92,7 +102,8 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate
             }
         }
     });
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(crate::LabError::Serve)?;
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(crate::LabError::Serve)?;
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
@@ -168,16 +179,22 @@ async fn run_job(ctx: &Ctx, job: &str, repository: &str) {
     let t0 = Instant::now();
     let result = async {
         phase(ctx, job, "fetching");
-        let checkout = fetch_repository(ctx, repository).instrument(debug_span!(target: W, "fetch_repository", repository)).await?;
+        let checkout = fetch_repository(ctx, repository)
+            .instrument(debug_span!(target: W, "fetch_repository", repository))
+            .await?;
         let fetch_ms = t0.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_flake");
         let t1 = Instant::now();
-        let (paths, eval_metric) = evaluate_flake(ctx, job, &checkout).instrument(debug_span!(target: W, "evaluate_flake", job_id = job)).await?;
+        let (paths, eval_metric) = evaluate_flake(ctx, job, &checkout)
+            .instrument(debug_span!(target: W, "evaluate_flake", job_id = job))
+            .await?;
         let flake_ms = t1.elapsed().as_millis() as u64;
         phase(ctx, job, "evaluating_derivations");
         let t2 = Instant::now();
         let roots = paths.clone();
-        let count = evaluate_derivations(ctx, job, paths).instrument(debug_span!(target: W, "evaluate_derivations", job_id = job)).await?;
+        let count = evaluate_derivations(ctx, job, paths)
+            .instrument(debug_span!(target: W, "evaluate_derivations", job_id = job))
+            .await?;
         let mut metric = eval_metric;
         metric["fetch_ms"] = fetch_ms.into();
         metric["flake_ms"] = flake_ms.into();
@@ -211,7 +228,8 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
             cmd("git".as_ref(), &["fetch", "--quiet", repository, "HEAD"], Some(&dir)).await?;
             cmd("git".as_ref(), &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], Some(&dir)).await?;
         } else {
-            std::fs::create_dir_all(&ctx.sources).map_err(|source| JobError::Io { path: ctx.sources.clone(), source })?;
+            std::fs::create_dir_all(&ctx.sources)
+                .map_err(|source| JobError::Io { path: ctx.sources.clone(), source })?;
             cmd("git".as_ref(), &["clone", "--quiet", repository, &dir.to_string_lossy()], None).await?;
         }
         Ok::<(), JobError>(())
@@ -220,10 +238,14 @@ async fn fetch_repository(ctx: &Ctx, repository: &str) -> Result<PathBuf, JobErr
     .await?;
     let d = dir.to_string_lossy().to_string();
     let nix = crate::eval::nix_program();
-    cmd(&nix, &["flake", "metadata", "--json", "--no-write-lock-file", &d], None).instrument(debug_span!(target: W, "run_input_update")).await?;
-    let archived =
-        cmd(&nix, &["flake", "archive", "--json", "--no-write-lock-file", &d], None).instrument(debug_span!(target: W, "fetch_inputs")).await?;
-    let store_path = serde_json::from_str::<serde_json::Value>(&archived).ok().and_then(|v| v["path"].as_str().map(String::from));
+    cmd(&nix, &["flake", "metadata", "--json", "--no-write-lock-file", &d], None)
+        .instrument(debug_span!(target: W, "run_input_update"))
+        .await?;
+    let archived = cmd(&nix, &["flake", "archive", "--json", "--no-write-lock-file", &d], None)
+        .instrument(debug_span!(target: W, "fetch_inputs"))
+        .await?;
+    let store_path =
+        serde_json::from_str::<serde_json::Value>(&archived).ok().and_then(|v| v["path"].as_str().map(String::from));
     if let Some(p) = store_path {
         cmd(&nix, &["path-info", &p], None).instrument(debug_span!(target: W, "missing_paths", paths = 1u32)).await?;
     }
@@ -257,10 +279,14 @@ async fn evaluate_flake(_ctx: &Ctx, job: &str, checkout: &Path) -> Result<(Vec<S
     while let Ok(Some(line)) = lines.next_line().await {
         match crate::eval::EvalLine::parse(&line) {
             Ok(crate::eval::EvalLine::Drv(d)) => paths.push(d),
-            Ok(crate::eval::EvalLine::Error { message, attr }) => failure = Some(JobError::Evaluation { attr, message }),
+            Ok(crate::eval::EvalLine::Error { message, attr }) => {
+                failure = Some(JobError::Evaluation { attr, message })
+            }
             Ok(crate::eval::EvalLine::Done(done)) => metric = serde_json::to_value(done).expect("serializes"),
             // Not one of ours: said, not taken for a derivation.
-            Err(e) => tracing::warn!(target: W, "the eval subprocess printed a line that is not an eval line ({e}): {line}"),
+            Err(e) => {
+                tracing::warn!(target: W, "the eval subprocess printed a line that is not an eval line ({e}): {line}")
+            }
         }
     }
     let status = child.wait().await.map_err(JobError::Process)?;

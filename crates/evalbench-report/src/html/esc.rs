@@ -67,7 +67,8 @@ pub fn data_uri(mime: &str, bytes: &[u8]) -> String {
     out.push_str(mime);
     out.push_str(";base64,");
     for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
         for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
             out.push(if i <= c.len() { ABC[(n >> shift & 63) as usize] as char } else { '=' });
         }
@@ -79,9 +80,15 @@ pub fn data_uri(mime: &str, bytes: &[u8]) -> String {
 mod data_uri_tests {
     #[test]
     fn base64_as_the_rfc_gives_it() {
-        for (plain, coded) in
-            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
-        {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
             assert_eq!(super::data_uri("text/plain", plain.as_bytes()), format!("data:text/plain;base64,{coded}"));
         }
     }

@@ -36,33 +36,50 @@ impl Page {
     }
     fn h3(&mut self, pass: &str, id: &str, title: &str) {
         let id = file_safe(&format!("{pass}-{id}"));
-        let _ = write!(self.body, "<h3 id=\"{}\">{} <small>{}</small></h3>", esc::esc(&id), esc::esc(title), esc::esc(pass));
+        let _ = write!(
+            self.body,
+            "<h3 id=\"{}\">{} <small>{}</small></h3>",
+            esc::esc(&id),
+            esc::esc(title),
+            esc::esc(pass)
+        );
         self.toc.push((3, id, title.to_string()));
     }
     /// Inline chart, also written as `<pass>-<name>.svg`.
     fn chart(&mut self, pass: &str, name: &str, svg: String) {
         let file = format!("{}-{}.svg", file_safe(pass), file_safe(name));
-        let _ =
-            write!(self.body, "<figure>{svg}<figcaption><a href=\"{}\">{}</a></figcaption></figure>", esc::esc(&esc::href(&file)), esc::esc(&file));
+        let _ = write!(
+            self.body,
+            "<figure>{svg}<figcaption><a href=\"{}\">{}</a></figcaption></figure>",
+            esc::esc(&esc::href(&file)),
+            esc::esc(&file)
+        );
         self.charts.push((file, svg));
     }
 }
 
-const CSS: &str = r#"
+// Lines of the style sheet over 120 columns are split between two literals (`concat!`):
+// the page's bytes stay what they were.
+const CSS: &str = concat!(
+    r#"
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#222;background:#fff}
 header{background:#223;color:#fff;padding:12px 24px 12px 240px}header h1{margin:0;font-size:20px}
-nav{position:fixed;top:0;bottom:0;left:0;width:210px;overflow:auto;background:#f4f4f7;padding:64px 8px 8px;font-size:12px}
+nav{position:fixed;top:0;bottom:0;left:0;width:210px;overflow:auto;background:#f4f4f7;"#,
+    r#"padding:64px 8px 8px;font-size:12px}
 nav a{display:block;color:#335;text-decoration:none;padding:1px 4px}nav a.l3{padding-left:16px;color:#667}
 main{margin-left:230px;padding:8px 24px 48px;max-width:1200px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}th{background:#f0f0f4;text-align:left}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top}"#,
+    r#"th{background:#f0f0f4;text-align:left}
 td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 tr.distorted td{color:#855}table.sql code{white-space:pre-wrap;word-break:break-word;font-size:12px}
 .missing{color:#a40;background:#fff4ec;padding:6px 10px;border-left:3px solid #e84}
 .warn{color:#834;background:#fbeff3;padding:6px 10px;border-left:3px solid #c47}
 .note{color:#556;font-size:12px}figure{margin:8px 0;overflow-x:auto}figcaption{font-size:11px;color:#889}
 svg.chart rect.bar:hover{stroke:#000;stroke-width:1}
-@media print{nav{display:none}main{margin:0;max-width:none}h2{page-break-before:always}figure{page-break-inside:avoid}a{color:inherit}}
-"#;
+@media print{nav{display:none}main{margin:0;max-width:none}h2{page-break-before:always}"#,
+    r#"figure{page-break-inside:avoid}a{color:inherit}}
+"#
+);
 
 /// What rendering produced.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -79,9 +96,9 @@ pub struct Rendered {
 /// Content-Security-Policy that would block one anyway; styles inline.
 pub fn shell_head(title: &str, css: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{css}</style></head><body>",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" \
+            content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"><meta name=\"viewport\" \
+            content=\"width=device-width\"><title>{}</title><style>{css}</style></head><body>",
         esc::esc(title)
     )
 }
@@ -137,8 +154,10 @@ pub fn render(
         .map(|(base, runs)| (base, runs.into_iter().map(|(i, _)| i).collect()))
         .collect();
     // Each group's runs as one measurement, once: the run nearest the median, the median, the spread.
-    let over: Vec<evalbench_analyze::view::RunsOfPass> =
-        groups.iter().map(|(_, idx)| evalbench_analyze::view::runs_of_pass(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>())).collect();
+    let over: Vec<evalbench_analyze::view::RunsOfPass> = groups
+        .iter()
+        .map(|(_, idx)| evalbench_analyze::view::runs_of_pass(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
+        .collect();
     let shown: Vec<usize> = groups.iter().zip(&over).map(|((_, idx), o)| idx[o.median_run]).collect();
     let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
     // The answer first; what was measured and where after it.
@@ -147,12 +166,20 @@ pub fn render(
         .filter(|(base, _)| layout::is_clean(base))
         .map(|(base, idx)| sections::answer_of(base, &idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
         .collect();
-    let distorted: Vec<&str> = groups.iter().map(|(b, _)| b.as_str()).filter(|b| layout::PassKind::of(b) == layout::PassKind::Instrumented).collect();
-    let warnings: Vec<String> =
-        passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).chain(counted_warnings.iter().cloned()).collect();
+    let distorted: Vec<&str> = groups
+        .iter()
+        .map(|(b, _)| b.as_str())
+        .filter(|b| layout::PassKind::of(b) == layout::PassKind::Instrumented)
+        .collect();
+    let warnings: Vec<String> = passes
+        .iter()
+        .flat_map(|p| p.data.warnings.iter().map(|w| w.to_string()))
+        .chain(counted_warnings.iter().cloned())
+        .collect();
     sections::answers(&mut page, (&answers, status), &distorted, &warnings);
     sections::instructions(&mut page, counted);
-    let medians: Vec<(usize, f64)> = groups.iter().zip(&over).map(|((_, idx), o)| (idx.len(), o.spread.median)).collect();
+    let medians: Vec<(usize, f64)> =
+        groups.iter().zip(&over).map(|((_, idx), o)| (idx.len(), o.spread.median)).collect();
     sections::overview(&mut page, &standing, &medians);
     sections::counters_side_by_side(&mut page, &standing);
     sections::provenance(&mut page, passes);
@@ -175,7 +202,8 @@ pub fn render(
         if p.span_count > 0 {
             let _ = write!(
                 page.body,
-                "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server clock).</p>",
+                "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server \
+                    clock).</p>",
                 esc::esc(&esc::href(&format!("{}/{}", file_safe(&p.name), layout::TRACE_JSON))),
                 esc::esc(&format!("{}/{}", p.name, layout::TRACE_JSON))
             );
@@ -203,10 +231,18 @@ pub fn render(
         let _ = write!(html, "<a class=\"l{level}\" href=\"#{}\">{}</a>", esc::esc(id), esc::esc(t));
     }
     html.push_str("</nav><main>");
-    html.push_str("<p class=\"note\">Times are on the server clock; worker and eval spans are moved by the measured offset. Every bar's details are in its hover title. Durations in ms, evaluated times in s.</p>");
+    html.push_str(
+        "<p class=\"note\">Times are on the server clock; worker and eval spans are moved by the measured offset. \
+            Every bar's details are in its hover title. Durations in ms, evaluated times in s.</p>",
+    );
     html.push_str(&page.body);
     html.push_str("</main></body></html>\n");
     let index = out.join("index.html");
     evalbench_bundle::write_atomic(&index, html.as_bytes())?;
-    Ok(Rendered { page: index, page_bytes: html.len() as u64, charts: page.charts.len(), spans: passes.iter().map(|p| p.span_count).sum() })
+    Ok(Rendered {
+        page: index,
+        page_bytes: html.len() as u64,
+        charts: page.charts.len(),
+        spans: passes.iter().map(|p| p.span_count).sum(),
+    })
 }

@@ -23,7 +23,8 @@ pub fn ms(us: f64) -> String {
 
 fn open(w: f64, h: f64, title: &str) -> String {
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\"><title>{}</title>",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 \
+            {w:.0} {h:.0}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\"><title>{}</title>",
         esc(title)
     )
 }
@@ -32,7 +33,8 @@ fn open(w: f64, h: f64, title: &str) -> String {
 pub fn bar(s: &mut String, x: f64, y: f64, w: f64, h: f64, fill: &str, title: &str) {
     let _ = write!(
         s,
-        "<rect class=\"bar\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
+        "<rect class=\"bar\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{h:.1}\" \
+            fill=\"{fill}\"><title>{}</title></rect>",
         w.max(0.5),
         esc(title)
     );
@@ -167,7 +169,15 @@ pub fn flame(title: &str, stacks: &[(Vec<String>, f64)], unit: &dyn Fn(f64) -> S
         }
         let y = f.h - 5.0 - (level as f64 + 1.0) * f.row_h;
         let label = if level == 0 { "all" } else { name };
-        bar(s, x, y, bw, f.row_h - 1.0, &color(label), &format!("{label}: {} ({:.1}%)", (f.unit)(n.value), 100.0 * n.value / f.total));
+        bar(
+            s,
+            x,
+            y,
+            bw,
+            f.row_h - 1.0,
+            &color(label),
+            &format!("{label}: {} ({:.1}%)", (f.unit)(n.value), 100.0 * n.value / f.total),
+        );
         if bw > 30.0 {
             text(s, x + 3.0, y + 11.0, "start", &clip(label, bw - 6.0));
         }
@@ -227,10 +237,23 @@ pub fn runs(title: &str, values: &[f64], median: f64) -> String {
     let mut s = open(w, h, title);
     text(&mut s, left - 4.0, y(hi) + 4.0, "end", &format!("{hi:.3} s"));
     text(&mut s, left - 4.0, y(lo), "end", &format!("{lo:.3} s"));
-    let _ = write!(s, "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#c33\" stroke-dasharray=\"4 3\"><title>median {median:.3} s</title></line>", w - 10.0, y(median), y(median));
+    let _ = write!(
+        s,
+        "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#c33\" stroke-dasharray=\"4 \
+            3\"><title>median {median:.3} s</title></line>",
+        w - 10.0,
+        y(median),
+        y(median)
+    );
     text(&mut s, w - 12.0, y(median) - 4.0, "end", &format!("median {median:.3} s"));
     for (i, v) in values.iter().enumerate().filter(|(_, v)| v.is_finite()) {
-        let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#335\"><title>run {}: {v:.3} s</title></circle>", x(i), y(*v), i + 1);
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#335\"><title>run {}: {v:.3} s</title></circle>",
+            x(i),
+            y(*v),
+            i + 1
+        );
     }
     text(&mut s, left, h - 4.0, "start", "run 1");
     text(&mut s, w - 10.0, h - 4.0, "end", &format!("run {} (in the order they ran)", values.len()));
@@ -248,7 +271,15 @@ pub fn path_bar(title: &str, steps: &[(String, f64, f64, f64)], end: &str) -> St
     let mut x = left;
     for (step, med, lo, hi) in steps {
         let bw = med / total * (w - 2.0 * left);
-        bar(&mut s, x, 8.0, bw, 28.0, &color(step), &format!("{step}: median {} on the path ({} to {} over the runs)", ms(*med), ms(*lo), ms(*hi)));
+        bar(
+            &mut s,
+            x,
+            8.0,
+            bw,
+            28.0,
+            &color(step),
+            &format!("{step}: median {} on the path ({} to {} over the runs)", ms(*med), ms(*lo), ms(*hi)),
+        );
         if bw > 60.0 {
             text(&mut s, x + 3.0, 26.0, "start", &clip(step, bw - 6.0));
         }
@@ -265,11 +296,16 @@ mod tests {
     /// Every label's extent, at 11 px sans-serif (at most 7 px a character), inside the picture.
     #[test]
     fn no_axis_label_reaches_past_the_edge() {
-        let rows = vec![("server".to_string(), vec![super::Item { start: 0.0, end: 11_553_000.0, label: "job".into(), title: "job".into() }])];
+        let rows = vec![(
+            "server".to_string(),
+            vec![super::Item { start: 0.0, end: 11_553_000.0, label: "job".into(), title: "job".into() }],
+        )];
         let svg = super::lanes("t", &rows, 0.0, 11_553_000.0);
         let width: f64 = 1100.0;
         for t in svg.split("<text ").skip(1) {
-            let attr = |k: &str| t.split(&format!("{k}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_string();
+            let attr = |k: &str| {
+                t.split(&format!("{k}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_string()
+            };
             let x: f64 = attr("x").parse().unwrap();
             let len = t.split('>').nth(1).and_then(|r| r.split('<').next()).unwrap_or("").chars().count() as f64 * 7.0;
             let (lo, hi) = match attr("text-anchor").as_str() {
@@ -277,7 +313,10 @@ mod tests {
                 "middle" => (x - len / 2.0, x + len / 2.0),
                 _ => (x, x + len),
             };
-            assert!(lo >= 0.0 && hi <= width, "a label from {lo:.0} to {hi:.0} px in a picture {width} px wide: <text {t}");
+            assert!(
+                lo >= 0.0 && hi <= width,
+                "a label from {lo:.0} to {hi:.0} px in a picture {width} px wide: <text {t}"
+            );
         }
     }
 }

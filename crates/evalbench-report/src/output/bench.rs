@@ -73,8 +73,11 @@ pub fn text<R, M: std::fmt::Debug>(r: &Report<R, M>, cgroup_v1: bool) -> String 
         let _ = writeln!(w, "  user     median {:.4} s   sys median {:.4} s", c.user_s.median, c.sys_s.median);
         if let Some(p) = &c.peak_mib {
             let caveat = if cgroup_v1 { ", cgroup v1: includes the page cache the tree caused" } else { "" };
-            let _ =
-                writeln!(w, "  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?}{caveat})", p.median, p.max, r.memory_source);
+            let _ = writeln!(
+                w,
+                "  memory   peak of the process tree: median {:.1} MiB, max {:.1} MiB ({:?}{caveat})",
+                p.median, p.max, r.memory_source
+            );
         }
         if c.parallel > 1 {
             let _ = writeln!(

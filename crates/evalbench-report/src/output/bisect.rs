@@ -81,11 +81,17 @@ pub fn counted_text(d: &Counted) -> String {
     let mut t = String::new();
     let (commits, good, bad, pct) = (d.commits, short(&d.good.commit), short(&d.bad.commit), d.threshold_pct);
     let _ = match (d.counters.len(), d.judged) {
-        (1, _) => writeln!(t, "{commits} commits from GOOD {good} to BAD {bad}; {} judged, a move past {pct}%", d.counters[0]),
-        (n, []) => writeln!(t, "{commits} commits from GOOD {good} to BAD {bad}; {n} exact counters judged, a move past {pct}%"),
+        (1, _) => {
+            writeln!(t, "{commits} commits from GOOD {good} to BAD {bad}; {} judged, a move past {pct}%", d.counters[0])
+        }
+        (n, []) => writeln!(
+            t,
+            "{commits} commits from GOOD {good} to BAD {bad}; {n} exact counters judged, a move past {pct}%"
+        ),
         (n, judged) => writeln!(
             t,
-            "{commits} commits from GOOD {good} to BAD {bad}; of {n} exact counters, probes judged on the {} that moved past {pct}% from GOOD to BAD ({})",
+            "{commits} commits from GOOD {good} to BAD {bad}; of {n} exact counters, probes judged on the {} that \
+                moved past {pct}% from GOOD to BAD ({})",
             judged.len(),
             judged.join(", ")
         ),
@@ -93,18 +99,27 @@ pub fn counted_text(d: &Counted) -> String {
     if !d.differ {
         let _ = writeln!(
             t,
-            "nothing to find: GOOD and BAD count alike within {}% (a counter that moved and came back between them cannot be seen by a bisect)",
+            "nothing to find: GOOD and BAD count alike within {}% (a counter that moved and came back between them \
+                cannot be seen by a bisect)",
             d.threshold_pct
         );
     } else if d.found.is_empty() {
-        let _ = writeln!(t, "no single step: the counters drifted over the range, no commit moving them past {}%", d.threshold_pct);
+        let _ = writeln!(
+            t,
+            "no single step: the counters drifted over the range, no commit moving them past {}%",
+            d.threshold_pct
+        );
     } else {
         let _ = writeln!(t, "found {} step{}:", d.found.len(), if d.found.len() == 1 { "" } else { "s" });
         for f in &d.found {
             let _ = writeln!(t, "  {} {} {}", short(&f.commit.commit), f.commit.date, f.commit.subject);
             if !f.among.is_empty() {
                 let named: Vec<&str> = f.among.iter().map(|c| short(&c.commit)).collect();
-                let _ = writeln!(t, "    or one of the commits before it that could not be evaluated: {}", named.join(", "));
+                let _ = writeln!(
+                    t,
+                    "    or one of the commits before it that could not be evaluated: {}",
+                    named.join(", ")
+                );
             }
             let _ = writeln!(t, "    {}", moved_text(f.moved));
         }
@@ -112,22 +127,34 @@ pub fn counted_text(d: &Counted) -> String {
     if !d.minor.is_empty() {
         let _ = writeln!(t, "under the threshold, met on the way (not searched for):");
         for m in &d.minor {
-            let _ = writeln!(t, "  between {} and {}: {}", short(&m.from.commit), short(&m.to.commit), moved_text(m.moved));
+            let _ =
+                writeln!(t, "  between {} and {}: {}", short(&m.from.commit), short(&m.to.commit), moved_text(m.moved));
         }
     }
-    let skipped: Vec<&str> = d.probes.iter().filter(|p| matches!(p.probed, Probed::Skipped(_))).map(|p| short(&p.commit.commit)).collect();
+    let skipped: Vec<&str> =
+        d.probes.iter().filter(|p| matches!(p.probed, Probed::Skipped(_))).map(|p| short(&p.commit.commit)).collect();
     if !skipped.is_empty() {
         let _ = writeln!(t, "skipped (could not be evaluated): {}", skipped.join(", "));
     }
     let _ = writeln!(t, "probes, in the order made:");
     for (k, p) in d.probes.iter().enumerate() {
         let what = match p.probed {
-            Probed::Counted(c) => {
-                d.counters.iter().take(3).filter_map(|n| c.get(n).map(|v| format!("{n} {}", grouped(*v)))).collect::<Vec<_>>().join(", ")
-            }
+            Probed::Counted(c) => d
+                .counters
+                .iter()
+                .take(3)
+                .filter_map(|n| c.get(n).map(|v| format!("{n} {}", grouped(*v))))
+                .collect::<Vec<_>>()
+                .join(", "),
             Probed::Skipped(why) => format!("skipped: {why}"),
         };
-        let _ = writeln!(t, "  {:>2}. {} {:<40} {what}", k + 1, short(&p.commit.commit), crate::summary_text::clip(&p.commit.subject, 40));
+        let _ = writeln!(
+            t,
+            "  {:>2}. {} {:<40} {what}",
+            k + 1,
+            short(&p.commit.commit),
+            crate::summary_text::clip(&p.commit.subject, 40)
+        );
     }
     t
 }
@@ -135,7 +162,12 @@ pub fn counted_text(d: &Counted) -> String {
 /// bisect.md of a counters' bisect: for a pull request comment.
 pub fn counted_markdown(d: &Counted) -> String {
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let mut t = format!("## evalbench bisect\n\n{} commits from `{}` to `{}`.\n\n", d.commits, short(&d.good.commit), short(&d.bad.commit));
+    let mut t = format!(
+        "## evalbench bisect\n\n{} commits from `{}` to `{}`.\n\n",
+        d.commits,
+        short(&d.good.commit),
+        short(&d.bad.commit)
+    );
     if !d.differ {
         let _ = writeln!(t, "Nothing to find: GOOD and BAD count alike within {}%.\n", d.threshold_pct);
     }
@@ -243,7 +275,11 @@ mod tests {
     use super::*;
 
     fn commit(k: usize) -> Commit {
-        Commit { commit: format!("{k:x}").repeat(40)[..40].to_string(), subject: format!("commit {k}"), date: format!("2026-12-0{k}T00:00:00Z") }
+        Commit {
+            commit: format!("{k:x}").repeat(40)[..40].to_string(),
+            subject: format!("commit {k}"),
+            date: format!("2026-12-0{k}T00:00:00Z"),
+        }
     }
 
     #[test]
@@ -333,6 +369,7 @@ probes, in the order made:
    3. 222222222222 commit 2                                 skipped: no counters
 "
         );
-        assert!(counted_markdown(&d).contains("| `333333333333` | 2026-12-03T00:00:00Z | commit 3 | nrFunctionCalls 9,148 → 9,418 (+3.0%) |"));
+        assert!(counted_markdown(&d)
+            .contains("| `333333333333` | 2026-12-03T00:00:00Z | commit 3 | nrFunctionCalls 9,148 → 9,418 (+3.0%) |"));
     }
 }

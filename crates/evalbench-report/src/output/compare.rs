@@ -35,7 +35,10 @@ fn differs_text(t: &mut String, c: &Comparison) {
 
 /// The answer's lines: per clean pass its measures, then the gate.
 fn headline_text(t: &mut String, h: &Headline) {
-    let _ = writeln!(t, "Answer (each clean pass's primary measures, fixed before looking; the rows further down are exploratory):");
+    let _ = writeln!(
+        t,
+        "Answer (each clean pass's primary measures, fixed before looking; the rows further down are exploratory):"
+    );
     for p in &h.passes {
         let _ = writeln!(t, "  {} ({} A, {} B):", p.pass, super::count(p.runs_a, "run"), super::count(p.runs_b, "run"));
         for l in &p.lines {
@@ -43,7 +46,8 @@ fn headline_text(t: &mut String, h: &Headline) {
         }
     }
     if h.passes.is_empty() {
-        let _ = writeln!(t, "  no clean pass in common: instrumented passes' timings are distorted, and answer nothing");
+        let _ =
+            writeln!(t, "  no clean pass in common: instrumented passes' timings are distorted, and answer nothing");
     }
     if let Some(g) = &h.gate {
         let _ = writeln!(t, "  {g}");
@@ -106,14 +110,25 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
     let passes = tables::passes(c);
     for g in passes.groups.iter().filter(|g| !g.rows.is_empty()) {
         if let Some(side) = g.only {
-            let _ = writeln!(t, "passes only in {side}: {}", g.rows.iter().map(|r| r.sentence.as_str()).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(
+                t,
+                "passes only in {side}: {}",
+                g.rows.iter().map(|r| r.sentence.as_str()).collect::<Vec<_>>().join(", ")
+            );
         }
     }
     let mut words = BTreeSet::new();
     for c in &c.passes {
         let _ = writeln!(t);
         let label = if c.kind == PassKind::Instrumented { "  (instrumented: distorted timings)" } else { "" };
-        let _ = writeln!(t, "== {} (A: {}) → {} (B: {}){label}", c.pass_a, super::count(c.runs_a, "run"), c.pass_b, super::count(c.runs_b, "run"));
+        let _ = writeln!(
+            t,
+            "== {} (A: {}) → {} (B: {}){label}",
+            c.pass_a,
+            super::count(c.runs_a, "run"),
+            c.pass_b,
+            super::count(c.runs_b, "run")
+        );
         if let Some(s) = tables::pg_settings(c) {
             let _ = writeln!(t, "  {s}");
         }
@@ -127,7 +142,13 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
             for g in &mut changed.groups {
                 g.rows.retain(|r| r.cells[4].text != Kind::Same.as_str());
             }
-            text_table(&mut t, ("counters", "nix's counters (exact counts unless marked *)"), &changed, verbose, &mut words);
+            text_table(
+                &mut t,
+                ("counters", "nix's counters (exact counts unless marked *)"),
+                &changed,
+                verbose,
+                &mut words,
+            );
             if pt.same_counters > 0 {
                 let _ = writeln!(t, "    {} counters the same on both sides", pt.same_counters);
                 words.insert(Kind::Same.as_str().to_string());
@@ -217,9 +238,18 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
         let _ = writeln!(t, "**{}**\n", cell(&n));
     }
     let h = crate::compare_headline::headline(cmp, gate);
-    let _ = writeln!(t, "**Answer** (each clean pass's primary measures, fixed before looking; the tables below are exploratory):\n");
+    let _ = writeln!(
+        t,
+        "**Answer** (each clean pass's primary measures, fixed before looking; the tables below are exploratory):\n"
+    );
     for p in &h.passes {
-        let _ = writeln!(t, "- **{}** ({} A, {} B)", cell(&p.pass), super::count(p.runs_a, "run"), super::count(p.runs_b, "run"));
+        let _ = writeln!(
+            t,
+            "- **{}** ({} A, {} B)",
+            cell(&p.pass),
+            super::count(p.runs_a, "run"),
+            super::count(p.runs_b, "run")
+        );
         for l in &p.lines {
             let _ = writeln!(t, "  - {}", cell(l));
         }
@@ -250,8 +280,12 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
             let _ = writeln!(t, "{}\n", cell(&s));
         }
         if let Some(v) = &c.nix_on_path {
-            let _ =
-                writeln!(t, "nix's time on the path (primary, `{}`): {}\n", evalbench_analyze::comparison::NIX_STEP, cell(&crate::words::verdict(v)));
+            let _ = writeln!(
+                t,
+                "nix's time on the path (primary, `{}`): {}\n",
+                evalbench_analyze::comparison::NIX_STEP,
+                cell(&crate::words::verdict(v))
+            );
         }
         for n in crate::condition_notes::notes(&c.conditions) {
             let _ = writeln!(t, "> {}\n", cell(&n));

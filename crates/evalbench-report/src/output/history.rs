@@ -23,7 +23,8 @@ fn rule_of<'a>(h: &'a History, pass: &str) -> Option<&'a str> {
 /// A commit's time as a person reads it, in UTC to the minute (the history
 /// keeps Unix seconds; `--json` gives those).
 fn date(unix_s: i64) -> String {
-    jiff::Timestamp::from_second(unix_s).map_or_else(|_| format!("{unix_s} (Unix s)"), |t| t.strftime("%Y-%m-%d %H:%M").to_string())
+    jiff::Timestamp::from_second(unix_s)
+        .map_or_else(|_| format!("{unix_s} (Unix s)"), |t| t.strftime("%Y-%m-%d %H:%M").to_string())
 }
 
 /// `server record_one 91.1 ms (19.1%), ...`: as summary.txt's first lines write them.
@@ -31,7 +32,12 @@ fn path_steps(steps: &[evalbench_analyze::over_runs::StepOverRuns]) -> String {
     let parts: Vec<String> = steps
         .iter()
         .map(|s| {
-            format!("{} {} ({:.1}%)", crate::summary_text::clip(&s.step, 44), crate::html::ms(s.median_on_path_us as f64), s.median_share * 100.0)
+            format!(
+                "{} {} ({:.1}%)",
+                crate::summary_text::clip(&s.step, 44),
+                crate::html::ms(s.median_on_path_us as f64),
+                s.median_share * 100.0
+            )
         })
         .collect();
     parts.join(", ")
@@ -39,12 +45,17 @@ fn path_steps(steps: &[evalbench_analyze::over_runs::StepOverRuns]) -> String {
 
 /// A counted pass's series: nix's instructions per commit (its seconds are Valgrind's, not kept).
 fn counted_rows(t: &mut String, h: &History, pass: &str, points: &[evalbench_history::Point]) {
-    let _ = writeln!(t, "  {:<14} {:<17} {:<12} {:>5} {:>16} {:>12}", "commit", "time (UTC)", "branch", "runs", "instructions", "spread");
+    let _ = writeln!(
+        t,
+        "  {:<14} {:<17} {:<12} {:>5} {:>16} {:>12}",
+        "commit", "time (UTC)", "branch", "runs", "instructions", "spread"
+    );
     for p in points {
         let c = &h.commits[p.commit];
         let Some(i) = &p.instructions else { continue };
         let flag = if h.changes.iter().any(|x| x.commit == c.commit && x.pass == pass) { " *" } else { "" };
-        let spread = if i.n > 1 { format!("{:.4}%", evalbench_analyze::instructions::range_pct(i)) } else { "one run".into() };
+        let spread =
+            if i.n > 1 { format!("{:.4}%", evalbench_analyze::instructions::range_pct(i)) } else { "one run".into() };
         let _ = writeln!(
             t,
             "  {:<14} {:<17} {:<12} {:>5} {:>16} {:>12}{flag}",
@@ -123,7 +134,12 @@ fn counted_table(t: &mut String, h: &History, pass: &str, points: &[evalbench_hi
             ])
         })
         .collect();
-    table(t, &["commit", "time (UTC)", "branch", "runs", "nix's instructions (median)"], &[Left, Left, Left, Right, Right], &rows);
+    table(
+        t,
+        &["commit", "time (UTC)", "branch", "runs", "nix's instructions (median)"],
+        &[Left, Left, Left, Right, Right],
+        &rows,
+    );
 }
 
 /// GitHub-flavoured Markdown: per pass its series, then the changes.
@@ -145,7 +161,11 @@ pub fn markdown(h: &History) -> String {
                 let c = &h.commits[p.commit];
                 let changed = h.changes.iter().any(|x| x.commit == c.commit && &x.pass == pass);
                 vec![
-                    format!("{}{}", c.commit.chars().take(14).collect::<String>(), if changed { " (change)" } else { "" }),
+                    format!(
+                        "{}{}",
+                        c.commit.chars().take(14).collect::<String>(),
+                        if changed { " (change)" } else { "" }
+                    ),
                     date(c.commit_time),
                     c.branch.clone().unwrap_or_else(|| "–".into()),
                     p.evaluated_s.n.to_string(),
@@ -157,7 +177,15 @@ pub fn markdown(h: &History) -> String {
             .collect();
         table(
             &mut t,
-            &["commit", "time (UTC)", "branch", "runs", "evaluated s (median)", "MAD", "largest on the critical path (median)"],
+            &[
+                "commit",
+                "time (UTC)",
+                "branch",
+                "runs",
+                "evaluated s (median)",
+                "MAD",
+                "largest on the critical path (median)",
+            ],
             &[Left, Left, Left, Right, Right, Right, Left],
             &rows,
         );
@@ -180,7 +208,12 @@ pub fn markdown(h: &History) -> String {
                 ]
             })
             .collect();
-        table(&mut t, &["commit", "pass", "what", "kind", "change", "verdict"], &[Left, Left, Left, Left, Right, Left], &rows);
+        table(
+            &mut t,
+            &["commit", "pass", "what", "kind", "change", "verdict"],
+            &[Left, Left, Left, Left, Right, Left],
+            &rows,
+        );
     }
     for p in &h.power {
         let _ = writeln!(t, "> {}\n", cell(p));

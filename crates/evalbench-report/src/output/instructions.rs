@@ -39,11 +39,20 @@ fn phases(c: &InstructionsComparison) -> Table {
         .phases
         .iter()
         .map(|p| {
-            let cells = [p.phase.as_str().to_string(), grouped(p.a.round()), grouped(p.b.round()), format!("{:+.4}%", (p.b / p.a - 1.0) * 100.0)];
+            let cells = [
+                p.phase.as_str().to_string(),
+                grouped(p.a.round()),
+                grouped(p.b.round()),
+                format!("{:+.4}%", (p.b / p.a - 1.0) * 100.0),
+            ];
             row(cells, false)
         })
         .collect();
-    one_group("instructions per phase", vec![("phase", Align::Left), ("A", Align::Right), ("B", Align::Right), ("change", Align::Right)], rows)
+    one_group(
+        "instructions per phase",
+        vec![("phase", Align::Left), ("A", Align::Right), ("B", Align::Right), ("change", Align::Right)],
+        rows,
+    )
 }
 
 /// The functions whose instructions moved most: name (whole; the text cuts
@@ -53,12 +62,23 @@ fn moved(c: &InstructionsComparison) -> Table {
         .moved
         .iter()
         .map(|m| {
-            let cells = [m.function.clone(), m.from.as_str().to_string(), grouped(m.a.round()), grouped(m.b.round()), signed((m.b - m.a).round())];
+            let cells = [
+                m.function.clone(),
+                m.from.as_str().to_string(),
+                grouped(m.a.round()),
+                grouped(m.b.round()),
+                signed((m.b - m.a).round()),
+            ];
             row(cells, true)
         })
         .collect();
-    let columns =
-        vec![("function (moved most)", Align::Left), ("from", Align::Left), ("A", Align::Right), ("B", Align::Right), ("B - A", Align::Right)];
+    let columns = vec![
+        ("function (moved most)", Align::Left),
+        ("from", Align::Left),
+        ("A", Align::Right),
+        ("B", Align::Right),
+        ("B - A", Align::Right),
+    ];
     one_group(&format!("functions whose instructions moved most (cachegrind's self counts{})", both(c)), columns, rows)
 }
 
@@ -87,9 +107,14 @@ fn both(c: &InstructionsComparison) -> &'static str {
 fn text_table(t: &mut String, table: &Table) {
     const NAME: usize = 64;
     let cells: Vec<Vec<String>> = std::iter::once(table.columns.iter().map(|c| c.0.to_string()).collect())
-        .chain(table.rows().map(|r| r.cells.iter().map(|c| if c.code { short(&c.text, NAME) } else { c.text.clone() }).collect()))
+        .chain(
+            table
+                .rows()
+                .map(|r| r.cells.iter().map(|c| if c.code { short(&c.text, NAME) } else { c.text.clone() }).collect()),
+        )
         .collect();
-    let widths: Vec<usize> = (0..table.columns.len()).map(|i| cells.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..table.columns.len()).map(|i| cells.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     for r in &cells {
         let line: Vec<String> = r
             .iter()
@@ -124,7 +149,12 @@ pub fn text(t: &mut String, cmp: &Comparison) {
 pub fn html(body: &mut String, cmp: &Comparison, table: impl Fn(&mut String, &Table, bool)) {
     use crate::html::escape as esc;
     for c in &cmp.instructions {
-        let _ = write!(body, "<h2>{}</h2><p>{}</p>", esc(&format!("{}: nix's instructions", c.pass)), esc(&crate::words::instructions(c)));
+        let _ = write!(
+            body,
+            "<h2>{}</h2><p>{}</p>",
+            esc(&format!("{}: nix's instructions", c.pass)),
+            esc(&crate::words::instructions(c))
+        );
         table(body, &phases(c), false);
         if !c.moved.is_empty() {
             table(body, &moved(c), true);

@@ -27,7 +27,11 @@ pub fn cell(s: &str) -> String {
 pub fn table(out: &mut String, head: &[&str], align: &[super::Align], rows: &[Vec<String>]) {
     use std::fmt::Write;
     let _ = writeln!(out, "| {} |", head.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
-    let _ = writeln!(out, "|{}|", align.iter().map(|a| if *a == super::Align::Right { "---:" } else { "---" }).collect::<Vec<_>>().join("|"));
+    let _ = writeln!(
+        out,
+        "|{}|",
+        align.iter().map(|a| if *a == super::Align::Right { "---:" } else { "---" }).collect::<Vec<_>>().join("|")
+    );
     for r in rows {
         let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
     }

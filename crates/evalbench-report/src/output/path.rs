@@ -29,10 +29,13 @@ pub fn answer_text(a: &evalbench_analyze::over_runs::PassAnswer) -> String {
 
 pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
     let mut t = String::new();
-    let bound = p.bound_us.map_or_else(|| "clocks not aligned across hosts".to_string(), |b| format!("cross-host edges within ±{b} µs"));
+    let bound = p
+        .bound_us
+        .map_or_else(|| "clocks not aligned across hosts".to_string(), |b| format!("cross-host edges within ±{b} µs"));
     let _ = writeln!(
         t,
-        "{pass}: critical path of {:.6} s evaluated (request → left EvaluatingDerivation), {} steps in {} stretches; {bound}",
+        "{pass}: critical path of {:.6} s evaluated (request → left EvaluatingDerivation), {} steps in {} stretches; \
+            {bound}",
         p.to_us.saturating_sub(p.from_us) as f64 / 1e6,
         p.steps.len(),
         p.segments.len()
@@ -42,7 +45,15 @@ pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
     for s in p.steps.iter().take(top) {
         let own = s.own_us.map_or_else(|| "–".into(), ms);
         let off = s.off_path_us.map_or_else(|| "–".into(), ms);
-        let _ = writeln!(t, "  {:>12}  {:>5.1}%  {:>12}  {:>12}  {}", ms(s.on_path_us), s.share * 100.0, own, off, s.label());
+        let _ = writeln!(
+            t,
+            "  {:>12}  {:>5.1}%  {:>12}  {:>12}  {}",
+            ms(s.on_path_us),
+            s.share * 100.0,
+            own,
+            off,
+            s.label()
+        );
     }
     if p.steps.len() > top {
         let rest: i64 = p.steps[top..].iter().map(|s| s.on_path_us).sum();
@@ -59,7 +70,8 @@ pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
 
 pub fn whatif_text(pass: &str, w: &WhatIf, measured: &CriticalPath, over: Option<&OverRuns>, top: usize) -> String {
     let mut t = String::new();
-    let asked: Vec<String> = w.faster.iter().map(|f| format!("{} {}% faster ({})", f.name, f.pct, f.matched.join(", "))).collect();
+    let asked: Vec<String> =
+        w.faster.iter().map(|f| format!("{} {}% faster ({})", f.name, f.pct, f.matched.join(", "))).collect();
     let _ = writeln!(t, "{pass}: what if {}", asked.join(" and "));
     // What is shortened is the step's time as the table counts it: a span's
     // own time less the PostgreSQL round trips inside it (booked under
@@ -71,7 +83,9 @@ pub fn whatif_text(pass: &str, w: &WhatIf, measured: &CriticalPath, over: Option
                 let own = s.own_us.map_or_else(|| "–".into(), ms);
                 let _ = writeln!(
                     t,
-                    "  {label}: {} on the path of {own} own time in this run (less its children, the spans it waited on and its PostgreSQL round trips); {}% of each is taken off, so at most {} while the path stays",
+                    "  {label}: {} on the path of {own} own time in this run (less its children, the spans it waited \
+                        on and its PostgreSQL round trips); {}% of each is taken off, so at most {} while the path \
+                        stays",
                     ms(s.on_path_us),
                     f.pct,
                     ms((s.on_path_us as f64 * f.pct / 100.0).round() as i64)
@@ -82,7 +96,8 @@ pub fn whatif_text(pass: &str, w: &WhatIf, measured: &CriticalPath, over: Option
     if let Some(o) = over {
         let _ = writeln!(
             t,
-            "  over the pass's {} runs, each on its own path: saves {} median ({}..{}), predicted {:.3} s median against {:.3} s measured ({:+.1}%)",
+            "  over the pass's {} runs, each on its own path: saves {} median ({}..{}), predicted {:.3} s median \
+                against {:.3} s measured ({:+.1}%)",
             o.runs,
             ms((o.saved_ms.median * 1e3).round() as i64),
             ms((o.saved_ms.min * 1e3).round() as i64),
@@ -92,7 +107,11 @@ pub fn whatif_text(pass: &str, w: &WhatIf, measured: &CriticalPath, over: Option
             if o.measured_s.median > 0.0 { (o.predicted_s.median / o.measured_s.median - 1.0) * 100.0 } else { 0.0 }
         );
     }
-    let _ = writeln!(t, "  this run: predicted evaluated {:.6} s against {:.6} s measured ({:+.1}%)", w.predicted_s, w.measured_s, w.change_pct);
+    let _ = writeln!(
+        t,
+        "  this run: predicted evaluated {:.6} s against {:.6} s measured ({:+.1}%)",
+        w.predicted_s, w.measured_s, w.change_pct
+    );
     if let Some(n) = &w.critical_next {
         let _ = writeln!(t, "  the predicted path is led by: {n}");
     }

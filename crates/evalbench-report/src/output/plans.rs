@@ -77,7 +77,9 @@ pub fn statement_change(r: &PlanRow, c: &PassComparison) -> String {
     let clean = evalbench_bundle::layout::clean_of(&c.pass_a);
     match &r.statement_verdict {
         Some(v) => format!("pg_stat_statements in {clean}: {}", crate::words::verdict(v)),
-        None => format!("pg_stat_statements in {clean}: not compared (that pass was not compared, or it did not run the statement)"),
+        None => format!(
+            "pg_stat_statements in {clean}: not compared (that pass was not compared, or it did not run the statement)"
+        ),
     }
 }
 
@@ -89,14 +91,23 @@ pub fn text(t: &mut String, c: &PassComparison, top: usize) {
         }
         return;
     };
-    let _ = writeln!(t, "  plans (auto_explain; a statement's plan is its most frequent one, * marks nodes the other side lacks):");
+    let _ = writeln!(
+        t,
+        "  plans (auto_explain; a statement's plan is its most frequent one, * marks nodes the other side lacks):"
+    );
     for n in &c.plan_notes {
         let _ = writeln!(t, "    note: {n}");
     }
     let _ = writeln!(t, "    {}", tally(rows));
     let shown: Vec<&PlanRow> = rows.iter().filter(|r| r.change != Change::Same).collect();
     for r in shown.iter().take(top) {
-        let _ = writeln!(t, "    {} ({}): {}", r.change.as_str(), moved(r), r.statement.chars().take(160).collect::<String>());
+        let _ = writeln!(
+            t,
+            "    {} ({}): {}",
+            r.change.as_str(),
+            moved(r),
+            r.statement.chars().take(160).collect::<String>()
+        );
         let _ = writeln!(t, "      {}", statement_change(r, c));
         if !r.gained.is_empty() || !r.lost.is_empty() {
             let _ = writeln!(t, "      plans only in B: {}; only in A: {}", list(&r.gained), list(&r.lost));
@@ -130,15 +141,25 @@ pub(crate) fn list(v: &[String]) -> String {
 pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
     use super::markdown::{cell, table};
     let Some(rows) = &c.plans else { return };
-    let _ = writeln!(t, "Plans (auto_explain; most frequent plan per statement, `*` marks nodes the other side lacks): {}\n", tally(rows));
+    let _ = writeln!(
+        t,
+        "Plans (auto_explain; most frequent plan per statement, `*` marks nodes the other side lacks): {}\n",
+        tally(rows)
+    );
     for r in rows.iter().filter(|r| r.change != Change::Same).take(top) {
         let _ = writeln!(t, "**{}** ({}): {}\n", r.change.as_str(), moved(r), cell(&r.statement));
         let _ = writeln!(t, "{}\n", cell(&statement_change(r, c)));
         // Renderers trim the white space a cell begins with (some all of
         // Unicode's, em spaces too): the depth is drawn with guides instead.
         let (la, lb) = (lines(r.a.as_ref(), "│ "), lines(r.b.as_ref(), "│ "));
-        let body: Vec<Vec<String>> =
-            (0..la.len().max(lb.len())).map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()]).collect();
-        table(t, &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))], &[super::Align::Left, super::Align::Left], &body);
+        let body: Vec<Vec<String>> = (0..la.len().max(lb.len()))
+            .map(|i| vec![la.get(i).cloned().unwrap_or_default(), lb.get(i).cloned().unwrap_or_default()])
+            .collect();
+        table(
+            t,
+            &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))],
+            &[super::Align::Left, super::Align::Left],
+            &body,
+        );
     }
 }

@@ -48,7 +48,11 @@ pub fn grouped(warnings: &[String]) -> Vec<String> {
             n => {
                 let named: Vec<&str> = more.iter().take(4).map(String::as_str).collect();
                 let etc = if n > 4 { ", ..." } else { "" };
-                format!("{first} (the same in {n} more {}: {}{etc})", if n == 1 { "run" } else { "runs" }, named.join(", "))
+                format!(
+                    "{first} (the same in {n} more {}: {}{etc})",
+                    if n == 1 { "run" } else { "runs" },
+                    named.join(", ")
+                )
             }
         })
         .collect()
@@ -64,7 +68,11 @@ mod tests {
     fn one_problem_in_many_runs_is_one_line() {
         let mut w: Vec<String> = (1..=6)
             .map(|k| {
-                format!("/b/cold-clean{}/trace/eval-{}.jsonl:2: not a JSON object", if k == 1 { String::new() } else { format!(".{k}") }, 100 + k)
+                format!(
+                    "/b/cold-clean{}/trace/eval-{}.jsonl:2: not a JSON object",
+                    if k == 1 { String::new() } else { format!(".{k}") },
+                    100 + k
+                )
             })
             .collect();
         w.push("/b/warm-clean/trace/eval-9.jsonl:2: not a JSON object".into());
@@ -74,7 +82,8 @@ mod tests {
         assert_eq!(
             g,
             [
-                "/b/cold-clean/trace/eval-101.jsonl:2: not a JSON object (the same in 5 more runs: cold-clean.2, cold-clean.3, cold-clean.4, cold-clean.5, ...)",
+                "/b/cold-clean/trace/eval-101.jsonl:2: not a JSON object (the same in 5 more runs: cold-clean.2, \
+                    cold-clean.3, cold-clean.4, cold-clean.5, ...)",
                 "/b/warm-clean/trace/eval-9.jsonl:2: not a JSON object",
                 "/b/cold-clean.3/run.json: unreadable",
                 "no run.json anywhere",

@@ -75,7 +75,9 @@ fn value<T: Serialize>(v: T) -> Value {
 pub fn pass(c: &PassComparison) -> Value {
     let mut v = value(c);
     let rows = |rows: &[evalbench_analyze::comparison::Row]| -> Value {
-        Value::Array(rows.iter().map(|r| serde_json::json!({ "what": r.what, "verdict": verdict(&r.verdict) })).collect())
+        Value::Array(
+            rows.iter().map(|r| serde_json::json!({ "what": r.what, "verdict": verdict(&r.verdict) })).collect(),
+        )
     };
     v["wall"] = value(verdict(&c.evaluated));
     v["spans"] = rows(&c.spans);
@@ -86,8 +88,13 @@ pub fn pass(c: &PassComparison) -> Value {
         v["nix_on_path"] = value(verdict(n));
     }
     let f = &c.families;
-    for (key, fam) in [("evaluated", &f.evaluated), ("spans", &f.spans), ("statements", &f.statements), ("counters", &f.counters), ("path", &f.path)]
-    {
+    for (key, fam) in [
+        ("evaluated", &f.evaluated),
+        ("spans", &f.spans),
+        ("statements", &f.statements),
+        ("counters", &f.counters),
+        ("path", &f.path),
+    ] {
         v["families"][key] = value(family(fam));
     }
     if let Some(w) = words::store_writes(c) {

@@ -33,7 +33,8 @@ impl super::Decoder for AutoExplain {
             return Ok(());
         }
         anyhow::bail!(
-            "{}: expected a PostgreSQL log with auto_explain's plans (`LOG:  duration: 1.2 ms  plan:`), but this looks like {looks}",
+            "{}: expected a PostgreSQL log with auto_explain's plans (`LOG:  duration: 1.2 ms  plan:`), but this looks \
+                like {looks}",
             a.file.display()
         )
     }

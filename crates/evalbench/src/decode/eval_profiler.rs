@@ -38,7 +38,9 @@ impl super::Decoder for EvalProfiler {
     fn detect(&self, a: &super::Args, s: &Sampled) -> anyhow::Result<()> {
         if s.stacks.iter().any(|(stack, _)| stack.first().is_some_and(|f| f.starts_with("(evaluator "))) {
             anyhow::bail!(
-                "{}: expected nix's sampled profile (--eval-profiler flamegraph: eval/nix-eval-profiler.folded), but this is evalbench's fold of nix's function trace, weighted in µs, not samples (eval/nix-profile.folded; its summary is eval/nix-profile.json)",
+                "{}: expected nix's sampled profile (--eval-profiler flamegraph: eval/nix-eval-profiler.folded), but \
+                    this is evalbench's fold of nix's function trace, weighted in µs, not samples \
+                    (eval/nix-profile.folded; its summary is eval/nix-profile.json)",
                 a.file.display()
             );
         }
@@ -47,7 +49,13 @@ impl super::Decoder for EvalProfiler {
 
     fn text(&self, (): (), s: &Sampled) -> Vec<u8> {
         let mut t = String::new();
-        let _ = writeln!(t, "nix's eval profiler: {} samples in {} distinct stacks ({} lines)", s.samples, s.stacks.len(), s.lines);
+        let _ = writeln!(
+            t,
+            "nix's eval profiler: {} samples in {} distinct stacks ({} lines)",
+            s.samples,
+            s.stacks.len(),
+            s.lines
+        );
         let _ = writeln!(t, "self: samples where it is the innermost frame; total: where it is anywhere on the stack");
         let table = |t: &mut String, title: &str, rows: &[Ranked]| {
             let _ = writeln!(t, "\n{:>8} {:>6} {:>8} {:>6}  {title}", "self", "%", "total", "%");

@@ -36,7 +36,8 @@ pub(super) fn trace_inputs(a: &super::Args) -> anyhow::Result<Option<Inputs>> {
         let beside = a.file.with_file_name(file_name(NIX_INPUTS_JSON));
         return Ok(std::fs::read(&beside).ok().and_then(|t| serde_json::from_slice::<Inputs>(&t).ok()));
     };
-    let inputs = evalbench_lab::eval::flake_inputs(&flake.to_string_lossy()).with_context(|| format!("--flake {}", flake.display()))?;
+    let inputs = evalbench_lab::eval::flake_inputs(&flake.to_string_lossy())
+        .with_context(|| format!("--flake {}", flake.display()))?;
     Ok(Some(inputs))
 }
 
@@ -60,8 +61,11 @@ impl super::Decoder for NixTrace {
                 // stacks in µs of self time.
                 let ours = a.file.file_name().is_some_and(|n| n == file_name(NIX_PROFILE_FOLDED))
                     || a.file.with_file_name(file_name(NIX_PROFILE_JSON)).is_file();
-                let (key, format) =
-                    if ours { ("self_us", "evalbench nix-profile.folded (µs of self time)") } else { ("samples", "nix eval-profiler flamegraph") };
+                let (key, format) = if ours {
+                    ("self_us", "evalbench nix-profile.folded (µs of self time)")
+                } else {
+                    ("samples", "nix eval-profiler flamegraph")
+                };
                 if a.json {
                     for (stack, n) in &stacks {
                         emit(Record::Folded(serde_json::json!({ "stack": stack, key: n })));
@@ -75,7 +79,9 @@ impl super::Decoder for NixTrace {
     fn text(&self, (): (), s: &Summary) -> Vec<u8> {
         match s {
             Summary::Traced(fold) => fold.folded().into_bytes(),
-            Summary::Folded { stacks, .. } => stacks.iter().map(|(stack, n)| format!("{} {n}\n", stack.join(";"))).collect::<String>().into_bytes(),
+            Summary::Folded { stacks, .. } => {
+                stacks.iter().map(|(stack, n)| format!("{} {n}\n", stack.join(";"))).collect::<String>().into_bytes()
+            }
         }
     }
 

@@ -39,7 +39,8 @@ impl super::Decoder for Pg {
     /// `decode pg --json`.
     fn json_record(json: &mut Escaped, x: &Execution, out: &mut Vec<u8>) {
         use std::io::Write;
-        let _ = write!(out, "{{\"conn\":{},\"start_us\":{},\"latency_us\":{},\"sql\":", x.conn, x.start_us, x.latency_us);
+        let _ =
+            write!(out, "{{\"conn\":{},\"start_us\":{},\"latency_us\":{},\"sql\":", x.conn, x.start_us, x.latency_us);
         out.extend_from_slice(json.of(&x.sql));
         out.extend_from_slice(b",\"rows\":");
         match x.rows {
@@ -88,7 +89,11 @@ impl Escaped {
         if self.by_text.len() >= Self::MOST && !self.by_text.contains_key(&text.as_ptr()) {
             self.by_text.clear();
         }
-        &self.by_text.entry(text.as_ptr()).or_insert_with(|| (text.clone(), serde_json::to_vec(&**text).expect("a string serializes"))).1
+        &self
+            .by_text
+            .entry(text.as_ptr())
+            .or_insert_with(|| (text.clone(), serde_json::to_vec(&**text).expect("a string serializes")))
+            .1
     }
 }
 

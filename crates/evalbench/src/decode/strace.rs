@@ -29,7 +29,8 @@ impl super::Decoder for Strace {
                 "a directory of files with no strace line in them"
             };
             anyhow::bail!(
-                "{}: expected strace -ff output (`12:00:01.000001 read(3, ...) = 5 <0.000010>`), but none of its {} lines is a call; it looks like {what}",
+                "{}: expected strace -ff output (`12:00:01.000001 read(3, ...) = 5 <0.000010>`), but none of its {} \
+                    lines is a call; it looks like {what}",
                 a.file.display(),
                 s.unparsed_lines
             );

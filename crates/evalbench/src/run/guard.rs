@@ -54,7 +54,8 @@ pub struct OutDir {
 impl Drop for OutDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.path.join(LOCK));
-        let only_manifest = std::fs::read_dir(&self.path).is_ok_and(|r| r.flatten().all(|e| e.file_name() == manifest::MANIFEST));
+        let only_manifest =
+            std::fs::read_dir(&self.path).is_ok_and(|r| r.flatten().all(|e| e.file_name() == manifest::MANIFEST));
         if self.created && only_manifest {
             let _ = std::fs::remove_file(self.path.join(manifest::MANIFEST));
             let _ = std::fs::remove_dir(&self.path);
@@ -69,7 +70,8 @@ pub fn captured(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|r| {
         r.flatten().any(|e| {
             e.path().is_dir()
-                && (e.file_name() == layout::WARMUP_DIR || layout::KNOWN_PASSES.contains(&layout::base_name(&e.file_name().to_string_lossy())))
+                && (e.file_name() == layout::WARMUP_DIR
+                    || layout::KNOWN_PASSES.contains(&layout::base_name(&e.file_name().to_string_lossy())))
         })
     })
 }
@@ -109,18 +111,23 @@ fn hold(out: &Path, passes: &[String], sides: bool) -> anyhow::Result<OutDir> {
         anyhow::bail!("{} is in use by {who}; give --out another directory, or wait for it to end", out.display());
     }
     let guard = OutDir { lock, path: out.to_path_buf(), created: false };
-    let theirs: Vec<PathBuf> = manifest::foreign_entries(out)?.into_iter().filter(|p| existed || !p.ends_with(LOCK)).collect();
+    let theirs: Vec<PathBuf> =
+        manifest::foreign_entries(out)?.into_iter().filter(|p| existed || !p.ends_with(LOCK)).collect();
     if let Some(first) = theirs.first() {
         drop(guard);
         let more = if theirs.len() > 1 { format!(" (and {} more)", theirs.len() - 1) } else { String::new() };
         anyhow::bail!(
-            "{}{more}: not written by evalbench (no manifest of its lists it); refusing to run into {}: give --out a new or empty directory",
+            "{}{more}: not written by evalbench (no manifest of its lists it); refusing to run into {}: give --out a \
+                new or empty directory",
             first.display(),
             out.display()
         );
     }
     if existed && pid.is_some_and(|p| !alive(p)) {
-        eprintln!("evalbench run: took over the lock of evalbench run (pid {}), which is no longer running", pid.unwrap_or(0));
+        eprintln!(
+            "evalbench run: took over the lock of evalbench run (pid {}), which is no longer running",
+            pid.unwrap_or(0)
+        );
     }
     let mut f = &guard.lock;
     f.set_len(0)?;
@@ -161,7 +168,8 @@ fn clear_earlier(out: &Path) -> anyhow::Result<()> {
     }
     if removed > 0 {
         eprintln!(
-            "evalbench run: {} held an earlier bundle of evalbench's ({removed} entries, by its manifest); removed it to start clean",
+            "evalbench run: {} held an earlier bundle of evalbench's ({removed} entries, by its manifest); removed it \
+                to start clean",
             out.display()
         );
     }

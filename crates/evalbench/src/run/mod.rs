@@ -85,12 +85,14 @@ pub struct Args {
     /// Runs of each clean pass (repeats are <pass>.2, <pass>.3, ...). The default is the
     /// smallest count at which `compare` finds a 10% change in evaluated seconds in 80% of
     /// seeded trials at the lab's measured noise (docs/how-many-runs.md); 1 gives no verdict.
-    #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_CLEAN_RUNS, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_CLEAN_RUNS, value_parser =
+        clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Warm-up runs of each clean pass, made first and kept under OUT/warmup/, left out of every
     /// statistic (as hyperfine's --warmup). The default is what the lab's runs showed here
     /// (docs/verdicts.md); the plan in run.json records the count.
-    #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_WARMUP_RUNS, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, default_value_t = evalbench_analyze::power::DEFAULT_WARMUP_RUNS, value_parser =
+        clap::value_parser!(u32).range(0..=100))]
     pub warmup: u32,
     /// Runs of each instrumented pass: their timings are shapes, never durations, so one by default.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -158,7 +160,13 @@ fn sides(o: &RunOptions, baseline: Option<(Option<PathBuf>, String)>) -> Vec<Sid
     match baseline {
         None => vec![SidePlan { label: "", dir: o.out.clone(), flake: o.flake.clone(), name, other: None }],
         Some((base, base_name)) => vec![
-            SidePlan { label: "a", dir: o.out.join("a"), flake: base, name: base_name.clone(), other: Some(name.clone()) },
+            SidePlan {
+                label: "a",
+                dir: o.out.join("a"),
+                flake: base,
+                name: base_name.clone(),
+                other: Some(name.clone()),
+            },
             SidePlan { label: "b", dir: o.out.join("b"), flake: o.flake.clone(), name, other: Some(base_name) },
         ],
     }
@@ -220,8 +228,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         opts.push(o.harness(side.dir.clone(), o.provenance(&session, side.other.clone())));
     }
     let mut progress = progress::Progress::new(o.verbose);
-    let mut sides: Vec<Side<'_>> =
-        plan.iter().zip(&opts).zip(targets.iter_mut()).map(|((side, opts), t)| Side { label: side.label, opts, target: t.as_mut() }).collect();
+    let mut sides: Vec<Side<'_>> = plan
+        .iter()
+        .zip(&opts)
+        .zip(targets.iter_mut())
+        .map(|((side, opts), t)| Side { label: side.label, opts, target: t.as_mut() })
+        .collect();
     let result = evalbench_harness::run_sides(&mut sides, &mut |p| progress.say(p));
     progress.finish();
     progress::stop_at_stage("summarizing");
@@ -309,7 +321,10 @@ fn put_labs_away(o: &RunOptions, went_well: bool, own_labs: &[PathBuf]) {
     } else if !own_labs.is_empty() {
         let why = if keep { "--keep-lab" } else { "for its logs" };
         for d in own_labs {
-            eprintln!("evalbench run: kept the lab directory {} ({why}; `evalbench lab prune` removes it)", d.display());
+            eprintln!(
+                "evalbench run: kept the lab directory {} ({why}; `evalbench lab prune` removes it)",
+                d.display()
+            );
         }
     }
 }
@@ -332,11 +347,17 @@ fn remove_labs(dirs: &[PathBuf]) {
 
 /// `run --baseline`: the two bundles compared as `compare a b` would, written
 /// beside them and printed; the gate's exit status.
-fn compare_sides(out: &Path, a: &Path, b: &Path, (pct, allow_missing): (Option<f64>, bool)) -> anyhow::Result<ExitCode> {
+fn compare_sides(
+    out: &Path,
+    a: &Path,
+    b: &Path,
+    (pct, allow_missing): (Option<f64>, bool),
+) -> anyhow::Result<ExitCode> {
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
     let c = evalbench_analyze::comparison::compare(&ba, &bb, &evalbench_analyze::comparison::Opts::default())?;
-    let gate = pct.map(|p| compare_json::regression_lines(&evalbench_analyze::gate::regressions(&c, p))).unwrap_or_default();
+    let gate =
+        pct.map(|p| compare_json::regression_lines(&evalbench_analyze::gate::regressions(&c, p))).unwrap_or_default();
     let text = evalbench_report::output::compare::text(
         &a.display().to_string(),
         &b.display().to_string(),
@@ -351,7 +372,12 @@ fn compare_sides(out: &Path, a: &Path, b: &Path, (pct, allow_missing): (Option<f
     for line in evalbench_report::output::compare::undecided(&c) {
         eprintln!("evalbench run: {line}");
     }
-    eprintln!("evalbench run: bundles in {} and {}, their comparison in {}", a.display(), b.display(), out.join("compare.txt").display());
+    eprintln!(
+        "evalbench run: bundles in {} and {}, their comparison in {}",
+        a.display(),
+        b.display(),
+        out.join("compare.txt").display()
+    );
     if crate::compare::gate_fired("evalbench run", pct, &gate) {
         return Ok(ExitCode::from(1));
     }
@@ -375,7 +401,9 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
 
 /// How the runs in `out` that did not complete ended, warm-ups included.
 fn runs_ended(out: &std::path::Path) -> Vec<evalbench_bundle::Ended> {
-    let Ok(bundle) = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default()) else { return Vec::new() };
+    let Ok(bundle) = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default()) else {
+        return Vec::new();
+    };
     bundle
         .every_run()
         .filter_map(|d| match &d.outcome {

@@ -78,7 +78,8 @@ impl RunOptions {
         };
         if a.fail_on_regression.is_some() && baseline.is_none() {
             anyhow::bail!(
-                "--fail-on-regression needs a baseline to compare with: --baseline FLAKE, --baseline-rev REV or --baseline-lab-setting NAME=VALUE"
+                "--fail-on-regression needs a baseline to compare with: --baseline FLAKE, --baseline-rev REV or \
+                    --baseline-lab-setting NAME=VALUE"
             );
         }
         let mut passes = a.passes;
@@ -98,7 +99,8 @@ impl RunOptions {
                 let config = a.lab.config();
                 if counted && config.eval_max_rss.is_some() {
                     anyhow::bail!(
-                        "counted passes cannot recycle evaluators (--eval-max-rss): a recycled nix is killed, and Valgrind writes a count only when a process exits"
+                        "counted passes cannot recycle evaluators (--eval-max-rss): a recycled nix is killed, and \
+                            Valgrind writes a count only when a process exits"
                     );
                 }
                 let mut baseline_settings = config.lab_settings;
@@ -113,10 +115,16 @@ impl RunOptions {
                 }
                 let cfg = a.target_config.context("--target gradient needs --target-config FILE")?;
                 if counted {
-                    anyhow::bail!("counted passes (--counted, cold-counted, warm-counted) run the lab's nix under Valgrind; they are not available with --target gradient");
+                    anyhow::bail!(
+                        "counted passes (--counted, cold-counted, warm-counted) run the lab's nix under Valgrind; they \
+                            are not available with --target gradient"
+                    );
                 }
                 if !a.lab.pg.settings.is_empty() {
-                    anyhow::bail!("--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured where it runs");
+                    anyhow::bail!(
+                        "--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured \
+                            where it runs"
+                    );
                 }
                 RunTarget::Gradient(cfg)
             }
@@ -135,7 +143,13 @@ impl RunOptions {
             fail_on_regression: a.fail_on_regression,
             allow_missing: a.allow_missing,
             passes,
-            capture: CaptureSet { perf: !a.no_perf, strace: !a.no_strace, pcap: !a.no_pcap, nix_trace: !a.no_nix_trace, bare: a.bare },
+            capture: CaptureSet {
+                perf: !a.no_perf,
+                strace: !a.no_strace,
+                pcap: !a.no_pcap,
+                nix_trace: !a.no_nix_trace,
+                bare: a.bare,
+            },
             repeat: a.repeat as usize,
             repeat_instrumented: a.repeat_instrumented as usize,
             repeat_counted: a.repeat_counted as usize,
@@ -151,7 +165,10 @@ impl RunOptions {
     pub fn provenance(&self, session: &str, interleaved_with: Option<String>) -> evalbench_bundle::Provenance {
         use evalbench_bundle::provenance::{Evalbench, Plan, Provenance};
         Provenance {
-            evalbench: Evalbench { version: Some(env!("CARGO_PKG_VERSION").into()), git_rev: option_env!("EVALBENCH_GIT_REV").map(String::from) },
+            evalbench: Evalbench {
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+                git_rev: option_env!("EVALBENCH_GIT_REV").map(String::from),
+            },
             plan: Plan {
                 passes: self.passes.clone(),
                 repeat_clean: Some(self.repeat),
@@ -164,7 +181,11 @@ impl RunOptions {
                     RunTarget::Gradient(_) => None,
                 },
             },
-            started: Some(jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())),
+            started: Some(
+                jiff::Timestamp::now()
+                    .round(jiff::Unit::Second)
+                    .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string()),
+            ),
             session: Some(session.to_string()),
             interleaved_with,
             ..Provenance::default()
@@ -198,7 +219,13 @@ impl LabPlan {
     }
 
     /// One lab for one flake (`None`: the embedded hello flake), named `name`.
-    pub fn lab(&self, flake: Option<&Path>, name: &str, lab_dir: PathBuf, settings: LabSettings) -> anyhow::Result<Lab> {
+    pub fn lab(
+        &self,
+        flake: Option<&Path>,
+        name: &str,
+        lab_dir: PathBuf,
+        settings: LabSettings,
+    ) -> anyhow::Result<Lab> {
         if let Some(parent) = lab_dir.parent() {
             std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
         }

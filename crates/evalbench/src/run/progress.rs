@@ -21,8 +21,11 @@ pub struct Progress {
 /// (`EvaluatingFlake 1.2 s`): lines that differ only in those are one line
 /// in a log. The run stays whole: `cold-clean.2` is not `cold-clean.3`.
 fn step_key(run: &str, what: &str) -> String {
-    let what =
-        what.strip_suffix(" s").and_then(|m| m.rsplit_once(' ')).filter(|(_, secs)| secs.parse::<f64>().is_ok()).map_or(what, |(head, _)| head);
+    let what = what
+        .strip_suffix(" s")
+        .and_then(|m| m.rsplit_once(' '))
+        .filter(|(_, secs)| secs.parse::<f64>().is_ok())
+        .map_or(what, |(head, _)| head);
     format!("{run}: {what}")
 }
 
@@ -83,7 +86,10 @@ impl Progress {
     pub fn new(verbose: bool) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = indicatif::ProgressBar::new_spinner();
-            b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("a valid template"));
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                    .expect("a valid template"),
+            );
             b.enable_steady_tick(Duration::from_millis(120));
             b
         });
@@ -136,8 +142,14 @@ mod tests {
 
     #[test]
     fn step_lines_differ_by_run_and_status_not_by_seconds() {
-        assert_eq!(step_key("cold-clean.2", "EvaluatingFlake 1.2 s"), step_key("cold-clean.2", "EvaluatingFlake 3.4 s"));
-        assert_ne!(step_key("cold-clean.2", "EvaluatingFlake 1.2 s"), step_key("cold-clean.3", "EvaluatingFlake 1.2 s"));
+        assert_eq!(
+            step_key("cold-clean.2", "EvaluatingFlake 1.2 s"),
+            step_key("cold-clean.2", "EvaluatingFlake 3.4 s")
+        );
+        assert_ne!(
+            step_key("cold-clean.2", "EvaluatingFlake 1.2 s"),
+            step_key("cold-clean.3", "EvaluatingFlake 1.2 s")
+        );
         assert_ne!(step_key("cold-clean", "Queued 0.1 s"), step_key("cold-clean", "Fetching 0.2 s"));
         assert_eq!(step_key("warm-clean", "arming captures"), "warm-clean: arming captures");
         assert_eq!(step_key("p", "waiting 2 workers"), "p: waiting 2 workers", "a number inside a message is kept");
@@ -155,9 +167,27 @@ mod tests {
             done,
             total: 40,
         };
-        assert_eq!(run_line(&done(7, 8, false), Duration::from_secs(16)).unwrap(), "cold-clean run 7/32  0.41 s  (about 64 s left)");
-        assert_eq!(run_line(&done(32, 40, false), Duration::from_secs(80)).unwrap(), "cold-clean run 32/32  0.41 s  (the last run)");
-        let w = Event::RunDone { side: "a", pass: "cold-clean", number: 1, of: 1, warmup: true, evaluated_s: None, done: 1, total: 1000 };
-        assert_eq!(run_line(&w, Duration::from_secs(2)).unwrap(), "a: warm-up cold-clean 1/1  evaluated unknown  (about 33 min left)");
+        assert_eq!(
+            run_line(&done(7, 8, false), Duration::from_secs(16)).unwrap(),
+            "cold-clean run 7/32  0.41 s  (about 64 s left)"
+        );
+        assert_eq!(
+            run_line(&done(32, 40, false), Duration::from_secs(80)).unwrap(),
+            "cold-clean run 32/32  0.41 s  (the last run)"
+        );
+        let w = Event::RunDone {
+            side: "a",
+            pass: "cold-clean",
+            number: 1,
+            of: 1,
+            warmup: true,
+            evaluated_s: None,
+            done: 1,
+            total: 1000,
+        };
+        assert_eq!(
+            run_line(&w, Duration::from_secs(2)).unwrap(),
+            "a: warm-up cold-clean 1/1  evaluated unknown  (about 33 min left)"
+        );
     }
 }

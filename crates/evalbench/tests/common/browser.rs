@@ -75,6 +75,10 @@ pub fn no_network(b: &Browsed) {
 
 /// Nothing said on the console: no script ran, none was refused.
 pub fn no_console(b: &Browsed) {
-    let console: Vec<&str> = b.stderr.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Refused to")).collect();
+    let console: Vec<&str> = b
+        .stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Refused to"))
+        .collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 }

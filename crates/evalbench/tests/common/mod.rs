@@ -24,7 +24,11 @@ pub fn nixes() -> Vec<Option<std::path::PathBuf>> {
                 let ran = Command::new(&p).arg("--version").output();
                 match ran {
                     Ok(o) if o.status.success() => v.push(Some(p)),
-                    Ok(o) => panic!("{}: scripts/test fetched this nix, but `--version` failed: {}", p.display(), String::from_utf8_lossy(&o.stderr)),
+                    Ok(o) => panic!(
+                        "{}: scripts/test fetched this nix, but `--version` failed: {}",
+                        p.display(),
+                        String::from_utf8_lossy(&o.stderr)
+                    ),
                     Err(e) => panic!("{}: scripts/test fetched this nix, but it does not run: {e}", p.display()),
                 }
             }
@@ -60,7 +64,8 @@ pub fn nix_version(nix: &Option<std::path::PathBuf>) -> (u32, u32) {
 pub fn profiling_nix() -> std::path::PathBuf {
     nixes().into_iter().flatten().find(|n| nix_version(&Some(n.clone())) >= (2, 30)).unwrap_or_else(|| {
         panic!(
-            "no nix >= 2.30 among {:?}: scripts/test fetches Debian unstable's into target/nix-unstable (scripts/lib.sh, need_unstable_nix)",
+            "no nix >= 2.30 among {:?}: scripts/test fetches Debian unstable's into target/nix-unstable \
+                (scripts/lib.sh, need_unstable_nix)",
             nixes()
         )
     })
@@ -150,7 +155,8 @@ pub struct Capture {
 impl Capture {
     pub fn start(iface: &str, port: u16, file: &Path) -> Capture {
         let host = evalbench_host::HostExec::local();
-        let tcpdump = evalbench_harness::capture::tcpdump::Tcpdump::start(&host, iface, port, file).expect("tcpdump (apt-get install tcpdump)");
+        let tcpdump = evalbench_harness::capture::tcpdump::Tcpdump::start(&host, iface, port, file)
+            .expect("tcpdump (apt-get install tcpdump)");
         Capture { tcpdump, file: file.to_path_buf() }
     }
 
@@ -206,7 +212,8 @@ pub type Table = (Vec<String>, Vec<Vec<String>>);
 pub fn markdown_tables(md: &str) -> (Vec<Table>, bool) {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let mut tables = Vec::new();
-    let (mut head, mut rows, mut row, mut cell): (Vec<String>, Vec<Vec<String>>, Vec<String>, String) = Default::default();
+    let (mut head, mut rows, mut row, mut cell): (Vec<String>, Vec<Vec<String>>, Vec<String>, String) =
+        Default::default();
     let (mut in_table, mut links) = (false, false);
     for ev in Parser::new_ext(md, Options::ENABLE_TABLES) {
         match ev {

@@ -42,8 +42,12 @@ pub fn shared_run(args: &[&str]) -> SharedRun {
     std::fs::create_dir_all(&root).unwrap();
     let lock = std::fs::File::create(root.join(format!("{key}.lock"))).unwrap();
     lock.lock().expect("the shared run's lock");
-    let (out, done, failed, stderr_file) =
-        (root.join(&key), root.join(format!("{key}.done")), root.join(format!("{key}.failed")), root.join(format!("{key}.stderr")));
+    let (out, done, failed, stderr_file) = (
+        root.join(&key),
+        root.join(format!("{key}.done")),
+        root.join(format!("{key}.failed")),
+        root.join(format!("{key}.stderr")),
+    );
     // PostgreSQL's unprivileged user must reach the lab: under /tmp, not
     // the checkout (CI clones into a 0700 directory).
     let lab = PathBuf::from(format!("/tmp/evalbench-shared-lab.{key}"));
@@ -62,7 +66,15 @@ pub fn shared_run(args: &[&str]) -> SharedRun {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(0o755)).unwrap();
     let t = std::time::Instant::now();
-    let res = super::evalbench().arg("run").args(args).arg("--out").arg(&out).arg("--lab-dir").arg(lab.join("lab")).output().unwrap();
+    let res = super::evalbench()
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .arg("--lab-dir")
+        .arg(lab.join("lab"))
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&res.stderr).into_owned();
     eprintln!("the shared run took {:.1} s", t.elapsed().as_secs_f64());
     if !res.status.success() {
@@ -134,7 +146,9 @@ fn manifest(dir: &Path) -> String {
 /// Removes the runs of earlier builds, left an hour or more ago: each is
 /// a whole bundle (over 100 MB for the main job).
 fn prune(root: &Path, key: &str) {
-    let old = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() > 3600));
+    let old = |p: &Path| {
+        std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() > 3600))
+    };
     for e in std::fs::read_dir(root).unwrap().flatten() {
         let (p, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
         if !name.starts_with(key) && old(&p) {

@@ -78,15 +78,19 @@ pub fn write_bundle(dir: &Path, truth: &Truth, runs: usize, seed: u64) {
             let d = dir.join(&name);
             std::fs::create_dir_all(d.join("trace")).unwrap();
             let evaluated = r.lognormal(truth.evaluated_s[p], EVAL_SIGMA);
-            std::fs::write(d.join("run.json"), serde_json::json!({"pass": name, "status": "Completed", "evaluated_s": evaluated}).to_string())
-                .unwrap();
+            std::fs::write(
+                d.join("run.json"),
+                serde_json::json!({"pass": name, "status": "Completed", "evaluated_s": evaluated}).to_string(),
+            )
+            .unwrap();
             let mut lines = String::new();
             let mut ts: i64 = 1_800_000_000_000_000;
             for (i, &median) in truth.span_us.iter().enumerate() {
                 let dur = r.lognormal(median, SPAN_SIGMA).round().max(1.0) as i64;
                 lines.push_str(
-                    &serde_json::json!({"name": format!("step_{i:02}"), "target": "gradient_eval", "ts_us": ts, "dur_us": dur, "pid": 7, "process": "eval", "id": i + 1})
-                        .to_string(),
+                    &serde_json::json!({"name": format!("step_{i:02}"), "target": "gradient_eval", "ts_us": ts,
+                        "dur_us": dur, "pid": 7, "process": "eval", "id": i + 1})
+                    .to_string(),
                 );
                 lines.push('\n');
                 ts += dur + 10;
@@ -101,7 +105,8 @@ pub fn with_counters(bundle: &Path, calls: u64, thunks: u64) {
     for e in std::fs::read_dir(bundle).unwrap() {
         let run = e.unwrap().path().join("run.json");
         let mut v = super::read_json(&run);
-        v["nix_stats"] = serde_json::json!({"nrFunctionCalls": calls, "nrThunks": thunks, "gc.totalBytes": 35_200_528u64, "cpuTime": 0.05});
+        v["nix_stats"] = serde_json::json!({"nrFunctionCalls": calls, "nrThunks": thunks, "gc.totalBytes":
+            35_200_528u64, "cpuTime": 0.05});
         std::fs::write(&run, v.to_string()).unwrap();
     }
 }

@@ -68,7 +68,11 @@ fn judge(row: &Row, s: &Seen, checks: Vec<(bool, String)>) -> Result<(), String>
 fn throwing_flake(dir: &Path) -> PathBuf {
     let f = dir.join("throws");
     std::fs::create_dir_all(&f).unwrap();
-    std::fs::write(f.join("flake.nix"), "{ outputs = { self }: { packages.x86_64-linux.default = throw \"deliberately broken\"; }; }\n").unwrap();
+    std::fs::write(
+        f.join("flake.nix"),
+        "{ outputs = { self }: { packages.x86_64-linux.default = throw \"deliberately broken\"; }; }\n",
+    )
+    .unwrap();
     f
 }
 
@@ -77,7 +81,11 @@ fn run(t: &Path, flake: Option<&Path>, args: &[&str], stop_at: Option<&str>) -> 
     let (out, lab) = (t.join("out"), t.join("lab"));
     let _lab = LabDir(lab.clone());
     let mut c = evalbench();
-    c.args(["run", "--passes", "cold-clean", "--no-report", "--bare", "--out"]).arg(&out).arg("--lab-dir").arg(&lab).args(args);
+    c.args(["run", "--passes", "cold-clean", "--no-report", "--bare", "--out"])
+        .arg(&out)
+        .arg("--lab-dir")
+        .arg(&lab)
+        .args(args);
     if let Some(f) = flake {
         c.arg("--flake").arg(f);
     }
@@ -99,9 +107,18 @@ pub fn failing_flake(row: &Row) -> Result<(), String> {
         row,
         &s,
         vec![
-            (line_two(&out).starts_with("cold-clean  FAILED (0 of 1 run completed): no figure"), format!("line 2: {}", line_two(&out))),
-            (summary.contains(who) && summary.contains("deliberately broken"), format!("names the run ({who}) and nix's error")),
-            (metrics.contains("evalbench.cold-clean.completed_runs 0 runs") && !metrics.contains(".evaluated "), format!("hydra-metrics: {metrics}")),
+            (
+                line_two(&out).starts_with("cold-clean  FAILED (0 of 1 run completed): no figure"),
+                format!("line 2: {}", line_two(&out)),
+            ),
+            (
+                summary.contains(who) && summary.contains("deliberately broken"),
+                format!("names the run ({who}) and nix's error"),
+            ),
+            (
+                metrics.contains("evalbench.cold-clean.completed_runs 0 runs") && !metrics.contains(".evaluated "),
+                format!("hydra-metrics: {metrics}"),
+            ),
         ],
     )
 }
@@ -114,7 +131,10 @@ pub fn timeout(row: &Row) -> Result<(), String> {
     judge(
         row,
         &s,
-        vec![(line_two(&out).starts_with("cold-clean  TIMED OUT (0 of 1 run completed): no figure"), format!("line 2: {}", line_two(&out)))],
+        vec![(
+            line_two(&out).starts_with("cold-clean  TIMED OUT (0 of 1 run completed): no figure"),
+            format!("line 2: {}", line_two(&out)),
+        )],
     )
 }
 
@@ -130,13 +150,22 @@ pub fn interrupt(row: &Row) -> Result<(), String> {
     let (s, out) = {
         let (out, labdir) = (tmp.path().join("out"), LabDir(lab.clone()));
         let mut c = evalbench();
-        c.args(["run", "--passes", "cold-clean", "--no-report", "--bare", "--out"]).arg(&out).arg("--lab-dir").arg(&lab).args(&args);
+        c.args(["run", "--passes", "cold-clean", "--no-report", "--bare", "--out"])
+            .arg(&out)
+            .arg("--lab-dir")
+            .arg(&lab)
+            .args(&args);
         c.env("EVALBENCH_STOP_AT", stage);
         let s = seen(&mut c);
         let secrets: Vec<String> = std::fs::read_to_string(lab.join("lab.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .map(|v| ["pg_password", "ci_password", "proto_token", "api_key"].iter().filter_map(|k| v[*k].as_str().map(String::from)).collect())
+            .map(|v| {
+                ["pg_password", "ci_password", "proto_token", "api_key"]
+                    .iter()
+                    .filter_map(|k| v[*k].as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         drop(labdir);
         (Seen { exit: s.exit, said: format!("{}\nSECRETS {}", s.said, secrets.join(" ")) }, out)
@@ -145,19 +174,28 @@ pub fn interrupt(row: &Row) -> Result<(), String> {
     let mut checks = vec![];
     match stage {
         "setup" => {
-            checks.push((s.said.contains("interrupted before the first run: nothing was captured"), "nothing captured, said".into()));
+            checks.push((
+                s.said.contains("interrupted before the first run: nothing was captured"),
+                "nothing captured, said".into(),
+            ));
             checks.push((!out.exists(), "the output directory it made is removed".into()));
         }
-        "warm-up" | "captures" => {
-            checks.push((two.starts_with("cold-clean  INTERRUPTED (0 of 3 runs completed): no figure"), format!("line 2: {two}")))
-        }
+        "warm-up" | "captures" => checks.push((
+            two.starts_with("cold-clean  INTERRUPTED (0 of 3 runs completed): no figure"),
+            format!("line 2: {two}"),
+        )),
         "run" => {
             let first = read_json(&out.join("cold-clean/run.json"))["evaluated_s"].as_f64().unwrap_or(f64::NAN);
-            let want = format!("cold-clean  INTERRUPTED (1 of 3 runs completed): evaluated median {first:.3} s (over 1 of 3 runs)");
+            let want = format!(
+                "cold-clean  INTERRUPTED (1 of 3 runs completed): evaluated median {first:.3} s (over 1 of 3 runs)"
+            );
             checks.push((two.starts_with(&want), format!("line 2: {two}; want {want}")));
         }
         _ => {
-            checks.push((s.said.contains("interrupted after the last run") && two.contains("over 3 runs"), format!("whole: {two}")));
+            checks.push((
+                s.said.contains("interrupted after the last run") && two.contains("over 3 runs"),
+                format!("whole: {two}"),
+            ));
             // No password or key of the lab's in any file of the bundle.
             let secrets: Vec<&str> = s.said.rsplit("SECRETS ").next().unwrap_or("").split_whitespace().collect();
             checks.push((secrets.len() == 4, format!("the lab's four secrets read: {}", secrets.len())));
@@ -231,7 +269,10 @@ pub fn two_runs(rows: &[&Row]) -> Result<(), String> {
                 row,
                 &second,
                 vec![
-                    (second.said.contains(&format!("is in use by evalbench run (pid {pid})")), "names the first run".into()),
+                    (
+                        second.said.contains(&format!("is in use by evalbench run (pid {pid})")),
+                        "names the first run".into(),
+                    ),
                     (status.success(), "the first ends well".into()),
                 ],
             ),
@@ -239,15 +280,24 @@ pub fn two_runs(rows: &[&Row]) -> Result<(), String> {
                 row,
                 &again,
                 vec![
-                    (again.said.contains("held an earlier bundle of evalbench's"), "says it replaced the earlier bundle".into()),
+                    (
+                        again.said.contains("held an earlier bundle of evalbench's"),
+                        "says it replaced the earlier bundle".into(),
+                    ),
                     (!out.join("cold-clean.3").exists(), "no old run left to be read as this one's".into()),
                 ],
             ),
             _ => {
                 let per_run: Vec<&str> = stderr.lines().filter(|l| l.contains("cold-clean run ")).collect();
                 let want = ["cold-clean run 1/3", "cold-clean run 2/3", "cold-clean run 3/3"];
-                let ok = per_run.len() == 3 && per_run.iter().zip(want).all(|(l, w)| l.contains(w)) && !stderr.contains("arming captures");
-                judge(row, &Seen { exit: status.code().unwrap_or(-1), said: stderr.clone() }, vec![(ok, format!("one line a run: {per_run:?}"))])
+                let ok = per_run.len() == 3
+                    && per_run.iter().zip(want).all(|(l, w)| l.contains(w))
+                    && !stderr.contains("arming captures");
+                judge(
+                    row,
+                    &Seen { exit: status.code().unwrap_or(-1), said: stderr.clone() },
+                    vec![(ok, format!("one line a run: {per_run:?}"))],
+                )
             }
         };
         errors.extend(r.err());
@@ -266,9 +316,15 @@ pub fn nobody(rows: &[&Row]) -> Result<(), String> {
     let _lab = LabDir(lab.clone());
     run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(&lab));
     let st = read_json(&lab.join("lab.json"));
-    let (addr, pg_port, api) = (st["net"]["server_addr"].as_str().unwrap().to_string(), st["pg_port"].to_string(), st["server_port"].to_string());
-    let secrets: Vec<String> =
-        ["pg_password", "ci_password", "proto_token", "api_key"].iter().map(|k| st[*k].as_str().unwrap().to_string()).collect();
+    let (addr, pg_port, api) = (
+        st["net"]["server_addr"].as_str().unwrap().to_string(),
+        st["pg_port"].to_string(),
+        st["server_port"].to_string(),
+    );
+    let secrets: Vec<String> = ["pg_password", "ci_password", "proto_token", "api_key"]
+        .iter()
+        .map(|k| st[*k].as_str().unwrap().to_string())
+        .collect();
     let as_nobody = |program: &str| {
         let mut c = Command::new("runuser");
         c.args(["-u", "nobody", "--", program]).stdin(std::process::Stdio::null());
@@ -278,15 +334,31 @@ pub fn nobody(rows: &[&Row]) -> Result<(), String> {
     let mut errors = Vec::new();
     for row in rows {
         let (s, checks) = match row.fault.as_str() {
-            "nobody:pg-tcp" => {
-                (seen(as_nobody(psql).arg(format!("host={addr} port={pg_port} user=postgres dbname=postgres")).args(["-c", "select 1"])), vec![])
-            }
-            "nobody:pg-socket" => {
-                (seen(as_nobody(psql).arg("-h").arg(lab.join("pg/sock")).args(["-p", &pg_port, "-U", "postgres", "-c", "select 1"])), vec![])
-            }
+            "nobody:pg-tcp" => (
+                seen(
+                    as_nobody(psql)
+                        .arg(format!("host={addr} port={pg_port} user=postgres dbname=postgres"))
+                        .args(["-c", "select 1"]),
+                ),
+                vec![],
+            ),
+            "nobody:pg-socket" => (
+                seen(
+                    as_nobody(psql)
+                        .arg("-h")
+                        .arg(lab.join("pg/sock"))
+                        .args(["-p", &pg_port, "-U", "postgres", "-c", "select 1"]),
+                ),
+                vec![],
+            ),
             "nobody:lab.json" => (seen(as_nobody("cat").arg(lab.join("lab.json"))), vec![]),
             "nobody:api" => {
-                let s = seen(as_nobody("curl").args(["-sf", "-X", "POST", &format!("http://{addr}:{api}/api/v1/tasks/hello/hello/evaluate")]));
+                let s = seen(as_nobody("curl").args([
+                    "-sf",
+                    "-X",
+                    "POST",
+                    &format!("http://{addr}:{api}/api/v1/tasks/hello/hello/evaluate"),
+                ]));
                 (s, vec![])
             }
             "nobody:proto" => {
@@ -306,7 +378,8 @@ pub fn nobody(rows: &[&Row]) -> Result<(), String> {
             }
             _ => {
                 let lines: Vec<String> = running_in(&lab);
-                let leaked: Vec<&String> = lines.iter().filter(|l| secrets.iter().any(|x| l.contains(x.as_str()))).collect();
+                let leaked: Vec<&String> =
+                    lines.iter().filter(|l| secrets.iter().any(|x| l.contains(x.as_str()))).collect();
                 let s = Seen { exit: 0, said: lines.join("\n") };
                 let checks = vec![
                     (!lines.is_empty(), "the lab's processes found".to_string()),
@@ -329,15 +402,24 @@ pub fn nobody(rows: &[&Row]) -> Result<(), String> {
 /// The pid of the component to kill, once it is there.
 fn victim(component: &str, lab: &Path) -> Option<u32> {
     match component {
-        "PostgreSQL" => std::fs::read_to_string(lab.join("pg/data/postmaster.pid")).ok()?.lines().next()?.trim().parse().ok(),
+        "PostgreSQL" => {
+            std::fs::read_to_string(lab.join("pg/data/postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
+        }
         "the lab server" => read_json(&lab.join("lab.json"))["server_pid"].as_u64().map(|p| p as u32),
         "lab worker 0" => read_json(&lab.join("lab.json"))["worker_pids"][0].as_u64().map(|p| p as u32),
-        _ => std::fs::read_dir("/proc").ok()?.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()).find(|pid| {
-            let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| c.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
-                .unwrap_or_default();
-            args.len() > 3 && args[1] == "lab" && args[2] == "eval" && args.iter().any(|a| a.starts_with(&lab.display().to_string()))
-        }),
+        _ => {
+            std::fs::read_dir("/proc").ok()?.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()).find(
+                |pid| {
+                    let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .map(|c| c.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+                        .unwrap_or_default();
+                    args.len() > 3
+                        && args[1] == "lab"
+                        && args[2] == "eval"
+                        && args.iter().any(|a| a.starts_with(&lab.display().to_string()))
+                },
+            )
+        }
     }
 }
 
@@ -356,7 +438,19 @@ pub fn killed(row: &Row) -> Result<(), String> {
     run_ok(evalbench().args(["lab", "gen-flake", "--packages", "2000", "--out"]).arg(&flake));
     let mut run = Run(evalbench()
         // No warm-up run: the kill lands in the pass itself, whose run.json names the dead.
-        .args(["run", "-v", "--passes", "cold-clean", "--repeat", "1", "--warmup", "0", "--no-report", "--no-pcap", "--out"])
+        .args([
+            "run",
+            "-v",
+            "--passes",
+            "cold-clean",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--no-report",
+            "--no-pcap",
+            "--out",
+        ])
         .arg(&out)
         .arg("--lab-dir")
         .arg(&lab)
@@ -389,14 +483,18 @@ pub fn killed(row: &Row) -> Result<(), String> {
         .as_array()
         .is_some_and(|d| d.iter().any(|x| x.as_str().unwrap_or("").contains(component)));
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap_or_default();
-    let again = evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("again")).arg(&out).status().unwrap();
+    let again =
+        evalbench().args(["summarize", "--quiet", "-o"]).arg(tmp.path().join("again")).arg(&out).status().unwrap();
     let s = Seen { exit: status.code().unwrap_or(-1), said: stderr.clone() };
     judge(
         row,
         &s,
         vec![
             (killed.is_some(), format!("the pass never reached {phase}")),
-            (stderr.contains(component) && stderr.contains(how), format!("{component} named with how it ended ({how})")),
+            (
+                stderr.contains(component) && stderr.contains(how),
+                format!("{component} named with how it ended ({how})"),
+            ),
             (dead_named, "run.json names the dead".into()),
             (
                 line_two(&out).starts_with("cold-clean  CRASHED (0 of 1 run completed)") && summary.contains(component),

@@ -64,7 +64,10 @@ pub fn rows() -> Vec<Row> {
             continue;
         }
         let (Some(fault), Some(command)) = (code(cells[1]), code(cells[2])) else { continue };
-        let exit = cells[3].trim().parse().unwrap_or_else(|_| panic!("docs/faults.md:{}: exit {:?} is no number", i + 1, cells[3]));
+        let exit = cells[3]
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("docs/faults.md:{}: exit {:?} is no number", i + 1, cells[3]));
         let named = match cells[4].trim() {
             "yes" => Named::Yes,
             "no" | "not read" => Named::NotRead,

@@ -63,7 +63,10 @@ pub struct Seen {
 
 pub fn seen(c: &mut Command) -> Seen {
     let o = c.output().unwrap();
-    Seen { exit: o.status.code().unwrap_or(-1), said: format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)) }
+    Seen {
+        exit: o.status.code().unwrap_or(-1),
+        said: format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+    }
 }
 
 /// `mount -t tmpfs -o OPTS` on `dir`, unmounted when dropped.
@@ -72,7 +75,10 @@ struct Mount(PathBuf);
 impl Mount {
     fn tmpfs(dir: &Path, opts: &str) -> Mount {
         std::fs::create_dir_all(dir).unwrap();
-        assert!(Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(dir).status().unwrap().success(), "mount needs root");
+        assert!(
+            Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(dir).status().unwrap().success(),
+            "mount needs root"
+        );
         Mount(dir.to_path_buf())
     }
 }
@@ -121,7 +127,9 @@ fn scene_of(row: &Row) -> Option<SceneFn> {
         ("bench:too-few-runs", _) => scene_bench_too_few_runs,
         ("provenance:none", _) => scene_provenance_none,
         ("plural:one", _) => scene_plural_one,
-        ("gate:counters-on-one-side" | "gate:counters-missing" | "gate:allow-missing", _) => scene_gate_counters_on_one_side,
+        ("gate:counters-on-one-side" | "gate:counters-missing" | "gate:allow-missing", _) => {
+            scene_gate_counters_on_one_side
+        }
         _ => return None,
     })
 }
@@ -158,7 +166,10 @@ fn scene_out_foreign_file(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     sc.untouched.push((out.clone(), digests(&out)));
     sc.named = "notes.txt".into();
     let s = seen(evalbench().args(["run", "--passes", "cold-clean", "--out"]).arg(&out));
-    sc.extra.push((!out.join("evalbench.lock").exists() && !out.join("evalbench-manifest.json").exists(), "nothing left in OUT".into()));
+    sc.extra.push((
+        !out.join("evalbench.lock").exists() && !out.join("evalbench-manifest.json").exists(),
+        "nothing left in OUT".into(),
+    ));
     s
 }
 
@@ -195,7 +206,10 @@ fn scene_out_in_use(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
     sc.untouched.push((out.clone(), digests(&out)));
     let s = seen(evalbench().args(["run", "--passes", "cold-clean", "--out"]).arg(&out));
-    sc.extra.push((s.said.contains(&format!("is in use by evalbench run (pid {})", std::process::id())), "names the holder".into()));
+    sc.extra.push((
+        s.said.contains(&format!("is in use by evalbench run (pid {})", std::process::id())),
+        "names the holder".into(),
+    ));
     drop(lock);
     s
 }
@@ -203,9 +217,19 @@ fn scene_out_in_use(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
 fn scene_out_stale_lock(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     let out = t.join("out");
     std::fs::create_dir(&out).unwrap();
-    std::fs::write(out.join("evalbench-manifest.json"), r#"{"written_by": "evalbench 0.1.0", "entries": ["evalbench.lock"]}"#).unwrap();
+    std::fs::write(
+        out.join("evalbench-manifest.json"),
+        r#"{"written_by": "evalbench 0.1.0", "entries": ["evalbench.lock"]}"#,
+    )
+    .unwrap();
     std::fs::write(out.join("evalbench.lock"), "999999999").unwrap();
-    let s = seen(evalbench().args(["run", "--target", "gradient", "--target-config"]).arg(t.join("none.json")).arg("--out").arg(&out));
+    let s = seen(
+        evalbench()
+            .args(["run", "--target", "gradient", "--target-config"])
+            .arg(t.join("none.json"))
+            .arg("--out")
+            .arg(&out),
+    );
     sc.extra.push((
         s.said.contains("took over the lock of evalbench run (pid 999999999), which is no longer running"),
         "takes the stale lock over".into(),
@@ -255,7 +279,15 @@ fn scene_out_full_disk(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
 
 fn scene_archive_other_beside(t: &Path, row: &Row, sc: &mut Scene) -> Seen {
     let src = copy("lab-a", &t.join("x"));
-    assert!(Command::new("tar").arg("-C").arg(t).arg("-czf").arg(t.join("x.tar.gz")).arg("x").status().unwrap().success());
+    assert!(Command::new("tar")
+        .arg("-C")
+        .arg(t)
+        .arg("-czf")
+        .arg(t.join("x.tar.gz"))
+        .arg("x")
+        .status()
+        .unwrap()
+        .success());
     std::fs::remove_dir_all(&src).unwrap();
     if row.fault == "archive:other-beside" {
         copy("lab-b", &t.join("x"));
@@ -271,9 +303,10 @@ fn scene_archive_traversal(t: &Path, row: &Row, sc: &mut Scene) -> Seen {
     let a = t.join("a.tar.gz");
     let (name, size) = if row.fault == "archive:traversal" { ("../evil", 10) } else { ("b/zeros", 20 << 20) };
     let py = format!(
-            "import tarfile,io\nt=tarfile.open('{}','w:gz')\ni=tarfile.TarInfo('{name}')\ni.size={size}\nt.addfile(i,io.BytesIO(bytes({size})))\nt.close()",
-            a.display()
-        );
+        "import tarfile,io\nt=tarfile.open('{}','w:gz')\ni=tarfile.TarInfo('{name}')\ni.size={size}\nt.addfile(i,\
+            io.BytesIO(bytes({size})))\nt.close()",
+        a.display()
+    );
     assert!(Command::new("python3").args(["-c", &py]).status().unwrap().success());
     sc.named = if size == 10 { "../evil".into() } else { "a.tar.gz".into() };
     let s = seen(evalbench().args(["summarize", "-q", "--max-unpacked", "1M"]).arg(&a));
@@ -296,7 +329,10 @@ fn scene_bundle_warmup_only(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     let s = seen(evalbench().args(["summarize", "-q", "--no-trace", "-o"]).arg(t.join("o")).arg(&b));
     let text = std::fs::read_to_string(t.join("o/summary.txt")).unwrap_or_default();
     let second = text.lines().nth(1).unwrap_or("").to_string();
-    sc.extra.push((second.starts_with("cold-clean  FAILED (0 of 1 run completed): no figure"), format!("line 2: {second}")));
+    sc.extra.push((
+        second.starts_with("cold-clean  FAILED (0 of 1 run completed): no figure"),
+        format!("line 2: {second}"),
+    ));
     sc.extra.push((!text.contains("evaluated median"), "no figure from the warm-up".into()));
     s
 }
@@ -325,7 +361,10 @@ fn scene_flag_flake_missing(t: &Path, row: &Row, sc: &mut Scene) -> Seen {
 
 fn scene_flag_negative_pct(_t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     let s = seen(evalbench().args(["compare", "--fail-on-regression", "-5"]).arg(data("lab-a")).arg(data("lab-b")));
-    sc.extra.push((s.said.contains("expected a percentage of 0 or more") && !s.said.contains("-- -5"), "the parser's words, no wrong tip".into()));
+    sc.extra.push((
+        s.said.contains("expected a percentage of 0 or more") && !s.said.contains("-- -5"),
+        "the parser's words, no wrong tip".into(),
+    ));
     s
 }
 
@@ -334,8 +373,16 @@ fn scene_flag_negative_runs(t: &Path, _row: &Row, _sc: &mut Scene) -> Seen {
 }
 
 fn scene_pass_unknown_compare(_t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
-    let s = seen(evalbench().args(["compare", "--pass-a", "bogus", "--pass-b", "cold-clean"]).arg(data("lab-a")).arg(data("lab-b")));
-    sc.extra.push((s.said.contains("no pass \"bogus\"") && !s.said.contains("refusing"), "names the unknown pass, not cold against warm".into()));
+    let s = seen(
+        evalbench()
+            .args(["compare", "--pass-a", "bogus", "--pass-b", "cold-clean"])
+            .arg(data("lab-a"))
+            .arg(data("lab-b")),
+    );
+    sc.extra.push((
+        s.said.contains("no pass \"bogus\"") && !s.said.contains("refusing"),
+        "names the unknown pass, not cold against warm".into(),
+    ));
     s
 }
 
@@ -355,7 +402,9 @@ fn scene_bisect_no_such_rev(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     let repo = t.join("repo");
     std::fs::create_dir(&repo).unwrap();
     std::fs::write(repo.join("flake.nix"), "{ outputs = { self }: { }; }\n").unwrap();
-    for args in [&["init", "-q"][..], &["add", "."], &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]] {
+    for args in
+        [&["init", "-q"][..], &["add", "."], &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]]
+    {
         assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
     }
     let s = seen(evalbench().args(["bisect", "--flake"]).arg(&repo).args(["nosuchrev", "HEAD"]));
@@ -365,7 +414,10 @@ fn scene_bisect_no_such_rev(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
 
 fn scene_bench_too_few_runs(_t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     let s = seen(evalbench().args(["bench", "--runs", "3", "--", "sleep 0.01", "--", "sleep 0.05"]));
-    sc.extra.push((s.said.contains("too few runs to call it") && !s.said.contains("inside run-to-run noise"), "too few runs, not noise".into()));
+    sc.extra.push((
+        s.said.contains("too few runs to call it") && !s.said.contains("inside run-to-run noise"),
+        "too few runs, not noise".into(),
+    ));
     s
 }
 
@@ -381,7 +433,10 @@ fn scene_provenance_none(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
 fn scene_plural_one(t: &Path, _row: &Row, sc: &mut Scene) -> Seen {
     let s = seen(evalbench().args(["summarize", "--no-trace", "-o"]).arg(t.join("o")).arg(data("gradient-bundle")));
     let text = std::fs::read_to_string(t.join("o/summary.txt")).unwrap_or_default();
-    sc.extra.push((text.contains("1 malformed line skipped") && !text.contains("1 malformed lines"), "one line, singular".into()));
+    sc.extra.push((
+        text.contains("1 malformed line skipped") && !text.contains("1 malformed lines"),
+        "one line, singular".into(),
+    ));
     s
 }
 

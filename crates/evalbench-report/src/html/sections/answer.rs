@@ -39,32 +39,47 @@ pub fn answers(
     // A pass whose runs did not all complete, first: its figures are over the rest.
     for st in status {
         let Some(word) = crate::words::pass_status(st) else { continue };
-        let figure = if answers.iter().any(|a| a.pass == st.pass) { "its figures below are over those" } else { "no figure" };
+        let figure =
+            if answers.iter().any(|a| a.pass == st.pass) { "its figures below are over those" } else { "no figure" };
         let ended: Vec<String> = st.incomplete.iter().map(crate::words::run_ended).collect();
-        let _ = write!(page.body, "<p class=\"warn\"><b>{}</b> {}: {figure}. {}</p>", esc(&st.pass), esc(&word), esc(&ended.join("; ")));
+        let _ = write!(
+            page.body,
+            "<p class=\"warn\"><b>{}</b> {}: {figure}. {}</p>",
+            esc(&st.pass),
+            esc(&word),
+            esc(&ended.join("; "))
+        );
     }
     // What reading went past, before any figure that may rest on it.
     if let Some(first) = warnings.first() {
         let _ = write!(
             page.body,
-            "<p class=\"warn\">{} reading the bundle; the first: {} (each under its run's section, all in <code>inspect --json</code>).</p>",
+            "<p class=\"warn\">{} reading the bundle; the first: {} (each under its run's section, all in \
+                <code>inspect --json</code>).</p>",
             esc(&if warnings.len() == 1 { "1 warning".to_string() } else { format!("{} warnings", warnings.len()) }),
             esc(first)
         );
     }
     if answers.is_empty() {
-        page.body
-            .push_str("<p class=\"missing\">No clean pass to time: every pass here was instrumented or counted, and its timings are distorted.</p>");
+        page.body.push_str(
+            "<p class=\"missing\">No clean pass to time: every pass here was instrumented or counted, and its timings \
+                are distorted.</p>",
+        );
     }
     page.body.push_str(
-        "<table class=\"answer\"><tr><th>pass</th><th>evaluated (median)</th><th>spread</th><th>largest on the critical path (median over runs, share)</th><th>halving the largest would save (predicted)</th></tr>",
+        "<table class=\"answer\"><tr><th>pass</th><th>evaluated (median)</th><th>spread</th><th>largest on the \
+            critical path (median over runs, share)</th><th>halving the largest would save (predicted)</th></tr>",
     );
     for a in answers {
         let e = &a.evaluated_s;
         // What the figure is over, as summary.txt says it (`over 6 of 40 runs`).
-        let over = status.iter().find(|s| s.pass == a.pass).map_or_else(|| format!("over {} runs", e.n), |s| s.over(e.n));
+        let over =
+            status.iter().find(|s| s.pass == a.pass).map_or_else(|| format!("over {} runs", e.n), |s| s.over(e.n));
         let spread = if e.n > 1 {
-            format!("MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median", e.mad, e.min, e.max, a.median_run_number)
+            format!(
+                "MAD {:.3} s, {:.3}..{:.3} s {over}; run {} nearest the median",
+                e.mad, e.min, e.max, a.median_run_number
+            )
         } else {
             over
         };
@@ -72,7 +87,14 @@ pub fn answers(
             .steps
             .iter()
             .take(3)
-            .map(|s| format!("<li>{} <b>{}</b> ({:.1}%)</li>", esc(&s.step), esc(&ms(s.median_on_path_us as f64)), s.median_share * 100.0))
+            .map(|s| {
+                format!(
+                    "<li>{} <b>{}</b> ({:.1}%)</li>",
+                    esc(&s.step),
+                    esc(&ms(s.median_on_path_us as f64)),
+                    s.median_share * 100.0
+                )
+            })
             .collect();
         let lever = match &a.lever {
             Some(l) => {
@@ -82,13 +104,20 @@ pub fn answers(
                 } else {
                     String::new()
                 };
-                format!("{}: <b>{}</b>{}<br><code>whatif --faster '{}=50'</code>", esc(&l.step), esc(&ms(s.median)), esc(&range), esc(&l.step))
+                format!(
+                    "{}: <b>{}</b>{}<br><code>whatif --faster '{}=50'</code>",
+                    esc(&l.step),
+                    esc(&ms(s.median)),
+                    esc(&range),
+                    esc(&l.step)
+                )
             }
             None => "not predicted (no span or statement on the path)".to_string(),
         };
         let _ = write!(
             page.body,
-            "<tr><td><a href=\"#runs-{}\">{}</a></td><td class=\"n\"><b>{:.3} s</b></td><td>{}</td><td><ol>{}</ol></td><td>{}</td></tr>",
+            "<tr><td><a href=\"#runs-{}\">{}</a></td><td class=\"n\"><b>{:.3} \
+                s</b></td><td>{}</td><td><ol>{}</ol></td><td>{}</td></tr>",
             esc(&file_safe(&a.pass)),
             esc(&a.pass),
             e.median,
@@ -101,13 +130,15 @@ pub fn answers(
     if !distorted.is_empty() {
         let _ = write!(
             page.body,
-            "<p class=\"note\">Not timed: {} (perf, strace and auto_explain distort their timings; their counts and shapes are below).</p>",
+            "<p class=\"note\">Not timed: {} (perf, strace and auto_explain distort their timings; their counts and \
+                shapes are below).</p>",
             esc(&distorted.join(", "))
         );
     }
     page.body.push_str(
-        "<p class=\"note\">Evaluated: from the evaluate request until the evaluation left EvaluatingDerivation. The critical path: the chain of \
-         spans and waits the evaluated time waited on; a step's time on it is its own time (less its children) there. \
-         A prediction re-walks each run's path with the step shortened; it is not a measurement.</p>",
+        "<p class=\"note\">Evaluated: from the evaluate request until the evaluation left EvaluatingDerivation. The \
+            critical path: the chain of spans and waits the evaluated time waited on; a step's time on it is its own \
+            time (less its children) there. A prediction re-walks each run's path with the step shortened; it is not a \
+            measurement.</p>",
     );
 }

@@ -11,7 +11,8 @@ use super::super::Page;
 pub fn assignment(page: &mut Page, p: &PassView) {
     page.h3(&p.name, "assignment", "Assignment");
     if p.assignment.jobs == 0 {
-        page.body.push_str("<p class=\"missing\">No assign_job span in this pass: the assignment path cannot be drawn.</p>");
+        page.body
+            .push_str("<p class=\"missing\">No assign_job span in this pass: the assignment path cannot be drawn.</p>");
         return;
     }
     for w in &p.assignment.walks {
@@ -19,7 +20,8 @@ pub fn assignment(page: &mut Page, p: &PassView) {
         let t0 = w.steps.first().map(|s| s.start).unwrap_or(0.0);
         let t1 = w.steps.iter().map(|s| s.end.max(s.start)).fold(t0, f64::max);
         let mut rows = Vec::new();
-        let mut table = String::from("<table><tr><th>step</th><th>starts at</th><th>wait before</th><th>duration</th></tr>");
+        let mut table =
+            String::from("<table><tr><th>step</th><th>starts at</th><th>wait before</th><th>duration</th></tr>");
         for st in &w.steps {
             let (label, s, e) = (&st.label, st.start, st.end);
             let wait_s = match st.wait {
@@ -45,6 +47,10 @@ pub fn assignment(page: &mut Page, p: &PassView) {
         page.body.push_str(&table);
     }
     if p.assignment.jobs > p.assignment.walks.len() {
-        let _ = write!(page.body, "<p class=\"note\">{} more jobs not drawn.</p>", p.assignment.jobs - p.assignment.walks.len());
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{} more jobs not drawn.</p>",
+            p.assignment.jobs - p.assignment.walks.len()
+        );
     }
 }

@@ -41,7 +41,10 @@ pub fn buys(page: &mut Page, shown: &PassView, runs: &[&PassView]) {
         return;
     }
     let runs: Vec<&PassView> = if runs.is_empty() { vec![shown] } else { runs.to_vec() };
-    let mut t = String::from("<table><tr><th>step made faster</th><th>on the path</th><th>10% faster saves</th><th>50% faster saves</th></tr>");
+    let mut t = String::from(
+        "<table><tr><th>step made faster</th><th>on the path</th><th>10% faster saves</th><th>50% faster \
+            saves</th></tr>",
+    );
     let mut partial = false;
     let each_run: Vec<(&[evalbench_analyze::path::PathStep], &[evalbench_analyze::path::whatif::Buys])> =
         runs.iter().filter_map(|r| Some((r.critical.as_ref().ok()?.steps.as_slice(), r.buys.as_slice()))).collect();
@@ -71,7 +74,8 @@ pub fn buys(page: &mut Page, shown: &PassView, runs: &[&PassView]) {
     // Only numbers and our own words between the tags.
     let over = if runs.len() > 1 {
         format!(
-            "Predicted on each of the pass's {} runs on its own path (median and range){}, as <code>whatif --faster STEP=PCT</code> predicts it. ",
+            "Predicted on each of the pass's {} runs on its own path (median and range){}, as <code>whatif --faster \
+                STEP=PCT</code> predicts it. ",
             runs.len(),
             if partial { "; a run whose own top steps left a step out is not counted for it" } else { "" }
         )

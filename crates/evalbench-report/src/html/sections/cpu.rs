@@ -32,14 +32,20 @@ pub fn cpu(page: &mut Page, p: &PassView) {
                 page.copies.push((rel.clone(), p.file(prof.svg)));
                 let shown = match std::fs::read(p.file(prof.svg)) {
                     Ok(b) if b.len() <= EMBEDDED_SVG_MAX => {
-                        format!("<img src=\"{}\" alt=\"{}\" style=\"max-width:100%\">", esc(&data_uri("image/svg+xml", &b)), esc(&rel))
+                        format!(
+                            "<img src=\"{}\" alt=\"{}\" style=\"max-width:100%\">",
+                            esc(&data_uri("image/svg+xml", &b)),
+                            esc(&rel)
+                        )
                     }
                     Ok(b) => format!("<p class=\"note\">{} bytes: too large to show inside the page.</p>", b.len()),
                     Err(e) => format!("<p class=\"missing\">{}: {}</p>", esc(&rel), esc(&e.to_string())),
                 };
                 let _ = write!(
                     page.body,
-                    "<h4>perf, {what}</h4><p class=\"note\">No folded stacks beside it: the flame graph as the bundle holds it, not redrawn.</p><figure>{shown}<figcaption><a href=\"{link}\">{name}</a> (opened alone it is interactive, with the scripts its writer put in it)</figcaption></figure>",
+                    "<h4>perf, {what}</h4><p class=\"note\">No folded stacks beside it: the flame graph as the bundle \
+                        holds it, not redrawn.</p><figure>{shown}<figcaption><a href=\"{link}\">{name}</a> (opened \
+                        alone it is interactive, with the scripts its writer put in it)</figcaption></figure>",
                     what = esc(prof.what),
                     link = esc(&href(&rel)),
                     name = esc(&rel)
@@ -65,7 +71,9 @@ pub fn cpu(page: &mut Page, p: &PassView) {
         let lines: u64 = p.strace.iter().map(|f| f.1).sum();
         let _ = write!(
             page.body,
-            "<h4>strace, worker host ({} files, {lines} lines)</h4><p class=\"note\">One file a thread or child; <code>evalbench decode strace FILE</code> reads one.</p><table><tr><th>file</th><th>lines</th><th>bytes</th></tr>",
+            "<h4>strace, worker host ({} files, {lines} lines)</h4><p class=\"note\">One file a thread or child; \
+                <code>evalbench decode strace FILE</code> reads \
+                one.</p><table><tr><th>file</th><th>lines</th><th>bytes</th></tr>",
             p.strace.len()
         );
         for (name, n, bytes) in p.strace.iter().take(STRACE_LISTED) {
@@ -78,7 +86,12 @@ pub fn cpu(page: &mut Page, p: &PassView) {
         }
         page.body.push_str("</table>");
         if p.strace.len() > STRACE_LISTED {
-            let _ = write!(page.body, "<p class=\"note\">{} more files in {}.</p>", p.strace.len() - STRACE_LISTED, layout::WORKER_STRACE_DIR);
+            let _ = write!(
+                page.body,
+                "<p class=\"note\">{} more files in {}.</p>",
+                p.strace.len() - STRACE_LISTED,
+                layout::WORKER_STRACE_DIR
+            );
         }
     }
 }

@@ -23,7 +23,11 @@ pub fn database(page: &mut Page, p: &PassView) {
             if let Some(cols) = ready(page, p, wait_samples) {
                 page.body.push_str("<h4>Busy backends of the CI role, every 100 ms (state or wait event)</h4>");
                 if let (Some(a), Some(b)) = (cols.first().map(|c| c.0), cols.last().map(|c| c.0)) {
-                    page.chart(&p.name, "pg-wait-samples", svg::stacked(&format!("{} wait samples", p.name), cols, a, b + 1.0, "backends"));
+                    page.chart(
+                        &p.name,
+                        "pg-wait-samples",
+                        svg::stacked(&format!("{} wait samples", p.name), cols, a, b + 1.0, "backends"),
+                    );
                 } else {
                     page.body.push_str("<p class=\"note\">No samples.</p>");
                 }
@@ -42,8 +46,10 @@ pub fn database(page: &mut Page, p: &PassView) {
 
 fn pg_stat_statements(page: &mut Page, p: &PassView, rows: &[evalbench_analyze::view::records::Statement]) {
     let mut bars = Vec::new();
-    let mut table =
-        String::from("<table class=\"sql\"><tr><th>total</th><th>calls</th><th>mean</th><th>planning</th><th>rows</th><th>statement</th></tr>");
+    let mut table = String::from(
+        "<table class=\"sql\"><tr><th>total</th><th>calls</th><th>mean</th><th>planning</th><th>rows</th><th>\
+            statement</th></tr>",
+    );
     for r in rows.iter().take(STATEMENTS_SHOWN) {
         // Gradient's file has no planning time: "not recorded", never a 0.
         let plan = r.total_plan_time.map_or_else(|| "not recorded".to_string(), |t| format!("{t:.3} ms"));
@@ -54,7 +60,8 @@ fn pg_stat_statements(page: &mut Page, p: &PassView, rows: &[evalbench_analyze::
         ));
         let _ = write!(
             table,
-            "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{}</td><td class=\"n\">{:.3} ms</td><td class=\"n\">{plan}</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
+            "<tr><td class=\"n\">{:.3} ms</td><td class=\"n\">{}</td><td class=\"n\">{:.3} ms</td><td \
+                class=\"n\">{plan}</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
             r.total_exec_time,
             r.calls,
             r.mean_exec_time,
@@ -64,30 +71,51 @@ fn pg_stat_statements(page: &mut Page, p: &PassView, rows: &[evalbench_analyze::
     }
     table.push_str("</table>");
     page.body.push_str("<h4>pg_stat_statements (the CI role, by total time)</h4>");
-    page.chart(&p.name, "pg-statements", svg::hbars(&format!("{} statements by total execution time", p.name), &bars, &|v| ms(v)));
+    page.chart(
+        &p.name,
+        "pg-statements",
+        svg::hbars(&format!("{} statements by total execution time", p.name), &bars, &|v| ms(v)),
+    );
     page.body.push_str(&table);
     if rows.len() > STATEMENTS_SHOWN {
-        let _ = write!(page.body, "<p class=\"note\">{} more statements in pg/pg_stat_statements.json.</p>", rows.len() - STATEMENTS_SHOWN);
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{} more statements in pg/pg_stat_statements.json.</p>",
+            rows.len() - STATEMENTS_SHOWN
+        );
     }
 }
 
-fn pg_latencies(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::records::PgSummary, rows: &[evalbench_analyze::StatementLatency]) {
+fn pg_latencies(
+    page: &mut Page,
+    p: &PassView,
+    s: &evalbench_analyze::view::records::PgSummary,
+    rows: &[evalbench_analyze::StatementLatency],
+) {
     let _ = write!(
         page.body,
-        "<h4>Statement latencies from pg.pcap (first request byte to completion)</h4><p>{} statements on {} connections, {} errors, {} uncertain in text or start (on a connection the capture joined after it began, where statements prepared before it show as such, or after a gap), {} unanswered, {} gaps.</p>",
+        "<h4>Statement latencies from pg.pcap (first request byte to completion)</h4><p>{} statements on {} \
+            connections, {} errors, {} uncertain in text or start (on a connection the capture joined after it began, \
+            where statements prepared before it show as such, or after a gap), {} unanswered, {} gaps.</p>",
         s.statements, s.connections, s.errors, s.partial, s.unanswered, s.gaps
     );
     let mut bars = Vec::new();
     let mut table = String::from(
-        "<table class=\"sql\"><tr><th>total</th><th>count</th><th>p50</th><th>p95</th><th>max</th><th>errors</th><th>statement</th></tr>",
+        "<table class=\"sql\"><tr><th>total</th><th>count</th><th>p50</th><th>p95</th><th>max</th><th>errors</th><th>\
+            statement</th></tr>",
     );
     for r in rows.iter().take(STATEMENTS_SHOWN) {
         let (sql, n, errors) = (&r.sql, r.count, r.errors);
         let (total, p50, p95, max) = (r.total_us as f64, r.p50_us as f64, r.p95_us as f64, r.max_us as f64);
-        bars.push((sql.clone(), total, format!("{sql}\n{n} executions, total {}, p50 {}, p95 {}, max {}", ms(total), ms(p50), ms(p95), ms(max))));
+        bars.push((
+            sql.clone(),
+            total,
+            format!("{sql}\n{n} executions, total {}, p50 {}, p95 {}, max {}", ms(total), ms(p50), ms(p95), ms(max)),
+        ));
         let _ = write!(
             table,
-            "<tr><td class=\"n\">{}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{errors}</td><td><code>{}</code></td></tr>",
+            "<tr><td class=\"n\">{}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td \
+                class=\"n\">{}</td><td class=\"n\">{errors}</td><td><code>{}</code></td></tr>",
             esc(&ms(total)),
             esc(&ms(p50)),
             esc(&ms(p95)),
@@ -97,7 +125,11 @@ fn pg_latencies(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
     }
     table.push_str("</table>");
     if !bars.is_empty() {
-        page.chart(&p.name, "pg-latencies", svg::hbars(&format!("{} statements by total latency (pg.pcap)", p.name), &bars, &|v| ms(v)));
+        page.chart(
+            &p.name,
+            "pg-latencies",
+            svg::hbars(&format!("{} statements by total latency (pg.pcap)", p.name), &bars, &|v| ms(v)),
+        );
     }
     page.body.push_str(&table);
 }
@@ -105,7 +137,8 @@ fn pg_latencies(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
 fn auto_explain(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::records::ExplainSummary) {
     let _ = write!(
         page.body,
-        "<h4>auto_explain: statements by total plan time</h4><p>{} plans, {} malformed (ANALYZE on, per-node timing off: the timings are the statements', not the nodes').</p>",
+        "<h4>auto_explain: statements by total plan time</h4><p>{} plans, {} malformed (ANALYZE on, per-node timing \
+            off: the timings are the statements', not the nodes').</p>",
         s.plans, s.malformed
     );
     let bars: Vec<(String, f64, String)> = s
@@ -132,12 +165,18 @@ fn auto_explain(page: &mut Page, p: &PassView, s: &evalbench_analyze::view::reco
         })
         .collect();
     if !bars.is_empty() {
-        page.chart(&p.name, "auto-explain", svg::hbars(&format!("{} auto_explain statements by total time", p.name), &bars, &|v| ms(v)));
+        page.chart(
+            &p.name,
+            "auto-explain",
+            svg::hbars(&format!("{} auto_explain statements by total time", p.name), &bars, &|v| ms(v)),
+        );
     }
     // Statements that ran with more than one plan: which plan a run gets depends on its parameters.
     let several: Vec<_> = s.by_statement.iter().filter(|b| b.plans.len() > 1).collect();
     if !several.is_empty() {
-        page.body.push_str("<h4>Statements with more than one plan</h4><table><tr><th>statement</th><th>plans: runs each</th></tr>");
+        page.body.push_str(
+            "<h4>Statements with more than one plan</h4><table><tr><th>statement</th><th>plans: runs each</th></tr>",
+        );
         for b in several.iter().take(STATEMENTS_SHOWN) {
             let plans: Vec<String> = b
                 .plans

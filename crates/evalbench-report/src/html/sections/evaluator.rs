@@ -31,10 +31,10 @@ pub fn counters_side_by_side(page: &mut Page, passes: &[&PassView]) {
     let mut names: Vec<&String> = with.iter().flat_map(|(_, e)| e.counters.keys()).collect();
     in_headline_order(&mut names);
     page.body.push_str(
-        "<h3>nix's counters side by side</h3><p class=\"note\">NIX_SHOW_STATS of every nix evaluation of the pass, summed. \
-         Exact counts of nix's work: the same input gives the same numbers run after run, while times swing. \
-         Marked * : a time or the GC heap's size, which are not. A pass answered from the eval cache evaluates nothing.</p>\
-         <table><tr><th>counter</th>",
+        "<h3>nix's counters side by side</h3><p class=\"note\">NIX_SHOW_STATS of every nix evaluation of the pass, \
+            summed. Exact counts of nix's work: the same input gives the same numbers run after run, while times \
+            swing. Marked * : a time or the GC heap's size, which are not. A pass answered from the eval cache \
+            evaluates nothing.</p><table><tr><th>counter</th>",
     );
     for (p, _) in &with {
         let _ = write!(page.body, "<th>{}</th>", esc(&p.name));
@@ -55,7 +55,8 @@ pub fn counters_side_by_side(page: &mut Page, passes: &[&PassView]) {
     for (p, e) in with.iter().filter(|(_, e)| e.recycled > 0) {
         let _ = write!(
             page.body,
-            "<p class=\"note\">Not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any of them wrote are not counted).</p>",
+            "<p class=\"note\">Not counted in {}: the work of {} recycled past --eval-max-rss (killed; statistics any \
+                of them wrote are not counted).</p>",
             esc(&p.name),
             esc(&crate::output::count(e.recycled, "evaluator"))
         );
@@ -79,7 +80,13 @@ fn attribute_rows(page: &mut Page, rows: &[Attribute]) {
     page.body.push_str("</table>");
 }
 
-fn rows3<'a>(page: &mut Page, head: [&str; 3], rows: impl Iterator<Item = (&'a str, u64, u64)>, fmt1: fn(u64) -> String, fmt2: fn(u64) -> String) {
+fn rows3<'a>(
+    page: &mut Page,
+    head: [&str; 3],
+    rows: impl Iterator<Item = (&'a str, u64, u64)>,
+    fmt1: fn(u64) -> String,
+    fmt2: fn(u64) -> String,
+) {
     let _ = write!(page.body, "<table><tr><th>{}</th><th>{}</th><th>{}</th></tr>", head[0], head[1], head[2]);
     for (what, a, b) in rows {
         let _ = write!(
@@ -106,16 +113,18 @@ fn profile(page: &mut Page, p: &PassView, prof: &NixProfile) {
     let count = |n: u64| grouped(n as f64);
     let micros = |n: u64| ms(n as f64);
     let total: f64 = prof.stacks.iter().map(|s| s.1).sum();
-    let _ = write!(
+    let _ =
+        write!(
         page.body,
-        "<h4>nix's profile (--trace-function-calls, {} trace lines)</h4><p class=\"note\">Self time per stack of call sites, under the attribute \
-         being evaluated: {} of self time against {} traced.{}</p>",
+        "<h4>nix's profile (--trace-function-calls, {} trace lines)</h4><p class=\"note\">Self time per stack of call \
+            sites, under the attribute being evaluated: {} of self time against {} traced.{}</p>",
         grouped(prof.lines as f64),
         esc(&ms(total)),
         esc(&ms(prof.traced_us as f64)),
         prof.cut
             .as_ref()
-            .map(|(d, frame)| format!(" Stacks keep {d} call sites; what deeper calls spent is in the frame {} under the deepest kept.", esc(frame)))
+            .map(|(d, frame)| format!(" Stacks keep {d} call sites; what deeper calls spent is in the frame {} under \
+                the deepest kept.", esc(frame)))
             .unwrap_or_default()
     );
     let (chart, _) = svg::flame(&format!("{} nix evaluator", p.name), &prof.stacks, &|v| ms(v));
@@ -145,13 +154,19 @@ pub fn evaluator(page: &mut Page, p: &PassView) {
          so what it shares with earlier attributes is counted where it was first needed.</p>",
         e.evaluations, e.attributes, e.cached
     );
-    for (title, rows) in [("Calls by primop", &e.primops), ("Calls by function (position of the lambda)", &e.functions)] {
+    for (title, rows) in [("Calls by primop", &e.primops), ("Calls by function (position of the lambda)", &e.functions)]
+    {
         if rows.is_empty() {
             continue;
         }
         let _ = write!(page.body, "<h4>{title} (NIX_COUNT_CALLS)</h4><table><tr><th>what</th><th>calls</th></tr>");
         for (what, n) in rows.iter() {
-            let _ = write!(page.body, "<tr><td><code>{}</code></td><td class=\"n\">{}</td></tr>", esc(what), grouped(*n as f64));
+            let _ = write!(
+                page.body,
+                "<tr><td><code>{}</code></td><td class=\"n\">{}</td></tr>",
+                esc(what),
+                grouped(*n as f64)
+            );
         }
         page.body.push_str("</table>");
     }

@@ -18,12 +18,20 @@ pub fn instructions(page: &mut Page, passes: &[CountedPass]) {
     }
     page.h2("instructions", "nix's instructions (counted passes)");
     page.body.push_str(
-        "<p class=\"note\">Counted under Valgrind (cachegrind, no cache simulation): the instructions every nix process of the evaluation \
-         executed, exact to a few parts in a million on a busy machine. These passes' times are Valgrind's, never summarized; their sections below show them as shapes only.</p>",
+        "<p class=\"note\">Counted under Valgrind (cachegrind, no cache simulation): the instructions every nix \
+            process of the evaluation executed, exact to a few parts in a million on a busy machine. These passes' \
+            times are Valgrind's, never summarized; their sections below show them as shapes only.</p>",
     );
-    page.body.push_str("<table class=\"answer\"><tr><th>pass</th><th>instructions (median)</th><th>spread</th><th>per phase</th><th>starting (dynamic loader)</th></tr>");
+    page.body.push_str(
+        "<table class=\"answer\"><tr><th>pass</th><th>instructions (median)</th><th>spread</th><th>per \
+            phase</th><th>starting (dynamic loader)</th></tr>",
+    );
     for c in passes {
-        let spread = if c.runs.len() > 1 { format!("{:.4}% over {} runs", c.spread_pct, c.runs.len()) } else { "one run".to_string() };
+        let spread = if c.runs.len() > 1 {
+            format!("{:.4}% over {} runs", c.spread_pct, c.runs.len())
+        } else {
+            "one run".to_string()
+        };
         let _ = write!(
             page.body,
             "<tr><td>{}</td><td class=\"n\"><b>{}</b></td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
@@ -36,7 +44,8 @@ pub fn instructions(page: &mut Page, passes: &[CountedPass]) {
     }
     page.body.push_str("</table>");
     for c in passes {
-        let _ = write!(page.body, "<p>Top functions of {} by instructions (cachegrind's self counts):</p>", esc(&c.pass));
+        let _ =
+            write!(page.body, "<p>Top functions of {} by instructions (cachegrind's self counts):</p>", esc(&c.pass));
         page.body.push_str("<table><tr><th>function</th><th>from</th><th>instructions</th><th>share</th></tr>");
         for f in &c.top {
             let _ = write!(

@@ -13,7 +13,8 @@ pub fn jobs(page: &mut Page, p: &PassView) {
         page.body.push_str("<p class=\"missing\">job_phases.json holds no phases.</p>");
         return;
     }
-    let rows: Vec<(String, f64, String)> = j.totals.iter().map(|(k, v)| (k.clone(), *v, format!("{k}: {} over all jobs", ms(*v)))).collect();
+    let rows: Vec<(String, f64, String)> =
+        j.totals.iter().map(|(k, v)| (k.clone(), *v, format!("{k}: {} over all jobs", ms(*v)))).collect();
     page.chart(&p.name, "job-phase-totals", svg::hbars(&format!("{} job phase totals", p.name), &rows, &|v| ms(v)));
     let lanes: Vec<(String, Vec<Item>)> = j
         .jobs

@@ -58,12 +58,18 @@ fn capture_of(file: &str) -> &'static str {
 /// flag), or missing although it should be there.
 fn missing(page: &mut Page, pass: &PassView, file: &str) {
     let what = capture_of(file);
-    let off = pass.data.run.as_ref().and_then(|r| r.runner.as_ref()).is_some_and(|r| r.captures_off.iter().any(|c| c == what));
+    let off = pass
+        .data
+        .run
+        .as_ref()
+        .and_then(|r| r.runner.as_ref())
+        .is_some_and(|r| r.captures_off.iter().any(|c| c == what));
     let shown = esc(&format!("{}/{file}", pass.name));
     let _ = if off {
         write!(
             page.body,
-            "<p class=\"missing\">Not captured: {} was switched off for this run (<code>{shown}</code> was not written).</p>",
+            "<p class=\"missing\">Not captured: {} was switched off for this run (<code>{shown}</code> was not \
+                written).</p>",
             esc(what)
         )
     } else {
@@ -90,7 +96,9 @@ fn mode(p: &PassView) -> String {
     let kind = match evalbench_bundle::layout::PassKind::of(&p.name) {
         evalbench_bundle::layout::PassKind::Clean => "clean",
         evalbench_bundle::layout::PassKind::Instrumented => "instrumented (timings distorted)",
-        evalbench_bundle::layout::PassKind::Counted => "counted (nix under Valgrind: timings distorted, instructions counted)",
+        evalbench_bundle::layout::PassKind::Counted => {
+            "counted (nix under Valgrind: timings distorted, instructions counted)"
+        }
     };
     format!("{}, {kind}", if p.cold { "cold" } else { "warm" })
 }

@@ -30,7 +30,8 @@ pub fn network(page: &mut Page, p: &PassView) {
         let f = |v: i64| if time { ms(v as f64) } else { format!("{v} B") };
         let _ = write!(
             page.body,
-            "<tr><td>{label}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            "<tr><td>{label}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td \
+                class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             d.count,
             esc(&f(d.min)),
             esc(&f(d.p50)),
@@ -39,7 +40,11 @@ pub fn network(page: &mut Page, p: &PassView) {
         );
         if time {
             for (q, v) in [("p50", d.p50), ("p95", d.p95), ("max", d.max)] {
-                bars.push((format!("{label} {q}"), v as f64, format!("{label}: {q} {} over {} round trips", ms(v as f64), d.count)));
+                bars.push((
+                    format!("{label} {q}"),
+                    v as f64,
+                    format!("{label}: {q} {} over {} round trips", ms(v as f64), d.count),
+                ));
             }
         }
     }

@@ -22,7 +22,10 @@ const SIDE_BY_SIDE: usize = 30;
 /// the row says which run that is.
 pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
     page.h2("passes", "All passes");
-    page.body.push_str("<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker clock</th><th>spans</th><th>--pg-setting</th><th>evaluation_metric</th></tr>");
+    page.body.push_str(
+        "<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker \
+            clock</th><th>spans</th><th>--pg-setting</th><th>evaluation_metric</th></tr>",
+    );
     for (p, &(n, median)) in passes.iter().zip(runs) {
         let own = p.run().and_then(|r| r.evaluated_s);
         let evaluated = match own {
@@ -33,18 +36,30 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
         let metric = evalbench_analyze::counters::evaluation_metric(p.run(), &p.dir);
         let metric = match metric.as_ref() {
-            Some(Value::Object(m)) => {
-                m.iter().filter(|(k, _)| *k != "evaluation" && *k != "recorded_at").map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-            }
+            Some(Value::Object(m)) => m
+                .iter()
+                .filter(|(k, _)| *k != "evaluation" && *k != "recorded_at")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
             _ => "none".into(),
         };
-        let settings = p.run().and_then(|r| r.pg_settings()).map(|s| crate::output::pg_settings(s, " ")).unwrap_or_else(|| "none given".into());
+        let settings = p
+            .run()
+            .and_then(|r| r.pg_settings())
+            .map(|s| crate::output::pg_settings(s, " "))
+            .unwrap_or_else(|| "none given".into());
         let _ = write!(
             page.body,
-            "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
+            "<tr class=\"{}\"><td><a href=\"#pass-{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td \
+                class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><small>{}</small></td></tr>",
             if p.clean { "clean" } else { "distorted" },
             esc(&file_safe(&p.name)),
-            esc(&if n > 1 { format!("{}: run {}, nearest the median of {n} runs", layout::base_name(&p.name), run_number(&p.name)) } else { p.name.clone() }),
+            esc(&if n > 1 {
+                format!("{}: run {}, nearest the median of {n} runs", layout::base_name(&p.name), run_number(&p.name))
+            } else {
+                p.name.clone()
+            }),
             esc(&mode(p)),
             esc(&evaluated),
             esc(&wall),
@@ -56,8 +71,10 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
     }
     page.body.push_str("</table>");
     // Span totals side by side: the names that matter most in any pass.
-    let stats: Vec<HashMap<(&str, &str), i64>> =
-        passes.iter().map(|p| p.span_stats.iter().map(|s| ((s.process.as_str(), s.name.as_str()), s.total_us)).collect()).collect();
+    let stats: Vec<HashMap<(&str, &str), i64>> = passes
+        .iter()
+        .map(|p| p.span_stats.iter().map(|s| ((s.process.as_str(), s.name.as_str()), s.total_us)).collect())
+        .collect();
     let mut best: HashMap<(&str, &str), i64> = HashMap::new();
     for m in &stats {
         for (k, v) in m {
@@ -98,16 +115,21 @@ pub fn pass_header(page: &mut Page, p: &PassView) {
     let _ = write!(page.body, "<p><b>{}</b>. {}</p>", esc(&mode(p)), esc(&offset_line(p)));
     if layout::is_counted(&p.name) {
         page.body.push_str(
-            "<p class=\"warn\">Counted pass: nix ran under Valgrind, 15-30 times slower. What it measures is nix's instructions (above); its timings are Valgrind's.</p>",
+            "<p class=\"warn\">Counted pass: nix ran under Valgrind, 15-30 times slower. What it measures is nix's \
+                instructions (above); its timings are Valgrind's.</p>",
         );
     } else if !p.clean {
         page.body.push_str(
-            "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as shapes, not as durations.</p>",
+            "<p class=\"warn\">Instrumented pass: perf, strace and auto_explain slow it down. Read its timings as \
+                shapes, not as durations.</p>",
         );
     }
     if let Some(set) = p.run().and_then(|r| r.pg_settings()) {
-        let _ =
-            write!(page.body, "<p>PostgreSQL ran with <code>{}</code> (<code>--pg-setting</code>).</p>", esc(&crate::output::pg_settings(set, " ")));
+        let _ = write!(
+            page.body,
+            "<p>PostgreSQL ran with <code>{}</code> (<code>--pg-setting</code>).</p>",
+            esc(&crate::output::pg_settings(set, " "))
+        );
     }
     let off = p.run().and_then(|r| r.runner.as_ref()).map(|r| r.captures_off.as_slice()).unwrap_or(&[]);
     if !off.is_empty() {

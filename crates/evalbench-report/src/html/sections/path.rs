@@ -92,8 +92,8 @@ pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
     let bound = path.bound_us.map_or_else(|| "one host".to_string(), |b| format!("cross-host edges ± {b} µs"));
     let _ = write!(
         page.body,
-        "<p>What the {} evaluated waited on, in {} stretches that add up to it ({}): a span's own time, or a wait between spans. \
-         <code>evalbench whatif</code> recomputes it with spans made faster.</p>",
+        "<p>What the {} evaluated waited on, in {} stretches that add up to it ({}): a span's own time, or a wait \
+            between spans. <code>evalbench whatif</code> recomputes it with spans made faster.</p>",
         esc(&ms(t1 - t0)),
         path.segments.len(),
         esc(&bound)
@@ -103,7 +103,8 @@ pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
         let _ = write!(page.body, "<p class=\"note\">How this path was made: {}.</p>", esc(note));
     }
     let _ = write!(page.body, "<p>By process: {}.</p>", esc(&crate::summary_path::processes_text(&path.by_process())));
-    let mut table = String::from("<table><tr><th>step</th><th>on the path</th><th>share</th><th>own time off the path</th></tr>");
+    let mut table =
+        String::from("<table><tr><th>step</th><th>on the path</th><th>share</th><th>own time off the path</th></tr>");
     for s in path.steps.iter().take(STEPS_SHOWN) {
         let off = s.off_path_us.map_or_else(|| "–".into(), |u| ms(u as f64));
         let _ = write!(
@@ -118,7 +119,11 @@ pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
     table.push_str("</table>");
     page.body.push_str(&table);
     if path.steps.len() > STEPS_SHOWN {
-        let _ = write!(page.body, "<p class=\"note\">{} more steps are in summary.json.</p>", path.steps.len() - STEPS_SHOWN);
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{} more steps are in summary.json.</p>",
+            path.steps.len() - STEPS_SHOWN
+        );
     }
     super::buys::buys(page, p, runs);
 }

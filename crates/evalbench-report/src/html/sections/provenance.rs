@@ -13,7 +13,10 @@ pub fn provenance(page: &mut Page, passes: &[PassView]) {
     page.h2("provenance", "What was measured");
     let p = passes.iter().find_map(|p| p.run()?.provenance.clone());
     let Some(p) = p else {
-        page.body.push_str("<p class=\"missing\">Provenance unknown: this bundle was written before evalbench recorded it, or by another tool.</p>");
+        page.body.push_str(
+            "<p class=\"missing\">Provenance unknown: this bundle was written before evalbench recorded it, or by \
+                another tool.</p>",
+        );
         return;
     };
     page.body.push_str("<table><tr><th>group</th><th>field</th><th>value</th></tr>");

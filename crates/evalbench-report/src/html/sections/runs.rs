@@ -22,8 +22,8 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, 
     let (values, s) = (&over.evaluated_s, &over.spread);
     let _ = write!(
         page.body,
-        "<p>Evaluated: median <b>{:.3} s</b> (MAD {:.3} s, min {:.3} s, max {:.3} s) over {} runs. \
-         The run nearest the median, <a href=\"#pass-{}\">{}</a>, is shown in full below; every run is a row of the table.</p>",
+        "<p>Evaluated: median <b>{:.3} s</b> (MAD {:.3} s, min {:.3} s, max {:.3} s) over {} runs. The run nearest the \
+            median, <a href=\"#pass-{}\">{}</a>, is shown in full below; every run is a row of the table.</p>",
         s.median,
         s.mad,
         s.min,
@@ -33,20 +33,35 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, 
         esc(&runs[shown].name)
     );
     if let Some(t) = &over.trend {
-        let _ = write!(page.body, "<p class=\"warn\">Trend: {}.</p>", esc(&crate::condition_notes::trend(t, "the evaluated seconds", "s")));
+        let _ = write!(
+            page.body,
+            "<p class=\"warn\">Trend: {}.</p>",
+            esc(&crate::condition_notes::trend(t, "the evaluated seconds", "s"))
+        );
     }
     let warmup = over.warmup_runs;
     if warmup > 0 {
         let _ = write!(
             page.body,
-            "<p class=\"warn\">Warm-up: the first {warmup} run(s) lay above the rest's spread (`run --warmup` leaves such runs out).</p>"
+            "<p class=\"warn\">Warm-up: the first {warmup} run(s) lay above the rest's spread (`run --warmup` leaves \
+                such runs out).</p>"
         );
     }
-    page.chart(base, "runs", svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), values, s.median));
+    page.chart(
+        base,
+        "runs",
+        svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), values, s.median),
+    );
     median_path(page, base, runs, s.median);
-    page.body.push_str("<table><tr><th>run</th><th>evaluated</th><th>critical path</th><th>first step on it</th><th>trace</th></tr>");
+    page.body.push_str(
+        "<table><tr><th>run</th><th>evaluated</th><th>critical path</th><th>first step on it</th><th>trace</th></tr>",
+    );
     for (i, p) in runs.iter().enumerate() {
-        let name = if i == shown { format!("<a href=\"#pass-{}\">{}</a> (median)", esc(&file_safe(&p.name)), esc(&p.name)) } else { esc(&p.name) };
+        let name = if i == shown {
+            format!("<a href=\"#pass-{}\">{}</a> (median)", esc(&file_safe(&p.name)), esc(&p.name))
+        } else {
+            esc(&p.name)
+        };
         let (path, first) = match &p.critical {
             Ok(c) => (ms(c.total_us as f64), c.steps.first().map(|s| s.label()).unwrap_or_default()),
             Err(_) => ("none".into(), String::new()),
@@ -71,12 +86,14 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, 
 /// The path's steps by their median time on it over the runs (0 in a run
 /// whose path missed the step), each with the runs' range.
 fn median_path(page: &mut Page, base: &str, runs: &[&PassView], median: f64) {
-    let paths: Vec<&evalbench_analyze::path::CriticalPath> = runs.iter().filter_map(|p| p.critical.as_ref().ok()).collect();
+    let paths: Vec<&evalbench_analyze::path::CriticalPath> =
+        runs.iter().filter_map(|p| p.critical.as_ref().ok()).collect();
     if paths.is_empty() {
         return;
     }
     // The same medians summary.txt and whatif give (`analyze::over_runs`).
-    let over = evalbench_analyze::over_runs::steps_over_runs(&paths.iter().map(|p| p.steps.as_slice()).collect::<Vec<_>>());
+    let over =
+        evalbench_analyze::over_runs::steps_over_runs(&paths.iter().map(|p| p.steps.as_slice()).collect::<Vec<_>>());
     let mut steps: Vec<(String, f64, f64, f64)> = over
         .into_iter()
         .filter(|s| s.median_on_path_us > 0)
@@ -88,9 +105,10 @@ fn median_path(page: &mut Page, base: &str, runs: &[&PassView], median: f64) {
     let shown: f64 = steps.iter().map(|s| s.1).sum();
     let _ = write!(
         page.body,
-        "<h3>{} <small>median critical path</small></h3><p class=\"note\">Each step's median time on the path over {} runs; hover a step for its range. \
-         The {} largest steps' medians add up to {}; every step's to {}, against a median evaluated time of {:.3} s: a sum of medians \
-         is not the median of sums (each run's path adds up to its own evaluated time).{}</p>",
+        "<h3>{} <small>median critical path</small></h3><p class=\"note\">Each step's median time on the path over {} \
+            runs; hover a step for its range. The {} largest steps' medians add up to {}; every step's to {}, against \
+            a median evaluated time of {:.3} s: a sum of medians is not the median of sums (each run's path adds up to \
+            its own evaluated time).{}</p>",
         esc(base),
         paths.len(),
         steps.len(),

@@ -16,13 +16,12 @@ const ROWS: usize = 10;
 const NEAR: usize = 10;
 
 /// Why the two views rank call sites apart, in the page's words.
-pub const WHY: &str = "nix samples the stack when a function is entered, at most 999 times a second: a call site \
-    is charged when calls start there, and time spent between calls falls on the last call entered. evalbench's \
-    trace charges every call its exact self time, so a call site entered often but briefly ranks higher in \
-    nix's view and one whose calls run long without calling higher in evalbench's. Where nix knows no call \
-    site (a lambda called by a primop such as foldl') its profiler shows the lambda's own definition, \
-    where the trace shows «none»:0; so one view's first row can be missing from the other's list. Samples are few: a rank by a handful \
-    of samples is chance.";
+pub const WHY: &str = "nix samples the stack when a function is entered, at most 999 times a second: a call site is \
+    charged when calls start there, and time spent between calls falls on the last call entered. evalbench's trace \
+    charges every call its exact self time, so a call site entered often but briefly ranks higher in nix's view and \
+    one whose calls run long without calling higher in evalbench's. Where nix knows no call site (a lambda called by a \
+    primop such as foldl') its profiler shows the lambda's own definition, where the trace shows «none»:0; so one \
+    view's first row can be missing from the other's list. Samples are few: a rank by a handful of samples is chance.";
 
 /// Where `name` is among `names`, from 0.
 fn rank<'a>(mut names: impl Iterator<Item = &'a str>, name: &str) -> Option<usize> {
@@ -79,21 +78,37 @@ pub fn beside(page: &mut Page, exact: Option<&[Position]>, s: &Sampled) {
     let mut apart = Vec::new();
     for (i, e) in exact.iter().take(5).enumerate() {
         if rank(s.by_position.iter().map(|p| p.name.as_str()), &e.position).is_none_or(|r| r >= NEAR) {
-            apart.push(format!("<code>{}</code> is {} by evalbench's self time, not in nix's first {NEAR}", esc(&e.position), i + 1));
+            apart.push(format!(
+                "<code>{}</code> is {} by evalbench's self time, not in nix's first {NEAR}",
+                esc(&e.position),
+                i + 1
+            ));
         }
     }
     for (i, n) in s.by_position.iter().take(5).enumerate() {
         if rank(exact.iter().map(|p| p.position.as_str()), &n.name).is_none_or(|r| r >= NEAR) {
-            apart.push(format!("<code>{}</code> is {} by nix's samples, not in evalbench's first {NEAR}", esc(&n.name), i + 1));
+            apart.push(format!(
+                "<code>{}</code> is {} by nix's samples, not in evalbench's first {NEAR}",
+                esc(&n.name),
+                i + 1
+            ));
         }
     }
     if apart.is_empty() {
-        let _ = write!(page.body, "<p>Where they disagree: nowhere in either's first five; each is in the other's first {NEAR}.</p>");
+        let _ = write!(
+            page.body,
+            "<p>Where they disagree: nowhere in either's first five; each is in the other's first {NEAR}.</p>"
+        );
     } else {
         let _ = write!(page.body, "<p>Where they disagree: {}.</p>", apart.join("; "));
     }
     if let Some(f) = s.by_function.first() {
-        let _ =
-            write!(page.body, "<p>nix's first function by self samples: <code>{}</code> ({} of {}).</p>", esc(&f.name), f.self_samples, s.samples);
+        let _ = write!(
+            page.body,
+            "<p>nix's first function by self samples: <code>{}</code> ({} of {}).</p>",
+            esc(&f.name),
+            f.self_samples,
+            s.samples
+        );
     }
 }

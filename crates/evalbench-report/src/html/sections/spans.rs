@@ -14,7 +14,11 @@ const TOTALS_SHOWN: usize = 40;
 pub fn spans(page: &mut Page, p: &PassView) {
     page.h3(&p.name, "spans", "Spans");
     let (Some((t0, t1)), Some(timeline)) = (p.extent, &p.timeline) else {
-        let _ = write!(page.body, "<p class=\"missing\">No spans: <code>{}/trace/*.jsonl</code> is missing or empty.</p>", esc(&p.name));
+        let _ = write!(
+            page.body,
+            "<p class=\"missing\">No spans: <code>{}/trace/*.jsonl</code> is missing or empty.</p>",
+            esc(&p.name)
+        );
         return;
     };
     let rows: Vec<(String, Vec<Item>)> = timeline
@@ -29,7 +33,13 @@ pub fn spans(page: &mut Page, p: &PassView) {
                         format!("{}: at +{}, took {}", b.name, ms(b.start - t0), ms(b.end - b.start))
                     } else {
                         let names: Vec<String> = b.merged.iter().take(5).map(|(n, k)| format!("{n} ×{k}")).collect();
-                        format!("{} spans merged (narrower than a pixel): {}; +{}..+{}", b.spans, names.join(", "), ms(b.start - t0), ms(b.end - t0))
+                        format!(
+                            "{} spans merged (narrower than a pixel): {}; +{}..+{}",
+                            b.spans,
+                            names.join(", "),
+                            ms(b.start - t0),
+                            ms(b.end - t0)
+                        )
                     };
                     Item { start: b.start, end: b.end, label: b.name.clone(), title }
                 })
@@ -37,20 +47,27 @@ pub fn spans(page: &mut Page, p: &PassView) {
             (lane.label.clone(), items)
         })
         .collect();
-    page.chart(&p.name, "span-timeline", svg::lanes(&format!("{} spans per process (root spans)", p.name), &rows, t0, t1));
+    page.chart(
+        &p.name,
+        "span-timeline",
+        svg::lanes(&format!("{} spans per process (root spans)", p.name), &rows, t0, t1),
+    );
     if timeline.merged > 0 {
         let _ = write!(
             page.body,
-            "<p class=\"note\">{} root spans narrower than a pixel were merged into shared bars; each bar's title says what it holds.</p>",
+            "<p class=\"note\">{} root spans narrower than a pixel were merged into shared bars; each bar's title says \
+                what it holds.</p>",
             timeline.merged
         );
     }
-    let (flame, merged) = svg::flame(&format!("{} span flame graph (self time, folded by nesting)", p.name), &p.nesting, &|v| ms(v));
+    let (flame, merged) =
+        svg::flame(&format!("{} span flame graph (self time, folded by nesting)", p.name), &p.nesting, &|v| ms(v));
     page.chart(&p.name, "span-flame", flame);
     if merged > 0 {
         let _ = write!(
             page.body,
-            "<p class=\"note\">{merged} nesting paths narrower than half a pixel are not drawn; their time is inside their parents' bars.</p>"
+            "<p class=\"note\">{merged} nesting paths narrower than half a pixel are not drawn; their time is inside \
+                their parents' bars.</p>"
         );
     }
     let shown: Vec<(String, f64, String)> = p
@@ -77,7 +94,10 @@ pub fn spans(page: &mut Page, p: &PassView) {
         .collect();
     page.chart(&p.name, "span-totals", svg::hbars(&format!("{} span totals", p.name), &shown, &|v| ms(v)));
     if p.span_stats.len() > TOTALS_SHOWN {
-        let _ =
-            write!(page.body, "<p class=\"note\">{} more span names (smaller totals) are in summary.json.</p>", p.span_stats.len() - TOTALS_SHOWN);
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{} more span names (smaller totals) are in summary.json.</p>",
+            p.span_stats.len() - TOTALS_SHOWN
+        );
     }
 }
