@@ -20,4 +20,7 @@ pub enum CompareError {
     /// A pass asked for that a bundle lacks: per bundle, which and the nearest it has.
     #[error("{}", .0.join("\n"))]
     NoSuchPass(Vec<String>),
+    /// A run asked for (`--pass-a cold-clean.7`) that a side lacks: each side's.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    NoSuchRun(Vec<crate::runs::NoSuchRun>),
 }

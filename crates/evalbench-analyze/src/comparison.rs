@@ -444,7 +444,7 @@ fn attach_statement_verdicts(out: &mut [PassComparison]) {
 pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, CompareError> {
     let (mut ga, mut gb) = (runs::group(ba), runs::group(bb));
     runs::select_runs([(&mut ga, o.pass_a.as_deref(), ba), (&mut gb, o.pass_b.as_deref(), bb)])
-        .map_err(CompareError::NoSuchPass)?;
+        .map_err(CompareError::NoSuchRun)?;
     let (provenance_a, provenance_b, differs) = crate::sides::differs(ba, bb);
     let two_nixes = provenance_a.system.nix_version != provenance_b.system.nix_version;
     let (instructions, counted_warnings) =

@@ -2,6 +2,7 @@
 //! seconds, every span total, every statement total. What `compare` judges.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use evalbench_bundle::{layout, Bundle, PassDir};
 
@@ -99,12 +100,12 @@ fn statements(dir: &PassDir) -> BTreeMap<String, f64> {
 
 /// A run's statements: None where it has no pg_stat_statements.json, an
 /// error (naming the file) where it has one that does not read.
-pub fn read_statements(dir: &PassDir) -> Result<Option<BTreeMap<String, f64>>, String> {
+pub fn read_statements(dir: &PassDir) -> Result<Option<BTreeMap<String, f64>>, evalbench_decode::DecodeError> {
     let path = dir.file(layout::PG_STAT_STATEMENTS);
     if !path.exists() {
         return Ok(None);
     }
-    let rows = evalbench_decode::stats::statements(&path).map_err(|e| e.to_string())?;
+    let rows = evalbench_decode::stats::statements(&path)?;
     let mut statements = BTreeMap::new();
     for r in rows {
         *statements.entry(evalbench_decode::normalize::normalize_sql(&r.query)).or_insert(0.0) += r.total_exec_time;
@@ -207,7 +208,7 @@ pub fn group(b: &Bundle) -> BTreeMap<String, Vec<&PassDir>> {
 /// (`cold-clean.2`; `cold-clean.1` is the run in `cold-clean`): a pass name
 /// is the pass, all its runs. A run the bundle lacks is an error saying
 /// how many the pass has, never the whole pass instead.
-pub fn select_run(g: &mut BTreeMap<String, Vec<&PassDir>>, name: &str, source: &std::path::Path) -> Result<(), String> {
+pub fn select_run(g: &mut BTreeMap<String, Vec<&PassDir>>, name: &str, source: &Path) -> Result<(), NoSuchRun> {
     let base = layout::base_name(name);
     let Some(n) = name.strip_prefix(base).and_then(|r| r.strip_prefix('.')).and_then(|r| r.parse::<usize>().ok())
     else {
@@ -222,13 +223,23 @@ pub fn select_run(g: &mut BTreeMap<String, Vec<&PassDir>>, name: &str, source: &
             *runs = vec![d];
             Ok(())
         }
-        None => Err(format!(
-            "{}: no run {name}: {base} has {} runs, {base}.1 (the directory {base}) to {base}.{}",
-            source.display(),
-            runs.len(),
-            runs.len()
-        )),
+        None => Err(NoSuchRun {
+            bundle: source.to_path_buf(),
+            run: name.to_string(),
+            pass: base.to_string(),
+            runs: runs.len(),
+        }),
     }
+}
+
+/// A run asked for (`cold-clean.7`) that its bundle's pass does not have.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}: no run {run}: {pass} has {runs} runs, {pass}.1 (the directory {pass}) to {pass}.{runs}", bundle.display())]
+pub struct NoSuchRun {
+    pub bundle: PathBuf,
+    pub run: String,
+    pub pass: String,
+    pub runs: usize,
 }
 
 /// The `--pg-setting`s of a pass's first run, from its run.json.
@@ -243,8 +254,8 @@ pub fn pg_settings(dirs: &[&PassDir]) -> BTreeMap<String, String> {
 pub type Grouped<'a> = BTreeMap<String, Vec<&'a PassDir>>;
 
 /// [`select_run`] on each side whose pass is given: every side's error.
-pub fn select_runs(sides: [(&mut Grouped<'_>, Option<&str>, &Bundle); 2]) -> Result<(), Vec<String>> {
-    let errors: Vec<String> = sides.into_iter().filter_map(|(g, p, b)| select_run(g, p?, &b.source).err()).collect();
+pub fn select_runs(sides: [(&mut Grouped<'_>, Option<&str>, &Bundle); 2]) -> Result<(), Vec<NoSuchRun>> {
+    let errors: Vec<NoSuchRun> = sides.into_iter().filter_map(|(g, p, b)| select_run(g, p?, &b.source).err()).collect();
     if errors.is_empty() {
         Ok(())
     } else {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 
-use crate::error::{io, BundleError};
+use crate::error::{io, BundleError, Refusal};
 
 /// Caps on what an archive may unpack to.
 #[derive(Debug, Clone, Copy)]
@@ -42,14 +42,14 @@ impl<R: Read> Read for Counting<R> {
 
 /// A path inside the archive, made relative and checked: no root, no prefix,
 /// no `..`. Returns the cleaned relative path.
-fn safe_relative(p: &Path) -> Result<PathBuf, String> {
+fn safe_relative(p: &Path) -> Result<PathBuf, Refusal> {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
             Component::Normal(s) => out.push(s),
             Component::CurDir => {}
-            Component::ParentDir => return Err("path contains `..`".into()),
-            Component::RootDir | Component::Prefix(_) => return Err("absolute path".into()),
+            Component::ParentDir => return Err(Refusal::ParentDir),
+            Component::RootDir | Component::Prefix(_) => return Err(Refusal::Absolute),
         }
     }
     Ok(out)
@@ -57,16 +57,12 @@ fn safe_relative(p: &Path) -> Result<PathBuf, String> {
 
 /// A link may only point downward from its own directory: relative and with
 /// no `..`. Such links, even chained, can never leave the tree.
-fn safe_link_target(target: &Path) -> Result<(), String> {
+fn safe_link_target(target: &Path) -> Result<(), Refusal> {
     for c in target.components() {
         match c {
             Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!("link to {} leads out of its directory (`..`)", target.display()))
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("link to absolute path {}", target.display()))
-            }
+            Component::ParentDir => return Err(Refusal::LinkUp(target.to_path_buf())),
+            Component::RootDir | Component::Prefix(_) => return Err(Refusal::LinkAbsolute(target.to_path_buf())),
         }
     }
     Ok(())
@@ -84,7 +80,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
         offset: consumed.load(Ordering::Relaxed),
         message: describe(&e),
     };
-    let refused = |entry: &str, reason: String| BundleError::Refused {
+    let refused = |entry: &str, reason: Refusal| BundleError::Refused {
         path: archive.to_path_buf(),
         entry: entry.to_string(),
         reason,
@@ -132,7 +128,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                 let target = entry
                     .link_name()
                     .map_err(|e| stream_err(Some(name.clone()), e))?
-                    .ok_or_else(|| refused(&name, "link without a target".into()))?
+                    .ok_or_else(|| refused(&name, Refusal::LinkWithoutTarget))?
                     .into_owned();
                 if kind == tar::EntryType::Symlink {
                     safe_link_target(&target).map_err(|r| refused(&name, r))?;
@@ -142,13 +138,13 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                 } else {
                     // A hard link names another entry of the archive; copy it
                     // rather than link, so nothing outside can be reached.
-                    let src = safe_relative(&target).map_err(|r| refused(&name, format!("hard link target: {r}")))?;
+                    let src =
+                        safe_relative(&target).map_err(|r| refused(&name, Refusal::HardLinkTarget(Box::new(r))))?;
                     let src = dest.join(src);
-                    let meta = fs::symlink_metadata(&src).map_err(|_| {
-                        refused(&name, format!("hard link to {} which is not in the archive", target.display()))
-                    })?;
+                    let meta = fs::symlink_metadata(&src)
+                        .map_err(|_| refused(&name, Refusal::HardLinkOutside(target.clone())))?;
                     if !meta.is_file() {
-                        return Err(refused(&name, "hard link to something other than a regular file".into()));
+                        return Err(refused(&name, Refusal::HardLinkNotAFile));
                     }
                     total += meta.len();
                     if total > limits.max_unpacked_bytes {
@@ -166,7 +162,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
             | tar::EntryType::XHeader
             | tar::EntryType::GNULongName
             | tar::EntryType::GNULongLink => {}
-            other => return Err(refused(&name, format!("entry type {other:?} is not allowed in a bundle"))),
+            other => return Err(refused(&name, Refusal::EntryType(format!("{other:?}")))),
         }
     }
     Ok(())

@@ -85,11 +85,18 @@ pub const KNOWN_PASSES: [&str; 6] =
 
 /// Passes to run, checked (`run`'s options and the harness say the same):
 /// the first that is not a pass `run` knows, named with those it knows.
-pub fn check_passes(passes: &[String]) -> Result<(), String> {
+pub fn check_passes(passes: &[String]) -> Result<(), UnknownPass> {
     match passes.iter().find(|p| !KNOWN_PASSES.contains(&p.as_str())) {
-        Some(p) => Err(format!("unknown pass {p:?}; passes are {}", KNOWN_PASSES.join(", "))),
+        Some(p) => Err(UnknownPass { pass: p.clone() }),
         None => Ok(()),
     }
+}
+
+/// A pass `run` does not know.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown pass {pass:?}; passes are {}", KNOWN_PASSES.join(", "))]
+pub struct UnknownPass {
+    pub pass: String,
 }
 
 /// A counted pass's files in `eval/`: Valgrind's cachegrind output of each

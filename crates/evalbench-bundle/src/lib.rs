@@ -31,7 +31,7 @@ pub mod suggest;
 pub mod num;
 pub use archive::{pack_dir, unpack, Limits};
 pub use atomic::{copy_atomic, persist, readable_temp, write_atomic, write_record};
-pub use error::BundleError;
+pub use error::{BundleError, Refusal};
 pub use fnv::Fnv;
 pub use open::{Bundle, PassDir};
 pub use outcome::{Ended, Outcome};

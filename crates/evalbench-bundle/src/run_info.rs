@@ -6,7 +6,7 @@
 //! (`evaluation_metric.json`); evalbench writes those keys and that file
 //! too, beside its own richer keys, and reads either (docs/GRADIENT-FORMAT.md).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -195,7 +195,7 @@ impl RunInfo {
             let beside = path.with_file_name(crate::layout::EVALUATION_METRIC);
             match read_evaluation_metric(&beside) {
                 Ok(m) => info.evaluation_metric = m,
-                Err(e) => info.read_warnings.push(e),
+                Err(e) => info.read_warnings.push(e.to_string()),
             }
         }
         Ok(info)
@@ -209,33 +209,43 @@ impl RunInfo {
 
 /// Gradient's `evaluation_metric.json` (`SELECT * FROM evaluation_metric`
 /// for the evaluation, as a JSON array): its one row, None where the file
-/// is absent or empty. More than one row takes the first, and says so.
-pub fn read_evaluation_metric(path: &Path) -> Result<Option<serde_json::Value>, String> {
+/// is absent or empty. More than one row is refused, and said.
+pub fn read_evaluation_metric(path: &Path) -> Result<Option<serde_json::Value>, MetricError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(source) => return Err(MetricError::Io { path: path.to_path_buf(), source }),
     };
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: line {}, column {}: not JSON ({e}); evaluation_metric not read",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| MetricError::NotJson { path: path.to_path_buf(), source })?;
     match v {
         serde_json::Value::Array(rows) if rows.len() <= 1 => match rows.into_iter().next() {
             None => Ok(None),
             Some(row @ serde_json::Value::Object(_)) => Ok(Some(row)),
-            Some(_) => Err(format!("{}: its row is not an object; evaluation_metric not read", path.display())),
+            Some(_) => Err(MetricError::RowNotObject { path: path.to_path_buf() }),
         },
-        serde_json::Value::Array(rows) => Err(format!(
-            "{}: {} rows for one evaluation where Gradient keeps one; evaluation_metric not read",
-            path.display(),
-            rows.len()
-        )),
+        serde_json::Value::Array(rows) => Err(MetricError::Rows { path: path.to_path_buf(), rows: rows.len() }),
         row @ serde_json::Value::Object(_) => Ok(Some(row)),
-        _ => Err(format!("{}: neither an array of rows nor a row; evaluation_metric not read", path.display())),
+        _ => Err(MetricError::Shape { path: path.to_path_buf() }),
     }
+}
+
+/// Why `evaluation_metric.json` was not read (its run keeps everything else).
+#[derive(Debug, thiserror::Error)]
+pub enum MetricError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{}: line {}, column {}: not JSON ({source}); evaluation_metric not read",
+        path.display(),
+        source.line(),
+        source.column()
+    )]
+    NotJson { path: PathBuf, source: serde_json::Error },
+    #[error("{}: its row is not an object; evaluation_metric not read", path.display())]
+    RowNotObject { path: PathBuf },
+    #[error("{}: {rows} rows for one evaluation where Gradient keeps one; evaluation_metric not read", path.display())]
+    Rows { path: PathBuf, rows: usize },
+    #[error("{}: neither an array of rows nor a row; evaluation_metric not read", path.display())]
+    Shape { path: PathBuf },
 }

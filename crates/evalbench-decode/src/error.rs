@@ -28,10 +28,3 @@ impl DecodeError {
         DecodeError::Format { name: name.into(), at: at.into(), expected: expected.into() }
     }
 }
-
-/// For callers that still carry errors as text.
-impl From<DecodeError> for String {
-    fn from(e: DecodeError) -> String {
-        e.to_string()
-    }
-}

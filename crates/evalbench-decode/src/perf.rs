@@ -206,16 +206,11 @@ fn is_perf_data(path: &Path) -> Result<bool, DecodeError> {
 /// one it would pick itself) so that it never asserts on finding none.
 /// Anything else inferno asserts on is caught and returned as what it
 /// said: a file another machine wrote is never a reason to crash.
-fn collapse<R: std::io::BufRead>(input: &mut Periods<R>) -> Result<Vec<u8>, String> {
-    let event = match input.first_event().map_err(|e| e.to_string())? {
+fn collapse<R: std::io::BufRead>(input: &mut Periods<R>) -> Result<Vec<u8>, FoldFailed> {
+    let event = match input.first_event().map_err(FoldFailed::Read)? {
         Ok(Some(event)) => event,
         Ok(None) => return Ok(Vec::new()),
-        Err(()) => {
-            return Err(format!(
-                "no sample header line (`comm pid time: period event:`) in its first {} KiB",
-                PEEK >> 10
-            ))
-        }
+        Err(()) => return Err(FoldFailed::NoHeader),
     };
     let mut folded = Vec::new();
     let mut options = inferno::collapse::perf::Options::default();
@@ -224,12 +219,24 @@ fn collapse<R: std::io::BufRead>(input: &mut Periods<R>) -> Result<Vec<u8>, Stri
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         inferno::collapse::Collapse::collapse(&mut folder, input, &mut folded)
     })) {
-        Ok(r) => r.map(|()| folded).map_err(|e| e.to_string()),
+        Ok(r) => r.map(|()| folded).map_err(FoldFailed::Read),
         Err(p) => {
             let said = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-            Err(format!("inferno's folder gave up ({})", said.unwrap_or_else(|| "no message".into())))
+            Err(FoldFailed::GaveUp(said.unwrap_or_else(|| "no message".into())))
         }
     }
+}
+
+/// Why `perf script` text could not be folded (worded into a
+/// [`DecodeError`] by the caller, who knows the file).
+#[derive(Debug, thiserror::Error)]
+enum FoldFailed {
+    #[error("{0}")]
+    Read(std::io::Error),
+    #[error("no sample header line (`comm pid time: period event:`) in its first {} KiB", PEEK >> 10)]
+    NoHeader,
+    #[error("inferno's folder gave up ({0})")]
+    GaveUp(String),
 }
 
 /// Folded stacks as inferno writes them: `comm;frame;frame N` lines, N in

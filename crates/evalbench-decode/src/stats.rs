@@ -136,11 +136,11 @@ pub fn statements(path: &Path) -> Result<Vec<Statement>, DecodeError> {
 /// time into samples, or evalbench's older `{interval_ms, samples}`.
 pub fn wait_samples(path: &Path) -> Result<WaitSamples, DecodeError> {
     let v: serde_json::Value = read(path)?;
-    wait_samples_of(&v).map_err(|what| DecodeError::format(path.display().to_string(), String::new(), what))
+    wait_samples_of(&v, &path.display().to_string())
 }
 
-/// [`wait_samples`] of a JSON value already read.
-pub fn wait_samples_of(v: &serde_json::Value) -> Result<WaitSamples, String> {
+/// [`wait_samples`] of a JSON value already read; `name` is where it came from.
+pub fn wait_samples_of(v: &serde_json::Value, name: &str) -> Result<WaitSamples, DecodeError> {
     #[derive(Deserialize)]
     struct Row {
         ts_us: i64,
@@ -152,9 +152,8 @@ pub fn wait_samples_of(v: &serde_json::Value) -> Result<WaitSamples, String> {
             let mut out = WaitSamples { interval_ms: None, samples: Vec::new() };
             for (i, r) in rows.iter().enumerate() {
                 let row: Row = serde_json::from_value(r.clone()).map_err(|e| {
-                    format!(
-                        "row {i}: {e} (expected Gradient's {{ts_us, pid, state, wait_event_type, wait_event, query}})"
-                    )
+                    let expected = "Gradient's {ts_us, pid, state, wait_event_type, wait_event, query}";
+                    DecodeError::format(name, format!("row {i}: "), format!("{e} (expected {expected})"))
                 })?;
                 match out.samples.last_mut() {
                     Some(last) if last.ts_us == row.ts_us => last.backends.push(row.backend),
@@ -163,9 +162,10 @@ pub fn wait_samples_of(v: &serde_json::Value) -> Result<WaitSamples, String> {
             }
             Ok(out)
         }
-        serde_json::Value::Object(_) => serde_json::from_value(v.clone())
-            .map_err(|e| format!("{e} (expected {{interval_ms, samples: [{{ts_us, backends}}]}})")),
-        other => Err(format!("a JSON {}, not an array of wait samples", kind_of(other))),
+        serde_json::Value::Object(_) => serde_json::from_value(v.clone()).map_err(|e| {
+            DecodeError::format(name, "", format!("{e} (expected {{interval_ms, samples: [{{ts_us, backends}}]}})"))
+        }),
+        other => Err(DecodeError::format(name, "", format!("a JSON {}, not an array of wait samples", kind_of(other)))),
     }
 }
 
@@ -182,12 +182,15 @@ fn kind_of(v: &serde_json::Value) -> &'static str {
 
 pub fn job_phases(path: &Path) -> Result<Vec<JobPhase>, DecodeError> {
     let v: serde_json::Value = read(path)?;
-    job_phases_of(&v).map_err(|what| DecodeError::format(path.display().to_string(), String::new(), what))
+    job_phases_of(&v, &path.display().to_string())
 }
 
-/// [`job_phases`] of a JSON value already read: each row in either shape.
-pub fn job_phases_of(v: &serde_json::Value) -> Result<Vec<JobPhase>, String> {
-    let rows = v.as_array().ok_or_else(|| format!("a JSON {}, not an array of job phases", kind_of(v)))?;
+/// [`job_phases`] of a JSON value already read: each row in either shape;
+/// `name` is where it came from.
+pub fn job_phases_of(v: &serde_json::Value, name: &str) -> Result<Vec<JobPhase>, DecodeError> {
+    let rows = v
+        .as_array()
+        .ok_or_else(|| DecodeError::format(name, "", format!("a JSON {}, not an array of job phases", kind_of(v))))?;
     let mut out = Vec::with_capacity(rows.len());
     let mut job = 0usize;
     for (i, r) in rows.iter().enumerate() {
@@ -198,14 +201,14 @@ pub fn job_phases_of(v: &serde_json::Value) -> Result<Vec<JobPhase>, String> {
             Some(serde_json::Value::String(s)) => Some(s.clone()),
             _ => None,
         }
-        .ok_or_else(|| format!("row {i}: no phase (a code or a name)"))?;
+        .ok_or_else(|| DecodeError::format(name, format!("row {i}: "), "no phase (a code or a name)"))?;
         if r.get("start_ms").is_some() {
             // Gradient's rows: a job's phases come together, its first at seq 0.
             if int("seq") == Some(0) && i > 0 {
                 job += 1;
             }
             let (Some(s), e) = (int("start_ms"), int("end_ms")) else {
-                return Err(format!("row {i}: start_ms is not a whole number"));
+                return Err(DecodeError::format(name, format!("row {i}: "), "start_ms is not a whole number"));
             };
             out.push(JobPhase {
                 job: text("job").unwrap_or_else(|| format!("job {}", job + 1)),
@@ -256,31 +259,38 @@ mod tests {
             (2.0001, Some(0.1)),
             "PostgreSQL's own column where both are there"
         );
-        let w = super::wait_samples_of(&serde_json::json!([
-            {"ts_us": 10, "pid": 1, "state": "active", "wait_event_type": "Lock", "wait_event": "tuple",
-                "query": "UPDATE x"},
-            {"ts_us": 10, "pid": 2, "state": "active", "wait_event_type": null, "wait_event": null,
-                "query": "SELECT 1"},
-            {"ts_us": 110, "pid": 1, "state": "idle in transaction",
-                "wait_event_type": "Client", "wait_event": "ClientRead", "query": "COMMIT"}
-        ]))
+        let w = super::wait_samples_of(
+            &serde_json::json!([
+                {"ts_us": 10, "pid": 1, "state": "active", "wait_event_type": "Lock", "wait_event": "tuple",
+                    "query": "UPDATE x"},
+                {"ts_us": 10, "pid": 2, "state": "active", "wait_event_type": null, "wait_event": null,
+                    "query": "SELECT 1"},
+                {"ts_us": 110, "pid": 1, "state": "idle in transaction",
+                    "wait_event_type": "Client", "wait_event": "ClientRead", "query": "COMMIT"}
+            ]),
+            "w.json",
+        )
         .unwrap();
         assert_eq!(w.samples.len(), 2);
         assert_eq!(w.samples[0].backends.len(), 2);
         assert_eq!(w.samples[1].backends[0].wait_event.as_deref(), Some("ClientRead"));
-        let p = super::job_phases_of(&serde_json::json!([
-            {"kind": 0, "seq": 0, "parent_seq": null, "phase": 0, "start_ms": 0, "end_ms": 40},
-            {"kind": 0, "seq": 1, "parent_seq": null, "phase": 3, "start_ms": 40, "end_ms": 900},
-            {"kind": 0, "seq": 2, "parent_seq": 1, "phase": 6, "start_ms": 100, "end_ms": 130},
-            {"kind": 1, "seq": 0, "parent_seq": null, "phase": 15, "start_ms": 0, "end_ms": 5}
-        ]))
+        let p = super::job_phases_of(
+            &serde_json::json!([
+                {"kind": 0, "seq": 0, "parent_seq": null, "phase": 0, "start_ms": 0, "end_ms": 40},
+                {"kind": 0, "seq": 1, "parent_seq": null, "phase": 3, "start_ms": 40, "end_ms": 900},
+                {"kind": 0, "seq": 2, "parent_seq": 1, "phase": 6, "start_ms": 100, "end_ms": 130},
+                {"kind": 1, "seq": 0, "parent_seq": null, "phase": 15, "start_ms": 0, "end_ms": 5}
+            ]),
+            "p.json",
+        )
         .unwrap();
         let names: Vec<&str> = p.iter().map(|x| x.phase.as_str()).collect();
         assert_eq!(names, ["fetch", "eval_derivations", "known_derivations_wait", "download"]);
         assert_eq!((p[2].parent_seq, p[2].started_us, p[2].relative), (Some(1), Some(100_000), true));
         assert_eq!((p[0].job.as_str(), p[3].job.as_str(), p[3].kind.as_deref()), ("job 1", "job 2", Some("build")));
-        assert!(super::wait_samples_of(&serde_json::json!("x")).unwrap_err().contains("string"));
-        assert!(super::job_phases_of(&serde_json::json!([{"seq": 0}])).unwrap_err().contains("row 0"));
+        assert!(super::wait_samples_of(&serde_json::json!("x"), "w.json").unwrap_err().to_string().contains("string"));
+        let e = super::job_phases_of(&serde_json::json!([{"seq": 0}]), "p.json").unwrap_err().to_string();
+        assert!(e.starts_with("p.json: row 0: "), "{e}");
     }
 
     #[test]

@@ -161,7 +161,7 @@ pub fn run_sides(
     for s in sides.iter() {
         std::fs::create_dir_all(&s.opts.out).map_err(|e| setup(format!("{}: {e}", s.opts.out.display())))?;
     }
-    layout::check_passes(&first.passes).map_err(setup)?;
+    layout::check_passes(&first.passes).map_err(|e| setup(e.to_string()))?;
     let tag = |label: &str, what: &str| if label.is_empty() { what.to_string() } else { format!("{label}: {what}") };
     let mut started = 0;
     let result = (|| {

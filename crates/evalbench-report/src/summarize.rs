@@ -8,6 +8,7 @@ use evalbench_analyze::{load, Fields, Warning};
 use evalbench_bundle::{layout, write_atomic, Bundle};
 
 use crate::summary::{NotSummarized, PassCounters, RepeatGroup};
+use crate::summary_path::NoPath;
 use crate::{write_trace_spans, PassSummary, ReportError, Summary};
 
 /// What summarizing writes besides the summaries.
@@ -92,7 +93,7 @@ pub fn summarize_bundle(
         let trace_path = out.join(&pass.name).join(layout::TRACE_JSON);
         let (mut pass_summary, pending) = std::thread::scope(|s| {
             let statistics =
-                s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(String::new()))));
+                s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, &alignment, Err(NoPath::Pending))));
             let pending = if spans > 0 && !no_trace {
                 write_trace_spans(&trace_path, &pass.name, &data.streams, &alignment)
                     .map(Some)
@@ -130,10 +131,7 @@ pub fn summarize_bundle(
             p.critical_path = crate::summary_path::summary(&critical);
             if !unreadable.is_empty() {
                 // Its spans are not all there: a partial path in a median would pull it down.
-                p.critical_path = Err(format!(
-                    "partial: {} did not read; this run's path is left out of every median",
-                    unreadable.join(", ")
-                ));
+                p.critical_path = Err(NoPath::Partial(unreadable.clone()));
             }
         }
         evalbench_analyze::phase("what the top steps would buy, and the path's slices");

@@ -52,17 +52,17 @@ pub struct PassSummary {
     pub spans: Vec<SpanStat>,
     /// What the evaluated time waited on (`summary_path`), or why it is unknown.
     #[serde(serialize_with = "path_or_reason")]
-    pub critical_path: Result<crate::summary_path::PathSummary, String>,
+    pub critical_path: Result<crate::summary_path::PathSummary, crate::summary_path::NoPath>,
 }
 
 /// The path, or `{"none": why}`.
 fn path_or_reason<S: serde::Serializer>(
-    p: &Result<crate::summary_path::PathSummary, String>,
+    p: &Result<crate::summary_path::PathSummary, crate::summary_path::NoPath>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
     match p {
         Ok(p) => p.serialize(s),
-        Err(why) => serde_json::json!({ "none": why }).serialize(s),
+        Err(why) => serde_json::json!({ "none": why.to_string() }).serialize(s),
     }
 }
 
@@ -217,7 +217,7 @@ impl PassSummary {
     pub fn with_path(
         pass: &PassData,
         alignment: &Alignment,
-        critical_path: Result<crate::summary_path::PathSummary, String>,
+        critical_path: Result<crate::summary_path::PathSummary, crate::summary_path::NoPath>,
     ) -> PassSummary {
         let traced_wall_s =
             pass.extent(alignment).map(|(first, last)| last.saturating_sub(first) as f64 / 1e6).unwrap_or(0.0);

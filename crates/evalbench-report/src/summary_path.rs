@@ -38,8 +38,8 @@ pub struct PathSummary {
 
 /// The path as summary.json keeps it, with what its top steps would buy:
 /// why there is none, as its message.
-pub fn summary(p: &Result<(CriticalPath, Vec<Buys>), PathError>) -> Result<PathSummary, String> {
-    let (p, buys) = p.as_ref().map_err(ToString::to_string)?;
+pub fn summary(p: &Result<(CriticalPath, Vec<Buys>), PathError>) -> Result<PathSummary, NoPath> {
+    let (p, buys) = p.as_ref().map_err(|e| NoPath::Path(e.clone()))?;
     Ok(PathSummary {
         buys: buys.clone(),
         total_us: p.total_us,
@@ -52,7 +52,21 @@ pub fn summary(p: &Result<(CriticalPath, Vec<Buys>), PathError>) -> Result<PathS
     })
 }
 
-pub fn text(t: &mut String, p: &Result<PathSummary, String>) {
+/// Why a run's summary has no critical path (summary.json's `{"none": why}`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoPath {
+    #[error("{0}")]
+    Path(PathError),
+    /// Some of its span files did not read: a partial path would pull a median down.
+    #[error("partial: {} did not read; this run's path is left out of every median", .0.join(", "))]
+    Partial(Vec<String>),
+    /// While the path is walked beside the statistics: replaced by the path
+    /// or its reason before the summary is written.
+    #[error("not walked yet")]
+    Pending,
+}
+
+pub fn text(t: &mut String, p: &Result<PathSummary, NoPath>) {
     let p = match p {
         Ok(p) => p,
         Err(why) => {

@@ -130,7 +130,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     // A pass name is the pass, all its runs; PASS.N is one run, or an error.
-    evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle).map_err(anyhow::Error::msg)?;
+    evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle)?;
     let runs: Vec<&evalbench_bundle::PassDir> = grouped.remove(&base).unwrap_or_default();
     let t = std::time::Instant::now();
     let distorted = (!evalbench_bundle::layout::is_clean(&base)).then(|| {
