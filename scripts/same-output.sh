@@ -49,7 +49,7 @@ done
 # A bisect probe's seconds are the time its reuse took: masked.
 mask() { sed -e "s|$W/old|B|g" -e "s|$W/new|B|g" -e 's/"seconds": *[0-9.e+-]*/"seconds":S/g' -e 's/[0-9.]* s a probe/S a probe/g'; }
 same() {
-    if [ ! -e "$1" ] && [ ! -e "$2" ]; then echo "absent     $3 (neither wrote it)"; return; fi
+    if [ ! -s "$1" ] && [ ! -s "$2" ]; then echo "absent     $3 (neither wrote it)"; return; fi
     if [ ! -s "$1" ] || [ ! -s "$2" ]; then echo "EMPTY      $3 (missing or empty on one side)"; status=1; return; fi
     if cmp -s <(mask < "$1") <(mask < "$2"); then echo "identical  $3"; else echo "DIFFERS    $3"; status=1; fi
 }

@@ -35,6 +35,7 @@ pub mod sides;
 pub mod spread;
 pub mod stats;
 pub mod store_writes;
+pub mod summary;
 pub use evalbench_bundle::suggest;
 pub mod tracks;
 mod undecided;

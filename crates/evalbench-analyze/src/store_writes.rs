@@ -8,8 +8,8 @@
 //! a spread over both mixes two things, and so does a comparison of two
 //! sides that wrote differently: the lab counts the `.drv` files each
 //! evaluation wrote (`drvs_written`, exact), the summary says which runs
-//! of a pass differ, and `compare` says when its two sides do (their
-//! words: `evalbench_report::condition_notes`).
+//! of a pass differ, and `compare` says when its two sides do (each
+//! finding carries its sentence: its `Display`).
 
 /// The lab's count of `.drv` files a run's evaluation wrote (its
 /// `evaluation_metric`); None where the bundle does not say (another
@@ -20,7 +20,7 @@ pub fn drvs_written(metric: Option<&serde_json::Value>) -> Option<i64> {
 
 /// Runs of one pass that wrote different numbers of `.drv` files: the
 /// count most runs share (the smallest on a tie), and the runs apart from
-/// it with theirs. The report says it (`condition_notes::runs_apart`).
+/// it with theirs (its `Display` is the summary's sentence).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunsApart {
     pub runs: usize,
@@ -45,11 +45,49 @@ pub fn runs_apart(runs: &[(&str, Option<i64>)]) -> Option<RunsApart> {
 
 /// The two sides of a comparison, each its runs' counts, when they did not
 /// all write alike: part of a difference in time is then the store's, not
-/// the change's. The report says it (`condition_notes::sides_apart`).
+/// the change's (its `Display` is compare's sentence).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SidesApart {
     pub a: Vec<i64>,
     pub b: Vec<i64>,
+}
+
+impl std::fmt::Display for RunsApart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let apart: Vec<String> = self.apart.iter().map(|(run, c)| format!("{run} {c}")).collect();
+        write!(
+            f,
+            ".drv files written to the nix store differ: {} of {} runs wrote {}, but {}. A flake's first evaluation \
+                writes its derivations and later ones find them, so these runs are not alike: their spread mixes both",
+            self.runs - self.apart.len(),
+            self.runs,
+            self.usual,
+            listed(&apart, 5)
+        )
+    }
+}
+
+impl std::fmt::Display for SidesApart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |v: &[i64]| listed(&v.iter().map(i64::to_string).collect::<Vec<_>>(), 8);
+        write!(
+            f,
+            ".drv files written to the nix store differ: A's runs wrote {}, B's {}. A flake's first evaluation writes \
+                its derivations and later ones find them, so part of a difference in time is the store's, not the \
+                change's",
+            list(&self.a),
+            list(&self.b)
+        )
+    }
+}
+
+/// The first `k` of `items`, comma-separated, and how many more there are.
+fn listed(items: &[String], k: usize) -> String {
+    let shown = items[..items.len().min(k)].join(", ");
+    match items.len().saturating_sub(k) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
 }
 
 /// None when every run wrote the same or any does not say.

@@ -7,7 +7,6 @@
 use evalbench_analyze::conditions::Conditions;
 use evalbench_analyze::drift::{DriftBound, Trend};
 use evalbench_analyze::machine::SideMachine;
-use evalbench_analyze::store_writes::{RunsApart, SidesApart};
 
 use crate::figures::ranges;
 
@@ -67,39 +66,6 @@ pub fn trend(t: &Trend, subject: &str, unit: &str) -> String {
         t.first,
         t.last
     )
-}
-
-/// Runs of one pass that wrote different numbers of `.drv` files, named.
-pub fn runs_apart(r: &RunsApart) -> String {
-    let apart: Vec<String> = r.apart.iter().map(|(run, c)| format!("{run} {c}")).collect();
-    format!(
-        ".drv files written to the nix store differ: {} of {} runs wrote {}, but {}. A flake's first evaluation writes \
-            its derivations and later ones find them, so these runs are not alike: their spread mixes both",
-        r.runs - r.apart.len(),
-        r.runs,
-        r.usual,
-        listed(&apart, 5)
-    )
-}
-
-/// The two sides' `.drv` counts, when they did not all write alike.
-pub fn sides_apart(s: &SidesApart) -> String {
-    let list = |v: &[i64]| listed(&v.iter().map(i64::to_string).collect::<Vec<_>>(), 8);
-    format!(
-        ".drv files written to the nix store differ: A's runs wrote {}, B's {}. A flake's first evaluation writes its \
-            derivations and later ones find them, so part of a difference in time is the store's, not the change's",
-        list(&s.a),
-        list(&s.b)
-    )
-}
-
-/// The first `k` of `items`, comma-separated, and how many more there are.
-fn listed(items: &[String], k: usize) -> String {
-    let shown = items[..items.len().min(k)].join(", ");
-    match items.len().saturating_sub(k) {
-        0 => shown,
-        more => format!("{shown} and {more} more"),
-    }
 }
 
 /// Which runs have no evaluated seconds and are left out of the evaluated
@@ -165,6 +131,7 @@ pub fn notes(c: &Conditions) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use evalbench_analyze::store_writes::{RunsApart, SidesApart};
 
     #[test]
     fn the_conditions_read_with_their_figures() {
@@ -191,15 +158,10 @@ mod tests {
         );
         let r = RunsApart { runs: 10, usual: 0, apart: (1..=7).map(|k| (format!("p.{k}"), k)).collect() };
         assert!(
-            runs_apart(&r).contains("3 of 10 runs wrote 0, but p.1 1, p.2 2, p.3 3, p.4 4, p.5 5 and 2 more."),
-            "{}",
-            runs_apart(&r)
+            r.to_string().contains("3 of 10 runs wrote 0, but p.1 1, p.2 2, p.3 3, p.4 4, p.5 5 and 2 more."),
+            "{r}"
         );
         let s = SidesApart { a: vec![1; 10], b: vec![0] };
-        assert!(
-            sides_apart(&s).contains("A's runs wrote 1, 1, 1, 1, 1, 1, 1, 1 and 2 more, B's 0."),
-            "{}",
-            sides_apart(&s)
-        );
+        assert!(s.to_string().contains("A's runs wrote 1, 1, 1, 1, 1, 1, 1, 1 and 2 more, B's 0."), "{s}");
     }
 }

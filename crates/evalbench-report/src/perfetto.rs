@@ -71,6 +71,11 @@ pub struct PendingTrace {
 impl PendingTrace {
     /// Appends the critical path (if any) and puts the file at its path;
     /// returns the number of span events.
+    /// Where the trace will be once finished.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn finish(self, critical: Option<&CriticalPath>) -> io::Result<u64> {
         let mut file = self.tmp.as_file();
         if let Some(p) = critical {

@@ -6,65 +6,12 @@
 use std::fmt::Write as _;
 
 use evalbench_analyze::over_runs::{ProcessOverRuns, StepOverRuns};
-use evalbench_analyze::path::whatif::Buys;
-use evalbench_analyze::path::{ByProcess, CriticalPath, PathError, PathStep};
-use serde::Serialize;
+use evalbench_analyze::path::ByProcess;
 
-use crate::summary::ms;
+use crate::summary::{ms, NoPath, PathSummary};
 
 /// Steps summary.txt lists per pass; summary.json has them all.
 pub const TEXT_PATH_ROWS: usize = 12;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct PathSummary {
-    /// The path's segments added up, and the evaluated time they tile.
-    pub total_us: i64,
-    pub evaluated_us: i64,
-    /// How far a cross-host edge may be off (the alignment's bound).
-    pub bound_us: Option<i64>,
-    pub stretches: usize,
-    /// Time on the path per process (`process: null` for the waits).
-    pub processes: Vec<ByProcess>,
-    pub steps: Vec<PathStep>,
-    /// What making the top steps 10% and 50% faster would buy on this
-    /// run's path (`whatif --faster`), for the median over runs.
-    pub buys: Vec<Buys>,
-    /// How the path was made where the bundle lacked something: nesting
-    /// inferred, the start taken from the spans, a rounded end, an
-    /// unreadable pg.pcap.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// The path as summary.json keeps it, with what its top steps would buy:
-/// why there is none, as its message.
-pub fn summary(p: &Result<(CriticalPath, Vec<Buys>), PathError>) -> Result<PathSummary, NoPath> {
-    let (p, buys) = p.as_ref().map_err(|e| NoPath::Path(e.clone()))?;
-    Ok(PathSummary {
-        buys: buys.clone(),
-        total_us: p.total_us,
-        evaluated_us: p.to_us.saturating_sub(p.from_us),
-        bound_us: p.bound_us,
-        stretches: p.segments.len(),
-        processes: p.by_process(),
-        steps: p.steps.clone(),
-        note: p.note.clone(),
-    })
-}
-
-/// Why a run's summary has no critical path (summary.json's `{"none": why}`).
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum NoPath {
-    #[error("{0}")]
-    Path(PathError),
-    /// Some of its span files did not read: a partial path would pull a median down.
-    #[error("partial: {} did not read; this run's path is left out of every median", .0.join(", "))]
-    Partial(Vec<String>),
-    /// While the path is walked beside the statistics: replaced by the path
-    /// or its reason before the summary is written.
-    #[error("not walked yet")]
-    Pending,
-}
 
 pub fn text(t: &mut String, p: &Result<PathSummary, NoPath>) {
     let p = match p {

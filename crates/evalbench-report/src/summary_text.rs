@@ -292,7 +292,7 @@ fn run_section(t: &mut String, p: &PassSummary) {
         "  {:<28} {:<8} {:>8} {:>14} {:>14} {:>12} {:>12} {:>12} {:>12}",
         "span (by own time)", "process", "count", "own", "total", "mean", "p50", "p95", "max"
     );
-    for s in crate::summary::by_own(&p.spans).into_iter().take(crate::summary::TEXT_SPAN_ROWS) {
+    for s in p.by_own.iter().map(|&i| &p.spans[i as usize]).take(crate::summary::TEXT_SPAN_ROWS) {
         let _ = writeln!(
             t,
             "  {:<28} {:<8} {:>8} {:>14} {:>14} {:>12} {:>12} {:>12} {:>12}",

@@ -325,7 +325,7 @@ pub fn headline_notes(c: &Comparison) -> Vec<String> {
 
 /// A pass's sides that wrote different numbers of `.drv` files, the pass named.
 pub fn store_writes(p: &evalbench_analyze::comparison::PassComparison) -> Option<String> {
-    p.store_writes.as_ref().map(|s| format!("{}: {}", p.pass_a, crate::condition_notes::sides_apart(s)))
+    p.store_writes.as_ref().map(|s| format!("{}: {s}", p.pass_a))
 }
 
 fn p_values(t: &Tested) -> String {
