@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Are two evalbench binaries' outputs byte-identical on one bundle? For a
 # refactor that must not change what users read: summarize (summary.txt,
-# summary.json, the report page), whatif, and compare (text, JSON) of the
-# bundle with itself; given a second bundle, compare of the two as well
+# summary.json), inspect (the page, its charts, each pass's trace.json),
+# whatif, and compare (text, JSON) of the bundle with itself; given a
+# second bundle, compare of the two as well
 # (verbose text with every verdict's sentence, Markdown, JSON, the page,
 # and the gate), and a history of the two (show as text, JSON and
 # Markdown, and its page). Each on its own copy of the bundle; paths
@@ -23,6 +24,7 @@ for v in old new; do
     bin=$OLD; [ "$v" = new ] && bin=$NEW
     cp -r "$B" "$W/$v"
     "$bin" summarize "$W/$v" -q > /dev/null 2>&1
+    "$bin" inspect "$B" --out "$W/$v.inspect" > /dev/null 2>&1
     "$bin" whatif "$B" > "$W/$v.whatif" 2>/dev/null
     "$bin" compare "$B" "$B" > "$W/$v.compare" 2>/dev/null
     "$bin" compare "$B" "$B" --json > "$W/$v.compare.json" 2>/dev/null
@@ -55,6 +57,10 @@ same() {
 }
 for f in summary.txt summary.json report/index.html; do same "$W/old/$f" "$W/new/$f" "$f"; done
 for f in whatif compare compare.json; do same "$W/old.$f" "$W/new.$f" "$f"; done
+# inspect's page and every file beside it (charts, each pass's trace.json).
+if [ -d "$W/old.inspect" ]; then
+    for f in $(cd "$W/old.inspect" && find . -type f | sort); do same "$W/old.inspect/$f" "$W/new.inspect/$f" "inspect $f"; done
+fi
 if [ -n "$B2" ]; then
     for f in ab.txt ab.md ab.json ab.gate; do same "$W/old.$f" "$W/new.$f" "compare A B ($f)"; done
     same "$W/old.ab.page/index.html" "$W/new.ab.page/index.html" "compare A B (--html page)"

@@ -12,7 +12,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use evalbench_bundle::{layout, Bundle};
+use evalbench_bundle::layout;
+
+use crate::summary::Summary;
 
 /// `nix-support/hydra-build-products`: the four downloads of a bundle in `out`.
 pub fn build_products(out: &Path) -> String {
@@ -25,13 +27,13 @@ pub fn build_products(out: &Path) -> String {
     )
 }
 
-pub fn metrics(bundle: &Bundle) -> String {
+pub fn metrics(summary: &Summary) -> String {
     let mut out = String::new();
     // Every pass: how many runs completed. A pass with none has no other line.
-    for st in evalbench_analyze::outcomes::of_bundle(bundle) {
+    for st in &summary.pass_status {
         let _ = writeln!(out, "evalbench.{}.completed_runs {} runs", st.pass, st.completed);
     }
-    for m in evalbench_analyze::metrics::of_bundle(bundle) {
+    for m in &summary.metrics {
         let pass = &m.pass;
         if let Some(e) = m.evaluated_s {
             let _ = writeln!(out, "evalbench.{pass}.evaluated {e:.6} s");
@@ -43,9 +45,9 @@ pub fn metrics(bundle: &Bundle) -> String {
             let _ = writeln!(out, "evalbench.{pass}.nix.{key} {v:.0} {unit}");
         }
     }
-    // Read again from the files; a counted run that does not read is left
-    // out here and named among summary.txt's warnings.
-    for c in evalbench_analyze::instructions::passes(bundle).0 {
+    // A counted run that does not read is left out here and named among
+    // summary.txt's warnings.
+    for c in &summary.instructions {
         let _ = writeln!(out, "evalbench.{}.nix.instructions {:.0} instructions", c.pass, c.median);
     }
     out

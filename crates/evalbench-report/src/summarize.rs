@@ -1,7 +1,7 @@
 //! Summarizing a bundle: summary.txt and summary.json for its clean passes,
 //! and `<pass>/trace.json` for every pass, written into a directory. The
-//! summary is analyze's (`evalbench_analyze::summary`); here it is written,
-//! and trace.json is written as its sink.
+//! summary is analyze's (`evalbench_analyze::summary`, which the binary
+//! calls with [`TraceFiles`] as its sink); here it is written.
 
 use std::path::Path;
 use std::time::Instant;
@@ -11,6 +11,7 @@ use evalbench_analyze::summary::{PassDone, SummaryError, TraceSink};
 use evalbench_analyze::{Alignment, PassData};
 use evalbench_bundle::{layout, write_atomic, Bundle, PassDir};
 
+use crate::summary::Summary;
 use crate::{write_trace_spans, PendingTrace, ReportError};
 
 /// What summarizing writes besides the summaries.
@@ -25,9 +26,9 @@ pub struct SummarizeOpts {
 
 /// trace.json's writer as the summary's sink: each pass's spans written
 /// while the statistics are made, the path's slices appended once walked.
-struct TraceFiles<'a> {
-    out: &'a Path,
-    no_trace: bool,
+pub struct TraceFiles<'a> {
+    pub out: &'a Path,
+    pub no_trace: bool,
 }
 
 impl TraceSink for TraceFiles<'_> {
@@ -51,36 +52,40 @@ impl TraceSink for TraceFiles<'_> {
     }
 }
 
-/// Writes summary.txt, summary.json and the traces of `bundle` into `out`;
-/// returns the two summaries' text (JSON, then text: the answer, or with
-/// `opts.runs` every run's own section).
-/// `progress` hears one line per pass and one at the end.
-pub fn summarize_bundle(
-    bundle: &Bundle,
-    out: &Path,
-    opts: SummarizeOpts,
-    progress: &mut dyn FnMut(String),
-) -> Result<(String, String), ReportError> {
-    let t0 = Instant::now();
-    let sink = TraceFiles { out, no_trace: opts.no_trace };
-    let mut said = |p: PassDone<'_>| {
-        progress(format!("{}: {} spans from {} processes in {:.2} s", p.pass, p.spans, p.processes, p.seconds))
-    };
-    let summary = evalbench_analyze::summary::summary(bundle, &sink, &mut said).map_err(|e| match e {
+/// The progress line of a pass summarized.
+pub fn pass_done(p: &PassDone<'_>) -> String {
+    format!("{}: {} spans from {} processes in {:.2} s", p.pass, p.spans, p.processes, p.seconds)
+}
+
+/// Why `bundle` has no summary, as the report's error.
+pub fn no_summary(bundle: &Bundle, e: SummaryError<ReportError>) -> ReportError {
+    match e {
         SummaryError::Sink(e) => e,
         SummaryError::NothingUsable { warnings } => {
             ReportError::NothingUsable { bundle: bundle.source.clone(), warnings }
         }
-    })?;
-    let json = crate::summary::json(&summary);
-    let text = crate::summary::text(&summary);
+    }
+}
+
+/// Writes summary.json and summary.txt of `summary` into `out`; returns
+/// them (JSON, then text: the answer, or with `opts.runs` every run's own
+/// section). `progress` hears where they went and how long since `started`.
+pub fn write(
+    summary: &Summary,
+    out: &Path,
+    opts: SummarizeOpts,
+    started: Instant,
+    progress: &mut dyn FnMut(String),
+) -> Result<(String, String), ReportError> {
+    let json = crate::summary::json(summary);
+    let text = crate::summary::text(summary);
     write_atomic(&out.join(layout::SUMMARY_JSON), json.as_bytes())?;
     write_atomic(&out.join(layout::SUMMARY_TXT), text.as_bytes())?;
     progress(format!(
         "wrote {} and {} in {:.2} s",
         out.join(layout::SUMMARY_TXT).display(),
         layout::SUMMARY_JSON,
-        t0.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64()
     ));
-    Ok((json, if opts.runs { crate::summary::text_runs(&summary) } else { text }))
+    Ok((json, if opts.runs { crate::summary::text_runs(summary) } else { text }))
 }

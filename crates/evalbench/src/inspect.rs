@@ -35,9 +35,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         ours.push(format!("{safe}-*.svg"));
     }
     crate::claim(&a.out, &ours)?;
-    let (passes, r) = evalbench_report::html::inspect(&bundle, &a.out)?;
+    let mut traces = evalbench_report::html::Traces::new(&a.out)?;
+    let page = evalbench_analyze::view::page::page(&bundle, &mut |p| traces.spans(p));
+    let r = evalbench_report::html::render(&page, &a.out, traces)?;
     // What reading went past (an unreadable run.json, malformed span lines), first, file and line named.
-    let warnings: Vec<String> = passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
+    let warnings: Vec<String> =
+        page.passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).collect();
     for w in evalbench_report::output::warnings::grouped(&warnings) {
         eprintln!("evalbench inspect: warning: {w}");
     }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use evalbench_bundle::{layout, manifest, Bundle, Limits};
-use evalbench_report::summarize::{summarize_bundle, SummarizeOpts};
+use evalbench_report::summarize::SummarizeOpts;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -109,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let opts = SummarizeOpts { no_trace: args.no_trace, runs: args.runs };
-    let (json, text) = summarize_bundle(&bundle, &out, opts, &mut progress)?;
+    let (_, json, text) = summarize(&bundle, &out, opts, &mut progress)?;
     if args.json {
         crate::emit(&format!("{json}\n"))?;
     } else {
@@ -121,6 +121,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// For `gate`: summarize a bundle directory into itself, quietly.
 pub fn summarize_dir(dir: &Path) -> anyhow::Result<String> {
     let bundle = Bundle::open(dir, Limits::default())?;
-    let (_, text) = summarize_bundle(&bundle, dir, SummarizeOpts::default(), &mut |_| {})?;
+    let (_, _, text) = summarize(&bundle, dir, SummarizeOpts::default(), &mut |_| {})?;
     Ok(text)
+}
+
+/// The summary of `bundle` (analyze's, trace.json written as it is made),
+/// written into `out`: the summary, summary.json's and summary.txt's text
+/// (`opts.runs`: every run's section instead of the answer). `progress`
+/// hears a line a pass and one at the end.
+pub fn summarize(
+    bundle: &Bundle,
+    out: &Path,
+    opts: SummarizeOpts,
+    progress: &mut dyn FnMut(String),
+) -> Result<(evalbench_analyze::summary::Summary, String, String), evalbench_report::ReportError> {
+    use evalbench_report::summarize::{no_summary, pass_done, write, TraceFiles};
+    let started = std::time::Instant::now();
+    let sink = TraceFiles { out, no_trace: opts.no_trace };
+    let summary = evalbench_analyze::summary::summary(bundle, &sink, &mut |p| progress(pass_done(&p)))
+        .map_err(|e| no_summary(bundle, e))?;
+    let (json, text) = write(&summary, out, opts, started, progress)?;
+    Ok((summary, json, text))
 }

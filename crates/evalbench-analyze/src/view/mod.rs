@@ -10,6 +10,7 @@ mod captures;
 mod evaluator;
 mod jobs;
 mod nesting;
+pub mod page;
 mod runs;
 mod timeline;
 
@@ -80,6 +81,8 @@ pub struct PassView {
     pub critical: Result<crate::path::CriticalPath, crate::path::PathError>,
     /// What 10% and 50% faster would buy, for the top steps on the path.
     pub buys: Vec<crate::path::whatif::Buys>,
+    /// The CI's evaluation_metric row (run.json's, else the file's).
+    pub evaluation_metric: Option<serde_json::Value>,
 }
 
 /// A span on the server clock.
@@ -115,6 +118,7 @@ impl PassView {
         let (data, align) =
             crate::load(p, crate::Fields::Placed(&|n| crate::fields_read(n) || FIELDS_READ.contains(&n)));
         let extent = data.extent(&align).map(|(a, b)| (a as f64, b as f64));
+        let evaluation_metric = crate::counters::evaluation_metric(data.run.as_ref(), &p.path);
         let mut v = PassView {
             name: p.name.clone(),
             dir: p.path.clone(),
@@ -137,6 +141,7 @@ impl PassView {
             // Walked below, once the views have read the spans.
             critical: Err(crate::path::PathError::NoRun),
             buys: Vec::new(),
+            evaluation_metric,
         };
         v.assignment = assignment::walk(&v);
         v.jobs = jobs::read(&v.file(layout::JOB_PHASES));

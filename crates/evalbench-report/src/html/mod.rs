@@ -103,97 +103,73 @@ pub fn shell_head(title: &str, css: &str) -> String {
     )
 }
 
-/// Analyses every pass of `bundle` and writes the page into `out`, with
-/// each pass's trace.json beside it: its spans are written while the pass
-/// holds them, its critical path is appended once found without them.
-pub fn inspect(bundle: &evalbench_bundle::Bundle, out: &Path) -> Result<(Vec<PassView>, Rendered), ReportError> {
-    std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
-    let mut traces = Vec::new();
-    let mut failed = None;
-    let passes = evalbench_analyze::view::analyse(bundle, &mut |p| {
-        let trace = (p.span_count > 0 && failed.is_none()).then(|| {
-            let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
+/// Each pass's trace.json beside the page, written while the pass holds
+/// its spans (`Traces::spans`, as the page's model is built), finished
+/// with its critical path by [`render`].
+pub struct Traces {
+    out: PathBuf,
+    pending: Vec<Option<crate::PendingTrace>>,
+    failed: Option<ReportError>,
+}
+
+impl Traces {
+    /// Makes `out`, where the page and the traces go.
+    pub fn new(out: &Path) -> Result<Traces, ReportError> {
+        std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
+        Ok(Traces { out: out.to_path_buf(), pending: Vec::new(), failed: None })
+    }
+
+    /// The pass's spans into its trace.json (after a failure, nothing more).
+    pub fn spans(&mut self, p: &PassView) {
+        let trace = (p.span_count > 0 && self.failed.is_none()).then(|| {
+            let dest = self.out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
             crate::write_trace_spans(&dest, &p.name, &p.data.streams, &p.align).map_err(ReportError::io(&dest))
         });
         match trace.transpose() {
-            Ok(t) => traces.push(t),
+            Ok(t) => self.pending.push(t),
             Err(e) => {
-                failed = Some(e);
-                traces.push(None);
+                self.failed = Some(e);
+                self.pending.push(None);
             }
         }
-        evalbench_analyze::phase("trace.json's spans");
-    });
-    if let Some(e) = failed {
-        return Err(e);
     }
-    // The counted passes' instructions, with what could not be read among the warnings.
-    let counted = evalbench_analyze::instructions::passes(bundle);
-    let status = evalbench_analyze::outcomes::of_bundle(bundle);
-    let rendered = render((&bundle.source, &status), &passes, out, traces, &counted)?;
-    Ok((passes, rendered))
 }
 
-/// The page of `passes`, finishing each one's trace.json (written by
-/// [`crate::write_trace_spans`] while it held its spans; None for a pass without spans).
+/// The page of the model into `out`, finishing each pass's trace.json.
 pub fn render(
-    (source, status): (&Path, &[evalbench_analyze::outcomes::PassRuns]),
-    passes: &[PassView],
+    model: &evalbench_analyze::view::page::Page,
     out: &Path,
-    traces: Vec<Option<crate::PendingTrace>>,
-    (counted, counted_warnings): &(Vec<evalbench_analyze::instructions::CountedPass>, Vec<String>),
+    traces: Traces,
 ) -> Result<Rendered, ReportError> {
+    if let Some(e) = traces.failed {
+        return Err(e);
+    }
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
-    let mut traces: Vec<Option<crate::PendingTrace>> = traces;
+    let passes = &model.passes;
+    let mut traces = traces.pending;
     traces.resize_with(passes.len(), || None);
     let mut page = Page { body: String::new(), toc: Vec::new(), charts: Vec::new(), copies: Vec::new() };
-    // A pass's runs are one measurement: its run nearest the median stands
-    // for it side by side and is shown in full; the others are rows.
-    let groups: Vec<(String, Vec<usize>)> = layout::pass_groups(passes.iter().enumerate(), |(_, p)| &p.name)
-        .into_iter()
-        .map(|(base, runs)| (base, runs.into_iter().map(|(i, _)| i).collect()))
-        .collect();
-    // Each group's runs as one measurement, once: the run nearest the median, the median, the spread.
-    let over: Vec<evalbench_analyze::view::RunsOfPass> = groups
-        .iter()
-        .map(|(_, idx)| evalbench_analyze::view::runs_of_pass(&idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
-        .collect();
-    let shown: Vec<usize> = groups.iter().zip(&over).map(|((_, idx), o)| idx[o.median_run]).collect();
-    let standing: Vec<&PassView> = shown.iter().map(|&i| &passes[i]).collect();
+    let standing: Vec<&PassView> = model.groups.iter().map(|g| &passes[g.shown]).collect();
     // The answer first; what was measured and where after it.
-    let answers: Vec<_> = groups
-        .iter()
-        .filter(|(base, _)| layout::is_clean(base))
-        .map(|(base, idx)| sections::answer_of(base, &idx.iter().map(|&i| &passes[i]).collect::<Vec<_>>()))
-        .collect();
-    let distorted: Vec<&str> = groups
-        .iter()
-        .map(|(b, _)| b.as_str())
-        .filter(|b| layout::PassKind::of(b) == layout::PassKind::Instrumented)
-        .collect();
-    let warnings: Vec<String> = passes
-        .iter()
-        .flat_map(|p| p.data.warnings.iter().map(|w| w.to_string()))
-        .chain(counted_warnings.iter().cloned())
-        .collect();
-    sections::answers(&mut page, (&answers, status), &distorted, &warnings);
-    sections::instructions(&mut page, counted);
-    let medians: Vec<(usize, f64)> =
-        groups.iter().zip(&over).map(|((_, idx), o)| (idx.len(), o.spread.median)).collect();
+    let distorted: Vec<&str> = model.distorted.iter().map(String::as_str).collect();
+    sections::answers(&mut page, (&model.answers, &model.status), &distorted, &model.warnings);
+    sections::instructions(&mut page, &model.counted);
+    let medians: Vec<(usize, f64)> = model.groups.iter().map(|g| (g.runs.len(), g.over.spread.median)).collect();
     sections::overview(&mut page, &standing, &medians);
     sections::counters_side_by_side(&mut page, &standing);
     sections::provenance(&mut page, passes);
-    for (((base, idx), &full), over) in groups.iter().zip(&shown).zip(&over) {
+    for g in &model.groups {
+        let (idx, full) = (&g.runs, g.shown);
         let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
         if idx.len() > 1 {
             let at = idx.iter().position(|&i| i == full).unwrap_or(0);
-            sections::runs(&mut page, base, &runs, over, at);
+            sections::runs(&mut page, g, &runs, at);
         }
         let p = &passes[full];
         sections::pass_header(&mut page, p);
         sections::assignment(&mut page, p);
         sections::jobs(&mut page, p);
-        sections::critical_path(&mut page, p, &runs);
+        sections::critical_path(&mut page, p, &g.levers);
         sections::spans(&mut page, p);
         sections::database(&mut page, p);
         sections::network(&mut page, p);
@@ -224,7 +200,7 @@ pub fn render(
         evalbench_bundle::write_atomic(&out.join(file), doc.as_bytes())?;
     }
     let mut html = String::with_capacity(page.body.len() + 16 * 1024);
-    let title = format!("evalbench report: {}", source.display());
+    let title = format!("evalbench report: {}", model.source.display());
     html.push_str(&shell_head(&title, CSS));
     let _ = write!(html, "<header><h1>{}</h1></header><nav><b>Contents</b>", esc::esc(&title));
     for (level, id, t) in &page.toc {

@@ -389,13 +389,16 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     // One reading of the directory serves the summary, the report and the metrics.
     let bundle = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default())?;
     let opts = evalbench_report::summarize::SummarizeOpts::default();
-    let (_, text) = evalbench_report::summarize::summarize_bundle(&bundle, out, opts, &mut |_| {})?;
+    let (summary, _, text) = crate::summarize::summarize(&bundle, out, opts, &mut |_| {})?;
     if report {
-        evalbench_report::html::inspect(&bundle, &out.join(layout::REPORT_DIR)).context("report")?;
+        let dir = out.join(layout::REPORT_DIR);
+        let mut traces = evalbench_report::html::Traces::new(&dir).context("report")?;
+        let page = evalbench_analyze::view::page::page(&bundle, &mut |p| traces.spans(p));
+        evalbench_report::html::render(&page, &dir, traces).context("report")?;
     }
     pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, layout::NIX_SUPPORT_DIR])?;
     write_atomic(&out.join(layout::HYDRA_BUILD_PRODUCTS), evalbench_report::hydra::build_products(out).as_bytes())?;
-    write_atomic(&out.join(layout::HYDRA_METRICS), evalbench_report::hydra::metrics(&bundle).as_bytes())?;
+    write_atomic(&out.join(layout::HYDRA_METRICS), evalbench_report::hydra::metrics(&summary).as_bytes())?;
     Ok(text)
 }
 

@@ -6,28 +6,11 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::over_runs::{answer, PassAnswer, RunPath};
-use evalbench_analyze::view::PassView;
+use evalbench_analyze::over_runs::PassAnswer;
 
 use super::super::esc::{esc, file_safe};
 use super::super::svg::ms;
 use super::super::Page;
-
-/// The answer of one pass from its runs (in the order they ran).
-pub fn of(base: &str, runs: &[&PassView]) -> PassAnswer {
-    let by_process: Vec<Vec<evalbench_analyze::path::ByProcess>> =
-        runs.iter().map(|r| r.critical.as_ref().map(|c| c.by_process()).unwrap_or_default()).collect();
-    let paths: Vec<RunPath> = runs
-        .iter()
-        .zip(&by_process)
-        .map(|(r, b)| RunPath {
-            name: &r.name,
-            evaluated_s: Some(r.evaluated_s()).filter(|e| e.is_finite()),
-            path: r.critical.as_ref().ok().map(|c| (c.steps.as_slice(), b.as_slice(), r.buys.as_slice())),
-        })
-        .collect();
-    answer(base, &paths)
-}
 
 pub fn answers(
     page: &mut Page,

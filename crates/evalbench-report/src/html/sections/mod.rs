@@ -26,7 +26,7 @@ use evalbench_analyze::view::{PassView, Section};
 use super::esc::esc;
 use super::Page;
 
-pub use answer::{answers, of as answer_of};
+pub use answer::answers;
 pub use assignment::assignment;
 pub use cpu::cpu;
 pub use database::database;

@@ -34,8 +34,7 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
             None => "unknown".into(),
         };
         let wall = p.extent.map(|(a, b)| format!("{:.3} s", (b - a) / 1e6)).unwrap_or_else(|| "no spans".into());
-        let metric = evalbench_analyze::counters::evaluation_metric(p.run(), &p.dir);
-        let metric = match metric.as_ref() {
+        let metric = match p.evaluation_metric.as_ref() {
             Some(Value::Object(m)) => m
                 .iter()
                 .filter(|(k, _)| *k != "evaluation" && *k != "recorded_at")

@@ -59,8 +59,8 @@ fn bars(segs: &[Segment], t0: f64, t1: f64) -> Vec<Item> {
     out
 }
 
-/// The path of `p`, the run shown in full of `runs` (its pass's runs).
-pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
+/// The path of `p`, the run shown in full of its pass, and its levers over the pass's runs.
+pub fn critical_path(page: &mut Page, p: &PassView, levers: &evalbench_analyze::view::page::Levers) {
     page.h3(&p.name, "critical-path", "Critical path");
     let path = match &p.critical {
         Ok(path) => path,
@@ -125,5 +125,5 @@ pub fn critical_path(page: &mut Page, p: &PassView, runs: &[&PassView]) {
             path.steps.len() - STEPS_SHOWN
         );
     }
-    super::buys::buys(page, p, runs);
+    super::buys::buys(page, p, levers);
 }

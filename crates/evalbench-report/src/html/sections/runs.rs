@@ -7,7 +7,8 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::view::{PassView, RunsOfPass};
+use evalbench_analyze::view::page::Group;
+use evalbench_analyze::view::PassView;
 
 use super::super::esc::{esc, file_safe, href};
 use super::super::svg::{self, ms};
@@ -16,8 +17,9 @@ use super::super::Page;
 /// Steps drawn in the median path's bar; the rest are in summary.json.
 const PATH_STEPS: usize = 12;
 
-/// `over`: the runs as one measurement (`analyze::view::runs_of_pass`).
-pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, shown: usize) {
+/// The group's runs as one measurement (`analyze::view::page::Group`).
+pub fn runs(page: &mut Page, g: &Group, runs: &[&PassView], shown: usize) {
+    let (base, over) = (g.base.as_str(), &g.over);
     page.h2(&format!("runs-{base}"), &format!("{base}: {} runs", runs.len()));
     let (values, s) = (&over.evaluated_s, &over.spread);
     let _ = write!(
@@ -52,7 +54,7 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, 
         "runs",
         svg::runs(&format!("{base}: evaluated seconds of each run, in run order"), values, s.median),
     );
-    median_path(page, base, runs, s.median);
+    median_path(page, g, s.median);
     page.body.push_str(
         "<table><tr><th>run</th><th>evaluated</th><th>critical path</th><th>first step on it</th><th>trace</th></tr>",
     );
@@ -85,19 +87,17 @@ pub fn runs(page: &mut Page, base: &str, runs: &[&PassView], over: &RunsOfPass, 
 
 /// The path's steps by their median time on it over the runs (0 in a run
 /// whose path missed the step), each with the runs' range.
-fn median_path(page: &mut Page, base: &str, runs: &[&PassView], median: f64) {
-    let paths: Vec<&evalbench_analyze::path::CriticalPath> =
-        runs.iter().filter_map(|p| p.critical.as_ref().ok()).collect();
-    if paths.is_empty() {
+fn median_path(page: &mut Page, g: &Group, median: f64) {
+    let base = g.base.as_str();
+    if g.paths == 0 {
         return;
     }
     // The same medians summary.txt and whatif give (`analyze::over_runs`).
-    let over =
-        evalbench_analyze::over_runs::steps_over_runs(&paths.iter().map(|p| p.steps.as_slice()).collect::<Vec<_>>());
-    let mut steps: Vec<(String, f64, f64, f64)> = over
-        .into_iter()
+    let mut steps: Vec<(String, f64, f64, f64)> = g
+        .steps_over_runs
+        .iter()
         .filter(|s| s.median_on_path_us > 0)
-        .map(|s| (s.step, s.median_on_path_us as f64, s.min_on_path_us as f64, s.max_on_path_us as f64))
+        .map(|s| (s.step.clone(), s.median_on_path_us as f64, s.min_on_path_us as f64, s.max_on_path_us as f64))
         .collect();
     let every: f64 = steps.iter().map(|s| s.1).sum();
     let rest = steps.len().saturating_sub(PATH_STEPS);
@@ -110,7 +110,7 @@ fn median_path(page: &mut Page, base: &str, runs: &[&PassView], median: f64) {
             a median evaluated time of {:.3} s: a sum of medians is not the median of sums (each run's path adds up to \
             its own evaluated time).{}</p>",
         esc(base),
-        paths.len(),
+        g.paths,
         steps.len(),
         esc(&ms(shown)),
         esc(&ms(every)),
