@@ -89,6 +89,11 @@ impl Comparison {
         groups.dedup();
         groups
     }
+
+    /// The provenance groups both sides record: those a "measured the same" may speak of.
+    pub fn both_recorded(&self) -> Vec<&'static str> {
+        crate::sides::both_recorded(&self.provenance_a, &self.provenance_b)
+    }
 }
 
 /// The families a pass's verdicts were corrected in, each with its word on power.

@@ -11,55 +11,12 @@
 use std::collections::BTreeMap;
 
 use evalbench_bundle::nix_stats::{self, Counters};
+// The counters' names, words, units and order are nix's vocabulary, kept with its format.
+pub use evalbench_bundle::nix_stats::{exact_headline, in_headline_order, unit, words, HEADLINE, NOISY};
 use serde::Serialize;
 
 use crate::verdict::{judge, Family, Kind, Measured, Rules, Verdict, AMOUNT};
 use crate::PassData;
-
-/// Counters that are not exact counts of work: times, and the heap's size
-/// (nix's, and the times and peaks of Gradient's `evaluation_metric`).
-pub const NOISY: &[&str] = &[
-    "cpuTime",
-    "gc.heapSize",
-    "gc.cycles",
-    "time.cpu",
-    "time.gc",
-    "time.gcFraction",
-    "evaluation_metric.fetch_ms",
-    "evaluation_metric.eval_flake_ms",
-    "evaluation_metric.eval_drv_ms",
-    "evaluation_metric.total_eval_ms",
-    "evaluation_metric.peak_heap_mb",
-    "evaluation_metric.peak_rss_mb",
-];
-
-/// Counters shown first and in Hydra's metrics, with the words for them.
-pub const HEADLINE: &[(&str, &str)] = &[
-    ("nrFunctionCalls", "function calls"),
-    ("nrThunks", "thunks"),
-    ("gc.totalBytes", "bytes allocated"),
-    ("nrPrimOpCalls", "primop calls"),
-    ("nrLookups", "attribute lookups"),
-    ("envs.number", "environments"),
-    ("values.number", "values"),
-];
-
-/// The unit of a counter that is not a count, as nix writes it.
-pub fn unit(name: &str) -> Option<&'static str> {
-    match name {
-        "cpuTime" | "time.cpu" | "time.gc" => Some("seconds"),
-        "gc.heapSize" => Some("bytes"),
-        n if n.starts_with("evaluation_metric.") && n.ends_with("_ms") => Some("milliseconds"),
-        n if n.starts_with("evaluation_metric.") && n.ends_with("_mb") => Some("MiB"),
-        "time.gcFraction" => Some("a fraction of the time"),
-        _ => None,
-    }
-}
-
-/// The words for a counter, or its key.
-pub fn words(name: &str) -> &str {
-    HEADLINE.iter().find(|(k, _)| *k == name).map_or(name, |(_, w)| w)
-}
 
 /// A pass's counters: run.json's `nix_stats`, else the statistics files
 /// themselves, else (a bundle Gradient wrote) the counts of its
@@ -198,22 +155,6 @@ pub fn judge_exact(name: &str, x: f64, y: f64) -> CounterVerdict {
         exact: true,
         grounds: CounterGrounds::Exact { a: x, b: y, change },
     }
-}
-
-/// The headline counters that are exact counts (what gates and what
-/// history steps on), in headline order.
-pub fn exact_headline() -> impl Iterator<Item = &'static str> {
-    HEADLINE.iter().map(|(n, _)| *n).filter(|n| !NOISY.contains(n))
-}
-
-/// Counter names in the order people read them: the headline first, in its
-/// order, then the rest by name; each once.
-pub fn in_headline_order<S: AsRef<str> + Ord>(names: &mut Vec<S>) {
-    names.sort_by(|a, b| {
-        let rank = |n: &S| HEADLINE.iter().position(|(k, _)| *k == n.as_ref()).unwrap_or(HEADLINE.len());
-        rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
-    });
-    names.dedup();
 }
 
 /// Every counter both sides have: the exact ones judged by equality, and the

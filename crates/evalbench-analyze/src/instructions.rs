@@ -218,13 +218,10 @@ fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option<Cou
 }
 
 /// Counts' spread: (max - min) / median, percent; 0 for fewer than two.
-/// History's rows of a counted series show it from their stored `Spread`.
+/// History's rows of a counted series show it from their stored `Spread`
+/// ([`Spread::range_pct`]).
 pub fn range_pct(s: &Spread) -> f64 {
-    if s.n < 2 || s.median <= 0.0 {
-        0.0
-    } else {
-        (s.max - s.min) / s.median * 100.0
-    }
+    s.range_pct()
 }
 
 fn spread_pct(v: &[f64]) -> f64 {

@@ -21,6 +21,17 @@ pub struct Spread {
     pub mad: f64,
 }
 
+impl Spread {
+    /// (max - min) / median, percent; 0 for fewer than two or a median not above 0.
+    pub fn range_pct(&self) -> f64 {
+        if self.n < 2 || self.median <= 0.0 {
+            0.0
+        } else {
+            (self.max - self.min) / self.median * 100.0
+        }
+    }
+}
+
 /// A float serde_json wrote as null (it was NaN or infinite) reads back as NaN.
 pub fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))

@@ -210,6 +210,69 @@ pub fn from_json(v: &serde_json::Value) -> Option<Counters> {
     Some(m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect())
 }
 
+// The counters' vocabulary: which are exact, which come first, their words and units.
+
+/// Counters that are not exact counts of work: times, and the heap's size
+/// (nix's, and the times and peaks of Gradient's `evaluation_metric`).
+pub const NOISY: &[&str] = &[
+    "cpuTime",
+    "gc.heapSize",
+    "gc.cycles",
+    "time.cpu",
+    "time.gc",
+    "time.gcFraction",
+    "evaluation_metric.fetch_ms",
+    "evaluation_metric.eval_flake_ms",
+    "evaluation_metric.eval_drv_ms",
+    "evaluation_metric.total_eval_ms",
+    "evaluation_metric.peak_heap_mb",
+    "evaluation_metric.peak_rss_mb",
+];
+
+/// Counters shown first and in Hydra's metrics, with the words for them.
+pub const HEADLINE: &[(&str, &str)] = &[
+    ("nrFunctionCalls", "function calls"),
+    ("nrThunks", "thunks"),
+    ("gc.totalBytes", "bytes allocated"),
+    ("nrPrimOpCalls", "primop calls"),
+    ("nrLookups", "attribute lookups"),
+    ("envs.number", "environments"),
+    ("values.number", "values"),
+];
+
+/// The unit of a counter that is not a count, as nix writes it.
+pub fn unit(name: &str) -> Option<&'static str> {
+    match name {
+        "cpuTime" | "time.cpu" | "time.gc" => Some("seconds"),
+        "gc.heapSize" => Some("bytes"),
+        n if n.starts_with("evaluation_metric.") && n.ends_with("_ms") => Some("milliseconds"),
+        n if n.starts_with("evaluation_metric.") && n.ends_with("_mb") => Some("MiB"),
+        "time.gcFraction" => Some("a fraction of the time"),
+        _ => None,
+    }
+}
+
+/// The words for a counter, or its key.
+pub fn words(name: &str) -> &str {
+    HEADLINE.iter().find(|(k, _)| *k == name).map_or(name, |(_, w)| w)
+}
+
+/// The headline counters that are exact counts (what gates and what
+/// history steps on), in headline order.
+pub fn exact_headline() -> impl Iterator<Item = &'static str> {
+    HEADLINE.iter().map(|(n, _)| *n).filter(|n| !NOISY.contains(n))
+}
+
+/// Counter names in the order people read them: the headline first, in its
+/// order, then the rest by name; each once.
+pub fn in_headline_order<S: AsRef<str> + Ord>(names: &mut Vec<S>) {
+    names.sort_by(|a, b| {
+        let rank = |n: &S| HEADLINE.iter().position(|(k, _)| *k == n.as_ref()).unwrap_or(HEADLINE.len());
+        rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
+    });
+    names.dedup();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! the judged series back.
 
 pub mod changepoint;
+pub mod chart;
 mod error;
 pub mod judge;
 pub mod medians;

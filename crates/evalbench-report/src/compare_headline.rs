@@ -127,7 +127,7 @@ fn counters_line(p: &PassComparison) -> Option<String> {
         .collect();
     // The counters sort changes first, by how much they moved; the headline
     // counters (those the gate reads: function calls, thunks, ...) first.
-    let headline: Vec<&str> = evalbench_analyze::counters::exact_headline().collect();
+    let headline: Vec<&str> = evalbench_bundle::nix_stats::exact_headline().collect();
     let top = exact
         .iter()
         .find(|v| v.kind.is_change() && headline.contains(&v.name.as_str()))

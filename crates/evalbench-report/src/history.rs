@@ -4,7 +4,6 @@
 //! change points marked, hover titles with commit, runs and verdict; small
 //! multiples of the spans that moved most; the changes as a table.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -13,26 +12,7 @@ use evalbench_history::{Change, History, Point};
 use crate::html::{escape as esc, file_safe};
 use crate::ReportError;
 
-/// Span charts per pass.
-const SMALL_MULTIPLES: usize = 6;
-/// The noise floor of "moved": a span's medians along the series must span
-/// at least this many ms, and this share of their mean.
-const MOVED_MS: f64 = 1.0;
-const MOVED_SHARE: f64 = 0.10;
-/// Marks a chart draws at most: past this many commits, a mark stands for
-/// a run of neighbouring commits (about 2.5 px each on the 1,100 px chart,
-/// where one mark per commit could not be told apart), and a page of
-/// 10,000 commits stays a page. Changes are always drawn one by one.
-const MARKS: usize = 400;
-
-/// The commits (indices into a series) each mark stands for: one each up
-/// to `max`, else `max` runs of neighbours of near-equal length.
-fn buckets(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
-    if n <= max {
-        return (0..n).map(|i| i..i + 1).collect();
-    }
-    (0..max).map(|k| k * n / max..(k + 1) * n / max).collect()
-}
+use evalbench_history::chart::{Mark, PassCharts, MARKS, MOVED_MS, MOVED_SHARE};
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:8px 24px \
     48px;color:#222}h1{font-size:20px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid \
@@ -53,7 +33,9 @@ pub struct Written {
     pub points: usize,
 }
 
-pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError> {
+/// The page of `h` and its charts (`evalbench_history::chart::charts`, in
+/// the order of `h.passes`) into `out`.
+pub fn render(h: &History, charts: &[PassCharts], db: &str, out: &Path) -> Result<Written, ReportError> {
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
     let mut body = String::new();
     let title = format!("evalbench history: {db}");
@@ -76,12 +58,12 @@ pub fn render(h: &History, db: &str, out: &Path) -> Result<Written, ReportError>
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(note));
     }
     let mut points = 0;
-    for (pass, series) in &h.passes {
+    for ((pass, series), charts) in h.passes.iter().zip(charts) {
         points += series.len();
         let changes: Vec<&Change> = h.changes.iter().filter(|c| &c.pass == pass).collect();
         let _ = write!(body, "<h2 id=\"{}\">{}</h2>", esc(&file_safe(pass)), esc(pass));
-        body.push_str(&evaluated_chart(h, pass, series, &changes));
-        small_multiples(&mut body, h, pass, series, &changes);
+        body.push_str(&evaluated_chart(h, pass, series, &charts.marks, &changes));
+        small_multiples(&mut body, h, pass, charts, &changes);
         if changes.is_empty() {
             body.push_str("<p>No change along this series.</p>");
         } else {
@@ -149,7 +131,7 @@ fn date(unix_s: i64) -> String {
 /// (a commit without one is not on this axis): the medians joined, each
 /// with its spread, change points as dashed lines, changes of nix's
 /// counters as diamonds, and commits labelled along the axis.
-fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change]) -> String {
+fn evaluated_chart(h: &History, pass: &str, series: &[Point], marks: &[Mark], changes: &[&Change]) -> String {
     let lo = series.iter().map(|p| p.evaluated_s.min).fold(f64::INFINITY, f64::min);
     let hi = series.iter().map(|p| p.evaluated_s.max).fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = if lo.is_finite() { (lo * 0.95, hi * 1.05) } else { (0.0, 1.0) };
@@ -172,13 +154,7 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
         f.h - 20.0,
         lo
     );
-    let marks = buckets(series.len(), MARKS);
-    let mid = |r: &std::ops::Range<usize>| (r.start + r.end - 1) / 2;
-    let bucket_median = |r: &std::ops::Range<usize>| {
-        let v: Vec<f64> = series[r.clone()].iter().map(|p| p.evaluated_s.median).collect();
-        evalbench_analyze::verdict::median(&v)
-    };
-    let line: Vec<String> = marks.iter().map(|r| format!("{:.1},{:.1}", f.x(mid(r)), f.y(bucket_median(r)))).collect();
+    let line: Vec<String> = marks.iter().map(|m| format!("{:.1},{:.1}", f.x(m.middle()), f.y(m.median))).collect();
     let _ = write!(s, "<polyline class=\"series\" fill=\"none\" points=\"{}\"/>", line.join(" "));
     for (i, p) in series.iter().enumerate() {
         let commit = &h.commits[p.commit];
@@ -196,11 +172,11 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
             );
         }
     }
-    for r in &marks {
-        if r.len() > 1 {
+    for m in marks {
+        if m.points.len() > 1 {
             // A run of commits: the range of their spreads, and the median of their medians.
-            let run = &series[r.clone()];
-            let x = f.x(mid(r));
+            let run = &series[m.points.clone()];
+            let x = f.x(m.middle());
             let lo = run.iter().map(|p| p.evaluated_s.min).fold(f64::INFINITY, f64::min);
             let hi = run.iter().map(|p| p.evaluated_s.max).fold(f64::NEG_INFINITY, f64::max);
             let (first, last) = (&h.commits[run[0].commit], &h.commits[run[run.len() - 1].commit]);
@@ -220,12 +196,12 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
                 date(first.commit_time),
                 last.commit,
                 date(last.commit_time),
-                bucket_median(r)
+                m.median
             );
             let _ = write!(
                 s,
                 "<circle class=\"point\" cx=\"{x:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>",
-                f.y(bucket_median(r)),
+                f.y(m.median),
                 esc(&tip)
             );
         }
@@ -303,51 +279,8 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], changes: &[&Change
 }
 
 /// The spans whose median moved most along the series (flagged ones first).
-fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point], changes: &[&Change]) {
-    // Ranked from each span's range and mean alone, then only the drawn
-    // ones are gathered: half a million pairs at 10,000 commits. Names are
-    // shared between commits (`SpanMedians`), so a span is found by its
-    // shared copy's address first, then by name (a copy per reading thread).
-    #[derive(Clone, Copy)]
-    struct Range {
-        lo: f64,
-        hi: f64,
-        sum: f64,
-        n: usize,
-    }
-    let mut by_copy: std::collections::HashMap<usize, (&str, Range)> = std::collections::HashMap::new();
-    for p in series {
-        for (k, m) in &p.span_medians.0 {
-            let e = by_copy
-                .entry(std::sync::Arc::as_ptr(k) as *const u8 as usize)
-                .or_insert((k.as_ref(), Range { lo: f64::INFINITY, hi: f64::NEG_INFINITY, sum: 0.0, n: 0 }));
-            e.1 = Range { lo: e.1.lo.min(*m), hi: e.1.hi.max(*m), sum: e.1.sum + m, n: e.1.n + 1 };
-        }
-    }
-    let mut ranges: BTreeMap<&str, Range> = BTreeMap::new();
-    for (name, r) in by_copy.values().copied() {
-        let e = ranges.entry(name).or_insert(Range { lo: f64::INFINITY, hi: f64::NEG_INFINITY, sum: 0.0, n: 0 });
-        *e = Range { lo: e.lo.min(r.lo), hi: e.hi.max(r.hi), sum: e.sum + r.sum, n: e.n + r.n };
-    }
-    // A span seen at one commit only has no line to draw: no empty sparkline.
-    // A span not flagged is said to have moved only past the noise floor:
-    // its medians' range at least MOVED_MS and MOVED_SHARE of their mean
-    // (microsecond spans ranked first by share had filled the page).
-    ranges.retain(|k, r| {
-        let flagged = changes.iter().any(|c| c.what == *k);
-        let mean = r.sum / r.n.max(1) as f64;
-        r.n >= 2 && (flagged || (r.hi - r.lo >= MOVED_MS && r.hi - r.lo >= MOVED_SHARE * mean))
-    });
-    let mut ranked: Vec<(&str, bool, f64)> = ranges
-        .iter()
-        .map(|(k, r)| {
-            let mean = r.sum / r.n as f64;
-            let flagged = changes.iter().any(|c| c.what == *k);
-            (*k, flagged, if mean > 0.0 { (r.hi - r.lo) / mean } else { 0.0 })
-        })
-        .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(b.0)));
-    if ranked.is_empty() {
+fn small_multiples(body: &mut String, h: &History, pass: &str, charts: &PassCharts, changes: &[&Change]) {
+    if charts.moved.is_empty() {
         return;
     }
     let _ = write!(
@@ -357,32 +290,14 @@ fn small_multiples(body: &mut String, h: &History, pass: &str, series: &[Point],
             a small move looks small.</p><div class=\"multiples\">",
         MOVED_SHARE * 100.0
     );
-    ranked.truncate(SMALL_MULTIPLES);
-    // The drawn spans' medians, in one scan, found by their shared copies.
-    let drawn: std::collections::HashMap<usize, usize> = by_copy
-        .iter()
-        .filter_map(|(copy, (name, _))| ranked.iter().position(|r| r.0 == *name).map(|i| (*copy, i)))
-        .collect();
-    let mut lines: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ranked.len()];
-    for p in series {
-        for (k, m) in &p.span_medians.0 {
-            if let Some(&i) = drawn.get(&(std::sync::Arc::as_ptr(k) as *const u8 as usize)) {
-                lines[i].push((p.commit, *m));
-            }
-        }
-    }
-    for ((name, flagged, _), v) in ranked.into_iter().zip(&lines) {
+    for moved in &charts.moved {
+        let (name, flagged, v) = (moved.name.as_str(), moved.flagged, &moved.line);
         let lo = v.iter().map(|x| x.1).fold(0.0, f64::min);
         let hi = v.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max).max(lo + 1e-9) * 1.05;
         let f = Frame { w: 360.0, h: 110.0, left: 8.0, n: v.len(), lo, hi };
         // Past MARKS commits a vertex is the median of a run of neighbours.
-        let pts: Vec<String> = buckets(v.len(), MARKS)
-            .iter()
-            .map(|r| {
-                let m: Vec<f64> = v[r.clone()].iter().map(|x| x.1).collect();
-                format!("{:.1},{:.1}", f.x((r.start + r.end - 1) / 2), f.y(evalbench_analyze::verdict::median(&m)))
-            })
-            .collect();
+        let pts: Vec<String> =
+            moved.marks.iter().map(|m| format!("{:.1},{:.1}", f.x(m.middle()), f.y(m.median))).collect();
         let _ = write!(
             body,
             "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"360\" height=\"110\" viewBox=\"0 0 360 110\" \
@@ -445,16 +360,10 @@ mod tests {
 
     #[test]
     fn marks_stand_for_runs_of_commits_past_the_limit_and_changes_stay_one_by_one() {
-        assert_eq!(buckets(3, MARKS), vec![0..1, 1..2, 2..3]);
-        let b = buckets(1001, 400);
-        assert_eq!(b.len(), 400);
-        assert_eq!((b[0].start, b[399].end), (0, 1001), "every commit in one mark");
-        assert!(b.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()));
-
         let h = history(2000, 1500);
         assert_eq!(h.changes.iter().map(|c| c.commit.as_str()).collect::<Vec<_>>(), vec!["c1500"]);
         let dir = tempfile::tempdir().unwrap();
-        let w = render(&h, "test.sqlite", dir.path()).unwrap();
+        let w = render(&h, &evalbench_history::chart::charts(&h), "test.sqlite", dir.path()).unwrap();
         let html = std::fs::read_to_string(&w.page).unwrap();
         assert_eq!(html.matches("<circle class=\"point\"").count(), MARKS, "a mark per run of commits");
         assert_eq!(html.matches("<circle class=\"change\"").count(), 1, "the change on its own");
@@ -463,7 +372,10 @@ mod tests {
             html.split("<polyline class=\"series\" fill=\"none\" points=\"").nth(1).unwrap().split('"').next().unwrap();
         assert_eq!(line.split_whitespace().count(), MARKS);
         let small = history(50, 30);
-        let html = std::fs::read_to_string(render(&small, "t", dir.path()).unwrap().page).unwrap();
+        let html = std::fs::read_to_string(
+            render(&small, &evalbench_history::chart::charts(&small), "t", dir.path()).unwrap().page,
+        )
+        .unwrap();
         assert_eq!(
             html.matches("<circle class=\"point\"").count() + html.matches("<circle class=\"change\"").count(),
             50,

@@ -389,7 +389,7 @@ fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
     let _ = writeln!(t);
     for n in &names {
         let mark = if NOISY.contains(&n.as_str()) { "*" } else { "" };
-        let unit = evalbench_analyze::counters::unit(n).map(|u| format!(" ({u})")).unwrap_or_default();
+        let unit = evalbench_bundle::nix_stats::unit(n).map(|u| format!(" ({u})")).unwrap_or_default();
         let _ = write!(t, "  {:<32}", format!("{n}{mark}{unit}"));
         for (_, runs) in &groups {
             let vals: Vec<f64> = runs.iter().filter_map(|p| p.counters.get(n).and_then(|v| v.as_f64())).collect();

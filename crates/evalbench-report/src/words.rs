@@ -7,9 +7,10 @@
 //! changes history found.
 
 use evalbench_analyze::comparison::{Comparison, NoVerdict};
-use evalbench_analyze::counters::{self, CounterGrounds, CounterVerdict};
+use evalbench_analyze::counters::{CounterGrounds, CounterVerdict};
 use evalbench_analyze::grounds::{Grounds, Rule, Tested};
 use evalbench_analyze::verdict::{Family, Kind, Power, Verdict};
+use evalbench_bundle::nix_stats as counters;
 
 use crate::figures::{fmt, grouped, pct, with_unit};
 use evalbench_history::{Change, Why};
@@ -204,7 +205,7 @@ pub fn no_verdict(why: NoVerdict) -> &'static str {
 /// What A and B were both seen to measure alike, said only of what both
 /// recorded (a bundle without provenance, as Gradient's, records none).
 pub fn alike(c: &Comparison) -> String {
-    let both = evalbench_analyze::sides::both_recorded(&c.provenance_a, &c.provenance_b);
+    let both = c.both_recorded();
     let unknown: Vec<&str> =
         evalbench_bundle::provenance::GROUPS.iter().copied().filter(|g| !both.contains(g)).collect();
     let list = |v: &[&str]| match v {

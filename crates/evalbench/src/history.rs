@@ -172,7 +172,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Cmd::Report { db, filter, out, json } => {
             let h = read(&db.db, filter.select(), true)?;
             crate::claim(&out, &["index.html".into()])?;
-            let w = evalbench_report::history::render(&h, &db.db, &out)?;
+            let charts = evalbench_history::chart::charts(&h);
+            let w = evalbench_report::history::render(&h, &charts, &db.db, &out)?;
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
             } else {

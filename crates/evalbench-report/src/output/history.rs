@@ -54,8 +54,7 @@ fn counted_rows(t: &mut String, h: &History, pass: &str, points: &[evalbench_his
         let c = &h.commits[p.commit];
         let Some(i) = &p.instructions else { continue };
         let flag = if h.changes.iter().any(|x| x.commit == c.commit && x.pass == pass) { " *" } else { "" };
-        let spread =
-            if i.n > 1 { format!("{:.4}%", evalbench_analyze::instructions::range_pct(i)) } else { "one run".into() };
+        let spread = if i.n > 1 { format!("{:.4}%", i.range_pct()) } else { "one run".into() };
         let _ = writeln!(
             t,
             "  {:<14} {:<17} {:<12} {:>5} {:>16} {:>12}{flag}",

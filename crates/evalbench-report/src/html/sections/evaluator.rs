@@ -5,9 +5,9 @@
 use std::fmt::Write;
 
 use crate::figures::grouped;
-use evalbench_analyze::counters::{in_headline_order, words, NOISY};
 use evalbench_analyze::view::{Attribute, AttributeCost, NixProfile, PassView, Position, Section};
 use evalbench_bundle::layout;
+use evalbench_bundle::nix_stats::{in_headline_order, words, NOISY};
 
 use super::super::esc::{esc, file_safe, href};
 use super::super::svg;
