@@ -95,9 +95,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         min_abs_us: a.min_abs_us,
         between_sessions_pct: Some(a.between_sessions),
     };
-    let out = compare(&ba, &bb, &opts)?;
+    let (out, gate) = judged(&ba, &bb, &opts, a.fail_on_regression)?;
     let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
-    let gate = a.fail_on_regression.map(|pct| regression_lines(&regressions(&out, pct))).unwrap_or_default();
     let asked = a.fail_on_regression.map(|pct| (pct, gate.as_slice()));
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
@@ -128,10 +127,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if !out.differs.is_empty() {
         eprintln!("evalbench compare: A and B differ in {} (listed above)", out.differing_groups().join(", "));
     }
-    if gate_fired("evalbench compare", a.fail_on_regression, &gate) {
-        return Ok(ExitCode::from(1));
-    }
-    if let Some(code) = gate_blind("evalbench compare", a.fail_on_regression, a.allow_missing, &out) {
+    if let Some(code) = gate_exit("evalbench compare", (a.fail_on_regression, a.allow_missing), &out, &gate) {
         return Ok(code);
     }
     if a.fail_on_undecided && !out.undecided.is_empty() {
@@ -141,9 +137,37 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The comparison of two bundles and, with a gate (`pct`), the regressions
+/// past it as compare's lines: the one entry point of `compare` and of
+/// `run --baseline`.
+pub fn judged(
+    ba: &Bundle,
+    bb: &Bundle,
+    opts: &Opts,
+    pct: Option<f64>,
+) -> Result<(evalbench_analyze::comparison::Comparison, Vec<String>), evalbench_analyze::compare_error::CompareError> {
+    let c = compare(ba, bb, opts)?;
+    let gate = pct.map(|pct| regression_lines(&regressions(&c, pct))).unwrap_or_default();
+    Ok((c, gate))
+}
+
+/// The gate's exit, where it decides one: 1 when it fired (each regression
+/// said), 2 when it cannot judge what one side lacks (unless allowed).
+pub fn gate_exit(
+    who: &str,
+    (pct, allow_missing): (Option<f64>, bool),
+    c: &evalbench_analyze::comparison::Comparison,
+    gate: &[String],
+) -> Option<ExitCode> {
+    if gate_fired(who, pct, gate) {
+        return Some(ExitCode::from(1));
+    }
+    gate_blind(who, pct, allow_missing, c)
+}
+
 /// The gate cannot judge what one side lacks: exit 2 naming it, unless
 /// `--allow-missing` (then each is said, and the gate stands on the rest).
-pub fn gate_blind(
+fn gate_blind(
     who: &str,
     pct: Option<f64>,
     allow: bool,
@@ -164,7 +188,7 @@ pub fn gate_blind(
 }
 
 /// Whether the gate fired; each regression on stderr, after `who`.
-pub fn gate_fired(who: &str, pct: Option<f64>, gate: &[String]) -> bool {
+fn gate_fired(who: &str, pct: Option<f64>, gate: &[String]) -> bool {
     let Some(pct) = pct else { return false };
     for g in gate {
         eprintln!("{who}: regression past {pct}%: {g}");

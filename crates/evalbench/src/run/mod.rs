@@ -355,9 +355,7 @@ fn compare_sides(
 ) -> anyhow::Result<ExitCode> {
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
-    let c = evalbench_analyze::comparison::compare(&ba, &bb, &evalbench_analyze::comparison::Opts::default())?;
-    let gate =
-        pct.map(|p| compare_json::regression_lines(&evalbench_analyze::gate::regressions(&c, p))).unwrap_or_default();
+    let (c, gate) = crate::compare::judged(&ba, &bb, &evalbench_analyze::comparison::Opts::default(), pct)?;
     let text = evalbench_report::output::compare::text(
         &a.display().to_string(),
         &b.display().to_string(),
@@ -378,10 +376,7 @@ fn compare_sides(
         b.display(),
         out.join("compare.txt").display()
     );
-    if crate::compare::gate_fired("evalbench run", pct, &gate) {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(crate::compare::gate_blind("evalbench run", pct, allow_missing, &c).unwrap_or(ExitCode::SUCCESS))
+    Ok(crate::compare::gate_exit("evalbench run", (pct, allow_missing), &c, &gate).unwrap_or(ExitCode::SUCCESS))
 }
 
 /// summary, traces, report, archive, build products.
