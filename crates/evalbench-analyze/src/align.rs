@@ -1,4 +1,4 @@
-//! Clock alignment (docs/ARCHITECTURE.md, "Clock alignment").
+//! Clock alignment (docs/decisions.md, "Clock alignment").
 //!
 //! Let θ be what must be added to a worker timestamp to read it on the server
 //! clock. A message the worker sends at worker time s and the server receives

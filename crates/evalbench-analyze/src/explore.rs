@@ -4,7 +4,7 @@
 //! measures were named before looking (`comparison`); everything else is
 //! looked through, and looking through four hundred rows at 5% each would
 //! call some changed on identical inputs. Holm over all of them holds the
-//! chance of any false verdict among them to 5% (docs/ARCHITECTURE.md,
+//! chance of any false verdict among them to 5% (docs/decisions.md,
 //! "Verdicts").
 
 use std::collections::{BTreeMap, HashMap};

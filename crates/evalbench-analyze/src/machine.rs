@@ -2,7 +2,7 @@
 //! off /proc by the runner), summed up per pass: which runs were busy, and
 //! whether a side was busy enough that its times say more about the
 //! machine than about the change. A time verdict is withheld for such a
-//! side; exact counters are still judged (docs/ARCHITECTURE.md, "Verdicts").
+//! side; exact counters are still judged (docs/decisions.md, "Verdicts").
 
 use evalbench_bundle::MachineState;
 use serde::Serialize;

@@ -97,7 +97,7 @@ pub enum Fields<'a> {
 /// Loads a pass keeping the fields `fields` says, aligns its clocks, and
 /// keeps only the spans that started inside its capture window, on the
 /// server's clock: what the scheduler did idling before the request and
-/// after the evaluation is not the evaluation's (docs/ARCHITECTURE.md,
+/// after the evaluation is not the evaluation's (docs/decisions.md,
 /// "Passes"). Alignment is computed from every span first, since its pairs
 /// may lie on either side. The runner's clock is the server's in the lab;
 /// for a remote target the two are taken as synchronized (NTP). Problems

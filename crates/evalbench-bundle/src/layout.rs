@@ -1,4 +1,4 @@
-//! File names of the bundle, in one place (docs/ARCHITECTURE.md, "The bundle").
+//! File names of the bundle, in one place (docs/decisions.md, "The bundle").
 
 pub const RUN_JSON: &str = "run.json";
 /// Gradient's `evaluation_metric` rows of the pass's evaluation, beside run.json.

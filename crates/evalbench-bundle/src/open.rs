@@ -73,7 +73,7 @@ fn find_passes(root: &Path) -> Result<Vec<PassDir>, BundleError> {
 
 impl Bundle {
     /// What the bundle measured: the provenance in its first pass's run.json
-    /// that has one; all unknown for a bundle without (docs/ARCHITECTURE.md, "The bundle").
+    /// that has one; all unknown for a bundle without (docs/decisions.md, "The bundle").
     pub fn provenance(&self) -> crate::Provenance {
         self.every_run()
             .filter_map(|p| crate::RunInfo::read(&p.file(crate::layout::RUN_JSON)).ok()?.provenance)

@@ -2,7 +2,7 @@
 //! evaluation is requested and stopped after it has left
 //! EvaluatingDerivation; what it saw outside `[start, stop]` (a scheduler
 //! polling an idle database) is not the evaluation's, and must not count in
-//! any statistic (docs/ARCHITECTURE.md, "Passes"). The runner cuts the file
+//! any statistic (docs/decisions.md, "Passes"). The runner cuts the file
 //! once, so every reader after it (decode, the report, compare) sees the
 //! window alone.
 //!

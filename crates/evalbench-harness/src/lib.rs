@@ -80,7 +80,7 @@ impl CaptureSet {
     }
 
     /// What a pass captures: clean passes the cheap captures, instrumented
-    /// passes the distorting ones (docs/ARCHITECTURE.md, "Passes").
+    /// passes the distorting ones (docs/decisions.md, "Passes").
     pub fn captures_for(&self, pass: &str) -> Captures {
         let clean = layout::is_clean(pass);
         // A counted pass is a clean one under Valgrind, which counts nix's
@@ -149,7 +149,7 @@ pub struct Side<'a> {
 /// neighbour's load, a slow minute) then falls on both sides alike, which
 /// two runs made one after the other cannot promise: between two sessions
 /// this machine's medians moved by more than the change being looked for
-/// (docs/ARCHITECTURE.md, "Sessions"). Passes and repeats are the first
+/// (docs/decisions.md, "Sessions"). Passes and repeats are the first
 /// side's. Every target is finished, whatever happened.
 pub fn run_sides(
     sides: &mut [Side<'_>],

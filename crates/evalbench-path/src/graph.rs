@@ -5,7 +5,7 @@
 //! is unknown, from the span that ended last before it (the "last arrival"
 //! assumption). With the measured weights, the longest path to every node
 //! is its measured time, so the graph reproduces the pass; with some
-//! weights shortened it predicts one (`whatif`). docs/ARCHITECTURE.md,
+//! weights shortened it predicts one (`whatif`). docs/decisions.md,
 //! "The critical path".
 
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! the aligned clocks. Every instant of the evaluated time belongs to one
 //! segment, so the path's steps add up to the evaluated seconds. `whatif`
 //! shortens some spans' own time in the same graph and finds the path
-//! again (docs/ARCHITECTURE.md, "The critical path").
+//! again (docs/decisions.md, "The critical path").
 
 mod database;
 mod error;

@@ -1,4 +1,4 @@
-//! Span files (`trace/*.jsonl`; the format is in docs/ARCHITECTURE.md,
+//! Span files (`trace/*.jsonl`; the format is in docs/decisions.md,
 //! "Spans"): the model here, the line parser in `parse`, the reader that
 //! parses a directory's files (and chunks of large ones) on every core in
 //! `parallel`.

@@ -2,7 +2,7 @@
 //! ends: CPU used by the pipeline and by everything else, steal, pressure
 //! stall and dirty memory. A shared machine cannot be isolated; what it did
 //! can be measured, so that `compare` names a busy side instead of calling
-//! its times a change (docs/ARCHITECTURE.md, "Sessions").
+//! its times a change (docs/decisions.md, "Sessions").
 //!
 //! The pipeline's CPU is that of the runner's process tree and of the
 //! target's daemons that left it (PostgreSQL's postmaster is started by

@@ -13,7 +13,7 @@ pub(super) fn write_json(path: &Path, v: &Value) -> Result<(), HarnessError> {
     Ok(evalbench_bundle::write_record(path, serde_json::to_string_pretty(v).expect("serializes").as_bytes())?)
 }
 
-/// Files a pass must have, by what it captured (docs/ARCHITECTURE.md, "The bundle").
+/// Files a pass must have, by what it captured (docs/decisions.md, "The bundle").
 pub fn expected_files(c: &Captures) -> Vec<&'static str> {
     let mut v = vec![layout::RUN_JSON, layout::JOB_PHASES];
     if c.pcap {
