@@ -1,7 +1,7 @@
 //! Why a verdict reads as it does, as a word a table can hold. The full
 //! sentence (the report's `words::verdict`) carries the statistics; a table shows the word
 //! and says what each word means once, in a legend (the report's
-//! `compare_tables::legend`), so
+//! `compare::tables::legend`), so
 //! that 80 rows do not repeat one explanation 80 times.
 
 use serde::{Deserialize, Serialize};

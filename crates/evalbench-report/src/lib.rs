@@ -1,24 +1,20 @@
-//! `evalbench-report`: writes what people and scripts read. Each output
-//! format is its own module and reads only analysed passes.
+//! `evalbench-report`: writes what people and scripts read, from the models
+//! analyze and history built; it computes nothing. One home per output
+//! (`summary`, `compare`, `history`, `bisect`, `instructions`, the bundle's
+//! page in `html`), each with its writers side by side.
 
-pub mod compare_headline;
-pub mod compare_tables;
-pub mod comparison;
+pub mod bisect;
+pub mod compare;
 pub mod condition_notes;
 mod error;
 pub mod figures;
 pub mod history;
 pub mod html;
-pub mod hydra;
+pub mod instructions;
 pub mod output;
 pub mod perfetto;
 mod placed_fields;
-pub mod summarize;
 pub mod summary;
-pub mod summary_answer;
-mod summary_instructions;
-pub mod summary_path;
-pub mod summary_text;
 pub mod words;
 #[cfg(test)]
 mod words_tests;

@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use crate::baseline_rev::git;
 use evalbench_analyze::bisect::{bisect, Commit, Probed};
 use evalbench_bundle::layout;
-use evalbench_report::output::bisect::{short, Counted, Found, MinorFound, Probe};
+use evalbench_report::bisect::{short, Counted, Found, MinorFound, Probe};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -402,12 +402,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         add_to_history(&a, &commits, &outcome.probes, db, &say)?;
     }
     let json = serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n";
-    let text = evalbench_report::output::bisect::counted_text(&doc);
+    let text = evalbench_report::bisect::counted_text(&doc);
     evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
     evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
     evalbench_bundle::write_atomic(
         &a.out.join("bisect.md"),
-        evalbench_report::output::bisect::counted_markdown(&doc).as_bytes(),
+        evalbench_report::bisect::counted_markdown(&doc).as_bytes(),
     )?;
     crate::emit(if a.json { &json } else { &text })?;
     Ok(ExitCode::SUCCESS)

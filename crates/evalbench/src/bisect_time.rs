@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use evalbench_analyze::bisect::{bisect_time, Class, Commit};
-use evalbench_report::output::bisect::{short, timed_text, Measured, Timed};
+use evalbench_report::bisect::{short, timed_text, Measured, Timed};
 
 use crate::bisect::Args;
 

@@ -12,7 +12,7 @@ use evalbench_bundle::Bundle;
 
 /// The floors of "negligible", as `compare` takes them by default (their home is the verdict's rules).
 pub use evalbench_analyze::verdict::{MIN_ABS_US, MIN_CHANGE_PCT};
-use evalbench_report::output::compare_json::{json, regression_lines, HTML_TOP, TOP};
+use evalbench_report::compare::json::{json, regression_lines, HTML_TOP, TOP};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -101,14 +101,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let text = match if a.json { crate::Format::Json } else { a.format } {
         crate::Format::Json => json(&a.a, &a.b, &out, a.fail_on_regression, &gate),
         crate::Format::Text => {
-            evalbench_report::output::compare::text(&na, &nb, &out, a.top.unwrap_or(TOP), asked, a.verbose)
+            evalbench_report::compare::text::text(&na, &nb, &out, a.top.unwrap_or(TOP), asked, a.verbose)
         }
         crate::Format::Markdown => {
-            evalbench_report::output::compare::markdown(&na, &nb, &out, a.top.unwrap_or(TOP), asked)
+            evalbench_report::compare::text::markdown(&na, &nb, &out, a.top.unwrap_or(TOP), asked)
         }
     };
     if let Some(dir) = &a.html {
-        let w = evalbench_report::comparison::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP), asked)?;
+        let w = evalbench_report::compare::html::render(&a.a, &a.b, &out, dir, a.top.unwrap_or(HTML_TOP), asked)?;
         eprintln!(
             "evalbench compare: {} ({} bytes, {} statements with a changed plan)",
             w.page.display(),
@@ -121,7 +121,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("evalbench compare: warning: {w}");
     }
     crate::emit(&text)?;
-    for line in evalbench_report::output::compare::undecided(&out) {
+    for line in evalbench_report::compare::text::undecided(&out) {
         eprintln!("evalbench compare: {line}");
     }
     if !out.differs.is_empty() {

@@ -161,11 +161,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let h = read(&db.db, filter.select(), false)?;
             let format = if json { crate::Format::Json } else { format };
             if format == crate::Format::Markdown {
-                crate::emit(&evalbench_report::output::history::markdown(&h))?;
+                crate::emit(&evalbench_report::history::text::markdown(&h))?;
             } else if format == crate::Format::Json {
-                crate::emit(&evalbench_report::output::history::json(&h))?;
+                crate::emit(&evalbench_report::history::text::json(&h))?;
             } else {
-                crate::emit(&evalbench_report::output::history::text(&h))?;
+                crate::emit(&evalbench_report::history::text::text(&h))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -173,7 +173,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let h = read(&db.db, filter.select(), true)?;
             crate::claim(&out, &["index.html".into()])?;
             let charts = evalbench_history::chart::charts(&h);
-            let w = evalbench_report::history::render(&h, &charts, &db.db, &out)?;
+            let w = evalbench_report::history::html::render(&h, &charts, &db.db, &out)?;
             if json {
                 crate::emit(&format!("{}\n", serde_json::to_string_pretty(&w).expect("serializes")))?;
             } else {

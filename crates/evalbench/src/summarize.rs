@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use evalbench_bundle::{layout, manifest, Bundle, Limits};
-use evalbench_report::summarize::SummarizeOpts;
+use evalbench_report::summary::write::SummarizeOpts;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -135,7 +135,7 @@ pub fn summarize(
     opts: SummarizeOpts,
     progress: &mut dyn FnMut(String),
 ) -> Result<(evalbench_analyze::summary::Summary, String, String), evalbench_report::ReportError> {
-    use evalbench_report::summarize::{no_summary, pass_done, write, TraceFiles};
+    use evalbench_report::summary::write::{no_summary, pass_done, write, TraceFiles};
     let started = std::time::Instant::now();
     let sink = TraceFiles { out, no_trace: opts.no_trace };
     let summary = evalbench_analyze::summary::summary(bundle, &sink, &mut |p| progress(pass_done(&p)))

@@ -66,7 +66,7 @@ pub struct PassSummary {
     /// do not stack up at the top. Set once the path gave own times.
     #[serde(skip)]
     pub by_own: Vec<u32>,
-    /// What the evaluated time waited on (`summary_path`), or why it is unknown.
+    /// What the evaluated time waited on (report's `summary::path`), or why it is unknown.
     #[serde(serialize_with = "path_or_reason")]
     pub critical_path: Result<PathSummary, NoPath>,
 }

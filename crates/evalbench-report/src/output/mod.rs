@@ -1,18 +1,13 @@
-//! What commands print for people, one file per command (as hyperfine keeps
-//! its `output/`): plain text for a terminal, and GitHub-flavoured Markdown
-//! for a pull request comment or `$GITHUB_STEP_SUMMARY`. Formatting only:
-//! the values come computed from `evalbench-analyze` and `evalbench-history`.
+//! What the commands without a home of their own print (bench, decode,
+//! whatif's path, warnings), and the helpers every text and Markdown writer
+//! shares (counts, alignment, GitHub-flavoured tables: `markdown`; the JSON
+//! words scripts read: `worded`). Formatting only: the values come computed
+//! from `evalbench-analyze` and `evalbench-history`.
 
 pub mod bench;
-pub mod bisect;
-pub mod compare;
-pub mod compare_json;
 pub mod decode;
-pub mod history;
-pub mod instructions;
 pub mod markdown;
 pub mod path;
-pub mod plans;
 pub mod warnings;
 pub mod worded;
 

@@ -23,7 +23,7 @@ pub fn answer_text(a: &evalbench_analyze::over_runs::PassAnswer) -> String {
     } else {
         format!("{}: evaluated {:.3} s (one run)\n", a.median_run, e.median)
     };
-    t.push_str(&crate::summary_answer::answer_lines(a, "  "));
+    t.push_str(&crate::summary::answer::answer_lines(a, "  "));
     t
 }
 
@@ -40,7 +40,7 @@ pub fn path_text(pass: &str, p: &CriticalPath, top: usize) -> String {
         p.steps.len(),
         p.segments.len()
     );
-    let _ = writeln!(t, "  by process: {}", crate::summary_path::processes_text(&p.by_process()));
+    let _ = writeln!(t, "  by process: {}", crate::summary::path::processes_text(&p.by_process()));
     let _ = writeln!(t, "  {:>12}  {:>6}  {:>12}  {:>12}  step", "on path", "share", "own", "off path");
     for s in p.steps.iter().take(top) {
         let own = s.own_us.map_or_else(|| "–".into(), ms);

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use evalbench_bundle::{layout, pack_dir, write_atomic};
 use evalbench_harness::target::gradient::Gradient;
 use evalbench_harness::{Side, Target, INTERRUPTED};
-use evalbench_report::output::compare_json;
+use evalbench_report::compare::json as compare_json;
 use options::{Baseline, RunOptions, RunTarget};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -356,7 +356,7 @@ fn compare_sides(
     let limits = evalbench_bundle::Limits::default();
     let (ba, bb) = (evalbench_bundle::Bundle::open(a, limits)?, evalbench_bundle::Bundle::open(b, limits)?);
     let (c, gate) = crate::compare::judged(&ba, &bb, &evalbench_analyze::comparison::Opts::default(), pct)?;
-    let text = evalbench_report::output::compare::text(
+    let text = evalbench_report::compare::text::text(
         &a.display().to_string(),
         &b.display().to_string(),
         &c,
@@ -367,7 +367,7 @@ fn compare_sides(
     write_atomic(&out.join("compare.txt"), text.as_bytes())?;
     write_atomic(&out.join("compare.json"), compare_json::json(a, b, &c, pct, &gate).as_bytes())?;
     crate::emit(&text)?;
-    for line in evalbench_report::output::compare::undecided(&c) {
+    for line in evalbench_report::compare::text::undecided(&c) {
         eprintln!("evalbench run: {line}");
     }
     eprintln!(
@@ -383,7 +383,7 @@ fn compare_sides(
 fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     // One reading of the directory serves the summary, the report and the metrics.
     let bundle = evalbench_bundle::Bundle::open(out, evalbench_bundle::Limits::default())?;
-    let opts = evalbench_report::summarize::SummarizeOpts::default();
+    let opts = evalbench_report::summary::write::SummarizeOpts::default();
     let (summary, _, text) = crate::summarize::summarize(&bundle, out, opts, &mut |_| {})?;
     if report {
         let dir = out.join(layout::REPORT_DIR);
@@ -392,8 +392,11 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
         evalbench_report::html::render(&page, &dir, traces).context("report")?;
     }
     pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, layout::NIX_SUPPORT_DIR])?;
-    write_atomic(&out.join(layout::HYDRA_BUILD_PRODUCTS), evalbench_report::hydra::build_products(out).as_bytes())?;
-    write_atomic(&out.join(layout::HYDRA_METRICS), evalbench_report::hydra::metrics(&summary).as_bytes())?;
+    write_atomic(
+        &out.join(layout::HYDRA_BUILD_PRODUCTS),
+        evalbench_report::summary::hydra::build_products(out).as_bytes(),
+    )?;
+    write_atomic(&out.join(layout::HYDRA_METRICS), evalbench_report::summary::hydra::metrics(&summary).as_bytes())?;
     Ok(text)
 }
 

@@ -38,7 +38,7 @@ pub fn instructions(page: &mut Page, passes: &[CountedPass]) {
             esc(&c.pass),
             esc(&grouped(c.median.round())),
             esc(&spread),
-            esc(&crate::summary_instructions::phases(c)),
+            esc(&crate::summary::instructions::phases(c)),
             esc(&grouped(c.loader.round()))
         );
     }

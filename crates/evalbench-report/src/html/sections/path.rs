@@ -102,7 +102,7 @@ pub fn critical_path(page: &mut Page, p: &PassView, levers: &evalbench_analyze::
         // How the path was made where the bundle lacked something (Gradient's: no span ids, no request time).
         let _ = write!(page.body, "<p class=\"note\">How this path was made: {}.</p>", esc(note));
     }
-    let _ = write!(page.body, "<p>By process: {}.</p>", esc(&crate::summary_path::processes_text(&path.by_process())));
+    let _ = write!(page.body, "<p>By process: {}.</p>", esc(&crate::summary::path::processes_text(&path.by_process())));
     let mut table =
         String::from("<table><tr><th>step</th><th>on the path</th><th>share</th><th>own time off the path</th></tr>");
     for s in path.steps.iter().take(STEPS_SHOWN) {

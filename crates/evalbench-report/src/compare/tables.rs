@@ -1,6 +1,6 @@
 //! `compare`'s tables, computed once: which rows, in which order, cut where,
-//! with which columns and alignment. Text and Markdown (`output/compare.rs`)
-//! and the page (`comparison.rs`) only give them a syntax, as hyperfine's
+//! with which columns and alignment. Text and Markdown (`compare::text`)
+//! and the page (`compare::html`) only give them a syntax, as hyperfine's
 //! `export/markup.rs` does for its formats; so what compare shows is changed
 //! here, once.
 
@@ -11,7 +11,7 @@ use evalbench_analyze::reason::Reason;
 use evalbench_analyze::verdict::{Kind, Verdict};
 use evalbench_bundle::layout::PassKind;
 
-use crate::output::compare::settings;
+use crate::compare::text::settings;
 
 pub use crate::output::Align;
 

@@ -10,9 +10,9 @@ use std::fmt::Write;
 use evalbench_analyze::comparison::Comparison;
 use evalbench_analyze::instructions::InstructionsComparison;
 
-use super::markdown::cell;
-use crate::compare_tables::{Align, Cell, Group, Table, TableRow};
+use crate::compare::tables::{Align, Cell, Group, Table, TableRow};
 use crate::figures::grouped;
+use crate::output::markdown::cell;
 
 /// A function's name as a table shows it: C++ signatures run to hundreds of
 /// characters, so the text keeps the first `n` (the JSON keeps them whole).
@@ -33,7 +33,7 @@ fn signed(x: f64) -> String {
 }
 
 /// The phases' instructions, A against B, as compare's one table model
-/// (`compare_tables::Table`): text, Markdown and the page give it a syntax.
+/// (`compare::tables::Table`): text, Markdown and the page give it a syntax.
 fn phases(c: &InstructionsComparison) -> Table {
     let rows = c
         .phases

@@ -153,7 +153,7 @@ pub fn counted_text(d: &Counted) -> String {
             "  {:>2}. {} {:<40} {what}",
             k + 1,
             short(&p.commit.commit),
-            crate::summary_text::clip(&p.commit.subject, 40)
+            crate::summary::text::clip(&p.commit.subject, 40)
         );
     }
     t
@@ -185,7 +185,7 @@ pub fn counted_markdown(d: &Counted) -> String {
         }
         t.push('\n');
     }
-    let _ = writeln!(t, "{}.", super::count(d.probes.len(), "probe"));
+    let _ = writeln!(t, "{}.", crate::output::count(d.probes.len(), "probe"));
     t
 }
 

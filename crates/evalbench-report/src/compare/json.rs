@@ -38,9 +38,10 @@ pub fn json(a: &Path, b: &Path, out: &Comparison, pct: Option<f64>, gate: &[Stri
         "same_session": out.one_bundle || out.provenance_a.same_session(&out.provenance_b),
         "interleaved": !out.one_bundle && out.provenance_a.interleaved(&out.provenance_b),
         "one_bundle": out.one_bundle,
-        "passes": out.passes.iter().map(super::worded::pass).collect::<Vec<_>>(), "only_a": out.only_a, "only_b":
+        "passes": out.passes.iter().map(crate::output::worded::pass).collect::<Vec<_>>(), "only_a": out.only_a,
+            "only_b":
             out.only_b,
-        "undecided": super::worded::undecided(&out.undecided), "warnings": out.warnings,
+        "undecided": crate::output::worded::undecided(&out.undecided), "warnings": out.warnings,
         "status": { "a": out.status_a, "b": out.status_b, "text": crate::words::sides_status(out) },
         "missing": out.missing.iter().map(|m| {
             let mut v = serde_json::to_value(m).expect("serializes");

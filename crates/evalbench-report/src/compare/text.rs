@@ -8,10 +8,10 @@ use evalbench_bundle::layout::PassKind;
 
 use std::collections::BTreeSet;
 
-use super::markdown::cell;
-use super::Align;
-use crate::compare_headline::{Gate, Headline};
-use crate::compare_tables::{self as tables, Table};
+use crate::compare::headline::{Gate, Headline};
+use crate::compare::tables::{self as tables, Table};
+use crate::output::markdown::cell;
+use crate::output::Align;
 
 /// What differs between A and B, in one sentence or a line per field.
 /// Then, when the sides say, whether they were measured in one session.
@@ -40,7 +40,13 @@ fn headline_text(t: &mut String, h: &Headline) {
         "Answer (each clean pass's primary measures, fixed before looking; the rows further down are exploratory):"
     );
     for p in &h.passes {
-        let _ = writeln!(t, "  {} ({} A, {} B):", p.pass, super::count(p.runs_a, "run"), super::count(p.runs_b, "run"));
+        let _ = writeln!(
+            t,
+            "  {} ({} A, {} B):",
+            p.pass,
+            crate::output::count(p.runs_a, "run"),
+            crate::output::count(p.runs_b, "run")
+        );
         for l in &p.lines {
             let _ = writeln!(t, "    {l}");
         }
@@ -59,7 +65,7 @@ const NAME: usize = 58;
 
 fn text_row(t: &mut String, cells: [&str; 5]) {
     let [name, a, b, change, word] = cells;
-    let _ = writeln!(t, "    {:<NAME$} {a:>14} {b:>14} {change:>9}  {word}", crate::summary_text::clip(name, NAME));
+    let _ = writeln!(t, "    {:<NAME$} {a:>14} {b:>14} {change:>9}  {word}", crate::summary::text::clip(name, NAME));
 }
 
 /// A table for a terminal: a title with the column heads, the rows, each
@@ -104,7 +110,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
     if let Some(n) = crate::words::session_note(c).filter(|_| c.one_bundle) {
         let _ = writeln!(t, "{n}");
     }
-    headline_text(&mut t, &crate::compare_headline::headline(c, gate));
+    headline_text(&mut t, &crate::compare::headline::headline(c, gate));
     let _ = writeln!(t);
     differs_text(&mut t, c);
     let passes = tables::passes(c);
@@ -125,9 +131,9 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
             t,
             "== {} (A: {}) → {} (B: {}){label}",
             c.pass_a,
-            super::count(c.runs_a, "run"),
+            crate::output::count(c.runs_a, "run"),
             c.pass_b,
-            super::count(c.runs_b, "run")
+            crate::output::count(c.runs_b, "run")
         );
         if let Some(s) = tables::pg_settings(c) {
             let _ = writeln!(t, "  {s}");
@@ -164,7 +170,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
         }
         super::plans::text(&mut t, c, top);
     }
-    super::instructions::text(&mut t, c);
+    crate::instructions::text(&mut t, c);
     let legend = tables::legend_lines(words.iter().map(String::as_str), c);
     if !legend.is_empty() {
         let _ = writeln!(t);
@@ -176,7 +182,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
     for p in crate::words::headline_notes(c) {
         let _ = writeln!(t, "note: {p}");
     }
-    crate::summary_text::fit(&t)
+    crate::summary::text::fit(&t)
 }
 
 /// The times no verdict could be given, for stderr.
@@ -199,7 +205,7 @@ pub fn undecided(c: &Comparison) -> Vec<String> {
 
 /// `--pg-setting`s as compare shows them: "enable_seqscan=off, work_mem=64MB" or "defaults".
 pub fn settings(s: &std::collections::BTreeMap<String, String>) -> String {
-    super::pg_settings(s, ", ")
+    crate::output::pg_settings(s, ", ")
 }
 
 /// A table in Markdown: every group's rows in one table, then how many were left out.
@@ -210,7 +216,7 @@ fn md_table(t: &mut String, table: &Table, title: bool) {
     let head: Vec<&str> = table.columns.iter().map(|c| c.0).collect();
     let align: Vec<Align> = table.columns.iter().map(|c| c.1).collect();
     let rows: Vec<Vec<String>> = table.rows().map(|r| r.cells.iter().map(|c| c.text.clone()).collect()).collect();
-    super::markdown::table(t, &head, &align, &rows);
+    crate::output::markdown::table(t, &head, &align, &rows);
     let more: usize = table.groups.iter().map(|g| g.more).sum();
     if more > 0 {
         let _ = writeln!(t, "{more} more in `--json`.\n");
@@ -237,7 +243,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
     if let Some(n) = crate::words::session_note(cmp).filter(|_| cmp.one_bundle) {
         let _ = writeln!(t, "**{}**\n", cell(&n));
     }
-    let h = crate::compare_headline::headline(cmp, gate);
+    let h = crate::compare::headline::headline(cmp, gate);
     let _ = writeln!(
         t,
         "**Answer** (each clean pass's primary measures, fixed before looking; the tables below are exploratory):\n"
@@ -247,8 +253,8 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
             t,
             "- **{}** ({} A, {} B)",
             cell(&p.pass),
-            super::count(p.runs_a, "run"),
-            super::count(p.runs_b, "run")
+            crate::output::count(p.runs_a, "run"),
+            crate::output::count(p.runs_b, "run")
         );
         for l in &p.lines {
             let _ = writeln!(t, "  - {}", cell(l));
@@ -299,7 +305,7 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
         }
         super::plans::markdown(&mut t, c, top);
     }
-    super::instructions::markdown(&mut t, cmp, md_table);
+    crate::instructions::markdown(&mut t, cmp, md_table);
     let legend = tables::legend_lines(tables::words(cmp), cmp);
     if !legend.is_empty() {
         let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");

@@ -139,7 +139,7 @@ pub(crate) fn list(v: &[String]) -> String {
 
 /// Markdown: the tally, then per change a table of the two trees side by side.
 pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
-    use super::markdown::{cell, table};
+    use crate::output::markdown::{cell, table};
     let Some(rows) = &c.plans else { return };
     let _ = writeln!(
         t,
@@ -158,7 +158,7 @@ pub fn markdown(t: &mut String, c: &PassComparison, top: usize) {
         table(
             t,
             &[&format!("A: {}", head(r.a.as_ref())), &format!("B: {}", head(r.b.as_ref()))],
-            &[super::Align::Left, super::Align::Left],
+            &[crate::output::Align::Left, crate::output::Align::Left],
             &body,
         );
     }

@@ -6,8 +6,8 @@ use evalbench_analyze::verdict::Kind;
 use evalbench_history::{Change, History};
 use serde::Serialize;
 
-use super::markdown::{cell, table};
-use super::Align::{Left, Right};
+use crate::output::markdown::{cell, table};
+use crate::output::Align::{Left, Right};
 
 /// The series the runs hold, one line.
 fn series_line(h: &History) -> String {
@@ -34,7 +34,7 @@ fn path_steps(steps: &[evalbench_analyze::over_runs::StepOverRuns]) -> String {
         .map(|s| {
             format!(
                 "{} {} ({:.1}%)",
-                crate::summary_text::clip(&s.step, 44),
+                crate::summary::text::clip(&s.step, 44),
                 crate::html::ms(s.median_on_path_us as f64),
                 s.median_share * 100.0
             )
@@ -113,7 +113,7 @@ pub fn text(h: &History) -> String {
     for p in &h.power {
         let _ = writeln!(t, "note: {p}");
     }
-    crate::summary_text::fit(&t)
+    crate::summary::text::fit(&t)
 }
 
 /// A counted pass's series in Markdown: nix's instructions per commit.

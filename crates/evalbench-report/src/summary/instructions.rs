@@ -46,7 +46,7 @@ pub fn section(t: &mut String, passes: &[CountedPass]) {
         );
         let _ = writeln!(t, "  {:<70} {:<16} {:>14} {:>7}", "function", "from", "instructions", "share");
         for f in &c.top {
-            let name = crate::output::instructions::short(&f.function, NAME);
+            let name = crate::instructions::short(&f.function, NAME);
             let _ = writeln!(
                 t,
                 "  {:<70} {:<16} {:>14} {:>6.1}%",

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use evalbench_bundle::layout;
 
+use crate::summary::text::{clip, runs_named, temperature};
 use crate::summary::Summary;
-use crate::summary_text::{clip, runs_named, temperature};
 use evalbench_analyze::outcomes::{PassRuns, PassStatus};
 
 /// Step labels in the head are cut to this many characters.
@@ -36,7 +36,7 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
         let _ = writeln!(t, "No clean pass to time.");
     }
     for c in &s.instructions {
-        let _ = writeln!(t, "{}", crate::summary_instructions::line(c));
+        let _ = writeln!(t, "{}", crate::summary::instructions::line(c));
     }
     let distorted: Vec<&str> = s
         .not_summarized

@@ -1,6 +1,15 @@
 //! `summary.json` for scripts and `summary.txt` for people: the same
 //! numbers, of the model `evalbench_analyze::summary` built. summary.json
-//! is that model serialized; summary.txt is written by `summary_text`.
+//! is that model serialized; summary.txt is written by `text`; each part of it has its
+//! module here (`answer`, `path`, `instructions`), beside `write` (the files
+//! and trace.json's sink) and `hydra` (Hydra's products and metrics).
+
+pub mod answer;
+pub mod hydra;
+pub mod instructions;
+pub mod path;
+pub mod text;
+pub mod write;
 
 pub use evalbench_analyze::summary::{
     NoPath, NotSummarized, PassCounters, PassSettings, PassSummary, PathSummary, RepeatGroup, Summary,
@@ -19,12 +28,12 @@ pub fn json(s: &Summary) -> String {
     serde_json::to_string_pretty(s).expect("summary serializes")
 }
 
-/// summary.txt: the answer first (`summary_text::answer`).
+/// summary.txt: the answer first (`text::answer`).
 pub fn text(s: &Summary) -> String {
-    crate::summary_text::answer(s)
+    crate::summary::text::answer(s)
 }
 
 /// Every run's own section (`summarize --runs`).
 pub fn text_runs(s: &Summary) -> String {
-    crate::summary_text::runs(s)
+    crate::summary::text::runs(s)
 }

@@ -74,7 +74,7 @@ pub fn over_runs_text(t: &mut String, a: &evalbench_analyze::over_runs::PassAnsw
         "median critical path (process span, or wait)", "on path", "share"
     );
     for s in steps.iter().take(TEXT_PATH_ROWS) {
-        let step = crate::summary_text::clip(&s.step, 96);
+        let step = crate::summary::text::clip(&s.step, 96);
         let _ = writeln!(
             t,
             "  {step:<96} {:>12} {:>6.1}%  {} of {} runs",

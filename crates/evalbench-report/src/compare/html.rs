@@ -12,10 +12,10 @@ use evalbench_analyze::comparison::{Comparison, PassComparison};
 use evalbench_analyze::plans::{Change, PlanRow, Side};
 use evalbench_analyze::verdict::Kind;
 
-use crate::compare_tables::{self as tables, Align, Table};
+use crate::compare::plans::{count, list, moved, statement_change, tally};
+use crate::compare::tables::{self as tables, Align, Table};
+use crate::compare::text::capitalized;
 use crate::html::{escape as esc, file_safe, shell_head};
-use crate::output::compare::capitalized;
-use crate::output::plans::{count, list, moved, statement_change, tally};
 use crate::ReportError;
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:8px 24px \
@@ -168,7 +168,7 @@ pub fn render(
     cmp: &Comparison,
     out: &Path,
     top: usize,
-    gate: crate::compare_headline::Gate<'_>,
+    gate: crate::compare::headline::Gate<'_>,
 ) -> Result<Written, ReportError> {
     let out_passes: &[PassComparison] = &cmp.passes;
     std::fs::create_dir_all(out).map_err(ReportError::io(out))?;
@@ -189,7 +189,7 @@ pub fn render(
         let _ = write!(body, "<p class=\"warn\">cannot judge: {}</p>", esc(&crate::words::missing(m)));
     }
     // The answer first, as text and Markdown have it.
-    let h = crate::compare_headline::headline(cmp, gate);
+    let h = crate::compare::headline::headline(cmp, gate);
     body.push_str(
         "<h2>Answer</h2><p class=\"note\">Each clean pass's primary measures, fixed before looking; the tables below \
             are exploratory.</p><ul class=\"answer\">",
@@ -263,7 +263,7 @@ pub fn render(
             html_table(&mut body, list, true);
         }
     }
-    crate::output::instructions::html(&mut body, cmp, html_table);
+    crate::instructions::html(&mut body, cmp, html_table);
     body.push_str("<h2>Verdicts</h2><ul class=\"note\">");
     for l in tables::legend_lines(tables::words(cmp), cmp) {
         let _ = write!(body, "<li>{}</li>", esc(&l));

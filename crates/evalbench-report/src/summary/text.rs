@@ -26,7 +26,7 @@ const ANSWER_WARNINGS: usize = 20;
 /// summarized, provenance and the warnings.
 pub fn answer(s: &Summary) -> String {
     let mut t = String::new();
-    crate::summary_answer::head(&mut t, s);
+    crate::summary::answer::head(&mut t, s);
     for (base, runs) in layout::pass_groups(&s.passes, |p| &p.pass) {
         let answer = s.answers.iter().find(|a| a.pass == base);
         match s.repeats.iter().find(|g| g.pass == base) {
@@ -35,7 +35,7 @@ pub fn answer(s: &Summary) -> String {
         }
     }
     counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
-    crate::summary_instructions::section(&mut t, &s.instructions);
+    crate::summary::instructions::section(&mut t, &s.instructions);
     provenance(&mut t, s);
     tail(&mut t, s, ANSWER_WARNINGS);
     if !s.repeats.is_empty() {
@@ -52,10 +52,10 @@ pub fn answer(s: &Summary) -> String {
 /// Every run's own section, in the order they were made (`summarize --runs`).
 pub fn runs(s: &Summary) -> String {
     let mut t = String::new();
-    crate::summary_answer::head(&mut t, s);
+    crate::summary::answer::head(&mut t, s);
     s.passes.iter().for_each(|p| run_section(&mut t, p));
     counters_text(&mut t, &s.nix_stats, &s.answers.iter().map(|a| a.pass.as_str()).collect::<Vec<_>>());
-    crate::summary_instructions::section(&mut t, &s.instructions);
+    crate::summary::instructions::section(&mut t, &s.instructions);
     provenance(&mut t, s);
     tail(&mut t, s, 50);
     fit(&t)
@@ -157,10 +157,10 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
             let _ = writeln!(
                 t,
                 "  critical path    by process, median share over the runs: {}",
-                crate::summary_path::processes_over_runs_text(&a.processes)
+                crate::summary::path::processes_over_runs_text(&a.processes)
             );
         }
-        crate::summary_path::over_runs_text(t, a);
+        crate::summary::path::over_runs_text(t, a);
     }
     if !g.spans.is_empty() {
         let _ = writeln!(
@@ -283,7 +283,7 @@ fn run_section(t: &mut String, p: &PassSummary) {
             String::new()
         },
     );
-    crate::summary_path::text(t, &p.critical_path);
+    crate::summary::path::text(t, &p.critical_path);
     if p.spans.is_empty() {
         return;
     }
