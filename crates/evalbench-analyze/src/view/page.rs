@@ -67,6 +67,21 @@ pub struct Page {
     pub counted: Vec<CountedPass>,
     /// How each pass's runs ended.
     pub status: Vec<PassRuns>,
+    /// Span totals side by side over the shown runs (one per group): the
+    /// names largest in any of them first, at most [`SIDE_BY_SIDE`].
+    pub side_by_side: Vec<SideBySide>,
+    /// Span names past [`SIDE_BY_SIDE`], not shown.
+    pub side_by_side_more: usize,
+}
+
+/// Span names shown side by side, largest first.
+pub const SIDE_BY_SIDE: usize = 30;
+
+/// One span's totals in each shown run (µs; None where it has none).
+pub struct SideBySide {
+    pub process: String,
+    pub name: String,
+    pub totals_us: Vec<Option<i64>>,
 }
 
 /// The page's model of `bundle`; `with_spans` sees each pass while it still
@@ -106,7 +121,20 @@ pub fn page(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView)) -> Page {
         .collect();
     let warnings =
         passes.iter().flat_map(|p| p.data.warnings.iter().map(|w| w.to_string())).chain(counted_warnings).collect();
-    Page { source: bundle.source.clone(), passes, groups, answers, distorted, warnings, counted, status }
+    let shown: Vec<&PassView> = groups.iter().map(|g| &passes[g.shown]).collect();
+    let (side_by_side, side_by_side_more) = side_by_side(&shown);
+    Page {
+        source: bundle.source.clone(),
+        passes,
+        groups,
+        answers,
+        distorted,
+        warnings,
+        counted,
+        status,
+        side_by_side,
+        side_by_side_more,
+    }
 }
 
 /// The answer of one pass from its runs (in the order they ran).
@@ -151,4 +179,34 @@ fn levers(shown: &PassView, runs: &[&PassView]) -> Levers {
         rows.push(LeverRow { step: b.step.clone(), on_path_us: spread(&each), lever });
     }
     Levers { rows, partial, runs: runs.len() }
+}
+
+/// Span totals side by side: the names that matter most in any pass, and
+/// how many more there are.
+fn side_by_side(passes: &[&PassView]) -> (Vec<SideBySide>, usize) {
+    use std::collections::HashMap;
+    let stats: Vec<HashMap<(&str, &str), i64>> = passes
+        .iter()
+        .map(|p| p.span_stats.iter().map(|s| ((s.process.as_str(), s.name.as_str()), s.total_us)).collect())
+        .collect();
+    let mut best: HashMap<(&str, &str), i64> = HashMap::new();
+    for m in &stats {
+        for (k, v) in m {
+            let e = best.entry(*k).or_insert(0);
+            *e = (*e).max(*v);
+        }
+    }
+    let mut keys: Vec<((&str, &str), i64)> = best.into_iter().collect();
+    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let more = keys.len().saturating_sub(SIDE_BY_SIDE);
+    let rows = keys
+        .into_iter()
+        .take(SIDE_BY_SIDE)
+        .map(|((process, name), _)| SideBySide {
+            process: process.to_string(),
+            name: name.to_string(),
+            totals_us: stats.iter().map(|m| m.get(&(process, name)).copied()).collect(),
+        })
+        .collect();
+    (rows, more)
 }

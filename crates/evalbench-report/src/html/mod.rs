@@ -155,7 +155,7 @@ pub fn render(
     sections::answers(&mut page, (&model.answers, &model.status), &distorted, &model.warnings);
     sections::instructions(&mut page, &model.counted);
     let medians: Vec<(usize, f64)> = model.groups.iter().map(|g| (g.runs.len(), g.over.spread.median)).collect();
-    sections::overview(&mut page, &standing, &medians);
+    sections::overview(&mut page, &standing, &medians, (&model.side_by_side, model.side_by_side_more));
     sections::counters_side_by_side(&mut page, &standing);
     sections::provenance(&mut page, passes);
     for g in &model.groups {

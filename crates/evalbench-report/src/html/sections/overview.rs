@@ -1,8 +1,8 @@
 //! The passes side by side, and each pass's header.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
+use evalbench_analyze::view::page::SideBySide;
 use evalbench_analyze::view::PassView;
 use evalbench_bundle::layout;
 use serde_json::Value;
@@ -12,15 +12,17 @@ use super::super::svg::ms;
 use super::super::Page;
 use super::{mode, offset_line};
 
-/// Span names shown side by side, largest first.
-const SIDE_BY_SIDE: usize = 30;
-
 /// The passes side by side, each by its run nearest the median (`runs[i]`:
 /// how many runs, and the median of their evaluated seconds; a pass made
 /// once stands for itself). The evaluated column is the pass's median, the
 /// figure summary.txt gives; the other columns are the shown run's, and
 /// the row says which run that is.
-pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
+pub fn overview(
+    page: &mut Page,
+    passes: &[&PassView],
+    runs: &[(usize, f64)],
+    (side_by_side, more): (&[SideBySide], usize),
+) {
     page.h2("passes", "All passes");
     page.body.push_str(
         "<table><tr><th>pass</th><th>mode</th><th>evaluated</th><th>traced wall</th><th>worker \
@@ -69,37 +71,22 @@ pub fn overview(page: &mut Page, passes: &[&PassView], runs: &[(usize, f64)]) {
         );
     }
     page.body.push_str("</table>");
-    // Span totals side by side: the names that matter most in any pass.
-    let stats: Vec<HashMap<(&str, &str), i64>> = passes
-        .iter()
-        .map(|p| p.span_stats.iter().map(|s| ((s.process.as_str(), s.name.as_str()), s.total_us)).collect())
-        .collect();
-    let mut best: HashMap<(&str, &str), i64> = HashMap::new();
-    for m in &stats {
-        for (k, v) in m {
-            let e = best.entry(*k).or_insert(0);
-            *e = (*e).max(*v);
-        }
-    }
-    let mut keys: Vec<((&str, &str), i64)> = best.into_iter().collect();
-    keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let shown = keys.len().min(SIDE_BY_SIDE);
     page.body.push_str("<h3>Span totals side by side</h3><table><tr><th>span</th><th>process</th>");
     for p in passes {
         let _ = write!(page.body, "<th>{}</th>", esc(&p.name));
     }
     page.body.push_str("</tr>");
-    for ((process, name), _) in keys.iter().take(shown) {
-        let _ = write!(page.body, "<tr><td>{}</td><td>{}</td>", esc(name), esc(process));
-        for m in &stats {
-            let v = m.get(&(*process, *name)).map(|v| ms(*v as f64)).unwrap_or_else(|| "–".into());
+    for row in side_by_side {
+        let _ = write!(page.body, "<tr><td>{}</td><td>{}</td>", esc(&row.name), esc(&row.process));
+        for total in &row.totals_us {
+            let v = total.map(|v| ms(v as f64)).unwrap_or_else(|| "–".into());
             let _ = write!(page.body, "<td class=\"n\">{}</td>", esc(&v));
         }
         page.body.push_str("</tr>");
     }
     page.body.push_str("</table>");
-    if keys.len() > shown {
-        let _ = write!(page.body, "<p class=\"note\">{} more span names are in summary.json.</p>", keys.len() - shown);
+    if more > 0 {
+        let _ = write!(page.body, "<p class=\"note\">{more} more span names are in summary.json.</p>");
     }
 }
 
