@@ -156,6 +156,17 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], marks: &[Mark], ch
     );
     let line: Vec<String> = marks.iter().map(|m| format!("{:.1},{:.1}", f.x(m.middle()), f.y(m.median))).collect();
     let _ = write!(s, "<polyline class=\"series\" fill=\"none\" points=\"{}\"/>", line.join(" "));
+    change_lines(&mut s, h, series, changes, &f);
+    runs_of_commits(&mut s, h, series, marks, &f);
+    points(&mut s, h, series, changes, &f);
+    commit_labels(&mut s, h, series, &f);
+    s.push_str("</svg>");
+    s
+}
+
+/// A line at each commit where the evaluated seconds changed, a diamond at
+/// each where a counter did.
+fn change_lines(s: &mut String, h: &History, series: &[Point], changes: &[&Change], f: &Frame) {
     for (i, p) in series.iter().enumerate() {
         let commit = &h.commits[p.commit];
         let x = f.x(i);
@@ -172,6 +183,11 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], marks: &[Mark], ch
             );
         }
     }
+}
+
+/// Past MARKS commits, a mark per run of commits: the range of their
+/// spreads, and the median of their medians.
+fn runs_of_commits(s: &mut String, h: &History, series: &[Point], marks: &[Mark], f: &Frame) {
     for m in marks {
         if m.points.len() > 1 {
             // A run of commits: the range of their spreads, and the median of their medians.
@@ -206,6 +222,10 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], marks: &[Mark], ch
             );
         }
     }
+}
+
+/// Each commit's spread and median (past MARKS commits, only the changes).
+fn points(s: &mut String, h: &History, series: &[Point], changes: &[&Change], f: &Frame) {
     for (i, p) in series.iter().enumerate() {
         let commit = &h.commits[p.commit];
         let change = verdict_of(changes, &commit.commit, "evaluated");
@@ -244,7 +264,10 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], marks: &[Mark], ch
             esc(&tip)
         );
     }
-    // Commits along the axis, as many as fit (about 80 px a label).
+}
+
+/// Commits along the axis, as many as fit (about 80 px a label).
+fn commit_labels(s: &mut String, h: &History, series: &[Point], f: &Frame) {
     let n = series.len();
     let step = n.div_ceil(12).max(1);
     let mut at: Vec<usize> = (0..n).step_by(step).collect();
@@ -274,8 +297,6 @@ fn evaluated_chart(h: &History, pass: &str, series: &[Point], marks: &[Mark], ch
             esc(&label)
         );
     }
-    s.push_str("</svg>");
-    s
 }
 
 /// The spans whose median moved most along the series (flagged ones first).

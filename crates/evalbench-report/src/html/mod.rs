@@ -159,33 +159,58 @@ pub fn render(
     sections::counters_side_by_side(&mut page, &standing);
     sections::provenance(&mut page, passes);
     for g in &model.groups {
-        let (idx, full) = (&g.runs, g.shown);
-        let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
-        if idx.len() > 1 {
-            let at = idx.iter().position(|&i| i == full).unwrap_or(0);
-            sections::runs(&mut page, g, &runs, at);
-        }
-        let p = &passes[full];
-        sections::pass_header(&mut page, p);
-        sections::assignment(&mut page, p);
-        sections::jobs(&mut page, p);
-        sections::critical_path(&mut page, p, &g.levers);
-        sections::spans(&mut page, p);
-        sections::database(&mut page, p);
-        sections::network(&mut page, p);
-        sections::cpu(&mut page, p);
-        sections::evaluator(&mut page, p);
-        if p.span_count > 0 {
-            let _ = write!(
-                page.body,
-                "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server \
-                    clock).</p>",
-                esc::esc(&esc::href(&format!("{}/{}", file_safe(&p.name), layout::TRACE_JSON))),
-                esc::esc(&format!("{}/{}", p.name, layout::TRACE_JSON))
-            );
-        }
+        group(&mut page, g, passes);
     }
-    // trace.json beside the page for every run, shown in full or not.
+    write_beside(&page, passes, traces, out)?;
+    let html = page_html(&page, &model.source);
+    let index = out.join("index.html");
+    evalbench_bundle::write_atomic(&index, html.as_bytes())?;
+    Ok(Rendered {
+        page: index,
+        page_bytes: html.len() as u64,
+        charts: page.charts.len(),
+        spans: passes.iter().map(|p| p.span_count).sum(),
+    })
+}
+
+/// A pass's runs as one measurement: its runs' table where there are
+/// several, then the run shown in full, section by section.
+fn group(page: &mut Page, g: &evalbench_analyze::view::page::Group, passes: &[PassView]) {
+    let (idx, full) = (&g.runs, g.shown);
+    let runs: Vec<&PassView> = idx.iter().map(|&i| &passes[i]).collect();
+    if idx.len() > 1 {
+        let at = idx.iter().position(|&i| i == full).unwrap_or(0);
+        sections::runs(page, g, &runs, at);
+    }
+    let p = &passes[full];
+    sections::pass_header(page, p);
+    sections::assignment(page, p);
+    sections::jobs(page, p);
+    sections::critical_path(page, p, &g.levers);
+    sections::spans(page, p);
+    sections::database(page, p);
+    sections::network(page, p);
+    sections::cpu(page, p);
+    sections::evaluator(page, p);
+    if p.span_count > 0 {
+        let _ = write!(
+            page.body,
+            "<p>Perfetto: <a href=\"{}\">{}</a> (open it at ui.perfetto.dev; server, worker and eval on the server \
+                clock).</p>",
+            esc::esc(&esc::href(&format!("{}/{}", file_safe(&p.name), layout::TRACE_JSON))),
+            esc::esc(&format!("{}/{}", p.name, layout::TRACE_JSON))
+        );
+    }
+}
+
+/// Beside the page: each run's trace.json finished with its path (shown in
+/// full or not), the files copied in, and every chart as its own SVG.
+fn write_beside(
+    page: &Page,
+    passes: &[PassView],
+    traces: Vec<Option<crate::PendingTrace>>,
+    out: &Path,
+) -> Result<(), ReportError> {
     for (p, trace) in passes.iter().zip(traces) {
         if let Some(trace) = trace {
             let dest = out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
@@ -199,8 +224,13 @@ pub fn render(
         let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
         evalbench_bundle::write_atomic(&out.join(file), doc.as_bytes())?;
     }
+    Ok(())
+}
+
+/// The page: its head, the contents, the body.
+fn page_html(page: &Page, source: &Path) -> String {
     let mut html = String::with_capacity(page.body.len() + 16 * 1024);
-    let title = format!("evalbench report: {}", model.source.display());
+    let title = format!("evalbench report: {}", source.display());
     html.push_str(&shell_head(&title, CSS));
     let _ = write!(html, "<header><h1>{}</h1></header><nav><b>Contents</b>", esc::esc(&title));
     for (level, id, t) in &page.toc {
@@ -213,12 +243,5 @@ pub fn render(
     );
     html.push_str(&page.body);
     html.push_str("</main></body></html>\n");
-    let index = out.join("index.html");
-    evalbench_bundle::write_atomic(&index, html.as_bytes())?;
-    Ok(Rendered {
-        page: index,
-        page_bytes: html.len() as u64,
-        charts: page.charts.len(),
-        spans: passes.iter().map(|p| p.span_count).sum(),
-    })
+    html
 }

@@ -123,6 +123,23 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
             BARS[7]
         );
     }
+    conditions(t, g);
+    if let Some(a) = answer {
+        if !a.processes.is_empty() {
+            let _ = writeln!(
+                t,
+                "  critical path    by process, median share over the runs: {}",
+                crate::summary::path::processes_over_runs_text(&a.processes)
+            );
+        }
+        crate::summary::path::over_runs_text(t, a);
+    }
+    group_spans(t, g);
+}
+
+/// How the runs were made: their trend, a warm-up left in, the machine
+/// beside them, `.drv` files written unlike.
+fn conditions(t: &mut String, g: &RepeatGroup) {
     match &g.trend {
         Some(tr) => {
             let _ =
@@ -152,16 +169,10 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
     if let Some(n) = &g.store_writes {
         let _ = writeln!(t, "  note             {n}");
     }
-    if let Some(a) = answer {
-        if !a.processes.is_empty() {
-            let _ = writeln!(
-                t,
-                "  critical path    by process, median share over the runs: {}",
-                crate::summary::path::processes_over_runs_text(&a.processes)
-            );
-        }
-        crate::summary::path::over_runs_text(t, a);
-    }
+}
+
+/// The top spans by median own time over the runs.
+fn group_spans(t: &mut String, g: &RepeatGroup) {
     if !g.spans.is_empty() {
         let _ = writeln!(
             t,
@@ -193,6 +204,18 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
 fn run_section(t: &mut String, p: &PassSummary) {
     let _ = writeln!(t);
     let _ = writeln!(t, "== {} ({})", p.pass, temperature(p.cold));
+    times(t, p);
+    clocks(t, p);
+    counts(t, p);
+    crate::summary::path::text(t, &p.critical_path);
+    if p.spans.is_empty() {
+        return;
+    }
+    span_table(t, p);
+}
+
+/// When the run's evaluation ran, how it ended, and what was captured of it.
+fn times(t: &mut String, p: &PassSummary) {
     match p.evaluated_s {
         Some(e) => {
             let _ = writeln!(t, "  evaluated        {e:.3} s (evaluate request until it left EvaluatingDerivation)");
@@ -239,6 +262,10 @@ fn run_section(t: &mut String, p: &PassSummary) {
             p.evaluation_id.as_ref().map(|i| format!(" (evaluation {i})")).unwrap_or_default()
         );
     }
+}
+
+/// Each worker host's clock against the server's.
+fn clocks(t: &mut String, p: &PassSummary) {
     if p.hosts.is_empty() {
         let _ = writeln!(t, "  worker clock     unaligned: no worker spans");
     }
@@ -259,6 +286,10 @@ fn run_section(t: &mut String, p: &PassSummary) {
             let _ = writeln!(t, "  {:<16} warning: {n}", "");
         }
     }
+}
+
+/// The CI's evaluation_metric and the spans read.
+fn counts(t: &mut String, p: &PassSummary) {
     match &p.evaluation_metric {
         Some(serde_json::Value::Object(m)) => {
             let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -283,10 +314,10 @@ fn run_section(t: &mut String, p: &PassSummary) {
             String::new()
         },
     );
-    crate::summary::path::text(t, &p.critical_path);
-    if p.spans.is_empty() {
-        return;
-    }
+}
+
+/// The spans by own time, at most `TEXT_SPAN_ROWS`.
+fn span_table(t: &mut String, p: &PassSummary) {
     let _ = writeln!(
         t,
         "  {:<28} {:<8} {:>8} {:>14} {:>14} {:>12} {:>12} {:>12} {:>12}",
