@@ -181,6 +181,26 @@ pub fn render(
         esc(&a.display().to_string()),
         esc(&b.display().to_string())
     );
+    answer(&mut body, cmp, gate);
+    passes(&mut body, cmp);
+    let mut changed = 0;
+    for c in out_passes {
+        changed += pass(&mut body, c, top);
+    }
+    crate::instructions::html(&mut body, cmp, html_table);
+    body.push_str("<h2>Verdicts</h2><ul class=\"note\">");
+    for l in tables::legend_lines(tables::words(cmp), cmp) {
+        let _ = write!(body, "<li>{}</li>", esc(&l));
+    }
+    body.push_str("</ul></body></html>\n");
+    let page = out.join("index.html");
+    evalbench_bundle::write_atomic(&page, body.as_bytes())?;
+    Ok(Written { page, page_bytes: body.len() as u64, passes: out_passes.len(), plans_changed: changed })
+}
+
+/// Runs that did not complete and what cannot be judged, before any
+/// verdict, as text has them; then the answer, as text and Markdown have it.
+fn answer(body: &mut String, cmp: &Comparison, gate: crate::compare::headline::Gate<'_>) {
     // Runs that did not complete and what cannot be judged, before any verdict, as text has them.
     for s in crate::words::sides_status(cmp) {
         let _ = write!(body, "<p class=\"warn\">{}</p>", esc(&s));
@@ -205,71 +225,71 @@ pub fn render(
         let _ = write!(body, "<li>{}</li>", esc(g));
     }
     body.push_str("</ul>");
+}
+
+/// What differs between A and B (or what they measured alike), the
+/// sessions, and the passes' table.
+fn passes(body: &mut String, cmp: &Comparison) {
     match tables::differs(cmp) {
         None => {
             let _ = write!(body, "<p>{}</p>", esc(&crate::words::alike(cmp)));
         }
         Some(d) => {
             body.push_str("<h2>What differs</h2>");
-            html_table(&mut body, &d, false);
+            html_table(body, &d, false);
         }
     }
     if let Some(n) = crate::words::session_note(cmp) {
         let _ = write!(body, "<p>{}</p>", esc(&n));
     }
     body.push_str("<h2>Passes</h2>");
-    html_table(&mut body, &tables::passes(cmp), false);
+    html_table(body, &tables::passes(cmp), false);
     for p in crate::words::headline_notes(cmp) {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(&p));
     }
+}
+
+/// One pass compared: its settings, nix's time on the path, conditions,
+/// counters, plans and lists; the statements whose plan changed, counted.
+fn pass(body: &mut String, c: &PassComparison, top: usize) -> usize {
     let mut changed = 0;
-    for c in out_passes {
-        let instrumented = c.kind == evalbench_bundle::layout::PassKind::Instrumented;
+    let instrumented = c.kind == evalbench_bundle::layout::PassKind::Instrumented;
+    let _ = write!(
+        body,
+        "<h2 id=\"{}\">{}{}</h2>",
+        esc(&file_safe(&c.pass_a)),
+        esc(&c.pass_a),
+        if instrumented {
+            " <small>(instrumented: timings distorted by perf, strace and auto_explain)</small>"
+        } else {
+            ""
+        }
+    );
+    if let Some(set) = tables::pg_settings(c) {
+        let _ = write!(body, "<p>{}</p>", esc(&set));
+    }
+    if let Some(v) = &c.nix_on_path {
         let _ = write!(
             body,
-            "<h2 id=\"{}\">{}{}</h2>",
-            esc(&file_safe(&c.pass_a)),
-            esc(&c.pass_a),
-            if instrumented {
-                " <small>(instrumented: timings distorted by perf, strace and auto_explain)</small>"
-            } else {
-                ""
-            }
+            "<p>nix's time on the path (primary, <code>{}</code>): {}</p>",
+            esc(evalbench_analyze::comparison::NIX_STEP),
+            esc(&crate::words::verdict(v))
         );
-        if let Some(set) = tables::pg_settings(c) {
-            let _ = write!(body, "<p>{}</p>", esc(&set));
-        }
-        if let Some(v) = &c.nix_on_path {
-            let _ = write!(
-                body,
-                "<p>nix's time on the path (primary, <code>{}</code>): {}</p>",
-                esc(evalbench_analyze::comparison::NIX_STEP),
-                esc(&crate::words::verdict(v))
-            );
-        }
-        for n in crate::condition_notes::notes(&c.conditions) {
-            let _ = write!(body, "<p class=\"note\">{}</p>", esc(&n));
-        }
-        let pt = tables::pass(c, top);
-        if let Some(counters) = &pt.counters {
-            html_table(&mut body, counters, true);
-        }
-        // Plans before the spans: an instrumented pass's timings are shapes only.
-        if let Some(rows) = &c.plans {
-            changed += rows.iter().filter(|r| r.change == Change::Changed).count();
-            plans(&mut body, c, rows);
-        }
-        for (_, list) in &pt.lists {
-            html_table(&mut body, list, true);
-        }
     }
-    crate::instructions::html(&mut body, cmp, html_table);
-    body.push_str("<h2>Verdicts</h2><ul class=\"note\">");
-    for l in tables::legend_lines(tables::words(cmp), cmp) {
-        let _ = write!(body, "<li>{}</li>", esc(&l));
+    for n in crate::condition_notes::notes(&c.conditions) {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(&n));
     }
-    body.push_str("</ul></body></html>\n");
-    let page = out.join("index.html");
-    evalbench_bundle::write_atomic(&page, body.as_bytes())?;
-    Ok(Written { page, page_bytes: body.len() as u64, passes: out_passes.len(), plans_changed: changed })
+    let pt = tables::pass(c, top);
+    if let Some(counters) = &pt.counters {
+        html_table(body, counters, true);
+    }
+    // Plans before the spans: an instrumented pass's timings are shapes only.
+    if let Some(rows) = &c.plans {
+        changed += rows.iter().filter(|r| r.change == Change::Changed).count();
+        plans(body, c, rows);
+    }
+    for (_, list) in &pt.lists {
+        html_table(body, list, true);
+    }
+    changed
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::comparison::Comparison;
+use evalbench_analyze::comparison::{Comparison, PassComparison};
 use evalbench_analyze::verdict::Kind;
 use evalbench_bundle::layout::PassKind;
 
@@ -125,50 +125,7 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
     }
     let mut words = BTreeSet::new();
     for c in &c.passes {
-        let _ = writeln!(t);
-        let label = if c.kind == PassKind::Instrumented { "  (instrumented: distorted timings)" } else { "" };
-        let _ = writeln!(
-            t,
-            "== {} (A: {}) → {} (B: {}){label}",
-            c.pass_a,
-            crate::output::count(c.runs_a, "run"),
-            c.pass_b,
-            crate::output::count(c.runs_b, "run")
-        );
-        if let Some(s) = tables::pg_settings(c) {
-            let _ = writeln!(t, "  {s}");
-        }
-        for n in crate::condition_notes::notes(&c.conditions) {
-            let _ = writeln!(t, "  note: {n}");
-        }
-        text_table(&mut t, ("measures", "primary measures (s)"), &tables::primary(c), verbose, &mut words);
-        let pt = tables::pass(c, top);
-        // Every counter that changed (a few dozen at most), the rest folded into a count.
-        if let Some(mut changed) = tables::pass(c, usize::MAX).counters {
-            for g in &mut changed.groups {
-                g.rows.retain(|r| r.cells[4].text != Kind::Same.as_str());
-            }
-            text_table(
-                &mut t,
-                ("counters", "nix's counters (exact counts unless marked *)"),
-                &changed,
-                verbose,
-                &mut words,
-            );
-            if pt.same_counters > 0 {
-                let _ = writeln!(t, "    {} counters the same on both sides", pt.same_counters);
-                words.insert(Kind::Same.as_str().to_string());
-            }
-        }
-        for (key, list) in &pt.lists {
-            let title = match *key {
-                "spans" => "spans (total ms a run)",
-                "statements" => "statements (pg_stat_statements, total ms a run)",
-                _ => "critical path (ms on the path a run)",
-            };
-            text_table(&mut t, (key, title), list, verbose, &mut words);
-        }
-        super::plans::text(&mut t, c, top);
+        pass_text(&mut t, c, (top, verbose), &mut words);
     }
     crate::instructions::text(&mut t, c);
     let legend = tables::legend_lines(words.iter().map(String::as_str), c);
@@ -183,6 +140,50 @@ pub fn text(a: &str, b: &str, c: &Comparison, top: usize, gate: Gate<'_>, verbos
         let _ = writeln!(t, "note: {p}");
     }
     crate::summary::text::fit(&t)
+}
+
+/// One pass compared: its settings and conditions, its primary measures,
+/// the counters that changed, the lists and plans; each verdict's word
+/// kept for the legend.
+fn pass_text(t: &mut String, c: &PassComparison, (top, verbose): (usize, bool), words: &mut BTreeSet<String>) {
+    let _ = writeln!(t);
+    let label = if c.kind == PassKind::Instrumented { "  (instrumented: distorted timings)" } else { "" };
+    let _ = writeln!(
+        t,
+        "== {} (A: {}) → {} (B: {}){label}",
+        c.pass_a,
+        crate::output::count(c.runs_a, "run"),
+        c.pass_b,
+        crate::output::count(c.runs_b, "run")
+    );
+    if let Some(s) = tables::pg_settings(c) {
+        let _ = writeln!(t, "  {s}");
+    }
+    for n in crate::condition_notes::notes(&c.conditions) {
+        let _ = writeln!(t, "  note: {n}");
+    }
+    text_table(t, ("measures", "primary measures (s)"), &tables::primary(c), verbose, words);
+    let pt = tables::pass(c, top);
+    // Every counter that changed (a few dozen at most), the rest folded into a count.
+    if let Some(mut changed) = tables::pass(c, usize::MAX).counters {
+        for g in &mut changed.groups {
+            g.rows.retain(|r| r.cells[4].text != Kind::Same.as_str());
+        }
+        text_table(t, ("counters", "nix's counters (exact counts unless marked *)"), &changed, verbose, words);
+        if pt.same_counters > 0 {
+            let _ = writeln!(t, "    {} counters the same on both sides", pt.same_counters);
+            words.insert(Kind::Same.as_str().to_string());
+        }
+    }
+    for (key, list) in &pt.lists {
+        let title = match *key {
+            "spans" => "spans (total ms a run)",
+            "statements" => "statements (pg_stat_statements, total ms a run)",
+            _ => "critical path (ms on the path a run)",
+        };
+        text_table(t, (key, title), list, verbose, words);
+    }
+    super::plans::text(t, c, top);
 }
 
 /// The times no verdict could be given, for stderr.
@@ -243,6 +244,41 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
     if let Some(n) = crate::words::session_note(cmp).filter(|_| cmp.one_bundle) {
         let _ = writeln!(t, "**{}**\n", cell(&n));
     }
+    headline_markdown(&mut t, cmp, gate);
+    let _ = writeln!(t);
+    match tables::differs(cmp) {
+        None => {
+            let _ = writeln!(t, "{}\n", crate::words::alike(cmp));
+        }
+        Some(d) => {
+            let _ = writeln!(t, "A and B differ:\n");
+            md_table(&mut t, &d, false);
+        }
+    }
+    if let Some(n) = crate::words::session_note(cmp).filter(|_| !cmp.one_bundle) {
+        let _ = writeln!(t, "{}\n", cell(&n));
+    }
+    md_table(&mut t, &tables::passes(cmp), false);
+    for p in crate::words::headline_notes(cmp) {
+        let _ = writeln!(t, "> {}\n", cell(&p));
+    }
+    for c in &cmp.passes {
+        pass_markdown(&mut t, c, top);
+    }
+    crate::instructions::markdown(&mut t, cmp, md_table);
+    let legend = tables::legend_lines(tables::words(cmp), cmp);
+    if !legend.is_empty() {
+        let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");
+        for l in legend {
+            let _ = writeln!(t, "- {}", cell(&l));
+        }
+        let _ = writeln!(t);
+    }
+    t
+}
+
+/// The answer, each clean pass's primary measures, as a list.
+fn headline_markdown(t: &mut String, cmp: &Comparison, gate: Gate<'_>) {
     let h = crate::compare::headline::headline(cmp, gate);
     let _ = writeln!(
         t,
@@ -263,56 +299,32 @@ pub fn markdown(a: &str, b: &str, cmp: &Comparison, top: usize, gate: Gate<'_>) 
     if let Some(g) = &h.gate {
         let _ = writeln!(t, "- {}", cell(g));
     }
-    let _ = writeln!(t);
-    match tables::differs(cmp) {
-        None => {
-            let _ = writeln!(t, "{}\n", crate::words::alike(cmp));
-        }
-        Some(d) => {
-            let _ = writeln!(t, "A and B differ:\n");
-            md_table(&mut t, &d, false);
-        }
+}
+
+/// One pass compared: its settings, nix's time on the path, conditions,
+/// counters, lists and plans, as GitHub tables.
+fn pass_markdown(t: &mut String, c: &PassComparison, top: usize) {
+    let _ = writeln!(t, "### {}\n", cell(&c.pass_a));
+    if let Some(s) = tables::pg_settings(c) {
+        let _ = writeln!(t, "{}\n", cell(&s));
     }
-    if let Some(n) = crate::words::session_note(cmp).filter(|_| !cmp.one_bundle) {
-        let _ = writeln!(t, "{}\n", cell(&n));
+    if let Some(v) = &c.nix_on_path {
+        let _ = writeln!(
+            t,
+            "nix's time on the path (primary, `{}`): {}\n",
+            evalbench_analyze::comparison::NIX_STEP,
+            cell(&crate::words::verdict(v))
+        );
     }
-    md_table(&mut t, &tables::passes(cmp), false);
-    for p in crate::words::headline_notes(cmp) {
-        let _ = writeln!(t, "> {}\n", cell(&p));
+    for n in crate::condition_notes::notes(&c.conditions) {
+        let _ = writeln!(t, "> {}\n", cell(&n));
     }
-    for c in &cmp.passes {
-        let _ = writeln!(t, "### {}\n", cell(&c.pass_a));
-        if let Some(s) = tables::pg_settings(c) {
-            let _ = writeln!(t, "{}\n", cell(&s));
-        }
-        if let Some(v) = &c.nix_on_path {
-            let _ = writeln!(
-                t,
-                "nix's time on the path (primary, `{}`): {}\n",
-                evalbench_analyze::comparison::NIX_STEP,
-                cell(&crate::words::verdict(v))
-            );
-        }
-        for n in crate::condition_notes::notes(&c.conditions) {
-            let _ = writeln!(t, "> {}\n", cell(&n));
-        }
-        let pt = tables::pass(c, top);
-        if let Some(counters) = &pt.counters {
-            md_table(&mut t, counters, true);
-        }
-        for (_, list) in &pt.lists {
-            md_table(&mut t, list, true);
-        }
-        super::plans::markdown(&mut t, c, top);
+    let pt = tables::pass(c, top);
+    if let Some(counters) = &pt.counters {
+        md_table(t, counters, true);
     }
-    crate::instructions::markdown(&mut t, cmp, md_table);
-    let legend = tables::legend_lines(tables::words(cmp), cmp);
-    if !legend.is_empty() {
-        let _ = writeln!(t, "Verdicts (every row's tests: `--json`):\n");
-        for l in legend {
-            let _ = writeln!(t, "- {}", cell(&l));
-        }
-        let _ = writeln!(t);
+    for (_, list) in &pt.lists {
+        md_table(t, list, true);
     }
-    t
+    super::plans::markdown(t, c, top);
 }
