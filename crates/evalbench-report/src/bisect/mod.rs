@@ -136,6 +136,12 @@ pub fn counted_text(d: &Counted) -> String {
     if !skipped.is_empty() {
         let _ = writeln!(t, "skipped (could not be evaluated): {}", skipped.join(", "));
     }
+    probes_text(&mut t, d);
+    t
+}
+
+/// Every probe in the order made, with its first counters or why it was skipped.
+fn probes_text(t: &mut String, d: &Counted) {
     let _ = writeln!(t, "probes, in the order made:");
     for (k, p) in d.probes.iter().enumerate() {
         let what = match p.probed {
@@ -156,7 +162,6 @@ pub fn counted_text(d: &Counted) -> String {
             crate::summary::text::clip(&p.commit.subject, 40)
         );
     }
-    t
 }
 
 /// bisect.md of a counters' bisect: for a pull request comment.

@@ -112,14 +112,15 @@ pub fn lanes(title: &str, rows: &[(String, Vec<Item>)], t0: f64, t1: f64) -> Str
     s
 }
 
-/// A flame graph (root at the bottom) of folded stacks: (frames, value).
-/// Frames narrower than a pixel are merged into their parent's "(narrow)" share.
-pub fn flame(title: &str, stacks: &[(Vec<String>, f64)], unit: &dyn Fn(f64) -> String) -> (String, usize) {
-    #[derive(Default)]
-    struct Node {
-        value: f64,
-        children: Vec<(String, Node)>,
-    }
+/// A flame graph's tree: each frame's value, its children by name.
+#[derive(Default)]
+struct Node {
+    value: f64,
+    children: Vec<(String, Node)>,
+}
+
+/// The stacks folded into one tree, siblings by name.
+fn fold(stacks: &[(Vec<String>, f64)]) -> Node {
     let mut root = Node::default();
     for (frames, v) in stacks {
         let mut n = &mut root;
@@ -145,9 +146,17 @@ pub fn flame(title: &str, stacks: &[(Vec<String>, f64)], unit: &dyn Fn(f64) -> S
         }
     }
     order(&mut root);
-    fn depth(n: &Node) -> usize {
-        1 + n.children.iter().map(|(_, c)| depth(c)).max().unwrap_or(0)
-    }
+    root
+}
+
+fn depth(n: &Node) -> usize {
+    1 + n.children.iter().map(|(_, c)| depth(c)).max().unwrap_or(0)
+}
+
+/// A flame graph (root at the bottom) of folded stacks: (frames, value).
+/// Frames narrower than a pixel are merged into their parent's "(narrow)" share.
+pub fn flame(title: &str, stacks: &[(Vec<String>, f64)], unit: &dyn Fn(f64) -> String) -> (String, usize) {
+    let root = fold(stacks);
     let (w, row_h) = (1100.0, 16.0);
     let levels = depth(&root).min(60);
     let h = levels as f64 * row_h + 10.0;

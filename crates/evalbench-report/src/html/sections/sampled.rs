@@ -38,6 +38,21 @@ pub fn beside(page: &mut Page, exact: Option<&[Position]>, s: &Sampled) {
         esc(WHY)
     );
     let exact = exact.unwrap_or(&[]);
+    side_by_side(page, exact, s);
+    disagreements(page, exact, s);
+    if let Some(f) = s.by_function.first() {
+        let _ = write!(
+            page.body,
+            "<p>nix's first function by self samples: <code>{}</code> ({} of {}).</p>",
+            esc(&f.name),
+            f.self_samples,
+            s.samples
+        );
+    }
+}
+
+/// Both views' first call sites, row by row, each with its rank in the other.
+fn side_by_side(page: &mut Page, exact: &[Position], s: &Sampled) {
     let show = |r: Option<usize>| r.map(|r| (r + 1).to_string()).unwrap_or_else(|| "–".to_string());
     page.body.push_str(
         "<table><tr><th>#</th><th>evalbench: call site by self time</th><th>self time</th><th>in nix's</th>\
@@ -74,7 +89,10 @@ pub fn beside(page: &mut Page, exact: Option<&[Position]>, s: &Sampled) {
         page.body.push_str("</tr>");
     }
     page.body.push_str("</table>");
-    // Where one view's first five are far down the other's list, or not in it.
+}
+
+/// Where one view's first five are far down the other's list, or not in it.
+fn disagreements(page: &mut Page, exact: &[Position], s: &Sampled) {
     let mut apart = Vec::new();
     for (i, e) in exact.iter().take(5).enumerate() {
         if rank(s.by_position.iter().map(|p| p.name.as_str()), &e.position).is_none_or(|r| r >= NEAR) {
@@ -101,14 +119,5 @@ pub fn beside(page: &mut Page, exact: Option<&[Position]>, s: &Sampled) {
         );
     } else {
         let _ = write!(page.body, "<p>Where they disagree: {}.</p>", apart.join("; "));
-    }
-    if let Some(f) = s.by_function.first() {
-        let _ = write!(
-            page.body,
-            "<p>nix's first function by self samples: <code>{}</code> ({} of {}).</p>",
-            esc(&f.name),
-            f.self_samples,
-            s.samples
-        );
     }
 }

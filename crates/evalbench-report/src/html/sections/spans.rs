@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::view::PassView;
+use evalbench_analyze::view::{PassView, Timeline};
 
 use super::super::esc::esc;
 use super::super::svg::{self, ms, Item};
@@ -21,7 +21,44 @@ pub fn spans(page: &mut Page, p: &PassView) {
         );
         return;
     };
-    let rows: Vec<(String, Vec<Item>)> = timeline
+    let rows = lanes(timeline, t0);
+    page.chart(
+        &p.name,
+        "span-timeline",
+        svg::lanes(&format!("{} spans per process (root spans)", p.name), &rows, t0, t1),
+    );
+    if timeline.merged > 0 {
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{} root spans narrower than a pixel were merged into shared bars; each bar's title says \
+                what it holds.</p>",
+            timeline.merged
+        );
+    }
+    let (flame, merged) =
+        svg::flame(&format!("{} span flame graph (self time, folded by nesting)", p.name), &p.nesting, &|v| ms(v));
+    page.chart(&p.name, "span-flame", flame);
+    if merged > 0 {
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{merged} nesting paths narrower than half a pixel are not drawn; their time is inside \
+                their parents' bars.</p>"
+        );
+    }
+    let shown = totals(p);
+    page.chart(&p.name, "span-totals", svg::hbars(&format!("{} span totals", p.name), &shown, &|v| ms(v)));
+    if p.span_stats.len() > TOTALS_SHOWN {
+        let _ = write!(
+            page.body,
+            "<p class=\"note\">{} more span names (smaller totals) are in summary.json.</p>",
+            p.span_stats.len() - TOTALS_SHOWN
+        );
+    }
+}
+
+/// Each process's root spans as bars, a merged bar's title saying what it holds.
+fn lanes(timeline: &Timeline, t0: f64) -> Vec<(String, Vec<Item>)> {
+    timeline
         .lanes
         .iter()
         .map(|lane| {
@@ -46,32 +83,12 @@ pub fn spans(page: &mut Page, p: &PassView) {
                 .collect();
             (lane.label.clone(), items)
         })
-        .collect();
-    page.chart(
-        &p.name,
-        "span-timeline",
-        svg::lanes(&format!("{} spans per process (root spans)", p.name), &rows, t0, t1),
-    );
-    if timeline.merged > 0 {
-        let _ = write!(
-            page.body,
-            "<p class=\"note\">{} root spans narrower than a pixel were merged into shared bars; each bar's title says \
-                what it holds.</p>",
-            timeline.merged
-        );
-    }
-    let (flame, merged) =
-        svg::flame(&format!("{} span flame graph (self time, folded by nesting)", p.name), &p.nesting, &|v| ms(v));
-    page.chart(&p.name, "span-flame", flame);
-    if merged > 0 {
-        let _ = write!(
-            page.body,
-            "<p class=\"note\">{merged} nesting paths narrower than half a pixel are not drawn; their time is inside \
-                their parents' bars.</p>"
-        );
-    }
-    let shown: Vec<(String, f64, String)> = p
-        .span_stats
+        .collect()
+}
+
+/// The largest span totals as bars, each with its figures in its title.
+fn totals(p: &PassView) -> Vec<(String, f64, String)> {
+    p.span_stats
         .iter()
         .take(TOTALS_SHOWN)
         .map(|s| {
@@ -91,13 +108,5 @@ pub fn spans(page: &mut Page, p: &PassView) {
                 ),
             )
         })
-        .collect();
-    page.chart(&p.name, "span-totals", svg::hbars(&format!("{} span totals", p.name), &shown, &|v| ms(v)));
-    if p.span_stats.len() > TOTALS_SHOWN {
-        let _ = write!(
-            page.body,
-            "<p class=\"note\">{} more span names (smaller totals) are in summary.json.</p>",
-            p.span_stats.len() - TOTALS_SHOWN
-        );
-    }
+        .collect()
 }
