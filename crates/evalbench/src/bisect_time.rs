@@ -78,13 +78,7 @@ fn session(a: &Args, commit: &Commit, good: &Commit, dir: &Path) -> anyhow::Resu
 pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) -> anyhow::Result<(String, String)> {
     let n = commits.len();
     let expected = 1 + (n as f64 - 1.0).log2().ceil() as usize;
-    say(format!(
-        "{n} commits from GOOD {} to BAD {} (first parent); {measure} measured, each probe a session of {} runs a side \
-            interleaved with the last good commit; about {expected} sessions, more where one gives no verdict",
-        short(&commits[0].commit),
-        short(&commits[n - 1].commit),
-        a.repeat
-    ));
+    say(intro(commits, measure, a.repeat, expected));
     let mut made: Vec<Measured> = Vec::new();
     // Half the step BAD showed against GOOD, as a ratio: a probe inside the noise is good only below it.
     let mut half_step: Option<f64> = None;
@@ -102,20 +96,7 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
                     None => {
                         (Class::Undecided(format!("compare.json has no verdict on {measure:?} for cold-clean")), None)
                     }
-                    Some((kind, pct, iv)) => {
-                        let class = match kind.as_str() {
-                            "slower" => Class::Bad,
-                            "inside noise" | "negligible" | "faster" | "same" => match half_step {
-                                Some(h) if iv[1] >= h => Class::Undecided(format!(
-                                    "{kind}, but its interval reaches {:.3}, past half the step ({h:.3})",
-                                    iv[1]
-                                )),
-                                _ => Class::Good,
-                            },
-                            other => Class::Undecided(format!("no verdict: {other}")),
-                        };
-                        (class, Some((kind, pct, iv)))
-                    }
+                    Some((kind, pct, iv)) => (classify(&kind, iv, half_step), Some((kind, pct, iv))),
                 },
             };
             if i == n - 1 && good == 0 {
@@ -168,4 +149,33 @@ pub fn run(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) ->
         sessions_tried: a.retries + 1,
     };
     Ok((timed_text(&doc), serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n"))
+}
+
+/// What the search will do, said first.
+fn intro(commits: &[Commit], measure: &str, repeat: u32, expected: usize) -> String {
+    let n = commits.len();
+    format!(
+        "{n} commits from GOOD {} to BAD {} (first parent); {measure} measured, each probe a session of {} runs a side \
+            interleaved with the last good commit; about {expected} sessions, more where one gives no verdict",
+        short(&commits[0].commit),
+        short(&commits[n - 1].commit),
+        repeat
+    )
+}
+
+/// A session's verdict as the search reads it: slower is bad; inside noise,
+/// negligible, faster or the same is good, unless its interval reaches past
+/// half the step BAD showed against GOOD (`half_step`, a ratio): then
+/// undecided, as is no verdict.
+fn classify(kind: &str, iv: [f64; 2], half_step: Option<f64>) -> Class {
+    match kind {
+        "slower" => Class::Bad,
+        "inside noise" | "negligible" | "faster" | "same" => match half_step {
+            Some(h) if iv[1] >= h => {
+                Class::Undecided(format!("{kind}, but its interval reaches {:.3}, past half the step ({h:.3})", iv[1]))
+            }
+            _ => Class::Good,
+        },
+        other => Class::Undecided(format!("no verdict: {other}")),
+    }
 }

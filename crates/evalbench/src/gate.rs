@@ -102,39 +102,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let failed: Vec<&StepResult> = results.iter().filter(|r| !r.ok).collect();
     let mut w = evalbench_host::out::stdout();
-    for r in &failed {
-        outln!(w, "FAILED {}: {}", r.step.name, r.error.as_deref().unwrap_or("(no message)").replace('\n', "\n    "));
-    }
-    for r in &results {
-        outln!(
-            w,
-            "{:<7} {:<40} eval cache {:<4}  wall {:>8.3} s  user {:>7.3} s  sys {:>7.3} s  peak {:>8.1} MiB",
-            if r.ok { "ok" } else { "FAILED" },
-            r.step.name,
-            r.eval_cache,
-            r.run.wall_s,
-            r.run.user_s,
-            r.run.sys_s,
-            r.run.peak_bytes.unwrap_or(0) as f64 / 1048576.0
-        );
-    }
-    let line = if failed.is_empty() {
-        format!(
-            "gate GREEN: {} steps passed in {wall:.2} s ({} at once, eval cache {}); bundle {}",
-            results.len(),
-            opts.jobs,
-            if opts.eval_cache { "on" } else { "off" },
-            dir.display()
-        )
-    } else {
-        format!(
-            "gate RED: {} of {} steps failed ({}) in {wall:.2} s; bundle {}",
-            failed.len(),
-            results.len(),
-            failed.iter().map(|r| r.step.name.as_str()).collect::<Vec<_>>().join(", "),
-            dir.display()
-        )
-    };
+    steps_table(&mut w, &failed, &results);
+    let line = verdict_line(&failed, &results, (wall, &opts), &dir);
     if a.self_test {
         let ok = gate::self_test_passed(&results);
         let _ = std::fs::remove_dir_all(&opts.out);
@@ -155,4 +124,45 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     outln!(w, "{line}");
     crate::done(w)?;
     Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Each failed step's error, then every step's figures.
+fn steps_table(w: &mut evalbench_host::out::Out<impl std::io::Write>, failed: &[&StepResult], results: &[StepResult]) {
+    for r in failed {
+        outln!(w, "FAILED {}: {}", r.step.name, r.error.as_deref().unwrap_or("(no message)").replace('\n', "\n    "));
+    }
+    for r in results {
+        outln!(
+            w,
+            "{:<7} {:<40} eval cache {:<4}  wall {:>8.3} s  user {:>7.3} s  sys {:>7.3} s  peak {:>8.1} MiB",
+            if r.ok { "ok" } else { "FAILED" },
+            r.step.name,
+            r.eval_cache,
+            r.run.wall_s,
+            r.run.user_s,
+            r.run.sys_s,
+            r.run.peak_bytes.unwrap_or(0) as f64 / 1048576.0
+        );
+    }
+}
+
+/// The gate's verdict, GREEN or RED, in one line.
+fn verdict_line(failed: &[&StepResult], results: &[StepResult], (wall, opts): (f64, &GateOpts), dir: &Path) -> String {
+    if failed.is_empty() {
+        format!(
+            "gate GREEN: {} steps passed in {wall:.2} s ({} at once, eval cache {}); bundle {}",
+            results.len(),
+            opts.jobs,
+            if opts.eval_cache { "on" } else { "off" },
+            dir.display()
+        )
+    } else {
+        format!(
+            "gate RED: {} of {} steps failed ({}) in {wall:.2} s; bundle {}",
+            failed.len(),
+            results.len(),
+            failed.iter().map(|r| r.step.name.as_str()).collect::<Vec<_>>().join(", "),
+            dir.display()
+        )
+    }
 }

@@ -133,14 +133,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     evalbench_analyze::runs::select_run(&mut grouped, &a.pass, &a.bundle)?;
     let runs: Vec<&evalbench_bundle::PassDir> = grouped.remove(&base).unwrap_or_default();
     let t = std::time::Instant::now();
-    let distorted = (!evalbench_bundle::layout::is_clean(&base)).then(|| {
-        let why = if evalbench_bundle::layout::is_counted(&base) {
-            "a counted pass: nix ran under Valgrind, 15-30 times slower"
-        } else {
-            "an instrumented pass: perf, strace and auto_explain distort its timings"
-        };
-        format!("{}: {why}, so its path and any prediction are shapes, not durations (a clean pass's are)", a.pass)
-    });
+    let distorted = distorted(&a.pass, &base);
     if let Some(d) = &distorted {
         eprintln!("evalbench whatif: warning: {d}");
     }
@@ -195,26 +188,63 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         w.bytes(b"\n");
         crate::done(w)?;
     } else {
-        let mut t = distorted.map(|d| format!("{d}\n")).unwrap_or_default();
-        // A pass whose runs did not all complete says so first: the answer is over those that did.
-        if let Some(st) = evalbench_analyze::outcomes::of_bundle(&bundle).iter().find(|s| s.pass == base) {
-            if let Some(word) = evalbench_report::words::pass_status(st) {
-                t.push_str(&format!("{base}: {word}: the answer is over those\n"));
-            }
-        }
-        t.push_str(&evalbench_report::output::path::answer_text(&answer));
-        let label = if runs.len() > 1 {
-            format!("{shown_name} (run {}, nearest the median of {} runs)", at + 1, runs.len())
-        } else {
-            shown_name.clone()
-        };
-        t.push_str(&evalbench_report::output::path::path_text(&label, &path, a.top));
-        if let Some(w) = &predicted {
-            t.push_str(&evalbench_report::output::path::whatif_text(&label, w, &path, over.as_ref(), a.top));
-        }
-        crate::emit(&t)?;
+        let runs = runs.len();
+        let shown =
+            Shown { name: &shown_name, at, runs, path: &path, predicted: predicted.as_ref(), over: over.as_ref() };
+        print_text(&a, &bundle, (&base, distorted), &answer, shown)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a pass's path and predictions are shapes, not durations, where they are.
+fn distorted(pass: &str, base: &str) -> Option<String> {
+    (!evalbench_bundle::layout::is_clean(base)).then(|| {
+        let why = if evalbench_bundle::layout::is_counted(base) {
+            "a counted pass: nix ran under Valgrind, 15-30 times slower"
+        } else {
+            "an instrumented pass: perf, strace and auto_explain distort its timings"
+        };
+        format!("{}: {why}, so its path and any prediction are shapes, not durations (a clean pass's are)", pass)
+    })
+}
+
+/// The run whose path is shown, and what was predicted on it and over the runs.
+struct Shown<'a> {
+    name: &'a str,
+    at: usize,
+    runs: usize,
+    path: &'a CriticalPath,
+    predicted: Option<&'a whatif::WhatIf>,
+    over: Option<&'a OverRuns>,
+}
+
+/// The answer, the shown run's path and its prediction, as text.
+fn print_text(
+    a: &Args,
+    bundle: &Bundle,
+    (base, distorted): (&str, Option<String>),
+    answer: &evalbench_analyze::over_runs::PassAnswer,
+    s: Shown<'_>,
+) -> anyhow::Result<()> {
+    let mut t = distorted.map(|d| format!("{d}\n")).unwrap_or_default();
+    // A pass whose runs did not all complete says so first: the answer is over those that did.
+    if let Some(st) = evalbench_analyze::outcomes::of_bundle(bundle).iter().find(|st| st.pass == base) {
+        if let Some(word) = evalbench_report::words::pass_status(st) {
+            t.push_str(&format!("{base}: {word}: the answer is over those\n"));
+        }
+    }
+    t.push_str(&evalbench_report::output::path::answer_text(answer));
+    let label = if s.runs > 1 {
+        format!("{} (run {}, nearest the median of {} runs)", s.name, s.at + 1, s.runs)
+    } else {
+        s.name.to_string()
+    };
+    t.push_str(&evalbench_report::output::path::path_text(&label, s.path, a.top));
+    if let Some(w) = s.predicted {
+        t.push_str(&evalbench_report::output::path::whatif_text(&label, w, s.path, s.over, a.top));
+    }
+    crate::emit(&t)?;
+    Ok(())
 }
 
 /// The JSON, written as it is serialized: built as one `serde_json::Value`
