@@ -455,29 +455,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     let (instructions, counted_warnings) =
         crate::instructions::of_comparison(ba, bb, (o.pass_a.as_deref(), o.pass_b.as_deref()), two_nixes);
     let pairs = pass_pairs(&ga, &gb, o, (ba, bb), !instructions.is_empty())?;
-    let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
-    // Times from two sessions carry the machine's drift between them; exact
-    // counters do not, and are judged by equality whatever the rules.
-    // The same runs on both sides: the first run of every pair is one
-    // evaluation, requested at one instant.
-    let first_run = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str| {
-        g.get(p)
-            .and_then(|d| d.first())
-            .and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok())
-            .map(|r| (r.evaluation_id, r.requested_us))
-    };
-    let one_bundle = !pairs.is_empty()
-        && pairs
-            .iter()
-            .all(|(pa, pb)| first_run(&ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(&gb, pb)));
-    // One bundle, or runs of one `run`, are one session: no between-sessions
-    // allowance; only a side of `run --baseline` was interleaved with the other.
-    let same_session = one_bundle || provenance_a.same_session(&provenance_b);
-    let rules = Rules {
-        between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0),
-        interleaved: !one_bundle && provenance_a.interleaved(&provenance_b),
-        ..rules
-    };
+    let (one_bundle, same_session, rules) = session_rules((&ga, &gb), &pairs, (&provenance_a, &provenance_b), o);
     let (floor_ms, mut warnings) = (o.min_abs_us / 1e3, counted_warnings);
     let mut sides = Vec::new();
     // The primary family's items, each with the rules of its pass and what
@@ -487,14 +465,7 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
     let mut explore = Explore::default();
     for (i, (pa, pb)) in pairs.into_iter().enumerate() {
         let (Some(da), Some(db)) = (ga.get(&pa), gb.get(&pb)) else {
-            let missing = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str, b: &Bundle| {
-                let have: Vec<&str> = g.keys().map(String::as_str).collect();
-                (!g.contains_key(p))
-                    .then(|| format!("{}: no pass {p}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
-            };
-            return Err(CompareError::NoSuchPass(
-                [missing(&ga, &pa, ba), missing(&gb, &pb, bb)].into_iter().flatten().collect(),
-            ));
+            return Err(no_such_pass((&ga, &pa, ba), (&gb, &pb, bb)));
         };
         let (a, b) = (
             Side { pass: pa, samples: runs::samples(da), dirs: da },
@@ -505,24 +476,8 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
             measure_pair(i, (&a, &b), !same_session, (rules, floor_ms), &mut clean_heads, &mut explore);
         sides.push((a, b, exact, conditions));
     }
-    // The primary measures are fixed before looking and judged first, as
-    // one family: the clean passes' evaluated seconds and nix's time on
-    // their paths (Holm over these alone; exact counters by equality).
-    // Every other row is exploratory, in one family over all passes
-    // (`explore`), the instrumented passes' distorted headlines among them.
-    let of: Vec<(usize, Primary)> = clean_heads.iter().map(|h| h.2).collect();
-    let (heads, each): (Vec<Measured>, Vec<Rules>) = clean_heads.into_iter().map(|(m, r, _)| (m, r)).unzip();
-    let mut primary = judge_each(
-        "primary: evaluated seconds and nix's time on the path (clean passes)",
-        heads,
-        "s",
-        TIME,
-        rules,
-        &|i| each[i],
-    );
-    // A family's verdicts come in its items' order.
-    let mut primary_verdicts: std::collections::HashMap<(usize, Primary), Verdict> =
-        of.into_iter().zip(std::mem::take(&mut primary.verdicts)).map(|(k, (_, v))| (k, v)).collect();
+    // The primary family first, then the exploratory one (`judge_primary`).
+    let (primary, mut primary_verdicts) = judge_primary(clean_heads, rules);
     let mut explored = explore.judge(rules);
     let mut out: Vec<PassComparison> = sides
         .into_iter()
@@ -567,4 +522,75 @@ pub fn compare(ba: &Bundle, bb: &Bundle, o: &Opts) -> Result<Comparison, Compare
         min_abs_us,
         instructions,
     })
+}
+
+/// Whether A and B are one bundle (the same runs on both sides: the first
+/// run of every pair is one evaluation, requested at one instant) or one
+/// session, and the rules the times are judged by: times from two sessions
+/// carry the machine's drift between them; exact counters do not, and are
+/// judged by equality whatever the rules.
+fn session_rules(
+    (ga, gb): (&runs::Grouped<'_>, &runs::Grouped<'_>),
+    pairs: &[(String, String)],
+    (provenance_a, provenance_b): (&Provenance, &Provenance),
+    o: &Opts,
+) -> (bool, bool, Rules) {
+    let rules = Rules { min_change_pct: o.min_change, ..Rules::default() };
+    let first_run = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str| {
+        g.get(p)
+            .and_then(|d| d.first())
+            .and_then(|d| RunInfo::read(&d.file(layout::RUN_JSON)).ok())
+            .map(|r| (r.evaluation_id, r.requested_us))
+    };
+    let one_bundle = !pairs.is_empty()
+        && pairs
+            .iter()
+            .all(|(pa, pb)| first_run(ga, pa).is_some_and(|x| x.1.is_some() && Some(x) == first_run(gb, pb)));
+    // One bundle, or runs of one `run`, are one session: no between-sessions
+    // allowance; only a side of `run --baseline` was interleaved with the other.
+    let same_session = one_bundle || provenance_a.same_session(provenance_b);
+    let rules = Rules {
+        between_sessions: o.between_sessions_pct.filter(|p| *p > 0.0 && !same_session).map(|p| p / 100.0),
+        interleaved: !one_bundle && provenance_a.interleaved(provenance_b),
+        ..rules
+    };
+    (one_bundle, same_session, rules)
+}
+
+/// A pass asked for that a side lacks: per bundle, which and the nearest it has.
+fn no_such_pass(
+    (ga, pa, ba): (&runs::Grouped<'_>, &str, &Bundle),
+    (gb, pb, bb): (&runs::Grouped<'_>, &str, &Bundle),
+) -> CompareError {
+    let missing = |g: &BTreeMap<String, Vec<&PassDir>>, p: &str, b: &Bundle| {
+        let have: Vec<&str> = g.keys().map(String::as_str).collect();
+        (!g.contains_key(p))
+            .then(|| format!("{}: no pass {p}; {}", b.source.display(), crate::suggest::pass_hint(p, &have)))
+    };
+    CompareError::NoSuchPass([missing(ga, pa, ba), missing(gb, pb, bb)].into_iter().flatten().collect())
+}
+
+/// The primary measures, fixed before looking and judged first, as one
+/// family: the clean passes' evaluated seconds and nix's time on their
+/// paths (Holm over these alone; exact counters by equality). Every other
+/// row is exploratory, in one family over all passes (`explore`), the
+/// instrumented passes' distorted headlines among them.
+fn judge_primary(
+    clean_heads: Vec<(Measured, Rules, (usize, Primary))>,
+    rules: Rules,
+) -> (Family, std::collections::HashMap<(usize, Primary), Verdict>) {
+    let of: Vec<(usize, Primary)> = clean_heads.iter().map(|h| h.2).collect();
+    let (heads, each): (Vec<Measured>, Vec<Rules>) = clean_heads.into_iter().map(|(m, r, _)| (m, r)).unzip();
+    let mut primary = judge_each(
+        "primary: evaluated seconds and nix's time on the path (clean passes)",
+        heads,
+        "s",
+        TIME,
+        rules,
+        &|i| each[i],
+    );
+    // A family's verdicts come in its items' order.
+    let primary_verdicts: std::collections::HashMap<(usize, Primary), Verdict> =
+        of.into_iter().zip(std::mem::take(&mut primary.verdicts)).map(|(k, (_, v))| (k, v)).collect();
+    (primary, primary_verdicts)
 }
