@@ -325,23 +325,7 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
         Cmd::Down { dir: LabDir { dir } } => control::down(&dir),
-        Cmd::Prune { root, json } => {
-            let r = evalbench_lab::prune::prune(&root)?;
-            for (dir, what) in &r.running {
-                eprintln!("evalbench lab prune: {} is in use, left alone: {}", dir.display(), what.join(", "));
-            }
-            if json {
-                return print(format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")));
-            }
-            print(format!(
-                "removed {} director{} under {}, {:.1} MB{}\n",
-                r.removed.len(),
-                if r.removed.len() == 1 { "y" } else { "ies" },
-                root.display(),
-                r.bytes as f64 / 1e6,
-                if r.running.is_empty() { String::new() } else { format!("; {} in use left alone", r.running.len()) }
-            ))
-        }
+        Cmd::Prune { root, json } => print(prune(&root, json)?),
         Cmd::Restart { dir: LabDir { dir }, output } => control::restart(&dir, &output.into()).map(|_| ()),
         Cmd::Reset { dir: LabDir { dir }, output } => control::reset_cold(&dir, &output.into()).map(|_| ()),
         Cmd::Evaluate { dir: LabDir { dir }, timeout_s } => {
@@ -361,46 +345,16 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             let st = LabState::load(&dir)?;
             print(control::pg_of(&st)?.psql(pg::CI_ROLE, &query)?)
         }
-        Cmd::Walk { dir: LabDir { dir }, form, explain, from } => {
-            let st = LabState::load(&dir)?;
-            let mut settings = st.lab_settings;
-            if let Some(f) = form {
-                settings.set(&format!("graph_walk={f}")).map_err(LabError::Setting)?;
-            }
-            // Paths go into the statement as a literal: quotes doubled.
-            let paths: Vec<String> = from.iter().map(|p| format!("'{}'", p.replace('\'', "''"))).collect();
-            let walk = evalbench_lab::server::walks::closure_of_paths(settings.graph_walk)
-                .replace("$1", &format!("ARRAY[{}]::text[]", paths.join(",")));
-            let sql = if explain { format!("EXPLAIN (ANALYZE, BUFFERS OFF) {walk}") } else { walk };
-            print(control::pg_of(&st)?.psql(pg::CI_ROLE, &sql)?)
-        }
+        Cmd::Walk { dir: LabDir { dir }, form, explain, from } => print(walk(&dir, form, explain, &from)?),
         Cmd::Status { dir: LabDir { dir } } => {
             let st = LabState::load(&dir)?;
             print(format!("{}\n", serde_json::to_string_pretty(&st).expect("serializes")))
         }
         Cmd::GenFlake { out, packages, work, machines, shape, seed, json } => {
-            let graph = evalbench_lab::shape::generate(packages.max(1), seed);
-            let files = match (machines, shape) {
-                (Some(m), _) => vec![("flake.nix".to_string(), flake::machines_flake_text(m, packages, work))],
-                (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(&graph, work, seed))],
-                (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(&graph, seed),
-            };
-            for (rel, text) in files {
-                let p = out.join(rel);
-                if let Some(d) = p.parent() {
-                    std::fs::create_dir_all(d).map_err(|source| LabError::Io { path: d.to_path_buf(), source })?;
-                }
-                std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })?;
+            match gen_flake(&out, (packages, work, machines, shape, seed), json)? {
+                Some(text) => print(text),
+                None => Ok(()),
             }
-            if machines.is_some() {
-                return Ok(());
-            }
-            let f = graph.figures(5);
-            eprintln!("evalbench lab gen-flake: {}", shape_line(&f));
-            if json {
-                return print(format!("{}\n", serde_json::to_string_pretty(&f).expect("serializes")));
-            }
-            Ok(())
         }
         Cmd::Server { listen, proto_listen, database, provision, lab } => {
             let _g = evalbench_lab::init_tracing();
@@ -423,6 +377,71 @@ fn dispatch(args: Args, out: &mut dyn std::io::Write) -> Result<(), LabError> {
             Ok(eval::eval(&flake, &job, &o)?)
         }
     }
+}
+
+/// `lab prune`: what was removed under `root`, and what is in use.
+fn prune(root: &std::path::Path, json: bool) -> Result<String, LabError> {
+    let r = evalbench_lab::prune::prune(root)?;
+    for (dir, what) in &r.running {
+        eprintln!("evalbench lab prune: {} is in use, left alone: {}", dir.display(), what.join(", "));
+    }
+    if json {
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&r).expect("serializes")));
+    }
+    Ok(format!(
+        "removed {} director{} under {}, {:.1} MB{}\n",
+        r.removed.len(),
+        if r.removed.len() == 1 { "y" } else { "ies" },
+        root.display(),
+        r.bytes as f64 / 1e6,
+        if r.running.is_empty() { String::new() } else { format!("; {} in use left alone", r.running.len()) }
+    ))
+}
+
+/// `lab walk`: the closure walk's statement (or its plan) from `from`, run.
+fn walk(dir: &std::path::Path, form: Option<String>, explain: bool, from: &[String]) -> Result<String, LabError> {
+    let st = LabState::load(dir)?;
+    let mut settings = st.lab_settings;
+    if let Some(f) = form {
+        settings.set(&format!("graph_walk={f}")).map_err(LabError::Setting)?;
+    }
+    // Paths go into the statement as a literal: quotes doubled.
+    let paths: Vec<String> = from.iter().map(|p| format!("'{}'", p.replace('\'', "''"))).collect();
+    let walk = evalbench_lab::server::walks::closure_of_paths(settings.graph_walk)
+        .replace("$1", &format!("ARRAY[{}]::text[]", paths.join(",")));
+    let sql = if explain { format!("EXPLAIN (ANALYZE, BUFFERS OFF) {walk}") } else { walk };
+    control::pg_of(&st)?.psql(pg::CI_ROLE, &sql)
+}
+
+/// `lab gen-flake`: the flake's files into `out`; the graph's figures as
+/// JSON where asked (a machines flake has none).
+fn gen_flake(
+    out: &std::path::Path,
+    (packages, work, machines, shape, seed): (u32, u32, Option<u32>, Shape, u64),
+    json: bool,
+) -> Result<Option<String>, LabError> {
+    let graph = evalbench_lab::shape::generate(packages.max(1), seed);
+    let files = match (machines, shape) {
+        (Some(m), _) => vec![("flake.nix".to_string(), flake::machines_flake_text(m, packages, work))],
+        (None, Shape::Flat) => vec![("flake.nix".to_string(), flake::flake_text(&graph, work, seed))],
+        (None, Shape::Nixpkgs) => evalbench_lab::flake_nixpkgs::nixpkgs_flake_files(&graph, seed),
+    };
+    for (rel, text) in files {
+        let p = out.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).map_err(|source| LabError::Io { path: d.to_path_buf(), source })?;
+        }
+        std::fs::write(&p, text).map_err(|source| LabError::Io { path: p.clone(), source })?;
+    }
+    if machines.is_some() {
+        return Ok(None);
+    }
+    let f = graph.figures(5);
+    eprintln!("evalbench lab gen-flake: {}", shape_line(&f));
+    if json {
+        return Ok(Some(format!("{}\n", serde_json::to_string_pretty(&f).expect("serializes"))));
+    }
+    Ok(None)
 }
 
 /// The generated graph in one line, beside what nixpkgs' is known to be.

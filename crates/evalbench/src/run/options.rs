@@ -68,7 +68,7 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// The flags, checked together: a refusal names the flags at fault.
-    pub fn from_args(a: Args) -> anyhow::Result<RunOptions> {
+    pub fn from_args(mut a: Args) -> anyhow::Result<RunOptions> {
         let out = std::path::absolute(&a.out).with_context(|| a.out.display().to_string())?;
         let baseline = match (&a.baseline, &a.baseline_rev) {
             (Some(flake), _) => Some(Baseline::Flake(flake.clone())),
@@ -82,7 +82,7 @@ impl RunOptions {
                     --baseline-lab-setting NAME=VALUE"
             );
         }
-        let mut passes = a.passes;
+        let mut passes = std::mem::take(&mut a.passes);
         if a.counted {
             passes.extend(
                 evalbench_bundle::layout::COUNTED_PASSES
@@ -94,41 +94,7 @@ impl RunOptions {
         }
         evalbench_bundle::layout::check_passes(&passes).map_err(|e| anyhow::anyhow!("--passes: {e}"))?;
         let counted = passes.iter().any(|p| evalbench_bundle::layout::is_counted(p));
-        let target = match a.target {
-            TargetKind::Lab => {
-                let config = a.lab.config();
-                if counted && config.eval_max_rss.is_some() {
-                    anyhow::bail!(
-                        "counted passes cannot recycle evaluators (--eval-max-rss): a recycled nix is killed, and \
-                            Valgrind writes a count only when a process exits"
-                    );
-                }
-                let mut baseline_settings = config.lab_settings;
-                for s in &a.baseline_lab_setting {
-                    baseline_settings.set(s)?;
-                }
-                RunTarget::Lab(LabPlan { config, dir: a.lab_dir, keep: a.keep_lab, baseline_settings })
-            }
-            TargetKind::Gradient => {
-                if baseline.is_some() {
-                    anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
-                }
-                let cfg = a.target_config.context("--target gradient needs --target-config FILE")?;
-                if counted {
-                    anyhow::bail!(
-                        "counted passes (--counted, cold-counted, warm-counted) run the lab's nix under Valgrind; they \
-                            are not available with --target gradient"
-                    );
-                }
-                if !a.lab.pg.settings.is_empty() {
-                    anyhow::bail!(
-                        "--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured \
-                            where it runs"
-                    );
-                }
-                RunTarget::Gradient(cfg)
-            }
-        };
+        let target = target(&a, counted, baseline.is_some())?;
         // The flags together first; then what they name, before anything starts.
         for (flag, flake) in [("--flake", &a.flake), ("--baseline", &a.baseline)] {
             if let Some(f) = flake {
@@ -257,4 +223,43 @@ fn check_flake(flag: &str, flake: &Path) -> anyhow::Result<()> {
         anyhow::bail!("{flag} {}: no flake.nix in it", flake.display());
     }
     Ok(())
+}
+
+/// The target a run's flags name, each flag it cannot take refused.
+fn target(a: &Args, counted: bool, has_baseline: bool) -> anyhow::Result<RunTarget> {
+    match a.target {
+        TargetKind::Lab => {
+            let config = a.lab.config();
+            if counted && config.eval_max_rss.is_some() {
+                anyhow::bail!(
+                    "counted passes cannot recycle evaluators (--eval-max-rss): a recycled nix is killed, and \
+                        Valgrind writes a count only when a process exits"
+                );
+            }
+            let mut baseline_settings = config.lab_settings;
+            for s in &a.baseline_lab_setting {
+                baseline_settings.set(s)?;
+            }
+            Ok(RunTarget::Lab(LabPlan { config, dir: a.lab_dir.clone(), keep: a.keep_lab, baseline_settings }))
+        }
+        TargetKind::Gradient => {
+            if has_baseline {
+                anyhow::bail!("--baseline interleaves two labs; it is not available with --target gradient");
+            }
+            let cfg = a.target_config.clone().context("--target gradient needs --target-config FILE")?;
+            if counted {
+                anyhow::bail!(
+                    "counted passes (--counted, cold-counted, warm-counted) run the lab's nix under Valgrind; they \
+                        are not available with --target gradient"
+                );
+            }
+            if !a.lab.pg.settings.is_empty() {
+                anyhow::bail!(
+                    "--pg-setting is for the lab's own PostgreSQL; a Gradient deployment's server is configured \
+                        where it runs"
+                );
+            }
+            Ok(RunTarget::Gradient(cfg))
+        }
+    }
 }
