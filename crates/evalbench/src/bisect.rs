@@ -286,11 +286,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(m) = &a.measure {
-        let (text, json) = crate::bisect_time::run(&a, &commits, m, &say)?;
-        evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
-        evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
-        crate::emit(if a.json { &json } else { &text })?;
-        return Ok(ExitCode::SUCCESS);
+        return timed(&a, &commits, m, &say);
     }
     say(format!(
         "{n} commits from GOOD {} to BAD {} (first parent); counters move past {}%; one evaluation a probe, about {} \
@@ -300,14 +296,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         threshold,
         2 + (n as f64 - 1.0).log2().ceil() as usize
     ));
-    let mut push = match (&a.push, &a.push_branch) {
-        (Some(remote), Some(branch)) => {
-            let p = crate::bisect_push::Pushed::new(&a.flake, remote, branch)?;
-            say(format!("each probe's commit is pushed to {}", p.describe()));
-            Some(p)
-        }
-        _ => None,
-    };
+    let mut push = pusher(&a, &say)?;
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
     let names = if a.instructions {
@@ -332,16 +321,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 std::process::exit(130);
             }
             seconds[i] = s;
-            let what = match &p {
-                Probed::Counted(c) => {
-                    let shown = names.as_ref().and_then(|v| v.first()).map_or("nrFunctionCalls", String::as_str);
-                    c.get(shown).map_or_else(
-                        || "counted".to_string(),
-                        |v| format!("{shown} {}", evalbench_report::figures::grouped(*v)),
-                    )
-                }
-                Probed::Skipped(why) => format!("skipped: {why}"),
-            };
+            let what = probe_line(&p, names.as_deref());
             let took = if s > 0.0 { format!("{s:.1} s") } else { "from an earlier bisect".into() };
             say(format!("probe {made}: {} {} ({took}): {what}", short(&commits[i].commit), commits[i].subject));
             if made == 1 && s > 0.0 {
@@ -360,7 +340,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             commits[i].commit
         ),
     };
-    if let Some(c) = &a.counter {
+    counter_was_counted(a.counter.as_deref(), &outcome)?;
+    let doc = document(&a, &commits, &outcome, &seconds);
+    if let Some(db) = &a.history {
+        add_to_history(&a, &commits, &outcome.probes, db, &say)?;
+    }
+    write_counted(&a, &doc)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--counter NAME`: some probe must have counted it, or the name is wrong.
+fn counter_was_counted(counter: Option<&str>, outcome: &evalbench_analyze::bisect::Outcome) -> anyhow::Result<()> {
+    if let Some(c) = counter {
         if !outcome.probes.iter().any(|(_, p)| matches!(p, Probed::Counted(m) if m.contains_key(c))) {
             bail!(
                 "--counter {c}: no probe counted it; nix's counters are named as NIX_SHOW_STATS writes them \
@@ -368,7 +359,54 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let doc = Counted {
+    Ok(())
+}
+
+/// `--measure`: a time bisected (`bisect_time`), its files written and printed.
+fn timed(a: &Args, commits: &[Commit], measure: &str, say: &dyn Fn(String)) -> anyhow::Result<ExitCode> {
+    let (text, json) = crate::bisect_time::run(a, commits, measure, say)?;
+    evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
+    evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
+    crate::emit(if a.json { &json } else { &text })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--push REMOTE --push-branch BRANCH`: where each probe's commit is pushed.
+fn pusher(a: &Args, say: &dyn Fn(String)) -> anyhow::Result<Option<crate::bisect_push::Pushed>> {
+    match (&a.push, &a.push_branch) {
+        (Some(remote), Some(branch)) => {
+            let p = crate::bisect_push::Pushed::new(&a.flake, remote, branch)?;
+            say(format!("each probe's commit is pushed to {}", p.describe()));
+            Ok(Some(p))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A probe's line: the first counter judged (nrFunctionCalls unless one was
+/// named), or why it was skipped.
+fn probe_line(p: &Probed, names: Option<&[String]>) -> String {
+    match p {
+        Probed::Counted(c) => {
+            let shown = names.and_then(|v| v.first()).map_or("nrFunctionCalls", String::as_str);
+            c.get(shown).map_or_else(
+                || "counted".to_string(),
+                |v| format!("{shown} {}", evalbench_report::figures::grouped(*v)),
+            )
+        }
+        Probed::Skipped(why) => format!("skipped: {why}"),
+    }
+}
+
+/// bisect.json's document of a counters' bisect.
+fn document<'a>(
+    a: &Args,
+    commits: &'a [Commit],
+    outcome: &'a evalbench_analyze::bisect::Outcome,
+    seconds: &[f64],
+) -> Counted<'a> {
+    let n = commits.len();
+    Counted {
         flake: a.flake.display().to_string(),
         good: &commits[0],
         bad: &commits[n - 1],
@@ -397,18 +435,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(i, p)| Probe { commit: &commits[*i], probed: p, seconds: seconds[*i] })
             .collect(),
-    };
-    if let Some(db) = &a.history {
-        add_to_history(&a, &commits, &outcome.probes, db, &say)?;
     }
-    let json = serde_json::to_string_pretty(&doc).context("bisect.json")? + "\n";
-    let text = evalbench_report::bisect::counted_text(&doc);
+}
+
+/// bisect.json, bisect.txt and bisect.md into OUT, and one of them printed.
+fn write_counted(a: &Args, doc: &Counted<'_>) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(doc).context("bisect.json")? + "\n";
+    let text = evalbench_report::bisect::counted_text(doc);
     evalbench_bundle::write_atomic(&a.out.join("bisect.json"), json.as_bytes())?;
     evalbench_bundle::write_atomic(&a.out.join("bisect.txt"), text.as_bytes())?;
     evalbench_bundle::write_atomic(
         &a.out.join("bisect.md"),
-        evalbench_report::bisect::counted_markdown(&doc).as_bytes(),
+        evalbench_report::bisect::counted_markdown(doc).as_bytes(),
     )?;
     crate::emit(if a.json { &json } else { &text })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
