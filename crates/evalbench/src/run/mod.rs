@@ -190,21 +190,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         (Some(Baseline::Rev(rev)), Some(flake)) => Some(crate::baseline_rev::Worktree::add(flake, rev)?),
         _ => None,
     };
-    let baseline = match (&o.baseline, &worktree) {
-        (_, Some(w)) => {
-            eprintln!(
-                "evalbench run: the baseline is {} at {} (a worktree in {})",
-                o.flake.as_deref().unwrap_or(Path::new(".")).display(),
-                w.commit,
-                w.flake.display()
-            );
-            Some((Some(w.flake.clone()), w.label.clone()))
-        }
-        (Some(Baseline::Flake(base)), None) => Some((Some(base.clone()), flake_label(Some(base)))),
-        // The same flake on both sides, the lab set otherwise on one.
-        (Some(Baseline::Settings), None) => Some((o.flake.clone(), flake_label(o.flake.as_deref()))),
-        (Some(Baseline::Rev(_)) | None, None) => None,
-    };
+    let baseline = baseline_side(&o, worktree.as_ref());
     let plan = sides(&o, baseline);
     let mut targets: Vec<Box<dyn Target>> = Vec::new();
     let mut opts = Vec::new();
@@ -260,29 +246,63 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             eprintln!("evalbench run: bundle in {}", o.out.display());
             Ok(ExitCode::SUCCESS)
         }
-        (Err(e), made) => {
-            if let Err(m) = made {
-                eprintln!("evalbench run: the partial bundle is incomplete: {m}");
-            }
-            // Interrupted: 130, as a shell reports SIGINT. An evaluation that
-            // ended Failed or Aborted is a verdict on the flake (exit 1), not
-            // an error of ours (exit 2): its run.json (or its warm-up's) says so.
-            // The pass's error stays whole: its causes are printed as a chain.
-            let crashed = !e.dead.is_empty();
-            let e = anyhow::Error::new(e).context(format!("what was captured is in {}", o.out.display()));
-            let ended = plan.iter().flat_map(|side| runs_ended(&side.dir)).collect::<Vec<_>>();
-            if INTERRUPTED.load(Ordering::Relaxed) || ended.contains(&evalbench_bundle::Ended::Interrupted) {
-                eprintln!("evalbench run: interrupted: {}", crate::chain(&e));
-                return Ok(ExitCode::from(130));
-            }
-            if !crashed && ended.contains(&evalbench_bundle::Ended::Failed) {
-                eprintln!("evalbench run: {}", crate::chain(&e));
-                return Ok(ExitCode::from(1));
-            }
-            Err(e)
-        }
+        (Err(e), made) => failed(e, made, &plan, &o.out),
         (Ok(_), Err(m)) => Err(m),
     }
+}
+
+/// The baseline side's flake and label, where there is one: a worktree at
+/// --baseline-rev, another flake, or the same flake with other lab settings.
+fn baseline_side(
+    o: &RunOptions,
+    worktree: Option<&crate::baseline_rev::Worktree>,
+) -> Option<(Option<PathBuf>, String)> {
+    match (&o.baseline, worktree) {
+        (_, Some(w)) => {
+            eprintln!(
+                "evalbench run: the baseline is {} at {} (a worktree in {})",
+                o.flake.as_deref().unwrap_or(Path::new(".")).display(),
+                w.commit,
+                w.flake.display()
+            );
+            Some((Some(w.flake.clone()), w.label.clone()))
+        }
+        (Some(Baseline::Flake(base)), None) => Some((Some(base.clone()), flake_label(Some(base)))),
+        // The same flake on both sides, the lab set otherwise on one.
+        (Some(Baseline::Settings), None) => Some((o.flake.clone(), flake_label(o.flake.as_deref()))),
+        (Some(Baseline::Rev(_)) | None, None) => None,
+    }
+}
+
+/// A run that failed: 130 where it was interrupted (as a shell reports
+/// SIGINT), 1 where an evaluation ended Failed or Aborted (a verdict on the
+/// flake, not an error of ours: its run.json, or its warm-up's, says so),
+/// else the pass's error, whole (its causes printed as a chain).
+fn failed(
+    e: evalbench_harness::PassError,
+    made: anyhow::Result<String>,
+    plan: &[SidePlan],
+    out: &Path,
+) -> anyhow::Result<ExitCode> {
+    if let Err(m) = made {
+        eprintln!("evalbench run: the partial bundle is incomplete: {m}");
+    }
+    // Interrupted: 130, as a shell reports SIGINT. An evaluation that
+    // ended Failed or Aborted is a verdict on the flake (exit 1), not
+    // an error of ours (exit 2): its run.json (or its warm-up's) says so.
+    // The pass's error stays whole: its causes are printed as a chain.
+    let crashed = !e.dead.is_empty();
+    let e = anyhow::Error::new(e).context(format!("what was captured is in {}", out.display()));
+    let ended = plan.iter().flat_map(|side| runs_ended(&side.dir)).collect::<Vec<_>>();
+    if INTERRUPTED.load(Ordering::Relaxed) || ended.contains(&evalbench_bundle::Ended::Interrupted) {
+        eprintln!("evalbench run: interrupted: {}", crate::chain(&e));
+        return Ok(ExitCode::from(130));
+    }
+    if !crashed && ended.contains(&evalbench_bundle::Ended::Failed) {
+        eprintln!("evalbench run: {}", crate::chain(&e));
+        return Ok(ExitCode::from(1));
+    }
+    Err(e)
 }
 
 /// A run stopped before its first run: nothing to summarize, nothing kept
