@@ -85,16 +85,15 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
         entry: entry.to_string(),
         reason,
     };
+    let too_large = |limit: String| BundleError::TooLarge { path: archive.into(), limit };
+    let bytes_limit = || too_large(format!("{} bytes unpacked", limits.max_unpacked_bytes));
     let mut total: u64 = 0;
     let mut count: u64 = 0;
     for entry in tar.entries().map_err(|e| stream_err(None, e))? {
         let mut entry = entry.map_err(|e| stream_err(None, e))?;
         count += 1;
         if count > limits.max_entries {
-            return Err(BundleError::TooLarge {
-                path: archive.into(),
-                limit: format!("{} entries", limits.max_entries),
-            });
+            return Err(too_large(format!("{} entries", limits.max_entries)));
         }
         let raw = entry.path().map_err(|e| stream_err(None, e))?.into_owned();
         let name = raw.display().to_string();
@@ -117,10 +116,7 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                     None => {
                         drop(f);
                         let _ = fs::remove_file(&out);
-                        return Err(BundleError::TooLarge {
-                            path: archive.into(),
-                            limit: format!("{} bytes unpacked", limits.max_unpacked_bytes),
-                        });
+                        return Err(bytes_limit());
                     }
                 }
             }
@@ -136,26 +132,8 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
                     remove_existing(&out)?;
                     std::os::unix::fs::symlink(&target, &out).map_err(io(&out))?;
                 } else {
-                    // A hard link names another entry of the archive; copy it
-                    // rather than link, so nothing outside can be reached.
-                    let src =
-                        safe_relative(&target).map_err(|r| refused(&name, Refusal::HardLinkTarget(Box::new(r))))?;
-                    let src = dest.join(src);
-                    let meta = fs::symlink_metadata(&src)
-                        .map_err(|_| refused(&name, Refusal::HardLinkOutside(target.clone())))?;
-                    if !meta.is_file() {
-                        return Err(refused(&name, Refusal::HardLinkNotAFile));
-                    }
-                    total += meta.len();
-                    if total > limits.max_unpacked_bytes {
-                        return Err(BundleError::TooLarge {
-                            path: archive.into(),
-                            limit: format!("{} bytes unpacked", limits.max_unpacked_bytes),
-                        });
-                    }
-                    make_parent(&out)?;
-                    remove_existing(&out)?;
-                    fs::copy(&src, &out).map_err(io(&out))?;
+                    let limit = (limits.max_unpacked_bytes, &bytes_limit as &dyn Fn() -> BundleError);
+                    copy_hard_link((dest, &target, &out), &mut total, limit, &|r| refused(&name, r))?;
                 }
             }
             tar::EntryType::XGlobalHeader
@@ -165,6 +143,31 @@ pub fn unpack(archive: &Path, dest: &Path, limits: Limits) -> Result<(), BundleE
             other => return Err(refused(&name, Refusal::EntryType(format!("{other:?}")))),
         }
     }
+    Ok(())
+}
+
+/// A hard link names another entry of the archive: copied rather than
+/// linked, so nothing outside can be reached, its bytes counted against the
+/// limit (`over` is the error past it).
+fn copy_hard_link(
+    (dest, target, out): (&Path, &Path, &Path),
+    total: &mut u64,
+    (max, over): (u64, &dyn Fn() -> BundleError),
+    refused: &dyn Fn(Refusal) -> BundleError,
+) -> Result<(), BundleError> {
+    let src = safe_relative(target).map_err(|r| refused(Refusal::HardLinkTarget(Box::new(r))))?;
+    let src = dest.join(src);
+    let meta = fs::symlink_metadata(&src).map_err(|_| refused(Refusal::HardLinkOutside(target.to_path_buf())))?;
+    if !meta.is_file() {
+        return Err(refused(Refusal::HardLinkNotAFile));
+    }
+    *total += meta.len();
+    if *total > max {
+        return Err(over());
+    }
+    make_parent(out)?;
+    remove_existing(out)?;
+    fs::copy(&src, out).map_err(io(out))?;
     Ok(())
 }
 
