@@ -74,34 +74,13 @@ impl BundleRecord {
             if let Some(t) = run.and_then(|r| r.requested_us) {
                 run_time = Some(run_time.map_or(t / 1_000_000, |x| x.min(t / 1_000_000)));
             }
-            // The path needs the spans whole: one run at a time, given up to the graph.
-            let path = {
-                let (data, align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Read);
-                // A run whose span files did not all read keeps no (partial) path.
-                let partial = !data.unreadable_files.is_empty();
-                let mut steps = if partial {
-                    Vec::new()
-                } else {
-                    evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default()
-                };
-                steps.truncate(crate::judge::PATH_STEPS_KEPT);
-                steps
-            };
+            let path = path_steps(p);
             let mut counters = evalbench_analyze::counters::of_run(run, &p.path).unwrap_or_default();
             // A counted pass: its seconds are Valgrind's and are not kept;
             // nix's instructions are, as the counter `instructions`.
             let counted = layout::is_counted(&p.name);
             if counted {
-                match evalbench_bundle::instructions::read(&p.path) {
-                    Ok(Some(i)) => {
-                        counters.insert(crate::judge::INSTRUCTIONS.to_string(), i.total() as f64);
-                    }
-                    Ok(None) => warnings.push(format!(
-                        "{}: a counted run without instruction counts (no eval/cachegrind.*.out)",
-                        p.path.display()
-                    )),
-                    Err(e) => warnings.push(e.to_string()),
-                }
+                add_instructions(p, &mut counters, &mut warnings);
             }
             runs.push(PassRun {
                 path,
@@ -135,5 +114,30 @@ impl BundleRecord {
             provenance: bundle.provenance(),
             warnings,
         })
+    }
+}
+
+/// A run's critical path's steps, the first `PATH_STEPS_KEPT`: the path
+/// needs the spans whole, so one run at a time, given up to the graph; a
+/// run whose span files did not all read keeps no (partial) path.
+fn path_steps(p: &evalbench_bundle::PassDir) -> Vec<evalbench_analyze::path::PathStep> {
+    let (data, align) = evalbench_analyze::load(p, evalbench_analyze::Fields::Read);
+    let partial = !data.unreadable_files.is_empty();
+    let mut steps =
+        if partial { Vec::new() } else { evalbench_analyze::path::critical_steps(data, &align).unwrap_or_default() };
+    steps.truncate(crate::judge::PATH_STEPS_KEPT);
+    steps
+}
+
+/// A counted run's instructions, as the counter `instructions`; a run
+/// without counts, or whose counts do not read, is said.
+fn add_instructions(p: &evalbench_bundle::PassDir, counters: &mut BTreeMap<String, f64>, warnings: &mut Vec<String>) {
+    match evalbench_bundle::instructions::read(&p.path) {
+        Ok(Some(i)) => {
+            counters.insert(crate::judge::INSTRUCTIONS.to_string(), i.total() as f64);
+        }
+        Ok(None) => warnings
+            .push(format!("{}: a counted run without instruction counts (no eval/cachegrind.*.out)", p.path.display())),
+        Err(e) => warnings.push(e.to_string()),
     }
 }
