@@ -53,7 +53,8 @@ pub fn flake_text(graph: &crate::shape::Graph, work: u32, seed: u64) -> String {
 /// under `machines.<name>`: what a deploy gate evaluates, without nixpkgs.
 pub fn machines_flake_text(machines: u32, count: u32, work: u32) -> String {
     format!(
-        r#"{{
+        concat!(
+            r#"{{
   description = "evalbench flake: {machines} machines of {count} packages each (no nixpkgs)";
 
   outputs = {{ self }}:
@@ -68,19 +69,25 @@ pub fn machines_flake_text(machines: u32, count: u32, work: u32) -> String {
       base = builtins.genList (i: drv "base-${{toString i}}" [ ] i) 20;
       machine = m:
         let
-          pkgs = builtins.genList (i: drv "m${{toString m}}-pkg${{toString i}}" (if i == 0 then base else [
-              (builtins.elemAt pkgs (i / 2)) (builtins.elemAt pkgs (i - 1)) ]) (m * 100003 + i)) {count};
+          pkgs = builtins.genList (i: drv "m${{toString m}}-pkg${{toString i}}" (if i == 0 then base "#,
+            concat!(
+                r#"else [ (builtins.elemAt pkgs (i / 2)) (builtins.elemAt pkgs (i - 1)) ]) (m * 100003 + i)) {count};
         in
         drv "machine-${{toString m}}-toplevel" pkgs m;
       names = builtins.genList (m: "m${{toString m}}") {machines};
     in
     {{
-      machines = builtins.listToAttrs (builtins.genList (m: {{ name = "m${{toString m}}"; value = machine m; }})
-          {machines});
+      machines = builtins.listToAttrs (builtins.genList (m: {{ name = "m${{toString m}}"; value = "#,
+                r#"machine m; }}) {machines});
       packages.${{system}}.default = drv "all-machines" (map (n: self.machines.${{n}}) names) 0;
     }};
 }}
 "#
+            )
+        ),
+        count = count,
+        machines = machines,
+        work = work
     )
 }
 

@@ -85,9 +85,11 @@ pub fn nixpkgs_flake_files(graph: &crate::shape::Graph, seed: u64) -> Vec<(Strin
     files.push((
         "flake.nix".to_string(),
         format!(
-            r#"{{
-  description =
-    "evalbench flake: {count} packages shaped as in nixpkgs (lib, callPackage, an overlay fixpoint; seed {seed})";
+            concat!(
+                r#"{{
+  description = "evalbench flake: {count} packages in the shape of nixpkgs (lib, callPackage, an overlay "#,
+                concat!(
+                    r#"fixpoint, a file per package; seed {seed})";
 
   outputs = {{ self }}:
     let
@@ -97,11 +99,16 @@ pub fn nixpkgs_flake_files(graph: &crate::shape::Graph, seed: u64) -> Vec<(Strin
       names = [{names} ];
     in
     {{
-      packages.${{system}} = builtins.listToAttrs (map (n: {{ name = n; value = pkgs.${{n}}; }}) names) // {{
-          default = pkgs.pkg{last}; }};
+      packages.${{system}} = builtins.listToAttrs (map (n: {{ name = n; value = pkgs.${{n}}; }}) names) "#,
+                    r#"// {{ default = pkgs.pkg{last}; }};
     }};
 }}
-"#,
+"#
+                )
+            ),
+            count = count,
+            names = names,
+            seed = seed,
             last = count - 1
         ),
     ));

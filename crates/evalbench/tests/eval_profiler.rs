@@ -130,13 +130,15 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
 /// `eval/nix-eval-profiler.folded`, named by the inputs kept beside it.
 #[test]
 fn an_instrumented_evaluation_keeps_nix_s_own_profile_where_nix_has_one() {
-    const PACKAGES: &str = r#"{ outputs = { self }: let
+    const PACKAGES: &str = concat!(
+        r#"{ outputs = { self }: let
     fib = n: if n < 2 then n else fib (n - 1) + fib (n - 2);
-    drv = name: v: derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c"
-        "echo ${toString v} > $out" ]; };
+    drv = name: v: derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "#,
+        r#""-c" "echo ${toString v} > $out" ]; };
   in { packages.x86_64-linux = { hot = drv "hot" (fib 24); cold = drv "cold" 1; }; };
 }
-"#;
+"#
+    );
     let tmp = tempfile::tempdir().unwrap();
     let flake = tmp.path().join("flake");
     std::fs::create_dir_all(&flake).unwrap();

@@ -76,6 +76,14 @@ fn spans_in(trace: &Path) -> Vec<serde_json::Value> {
     out
 }
 
+/// One attribute that builds, one that throws.
+const BROKEN_FLAKE: &str = concat!(
+    r#"{ outputs = { self }: { packages.x86_64-linux = {
+             good = builtins.derivation { name = "good"; system = "x86_64-linux"; builder = "/bin/sh"; "#,
+    r#"args = [ "-c" "echo > $out" ]; };
+             bad = throw "broken on purpose"; }; }; }"#
+);
+
 #[test]
 fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     let (tmp, dir) = lab_dir();
@@ -185,14 +193,7 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     // A broken attribute fails the evaluation with nix's message and the attribute.
     let broken = tmp.path().join("broken");
     std::fs::create_dir_all(&broken).unwrap();
-    std::fs::write(
-        broken.join("flake.nix"),
-        r#"{ outputs = { self }: { packages.x86_64-linux = {
-             good = builtins.derivation { name = "good"; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c"
-                 "echo > $out" ]; };
-             bad = throw "broken on purpose"; }; }; }"#,
-    )
-    .unwrap();
+    std::fs::write(broken.join("flake.nix"), BROKEN_FLAKE).unwrap();
     up(&dir, &broken, &tmp.path().join("broken-trace"), &[]);
     let (ok, b) = evaluate(&dir);
     assert!(!ok);
@@ -277,6 +278,17 @@ fn evaluators_over(source: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Six attributes over two shards, the third throwing while slow ones are still evaluating.
+const MID_BROKEN_FLAKE: &str = concat!(
+    r#"{ outputs = { self }: let
+             slow = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
+             drv = name: n: builtins.derivation { inherit name; system = "x86_64-linux"; builder = "#,
+    r#""/bin/sh"; args = [ "-c" "echo ${toString (slow n)} > $out" ]; };
+           in { packages.x86_64-linux = {
+             a0 = drv "a0" 10; a1 = drv "a1" 3000000; a2 = throw "a2 breaks on purpose";
+             a3 = drv "a3" 3000000; a4 = drv "a4" 10; a5 = drv "a5" 3000000; }; }; }"#
+);
 
 #[test]
 fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
@@ -378,17 +390,7 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     // shard is still evaluating: named, with nix's message, and no evaluator left.
     let broken = tmp.path().join("mid-broken");
     std::fs::create_dir_all(&broken).unwrap();
-    std::fs::write(
-        broken.join("flake.nix"),
-        r#"{ outputs = { self }: let
-             slow = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
-             drv = name: n: builtins.derivation { inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args =
-                 [ "-c" "echo ${toString (slow n)} > $out" ]; };
-           in { packages.x86_64-linux = {
-             a0 = drv "a0" 10; a1 = drv "a1" 3000000; a2 = throw "a2 breaks on purpose";
-             a3 = drv "a3" 3000000; a4 = drv "a4" 10; a5 = drv "a5" 3000000; }; }; }"#,
-    )
-    .unwrap();
+    std::fs::write(broken.join("flake.nix"), MID_BROKEN_FLAKE).unwrap();
     let bt = tmp.path().join("mid-broken-trace");
     up(&dir, &broken, &bt, &["--eval-workers", "2"]);
     let (ok, b) = evaluate(&dir);

@@ -11,10 +11,11 @@ use common::*;
 
 /// A flake of plain attributes, one of which (`hot`) spins in `spin` (line 4)
 /// and one of which (`big`) builds a large list.
-const FLAKE: &str = r#"{ outputs = { self }: let
+const FLAKE: &str = concat!(
+    r#"{ outputs = { self }: let
     system = "x86_64-linux";
-    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c"
-        "echo ${toString v} > $out" ]; };
+    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo "#,
+    r#"${toString v} > $out" ]; };
     spin = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n);
     cheap = k: k + 1;
   in { packages.${system} = {
@@ -24,7 +25,8 @@ const FLAKE: &str = r#"{ outputs = { self }: let
     big = drv "big" (builtins.length (builtins.genList (i: "item-${toString i}") 300000));
     c = drv "c" (cheap 3);
   }; }; }
-"#;
+"#
+);
 
 type Nix = Option<std::path::PathBuf>;
 
@@ -158,10 +160,11 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
 
 /// `hot` spins shallowly; `deep` recurses 80 calls deep (past the profile's
 /// 32) and does more work at the bottom, in four functions (lines 5 to 8).
-const DEEP: &str = r#"{ outputs = { self }: let
+const DEEP: &str = concat!(
+    r#"{ outputs = { self }: let
     system = "x86_64-linux";
-    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c"
-        "echo ${toString v} > $out" ]; };
+    drv = name: v: builtins.derivation { inherit name system; builder = "/bin/sh"; args = [ "-c" "echo "#,
+    r#"${toString v} > $out" ]; };
     spin = n: builtins.foldl' (a: i: a + i * i) 0 (builtins.genList (i: i) n);
     w1 = n: builtins.foldl' (a: i: a + i) 0 (builtins.genList (i: i) n);
     w2 = n: builtins.foldl' (a: i: a - i) 0 (builtins.genList (i: i) n);
@@ -172,7 +175,8 @@ const DEEP: &str = r#"{ outputs = { self }: let
     hot = drv "hot" (spin 150000);
     deep = drv "deep" (deep 80);
   }; }; }
-"#;
+"#
+);
 
 #[test]
 fn calls_past_the_depth_cap_are_in_a_truncation_frame_not_charged_to_a_site() {
@@ -228,6 +232,21 @@ fn positions_name_the_input_they_are_in() {
     }
 }
 
+/// A flake of two path inputs, each lib's function evaluated by one package
+/// (a format string, so a macro: the inputs' paths go in).
+macro_rules! top_with_inputs {
+    () => {
+        concat!(
+            r#"{{ inputs.alpha.url = "path:{}"; inputs.beta.url = "path:{}";
+  outputs = {{ self, alpha, beta }}: let system = "x86_64-linux";
+    drv = name: v: builtins.derivation {{ inherit name system; builder = "/bin/sh"; args = [ "-c" "echo "#,
+            r#"${{toString v}} > $out" ]; }};
+  in {{ packages.${{system}} = {{ x = drv "x" (alpha.lib.sq 20000); y = drv "y" (beta.lib.cube 20000); }}; }}; }}
+"#
+        )
+    };
+}
+
 fn positions_name_the_input_they_are_in_with(n: &Nix) {
     // Two inputs that both have a lib/default.nix, and the flake that uses both.
     let tmp = reachable_tmp("evalbench-inputs-test.");
@@ -244,20 +263,7 @@ fn positions_name_the_input_they_are_in_with(n: &Nix) {
     );
     let top = tmp.path().join("top");
     std::fs::create_dir_all(&top).unwrap();
-    std::fs::write(
-        top.join("flake.nix"),
-        format!(
-            r#"{{ inputs.alpha.url = "path:{}"; inputs.beta.url = "path:{}";
-  outputs = {{ self, alpha, beta }}: let system = "x86_64-linux";
-    drv = name: v: builtins.derivation {{ inherit name system; builder = "/bin/sh"; args = [ "-c"
-        "echo ${{toString v}} > $out" ]; }};
-  in {{ packages.${{system}} = {{ x = drv "x" (alpha.lib.sq 20000); y = drv "y" (beta.lib.cube 20000); }}; }}; }}
-"#,
-            a.display(),
-            b.display()
-        ),
-    )
-    .unwrap();
+    std::fs::write(top.join("flake.nix"), format!(top_with_inputs!(), a.display(), b.display())).unwrap();
     let r = lab_eval(n, &top, &tmp.path().join("run"), &["--nix-trace", "--count-calls"]);
     let prof = read_json(&r.stats.join("nix-profile.json"));
     let sites: Vec<&str> =

@@ -186,15 +186,20 @@ fn set_aside(span: &Span, stats_file: &Path) {
 
 fn apply(shard: usize, shards: usize, from: usize) -> String {
     format!(
-        r#"ps: let
+        concat!(
+            r#"ps: let
   names = builtins.attrNames ps;
   total = builtins.length names;
   count = (total - {shard} + {shards} - 1) / {shards};
   one = j: let name = builtins.elemAt names ({shard} + j * {shards}); in
     builtins.trace "evalbench:begin:${{toString j}}"
       (let d = ps.${{name}}.drvPath; in builtins.seq d (builtins.trace "evalbench:end:${{toString j}}:${{d}}" d));
-in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList (j: one ({from} +
-    j)) (count - {from}))"#
+in builtins.seq (builtins.trace "evalbench:opened:${{toString total}}" total) (builtins.genList (j: one "#,
+            r#"({from} + j)) (count - {from}))"#
+        ),
+        from = from,
+        shard = shard,
+        shards = shards
     )
 }
 
