@@ -1,5 +1,6 @@
 //! `evalbench-report`: writes what people and scripts read, from the models
-//! analyze and history built; it computes nothing. One home per output
+//! analyze and history built (what it still computes to draw is listed in
+//! docs/ARCHITECTURE.md, "The journey of each output"). One home per output
 //! (`summary`, `compare`, `history`, `bisect`, `instructions`, the bundle's
 //! page in `html`), each with its writers side by side.
 
