@@ -339,14 +339,7 @@ impl Evaluator<'_> {
         let pid = child.pid;
         span.record("pid", pid);
         self.shared.register(pid);
-        // nix prints the JSON list only at the end; read it on its own thread
-        // so a full stdout pipe never stalls nix while we read stderr.
-        let mut stdout = child.stdout;
-        let printed = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stdout.read_to_string(&mut s);
-            s
-        });
+        let printed = read_on_a_thread(child.stdout);
         let first = out.drvs.len();
         let stderr = self.stderr_reader(child.stderr);
         let read = self.read(stderr, pid, starting, since, out);
@@ -520,4 +513,14 @@ impl Evaluator<'_> {
             span.record("nix_gc_total_bytes", n);
         }
     }
+}
+
+/// nix prints the JSON list only at the end; it is read on its own thread
+/// so a full stdout pipe never stalls nix while stderr is read.
+fn read_on_a_thread<R: Read + Send + 'static>(mut stdout: R) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    })
 }

@@ -48,14 +48,18 @@ pub fn work(server: &str, name: &str, sources: &Path) -> Result<(), crate::LabEr
     r
 }
 
-async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate::LabError> {
+/// The worker's end of `/proto`.
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The WebSocket to the server's `/proto`, with the lab's token (as the
+/// API's key is shown: a Bearer header) where one is set.
+async fn connect(server: &str) -> Result<Socket, crate::LabError> {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let url = format!("ws://{server}/proto");
     let mut request = url
         .as_str()
         .into_client_request()
         .map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
-    // The lab's token, as the API's key is shown: a Bearer header.
     if let Ok(token) = std::env::var(ENV_PROTO_TOKEN) {
         let value = format!("Bearer {token}").parse().map_err(
             |e: tokio_tungstenite::tungstenite::http::header::InvalidHeaderValue| crate::LabError::Connect {
@@ -68,6 +72,11 @@ async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate
     let (ws, _) = tokio_tungstenite::connect_async_with_config(request, None, true)
         .await
         .map_err(|e| crate::LabError::Connect { url: url.clone(), source: e.into() })?;
+    Ok(ws)
+}
+
+async fn run(server: String, name: String, sources: PathBuf) -> Result<(), crate::LabError> {
+    let ws = connect(&server).await?;
     let (mut sink, mut stream) = ws.split();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<ToServer>();
     tokio::spawn(async move {
