@@ -20,7 +20,7 @@ use evalbench_bundle::layout;
 use evalbench_bundle::{Bundle, PassDir};
 use serde::Serialize;
 
-use crate::spread::{median, spread, Spread};
+use crate::spread::{median, spread};
 use crate::verdict::Kind;
 
 /// Instructions within this percentage of A's median are the counts'
@@ -217,15 +217,8 @@ fn pass(base: &str, dirs: &[&PassDir], warnings: &mut Vec<String>) -> Option<Cou
     })
 }
 
-/// Counts' spread: (max - min) / median, percent; 0 for fewer than two.
-/// History's rows of a counted series show it from their stored `Spread`
-/// ([`Spread::range_pct`]).
-pub fn range_pct(s: &Spread) -> f64 {
-    s.range_pct()
-}
-
 fn spread_pct(v: &[f64]) -> f64 {
-    range_pct(&spread(v))
+    spread(v).range_pct()
 }
 
 /// Each function's median over the runs (a run without it counts 0).

@@ -74,7 +74,6 @@ pub fn summary<S: TraceSink>(
         warnings: Vec::new(),
         instructions: Vec::new(),
         pass_status: crate::outcomes::of_bundle(bundle),
-        metrics: crate::metrics::of_bundle(bundle),
     };
     let (counted, counted_warnings) = crate::instructions::passes(bundle);
     summary.instructions = counted;

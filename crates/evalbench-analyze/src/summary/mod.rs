@@ -176,9 +176,6 @@ pub struct Summary {
     /// Every pass the bundle holds or its plan names: how its runs ended,
     /// how many completed of how many planned (`analyze::outcomes`).
     pub pass_status: Vec<crate::outcomes::PassRuns>,
-    /// Per clean pass, the medians Hydra's metrics carry (not in summary.json).
-    #[serde(skip)]
-    pub metrics: Vec<crate::metrics::PassMetrics>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -27,7 +27,8 @@ pub struct Group {
     /// What making the shown run's top steps faster would buy, over the runs.
     pub levers: Levers,
     /// The path's steps over the runs that have a path (their count, and
-    /// each step's median time on it and range; 0 where a run missed it).
+    /// each step's median time on it and range; 0 where a run missed it;
+    /// none for a pass run once, which has no runs' section).
     pub paths: usize,
     pub steps_over_runs: Vec<StepOverRuns>,
 }
@@ -105,7 +106,9 @@ pub fn page(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView)) -> Page {
             let levers = levers(&passes[shown], &of_runs);
             let paths: Vec<&[crate::path::PathStep]> =
                 of_runs.iter().filter_map(|p| Some(p.critical.as_ref().ok()?.steps.as_slice())).collect();
-            let steps_over_runs = if paths.is_empty() { Vec::new() } else { steps_over_runs(&paths) };
+            // Drawn for a pass of several runs only (its runs' section).
+            let several = runs.len() > 1 && !paths.is_empty();
+            let steps_over_runs = if several { steps_over_runs(&paths) } else { Vec::new() };
             Group { base, runs, over, shown, levers, paths: paths.len(), steps_over_runs }
         })
         .collect();

@@ -416,7 +416,12 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
         &out.join(layout::HYDRA_BUILD_PRODUCTS),
         evalbench_report::summary::hydra::build_products(out).as_bytes(),
     )?;
-    write_atomic(&out.join(layout::HYDRA_METRICS), evalbench_report::summary::hydra::metrics(&summary).as_bytes())?;
+    // Hydra's medians per clean pass: only run writes them, so only run computes them.
+    let medians = evalbench_analyze::metrics::of_bundle(&bundle);
+    write_atomic(
+        &out.join(layout::HYDRA_METRICS),
+        evalbench_report::summary::hydra::metrics(&summary, &medians).as_bytes(),
+    )?;
     Ok(text)
 }
 
