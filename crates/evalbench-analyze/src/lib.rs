@@ -50,4 +50,4 @@ pub use latency::{LatencyTable, StatementLatency};
 pub use outcomes::evaluated;
 pub use pass::{fields_read, load, window, Fields, PassData, Warning};
 pub use stats::{span_stats, SpanStat};
-pub use tracks::{assign as assign_tracks, TrackOf, Tracks};
+pub use tracks::{assign as assign_tracks, lay_out, Layout, TrackOf, Tracks};

@@ -1,7 +1,8 @@
 //! `<run>/trace.json`: Chrome Trace Event JSON for ui.perfetto.dev.
 //!
 //! One Perfetto process per traced process (server first, then worker, then
-//! eval), each split into tracks that nest (see `evalbench_analyze::tracks`).
+//! eval), each split into tracks that nest, as `evalbench_analyze::tracks`
+//! laid them out.
 //! Timestamps are on the server clock: each stream is moved by its host's
 //! offset.
 //!
@@ -16,21 +17,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use evalbench_analyze::path::CriticalPath;
-use evalbench_analyze::{assign_tracks, Alignment, TrackOf, Tracks};
+use evalbench_analyze::{Alignment, Layout, TrackOf, Tracks};
 use evalbench_bundle::Stream;
 
 /// Spans per formatting segment: about a megabyte of JSON, small enough to
 /// be still in cache when this thread copies it into the file.
 const SEGMENT: usize = 4 * 1024;
-
-fn process_rank(p: &str) -> u32 {
-    match p {
-        "server" => 0,
-        "worker" => 1,
-        "eval" => 2,
-        _ => 3,
-    }
-}
 
 /// What a segment formatter needs to know about its stream.
 struct Lane<'a> {
@@ -50,10 +42,11 @@ pub fn write_trace(
     path: &Path,
     pass: &str,
     streams: &[Stream],
+    layout: Layout,
     alignment: &Alignment,
     critical: Option<&CriticalPath>,
 ) -> io::Result<u64> {
-    write_trace_spans(path, pass, streams, alignment)?.finish(critical)
+    write_trace_spans(path, pass, streams, layout, alignment)?.finish(critical)
 }
 
 /// A trace.json with its spans written and its critical path not yet:
@@ -92,6 +85,7 @@ pub fn write_trace_spans(
     path: &Path,
     pass: &str,
     streams: &[Stream],
+    layout: Layout,
     alignment: &Alignment,
 ) -> io::Result<PendingTrace> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -101,9 +95,8 @@ pub fn write_trace_spans(
     let tmp = evalbench_bundle::readable_temp(dir)?;
     let mut file = tmp.as_file();
 
-    let mut order: Vec<usize> = (0..streams.len()).collect();
-    order.sort_by_key(|&i| (process_rank(&streams[i].process), streams[i].host.clone(), streams[i].pid));
-    let lanes = lay_out(streams, &order, alignment);
+    let Layout { order, tracks } = layout;
+    let lanes = lanes(streams, &order, tracks, alignment);
 
     let mut head = Vec::new();
     head.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"pass\":");
@@ -270,45 +263,22 @@ fn critical_events(file: &mut impl Write, p: &CriticalPath, placed: &HashMap<usi
     file.write_all(buf)
 }
 
-/// Tracks for every stream, computed on every core.
-fn lay_out<'a>(streams: &'a [Stream], order: &[usize], alignment: &Alignment) -> Vec<Lane<'a>> {
-    let mut tracks: Vec<Option<Tracks>> = (0..order.len()).map(|_| None).collect();
-    if threads() == 1 {
-        for (k, &i) in order.iter().enumerate() {
-            tracks[k] = Some(assign_tracks(&streams[i]));
-        }
-    } else {
-        lay_out_on_every_core(streams, order, &mut tracks);
-    }
+/// Each stream in drawing order, with what its segments are formatted with.
+fn lanes<'a>(streams: &'a [Stream], order: &[usize], tracks: Vec<Tracks>, alignment: &Alignment) -> Vec<Lane<'a>> {
     order
         .iter()
         .zip(tracks)
         .enumerate()
-        .map(|(rank, (&i, t))| Lane {
+        .map(|(rank, (&i, tracks))| Lane {
             stream: &streams[i],
             // Synthetic pids: two hosts may reuse a pid number.
             pid: rank as u64 + 1,
             offset: alignment.offset_for(&streams[i]),
-            tracks: t.expect("every stream laid out"),
+            tracks,
             // Names are few: escape each once, not once per span.
             names: streams[i].names.iter().map(|n| escaped(n)).collect(),
         })
         .collect()
-}
-
-fn lay_out_on_every_core(streams: &[Stream], order: &[usize], tracks: &mut [Option<Tracks>]) {
-    let next = AtomicUsize::new(0);
-    let slots = std::sync::Mutex::new(tracks);
-    std::thread::scope(|s| {
-        for _ in 0..threads().min(order.len().max(1)) {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
-                let t = assign_tracks(&streams[i]);
-                slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(t);
-            });
-        }
-    });
 }
 
 fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_of_file: bool) -> io::Result<()> {

@@ -36,7 +36,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     crate::claim(&a.out, &ours)?;
     let mut traces = evalbench_report::html::Traces::new(&a.out)?;
-    let page = evalbench_analyze::view::page::page(&bundle, &mut |p| traces.spans(p));
+    let page = evalbench_analyze::view::page::page(&bundle, &mut |p, layout| traces.spans(p, layout));
     let r = evalbench_report::html::render(&page, &a.out, traces)?;
     // What reading went past (an unreadable run.json, malformed span lines), first, file and line named.
     let warnings: Vec<String> =

@@ -401,8 +401,27 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     let (whole, align) = evalbench_analyze::load(pass, evalbench_analyze::Fields::All);
     let (placed, _) = evalbench_analyze::load(pass, evalbench_analyze::Fields::Placed(&evalbench_analyze::fields_read));
     let (a, c) = (tmp.path().join("whole.json"), tmp.path().join("placed.json"));
-    let events = evalbench_report::write_trace(&a, "cold-clean", &whole.streams, &align, None).unwrap();
-    assert_eq!(evalbench_report::write_trace(&c, "cold-clean", &placed.streams, &align, None).unwrap(), events);
+    let events = evalbench_report::write_trace(
+        &a,
+        "cold-clean",
+        &whole.streams,
+        evalbench_analyze::lay_out(&whole.streams),
+        &align,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        evalbench_report::write_trace(
+            &c,
+            "cold-clean",
+            &placed.streams,
+            evalbench_analyze::lay_out(&placed.streams),
+            &align,
+            None
+        )
+        .unwrap(),
+        events
+    );
     assert!(std::fs::read(&a).unwrap() == std::fs::read(&c).unwrap(), "trace.json differs with the fields read back");
     assert!(
         std::fs::read_to_string(&c).unwrap().contains(r#""args":{"name":"side track"}"#),
@@ -416,8 +435,16 @@ fn a_span_file_changed_before_its_fields_are_read_back_is_named() {
     ];
     for (what, bytes) in changes {
         std::fs::write(&server, &bytes).unwrap();
-        let err =
-            evalbench_report::write_trace(&at, "cold-clean", &placed.streams, &align, None).unwrap_err().to_string();
+        let err = evalbench_report::write_trace(
+            &at,
+            "cold-clean",
+            &placed.streams,
+            evalbench_analyze::lay_out(&placed.streams),
+            &align,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains(server.to_str().unwrap()), "{what}: {err}");
         assert!(err.contains("bytes ") && err.contains("the file changed after it was read"), "{what}: {err}");
         eprintln!("{what}: {err}");

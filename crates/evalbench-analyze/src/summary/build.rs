@@ -13,6 +13,7 @@ use evalbench_bundle::{layout, Bundle, PassDir};
 use super::Summary;
 use super::{answers, path_summary, NoPath, NotSummarized, PassCounters, PassSettings, PassSummary, RepeatGroup};
 use crate::path::CriticalPath;
+use crate::tracks::Layout;
 use crate::{load, Alignment, Fields, PassData, Warning};
 
 /// Where each pass's spans go while its summary is made (the report's
@@ -23,12 +24,18 @@ pub trait TraceSink: Sync {
     /// What [`TraceSink::spans`] leaves to be finished with the path.
     type Pending: Send;
     type Error: Send;
-    /// The pass's spans (only for a pass that has some). None: nothing to finish.
+    /// Whether it takes the spans at all (their layout is made only then).
+    fn takes_spans(&self) -> bool {
+        true
+    }
+    /// The pass's spans (only for a pass that has some), laid out on their
+    /// tracks. None: nothing to finish.
     fn spans(
         &self,
         pass: &PassDir,
         data: &PassData,
         alignment: &Alignment,
+        layout: Layout,
     ) -> Result<Option<Self::Pending>, Self::Error>;
     /// The path (None where there is none), to finish what `spans` began.
     fn finish(&self, pending: Self::Pending, path: Option<&CriticalPath>) -> Result<(), Self::Error>;
@@ -160,7 +167,11 @@ fn statistics_and_path<S: TraceSink>(
     let (mut pass_summary, pending) = std::thread::scope(|s| {
         let statistics =
             s.spawn(|| wants_summary.then(|| PassSummary::with_path(&data, alignment, Err(NoPath::Pending))));
-        let pending = if has_spans { sink.spans(pass, &data, alignment) } else { Ok(None) };
+        let pending = if has_spans && sink.takes_spans() {
+            sink.spans(pass, &data, alignment, crate::tracks::lay_out(&data.streams))
+        } else {
+            Ok(None)
+        };
         let statistics = statistics.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (statistics, pending)
     });

@@ -95,6 +95,10 @@ pub struct RepeatGroup {
     pub evaluated_s: crate::verdict::Spread,
     /// Each run's evaluated seconds, in the order they ran.
     pub runs_s: Vec<f64>,
+    /// The same as drawn on a line of text: at most [`RUNS_DRAWN`] values,
+    /// runs beyond folded in pairs by their mean.
+    #[serde(skip)]
+    pub runs_drawn: Vec<f64>,
     /// The first runs that still lay above the rest's spread (a warm-up
     /// `run --warmup` did not leave out; `analyze::drift::warmup_runs`).
     #[serde(skip_serializing_if = "is_zero")]
@@ -113,6 +117,19 @@ pub struct RepeatGroup {
     /// The evaluated seconds' trend in run order, where there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trend: Option<crate::drift::Trend>,
+}
+
+/// Values a line of summary.txt draws of a pass's runs (its 160 columns
+/// less the words around them).
+pub const RUNS_DRAWN: usize = 100;
+
+/// `runs` folded in pairs by their mean until at most [`RUNS_DRAWN`] are left.
+fn drawn(runs: &[f64]) -> Vec<f64> {
+    let mut v = runs.to_vec();
+    while v.len() > RUNS_DRAWN {
+        v = v.chunks(2).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
+    }
+    v
 }
 
 impl RepeatGroup {
@@ -142,6 +159,7 @@ impl RepeatGroup {
                 pass: base,
                 runs: runs.len(),
                 evaluated_s: crate::verdict::spread(&runs_s).rounded(6),
+                runs_drawn: drawn(&runs_s),
                 runs_s,
                 spans,
             });
@@ -339,5 +357,18 @@ impl PassSummary {
             b.own_us.cmp(&a.own_us).then_with(|| b.total_us.cmp(&a.total_us)).then_with(|| a.name.cmp(&b.name))
         });
         self.by_own = order;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs_beyond_a_line_are_folded_in_pairs_by_their_mean() {
+        assert_eq!(super::drawn(&[1.0, 2.0, 8.0]), vec![1.0, 2.0, 8.0]);
+        let v: Vec<f64> = (0..400).map(f64::from).collect();
+        let d = super::drawn(&v);
+        assert_eq!(d.len(), 400 / 4, "folded twice");
+        assert_eq!(d[0], 1.5, "the mean of 0, 1, 2, 3");
+        assert_eq!(super::drawn(&v[..101]).len(), 51, "an odd run out keeps its own value");
     }
 }

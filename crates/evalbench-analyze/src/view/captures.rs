@@ -38,6 +38,8 @@ pub struct CpuProfile {
     pub svg_exists: bool,
     /// Folded stacks and their samples; Missing when `flame.folded` is.
     pub stacks: Section<Vec<(Vec<String>, f64)>>,
+    /// The stacks' samples added up (0 without stacks).
+    pub samples: f64,
 }
 
 fn decoded<T>(r: Result<T, evalbench_decode::DecodeError>) -> Section<T> {
@@ -133,7 +135,11 @@ pub(super) fn cpu(p: &PassView) -> Vec<CpuProfile> {
             Ok(text) => Section::Ready(folded_stacks(&text)),
             Err(_) => Section::Missing(svg),
         };
-        CpuProfile { host, what, svg, svg_exists: p.file(svg).exists(), stacks }
+        let samples = match &stacks {
+            Section::Ready(v) => v.iter().map(|s| s.1).sum(),
+            _ => 0.0,
+        };
+        CpuProfile { host, what, svg, svg_exists: p.file(svg).exists(), stacks, samples }
     })
     .collect()
 }

@@ -29,6 +29,8 @@ pub struct Attribute {
 #[derive(Debug, Default)]
 pub struct NixProfile {
     pub stacks: Vec<(Vec<String>, f64)>,
+    /// The stacks' self time added up (µs).
+    pub self_us: f64,
     pub svg_exists: bool,
     pub sites_by_self: Vec<Position>,
     pub sites_by_calls: Vec<Position>,
@@ -106,8 +108,10 @@ fn profile(p: &PassView) -> Option<Section<NixProfile>> {
         v.truncate(TOP);
         v
     }
+    let stacks = super::captures::folded_stacks(&folded);
     Some(Section::Ready(NixProfile {
-        stacks: super::captures::folded_stacks(&folded),
+        self_us: stacks.iter().map(|s| s.1).sum(),
+        stacks,
         svg_exists: p.file(layout::NIX_FLAME_SVG).exists(),
         sites_by_self: top(&j.by_position, |r| (r.self_us, &r.position)),
         sites_by_calls: top(&j.by_position, |r| (r.calls, &r.position)),

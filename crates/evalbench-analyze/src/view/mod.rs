@@ -36,7 +36,7 @@ pub use captures::{CpuProfile, Database, WaitColumn};
 pub use evaluator::{Attribute, AttributeCost, Evaluator, NixProfile, Position, Ranked, Sampled};
 pub use jobs::{JobPhases, Phase};
 pub use runs::{runs_of_pass, RunsOfPass};
-pub use timeline::{Bar, Lane, Timeline, TIMELINE_PIXELS};
+pub use timeline::{Bar, Lane, PathBar, Timeline, PATH_MIN_SHARE, TIMELINE_PIXELS};
 
 /// A capture as the page can show it.
 #[derive(Debug)]
@@ -75,10 +75,14 @@ pub struct PassView {
     /// The worker's strace files (`worker/strace/worker.<pid>`), each with
     /// its lines and bytes, by name; instrumented passes only.
     pub strace: Vec<(String, u64, u64)>,
+    /// The strace files' lines added up.
+    pub strace_lines: u64,
     /// nix's counters and calls, and the attributes' spans.
     pub evaluator: Section<Evaluator>,
     /// What the evaluated time waited on, or why that is unknown.
     pub critical: Result<crate::path::CriticalPath, crate::path::PathError>,
+    /// The path's lane of the timeline (empty without a path).
+    pub path_bars: Vec<PathBar>,
     /// What 10% and 50% faster would buy, for the top steps on the path.
     pub buys: Vec<crate::path::whatif::Buys>,
     /// The CI's evaluation_metric row (run.json's, else the file's).
@@ -137,9 +141,11 @@ impl PassView {
             network: None,
             cpu: Vec::new(),
             strace: Vec::new(),
+            strace_lines: 0,
             evaluator: Section::Missing(layout::EVAL_DIR),
             // Walked below, once the views have read the spans.
             critical: Err(crate::path::PathError::NoRun),
+            path_bars: Vec::new(),
             buys: Vec::new(),
             evaluation_metric,
         };
@@ -152,6 +158,7 @@ impl PassView {
         if !v.clean {
             v.cpu = captures::cpu(&v);
             v.strace = captures::strace_files(&v);
+            v.strace_lines = v.strace.iter().map(|f| f.1).sum();
         }
         v.evaluator = evaluator::read(&v);
         crate::phase("views");
@@ -164,6 +171,7 @@ impl PassView {
                 v.buys = crate::path::whatif::buys(&g, &p, crate::over_runs::BUYS);
                 crate::stats::own_from_path(&mut v.span_stats, &g);
                 crate::phase("path: what would buy");
+                v.path_bars = timeline::path_bars(&p.segments, p.from_us, p.to_us);
                 v.critical = Ok(p);
             }
             Err(e) => v.critical = Err(e),

@@ -86,10 +86,10 @@ pub struct SideBySide {
 }
 
 /// The page's model of `bundle`; `with_spans` sees each pass while it still
-/// holds its spans (for trace.json's), as in [`analyse`].
-pub fn page(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView)) -> Page {
+/// holds its spans, laid out on their tracks (for trace.json's), as in [`analyse`].
+pub fn page(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView, crate::tracks::Layout)) -> Page {
     let passes = analyse(bundle, &mut |p| {
-        with_spans(p);
+        with_spans(p, crate::tracks::lay_out(&p.data.streams));
         crate::phase("trace.json's spans");
     });
     let (counted, counted_warnings) = crate::instructions::passes(bundle);

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use evalbench_bundle::spans::IdMap;
 
 use super::PassView;
+use crate::path::Segment;
 
 /// The width of the timeline's drawing area.
 pub const TIMELINE_PIXELS: f64 = 880.0;
@@ -103,4 +104,52 @@ fn flush(group: &mut Vec<(f64, f64, &str)>, bars: &mut Vec<Bar>, merged: &mut us
         });
     }
     group.clear();
+}
+
+/// Stretches of the critical path narrower than this share of it are
+/// merged into one bar of its lane (about a pixel of the timeline).
+pub const PATH_MIN_SHARE: f64 = 1.0 / 900.0;
+
+/// A bar of the critical path's lane: one stretch, or neighbours narrower
+/// than [`PATH_MIN_SHARE`] of the path merged into one.
+#[derive(Debug)]
+pub struct PathBar {
+    pub start_us: i64,
+    pub end_us: i64,
+    /// Stretches in the bar.
+    pub stretches: usize,
+    /// Each step's time in the bar (µs) by its label (`process name` or
+    /// `wait: what`), most first, ties in path order: the first names the bar.
+    pub steps: Vec<(String, i64)>,
+}
+
+/// The critical path's stretches as bars, narrow neighbours merged.
+pub fn path_bars(segs: &[Segment], from_us: i64, to_us: i64) -> Vec<PathBar> {
+    let min = (to_us - from_us) as f64 * PATH_MIN_SHARE;
+    let label = |s: &Segment| match s.process() {
+        Some(p) => format!("{p} {}", s.name()),
+        None => format!("wait: {}", s.name()),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < segs.len() {
+        let start = segs[i].from_us;
+        let mut j = i;
+        let mut steps: Vec<(String, i64)> = Vec::new();
+        loop {
+            let (l, us) = (label(&segs[j]), segs[j].to_us.saturating_sub(segs[j].from_us));
+            match steps.iter_mut().find(|(n, _)| *n == l) {
+                Some((_, total)) => *total = total.saturating_add(us),
+                None => steps.push((l, us)),
+            }
+            j += 1;
+            if j >= segs.len() || (segs[j - 1].to_us - start) as f64 >= min {
+                break;
+            }
+        }
+        steps.sort_by_key(|b| std::cmp::Reverse(b.1));
+        out.push(PathBar { start_us: start, end_us: segs[j - 1].to_us, stretches: j - i, steps });
+        i = j;
+    }
+    out
 }

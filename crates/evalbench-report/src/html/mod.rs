@@ -119,11 +119,12 @@ impl Traces {
         Ok(Traces { out: out.to_path_buf(), pending: Vec::new(), failed: None })
     }
 
-    /// The pass's spans into its trace.json (after a failure, nothing more).
-    pub fn spans(&mut self, p: &PassView) {
+    /// The pass's spans, laid out on their tracks, into its trace.json
+    /// (after a failure, nothing more).
+    pub fn spans(&mut self, p: &PassView, tracks: evalbench_analyze::Layout) {
         let trace = (p.span_count > 0 && self.failed.is_none()).then(|| {
             let dest = self.out.join(file_safe(&p.name)).join(layout::TRACE_JSON);
-            crate::write_trace_spans(&dest, &p.name, &p.data.streams, &p.align).map_err(ReportError::io(&dest))
+            crate::write_trace_spans(&dest, &p.name, &p.data.streams, tracks, &p.align).map_err(ReportError::io(&dest))
         });
         match trace.transpose() {
             Ok(t) => self.pending.push(t),

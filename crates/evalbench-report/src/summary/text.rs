@@ -116,7 +116,7 @@ fn group_section(t: &mut String, g: &RepeatGroup, answer: Option<&evalbench_anal
         let _ = writeln!(
             t,
             "  runs in order    {}  ({:.3} s {} to {:.3} s {})",
-            sparkline(&g.runs_s),
+            sparkline(&g.runs_drawn),
             w.min,
             BARS[0],
             w.max,
@@ -457,13 +457,8 @@ fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// The runs' values in order as one bar each, lowest to highest: a drift or
-/// a warm-up is seen at a glance. At most `WIDTH - 60` bars (runs beyond
-/// are folded in pairs, by their mean).
+/// a warm-up is seen at a glance (analyze folded runs beyond a line's room).
 pub fn sparkline(v: &[f64]) -> String {
-    let mut v = v.to_vec();
-    while v.len() > WIDTH - 60 {
-        v = v.chunks(2).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
-    }
     let (lo, hi) = v
         .iter()
         .filter(|x| x.is_finite())
@@ -540,7 +535,6 @@ mod tests {
     fn a_sparkline_has_a_bar_per_run_lowest_to_highest() {
         let s = sparkline(&[1.0, 2.0, 8.0, 1.0]);
         assert_eq!(s, "▁▂█▁");
-        assert_eq!(sparkline(&vec![3.0; 400]).chars().count(), 400 / 4, "folded in pairs until it fits");
         assert_eq!(clip("abcdef", 4), "abc…");
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use evalbench_analyze::path::CriticalPath;
 use evalbench_analyze::summary::{PassDone, SummaryError, TraceSink};
-use evalbench_analyze::{Alignment, PassData};
+use evalbench_analyze::{Alignment, Layout, PassData};
 use evalbench_bundle::{layout, write_atomic, Bundle, PassDir};
 
 use crate::summary::Summary;
@@ -34,17 +34,18 @@ pub struct TraceFiles<'a> {
 impl TraceSink for TraceFiles<'_> {
     type Pending = PendingTrace;
     type Error = ReportError;
+    fn takes_spans(&self) -> bool {
+        !self.no_trace
+    }
     fn spans(
         &self,
         pass: &PassDir,
         data: &PassData,
         alignment: &Alignment,
+        tracks: Layout,
     ) -> Result<Option<PendingTrace>, ReportError> {
-        if self.no_trace {
-            return Ok(None);
-        }
         let path = self.out.join(&pass.name).join(layout::TRACE_JSON);
-        write_trace_spans(&path, &pass.name, &data.streams, alignment).map(Some).map_err(ReportError::io(&path))
+        write_trace_spans(&path, &pass.name, &data.streams, tracks, alignment).map(Some).map_err(ReportError::io(&path))
     }
     fn finish(&self, pending: PendingTrace, path: Option<&CriticalPath>) -> Result<(), ReportError> {
         let file = pending.path().to_path_buf();

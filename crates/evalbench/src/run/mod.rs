@@ -408,7 +408,7 @@ fn finish_bundle(out: &Path, report: bool) -> anyhow::Result<String> {
     if report {
         let dir = out.join(layout::REPORT_DIR);
         let mut traces = evalbench_report::html::Traces::new(&dir).context("report")?;
-        let page = evalbench_analyze::view::page::page(&bundle, &mut |p| traces.spans(p));
+        let page = evalbench_analyze::view::page::page(&bundle, &mut |p, layout| traces.spans(p, layout));
         evalbench_report::html::render(&page, &dir, traces).context("report")?;
     }
     pack_dir(out, &out.join(layout::ARCHIVE), &[layout::ARCHIVE, layout::NIX_SUPPORT_DIR])?;

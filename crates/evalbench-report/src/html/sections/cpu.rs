@@ -56,7 +56,7 @@ pub fn cpu(page: &mut Page, p: &PassView) {
             continue;
         };
         let what = prof.what;
-        let samples: f64 = stacks.iter().map(|s| s.1).sum();
+        let samples = prof.samples;
         // The sampling rate is the writer's (the lab's 999 Hz, Gradient's 499 Hz) and not in the bundle.
         let _ = write!(page.body, "<h4>perf, {} ({samples:.0} samples)</h4>", esc(what));
         let (chart, _) = svg::flame(&format!("{} CPU, {what}", p.name), stacks, &|v| format!("{v:.0} samples"));
@@ -68,7 +68,7 @@ pub fn cpu(page: &mut Page, p: &PassView) {
         }
     }
     if !p.strace.is_empty() {
-        let lines: u64 = p.strace.iter().map(|f| f.1).sum();
+        let lines = p.strace_lines;
         let _ = write!(
             page.body,
             "<h4>strace, worker host ({} files, {lines} lines)</h4><p class=\"note\">One file a thread or child; \

@@ -112,7 +112,7 @@ fn attr(r: &AttributeCost) -> (&str, u64, u64) {
 fn profile(page: &mut Page, p: &PassView, prof: &NixProfile) {
     let count = |n: u64| grouped(n as f64);
     let micros = |n: u64| ms(n as f64);
-    let total: f64 = prof.stacks.iter().map(|s| s.1).sum();
+    let total = prof.self_us;
     let _ =
         write!(
         page.body,

@@ -4,8 +4,7 @@
 
 use std::fmt::Write;
 
-use evalbench_analyze::path::Segment;
-use evalbench_analyze::view::PassView;
+use evalbench_analyze::view::{PassView, PathBar};
 
 use super::super::esc::esc;
 use super::super::svg::{self, ms, Item};
@@ -13,50 +12,21 @@ use super::super::Page;
 
 /// Steps listed in the table; summary.json has them all.
 const STEPS_SHOWN: usize = 12;
-/// Stretches narrower than this share of the window are merged into one bar.
-const MIN_SHARE: f64 = 1.0 / 900.0;
 
-fn label(s: &Segment) -> String {
-    match s.process() {
-        Some(p) => format!("{p} {}", s.name()),
-        None => format!("wait: {}", s.name()),
-    }
-}
-
-/// The path's stretches as bars, narrow neighbours merged under the step
-/// that had most of their time.
-fn bars(segs: &[Segment], t0: f64, t1: f64) -> Vec<Item> {
-    let min = (t1 - t0) * MIN_SHARE;
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < segs.len() {
-        let start = segs[i].from_us as f64;
-        let mut j = i;
-        let mut most: Vec<(String, i64)> = Vec::new();
-        loop {
-            let l = label(&segs[j]);
-            match most.iter_mut().find(|(n, _)| *n == l) {
-                Some((_, us)) => *us = us.saturating_add(segs[j].to_us.saturating_sub(segs[j].from_us)),
-                None => most.push((l, segs[j].to_us.saturating_sub(segs[j].from_us))),
-            }
-            j += 1;
-            if j >= segs.len() || segs[j - 1].to_us as f64 - start >= min {
-                break;
-            }
-        }
-        most.sort_by_key(|b| std::cmp::Reverse(b.1));
-        let end = segs[j - 1].to_us as f64;
-        let name = most[0].0.clone();
-        let title = if j - i == 1 {
+/// The path's bars (analyze merged the narrow ones), titled.
+fn bars(p: &PassView, t0: f64) -> Vec<Item> {
+    let bar = |b: &PathBar| {
+        let (start, end) = (b.start_us as f64, b.end_us as f64);
+        let name = b.steps[0].0.clone();
+        let title = if b.stretches == 1 {
             format!("{name}: at +{}, {} on the path", ms(start - t0), ms(end - start))
         } else {
-            let parts: Vec<String> = most.iter().take(4).map(|(n, us)| format!("{n} {}", ms(*us as f64))).collect();
-            format!("{} stretches merged: {}; +{}..+{}", j - i, parts.join(", "), ms(start - t0), ms(end - t0))
+            let parts: Vec<String> = b.steps.iter().take(4).map(|(n, us)| format!("{n} {}", ms(*us as f64))).collect();
+            format!("{} stretches merged: {}; +{}..+{}", b.stretches, parts.join(", "), ms(start - t0), ms(end - t0))
         };
-        out.push(Item { start, end, label: name, title });
-        i = j;
-    }
-    out
+        Item { start, end, label: name, title }
+    };
+    p.path_bars.iter().map(bar).collect()
 }
 
 /// The path of `p`, the run shown in full of its pass, and its levers over the pass's runs.
@@ -70,7 +40,7 @@ pub fn critical_path(page: &mut Page, p: &PassView, levers: &evalbench_analyze::
         }
     };
     let (t0, t1) = (path.from_us as f64, path.to_us as f64);
-    let mut rows = vec![("critical path".to_string(), bars(&path.segments, t0, t1))];
+    let mut rows = vec![("critical path".to_string(), bars(p, t0))];
     if let Some(tl) = &p.timeline {
         for lane in &tl.lanes {
             let items = lane
