@@ -71,26 +71,7 @@ pub fn fold_pass<A: Send>(
         extent: None,
     };
     let mut accs = Vec::new();
-    let mut any = false;
-    if trace_dir.is_dir() {
-        let keep = |st: &Stream, s: &Span| ALIGNMENT_SPANS.contains(&st.name(s));
-        match read_trace_dir(&trace_dir, &TraceRead { chunk, spans: Some(&keep), text: SpanText::All }) {
-            Ok(files) => {
-                let mut streams = Vec::new();
-                for f in files {
-                    scanned.dropped += f.dropped;
-                    scanned.malformed_total += f.malformed_total;
-                    file_warnings(&f, &mut warnings);
-                    streams.extend(f.streams);
-                }
-                // Every stream the parser made had a span: all of them are
-                // the pass's processes, as in load.
-                any = !streams.is_empty();
-                scanned.align = align_pass(&streams);
-            }
-            Err(e) => warnings.push(Warning { file: Some(trace_dir.clone()), line: None, message: e.to_string() }),
-        }
-    }
+    let any = trace_dir.is_dir() && scanned.first_read(&trace_dir, chunk, &mut warnings);
     if any {
         let (from, to) = window(run.as_ref()).unwrap_or((i64::MIN, i64::MAX));
         let align = &scanned.align;
@@ -99,40 +80,13 @@ pub fn fold_pass<A: Send>(
             chunk,
             || Core { acc: init(), spans: 0, outside: 0, extent: None },
             |core, part| {
-                let Core { acc, spans, outside, extent } = core;
                 for st in &part.streams {
-                    let off = align.offset_for(st);
-                    let mut inside = st.spans.iter().filter(|s| {
-                        let ts = s.ts_us.saturating_add(off);
-                        let ok = (from..=to).contains(&ts);
-                        if ok {
-                            let end = s.end_us().saturating_add(off);
-                            *extent = Some(extent.map_or((ts, end), |(a, b)| (a.min(ts), b.max(end))));
-                            *spans += 1;
-                        } else {
-                            *outside += 1;
-                        }
-                        ok
-                    });
-                    fold(acc, st, &mut inside);
-                    // What the fold did not pull is counted here: every
-                    // span is counted once, whatever the fold read.
-                    inside.for_each(drop);
+                    core.fold_stream(st, align.offset_for(st), (from, to), &fold);
                 }
             },
         );
         match cores {
-            Ok(cores) => {
-                for c in cores {
-                    scanned.spans += c.spans;
-                    scanned.outside_window += c.outside;
-                    scanned.extent = match (scanned.extent, c.extent) {
-                        (Some((a, b)), Some((x, y))) => Some((a.min(x), b.max(y))),
-                        (e, None) | (None, e) => e,
-                    };
-                    accs.push(c.acc);
-                }
-            }
+            Ok(cores) => accs = cores.into_iter().map(|c| scanned.add(c)).collect(),
             // The first read went through these files: an error now is
             // the files changing underneath, said as load says it.
             Err(e) => warnings.push(Warning { file: Some(trace_dir.clone()), line: None, message: e.to_string() }),
@@ -145,6 +99,73 @@ pub fn fold_pass<A: Send>(
     scanned.run = run;
     scanned.warnings = warnings;
     (scanned, accs)
+}
+
+impl Scanned {
+    /// The first read: only the spans the alignment needs, and the files'
+    /// counts and warnings. Whether the pass has any process.
+    fn first_read(&mut self, trace_dir: &std::path::Path, chunk: u64, warnings: &mut Vec<Warning>) -> bool {
+        let keep = |st: &Stream, s: &Span| ALIGNMENT_SPANS.contains(&st.name(s));
+        match read_trace_dir(trace_dir, &TraceRead { chunk, spans: Some(&keep), text: SpanText::All }) {
+            Ok(files) => {
+                let mut streams = Vec::new();
+                for f in files {
+                    self.dropped += f.dropped;
+                    self.malformed_total += f.malformed_total;
+                    file_warnings(&f, warnings);
+                    streams.extend(f.streams);
+                }
+                self.align = align_pass(&streams);
+                // Every stream the parser made had a span: all of them are
+                // the pass's processes, as in load.
+                !streams.is_empty()
+            }
+            Err(e) => {
+                warnings.push(Warning { file: Some(trace_dir.to_path_buf()), line: None, message: e.to_string() });
+                false
+            }
+        }
+    }
+
+    /// A core's counts added in; its accumulator handed back.
+    fn add<A>(&mut self, c: Core<A>) -> A {
+        self.spans += c.spans;
+        self.outside_window += c.outside;
+        self.extent = match (self.extent, c.extent) {
+            (Some((a, b)), Some((x, y))) => Some((a.min(x), b.max(y))),
+            (e, None) | (None, e) => e,
+        };
+        c.acc
+    }
+}
+
+impl<A> Core<A> {
+    /// One stream's spans inside the window folded, every span counted.
+    fn fold_stream(
+        &mut self,
+        st: &Stream,
+        off: i64,
+        (from, to): (i64, i64),
+        fold: &impl Fn(&mut A, &Stream, &mut dyn Iterator<Item = &Span>),
+    ) {
+        let Core { acc, spans, outside, extent } = self;
+        let mut inside = st.spans.iter().filter(|s| {
+            let ts = s.ts_us.saturating_add(off);
+            let ok = (from..=to).contains(&ts);
+            if ok {
+                let end = s.end_us().saturating_add(off);
+                *extent = Some(extent.map_or((ts, end), |(a, b)| (a.min(ts), b.max(end))));
+                *spans += 1;
+            } else {
+                *outside += 1;
+            }
+            ok
+        });
+        fold(acc, st, &mut inside);
+        // What the fold did not pull is counted here: every
+        // span is counted once, whatever the fold read.
+        inside.for_each(drop);
+    }
 }
 
 /// Every span's duration by (name, process), inside the window: the

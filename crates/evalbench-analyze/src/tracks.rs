@@ -224,6 +224,54 @@ pub fn lay_out(streams: &[Stream]) -> Layout {
     Layout { order, tracks }
 }
 
+/// A free track of `key` for span `s`, or a new one.
+fn free_or_new(
+    tracks: &mut Vec<Track>,
+    by_key: &mut HashMap<Key, Vec<u32>>,
+    key: Key,
+    s: &evalbench_bundle::Span,
+) -> u32 {
+    let free = by_key.get(&key).and_then(|ts| {
+        ts.iter().copied().find(|&t| {
+            let tr = &mut tracks[t as usize];
+            tr.pop_ended(s.ts_us);
+            tr.stack.is_empty()
+        })
+    });
+    free.unwrap_or_else(|| {
+        let t = tracks.len() as u32;
+        let label = match &key {
+            Key::Label(l) => Some(l.clone()),
+            Key::Root(_) => None,
+        };
+        tracks.push(Track { stack: Vec::new(), root: s.name, label });
+        by_key.entry(key).or_default().push(t);
+        t
+    })
+}
+
+/// Each track's name: the one a span gave it, or its first root's name,
+/// numbered from the second track of that name on.
+fn names(stream: &Stream, tracks: &[Track]) -> Vec<String> {
+    let mut seen: HashMap<u32, usize> = HashMap::new();
+    tracks
+        .iter()
+        .map(|t| {
+            if let Some(l) = &t.label {
+                return l.clone();
+            }
+            let n = seen.entry(t.root).or_insert(0);
+            *n += 1;
+            let base = &stream.names[t.root as usize];
+            if *n == 1 {
+                base.clone()
+            } else {
+                format!("{base} #{n}")
+            }
+        })
+        .collect()
+}
+
 /// Lays out one stream; `offset` does not matter (it moves every span alike).
 pub fn assign(stream: &Stream) -> Tracks {
     let spans = &stream.spans;
@@ -266,23 +314,7 @@ pub fn assign(stream: &Stream) -> Tracks {
                 Some(label) => Key::Label(label),
                 None => Key::Root(s.name),
             };
-            let free = by_key.get(&key).and_then(|ts| {
-                ts.iter().copied().find(|&t| {
-                    let tr = &mut tracks[t as usize];
-                    tr.pop_ended(s.ts_us);
-                    tr.stack.is_empty()
-                })
-            });
-            placed = Some(free.unwrap_or_else(|| {
-                let t = tracks.len() as u32;
-                let label = match &key {
-                    Key::Label(l) => Some(l.clone()),
-                    Key::Root(_) => None,
-                };
-                tracks.push(Track { stack: Vec::new(), root: s.name, label });
-                by_key.entry(key).or_default().push(t);
-                t
-            }));
+            placed = Some(free_or_new(&mut tracks, &mut by_key, key, s));
         }
         let t = placed.expect("placed");
         tracks[t as usize].stack.push((end, id_or_max));
@@ -291,23 +323,7 @@ pub fn assign(stream: &Stream) -> Tracks {
         }
         of_span.set(i as usize, t);
     }
-    let mut seen: HashMap<u32, usize> = HashMap::new();
-    let names = tracks
-        .iter()
-        .map(|t| {
-            if let Some(l) = &t.label {
-                return l.clone();
-            }
-            let n = seen.entry(t.root).or_insert(0);
-            *n += 1;
-            let base = &stream.names[t.root as usize];
-            if *n == 1 {
-                base.clone()
-            } else {
-                format!("{base} #{n}")
-            }
-        })
-        .collect();
+    let names = names(stream, &tracks);
     Tracks { of_span, names }
 }
 

@@ -67,44 +67,17 @@ pub fn normalize_sql(sql: &str) -> String {
             i = end;
             continue;
         }
-        if c == b'-' && !after_operand {
-            // A unary minus: part of the constant if one follows.
-            let mut j = i + 1;
-            while j < b.len() && b[j].is_ascii_whitespace() {
-                j += 1;
+        // A unary minus and its constant, a quoted string, a parameter: one `?`.
+        let constant = match c {
+            b'-' if !after_operand => signed_number_end(b, i),
+            b'\'' => Some(quoted_end(b, i)),
+            b'$' if b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) => {
+                Some(i + 1 + b[i + 1..].iter().position(|d| !d.is_ascii_digit()).unwrap_or(b.len() - i - 1))
             }
-            if j < b.len() && (b[j].is_ascii_digit() || (b[j] == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit)))
-            {
-                i = number_end(b, j);
-                out.push('?');
-                prev_word = false;
-                after_operand = true;
-                continue;
-            }
-        }
-        if c == b'\'' {
-            i += 1;
-            while i < b.len() {
-                if b[i] == b'\'' {
-                    if b.get(i + 1) == Some(&b'\'') {
-                        i += 2;
-                        continue;
-                    }
-                    break;
-                }
-                i += 1;
-            }
-            i += 1;
-            out.push('?');
-            prev_word = false;
-            after_operand = true;
-            continue;
-        }
-        if c == b'$' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
-            i += 1;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
+            _ => None,
+        };
+        if let Some(end) = constant {
+            i = end;
             out.push('?');
             prev_word = false;
             after_operand = true;
@@ -143,12 +116,41 @@ pub fn normalize_sql(sql: &str) -> String {
         out.push(c as char);
         i += 1;
     }
-    // A statement's closing `;` is not part of it (pg_stat_statements keeps
-    // the text without it).
+    folded(out)
+}
+
+/// Where a unary minus's constant ends, if one follows it.
+fn signed_number_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    while j < b.len() && b[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    (j < b.len() && (b[j].is_ascii_digit() || (b[j] == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit))))
+        .then(|| number_end(b, j))
+}
+
+/// Past the quoted string that starts at `i` (`''` inside it is a quote).
+fn quoted_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < b.len() {
+        if b[i] == b'\'' {
+            if b.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            break;
+        }
+        i += 1;
+    }
+    i + 1
+}
+
+/// Without its closing `;` (pg_stat_statements keeps the text without
+/// it), lists of placeholders folded to one.
+fn folded(mut out: String) -> String {
     while out.ends_with(';') || out.ends_with(' ') {
         out.pop();
     }
-    // Lists of placeholders fold to one.
     while out.contains("?, ?") {
         out = out.replace("?, ?", "?");
     }

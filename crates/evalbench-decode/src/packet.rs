@@ -142,6 +142,48 @@ pub fn for_each_segment(path: &Path, mut each: impl FnMut(Segment<'_>)) -> Resul
     for_each_segment_in(f, &path.display().to_string(), &mut each)
 }
 
+/// What a capture said of its links: pcap's one, or pcapng's per interface.
+struct Links {
+    legacy: i32,
+    /// pcap: timestamps in nanoseconds.
+    nanos: bool,
+    /// pcapng: per interface, link type and timestamp resolution/offset.
+    ifaces: Vec<(i32, u64, i64)>,
+}
+
+impl Links {
+    /// One block: a header noted, a packet handed on with its time (µs).
+    fn block(&mut self, block: PcapBlockOwned<'_>, stats: &mut PacketStats, each: &mut dyn FnMut(Segment<'_>)) {
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                self.legacy = h.network.0;
+                self.nanos = h.is_nanosecond_precision();
+            }
+            PcapBlockOwned::Legacy(b) => {
+                let ts =
+                    b.ts_sec as i64 * 1_000_000 + if self.nanos { b.ts_usec as i64 / 1000 } else { b.ts_usec as i64 };
+                handle(stats, self.legacy, ts, b.data, each);
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(_)) => self.ifaces.clear(),
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                self.ifaces.push((idb.linktype.0, idb.ts_resolution().unwrap_or(1_000_000), idb.ts_offset()));
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                let (link, res, off) = self.ifaces.get(epb.if_id as usize).copied().unwrap_or((ETHERNET, 1_000_000, 0));
+                let raw = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
+                let ts = (raw as u128 * 1_000_000 / res.max(1) as u128) as i64 + off * 1_000_000;
+                let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
+                handle(stats, link, ts, data, each);
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                let link = self.ifaces.first().map(|i| i.0).unwrap_or(ETHERNET);
+                handle(stats, link, 0, spb.data, each);
+            }
+            PcapBlockOwned::NG(_) => {}
+        }
+    }
+}
+
 pub fn for_each_segment_in(
     r: impl Read + Send,
     name: &str,
@@ -157,42 +199,12 @@ pub fn for_each_segment_in(
         }
     };
     let mut stats = PacketStats::default();
-    let mut legacy_link = ETHERNET;
-    let mut nanos = false;
-    // pcapng: per interface, link type and timestamp resolution/offset.
-    let mut ifaces: Vec<(i32, u64, i64)> = Vec::new();
+    let mut links = Links { legacy: ETHERNET, nanos: false, ifaces: Vec::new() };
     let mut consumed: u64 = 0;
     loop {
         match reader.next() {
             Ok((offset, block)) => {
-                match block {
-                    PcapBlockOwned::LegacyHeader(h) => {
-                        legacy_link = h.network.0;
-                        nanos = h.is_nanosecond_precision();
-                    }
-                    PcapBlockOwned::Legacy(b) => {
-                        let ts = b.ts_sec as i64 * 1_000_000
-                            + if nanos { b.ts_usec as i64 / 1000 } else { b.ts_usec as i64 };
-                        handle(&mut stats, legacy_link, ts, b.data, each);
-                    }
-                    PcapBlockOwned::NG(Block::SectionHeader(_)) => ifaces.clear(),
-                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                        ifaces.push((idb.linktype.0, idb.ts_resolution().unwrap_or(1_000_000), idb.ts_offset()));
-                    }
-                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                        let (link, res, off) =
-                            ifaces.get(epb.if_id as usize).copied().unwrap_or((ETHERNET, 1_000_000, 0));
-                        let raw = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
-                        let ts = (raw as u128 * 1_000_000 / res.max(1) as u128) as i64 + off * 1_000_000;
-                        let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
-                        handle(&mut stats, link, ts, data, each);
-                    }
-                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                        let link = ifaces.first().map(|i| i.0).unwrap_or(ETHERNET);
-                        handle(&mut stats, link, 0, spb.data, each);
-                    }
-                    PcapBlockOwned::NG(_) => {}
-                }
+                links.block(block, &mut stats, each);
                 consumed += offset as u64;
                 reader.consume(offset);
             }

@@ -156,6 +156,59 @@ fn key(a: Endpoint, b: Endpoint) -> (Endpoint, Endpoint) {
     }
 }
 
+/// The client of a new connection: the one not on the server's port when
+/// it is known; else the SYN's sender (a SYN-ACK's receiver); else the higher port.
+fn client_of(server_port: Option<u16>, s: &Segment<'_>) -> (IpAddr, u16) {
+    match server_port {
+        Some(p) if s.dst.1 == p => s.src,
+        Some(p) if s.src.1 == p => s.dst,
+        _ if s.syn && !s.ack => s.src,
+        _ if s.syn => s.dst,
+        _ => {
+            if s.src.1 > s.dst.1 {
+                s.src
+            } else {
+                s.dst
+            }
+        }
+    }
+}
+
+/// A segment's payload at `seq`, where `next` was expected: what is new
+/// delivered (and whatever it lets through of the held segments), what is
+/// out of order held. Bytes retransmitted and bytes skipped over a gap.
+fn deliver(
+    dir: &mut Dir,
+    id: u64,
+    to_server: bool,
+    s: &Segment<'_>,
+    seq: u32,
+    next: u32,
+    out: &mut dyn FnMut(Event<'_>),
+) -> (u64, u64) {
+    let (mut retrans, mut gaps) = (0, 0);
+    if seq == next || seq_lt(seq, next) {
+        let skip = next.wrapping_sub(seq) as usize;
+        if skip < s.payload.len() {
+            retrans += skip as u64;
+            let fresh = &s.payload[skip..];
+            dir.next = Some(next.wrapping_add(fresh.len() as u32));
+            dir.delivered += fresh.len() as u64;
+            out(Event::Data { conn: id, to_server, ts_us: s.ts_us, bytes: fresh });
+            drain(dir, id, to_server, out);
+        } else {
+            retrans += s.payload.len() as u64;
+        }
+    } else if !dir.pending.contains_key(&seq) {
+        dir.pending_bytes += s.payload.len();
+        dir.pending.insert(seq, (s.ts_us, s.payload.to_vec()));
+        if dir.pending_bytes > MAX_PENDING {
+            gaps += skip_gap(dir, id, to_server, out);
+        }
+    }
+    (retrans, gaps)
+}
+
 impl Reassembler {
     pub fn new(server_port: Option<u16>) -> Self {
         Reassembler { server_port, conns: HashMap::new(), next_id: 1, gaps: 0, retransmitted_bytes: 0 }
@@ -188,21 +241,7 @@ impl Reassembler {
                 if s.rst || (!s.syn && s.payload.is_empty()) {
                     return;
                 }
-                let client = match self.server_port {
-                    Some(p) if s.dst.1 == p => s.src,
-                    Some(p) if s.src.1 == p => s.dst,
-                    // A SYN comes from the client (a SYN-ACK from the server);
-                    // otherwise the higher port is the client's.
-                    _ if client_syn => s.src,
-                    _ if s.syn => s.dst,
-                    _ => {
-                        if s.src.1 > s.dst.1 {
-                            s.src
-                        } else {
-                            s.dst
-                        }
-                    }
-                };
+                let client = client_of(self.server_port, s);
                 let server = if client == s.src { s.dst } else { s.src };
                 let id = self.next_id;
                 self.next_id += 1;
@@ -221,29 +260,8 @@ impl Reassembler {
             }
         }
         let next = *dir.next.get_or_insert(seq);
-        let mut retrans = 0u64;
-        let mut gaps = 0u64;
-        if !s.payload.is_empty() {
-            if seq == next || seq_lt(seq, next) {
-                let skip = next.wrapping_sub(seq) as usize;
-                if skip < s.payload.len() {
-                    retrans += skip as u64;
-                    let fresh = &s.payload[skip..];
-                    dir.next = Some(next.wrapping_add(fresh.len() as u32));
-                    dir.delivered += fresh.len() as u64;
-                    out(Event::Data { conn: id, to_server, ts_us: s.ts_us, bytes: fresh });
-                    drain(dir, id, to_server, out);
-                } else {
-                    retrans += s.payload.len() as u64;
-                }
-            } else if !dir.pending.contains_key(&seq) {
-                dir.pending_bytes += s.payload.len();
-                dir.pending.insert(seq, (s.ts_us, s.payload.to_vec()));
-                if dir.pending_bytes > MAX_PENDING {
-                    gaps += skip_gap(dir, id, to_server, out);
-                }
-            }
-        }
+        let (retrans, gaps) =
+            if s.payload.is_empty() { (0, 0) } else { deliver(dir, id, to_server, s, seq, next, out) };
         if s.fin {
             dir.fin = true;
         }

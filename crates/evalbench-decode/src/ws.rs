@@ -106,6 +106,30 @@ fn kind(op: u8) -> Option<&'static str> {
 }
 
 impl Dir {
+    /// The HTTP upgrade, up to the blank line that ends its request or
+    /// response: what follows it in `data` once it has ended.
+    fn past_upgrade<'d>(&mut self, data: &'d [u8]) -> Option<&'d [u8]> {
+        let room = (64 * 1024usize).saturating_sub(self.http.len());
+        self.http.extend_from_slice(&data[..data.len().min(room)]);
+        match self.http.windows(4).position(|w| w == b"\r\n\r\n") {
+            Some(i) => {
+                let consumed_before = self.http.len() - data.len().min(room);
+                let end = i + 4;
+                self.http_done = true;
+                let skip = end.saturating_sub(consumed_before);
+                self.http.clear();
+                self.http.shrink_to_fit();
+                Some(&data[skip.min(data.len())..])
+            }
+            None => {
+                if self.http.len() >= 64 * 1024 {
+                    self.broken = true;
+                }
+                None
+            }
+        }
+    }
+
     /// Consumes bytes, emitting whole messages.
     fn push(
         &mut self,
@@ -117,25 +141,9 @@ impl Dir {
         out: &mut dyn FnMut(Message),
     ) {
         if !self.http_done {
-            // Up to the blank line that ends the upgrade request or response.
-            let room = (64 * 1024usize).saturating_sub(self.http.len());
-            self.http.extend_from_slice(&data[..data.len().min(room)]);
-            match self.http.windows(4).position(|w| w == b"\r\n\r\n") {
-                Some(i) => {
-                    let consumed_before = self.http.len() - data.len().min(room);
-                    let end = i + 4;
-                    self.http_done = true;
-                    let skip = end.saturating_sub(consumed_before);
-                    data = &data[skip.min(data.len())..];
-                    self.http.clear();
-                    self.http.shrink_to_fit();
-                }
-                None => {
-                    if self.http.len() >= 64 * 1024 {
-                        self.broken = true;
-                    }
-                    return;
-                }
+            match self.past_upgrade(data) {
+                Some(rest) => data = rest,
+                None => return,
             }
         }
         while !data.is_empty() && !self.broken {

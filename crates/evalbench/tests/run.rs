@@ -137,24 +137,12 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     );
     let tmp = tempfile::tempdir().unwrap();
     let (a, c) = (tmp.path().join("whole.json"), tmp.path().join("placed.json"));
-    evalbench_report::write_trace(
-        &a,
-        pass,
-        &data.streams,
-        evalbench_analyze::lay_out(&data.streams),
-        &align,
-        Some(&held),
-    )
-    .unwrap();
-    evalbench_report::write_trace(
-        &c,
-        pass,
-        &placed.streams,
-        evalbench_analyze::lay_out(&placed.streams),
-        &placed_align,
-        Some(&held),
-    )
-    .unwrap();
+    let trace = |to: &Path, streams: &[evalbench_bundle::Stream], align: &evalbench_analyze::Alignment| {
+        let layout = evalbench_analyze::lay_out(streams);
+        evalbench_report::write_trace(to, pass, streams, layout, align, Some(&held)).unwrap();
+    };
+    trace(&a, &data.streams, &align);
+    trace(&c, &placed.streams, &placed_align);
     assert!(
         std::fs::read(&a).unwrap() == std::fs::read(&c).unwrap(),
         "{pass}: trace.json differs with the fields read back"

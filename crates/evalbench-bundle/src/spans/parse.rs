@@ -112,6 +112,40 @@ impl Parser<'_> {
         }
     }
 
+    /// The index of the line's stream, made on its first line.
+    fn stream_of(&mut self, host: Option<Cow<'_, str>>, process: Option<Cow<'_, str>>, pid: u32) -> usize {
+        // Almost every line of a file belongs to the stream of the line before.
+        let same = self.last.is_some_and(|i: usize| {
+            let st = &self.out.streams[i];
+            st.pid == pid
+                && st.process == process.as_deref().unwrap_or(&self.default_process)
+                && st.host.as_deref() == host.as_deref()
+        });
+        match self.last {
+            Some(i) if same => i,
+            _ => {
+                let process = process.map(Cow::into_owned).unwrap_or_else(|| self.default_process.clone());
+                let key = (host.map(Cow::into_owned), process, pid);
+                match self.index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.out.streams.len();
+                        self.out.streams.push(Stream {
+                            host: key.0.clone(),
+                            process: key.1.clone(),
+                            pid,
+                            file: self.out.path.clone(),
+                            ..Default::default()
+                        });
+                        self.names.push((HashMap::default(), [u32::MAX; 2], Vec::new()));
+                        self.index.insert(key, i);
+                        i
+                    }
+                }
+            }
+        }
+    }
+
     fn line(&mut self, raw: &[u8], too_long: bool) {
         self.line_no += 1;
         if too_long {
@@ -127,7 +161,7 @@ impl Parser<'_> {
             Some(l) => Ok(l),
             None => serde_json::from_slice::<Line<'_>>(text),
         };
-        let line = match parsed {
+        let mut line = match parsed {
             Ok(l) => l,
             Err(e) => {
                 self.bad(format!("not a JSON object: {e}"));
@@ -147,36 +181,7 @@ impl Parser<'_> {
             return;
         }
         let pid = line.pid.unwrap_or(self.default_pid);
-        // Almost every line of a file belongs to the stream of the line before.
-        let same = self.last.is_some_and(|i: usize| {
-            let st = &self.out.streams[i];
-            st.pid == pid
-                && st.process == line.process.as_deref().unwrap_or(&self.default_process)
-                && st.host.as_deref() == line.host.as_deref()
-        });
-        let si = match self.last {
-            Some(i) if same => i,
-            _ => {
-                let process = line.process.map(Cow::into_owned).unwrap_or_else(|| self.default_process.clone());
-                let key = (line.host.map(Cow::into_owned), process, pid);
-                match self.index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let i = self.out.streams.len();
-                        self.out.streams.push(Stream {
-                            host: key.0.clone(),
-                            process: key.1.clone(),
-                            pid,
-                            file: self.out.path.clone(),
-                            ..Default::default()
-                        });
-                        self.names.push((HashMap::default(), [u32::MAX; 2], Vec::new()));
-                        self.index.insert(key, i);
-                        i
-                    }
-                }
-            }
-        };
+        let si = self.stream_of(line.host.take(), line.process.take(), pid);
         self.last = Some(si);
         let stream = &mut self.out.streams[si];
         let (table, recent, located) = &mut self.names[si];
@@ -201,19 +206,7 @@ impl Parser<'_> {
         let name = intern(&name, &mut recent[0]);
         let target = intern(line.target.as_deref().unwrap_or(""), &mut recent[1]);
         let extra = &mut self.extra;
-        extra.clear();
-        if !line.extra.is_empty() {
-            extra.push('{');
-            for (i, (k, v)) in line.extra.iter().enumerate() {
-                if i > 0 {
-                    extra.push(',');
-                }
-                extra.push_str(&serde_json::to_string(k.as_ref()).unwrap_or_default());
-                extra.push(':');
-                extra.push_str(v);
-            }
-            extra.push('}');
-        }
+        join_extra(extra, &line.extra);
         let span = stream.with_ids(Span::new(name, target, ts_us, dur_us), line.id, line.parent, line.thread);
         let fields = line.fields.unwrap_or("");
         // The fields' place in the file: they are a slice of the line as read.
@@ -294,6 +287,23 @@ impl<'de> Deserialize<'de> for Str<'de> {
             }
         }
         d.deserialize_str(V)
+    }
+}
+
+/// A span's fields other than ours, as one JSON object (empty for none).
+fn join_extra(extra: &mut String, fields: &[(Cow<'_, str>, &str)]) {
+    extra.clear();
+    if !fields.is_empty() {
+        extra.push('{');
+        for (i, (k, v)) in fields.iter().enumerate() {
+            if i > 0 {
+                extra.push(',');
+            }
+            extra.push_str(&serde_json::to_string(k.as_ref()).unwrap_or_default());
+            extra.push(':');
+            extra.push_str(v);
+        }
+        extra.push('}');
     }
 }
 

@@ -224,6 +224,45 @@ impl Conn {
         self.pending.iter().filter(|p| !matches!(p, Pending::Sync)).count() as u64
     }
 
+    /// The client's first bytes: an SSL or GSS request, a cancel, or the
+    /// startup packet. Once the startup packet is whole, what followed it
+    /// (typed traffic), if anything did.
+    fn startup(&mut self, bytes: &[u8]) -> Option<Vec<u8>> {
+        self.startup_buf.extend_from_slice(&bytes[..bytes.len().min(10_000)]);
+        if self.startup_buf.len() < 8 {
+            return None;
+        }
+        let len = u32::from_be_bytes(self.startup_buf[0..4].try_into().expect("4 bytes")) as usize;
+        let code = u32::from_be_bytes(self.startup_buf[4..8].try_into().expect("4 bytes"));
+        if !(8..=10_000).contains(&len) {
+            self.phase = Phase::NotPg;
+            return None;
+        }
+        match code {
+            80877103 | 80877104 if len == 8 => {
+                self.phase = Phase::SslAsked;
+                self.startup_buf.clear();
+                return None;
+            }
+            80877102 => {
+                self.phase = Phase::Typed; // CancelRequest: nothing follows
+                return None;
+            }
+            c if c >> 16 == 3 => {}
+            _ => {
+                self.phase = Phase::NotPg;
+                return None;
+            }
+        }
+        if self.startup_buf.len() < len {
+            return None;
+        }
+        let rest = self.startup_buf.split_off(len);
+        self.startup_buf.clear();
+        self.phase = Phase::Typed;
+        (!rest.is_empty()).then_some(rest)
+    }
+
     fn data(&mut self, id: u64, to_server: bool, ts: i64, mut bytes: &[u8], out: &mut dyn FnMut(Execution)) {
         match self.phase {
             Phase::Tls | Phase::NotPg => return,
@@ -239,43 +278,11 @@ impl Conn {
                 }
             }
             Phase::Startup | Phase::SslAsked if to_server => {
-                self.startup_buf.extend_from_slice(&bytes[..bytes.len().min(10_000)]);
-                if self.startup_buf.len() < 8 {
-                    return;
-                }
-                let len = u32::from_be_bytes(self.startup_buf[0..4].try_into().expect("4 bytes")) as usize;
-                let code = u32::from_be_bytes(self.startup_buf[4..8].try_into().expect("4 bytes"));
-                if !(8..=10_000).contains(&len) {
-                    self.phase = Phase::NotPg;
-                    return;
-                }
-                match code {
-                    80877103 | 80877104 if len == 8 => {
-                        self.phase = Phase::SslAsked;
-                        self.startup_buf.clear();
-                        return;
-                    }
-                    80877102 => {
-                        self.phase = Phase::Typed; // CancelRequest: nothing follows
-                        return;
-                    }
-                    c if c >> 16 == 3 => {}
-                    _ => {
-                        self.phase = Phase::NotPg;
-                        return;
-                    }
-                }
-                if self.startup_buf.len() < len {
-                    return;
-                }
                 // The rest after the startup packet is typed traffic.
-                let rest = self.startup_buf.split_off(len);
-                self.startup_buf.clear();
-                self.phase = Phase::Typed;
-                if rest.is_empty() {
-                    return;
+                if let Some(rest) = self.startup(bytes) {
+                    self.data(id, true, ts, &rest, out);
                 }
-                return self.data(id, true, ts, &rest, out);
+                return;
             }
             _ => {}
         }
