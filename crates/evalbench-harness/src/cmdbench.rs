@@ -114,6 +114,49 @@ pub fn run_once_with(
     run_once_env(argv, t0, quiet, memory, stderr_to, &[])
 }
 
+/// The command's process moved into cgroup `dir` (made here) between fork
+/// and exec: its whole tree is counted from its first instruction.
+fn join_at_exec(cmd: &mut Command, dir: &std::path::Path) -> Result<(), HarnessError> {
+    std::fs::create_dir(dir).map_err(HarnessError::io(dir))?;
+    let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes())
+        .map_err(|e| HarnessError::io(dir)(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
+    // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let ok = libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
+            libc::close(fd);
+            if ok < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+/// The tree under `pid` sampled every 10 ms until told to stop: its largest RSS.
+type Sampler = (Arc<AtomicBool>, Arc<Mutex<u64>>, std::thread::JoinHandle<()>);
+
+fn sample_tree(pid: u32) -> Sampler {
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(Mutex::new(0u64));
+    let (s2, p2) = (stop.clone(), peak.clone());
+    let h = std::thread::spawn(move || {
+        while !s2.load(Ordering::Relaxed) {
+            let r = tree_rss(pid);
+            let mut p = p2.lock().unwrap_or_else(|e| e.into_inner());
+            *p = (*p).max(r);
+            drop(p);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    (stop, peak, h)
+}
+
 /// As [`run_once_with`], with variables added to the command's environment.
 pub fn run_once_env(
     argv: &[String],
@@ -152,44 +195,13 @@ pub fn run_once_env(
     }
     .map(|b| b.join(format!("evalbench-bench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))));
     if let Some(dir) = &cg {
-        std::fs::create_dir(dir).map_err(HarnessError::io(dir))?;
-        let procs = std::ffi::CString::new(dir.join("cgroup.procs").to_string_lossy().as_bytes())
-            .map_err(|e| HarnessError::io(dir)(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
-        // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                let ok = libc::write(fd, b"0".as_ptr() as *const libc::c_void, 1);
-                libc::close(fd);
-                if ok < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        join_at_exec(&mut cmd, dir)?;
     }
     let started = Instant::now();
     let child = cmd.spawn().map_err(|source| HarnessError::Spawn { command: argv.join(" "), source })?;
     let pid = child.id();
     // Without a cgroup, sample the tree while it runs.
-    let sampling = (memory && cg.is_none()).then(|| {
-        let stop = Arc::new(AtomicBool::new(false));
-        let peak = Arc::new(Mutex::new(0u64));
-        let (s2, p2) = (stop.clone(), peak.clone());
-        let h = std::thread::spawn(move || {
-            while !s2.load(Ordering::Relaxed) {
-                let r = tree_rss(pid);
-                let mut p = p2.lock().unwrap_or_else(|e| e.into_inner());
-                *p = (*p).max(r);
-                drop(p);
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
-        (stop, peak, h)
-    });
+    let sampling = (memory && cg.is_none()).then(|| sample_tree(pid));
     // std's Child is not waited again: dropping it does not reap.
     let waited = evalbench_host::wait4(pid);
     let wall = started.elapsed().as_secs_f64();

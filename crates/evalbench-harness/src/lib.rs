@@ -156,34 +156,14 @@ pub fn run_sides(
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<Vec<RunInfo>>, PassError> {
     let setup = |m: String| PassError::new("(before the first pass)", m);
-    let setup_from = |e: HarnessError| PassError::new("(before the first pass)", e);
     let first = sides.first().map(|s| s.opts).ok_or_else(|| setup("no side to run".into()))?;
     for s in sides.iter() {
         std::fs::create_dir_all(&s.opts.out).map_err(|e| setup(format!("{}: {e}", s.opts.out.display())))?;
     }
     layout::check_passes(&first.passes).map_err(|e| setup(e.to_string()))?;
-    let tag = |label: &str, what: &str| if label.is_empty() { what.to_string() } else { format!("{label}: {what}") };
     let mut started = 0;
     let result = (|| {
-        let mut provenances = Vec::new();
-        for s in sides.iter_mut() {
-            progress(Progress::Step {
-                run: &tag(s.label, "setup"),
-                what: &format!("starting the {} target", s.target.name()),
-            });
-            started += 1;
-            s.target.start().map_err(setup_from)?;
-            // Every tool any pass will need, checked before the first one.
-            let any =
-                s.opts.passes.iter().map(|p| s.opts.capture.captures_for(p)).fold(Captures::NONE, Captures::union);
-            let cap = s.target.capture();
-            tools::check(&any, &cap.server, &cap.worker, s.target.pipeline_here()).map_err(setup_from)?;
-            progress(Progress::Step {
-                run: &tag(s.label, "setup"),
-                what: "recording what is measured (flake, nix, PostgreSQL, machine)",
-            });
-            provenances.push(provenance::gather(&s.opts.provenance, &mut *s.target));
-        }
+        let provenances = start_sides(sides, &mut started, progress)?;
         let mut infos: Vec<Vec<RunInfo>> = sides.iter().map(|_| Vec::new()).collect();
         let runs_of = |base: &str| match layout::PassKind::of(base) {
             layout::PassKind::Clean => first.repeat.max(1),
@@ -211,8 +191,6 @@ pub fn run_sides(
             for base in first.passes.iter().filter(|b| if warmup { layout::is_clean(b) } else { counted <= runs_of(b) })
             {
                 let name = if counted == 1 { base.clone() } else { format!("{base}.{counted}") };
-                // A warm-up run is its pass's run in every way but where it is kept.
-                let dir = if warmup { format!("{}/{name}", layout::WARMUP_DIR) } else { name.clone() };
                 let mut order: Vec<usize> = (0..sides.len()).collect();
                 // Counted round 1 is A B whatever the warm-up rounds were.
                 if counted % 2 == 0 {
@@ -221,47 +199,14 @@ pub fn run_sides(
                 for i in order {
                     // Side i's run, on the target that serves its workload this round.
                     let t = if crossed { sides.len() - 1 - i } else { i };
-                    let (label, opts) = (sides[i].label, sides[i].opts);
-                    // Interrupted between runs (or while the targets started): no run is begun.
-                    if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-                        let what = if warmup { format!("warm-up {name}") } else { name.clone() };
-                        return Err(PassError::new(&tag(label, &what), "interrupted before it began"));
-                    }
-                    let plan = pass::PassPlan {
-                        name: &name,
-                        cold: layout::is_cold(base),
-                        captures: opts.capture.captures_for(base),
-                        dir: opts.out.join(&dir),
-                        timeout: opts.timeout,
-                        nix_trace: opts.capture.nix_trace,
-                        provenance: &provenances[i],
-                        instance: cross.is_some().then_some(t as u32),
-                    };
-                    let what = if warmup { format!("warm-up {name}") } else { name.clone() };
-                    let on = if crossed {
-                        format!(" (on {}'s {})", sides[t].label, sides[t].target.name())
-                    } else {
-                        String::new()
-                    };
-                    let shown = tag(label, &format!("{what}{on}"));
-                    let mut pp = |m: &str| progress(Progress::Step { run: &shown, what: m });
-                    let info = pass::run_pass(&mut *sides[t].target, &plan, &mut pp).map_err(|mut e| {
-                        e.pass = shown.clone();
-                        e
-                    })?;
+                    let at = RunAt { i, t, name: &name, base, warmup, crossed, interleaved: cross.is_some() };
+                    let info = run_one(sides, &at, &provenances[i], progress)?;
                     done += 1;
                     let of = if warmup { warmups / if cross.is_some() { 2 } else { 1 } } else { runs_of(base) };
                     let number = if warmup && cross.is_some() { counted.div_ceil(2) } else { counted };
-                    progress(Progress::RunDone {
-                        side: label,
-                        pass: base,
-                        number,
-                        of,
-                        warmup,
-                        evaluated_s: info.evaluated_s,
-                        done,
-                        total,
-                    });
+                    let (side, evaluated_s) = (sides[i].label, info.evaluated_s);
+                    let pass = base;
+                    progress(Progress::RunDone { side, pass, number, of, warmup, evaluated_s, done, total });
                     infos[i].push(info);
                 }
             }
@@ -276,6 +221,91 @@ pub fn run_sides(
         s.target.finish();
     }
     result
+}
+
+/// A side's run name, `label: what` (no label: `what`).
+fn tag(label: &str, what: &str) -> String {
+    if label.is_empty() {
+        what.to_string()
+    } else {
+        format!("{label}: {what}")
+    }
+}
+
+/// Each side's target started (`started` counts them, for the teardown),
+/// the tools any of its passes needs checked, what it measures recorded.
+fn start_sides(
+    sides: &mut [Side<'_>],
+    started: &mut usize,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<evalbench_bundle::Provenance>, PassError> {
+    let setup_from = |e: HarnessError| PassError::new("(before the first pass)", e);
+    let mut provenances = Vec::new();
+    for s in sides.iter_mut() {
+        progress(Progress::Step {
+            run: &tag(s.label, "setup"),
+            what: &format!("starting the {} target", s.target.name()),
+        });
+        *started += 1;
+        s.target.start().map_err(setup_from)?;
+        // Every tool any pass will need, checked before the first one.
+        let any = s.opts.passes.iter().map(|p| s.opts.capture.captures_for(p)).fold(Captures::NONE, Captures::union);
+        let cap = s.target.capture();
+        tools::check(&any, &cap.server, &cap.worker, s.target.pipeline_here()).map_err(setup_from)?;
+        progress(Progress::Step {
+            run: &tag(s.label, "setup"),
+            what: "recording what is measured (flake, nix, PostgreSQL, machine)",
+        });
+        provenances.push(provenance::gather(&s.opts.provenance, &mut *s.target));
+    }
+    Ok(provenances)
+}
+
+/// One run of a round: side `i`'s pass, on target `t`.
+struct RunAt<'a> {
+    i: usize,
+    t: usize,
+    name: &'a str,
+    base: &'a str,
+    warmup: bool,
+    /// The sides' targets swapped this round.
+    crossed: bool,
+    /// An interleaved session: run.json names the target.
+    interleaved: bool,
+}
+
+fn run_one(
+    sides: &mut [Side<'_>],
+    r: &RunAt<'_>,
+    provenance: &evalbench_bundle::Provenance,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<RunInfo, PassError> {
+    let (label, opts) = (sides[r.i].label, sides[r.i].opts);
+    let what = if r.warmup { format!("warm-up {}", r.name) } else { r.name.to_string() };
+    // Interrupted between runs (or while the targets started): no run is begun.
+    if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(PassError::new(&tag(label, &what), "interrupted before it began"));
+    }
+    // A warm-up run is its pass's run in every way but where it is kept.
+    let dir = if r.warmup { format!("{}/{}", layout::WARMUP_DIR, r.name) } else { r.name.to_string() };
+    let plan = pass::PassPlan {
+        name: r.name,
+        cold: layout::is_cold(r.base),
+        captures: opts.capture.captures_for(r.base),
+        dir: opts.out.join(&dir),
+        timeout: opts.timeout,
+        nix_trace: opts.capture.nix_trace,
+        provenance,
+        instance: r.interleaved.then_some(r.t as u32),
+    };
+    let on =
+        if r.crossed { format!(" (on {}'s {})", sides[r.t].label, sides[r.t].target.name()) } else { String::new() };
+    let shown = tag(label, &format!("{what}{on}"));
+    let mut pp = |m: &str| progress(Progress::Step { run: &shown, what: m });
+    pass::run_pass(&mut *sides[r.t].target, &plan, &mut pp).map_err(|mut e| {
+        e.pass = shown.clone();
+        e
+    })
 }
 
 /// An interleaved session of two sides whose targets can serve each

@@ -10,6 +10,71 @@ use evalbench_host::now_us;
 use super::{cache_holds, nix_config, safe, GateOpts, State, Step, StepResult, DEFAULT_STEP_PEAK};
 use crate::cmdbench::{run_once_env, Run};
 
+/// One step run, its stderr and nix's statistics kept in `logs`.
+fn run_step(
+    step: &Step,
+    o: &GateOpts,
+    logs: &std::path::Path,
+    t0: Instant,
+    expected_peak: u64,
+    progress: &(dyn Fn(&str) + Sync),
+) -> StepResult {
+    let cache = if !o.eval_cache {
+        "off"
+    } else if cache_holds(&step.attr_path) {
+        "hit"
+    } else {
+        "miss"
+    };
+    progress(&format!("{} started (eval cache {cache})", step.name));
+    let errf = logs.join(format!("{}.stderr", safe(&step.name)));
+    // nix counts the step's work exactly: its statistics beside its stderr.
+    let statsf = logs.join(format!("{}.nix-stats.json", safe(&step.name)));
+    let _ = std::fs::remove_file(&statsf);
+    let env = [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", statsf.as_os_str())];
+    let start_us = now_us();
+    match run_once_env(&step.argv, t0, true, true, Some(&errf), &env) {
+        Ok(run) => {
+            let ok = run.exit == Some(0);
+            let error = (!ok).then(|| {
+                let text = std::fs::read_to_string(&errf).unwrap_or_default();
+                let lines: Vec<&str> =
+                    text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
+                lines[lines.len().saturating_sub(6)..].join("\n")
+            });
+            let nix_stats_file = statsf.is_file().then(|| statsf.clone());
+            StepResult {
+                step: step.clone(),
+                run,
+                ok,
+                error,
+                expected_peak,
+                start_us,
+                eval_cache: cache,
+                nix_stats_file,
+            }
+        }
+        Err(e) => StepResult {
+            step: step.clone(),
+            run: Run {
+                wall_s: 0.0,
+                user_s: 0.0,
+                sys_s: 0.0,
+                peak_bytes: None,
+                exit: None,
+                started_s: 0.0,
+                nix_stats: None,
+            },
+            ok: false,
+            error: Some(e.to_string()),
+            expected_peak,
+            start_us,
+            eval_cache: cache,
+            nix_stats_file: None,
+        },
+    }
+}
+
 /// Runs every step; never stops at the first failure.
 pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<StepResult>, HarnessError> {
     std::fs::create_dir_all(&o.out).map_err(HarnessError::io(&o.out))?;
@@ -53,60 +118,7 @@ pub fn run(o: &GateOpts, steps: &[Step], progress: &(dyn Fn(&str) + Sync)) -> Re
                 drop(g);
                 let Some(k) = pick else { break };
                 let step = &steps[k];
-                let cache = if !o.eval_cache {
-                    "off"
-                } else if cache_holds(&step.attr_path) {
-                    "hit"
-                } else {
-                    "miss"
-                };
-                progress(&format!("{} started (eval cache {cache})", step.name));
-                let errf = logs.join(format!("{}.stderr", safe(&step.name)));
-                // nix counts the step's work exactly: its statistics beside its stderr.
-                let statsf = logs.join(format!("{}.nix-stats.json", safe(&step.name)));
-                let _ = std::fs::remove_file(&statsf);
-                let env = [("NIX_SHOW_STATS", std::ffi::OsStr::new("1")), ("NIX_SHOW_STATS_PATH", statsf.as_os_str())];
-                let start_us = now_us();
-                let res = match run_once_env(&step.argv, t0, true, true, Some(&errf), &env) {
-                    Ok(run) => {
-                        let ok = run.exit == Some(0);
-                        let error = (!ok).then(|| {
-                            let text = std::fs::read_to_string(&errf).unwrap_or_default();
-                            let lines: Vec<&str> =
-                                text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("warning:")).collect();
-                            lines[lines.len().saturating_sub(6)..].join("\n")
-                        });
-                        let nix_stats_file = statsf.is_file().then(|| statsf.clone());
-                        StepResult {
-                            step: step.clone(),
-                            run,
-                            ok,
-                            error,
-                            expected_peak: expected(step),
-                            start_us,
-                            eval_cache: cache,
-                            nix_stats_file,
-                        }
-                    }
-                    Err(e) => StepResult {
-                        step: step.clone(),
-                        run: Run {
-                            wall_s: 0.0,
-                            user_s: 0.0,
-                            sys_s: 0.0,
-                            peak_bytes: None,
-                            exit: None,
-                            started_s: 0.0,
-                            nix_stats: None,
-                        },
-                        ok: false,
-                        error: Some(e.to_string()),
-                        expected_peak: expected(step),
-                        start_us,
-                        eval_cache: cache,
-                        nix_stats_file: None,
-                    },
-                };
+                let res = run_step(step, o, &logs, t0, expected(step), progress);
                 progress(&format!(
                     "{} {} in {:.2} s",
                     step.name,
