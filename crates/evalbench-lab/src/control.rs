@@ -89,50 +89,7 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
         st.pg_settings = c.pg_settings.clone();
     }
     st.set_output(&PassOutput::spans_to(o.trace_dir.clone()));
-    let use_netns = match c.net {
-        NetMode::On => true,
-        NetMode::Off => false,
-        NetMode::Auto => is_root(),
-    };
-    if use_netns && !is_root() {
-        return Err(LabError::Needs("network namespaces need root; use --net off"));
-    }
-    let mut names = Names::for_dir(&dir);
-    let mode = if use_netns { "netns" } else { "loopback" };
-    if !st.net.mode.is_empty() && st.net.mode != mode {
-        // PostgreSQL listens where the last mode put it: start it afresh.
-        if let Ok(old) = pg_of(&st) {
-            old.stop();
-        }
-    }
-    if use_netns {
-        netns::create(&mut names)?;
-        st.net = Net {
-            mode: "netns".into(),
-            server_ns: Some(names.server_ns.clone()),
-            worker_ns: Some(names.worker_ns.clone()),
-            runner_if: Some(names.runner_root_if.clone()),
-            proto_if: Some(names.proto_srv_if.clone()),
-            server_addr: names.server_addr(),
-            server_addr_for_worker: names.server_proto_addr(),
-        };
-        st.pg_port = 5432;
-        st.server_port = 8080;
-        st.proto_port = 8080;
-    } else {
-        netns::remove(&names);
-        st.net = Net {
-            mode: "loopback".into(),
-            server_addr: "127.0.0.1".into(),
-            server_addr_for_worker: "127.0.0.1".into(),
-            ..Net::default()
-        };
-        if st.pg_port == 0 || st.pg_port == 5432 {
-            st.pg_port = free_port()?;
-        }
-        st.server_port = free_port()?;
-        st.proto_port = free_port()?;
-    }
+    network(&mut st, &dir, c.net)?;
     pg::check_reachable(&st.pg_dir())?;
     // The lab's secrets, made once; a lab made before they were kept has none yet.
     for s in [&mut st.pg_password, &mut st.ci_password, &mut st.proto_token] {
@@ -164,6 +121,57 @@ pub fn up(o: &UpOpts) -> Result<LabState, LabError> {
     start_services(&mut st)?;
     st.save()?;
     Ok(st)
+}
+
+/// The lab's network: its own namespaces with a veth pair (root), or
+/// loopback with free ports; PostgreSQL stopped where it listened in the
+/// other mode.
+fn network(st: &mut LabState, dir: &std::path::Path, net: NetMode) -> Result<(), LabError> {
+    let use_netns = match net {
+        NetMode::On => true,
+        NetMode::Off => false,
+        NetMode::Auto => is_root(),
+    };
+    if use_netns && !is_root() {
+        return Err(LabError::Needs("network namespaces need root; use --net off"));
+    }
+    let mut names = Names::for_dir(dir);
+    let mode = if use_netns { "netns" } else { "loopback" };
+    if !st.net.mode.is_empty() && st.net.mode != mode {
+        // PostgreSQL listens where the last mode put it: start it afresh.
+        if let Ok(old) = pg_of(st) {
+            old.stop();
+        }
+    }
+    if use_netns {
+        netns::create(&mut names)?;
+        st.net = Net {
+            mode: "netns".into(),
+            server_ns: Some(names.server_ns.clone()),
+            worker_ns: Some(names.worker_ns.clone()),
+            runner_if: Some(names.runner_root_if.clone()),
+            proto_if: Some(names.proto_srv_if.clone()),
+            server_addr: names.server_addr(),
+            server_addr_for_worker: names.server_proto_addr(),
+        };
+        st.pg_port = 5432;
+        st.server_port = 8080;
+        st.proto_port = 8080;
+    } else {
+        netns::remove(&names);
+        st.net = Net {
+            mode: "loopback".into(),
+            server_addr: "127.0.0.1".into(),
+            server_addr_for_worker: "127.0.0.1".into(),
+            ..Net::default()
+        };
+        if st.pg_port == 0 || st.pg_port == 5432 {
+            st.pg_port = free_port()?;
+        }
+        st.server_port = free_port()?;
+        st.proto_port = free_port()?;
+    }
+    Ok(())
 }
 
 /// What the server provisions when it starts: the organization, the

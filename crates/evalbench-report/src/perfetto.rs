@@ -106,7 +106,25 @@ pub fn write_trace_spans(
     head.extend_from_slice(b"},\"traceEvents\":[\n");
     file.write_all(&head)?;
 
-    // Segments: (lane, first span, end span), in output order.
+    let segments = segments(&lanes);
+    if threads() == 1 {
+        // One core: format and write in turn. A formatter thread would only
+        // add a channel's hand-offs, and make the work depend on when the
+        // writer returns its buffers (bench/self.sh counts it exactly).
+        let mut buf = Vec::new();
+        for (k, &(l, a, b)) in segments.iter().enumerate() {
+            buf.clear();
+            format_segment(&mut buf, &lanes[l], a, b, k == 0)?;
+            file.write_all(&buf)?;
+        }
+        return Ok(pending_trace(tmp, path, &order, lanes));
+    }
+    format_on_every_core(&mut file, &lanes, &segments)?;
+    Ok(pending_trace(tmp, path, &order, lanes))
+}
+
+/// Segments: (lane, first span, end span), in output order.
+fn segments(lanes: &[Lane<'_>]) -> Vec<(usize, usize, usize)> {
     let mut segments: Vec<(usize, usize, usize)> = Vec::new();
     for (l, lane) in lanes.iter().enumerate() {
         let n = lane.stream.spans.len();
@@ -120,18 +138,15 @@ pub fn write_trace_spans(
             start = end;
         }
     }
-    if threads() == 1 {
-        // One core: format and write in turn. A formatter thread would only
-        // add a channel's hand-offs, and make the work depend on when the
-        // writer returns its buffers (bench/self.sh counts it exactly).
-        let mut buf = Vec::new();
-        for (k, &(l, a, b)) in segments.iter().enumerate() {
-            buf.clear();
-            format_segment(&mut buf, &lanes[l], a, b, k == 0)?;
-            file.write_all(&buf)?;
-        }
-        return Ok(pending_trace(tmp, path, &order, lanes));
-    }
+    segments
+}
+
+/// The segments formatted on every core and written in order as they come.
+fn format_on_every_core(
+    file: &mut impl Write,
+    lanes: &[Lane<'_>],
+    segments: &[(usize, usize, usize)],
+) -> io::Result<()> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, io::Result<Vec<u8>>)>(threads() * 2);
@@ -141,7 +156,7 @@ pub fn write_trace_spans(
     let result = std::thread::scope(|s| -> io::Result<()> {
         for _ in 0..threads() {
             let tx = tx.clone();
-            let (lanes, segments, next, failed, spare) = (&lanes, &segments, &next, &failed, &spare);
+            let (next, failed, spare) = (&next, &failed, &spare);
             s.spawn(move || loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if failed.load(Ordering::Relaxed) {
@@ -174,8 +189,7 @@ pub fn write_trace_spans(
         }
         Ok(())
     });
-    result?;
-    Ok(pending_trace(tmp, path, &order, lanes))
+    result
 }
 
 /// The trace whose span events are written: where each stream's spans went.
@@ -286,33 +300,13 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
     let mut placed = crate::placed_fields::PlacedFields::new(st);
     buf.reserve((b - a) * 240 + 1024);
     let mut first = first_of_file;
-    let mut sep = |buf: &mut Vec<u8>| {
-        if first {
-            first = false;
-        } else {
-            buf.extend_from_slice(b",\n");
-        }
-    };
     let pid = lane.pid as i64;
     if a == 0 {
-        let label = match &st.host {
-            Some(h) => format!("{} {} (pid {})", st.process, h, st.pid),
-            None => format!("{} (pid {})", st.process, st.pid),
-        };
-        sep(buf);
-        meta(buf, "process_name", pid, 0, b"name", &escaped(&label));
-        sep(buf);
-        meta(buf, "process_sort_index", pid, 0, b"sort_index", (pid - 1).to_string().as_bytes());
-        for (t, name) in lane.tracks.names.iter().enumerate() {
-            sep(buf);
-            meta(buf, "thread_name", pid, t as i64 + 1, b"name", &escaped(name));
-            sep(buf);
-            meta(buf, "thread_sort_index", pid, t as i64 + 1, b"sort_index", t.to_string().as_bytes());
-        }
+        process_meta(buf, lane, &mut first);
     }
     for k in a..b {
         let s = &st.spans[k];
-        sep(buf);
+        sep(buf, &mut first);
         buf.extend_from_slice(b"{\"ph\":\"X\",\"name\":");
         buf.extend_from_slice(&lane.names[s.name as usize]);
         buf.extend_from_slice(b",\"cat\":");
@@ -325,48 +319,82 @@ fn format_segment(buf: &mut Vec<u8>, lane: &Lane<'_>, a: usize, b: usize, first_
         push_int(buf, pid);
         buf.extend_from_slice(b",\"tid\":");
         push_int(buf, lane.tracks.of_span.get(k).expect("a track for every span") as i64 + 1);
-        buf.extend_from_slice(b",\"args\":{");
-        let mut any = false;
-        let mut key = |buf: &mut Vec<u8>, k: &[u8]| {
-            if any {
-                buf.push(b',');
-            }
-            any = true;
-            buf.extend_from_slice(k);
-        };
-        if let Some(id) = st.id(s) {
-            key(buf, b"\"span.id\":");
-            push_u64(buf, id);
-        }
-        if let Some(p) = st.parent(s) {
-            key(buf, b"\"span.parent\":");
-            push_u64(buf, p);
-        }
-        if let Some(t) = st.thread(s) {
-            key(buf, b"\"span.thread\":");
-            push_u64(buf, t);
-        }
-        // The span's own fields join our keys; a non-object stays whole under "fields".
         let fields = match st.fields_in_file(s) {
             Some((at, len)) => placed.read(&st.spans[k..b], at, len)?,
             None => st.fields(s),
         };
-        match object_body(fields) {
-            Some(inner) if inner.trim().is_empty() => {}
-            Some(inner) => key(buf, inner.as_bytes()),
-            None if fields.is_empty() => {}
-            None => {
-                key(buf, b"\"fields\":");
-                buf.extend_from_slice(fields.as_bytes());
-            }
-        }
-        if let Some(extra) = st.extra(s) {
-            key(buf, b"\"span.extra\":");
-            buf.extend_from_slice(extra.as_bytes());
-        }
-        buf.extend_from_slice(b"}}");
+        span_args(buf, st, s, fields);
     }
     Ok(())
+}
+
+/// Events apart: a comma before every one but the file's first.
+fn sep(buf: &mut Vec<u8>, first: &mut bool) {
+    if *first {
+        *first = false;
+    } else {
+        buf.extend_from_slice(b",\n");
+    }
+}
+
+/// The process's name and place, and its tracks' (before its first span).
+fn process_meta(buf: &mut Vec<u8>, lane: &Lane<'_>, first: &mut bool) {
+    let (st, pid) = (lane.stream, lane.pid as i64);
+    let label = match &st.host {
+        Some(h) => format!("{} {} (pid {})", st.process, h, st.pid),
+        None => format!("{} (pid {})", st.process, st.pid),
+    };
+    sep(buf, first);
+    meta(buf, "process_name", pid, 0, b"name", &escaped(&label));
+    sep(buf, first);
+    meta(buf, "process_sort_index", pid, 0, b"sort_index", (pid - 1).to_string().as_bytes());
+    for (t, name) in lane.tracks.names.iter().enumerate() {
+        sep(buf, first);
+        meta(buf, "thread_name", pid, t as i64 + 1, b"name", &escaped(name));
+        sep(buf, first);
+        meta(buf, "thread_sort_index", pid, t as i64 + 1, b"sort_index", t.to_string().as_bytes());
+    }
+}
+
+/// A span's `args` and the event's end: our ids, then the span's own
+/// fields (a non-object stays whole under "fields"), then its extra ones.
+#[inline]
+fn span_args(buf: &mut Vec<u8>, st: &Stream, s: &evalbench_bundle::Span, fields: &str) {
+    buf.extend_from_slice(b",\"args\":{");
+    let mut any = false;
+    let mut key = |buf: &mut Vec<u8>, k: &[u8]| {
+        if any {
+            buf.push(b',');
+        }
+        any = true;
+        buf.extend_from_slice(k);
+    };
+    if let Some(id) = st.id(s) {
+        key(buf, b"\"span.id\":");
+        push_u64(buf, id);
+    }
+    if let Some(p) = st.parent(s) {
+        key(buf, b"\"span.parent\":");
+        push_u64(buf, p);
+    }
+    if let Some(t) = st.thread(s) {
+        key(buf, b"\"span.thread\":");
+        push_u64(buf, t);
+    }
+    match object_body(fields) {
+        Some(inner) if inner.trim().is_empty() => {}
+        Some(inner) => key(buf, inner.as_bytes()),
+        None if fields.is_empty() => {}
+        None => {
+            key(buf, b"\"fields\":");
+            buf.extend_from_slice(fields.as_bytes());
+        }
+    }
+    if let Some(extra) = st.extra(s) {
+        key(buf, b"\"span.extra\":");
+        buf.extend_from_slice(extra.as_bytes());
+    }
+    buf.extend_from_slice(b"}}");
 }
 
 fn meta(buf: &mut Vec<u8>, name: &str, pid: i64, tid: i64, key: &[u8], value: &[u8]) {

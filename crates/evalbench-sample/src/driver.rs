@@ -84,25 +84,7 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
     std::fs::create_dir_all(&trace).map_err(SampleError::io(&trace))?;
     let exe = std::env::current_exe().map_err(|source| SampleError::Io { path: "/proc/self/exe".into(), source })?;
     let eval_id = format!("{:08x}-{pass}", (now_us() as u64 ^ (k as u64) << 40) & 0xffff_ffff);
-    let mut server = Command::new(&exe)
-        .args(["sample", "--role", "server", "--job", &eval_id])
-        .args([
-            "--ci-jobs",
-            &args.jobs.to_string(),
-            "--drvs",
-            &args.drvs.to_string(),
-            "--workers",
-            &args.workers.to_string(),
-        ])
-        .env(evalbench_trace::ENV_TRACE_DIR, &trace)
-        .env(evalbench_trace::ENV_PROCESS, "server")
-        .env(crate::tune::ENV, crate::tune::encode(&args.delays, &args.work))
-        .env(evalbench_trace::ENV_HOST, "server")
-        .env_remove(evalbench_trace::ENV_CLOCK_SKEW_US)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|source| SampleError::Start { what: "the sample server", source })?;
+    let mut server = spawn_server(&exe, args, &eval_id, &trace)?;
     let mut stdin = server.stdin.take().expect("piped");
     let stdout = BufReader::new(server.stdout.take().expect("piped"));
     let mut procs = Procs(vec![server]);
@@ -124,52 +106,14 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         .strip_prefix("PORT ")
         .ok_or_else(|| SampleError::Unexpected { pass: pass.to_string(), line: port_line.clone() })?
         .to_string();
-    for w in 0..args.workers {
-        let skew_ms =
-            if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
-        let child = Command::new(&exe)
-            .args(["sample", "--role", "worker", "--connect", &format!("127.0.0.1:{port}")])
-            .arg("--cache")
-            .arg(cache.join(format!("worker-{w}")))
-            .env(evalbench_trace::ENV_TRACE_DIR, &trace)
-            .env(evalbench_trace::ENV_PROCESS, "worker")
-            .env(crate::tune::ENV, crate::tune::encode(&args.delays, &args.work))
-            .env(evalbench_trace::ENV_HOST, format!("worker-{w}"))
-            .env(evalbench_trace::ENV_CLOCK_SKEW_US, (skew_ms * 1000).to_string())
-            .spawn()
-            .map_err(|source| SampleError::Start { what: "a sample worker", source })?;
-        procs.0.push(child);
-    }
+    spawn_workers(&exe, args, &port, cache, &trace, &mut procs)?;
     let (_, ready) = next("the workers")?;
     if ready != "READY" {
         return Err(SampleError::Unexpected { pass: pass.to_string(), line: ready });
     }
     let requested_us = now_us();
     writeln!(stdin, "evaluate").map_err(|source| SampleError::Request { pass: pass.to_string(), source })?;
-    let mut statuses = Vec::new();
-    let mut metric = None;
-    loop {
-        let (ts, line) = match next("the evaluation to complete") {
-            Ok(l) => l,
-            Err(e)
-                if statuses.iter().any(|s: &StatusChange| {
-                    s.status == Status::Completed.as_str() || s.status == Status::Failed.as_str()
-                }) =>
-            {
-                let _ = e;
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(s) = line.strip_prefix("STATUS ") {
-            statuses.push(StatusChange { status: s.to_string(), ts_us: ts });
-            if s == Status::Completed.as_str() || s == Status::Failed.as_str() {
-                break;
-            }
-        } else if let Some(m) = line.strip_prefix("METRIC ") {
-            metric = serde_json::from_str(m).ok();
-        }
-    }
+    let (statuses, metric) = statuses(&next)?;
     for c in &mut procs.0 {
         let _ = c.wait();
     }
@@ -203,4 +147,88 @@ fn run_pass(args: &Args, pass: &str, k: usize, cache: &Path) -> Result<RunInfo, 
         return Err(SampleError::Ended { pass: pass.to_string(), status });
     }
     Ok(info)
+}
+
+/// The sample server, its spans into `trace`: it says its port, then
+/// READY once the workers are in.
+fn spawn_server(exe: &Path, args: &Args, eval_id: &str, trace: &Path) -> Result<std::process::Child, SampleError> {
+    Command::new(exe)
+        .args(["sample", "--role", "server", "--job", eval_id])
+        .args([
+            "--ci-jobs",
+            &args.jobs.to_string(),
+            "--drvs",
+            &args.drvs.to_string(),
+            "--workers",
+            &args.workers.to_string(),
+        ])
+        .env(evalbench_trace::ENV_TRACE_DIR, trace)
+        .env(evalbench_trace::ENV_PROCESS, "server")
+        .env(crate::tune::ENV, crate::tune::encode(&args.delays, &args.work))
+        .env(evalbench_trace::ENV_HOST, "server")
+        .env_remove(evalbench_trace::ENV_CLOCK_SKEW_US)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|source| SampleError::Start { what: "the sample server", source })
+}
+
+/// The sample workers, each with its cache and (skewed) clock, connected to the server at `port`.
+fn spawn_workers(
+    exe: &Path,
+    args: &Args,
+    port: &str,
+    cache: &Path,
+    trace: &Path,
+    procs: &mut Procs,
+) -> Result<(), SampleError> {
+    for w in 0..args.workers {
+        let skew_ms =
+            if args.skew_per_worker { args.worker_clock_skew_ms * (w as i64 + 1) } else { args.worker_clock_skew_ms };
+        let child = Command::new(exe)
+            .args(["sample", "--role", "worker", "--connect", &format!("127.0.0.1:{port}")])
+            .arg("--cache")
+            .arg(cache.join(format!("worker-{w}")))
+            .env(evalbench_trace::ENV_TRACE_DIR, trace)
+            .env(evalbench_trace::ENV_PROCESS, "worker")
+            .env(crate::tune::ENV, crate::tune::encode(&args.delays, &args.work))
+            .env(evalbench_trace::ENV_HOST, format!("worker-{w}"))
+            .env(evalbench_trace::ENV_CLOCK_SKEW_US, (skew_ms * 1000).to_string())
+            .spawn()
+            .map_err(|source| SampleError::Start { what: "a sample worker", source })?;
+        procs.0.push(child);
+    }
+    Ok(())
+}
+
+/// The server's lines until the evaluation ended: its status changes (at
+/// the time each was read) and its metric. Silence after the end is an end.
+fn statuses(
+    next: &dyn Fn(&'static str) -> Result<(i64, String), SampleError>,
+) -> Result<(Vec<StatusChange>, Option<serde_json::Value>), SampleError> {
+    let mut statuses = Vec::new();
+    let mut metric = None;
+    loop {
+        let (ts, line) = match next("the evaluation to complete") {
+            Ok(l) => l,
+            Err(e)
+                if statuses.iter().any(|s: &StatusChange| {
+                    s.status == Status::Completed.as_str() || s.status == Status::Failed.as_str()
+                }) =>
+            {
+                let _ = e;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(s) = line.strip_prefix("STATUS ") {
+            statuses.push(StatusChange { status: s.to_string(), ts_us: ts });
+            if s == Status::Completed.as_str() || s == Status::Failed.as_str() {
+                break;
+            }
+        } else if let Some(m) = line.strip_prefix("METRIC ") {
+            metric = serde_json::from_str(m).ok();
+        }
+    }
+    Ok((statuses, metric))
 }

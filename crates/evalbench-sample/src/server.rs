@@ -76,26 +76,7 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
     println!("PORT {}", listener.local_addr()?.port());
     let _ = std::io::stdout().flush();
     let (in_tx, in_rx) = mpsc::channel::<Inbox>();
-    let mut writers: Vec<TcpStream> = Vec::new();
-    for worker in 0..workers as usize {
-        let (s, _) = listener.accept()?;
-        let (mut r, w) = Conn::new(s)?.split();
-        writers.push(w);
-        let tx = in_tx.clone();
-        std::thread::spawn(move || loop {
-            match proto::recv(&mut r) {
-                Ok(Some(msg)) => {
-                    if tx.send(Inbox::Msg { worker, msg, received: Instant::now() }).is_err() {
-                        break;
-                    }
-                }
-                _ => {
-                    let _ = tx.send(Inbox::Gone);
-                    break;
-                }
-            }
-        });
-    }
+    let writers = accept_workers(&listener, workers, &in_tx)?;
     println!("READY");
     let _ = std::io::stdout().flush();
     let mut line = String::new();
@@ -104,25 +85,21 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
     let (mb_tx, mb_rx) = mpsc::channel::<Batch>();
     let writer = std::thread::spawn(move || graph_writer(mb_rx));
     status(Status::Queued);
-    let mut queue: Vec<(String, u32)> = {
+    let queue: Vec<(String, u32)> = {
         let _s = debug_span!(target: SCHED, "assign_queued_evals", evaluation = eval_id, jobs).entered();
         (0..jobs).rev().map(|k| (format!("{eval_id}-job{k}"), k)).collect()
     };
+    let mut sv = Serving::new(writers, queue, drvs, mb_tx);
     {
-        let _s = debug_span!(target: SCHED, "offer_jobs", jobs = queue.len(), workers).entered();
-        let offer: Vec<&String> = queue.iter().map(|(j, _)| j).collect();
-        for w in writers.iter_mut() {
+        let _s = debug_span!(target: SCHED, "offer_jobs", jobs = sv.queue.len(), workers).entered();
+        let offer: Vec<&String> = sv.queue.iter().map(|(j, _)| j).collect();
+        for w in sv.writers.iter_mut() {
             proto::send(w, &json!({"offer": offer}))?;
         }
     }
-    let mut done_jobs = 0u32;
-    let mut derivations = 0usize;
-    let mut seen_result = false;
-    let mut assigned = false;
     let mut live = workers;
     let started = Instant::now();
-    let mut known: std::collections::HashSet<String> = std::collections::HashSet::new();
-    while done_jobs < jobs {
+    while sv.done_jobs < jobs {
         let Ok(item) = in_rx.recv() else { break };
         let (worker, msg, received) = match item {
             Inbox::Msg { worker, msg, received } => (worker, msg, received),
@@ -143,79 +120,20 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
                     a.len()))
                 .entered();
             }
-            "request_job" => {
-                let _s = debug_span!(target: SCHED, "on_request_job", worker).entered();
-                let _r = debug_span!(target: SCHED, "request_job", worker).entered();
-                let claimed = {
-                    let _c = debug_span!(target: SCHED, "claim_dispatch", queued = queue.len()).entered();
-                    queue.pop()
-                };
-                match claimed {
-                    Some((job, shard)) => {
-                        {
-                            let _c = debug_span!(target: SCHED, "send_credentials", job_id = job.as_str()).entered();
-                        }
-                        if !assigned {
-                            status(Status::EvaluatingFlake);
-                            assigned = true;
-                        }
-                        // The send is the last thing inside assign_job: its end is the send time.
-                        let _a = debug_span!(target: SCHED, "assign_job", job_id = job.as_str(), worker).entered();
-                        proto::send(
-                            &mut writers[worker],
-                            &json!({"type": "assign", "job": job, "shard": shard, "drvs": drvs}),
-                        )?;
-                    }
-                    None => proto::send(&mut writers[worker], &json!({"type": "no_job"}))?,
-                }
-            }
-            "known" => {
-                let asked: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
-                let _s =
-                    debug_span!(target: JOBS, "known_derivations", asked = asked.len(), known = tracing::field::Empty)
-                        .entered();
-                let hits: Vec<&String> = asked.iter().filter(|d| known.contains(*d)).collect();
-                _s.record("known", hits.len());
-                proto::send(&mut writers[worker], &json!({"type": "known_reply", "drvs": hits}))?;
-            }
-            "eval_result" => {
-                let job = msg["job"].as_str().unwrap_or("").to_string();
-                let wait = received.elapsed().as_micros() as u64;
-                let _e = debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind = "eval_result",
-                    queue_wait_us = wait)
-                .entered();
-                if !seen_result {
-                    status(Status::EvaluatingDerivation);
-                    seen_result = true;
-                }
-                let batch: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
-                let _h = debug_span!(target: JOBS, "handle_eval_result", job_id = job.as_str(), drvs = batch.len())
-                    .entered();
-                let fresh: Vec<String> = {
-                    let _a = debug_span!(target: JOBS, "assess_cached", drvs = batch.len()).entered();
-                    batch.into_iter().filter(|d| known.insert(d.clone())).collect()
-                };
-                derivations += fresh.len();
-                {
-                    let _r = debug_span!(target: GRAPH, "record", job_id = job.as_str(), rows = fresh.len()).entered();
-                    let (tx, rx) = mpsc::channel();
-                    let _ = mb_tx.send(Batch { job: job.clone(), drvs: fresh, done: tx });
-                    let _ = rx.recv();
-                }
-                if msg["last"].as_bool().unwrap_or(false) {
-                    let _c = debug_span!(target: JOBS, "eval_stream_completed", job_id = job.as_str()).entered();
-                    done_jobs += 1;
-                }
-            }
+            "request_job" => sv.request_job(worker)?,
+            "known" => sv.known(worker, &msg)?,
+            "eval_result" => sv.eval_result(&msg, received),
             "hello" => {}
             other => eprintln!("sample server: unknown message type {other:?}"),
         }
     }
     status(Status::Building);
-    for w in writers.iter_mut() {
+    for w in sv.writers.iter_mut() {
         let _ = proto::send(w, &json!({"type": "bye"}));
     }
-    drop(mb_tx);
+    // The connections stay open until the evaluation is Completed.
+    let Serving { writers: _open, graph, derivations, .. } = sv;
+    drop(graph);
     let _ = writer.join();
     let metric = json!({
         "jobs": jobs,
@@ -226,4 +144,134 @@ pub fn serve(jobs: u32, drvs: u32, workers: u32, eval_id: &str) -> std::io::Resu
     println!("METRIC {metric}");
     status(Status::Completed);
     Ok(())
+}
+
+/// Each worker's connection, its messages read on a thread of its own into `inbox`.
+fn accept_workers(
+    listener: &TcpListener,
+    workers: u32,
+    inbox: &mpsc::Sender<Inbox>,
+) -> std::io::Result<Vec<TcpStream>> {
+    let mut writers: Vec<TcpStream> = Vec::new();
+    for worker in 0..workers as usize {
+        let (s, _) = listener.accept()?;
+        let (mut r, w) = Conn::new(s)?.split();
+        writers.push(w);
+        let tx = inbox.clone();
+        std::thread::spawn(move || loop {
+            match proto::recv(&mut r) {
+                Ok(Some(msg)) => {
+                    if tx.send(Inbox::Msg { worker, msg, received: Instant::now() }).is_err() {
+                        break;
+                    }
+                }
+                _ => {
+                    let _ = tx.send(Inbox::Gone);
+                    break;
+                }
+            }
+        });
+    }
+    Ok(writers)
+}
+
+/// The server's state while it serves an evaluation.
+struct Serving {
+    writers: Vec<TcpStream>,
+    /// Jobs not yet claimed: (job, shard), the next one last.
+    queue: Vec<(String, u32)>,
+    drvs: u32,
+    assigned: bool,
+    seen_result: bool,
+    known: std::collections::HashSet<String>,
+    derivations: usize,
+    done_jobs: u32,
+    /// The graph writer's batches.
+    graph: mpsc::Sender<Batch>,
+}
+
+impl Serving {
+    fn new(writers: Vec<TcpStream>, queue: Vec<(String, u32)>, drvs: u32, graph: mpsc::Sender<Batch>) -> Serving {
+        let known = std::collections::HashSet::new();
+        Serving {
+            writers,
+            queue,
+            drvs,
+            assigned: false,
+            seen_result: false,
+            known,
+            derivations: 0,
+            done_jobs: 0,
+            graph,
+        }
+    }
+
+    /// A worker asks for a job: the next one assigned, or none.
+    fn request_job(&mut self, worker: usize) -> std::io::Result<()> {
+        let _s = debug_span!(target: SCHED, "on_request_job", worker).entered();
+        let _r = debug_span!(target: SCHED, "request_job", worker).entered();
+        let claimed = {
+            let _c = debug_span!(target: SCHED, "claim_dispatch", queued = self.queue.len()).entered();
+            self.queue.pop()
+        };
+        match claimed {
+            Some((job, shard)) => {
+                {
+                    let _c = debug_span!(target: SCHED, "send_credentials", job_id = job.as_str()).entered();
+                }
+                if !self.assigned {
+                    status(Status::EvaluatingFlake);
+                    self.assigned = true;
+                }
+                // The send is the last thing inside assign_job: its end is the send time.
+                let _a = debug_span!(target: SCHED, "assign_job", job_id = job.as_str(), worker).entered();
+                let drvs = self.drvs;
+                proto::send(
+                    &mut self.writers[worker],
+                    &json!({"type": "assign", "job": job, "shard": shard, "drvs": drvs}),
+                )
+            }
+            None => proto::send(&mut self.writers[worker], &json!({"type": "no_job"})),
+        }
+    }
+
+    /// A worker asks which of its derivations the server knows.
+    fn known(&mut self, worker: usize, msg: &Value) -> std::io::Result<()> {
+        let asked: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
+        let _s = debug_span!(target: JOBS, "known_derivations", asked = asked.len(), known = tracing::field::Empty)
+            .entered();
+        let hits: Vec<&String> = asked.iter().filter(|d| self.known.contains(*d)).collect();
+        _s.record("known", hits.len());
+        proto::send(&mut self.writers[worker], &json!({"type": "known_reply", "drvs": hits}))
+    }
+
+    /// A batch of a job's derivations: the new ones recorded in the graph.
+    fn eval_result(&mut self, msg: &Value, received: Instant) {
+        let job = msg["job"].as_str().unwrap_or("").to_string();
+        let wait = received.elapsed().as_micros() as u64;
+        let _e =
+            debug_span!(target: JOBS, "job_event", job_id = job.as_str(), kind = "eval_result", queue_wait_us = wait)
+                .entered();
+        if !self.seen_result {
+            status(Status::EvaluatingDerivation);
+            self.seen_result = true;
+        }
+        let batch: Vec<String> = serde_json::from_value(msg["drvs"].clone()).unwrap_or_default();
+        let _h = debug_span!(target: JOBS, "handle_eval_result", job_id = job.as_str(), drvs = batch.len()).entered();
+        let fresh: Vec<String> = {
+            let _a = debug_span!(target: JOBS, "assess_cached", drvs = batch.len()).entered();
+            batch.into_iter().filter(|d| self.known.insert(d.clone())).collect()
+        };
+        self.derivations += fresh.len();
+        {
+            let _r = debug_span!(target: GRAPH, "record", job_id = job.as_str(), rows = fresh.len()).entered();
+            let (tx, rx) = mpsc::channel();
+            let _ = self.graph.send(Batch { job: job.clone(), drvs: fresh, done: tx });
+            let _ = rx.recv();
+        }
+        if msg["last"].as_bool().unwrap_or(false) {
+            let _c = debug_span!(target: JOBS, "eval_stream_completed", job_id = job.as_str()).entered();
+            self.done_jobs += 1;
+        }
+    }
 }

@@ -90,6 +90,24 @@ struct Reading {
     at: Option<String>,
 }
 
+impl Reading {
+    /// A line that is no marker: a trace line, into the profile; nix's
+    /// error, from its `error:` line on, kept. Whether it was one.
+    fn took(&mut self, line: &markers::Line<'_>, text: &str, out: &mut Resolved) -> bool {
+        if let (Some(f), markers::Line::Trace(t)) = (out.fold.as_mut(), line) {
+            f.line(t);
+            return true;
+        }
+        if !self.error.is_empty() || *line == markers::Line::Error {
+            if self.error.len() < ERROR_LINES {
+                self.error.push(text.to_string());
+            }
+            return true;
+        }
+        false
+    }
+}
+
 /// What one shard resolved: (attribute, drvPath) in plan order, and the
 /// evaluator's peak RSS in KiB (0 when answered from the cache).
 pub(super) struct Resolved {
@@ -391,6 +409,51 @@ impl Evaluator<'_> {
         Ok(None)
     }
 
+    /// Attribute `j` opened: the profile's root, its span (the one open
+    /// before it closed), and the RSS at its start.
+    fn begin(
+        &self,
+        at: Stamp,
+        j: usize,
+        pid: i32,
+        on: &mut Option<(Span, Option<nix::Rss>)>,
+        out: &mut Resolved,
+    ) -> (Span, Option<nix::Rss>) {
+        if let Some(f) = out.fold.as_mut() {
+            f.set_root(&attr_path(&self.attrs[j]));
+        }
+        let span = at.stamp(|| {
+            drop(on.take());
+            self.resolve_span(&self.attrs[j], "miss")
+        });
+        (span, at.rss(nix::rss_kb(pid)))
+    }
+
+    /// Attribute `j` resolved to `drv`: its span told the RSS (and how much
+    /// the attribute added), the derivation kept, and whether this evaluation
+    /// wrote it: one stat (about a microsecond, against 150 µs and more an
+    /// attribute), on this thread while nix goes on.
+    fn note_resolved(
+        &self,
+        span: &Span,
+        (rss, rss0): (Option<nix::Rss>, Option<nix::Rss>),
+        since: &nix::StoreTime,
+        (j, drv): (usize, &str),
+        out: &mut Resolved,
+    ) {
+        span.record("drv", drv);
+        if let Some(m) = rss {
+            span.record("rss_kb", m.resident_kb);
+        }
+        if let (Some(m), Some(m0)) = (rss, rss0) {
+            span.record("rss_delta_kb", m.anon_kb - m0.anon_kb);
+        }
+        if since.wrote(drv) {
+            out.written.push(out.drvs.len() as u32);
+        }
+        out.drvs.push((self.attrs[j].clone(), drv.to_string()));
+    }
+
     /// Reads nix's stderr to its end: the markers open and close the
     /// attributes' spans, trace lines go into the fold, an error is kept.
     fn read(
@@ -418,14 +481,7 @@ impl Evaluator<'_> {
             let text = String::from_utf8_lossy(&buf);
             let text = text.trim_end_matches('\n');
             let line = markers::line(text);
-            if let (Some(f), markers::Line::Trace(t)) = (out.fold.as_mut(), &line) {
-                f.line(t);
-                continue;
-            }
-            if !r.error.is_empty() || line == markers::Line::Error {
-                if r.error.len() < ERROR_LINES {
-                    r.error.push(text.to_string());
-                }
+            if r.took(&line, text, out) {
                 continue;
             }
             let markers::Line::Marker(m) = line else { continue };
@@ -438,14 +494,7 @@ impl Evaluator<'_> {
                 // Opened back to back (not `open`), the attribute is the
                 // profile's root already, since its predecessor resolved.
                 markers::Step::Begin { j, open } if open => {
-                    if let Some(f) = out.fold.as_mut() {
-                        f.set_root(&attr_path(&self.attrs[j]));
-                    }
-                    let span = at.stamp(|| {
-                        drop(on.take());
-                        self.resolve_span(&self.attrs[j], "miss")
-                    });
-                    on = Some((span, at.rss(nix::rss_kb(pid))));
+                    on = Some(self.begin(at, j, pid, &mut on, out));
                 }
                 markers::Step::Begin { .. } => {}
                 markers::Step::Resolved { j, drv, next } => {
@@ -453,22 +502,9 @@ impl Evaluator<'_> {
                     // The cap is on the RSS nix has now; the span keeps only an RSS that is the attribute's.
                     let rss_now = nix::rss_kb(pid);
                     let rss = at.rss(rss_now);
-                    span.record("drv", drv);
-                    if let Some(m) = rss {
-                        span.record("rss_kb", m.resident_kb);
-                    }
-                    if let (Some(m), Some(m0)) = (rss, rss0) {
-                        span.record("rss_delta_kb", m.anon_kb - m0.anon_kb);
-                    }
-                    // One stat (about a microsecond, against 150 µs and more
-                    // an attribute), on this thread while nix goes on.
-                    if since.wrote(drv) {
-                        out.written.push(out.drvs.len() as u32);
-                    }
-                    out.drvs.push((self.attrs[j].clone(), drv.to_string()));
-                    if let (Some(next), true) =
-                        (next, self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|r| r.resident_kb > m)))
-                    {
+                    self.note_resolved(&span, (rss, rss0), &since, (j, drv), out);
+                    let over_cap = self.max_rss_kb.is_some_and(|m| rss_now.is_some_and(|r| r.resident_kb > m));
+                    if let (Some(next), true) = (next, over_cap) {
                         // Over the cap with attributes left: this evaluator is done.
                         at.stamp(|| drop(span));
                         r.recycled = Some(next);

@@ -221,6 +221,137 @@ fn write_profile(dir: &Path, resolved: &[Resolved]) -> Result<(), EvalError> {
     put(layout::NIX_PROFILE_JSON, NixProfile::of(&folds).to_json().as_bytes())
 }
 
+impl StatsDir {
+    /// As [`StatsDir::new`]; counting instructions, only a kept directory
+    /// will do: the counts are what the pass is for.
+    fn for_counts(o: &EvalOpts) -> Result<StatsDir, EvalError> {
+        let stats = StatsDir::new(o)?;
+        if o.count_instructions {
+            if stats.temporary {
+                return Err(EvalError::Unexpected {
+                    what: "counting instructions",
+                    detail: "no statistics directory to write the counts to".into(),
+                });
+            }
+            counted::count_into(&stats.path);
+        }
+        Ok(stats)
+    }
+}
+
+/// The flake locked (the `lock_flake` span): the evaluators read the locked
+/// source from the store as a `path:` flake: given the git checkout, nix 2.8
+/// re-locks it with git processes; Gradient locks once. Same content, same
+/// source, same cache key. The source, and its narHash.
+fn locked(flake: &str, cached: usize) -> Result<(String, Option<String>), EvalError> {
+    let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty).entered();
+    let (p, source, key) = lock(flake)?;
+    _l.record("source", p.as_str());
+    Ok((source, key))
+}
+
+/// The attributes to evaluate (the `discover` span): the cache entry's,
+/// or nix's list.
+fn discovered(
+    entry: Option<&cache::Entry>,
+    source: &str,
+    stats: &StatsDir,
+    o: &EvalOpts,
+) -> Result<Vec<String>, EvalError> {
+    let d =
+        debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" })
+            .entered();
+    let listed = match entry {
+        Some(e) => Ok(e.attrs.clone()),
+        None => discover(source, stats, o),
+    };
+    if let Ok(a) = &listed {
+        d.record("attrs", a.len());
+    }
+    listed
+}
+
+/// The attributes cut into the evaluators' shards (the `plan_shards` span).
+fn planned(attrs: &[String], eval_workers: usize) -> Vec<Vec<String>> {
+    let p = plan(attrs, eval_workers);
+    let sizes: Vec<String> = p.iter().map(|s| s.len().to_string()).collect();
+    let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes =
+        sizes.join(",").as_str())
+    .entered();
+    p
+}
+
+/// What an evaluation keeps once it succeeded: its cache entry, nix's profiles.
+struct Kept<'a> {
+    home: &'a Path,
+    nar_hash: Option<&'a str>,
+    attrs: &'a [String],
+    stats: &'a Path,
+}
+
+impl Kept<'_> {
+    /// The cache entry (when `store`), the traced and the sampled profile;
+    /// each that cannot be written is warned of, and leaves this evaluation right.
+    fn keep(&self, resolved: &[Resolved], store: bool, traced: bool, sampled: bool) {
+        if let (Some(h), true) = (self.nar_hash, store) {
+            let e = cache::Entry {
+                nar_hash: h.to_string(),
+                attrs: self.attrs.to_vec(),
+                drvs: resolved.iter().flat_map(|r| r.drvs.iter().cloned()).collect(),
+            };
+            // A cache that cannot be written makes the next pass cold, not this one wrong.
+            if let Err(err) = cache::store(self.home, &e) {
+                tracing::warn!(target: E, "eval cache not written: {err}");
+            }
+        }
+        if traced {
+            if let Err(e) = write_profile(self.stats, resolved) {
+                tracing::warn!(target: E, "nix's profile not written: {e}");
+            }
+        }
+        if sampled {
+            if let Err(e) = sampled::join(self.stats) {
+                tracing::warn!(target: E, "nix's own sampled profile not written: {e}");
+            }
+        }
+    }
+}
+
+/// Every shard's result, or the failure that came first: it names the
+/// attribute; the others were stopped by it.
+fn all_resolved(results: Vec<Result<Resolved, Failure>>) -> Result<Vec<Resolved>, Failure> {
+    let (resolved, mut failures): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    let resolved: Vec<Resolved> = resolved.into_iter().flatten().collect();
+    failures.sort_by_key(|f| f.as_ref().err().map(|f| (f.attr.is_none(), matches!(f.error, EvalError::Stopped))));
+    if let Some(Err(mut f)) = failures.into_iter().next() {
+        f.attr.get_or_insert_with(|| format!("packages.{SYSTEM}"));
+        return Err(f);
+    }
+    Ok(resolved)
+}
+
+/// The evaluation's last line: its attributes, peaks, cache, evaluators,
+/// the derivations it wrote and nix's counts.
+fn done(resolved: &[Resolved], evaluator_peaks: Vec<i64>, attrs: usize, cached: usize, stats: &Path) {
+    let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
+    let eval_workers = evaluator_peaks.len();
+    EvalLine::Done(Done {
+        attrs,
+        eval_peak_rss_kb: peak,
+        evaluator_peak_rss_kb: evaluator_peaks,
+        eval_cache_entries: cached,
+        eval_workers,
+        // Distinct: an alias (`default`) names a drv another attribute has.
+        drvs_written: resolved
+            .iter()
+            .flat_map(|r| r.written.iter().map(|&i| r.drvs[i as usize].1.as_str()))
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        counts: counts(stats),
+    })
+    .emit();
+}
+
 /// Evaluates the flake, telling the worker each derivation and how it
 /// ended (`EvalLine`); a failure is also returned, with its cause.
 pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
@@ -236,64 +367,26 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     }
     let home = cache_home();
     let cached = cache::entries(&home);
-    let stats = match StatsDir::new(o) {
+    let stats = match StatsDir::for_counts(o) {
         Ok(s) => s,
         Err(e) => return fail(e.into()),
     };
-    if o.count_instructions {
-        // Only into a kept directory: the counts are what the pass is for.
-        if stats.temporary {
-            return fail(
-                EvalError::Unexpected {
-                    what: "counting instructions",
-                    detail: "no statistics directory to write the counts to".into(),
-                }
-                .into(),
-            );
-        }
-        counted::count_into(&stats.path);
-    }
     // The evaluators read the locked source from the store as a `path:` flake:
     // given the git checkout, nix 2.8 re-locks it with git processes; Gradient
     // locks once. Same content, same source, same cache key.
-    let (source, nar_hash) = {
-        let _l = debug_span!(target: E, "lock_flake", eval_cache_entries = cached, source = Empty).entered();
-        match lock(&flake_s) {
-            Ok((p, source, key)) => {
-                _l.record("source", p.as_str());
-                (source, key)
-            }
-            Err(e) => return fail(e.into()),
-        }
+    let (source, nar_hash) = match locked(&flake_s, cached) {
+        Ok(l) => l,
+        Err(e) => return fail(e.into()),
     };
     let entry = nar_hash.as_deref().and_then(|h| cache::load(&home, h));
     let inputs = (o.trace || o.count_calls).then(|| inputs(&flake_s, &stats)).flatten().unwrap_or_default();
     // Only where it is kept: a temporary statistics directory is dropped.
     let sampled = o.trace && !stats.temporary && sampled::supported();
-    let attrs: Vec<String> = {
-        let d =
-            debug_span!(target: E, "discover", attrs = Empty, eval_cache = if entry.is_some() { "hit" } else { "miss" })
-            .entered();
-        let listed = match &entry {
-            Some(e) => Ok(e.attrs.clone()),
-            None => discover(&source, &stats, o),
-        };
-        match listed {
-            Ok(a) => {
-                d.record("attrs", a.len());
-                a
-            }
-            Err(error) => return fail(Failure { attr: Some(format!("packages.{SYSTEM}")), error }),
-        }
+    let attrs = match discovered(entry.as_ref(), &source, &stats, o) {
+        Ok(a) => a,
+        Err(error) => return fail(Failure { attr: Some(format!("packages.{SYSTEM}")), error }),
     };
-    let plan: Vec<Vec<String>> = {
-        let p = plan(&attrs, o.eval_workers);
-        let sizes: Vec<String> = p.iter().map(|s| s.len().to_string()).collect();
-        let _p = debug_span!(target: E, "plan_shards", attrs = attrs.len(), shards = p.len(), sizes =
-            sizes.join(",").as_str())
-        .entered();
-        p
-    };
+    let plan = planned(&attrs, o.eval_workers);
     let shared = Shared::default();
     let files: Vec<PathBuf> = (0..plan.len()).map(|k| stats.file(&k.to_string())).collect();
     let results: Vec<Result<Resolved, Failure>> = std::thread::scope(|s| {
@@ -326,58 +419,19 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EvalError::EvaluatorPanicked.into()))).collect()
     });
-    // The failure that came first names the attribute; the others were stopped by it.
-    let (resolved, mut failures): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
-    let resolved: Vec<Resolved> = resolved.into_iter().flatten().collect();
-    failures.sort_by_key(|f| f.as_ref().err().map(|f| (f.attr.is_none(), matches!(f.error, EvalError::Stopped))));
-    if let Some(Err(mut f)) = failures.into_iter().next() {
-        f.attr.get_or_insert_with(|| format!("packages.{SYSTEM}"));
-        return fail(f);
-    }
+    let resolved = match all_resolved(results) {
+        Ok(r) => r,
+        Err(f) => return fail(f),
+    };
     let evaluator_peaks: Vec<i64> = resolved.iter().map(|r| r.peak_kb).collect();
-    if let (Some(h), true) = (&nar_hash, evaluator_peaks.iter().any(|&p| p > 0) || entry.is_none()) {
-        let e = cache::Entry {
-            nar_hash: h.clone(),
-            attrs: attrs.clone(),
-            drvs: resolved.iter().flat_map(|r| r.drvs.iter().cloned()).collect(),
-        };
-        // A cache that cannot be written makes the next pass cold, not this one wrong.
-        if let Err(err) = cache::store(&home, &e) {
-            tracing::warn!(target: E, "eval cache not written: {err}");
-        }
-    }
-    if o.trace {
-        if let Err(e) = write_profile(&stats.path, &resolved) {
-            tracing::warn!(target: E, "nix's profile not written: {e}");
-        }
-    }
-    if sampled {
-        if let Err(e) = sampled::join(&stats.path) {
-            tracing::warn!(target: E, "nix's own sampled profile not written: {e}");
-        }
-    }
+    let kept = Kept { home: &home, nar_hash: nar_hash.as_deref(), attrs: &attrs, stats: &stats.path };
+    kept.keep(&resolved, evaluator_peaks.iter().any(|&p| p > 0) || entry.is_none(), o.trace, sampled);
     for r in &resolved {
         for (_, d) in &r.drvs {
             EvalLine::Drv(d.clone()).emit();
         }
     }
-    let peak = rusage_kb(libc::RUSAGE_SELF).max(evaluator_peaks.iter().copied().max().unwrap_or(0));
-    let eval_workers = evaluator_peaks.len();
-    EvalLine::Done(Done {
-        attrs: attrs.len(),
-        eval_peak_rss_kb: peak,
-        evaluator_peak_rss_kb: evaluator_peaks,
-        eval_cache_entries: cached,
-        eval_workers,
-        // Distinct: an alias (`default`) names a drv another attribute has.
-        drvs_written: resolved
-            .iter()
-            .flat_map(|r| r.written.iter().map(|&i| r.drvs[i as usize].1.as_str()))
-            .collect::<std::collections::HashSet<_>>()
-            .len(),
-        counts: counts(&stats.path),
-    })
-    .emit();
+    done(&resolved, evaluator_peaks, attrs.len(), cached, &stats.path);
     Ok(())
 }
 

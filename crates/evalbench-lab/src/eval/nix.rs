@@ -242,13 +242,12 @@ pub(super) fn spawn(c: &mut Command, untraced: bool) -> std::io::Result<Spawned>
     spawn_untraced(c)
 }
 
-fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
+/// What execve takes for `c`: the program's path found on PATH, its
+/// arguments, and the environment with the command's changes made.
+fn exec_args(c: &Command) -> std::io::Result<(std::ffi::CString, Vec<std::ffi::CString>, Vec<std::ffi::CString>)> {
     use std::ffi::{CString, OsString};
-    use std::os::fd::FromRawFd;
     use std::os::unix::ffi::OsStrExt;
     let cstr = |s: &std::ffi::OsStr| CString::new(s.as_bytes()).map_err(std::io::Error::other);
-    // Everything is made before the clone: between it and exec the child runs
-    // only async-signal-safe calls.
     let program = c.get_program();
     let path = std::env::var_os("PATH")
         .into_iter()
@@ -276,6 +275,14 @@ fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
             CString::new(kv).map_err(std::io::Error::other)
         })
         .collect::<Result<_, _>>()?;
+    Ok((path, argv, envp))
+}
+
+fn spawn_untraced(c: &Command) -> std::io::Result<Spawned> {
+    use std::os::fd::FromRawFd;
+    // Everything is made before the clone: between it and exec the child runs
+    // only async-signal-safe calls.
+    let (path, argv, envp) = exec_args(c)?;
     let argv_p: Vec<*const libc::c_char> =
         argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let envp_p: Vec<*const libc::c_char> =
