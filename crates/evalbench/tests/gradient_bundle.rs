@@ -168,10 +168,17 @@ fn the_whole_bundle_is_read_shown_and_left_as_it_was() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to replace or write into it"), "{refused:?}");
 
     // inspect: every file shown.
-    let report = tmp.path().join("report");
-    run_ok(evalbench().arg("inspect").arg(&b).arg("-o").arg(&report));
+    inspect_shows_every_file(&b, &tmp.path().join("report"));
+    let after: BTreeMap<_, _> = files(&b).into_iter().filter(|(p, _)| !p.starts_with("evalbench")).collect();
+    assert_eq!(after, before, "inspect changed a file of the bundle");
+}
+
+/// inspect's page shows every file of the bundle: its phases by Gradient's codes, both hosts'
+/// flame graphs, auto_explain behind journald's prefix.
+fn inspect_shows_every_file(b: &Path, report: &Path) {
+    run_ok(evalbench().arg("inspect").arg(b).arg("-o").arg(report));
     let page = std::fs::read_to_string(report.join("index.html")).unwrap();
-    let svgs: String = std::fs::read_dir(&report)
+    let svgs: String = std::fs::read_dir(report)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
@@ -205,8 +212,6 @@ fn the_whole_bundle_is_read_shown_and_left_as_it_was() {
         2,
         "auto_explain behind journald's prefix is read, in both instrumented passes"
     );
-    let after: BTreeMap<_, _> = files(&b).into_iter().filter(|(p, _)| !p.starts_with("evalbench")).collect();
-    assert_eq!(after, before, "inspect changed a file of the bundle");
 }
 
 #[test]

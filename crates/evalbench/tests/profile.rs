@@ -112,8 +112,13 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
     let (traced_top, clean_top) = (slowest(&r.spans), slowest(&clean.spans));
     assert_eq!(traced_top.0, "packages.x86_64-linux.hot", "traced: {traced_top:?}");
     assert_eq!(clean_top.0, traced_top.0, "clean {clean_top:?}, traced {traced_top:?}");
+    big_adds_the_most_memory(n, tmp.path());
+}
+
+/// Memory: in a flake without the hot spot, `big` added the most resident memory.
+fn big_adds_the_most_memory(n: &Nix, tmp: &Path) {
     // Memory: in a flake without the hot spot, `big` added the most resident memory.
-    let m = tmp.path().join("mem");
+    let m = tmp.join("mem");
     std::fs::create_dir_all(&m).unwrap();
     // A list of a million: nix 2.34 added 6.8 MiB for 300,000 on a busy
     // machine (12.2 idle; 2.8 and 2.26 about 22), too near the floor below.
@@ -130,7 +135,7 @@ fn a_planted_hot_spot_and_a_large_list_are_found_with(n: &Nix) {
     // which is no measurement of it; evaluated again then.
     let mut spans = Vec::new();
     for attempt in 0..4 {
-        let r = lab_eval_env(n, &m, &tmp.path().join(format!("mem-run{attempt}")), &[], &[("GC_DONT_GC", "1")]);
+        let r = lab_eval_env(n, &m, &tmp.join(format!("mem-run{attempt}")), &[], &[("GC_DONT_GC", "1")]);
         // Clean: no profile.
         assert!(!r.stats.join("nix-profile.folded").exists(), "a clean run is not profiled");
         spans = r.spans;

@@ -3,6 +3,7 @@
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
 
 use common::*;
 
@@ -181,9 +182,25 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
         let key = (process, e["args"]["span.id"].as_u64().unwrap() * 1_000_000 + real_pid);
         assert_eq!(Some(&e["ts"].as_i64().unwrap()), expected.get(&key), "{e}");
     }
+    every_track_nests(&spans);
+    // Children of a job on the worker stay on the job's track (exact nesting through id/parent).
+    let job = spans.iter().find(|e| e["name"] == "job").unwrap();
+    let child = spans
+        .iter()
+        .find(|e| {
+            e["name"] == "fetch_repository"
+                && e["args"]["span.parent"] == job["args"]["span.id"]
+                && e["pid"] == job["pid"]
+        })
+        .unwrap();
+    assert_eq!(child["tid"], job["tid"]);
+}
+
+/// Every track nests: on each (pid, tid), intervals are nested or disjoint.
+fn every_track_nests(spans: &[&serde_json::Value]) {
     // Every track nests: on each (pid, tid), intervals are nested or disjoint.
     let mut tracks: HashMap<(u64, u64), Vec<(i64, i64)>> = HashMap::new();
-    for e in &spans {
+    for e in spans {
         let (ts, dur) = (e["ts"].as_i64().unwrap(), e["dur"].as_i64().unwrap());
         tracks.entry((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap())).or_default().push((ts, ts + dur));
     }
@@ -200,17 +217,6 @@ fn check_trace(pass_dir: &std::path::Path, offset_of: &dyn Fn(&serde_json::Value
             stack.push(e);
         }
     }
-    // Children of a job on the worker stay on the job's track (exact nesting through id/parent).
-    let job = spans.iter().find(|e| e["name"] == "job").unwrap();
-    let child = spans
-        .iter()
-        .find(|e| {
-            e["name"] == "fetch_repository"
-                && e["args"]["span.parent"] == job["args"]["span.id"]
-                && e["pid"] == job["pid"]
-        })
-        .unwrap();
-    assert_eq!(child["tid"], job["tid"]);
 }
 
 #[test]
@@ -316,31 +322,7 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
             "cold-clean,warm-clean",
         ],
     );
-    // A capture window over the middle of each pass (sample's passes record
-    // none), so that the window's cut is read both ways too.
-    for pass in ["cold-clean", "warm-clean"] {
-        let raw = span_lines(&bundle.join(pass));
-        let starts: Vec<i64> = raw.iter().map(|l| l["ts_us"].as_i64().unwrap()).collect();
-        let (lo, hi) = (*starts.iter().min().unwrap(), *starts.iter().max().unwrap());
-        let path = bundle.join(pass).join("run.json");
-        let mut run = read_json(&path);
-        run["target"] = "lab".into();
-        run["capture_started_us"] = (lo + (hi - lo) / 4).into();
-        run["capture_stopped_us"] = (hi - (hi - lo) / 4).into();
-        std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
-    }
-    // A malformed line in the middle of the server's file, to be named the same way.
-    let trace = bundle.join("cold-clean/trace");
-    let server = std::fs::read_dir(&trace)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
-        .unwrap();
-    let text = std::fs::read_to_string(&server).unwrap();
-    let mut lines: Vec<&str> = text.lines().collect();
-    let mid = lines.len() / 2;
-    lines[mid] = "{\"name\": cut";
-    std::fs::write(&server, lines.join("\n") + "\n").unwrap();
+    let mid = with_window_and_a_cut_line(&bundle);
 
     let b = evalbench_bundle::Bundle::open(&bundle, evalbench_bundle::Limits::default()).unwrap();
     let mut outside = 0;
@@ -378,6 +360,35 @@ fn streamed_totals_and_statistics_equal_the_loaded_ones() {
             .any(|w| w.line == Some(mid as u64 + 1))),
         "the cut line is named"
     );
+}
+
+/// A capture window over the middle of each pass (sample's passes record
+/// none), so that the window's cut is read both ways too; a malformed line
+/// in the middle of the server's file, to be named the same way. Its index.
+fn with_window_and_a_cut_line(bundle: &Path) -> usize {
+    for pass in ["cold-clean", "warm-clean"] {
+        let raw = span_lines(&bundle.join(pass));
+        let starts: Vec<i64> = raw.iter().map(|l| l["ts_us"].as_i64().unwrap()).collect();
+        let (lo, hi) = (*starts.iter().min().unwrap(), *starts.iter().max().unwrap());
+        let path = bundle.join(pass).join("run.json");
+        let mut run = read_json(&path);
+        run["target"] = "lab".into();
+        run["capture_started_us"] = (lo + (hi - lo) / 4).into();
+        run["capture_stopped_us"] = (hi - (hi - lo) / 4).into();
+        std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    }
+    let trace = bundle.join("cold-clean/trace");
+    let server = std::fs::read_dir(&trace)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
+        .unwrap();
+    let text = std::fs::read_to_string(&server).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mid = lines.len() / 2;
+    lines[mid] = "{\"name\": cut";
+    std::fs::write(&server, lines.join("\n") + "\n").unwrap();
+    mid
 }
 
 /// On one CPU the span reader and the trace writer work in the calling
