@@ -110,12 +110,17 @@ fn a_green_gate_measures_every_step_and_keeps_to_its_budget() {
         assert!(w[1].0 >= w[0].1, "{} started before {} ended", w[1].2, w[0].2);
     }
     assert_eq!(read_json(&out2.join("gate/run.json"))["gate"]["eval_cache"], false);
+    a_gate_is_a_bundle(&out1, &out2, tmp.path());
+}
+
+/// The gate is a bundle: summarized, inspected, compared.
+fn a_gate_is_a_bundle(out1: &Path, out2: &Path, tmp: &Path) {
     // The gate is a bundle: summarized, inspected, compared.
     assert!(read_json(&out1.join("summary.json"))["passes"].as_array().is_some());
-    run_ok(evalbench().arg("inspect").arg(&out1).arg("-o").arg(tmp.path().join("report")));
-    let html = std::fs::read_to_string(tmp.path().join("report/index.html")).unwrap();
+    run_ok(evalbench().arg("inspect").arg(out1).arg("-o").arg(tmp.join("report")));
+    let html = std::fs::read_to_string(tmp.join("report/index.html")).unwrap();
     assert!(html.contains("machine_m0") || html.contains("machine m0"));
-    let cmp = run_ok(evalbench().args(["compare", "--json"]).arg(&out1).arg(&out2));
+    let cmp = run_ok(evalbench().args(["compare", "--json"]).arg(out1).arg(out2));
     let v: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
     assert_eq!(v["passes"][0]["pass_a"], "gate");
     let counters = v["passes"][0]["counters"].as_array().unwrap();

@@ -372,6 +372,29 @@ fn compare_the_decoders_and_the_archive_read_the_bundle() {
         plans.iter().filter(|p| stmts.contains(&p["statement"].as_str().unwrap())).collect();
     assert!(beside.len() >= 10, "planned statements that pg_stat_statements saw in cold-clean: {}", beside.len());
     assert!(beside.iter().all(|p| p["statement_verdict"]["kind"].is_string()), "each with its clean-pass verdict");
+    decoders_refuse_another_kind_and_read_their_own(out);
+    // A pass directory where a bundle is meant is named as one.
+    let r = evalbench().arg("summarize").arg(out.join("cold-clean")).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("this is one pass's directory"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // The archive is a whole bundle of its own.
+    run_ok(
+        evalbench()
+            .args(["summarize", "--quiet", "-o"])
+            .arg(tmp.path().join("from-archive"))
+            .arg(out.join("evalbench.tar.gz")),
+    );
+    assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);
+    shared.unchanged();
+}
+
+/// Each decoder refuses a real file of another kind, exit 2, saying what it
+/// looks like, and reads its own.
+fn decoders_refuse_another_kind_and_read_their_own(out: &Path) {
     // Each decoder refuses a real file of another kind, exit 2, saying what it looks like.
     let cc = out.join("cold-clean");
     let ci = out.join("cold-instrumented");
@@ -409,21 +432,4 @@ fn compare_the_decoders_and_the_archive_read_the_bundle() {
     ] {
         run_ok(evalbench().args(["decode", kind]).arg(&file));
     }
-    // A pass directory where a bundle is meant is named as one.
-    let r = evalbench().arg("summarize").arg(&cc).output().unwrap();
-    assert_eq!(r.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&r.stderr).contains("this is one pass's directory"),
-        "{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
-    // The archive is a whole bundle of its own.
-    run_ok(
-        evalbench()
-            .args(["summarize", "--quiet", "-o"])
-            .arg(tmp.path().join("from-archive"))
-            .arg(out.join("evalbench.tar.gz")),
-    );
-    assert_eq!(read_json(&tmp.path().join("from-archive/summary.json"))["passes"], summary["passes"]);
-    shared.unchanged();
 }
