@@ -82,18 +82,24 @@ fn two_steps_are_found_at_their_commits_and_a_broken_commit_is_skipped() {
     let counted = w["probes"].as_array().unwrap().iter().filter(|p| p["counted"].is_object());
     assert!(counted.clone().count() > 0 && counted.clone().all(|p| p["seconds"] == 0.0), "reused, not evaluated: {w}");
 
+    nothing_to_find_and_good_after_bad_refused(&dir, &commits, &out);
+}
+
+/// Comments only (commits 13 to 15): nothing to find, no commit named;
+/// GOOD after BAD is refused, naming both.
+fn nothing_to_find_and_good_after_bad_refused(dir: &std::path::Path, commits: &[String], out: &std::path::Path) {
     // Comments only (commits 13 to 15): nothing to find, no commit named.
     let o =
-        run_ok(evalbench().args(["bisect", "--flake"]).arg(&dir).args([&commits[13], &commits[15], "--out"]).arg(&out));
+        run_ok(evalbench().args(["bisect", "--flake"]).arg(dir).args([&commits[13], &commits[15], "--out"]).arg(out));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("nothing to find") && !text.contains("found"), "{text}");
 
     // GOOD after BAD is refused, naming both.
     let bad = evalbench()
         .args(["bisect", "--flake"])
-        .arg(&dir)
+        .arg(dir)
         .args([&commits[15], &commits[0], "--out"])
-        .arg(&out)
+        .arg(out)
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));

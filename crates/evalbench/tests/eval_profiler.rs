@@ -112,10 +112,15 @@ fn nix_s_sampled_profile_and_the_exact_one_both_find_the_planted_function() {
     let first = last["summary"]["by_position"][0]["position"].as_str().unwrap();
     assert!(first.starts_with("self:flake.nix:3:"), "the exact profile's first call site is in fib too: {last}");
 
+    the_text_view_and_a_trace_refused(&folded, &trace, samples);
+}
+
+/// The text view names what it counts; a trace is not a sampled profile.
+fn the_text_view_and_a_trace_refused(folded: &std::path::Path, trace: &std::path::Path, samples: u64) {
     // The text view names what it counts; a trace is not a sampled profile.
-    let text = String::from_utf8(run_ok(evalbench().args(["decode", "nix-profile"]).arg(&folded)).stdout).unwrap();
+    let text = String::from_utf8(run_ok(evalbench().args(["decode", "nix-profile"]).arg(folded)).stdout).unwrap();
     assert!(text.contains(&format!("{samples} samples")) && text.contains("primop lessThan"), "{text}");
-    let wrong = evalbench().args(["decode", "nix-profile"]).arg(&trace).output().unwrap();
+    let wrong = evalbench().args(["decode", "nix-profile"]).arg(trace).output().unwrap();
     let said = String::from_utf8_lossy(&wrong.stderr);
     assert_eq!(wrong.status.code(), Some(2), "{said}");
     assert!(
