@@ -374,13 +374,26 @@ fn nix_counts_and_profiles_the_cold_evaluations() {
     assert_eq!(summary_line["summary"]["self_us"].as_u64(), Some(self_us), "{summary_line}");
     assert!(summary_line["summary"].get("samples").is_none(), "{summary_line}");
     assert!(!out.join("cold-clean/eval/nix-profile.folded").exists(), "clean passes stay unprofiled");
-    // Attribute boundaries on nix's clock: each resolve span lasts about what
-    // nix's trace gives the attribute itself (within 2x and 50 µs), however
-    // far behind the trace the reader was; an RSS is the attribute's or absent.
-    // A span also holds what the trace does not see (writing the .drv to the
-    // store), which a loaded CI machine once stretched to 496 µs against
-    // 158 traced: a few attributes may run long, never most, and never
-    // shorter than their traced time (the reader's lag showed as both).
+    resolve_spans_last_what_nix_traced(out, &prof);
+    let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
+    assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
+    for pass in ["warm-clean", "warm-instrumented"] {
+        assert!(
+            read_json(&out.join(pass).join("run.json")).get("nix_stats").is_none(),
+            "{pass}: answered from the cache"
+        );
+    }
+    shared.unchanged();
+}
+
+/// Attribute boundaries on nix's clock: each resolve span lasts about what
+/// nix's trace gives the attribute itself (within 2x and 50 µs), however
+/// far behind the trace the reader was; an RSS is the attribute's or absent.
+/// A span also holds what the trace does not see (writing the .drv to the
+/// store), which a loaded CI machine once stretched to 496 µs against
+/// 158 traced: a few attributes may run long, never most, and never
+/// shorter than their traced time (the reader's lag showed as both).
+fn resolve_spans_last_what_nix_traced(out: &Path, prof: &serde_json::Value) {
     let self_of: std::collections::BTreeMap<String, f64> = prof["by_attribute"]
         .as_array()
         .unwrap()
@@ -414,15 +427,6 @@ fn nix_counts_and_profiles_the_cold_evaluations() {
     assert_eq!(resolves, 101, "a resolve span per attribute");
     assert!(long.len() <= 5, "{} of 101 resolve spans run long: {long:#?}", long.len());
     assert!(all_dur <= 2.0 * all_own + 50.0 * 101.0, "resolve spans {all_dur} µs in all against {all_own} µs traced");
-    let counts = |p: &str| read_json(&out.join(p).join("run.json"))["nix_stats"]["nrFunctionCalls"].clone();
-    assert_eq!(counts("cold-clean"), counts("cold-instrumented"), "the same evaluation, the same count");
-    for pass in ["warm-clean", "warm-instrumented"] {
-        assert!(
-            read_json(&out.join(pass).join("run.json")).get("nix_stats").is_none(),
-            "{pass}: answered from the cache"
-        );
-    }
-    shared.unchanged();
 }
 
 /// Each clean pass's window, the worker's offset against the skew it was

@@ -316,78 +316,9 @@ pub fn nobody(rows: &[&Row]) -> Result<(), String> {
     let _lab = LabDir(lab.clone());
     run_ok(evalbench().args(["lab", "up", "--lab-dir"]).arg(&lab));
     let st = read_json(&lab.join("lab.json"));
-    let (addr, pg_port, api) = (
-        st["net"]["server_addr"].as_str().unwrap().to_string(),
-        st["pg_port"].to_string(),
-        st["server_port"].to_string(),
-    );
-    let secrets: Vec<String> = ["pg_password", "ci_password", "proto_token", "api_key"]
-        .iter()
-        .map(|k| st[*k].as_str().unwrap().to_string())
-        .collect();
-    let as_nobody = |program: &str| {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "nobody", "--", program]).stdin(std::process::Stdio::null());
-        c
-    };
-    let psql = "/usr/lib/postgresql/15/bin/psql";
     let mut errors = Vec::new();
     for row in rows {
-        let (s, checks) = match row.fault.as_str() {
-            "nobody:pg-tcp" => (
-                seen(
-                    as_nobody(psql)
-                        .arg(format!("host={addr} port={pg_port} user=postgres dbname=postgres"))
-                        .args(["-c", "select 1"]),
-                ),
-                vec![],
-            ),
-            "nobody:pg-socket" => (
-                seen(
-                    as_nobody(psql)
-                        .arg("-h")
-                        .arg(lab.join("pg/sock"))
-                        .args(["-p", &pg_port, "-U", "postgres", "-c", "select 1"]),
-                ),
-                vec![],
-            ),
-            "nobody:lab.json" => (seen(as_nobody("cat").arg(lab.join("lab.json"))), vec![]),
-            "nobody:api" => {
-                let s = seen(as_nobody("curl").args([
-                    "-sf",
-                    "-X",
-                    "POST",
-                    &format!("http://{addr}:{api}/api/v1/tasks/hello/hello/evaluate"),
-                ]));
-                (s, vec![])
-            }
-            "nobody:proto" => {
-                let s = seen(as_nobody("curl").args([
-                    "-sf",
-                    "-H",
-                    "Connection: Upgrade",
-                    "-H",
-                    "Upgrade: websocket",
-                    "-H",
-                    "Sec-WebSocket-Version: 13",
-                    "-H",
-                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-                    &format!("http://{addr}:{api}/proto"),
-                ]));
-                (s, vec![])
-            }
-            _ => {
-                let lines: Vec<String> = running_in(&lab);
-                let leaked: Vec<&String> =
-                    lines.iter().filter(|l| secrets.iter().any(|x| l.contains(x.as_str()))).collect();
-                let s = Seen { exit: 0, said: lines.join("\n") };
-                let checks = vec![
-                    (!lines.is_empty(), "the lab's processes found".to_string()),
-                    (leaked.is_empty(), format!("a secret on a command line: {leaked:?}")),
-                ];
-                (s, checks)
-            }
-        };
+        let (s, checks) = tried_as_nobody(&row.fault, &lab, &st);
         if let Err(e) = judge(row, &s, checks) {
             errors.push(e);
         }
@@ -396,6 +327,85 @@ pub fn nobody(rows: &[&Row]) -> Result<(), String> {
         Ok(())
     } else {
         Err(errors.join("\n\n"))
+    }
+}
+
+/// The lab's secrets, as lab.json keeps them.
+fn secrets(st: &serde_json::Value) -> Vec<String> {
+    ["pg_password", "ci_password", "proto_token", "api_key"]
+        .iter()
+        .map(|k| st[*k].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// One row's try as nobody (the lab's api, PostgreSQL by TCP and by socket,
+/// lab.json, /proto), or what the lab's processes show on their command lines.
+fn tried_as_nobody(fault: &str, lab: &Path, st: &serde_json::Value) -> (Seen, Vec<(bool, String)>) {
+    let (addr, pg_port, api) = (
+        st["net"]["server_addr"].as_str().unwrap().to_string(),
+        st["pg_port"].to_string(),
+        st["server_port"].to_string(),
+    );
+    let as_nobody = |program: &str| {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "nobody", "--", program]).stdin(std::process::Stdio::null());
+        c
+    };
+    let psql = "/usr/lib/postgresql/15/bin/psql";
+    match fault {
+        "nobody:pg-tcp" => (
+            seen(
+                as_nobody(psql)
+                    .arg(format!("host={addr} port={pg_port} user=postgres dbname=postgres"))
+                    .args(["-c", "select 1"]),
+            ),
+            vec![],
+        ),
+        "nobody:pg-socket" => (
+            seen(
+                as_nobody(psql)
+                    .arg("-h")
+                    .arg(lab.join("pg/sock"))
+                    .args(["-p", &pg_port, "-U", "postgres", "-c", "select 1"]),
+            ),
+            vec![],
+        ),
+        "nobody:lab.json" => (seen(as_nobody("cat").arg(lab.join("lab.json"))), vec![]),
+        "nobody:api" => {
+            let s = seen(as_nobody("curl").args([
+                "-sf",
+                "-X",
+                "POST",
+                &format!("http://{addr}:{api}/api/v1/tasks/hello/hello/evaluate"),
+            ]));
+            (s, vec![])
+        }
+        "nobody:proto" => {
+            let s = seen(as_nobody("curl").args([
+                "-sf",
+                "-H",
+                "Connection: Upgrade",
+                "-H",
+                "Upgrade: websocket",
+                "-H",
+                "Sec-WebSocket-Version: 13",
+                "-H",
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                &format!("http://{addr}:{api}/proto"),
+            ]));
+            (s, vec![])
+        }
+        _ => {
+            let lines: Vec<String> = running_in(lab);
+            let leaked: Vec<&String> =
+                lines.iter().filter(|l| secrets(st).iter().any(|x| l.contains(x.as_str()))).collect();
+            let s = Seen { exit: 0, said: lines.join("\n") };
+            let checks = vec![
+                (!lines.is_empty(), "the lab's processes found".to_string()),
+                (leaked.is_empty(), format!("a secret on a command line: {leaked:?}")),
+            ];
+            (s, checks)
+        }
     }
 }
 
