@@ -178,42 +178,7 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
     assert_eq!(v["commits"].as_array().unwrap().len(), COMMITS, "twelve commits stored");
     assert!(v["series"]["cold-clean"].as_array().unwrap().iter().all(|p| p["evaluated_s"]["n"] == 5), "nothing lost");
 
-    // A writer killed inside its transaction: it has written its run and
-    // pass rows and waits on the span table another session holds.
-    let extra = tmp.path().join("extra");
-    write_bundle(&extra, &Truth::baseline(), 5, 999);
-    let pg2 = pg.0.clone();
-    let holder = std::thread::spawn(move || {
-        pg2.psql("together", "BEGIN; LOCK TABLE span_totals IN SHARE MODE; SELECT pg_sleep(6); COMMIT;")
-    });
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    let mut victim = add(&url2, &extra, 12).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let waiting =
-            pg.0.psql(
-                "together",
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO \
-                    span_totals%'",
-            )
-            .unwrap();
-        if waiting.trim() == "1" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "the writer never reached the locked table");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    holder.join().unwrap().unwrap();
-    let v = show(&url2);
-    assert_eq!(v["commits"].as_array().unwrap().len(), COMMITS, "nothing of the killed add");
-    let orphans =
-        pg.0.psql("together", "SELECT count(*) FROM passes p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL")
-            .unwrap();
-    assert_eq!(orphans.trim(), "0");
-    run_ok(&mut add(&url2, &extra, 12));
-    assert_eq!(show(&url2)["commits"].as_array().unwrap().len(), COMMITS + 1, "the same bundle adds whole afterwards");
+    a_killed_add_leaves_nothing(&pg, tmp.path(), &url2);
 
     // A database of schema 1 (each change its sentence, no grounds) is
     // judged again from its rows on first use, and reads as before.
@@ -241,6 +206,46 @@ fn postgres_keeps_every_concurrent_add_and_nothing_of_a_killed_one() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A writer killed inside its transaction: it has written its run and
+/// pass rows and waits on the span table another session holds. Nothing of
+/// it stays, and the same bundle adds whole afterwards.
+fn a_killed_add_leaves_nothing(pg: &TestPg, tmp: &Path, url2: &str) {
+    let extra = tmp.join("extra");
+    write_bundle(&extra, &Truth::baseline(), 5, 999);
+    let pg2 = pg.0.clone();
+    let holder = std::thread::spawn(move || {
+        pg2.psql("together", "BEGIN; LOCK TABLE span_totals IN SHARE MODE; SELECT pg_sleep(6); COMMIT;")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let mut victim = add(url2, &extra, 12).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let waiting =
+            pg.0.psql(
+                "together",
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO \
+                    span_totals%'",
+            )
+            .unwrap();
+        if waiting.trim() == "1" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the writer never reached the locked table");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    holder.join().unwrap().unwrap();
+    let v = show(url2);
+    assert_eq!(v["commits"].as_array().unwrap().len(), COMMITS, "nothing of the killed add");
+    let orphans =
+        pg.0.psql("together", "SELECT count(*) FROM passes p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL")
+            .unwrap();
+    assert_eq!(orphans.trim(), "0");
+    run_ok(&mut add(url2, &extra, 12));
+    assert_eq!(show(url2)["commits"].as_array().unwrap().len(), COMMITS + 1, "the same bundle adds whole afterwards");
 }
 
 #[test]

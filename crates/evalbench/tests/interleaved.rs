@@ -79,13 +79,32 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     }
     assert!(requested(&b.join("warm-clean")) < requested(&b.join("cold-clean.2")), "rounds follow one another");
 
-    // Crossed: round 1 runs each side on its own lab, round 2 on the
-    // other's; each warm-up is made on both. Each lab then evaluated both
-    // flakes, and each side's flake was the one evaluated: nix's exact
-    // counters agree within a side, whichever lab ran it, and differ between the sides.
+    crossed_each_side_ran_on_both_labs(&a, &b);
+
+    // The comparison beside them says where the two were measured.
+    let cmp = read_json(&out.join("compare.json"));
+    assert_eq!(cmp["same_session"], true, "{cmp}");
+    assert!(cmp["gate"]["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r.as_str().unwrap().contains("nrFunctionCalls")));
+    let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
+    assert!(flat(&text).contains("measured in one session, interleaved"), "{text}");
+    assert_eq!(text, stdout, "what was printed is what was written");
+    assert!(flat(&text).contains("runs on A's lab and on B's: A 1 and 1, B 1 and 1"), "{text}");
+
+    both_labs_stopped(&lab);
+}
+
+/// Crossed: round 1 runs each side on its own lab, round 2 on the
+/// other's; each warm-up is made on both. Each lab then evaluated both
+/// flakes, and each side's flake was the one evaluated: nix's exact
+/// counters agree within a side, whichever lab ran it, and differ between the sides.
+fn crossed_each_side_ran_on_both_labs(a: &Path, b: &Path) {
     let instance = |d: &Path| read_json(&d.join("run.json"))["instance"].as_u64();
     let calls = |d: &Path| read_json(&d.join("run.json"))["nix_stats"]["nrFunctionCalls"].as_u64().unwrap();
-    for (side, own, other) in [(&a, 0, 1), (&b, 1, 0)] {
+    for (side, own, other) in [(a, 0, 1), (b, 1, 0)] {
         for pass in ["cold-clean", "warm-clean", "warmup/cold-clean"] {
             assert_eq!(instance(&side.join(pass)), Some(own), "{}/{pass}", side.display());
             assert_eq!(instance(&side.join(format!("{pass}.2"))), Some(other), "{}/{pass}.2", side.display());
@@ -101,21 +120,10 @@ fn a_baseline_is_measured_interleaved_in_one_session() {
     }
     assert!(calls(&b.join("cold-clean")) > calls(&a.join("cold-clean")), "B's flake does more work");
     assert!(!a.join("warmup/cold-clean.3").exists(), "one warm-up on each lab");
+}
 
-    // The comparison beside them says where the two were measured.
-    let cmp = read_json(&out.join("compare.json"));
-    assert_eq!(cmp["same_session"], true, "{cmp}");
-    assert!(cmp["gate"]["regressions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|r| r.as_str().unwrap().contains("nrFunctionCalls")));
-    let text = std::fs::read_to_string(out.join("compare.txt")).unwrap();
-    assert!(flat(&text).contains("measured in one session, interleaved"), "{text}");
-    assert_eq!(text, stdout, "what was printed is what was written");
-    assert!(flat(&text).contains("runs on A's lab and on B's: A 1 and 1, B 1 and 1"), "{text}");
-
-    // Both labs are stopped.
+/// Both labs are stopped.
+fn both_labs_stopped(lab: &Path) {
     for side in ["a", "b"] {
         let state = read_json(&lab.join(side).join("lab.json"));
         assert!(
