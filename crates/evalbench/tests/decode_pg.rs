@@ -88,26 +88,10 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
             assert!(e.get(k).is_some(), "{k} missing in {e}");
         }
     }
-    // Per connection, the statements' latencies fit inside the capture.
-    let first = execs.iter().map(|e| e["start_us"].as_i64().unwrap()).min().unwrap();
-    let last = execs.iter().map(|e| e["start_us"].as_i64().unwrap() + e["latency_us"].as_i64().unwrap()).max().unwrap();
-    let mut per_conn: std::collections::HashMap<u64, i64> = Default::default();
-    for e in execs {
-        *per_conn.entry(e["conn"].as_u64().unwrap()).or_default() += e["latency_us"].as_i64().unwrap();
-    }
-    for (c, total) in per_conn {
-        assert!(total <= last - first, "connection {c}: {total} us of statements in a {} us capture", last - first);
-    }
+    statements_fit_inside_the_capture(execs);
 
     // tshark's pgsql dissector on the same file: one Simple query or Execute per statement.
-    let ts = Command::new("tshark")
-        .arg("-r")
-        .arg(&pcap)
-        .args(["-d", &format!("tcp.port=={},pgsql", pg.port), "-T", "fields", "-e", "pgsql.type"])
-        .output()
-        .expect("tshark (apt-get install tshark)");
-    let text = String::from_utf8_lossy(&ts.stdout);
-    let requests = text.split(['\n', ',']).filter(|t| *t == "Simple query" || *t == "Execute").count();
+    let requests = tshark_requests(&pcap, pg.port);
     assert_eq!(execs.len(), requests, "decoded statements vs tshark's Simple query + Execute messages");
 
     // pg_stat_statements counted the same calls of pgbench's statements.
@@ -126,19 +110,47 @@ fn pg_statements_agree_with_tshark_and_pg_stat_statements() {
         assert_eq!(calls, 65, "2 x 25 + 15 transactions");
     }
 
-    // A capture that starts mid-connection is decoded, marked partial, never a panic.
-    let mid = tmp.path().join("mid.pcap");
+    a_capture_from_mid_connection_is_partial(pg, &tmp.path().join("mid.pcap"));
+}
+
+/// tshark's count of Simple query and Execute messages in `pcap`.
+fn tshark_requests(pcap: &std::path::Path, port: u16) -> usize {
+    let ts = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(["-d", &format!("tcp.port=={port},pgsql"), "-T", "fields", "-e", "pgsql.type"])
+        .output()
+        .expect("tshark (apt-get install tshark)");
+    let text = String::from_utf8_lossy(&ts.stdout);
+    text.split(['\n', ',']).filter(|t| *t == "Simple query" || *t == "Execute").count()
+}
+
+/// Per connection, the statements' latencies fit inside the capture.
+fn statements_fit_inside_the_capture(execs: &[serde_json::Value]) {
+    let first = execs.iter().map(|e| e["start_us"].as_i64().unwrap()).min().unwrap();
+    let last = execs.iter().map(|e| e["start_us"].as_i64().unwrap() + e["latency_us"].as_i64().unwrap()).max().unwrap();
+    let mut per_conn: std::collections::HashMap<u64, i64> = Default::default();
+    for e in execs {
+        *per_conn.entry(e["conn"].as_u64().unwrap()).or_default() += e["latency_us"].as_i64().unwrap();
+    }
+    for (c, total) in per_conn {
+        assert!(total <= last - first, "connection {c}: {total} us of statements in a {} us capture", last - first);
+    }
+}
+
+/// A capture that starts mid-connection is decoded, marked partial, never a panic.
+fn a_capture_from_mid_connection_is_partial(pg: &Pg, mid: &std::path::Path) {
     let mut psql = client(pg, "psql").args(["-X", "-q"]).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     std::io::Write::write_all(psql.stdin.as_mut().unwrap(), b"SELECT 1;\n").unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let cap = Capture::start("lo", pg.port, &mid);
+    let cap = Capture::start("lo", pg.port, mid);
     std::io::Write::write_all(psql.stdin.as_mut().unwrap(), b"SELECT 42;\nSELECT 43;\n").unwrap();
     std::thread::sleep(Duration::from_millis(300));
     cap.stop();
     drop(psql.stdin.take());
     let _ = psql.wait();
     // Without the handshake, only the port tells the server's side.
-    let out = run_ok(evalbench().args(["decode", "pg", "--json", "--port", &pg.port.to_string()]).arg(&mid));
+    let out = run_ok(evalbench().args(["decode", "pg", "--json", "--port", &pg.port.to_string()]).arg(mid));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("SELECT 42") && text.contains("SELECT 43"), "{text}");
     assert!(text.contains("\"partial\":true"));
