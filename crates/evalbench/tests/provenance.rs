@@ -99,8 +99,14 @@ fn compare_names_what_differs_and_gates_on_exact_counts() {
     // (--min-change 0 as above: two single runs within 1% are rightly negligible.)
     assert_eq!(compare(&a, &b, &["--fail-on-undecided", "--min-change", "0"]).status.code(), Some(1));
 
-    // A bundle from before provenance was kept: read, with provenance unknown.
-    let old = tmp.path().join("old");
+    an_old_bundle_has_provenance_unknown(&a, tmp.path());
+
+    what_one_side_lacks_is_said(&a, tmp.path());
+}
+
+/// A bundle from before provenance was kept: read, with provenance unknown.
+fn an_old_bundle_has_provenance_unknown(a: &Path, tmp: &Path) {
+    let old = tmp.join("old");
     std::fs::create_dir_all(old.join("cold-clean")).unwrap();
     for e in std::fs::read_dir(a.join("cold-clean")).unwrap() {
         let e = e.unwrap();
@@ -118,22 +124,22 @@ fn compare_names_what_differs_and_gates_on_exact_counts() {
     let mut run = read_json(&old.join("cold-clean/run.json"));
     run.as_object_mut().unwrap().remove("provenance");
     std::fs::write(old.join("cold-clean/run.json"), serde_json::to_vec(&run).unwrap()).unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&compare(&old, &a, &["--json"]).stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&compare(&old, a, &["--json"]).stdout).unwrap();
     let d = v["differs"].as_array().unwrap();
     assert!(
         d.iter().any(|d| d["field"] == "flake" && d["a"] == "unknown" && d["b"] == "hello-flake (embedded)"),
         "{d:?}"
     );
-    let s = run_ok(evalbench().args(["summarize", "-o"]).arg(tmp.path().join("old-summary")).arg(&old));
+    let s = run_ok(evalbench().args(["summarize", "-o"]).arg(tmp.join("old-summary")).arg(&old));
     assert!(s.status.success());
-    assert!(std::fs::read_to_string(tmp.path().join("old-summary/summary.txt"))
-        .unwrap()
-        .contains("Provenance unknown"));
+    assert!(std::fs::read_to_string(tmp.join("old-summary/summary.txt")).unwrap().contains("Provenance unknown"));
+}
 
-    // What one side lacks: the sample pipeline (A: four passes, a subset of
-    // the lab's spans) against the lab's cold-clean (B: its evaluator's own spans).
-    let smp = sample(&tmp.path().join("sample"), &[]);
-    let v: serde_json::Value = serde_json::from_slice(&compare(&smp, &a, &["--json"]).stdout).unwrap();
+/// What one side lacks: the sample pipeline (A: four passes, a subset of
+/// the lab's spans) against the lab's cold-clean (B: its evaluator's own spans).
+fn what_one_side_lacks_is_said(a: &Path, tmp: &Path) {
+    let smp = sample(&tmp.join("sample"), &[]);
+    let v: serde_json::Value = serde_json::from_slice(&compare(&smp, a, &["--json"]).stdout).unwrap();
     let only_a: Vec<String> =
         v["only_a"].as_array().unwrap().iter().map(|p| p["pass"].as_str().unwrap().to_string()).collect();
     assert!(only_a.contains(&"warm-clean".to_string()), "{only_a:?}");
@@ -141,18 +147,18 @@ fn compare_names_what_differs_and_gates_on_exact_counts() {
     let span_b = &cc["spans_only_b"][0];
     assert!(span_b["total_ms"].as_f64().unwrap() > 0.0, "{cc}");
     let name_b = span_b["what"].as_str().unwrap();
-    let text = String::from_utf8_lossy(&compare(&smp, &a, &[]).stdout).into_owned();
+    let text = String::from_utf8_lossy(&compare(&smp, a, &[]).stdout).into_owned();
     assert!(text.contains("spans only in B (") && text.contains(name_b), "{text}");
     assert!(text.contains("passes only in A: "), "{text}");
-    let md = String::from_utf8_lossy(&compare(&smp, &a, &["--format", "markdown", "--top", "100"]).stdout).into_owned();
+    let md = String::from_utf8_lossy(&compare(&smp, a, &["--format", "markdown", "--top", "100"]).stdout).into_owned();
     let (tables, _) = markdown_tables(&md);
     let row =
         tables.iter().flat_map(|t| t.1.iter()).find(|r| r[0] == name_b).unwrap_or_else(|| panic!("{name_b} in {md}"));
     assert_eq!(row[1], "–");
     assert_eq!(row[2], format!("{:.3}", span_b["total_ms"].as_f64().unwrap()));
     assert_eq!(row[4], "only in B");
-    let html = tmp.path().join("page");
-    run_ok(evalbench().arg("compare").arg(&smp).arg(&a).arg("--html").arg(&html));
+    let html = tmp.join("page");
+    run_ok(evalbench().arg("compare").arg(&smp).arg(a).arg("--html").arg(&html));
     let page = std::fs::read_to_string(html.join("index.html")).unwrap();
     assert!(
         page.contains("only in B") && page.contains(&format!("<code>{name_b}</code>")),
