@@ -4,7 +4,7 @@
 
 mod common;
 
-use evalbench_bundle::{SpanText, TraceRead};
+use evalbench_bundle::{SpanFile, SpanText, TraceRead};
 use std::io::Write;
 use std::path::Path;
 
@@ -203,8 +203,32 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("server-"))
         .unwrap();
-    // Corrupt a line in the middle of the file and one at the end.
-    let text = std::fs::read_to_string(&server).unwrap();
+    let (mid, line_count) = corrupt(&server);
+    let whole =
+        evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk: u64::MAX, ..TraceRead::default() }).unwrap();
+    let wide_ids: Vec<(Option<u64>, Option<u64>, Option<u64>)> = whole
+        .iter()
+        .flat_map(|f| &f.streams)
+        .flat_map(|st| st.spans.iter().filter(|s| st.name(s) == "wide").map(|s| (st.id(s), st.parent(s), st.thread(s))))
+        .collect();
+    assert_eq!(wide_ids, (0..4).map(|k| (Some(u64::MAX - k), Some(1 << 42), Some(k))).collect::<Vec<_>>());
+    // Text kept for one name, dropped chunk by chunk for the rest.
+    let kept = |n: &str| n == "record_one";
+    for chunk in [1u64, 100, 4096, 65536] {
+        lean_reading_equals(&trace, chunk, &whole, &kept);
+        placed_reading_equals(&trace, chunk, &whole, &kept);
+        parts_equal(&trace, chunk, &whole);
+    }
+    let server_file = whole.iter().find(|f| f.path == server).unwrap();
+    let lines_listed: Vec<u64> = server_file.malformed.iter().map(|m| m.line).collect();
+    assert_eq!(lines_listed, vec![mid as u64 + 1, line_count as u64]);
+}
+
+/// Corrupts a line in the middle of the server's file and one at the end,
+/// and puts spans whose fields are not where a tidy line has them: the
+/// middle line's index, and the file's line count.
+fn corrupt(server: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(server).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     // Ids too wide for a span to hold in itself, in every part of the
     // file (so in several chunks, joined).
@@ -231,115 +255,112 @@ fn chunked_reading_equals_whole_file_reading_with_line_numbers_intact() {
     );
     lines.insert(mid + 3, "{\"fields\":{\"c\":3},\"name\":\"r\u{e9}cord\",\"ts_us\":7,\"dur_us\":1}".into());
     lines.push("\u{1}garbage".into());
-    std::fs::write(&server, lines.join("\n") + "\n").unwrap();
-    let whole =
-        evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk: u64::MAX, ..TraceRead::default() }).unwrap();
-    let wide_ids: Vec<(Option<u64>, Option<u64>, Option<u64>)> = whole
-        .iter()
-        .flat_map(|f| &f.streams)
-        .flat_map(|st| st.spans.iter().filter(|s| st.name(s) == "wide").map(|s| (st.id(s), st.parent(s), st.thread(s))))
-        .collect();
-    assert_eq!(wide_ids, (0..4).map(|k| (Some(u64::MAX - k), Some(1 << 42), Some(k))).collect::<Vec<_>>());
-    // Text kept for one name, dropped chunk by chunk for the rest.
-    let kept = |n: &str| n == "record_one";
-    for chunk in [1u64, 100, 4096, 65536] {
-        let lean = evalbench_bundle::read_trace_dir(
-            &trace,
-            &TraceRead { chunk, text: SpanText::Only(&kept), ..TraceRead::default() },
-        )
-        .unwrap();
-        let (mut with_text, mut without) = (0, 0);
-        for (a, w) in lean.iter().zip(&whole) {
-            assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
-            for (x, y) in a.streams.iter().zip(&w.streams) {
-                assert_eq!(x.spans.len(), y.spans.len());
-                for (s, t) in x.spans.iter().zip(&y.spans) {
-                    let fields = if kept(y.name(t)) { y.fields(t) } else { "" };
-                    assert_eq!(
-                        (x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)),
-                        (y.name(t), t.ts_us, t.dur_us, y.id(t), fields),
-                        "chunk {chunk}"
-                    );
-                    assert_eq!((x.parent(s), x.thread(s)), (y.parent(t), y.thread(t)), "chunk {chunk}");
-                    match (kept(y.name(t)), y.fields(t).is_empty()) {
-                        (true, false) => with_text += 1,
-                        (false, false) => without += 1,
-                        _ => {}
-                    }
-                }
-            }
-        }
-        assert!(
-            with_text > 100 && without > 100,
-            "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped"
-        );
-        // The same names' text kept, every other span's fields left in its
-        // file (summarize): the bytes there are the fields read whole.
-        let placed = {
-            let text = SpanText::InFile { in_file: &|n| !kept(n), unless: &|f| f.contains("\"a\"") };
-            evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk, text, ..TraceRead::default() }).unwrap()
-        };
-        let (mut in_file, mut unless) = (0, 0);
-        for (a, w) in placed.iter().zip(&whole) {
-            assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
-            let bytes = std::fs::read(&w.path).unwrap();
-            for (x, y) in a.streams.iter().zip(&w.streams) {
-                assert_eq!(x.spans.len(), y.spans.len());
-                for (s, t) in x.spans.iter().zip(&y.spans) {
-                    assert_eq!(
-                        (x.name(s), s.ts_us, s.dur_us, x.id(s), x.extra(s)),
-                        (y.name(t), t.ts_us, t.dur_us, y.id(t), y.extra(t)),
-                        "chunk {chunk}"
-                    );
-                    match x.fields_in_file(s) {
-                        Some((at, len)) => {
-                            in_file += 1;
-                            assert!(
-                                !kept(y.name(t)) && y.extra(t).is_none() && !y.fields(t).contains("\"a\""),
-                                "chunk {chunk}: {}",
-                                y.name(t)
-                            );
-                            assert_eq!(&bytes[at as usize..at as usize + len], y.fields(t).as_bytes(), "chunk {chunk}");
-                            // Asked for, a field is read from the file (every 50th: a read each).
-                            if in_file % 50 == 1 {
-                                let map: serde_json::Map<String, serde_json::Value> =
-                                    serde_json::from_str(y.fields(t)).unwrap();
-                                for key in map.keys().chain([&"absent".to_string()]) {
-                                    assert_eq!(x.field(s, key), y.field(t, key), "chunk {chunk}: {key}");
-                                }
-                            }
-                        }
-                        None => {
-                            unless +=
-                                usize::from(!kept(y.name(t)) && y.extra(t).is_none() && y.fields(t).contains("\"a\""));
-                            assert_eq!(x.fields(s), y.fields(t), "chunk {chunk}: {}", y.name(t));
-                        }
-                    }
-                }
-            }
-        }
-        assert!(in_file > 100, "chunk {chunk}: {in_file} spans' fields left in their file");
-        assert_eq!(unless, 1, "chunk {chunk}: the span whose fields were to be kept");
-        let parts = evalbench_bundle::read_trace_dir(&trace, &TraceRead { chunk, ..TraceRead::default() }).unwrap();
-        assert_eq!(parts.len(), whole.len());
-        for (a, w) in parts.iter().zip(&whole) {
-            assert_eq!(a.malformed, w.malformed, "chunk {chunk}");
-            assert_eq!(a.lines, w.lines);
-            assert_eq!(a.streams.len(), w.streams.len());
-            for (x, y) in a.streams.iter().zip(&w.streams) {
-                assert_eq!(x.spans.len(), y.spans.len());
-                for (s, t) in x.spans.iter().zip(&y.spans) {
-                    assert_eq!(
-                        (x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)),
-                        (y.name(t), t.ts_us, t.dur_us, y.id(t), y.fields(t))
-                    );
+    std::fs::write(server, lines.join("\n") + "\n").unwrap();
+    (mid, lines.len())
+}
+
+/// Text kept for one name, dropped chunk by chunk for the rest.
+fn lean_reading_equals(trace: &Path, chunk: u64, whole: &[SpanFile], kept: &(dyn Fn(&str) -> bool + Sync)) {
+    let lean = evalbench_bundle::read_trace_dir(
+        trace,
+        &TraceRead { chunk, text: SpanText::Only(kept), ..TraceRead::default() },
+    )
+    .unwrap();
+    let (mut with_text, mut without) = (0, 0);
+    for (a, w) in lean.iter().zip(whole) {
+        assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
+        for (x, y) in a.streams.iter().zip(&w.streams) {
+            assert_eq!(x.spans.len(), y.spans.len());
+            for (s, t) in x.spans.iter().zip(&y.spans) {
+                let fields = if kept(y.name(t)) { y.fields(t) } else { "" };
+                assert_eq!(
+                    (x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)),
+                    (y.name(t), t.ts_us, t.dur_us, y.id(t), fields),
+                    "chunk {chunk}"
+                );
+                assert_eq!((x.parent(s), x.thread(s)), (y.parent(t), y.thread(t)), "chunk {chunk}");
+                match (kept(y.name(t)), y.fields(t).is_empty()) {
+                    (true, false) => with_text += 1,
+                    (false, false) => without += 1,
+                    _ => {}
                 }
             }
         }
     }
-    let server_file = whole.iter().find(|f| f.path == server).unwrap();
-    let lines_listed: Vec<u64> = server_file.malformed.iter().map(|m| m.line).collect();
-    assert_eq!(lines_listed, vec![mid as u64 + 1, lines.len() as u64]);
+    assert!(
+        with_text > 100 && without > 100,
+        "chunk {chunk}: {with_text} spans kept their fields, {without} had theirs dropped"
+    );
+}
+
+/// The same names' text kept, every other span's fields left in its
+/// file (summarize): the bytes there are the fields read whole.
+fn placed_reading_equals(trace: &Path, chunk: u64, whole: &[SpanFile], kept: &(dyn Fn(&str) -> bool + Sync)) {
+    let placed = {
+        let text = SpanText::InFile { in_file: &|n| !kept(n), unless: &|f| f.contains("\"a\"") };
+        evalbench_bundle::read_trace_dir(trace, &TraceRead { chunk, text, ..TraceRead::default() }).unwrap()
+    };
+    let (mut in_file, mut unless) = (0, 0);
+    for (a, w) in placed.iter().zip(whole) {
+        assert_eq!((&a.malformed, a.lines), (&w.malformed, w.lines), "chunk {chunk}");
+        let bytes = std::fs::read(&w.path).unwrap();
+        for (x, y) in a.streams.iter().zip(&w.streams) {
+            assert_eq!(x.spans.len(), y.spans.len());
+            for (s, t) in x.spans.iter().zip(&y.spans) {
+                assert_eq!(
+                    (x.name(s), s.ts_us, s.dur_us, x.id(s), x.extra(s)),
+                    (y.name(t), t.ts_us, t.dur_us, y.id(t), y.extra(t)),
+                    "chunk {chunk}"
+                );
+                match x.fields_in_file(s) {
+                    Some((at, len)) => {
+                        in_file += 1;
+                        assert!(
+                            !kept(y.name(t)) && y.extra(t).is_none() && !y.fields(t).contains("\"a\""),
+                            "chunk {chunk}: {}",
+                            y.name(t)
+                        );
+                        assert_eq!(&bytes[at as usize..at as usize + len], y.fields(t).as_bytes(), "chunk {chunk}");
+                        // Asked for, a field is read from the file (every 50th: a read each).
+                        if in_file % 50 == 1 {
+                            let map: serde_json::Map<String, serde_json::Value> =
+                                serde_json::from_str(y.fields(t)).unwrap();
+                            for key in map.keys().chain([&"absent".to_string()]) {
+                                assert_eq!(x.field(s, key), y.field(t, key), "chunk {chunk}: {key}");
+                            }
+                        }
+                    }
+                    None => {
+                        unless +=
+                            usize::from(!kept(y.name(t)) && y.extra(t).is_none() && y.fields(t).contains("\"a\""));
+                        assert_eq!(x.fields(s), y.fields(t), "chunk {chunk}: {}", y.name(t));
+                    }
+                }
+            }
+        }
+    }
+    assert!(in_file > 100, "chunk {chunk}: {in_file} spans' fields left in their file");
+    assert_eq!(unless, 1, "chunk {chunk}: the span whose fields were to be kept");
+}
+
+/// Read in parts, every span as read whole.
+fn parts_equal(trace: &Path, chunk: u64, whole: &[SpanFile]) {
+    let parts = evalbench_bundle::read_trace_dir(trace, &TraceRead { chunk, ..TraceRead::default() }).unwrap();
+    assert_eq!(parts.len(), whole.len());
+    for (a, w) in parts.iter().zip(whole) {
+        assert_eq!(a.malformed, w.malformed, "chunk {chunk}");
+        assert_eq!(a.lines, w.lines);
+        assert_eq!(a.streams.len(), w.streams.len());
+        for (x, y) in a.streams.iter().zip(&w.streams) {
+            assert_eq!(x.spans.len(), y.spans.len());
+            for (s, t) in x.spans.iter().zip(&y.spans) {
+                assert_eq!(
+                    (x.name(s), s.ts_us, s.dur_us, x.id(s), x.fields(s)),
+                    (y.name(t), t.ts_us, t.dur_us, y.id(t), y.fields(t))
+                );
+            }
+        }
+    }
 }
 
 /// 0 success, 1 a verdict against the user, 2 an error: scripts and CI can tell
