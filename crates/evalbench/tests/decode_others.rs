@@ -86,11 +86,17 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
     assert_eq!(s2["message_bytes_from_worker"], s["message_bytes_from_worker"]);
     assert_eq!(s2["round_trip_worker_to_server_us"], s["round_trip_worker_to_server_us"]);
 
-    // The same capture joined after the upgrade, as a tcpdump started late
-    // sees it: no upgrade counted, the connection said to be mid-stream.
+    a_late_capture_is_midstream(&pcap, port, tmp.path());
+    assert_eq!(s["midstream_connections"], 0);
+    reassembly_survives_reordering_duplicates_and_splits(&pcap, port);
+}
+
+/// The same capture joined after the upgrade, as a tcpdump started late
+/// sees it: no upgrade counted, the connection said to be mid-stream.
+fn a_late_capture_is_midstream(pcap: &Path, port: u16, tmp: &Path) {
     let ts = Command::new("tshark")
         .arg("-r")
-        .arg(&pcap)
+        .arg(pcap)
         .args([
             "-d",
             &format!("tcp.port=={port},http"),
@@ -104,10 +110,10 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
         .output()
         .unwrap();
     let upgrade: u32 = String::from_utf8_lossy(&ts.stdout).trim().parse().expect("tshark finds the 101 response");
-    let late = tmp.path().join("late.pcap");
+    let late = tmp.join("late.pcap");
     assert!(Command::new("editcap")
         .arg("-r")
-        .arg(&pcap)
+        .arg(pcap)
         .arg(&late)
         .arg(format!("{}-1000000", upgrade + 1))
         .status()
@@ -119,53 +125,17 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
         (Some(1), Some(0), Some(1)),
         "{s3}"
     );
-    assert_eq!(s["midstream_connections"], 0);
+}
 
-    // Reassembly of this real stream survives reordering, duplicates and splits.
+/// Reassembly of this real stream survives reordering, duplicates and splits.
+fn reassembly_survives_reordering_duplicates_and_splits(pcap: &Path, port: u16) {
     let mut segs: Vec<Segment> = Vec::new();
-    evalbench_decode::packet::for_each_segment(&pcap, |s| {
+    evalbench_decode::packet::for_each_segment(pcap, |s| {
         segs.push((s.ts_us, s.src, s.dst, s.seq, s.syn, s.fin, s.payload.to_vec()))
     })
     .unwrap();
-    let stream = |order: &[usize], segs: &[Segment]| {
-        let mut r = evalbench_decode::tcp::Reassembler::new(Some(port));
-        let (mut up, mut down) = (Vec::new(), Vec::new());
-        for &i in order {
-            let s = &segs[i];
-            let seg = evalbench_decode::packet::Segment {
-                ts_us: s.0,
-                src: s.1,
-                dst: s.2,
-                seq: s.3,
-                syn: s.4,
-                ack: !s.4 || s.1 .1 == port,
-                fin: s.5,
-                rst: false,
-                payload: &s.6,
-            };
-            r.segment(&seg, &mut |e| {
-                if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
-                    if to_server {
-                        up.extend_from_slice(bytes)
-                    } else {
-                        down.extend_from_slice(bytes)
-                    }
-                }
-            });
-        }
-        r.finish(&mut |e| {
-            if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
-                if to_server {
-                    up.extend_from_slice(bytes)
-                } else {
-                    down.extend_from_slice(bytes)
-                }
-            }
-        });
-        (up, down)
-    };
     let in_order: Vec<usize> = (0..segs.len()).collect();
-    let truth = stream(&in_order, &segs);
+    let truth = reassembled(&in_order, &segs, port);
     assert!(truth.0.len() > 70_000);
     let mut rng: u64 = 0x9e3779b97f4a7c15;
     let mut next = || {
@@ -197,8 +167,51 @@ fn websocket_frames_sizes_and_round_trips_from_a_real_capture() {
                 order.swap(i, j);
             }
         }
-        assert_eq!(stream(&order, &mutated), truth, "reordered, split and duplicated segments give another stream");
+        assert_eq!(
+            reassembled(&order, &mutated, port),
+            truth,
+            "reordered, split and duplicated segments give another stream"
+        );
     }
+}
+
+/// Both directions' bytes as the reassembler gives them, the segments fed in `order`.
+fn reassembled(order: &[usize], segs: &[Segment], port: u16) -> (Vec<u8>, Vec<u8>) {
+    let mut r = evalbench_decode::tcp::Reassembler::new(Some(port));
+    let (mut up, mut down) = (Vec::new(), Vec::new());
+    for &i in order {
+        let s = &segs[i];
+        let seg = evalbench_decode::packet::Segment {
+            ts_us: s.0,
+            src: s.1,
+            dst: s.2,
+            seq: s.3,
+            syn: s.4,
+            ack: !s.4 || s.1 .1 == port,
+            fin: s.5,
+            rst: false,
+            payload: &s.6,
+        };
+        r.segment(&seg, &mut |e| {
+            if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
+                if to_server {
+                    up.extend_from_slice(bytes)
+                } else {
+                    down.extend_from_slice(bytes)
+                }
+            }
+        });
+    }
+    r.finish(&mut |e| {
+        if let evalbench_decode::tcp::Event::Data { to_server, bytes, .. } = e {
+            if to_server {
+                up.extend_from_slice(bytes)
+            } else {
+                down.extend_from_slice(bytes)
+            }
+        }
+    });
+    (up, down)
 }
 
 #[test]
