@@ -145,8 +145,36 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     assert_eq!(cache_at(&cold), 0, "a fresh lab starts with an empty eval cache");
     assert!(cache_at(&warm) > 0, "the warm evaluation has the eval cache");
 
-    // Job phases and evaluation_metric rows in the database.
-    let phases = sql(&dir, "SELECT phase_name, phase, seq FROM dispatched_job_phase ORDER BY started_at");
+    phases_and_metric_rows_in_the_database(&dir);
+
+    // Alignment on the lab's own spans finds the injected skew.
+    run_ok(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("bundle")));
+    let summary = read_json(&tmp.path().join("bundle/summary.json"));
+    for p in summary["passes"].as_array().unwrap() {
+        let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
+        assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} bound {b}", p["pass"]);
+        assert!(p["evaluated_s"].as_f64().unwrap() > 0.0);
+    }
+
+    failures_are_said_not_hung(&dir, &hello, tmp.path());
+
+    // Down leaves nothing behind, and twice is fine.
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
+    let state = read_json(&dir.join("lab.json"));
+    if let Some(ns) = state["net"]["server_ns"].as_str() {
+        assert!(!Path::new("/run/netns").join(ns).exists(), "namespace {ns} left behind");
+    }
+    assert!(state["server_pid"].is_null());
+    let pg_pid = dir.join("pg/data/postmaster.pid");
+    assert!(!pg_pid.exists(), "PostgreSQL left running");
+    let leftover = std::process::Command::new("pgrep").arg("-f").arg(dir.to_str().unwrap()).output().unwrap();
+    assert!(leftover.stdout.is_empty(), "processes left: {}", String::from_utf8_lossy(&leftover.stdout));
+}
+
+/// Job phases and evaluation_metric rows in the database.
+fn phases_and_metric_rows_in_the_database(dir: &Path) {
+    let phases = sql(dir, "SELECT phase_name, phase, seq FROM dispatched_job_phase ORDER BY started_at");
     let phases: Vec<&str> = phases.lines().collect();
     // The lab's names, Gradient's codes (fetch 0, eval_flake 2, eval_derivations 3), numbered per job.
     assert_eq!(
@@ -162,7 +190,7 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     );
     // Gradient's benchmark's own query reads the lab: its job phases, by dispatch.
     let gradient_s = sql(
-        &dir,
+        dir,
         "SELECT dj.kind, p.seq, p.phase, p.end_ms >= p.start_ms FROM dispatched_job_phase p JOIN dispatched_job dj ON \
             dj.id = p.dispatched_job ORDER BY dj.dispatched_at, p.seq",
     );
@@ -171,7 +199,7 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
         ["0|0|0|t", "0|1|2|t", "0|2|3|t", "0|0|0|t", "0|1|2|t", "0|2|3|t"]
     );
     let metric = sql(
-        &dir,
+        dir,
         "SELECT attrs, derivations, new_derivations, eval_peak_rss_kb > 0, flake_ms > 0 FROM evaluation_metric ORDER \
             BY recorded_at",
     );
@@ -180,39 +208,33 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
         ["101|100|100|t|t", "101|100|0|t|t"],
         "cold records 100 new derivations, warm none"
     );
+}
 
-    // Alignment on the lab's own spans finds the injected skew.
-    run_ok(evalbench().args(["summarize", "--quiet"]).arg(tmp.path().join("bundle")));
-    let summary = read_json(&tmp.path().join("bundle/summary.json"));
-    for p in summary["passes"].as_array().unwrap() {
-        let (o, b) = (p["worker_offset_us"].as_i64().unwrap(), p["offset_bound_us"].as_i64().unwrap());
-        assert!((o + skew_ms * 1000).abs() <= b, "{}: offset {o} bound {b}", p["pass"]);
-        assert!(p["evaluated_s"].as_f64().unwrap() > 0.0);
-    }
-
-    // A broken attribute fails the evaluation with nix's message and the attribute.
-    let broken = tmp.path().join("broken");
+/// A broken attribute fails the evaluation with nix's message and the
+/// attribute; a worker killed mid-job fails it instead of hanging it.
+fn failures_are_said_not_hung(dir: &Path, hello: &Path, tmp: &Path) {
+    let broken = tmp.join("broken");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(broken.join("flake.nix"), BROKEN_FLAKE).unwrap();
-    up(&dir, &broken, &tmp.path().join("broken-trace"), &[]);
-    let (ok, b) = evaluate(&dir);
+    up(dir, &broken, &tmp.join("broken-trace"), &[]);
+    let (ok, b) = evaluate(dir);
     assert!(!ok);
     assert_eq!(b["status"], "Failed");
     let err = b["error"].as_str().unwrap();
     assert!(err.contains("packages.x86_64-linux.bad") && err.contains("broken on purpose"), "{err}");
 
     // A worker killed mid-job fails the evaluation instead of hanging it.
-    up(&dir, &hello, &tmp.path().join("kill-trace"), &[]);
-    run_ok(evalbench().args(["lab", "reset", "--lab-dir"]).arg(&dir));
+    up(dir, hello, &tmp.join("kill-trace"), &[]);
+    run_ok(evalbench().args(["lab", "reset", "--lab-dir"]).arg(dir));
     let state = read_json(&dir.join("lab.json"));
     let worker = state["worker_pids"][0].as_u64().unwrap() as i32;
-    let d2 = dir.clone();
+    let d2 = dir.to_path_buf();
     let eval = std::thread::spawn(move || evaluate(&d2));
     let deadline = Instant::now() + Duration::from_secs(60);
     // Mid-job is either evaluating status: a poll through psql can miss the
     // first, short when the flake's inputs are fetched already (seen on a
     // loaded machine: the test waited its whole minute).
-    while !sql(&dir, "SELECT status FROM evaluation WHERE status IN ('EvaluatingFlake', 'EvaluatingDerivation')")
+    while !sql(dir, "SELECT status FROM evaluation WHERE status IN ('EvaluatingFlake', 'EvaluatingDerivation')")
         .contains("Evaluating")
     {
         assert!(Instant::now() < deadline, "the evaluation never reached EvaluatingFlake or EvaluatingDerivation");
@@ -224,19 +246,6 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
     assert!(!ok);
     assert_eq!(k["status"], "Failed");
     assert!(k["error"].as_str().unwrap().contains("disconnected"), "{k}");
-
-    // Down leaves nothing behind, and twice is fine.
-    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
-    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
-    let state = read_json(&dir.join("lab.json"));
-    if let Some(ns) = state["net"]["server_ns"].as_str() {
-        assert!(!Path::new("/run/netns").join(ns).exists(), "namespace {ns} left behind");
-    }
-    assert!(state["server_pid"].is_null());
-    let pg_pid = dir.join("pg/data/postmaster.pid");
-    assert!(!pg_pid.exists(), "PostgreSQL left running");
-    let leftover = std::process::Command::new("pgrep").arg("-f").arg(dir.to_str().unwrap()).output().unwrap();
-    assert!(leftover.stdout.is_empty(), "processes left: {}", String::from_utf8_lossy(&leftover.stdout));
 }
 
 fn nix_is_root() -> bool {
@@ -312,10 +321,36 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
     // The two evaluators ran at once.
     assert!(evaluators[1]["ts_us"].as_i64().unwrap() < end_us(&evaluators[0]), "{evaluators:?}");
 
-    // Each shard: one resolve per attribute, in the shard's order, back to
-    // back from nix's first line to its last attribute, inside its evaluator and `open`.
-    let open = &eval_spans(&two, "open")[0];
-    let resolves = eval_spans(&two, "resolve");
+    each_shard_resolves_in_order_back_to_back(&two, &evaluators);
+
+    // Warm: every attribute answered from nix's eval cache.
+    let warm = tmp.path().join("two-warm");
+    run_ok(evalbench().args(["lab", "restart", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
+    let (ok, w2) = evaluate(&dir);
+    assert!(ok, "{w2}");
+    let hits: Vec<serde_json::Value> =
+        eval_spans(&warm, "resolve").into_iter().filter(|r| r["fields"]["eval_cache"] == "hit").collect();
+    assert_eq!(hits.len(), 101, "warm resolves answered from the eval cache");
+
+    // The same derivations from one evaluator as from two.
+    let one = tmp.path().join("one");
+    up(&dir, &hello, &one, &["--eval-workers", "1"]);
+    run_ok(evalbench().args(["lab", "reset", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&one));
+    let (ok, c1) = evaluate(&dir);
+    assert!(ok, "{c1}");
+    assert_eq!(eval_spans(&one, "evaluator").len(), 1);
+    let d1 = derivations_of(&dir, &c1);
+    assert_eq!(d1.len(), 100);
+    assert_eq!(d1, d2, "one evaluator and two resolve the same derivations");
+
+    a_throw_mid_shard_is_named(&dir, tmp.path());
+}
+
+/// Each shard: one resolve per attribute, in the shard's order, back to
+/// back from nix's first line to its last attribute, inside its evaluator and `open`.
+fn each_shard_resolves_in_order_back_to_back(two: &Path, evaluators: &[serde_json::Value]) {
+    let open = &eval_spans(two, "open")[0];
+    let resolves = eval_spans(two, "resolve");
     assert_eq!(resolves.len(), 101);
     let mut attrs: Vec<String> =
         std::iter::once("default".to_string()).chain((0..100).map(|i| format!("pkg{i}"))).collect();
@@ -331,7 +366,7 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
             .collect();
         let got: Vec<&str> = mine.iter().map(|r| r["fields"]["attr"].as_str().unwrap()).collect();
         assert_eq!(got, expected, "shard {shard}: attributes in plan order");
-        let start = eval_spans(&two, "start_evaluator")
+        let start = eval_spans(two, "start_evaluator")
             .into_iter()
             .find(|s| s["fields"]["shard"].as_u64() == Some(shard as u64))
             .unwrap();
@@ -365,35 +400,17 @@ fn long_lived_evaluators_shard_resolve_and_fail_cleanly() {
             assert_eq!(r["fields"]["eval_cache"], "miss", "a cold pass has nothing cached: {r}");
         }
     }
+}
 
-    // Warm: every attribute answered from nix's eval cache.
-    let warm = tmp.path().join("two-warm");
-    run_ok(evalbench().args(["lab", "restart", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&warm));
-    let (ok, w2) = evaluate(&dir);
-    assert!(ok, "{w2}");
-    let hits: Vec<serde_json::Value> =
-        eval_spans(&warm, "resolve").into_iter().filter(|r| r["fields"]["eval_cache"] == "hit").collect();
-    assert_eq!(hits.len(), 101, "warm resolves answered from the eval cache");
-
-    // The same derivations from one evaluator as from two.
-    let one = tmp.path().join("one");
-    up(&dir, &hello, &one, &["--eval-workers", "1"]);
-    run_ok(evalbench().args(["lab", "reset", "--lab-dir"]).arg(&dir).arg("--trace-dir").arg(&one));
-    let (ok, c1) = evaluate(&dir);
-    assert!(ok, "{c1}");
-    assert_eq!(eval_spans(&one, "evaluator").len(), 1);
-    let d1 = derivations_of(&dir, &c1);
-    assert_eq!(d1.len(), 100);
-    assert_eq!(d1, d2, "one evaluator and two resolve the same derivations");
-
-    // An attribute that throws in the middle of a shard, while the other
-    // shard is still evaluating: named, with nix's message, and no evaluator left.
-    let broken = tmp.path().join("mid-broken");
+/// An attribute that throws in the middle of a shard, while the other
+/// shard is still evaluating: named, with nix's message, and no evaluator left.
+fn a_throw_mid_shard_is_named(dir: &Path, tmp: &Path) {
+    let broken = tmp.join("mid-broken");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(broken.join("flake.nix"), MID_BROKEN_FLAKE).unwrap();
-    let bt = tmp.path().join("mid-broken-trace");
-    up(&dir, &broken, &bt, &["--eval-workers", "2"]);
-    let (ok, b) = evaluate(&dir);
+    let bt = tmp.join("mid-broken-trace");
+    up(dir, &broken, &bt, &["--eval-workers", "2"]);
+    let (ok, b) = evaluate(dir);
     assert!(!ok);
     assert_eq!(b["status"], "Failed");
     let err = b["error"].as_str().unwrap();
