@@ -158,9 +158,13 @@ fn the_lab_evaluates_cold_then_warm_and_fails_honestly() {
 
     failures_are_said_not_hung(&dir, &hello, tmp.path());
 
-    // Down leaves nothing behind, and twice is fine.
-    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
-    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&dir));
+    down_leaves_nothing_behind(&dir);
+}
+
+/// Down leaves nothing behind, and twice is fine.
+fn down_leaves_nothing_behind(dir: &Path) {
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(dir));
+    run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(dir));
     let state = read_json(&dir.join("lab.json"));
     if let Some(ns) = state["net"]["server_ns"].as_str() {
         assert!(!Path::new("/run/netns").join(ns).exists(), "namespace {ns} left behind");
