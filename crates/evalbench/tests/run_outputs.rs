@@ -62,9 +62,27 @@ fn the_summary_leads_with_the_answer_and_hydra_gets_medians() {
     let widest = lines.iter().map(|l| l.chars().count()).max().unwrap();
     assert!(widest <= 160, "a line of {widest} characters");
     assert!(!text.contains("== cold-clean.2") && !text.contains("span (by own time)"), "no run's own section");
-    // The answer within the first 10 lines, per clean pass: the median
-    // evaluated time, the largest path steps, what halving the largest would
-    // buy; the same figures in summary.json, on the page and from whatif.
+    the_answer_is_one_figure_everywhere(out, &lines, tmp.path());
+    let each = run_ok(
+        evalbench().args(["summarize", "--quiet", "--no-trace", "--runs", "-o"]).arg(tmp.path().join("runs")).arg(out),
+    );
+    let each = String::from_utf8(each.stdout).unwrap();
+    assert!(
+        each.contains(&format!("== cold-clean.{runs} (cold")) && each.contains("span (by own time)"),
+        "summarize --runs: every run"
+    );
+    assert!(
+        !std::fs::read_to_string(out.join("summary.txt")).unwrap().contains("== cold-clean.2"),
+        "summary.txt is still the answer"
+    );
+    hydra_gets_medians_and_counts(out, &text);
+    shared.unchanged();
+}
+
+/// The answer within the first 10 lines, per clean pass: the median
+/// evaluated time, the largest path steps, what halving the largest would
+/// buy; the same figures in summary.json, on the page, from whatif and in history.
+fn the_answer_is_one_figure_everywhere(out: &Path, lines: &[&str], tmp: &Path) {
     let summary = read_json(&out.join("summary.json"));
     let page = std::fs::read_to_string(out.join("report/index.html")).unwrap();
     let whatif = run_ok(evalbench().args(["whatif", "--quiet"]).arg(out));
@@ -88,7 +106,7 @@ fn the_summary_leads_with_the_answer_and_hydra_gets_medians() {
             "{pass}: the page's lever is not summary.json's {saved} µs"
         );
         // history show after history add: the same median, the same three steps.
-        let db = tmp.path().join("history.sqlite");
+        let db = tmp.join("history.sqlite");
         if pass == "cold-clean" {
             run_ok(evalbench().args(["history", "add", "--commit", "c1", "--db"]).arg(&db).arg(out));
         }
@@ -127,18 +145,11 @@ fn the_summary_leads_with_the_answer_and_hydra_gets_medians() {
             assert!(whatif.contains(&format!("halving {lever} would save {:.1} ms", saved / 1e3)), "{whatif}");
         }
     }
-    let each = run_ok(
-        evalbench().args(["summarize", "--quiet", "--no-trace", "--runs", "-o"]).arg(tmp.path().join("runs")).arg(out),
-    );
-    let each = String::from_utf8(each.stdout).unwrap();
-    assert!(
-        each.contains(&format!("== cold-clean.{runs} (cold")) && each.contains("span (by own time)"),
-        "summarize --runs: every run"
-    );
-    assert!(
-        !std::fs::read_to_string(out.join("summary.txt")).unwrap().contains("== cold-clean.2"),
-        "summary.txt is still the answer"
-    );
+}
+
+/// Hydra's products and metrics: the medians of each clean pass's runs,
+/// nix's counts, every pass's completed runs; and the store's .drv writes.
+fn hydra_gets_medians_and_counts(out: &Path, text: &str) {
     let clean_runs = RUNS;
     let products = std::fs::read_to_string(out.join("nix-support/hydra-build-products")).unwrap();
     let lines: Vec<&str> = products.lines().collect();
@@ -196,7 +207,6 @@ fn the_summary_leads_with_the_answer_and_hydra_gets_medians() {
         !metrics.lines().any(|l| l.contains("instrumented") && !l.contains(".completed_runs ")),
         "timings of instrumented passes are not metrics: {metrics}"
     );
-    shared.unchanged();
 }
 
 /// The page: provenance, the runs as one measurement (drawn, in a real
