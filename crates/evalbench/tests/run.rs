@@ -164,167 +164,183 @@ fn four_passes_on_the_lab_make_a_whole_bundle() {
         assert_eq!(run["status"], "Completed", "{pass}");
         assert!(run["evaluated_s"].as_f64().unwrap() > 0.0);
         assert!(run["evaluation_id"].as_str().is_some_and(|s| s.len() == 36));
-        // The server's own timeline has every status, in order; what the
-        // harness saw polling every 100 ms is some of them, in the same
-        // order, ending Completed (a warm pass can pass three between polls).
-        let names = |k: &str| {
-            run[k].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap().to_string()).collect::<Vec<_>>()
-        };
-        let (server, polled) = (names("server_statuses"), names("statuses"));
-        assert_eq!(
-            server,
-            ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"],
-            "{pass}"
-        );
-        let mut rest = server.iter();
-        assert!(
-            polled.iter().all(|s| rest.any(|t| t == s)) && polled.last().map(String::as_str) == Some("Completed"),
-            "{pass}: {polled:?}"
-        );
-        // Gradient's shapes (docs/GRADIENT-FORMAT.md): job phases as its benchmark's query gives
-        // them (codes: fetch 0, eval_flake 2, eval_derivations 3; ms from the dispatch).
-        let phases = read_json(&d.join("pg/job_phases.json"));
-        let codes: Vec<(i64, i64, i64)> = phases
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p["kind"].as_i64().unwrap(), p["seq"].as_i64().unwrap(), p["phase"].as_i64().unwrap()))
-            .collect();
-        assert_eq!(codes, [(0, 0, 0), (0, 1, 2), (0, 2, 3)], "{pass}");
-        assert!(
-            phases
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|p| p["start_ms"].as_i64().is_some() && p.get("parent_seq").is_some()),
-            "{pass}"
-        );
-        // run.json with Gradient's keys beside ours, and evaluation_metric.json with every column of Gradient's.
-        assert_eq!(run["eval_id"], run["evaluation_id"], "{pass}");
-        assert_eq!(
-            (run["cold"].as_bool(), run["instrumented"].as_bool()),
-            (Some(pass.starts_with("cold-")), Some(pass.ends_with("-instrumented")))
-        );
-        let metric = read_json(&d.join("evaluation_metric.json"));
-        let metric = &metric.as_array().unwrap()[0];
-        for c in evalbench_bundle::contract::EVALUATION_METRIC_COLUMNS {
-            assert!(metric.get(c).is_some(), "{pass}: evaluation_metric.json lacks {c}");
-        }
-        assert_eq!(metric["evaluation"], run["eval_id"], "{pass}");
-        if pass.starts_with("cold-") {
-            assert!(
-                metric["fn_calls"].as_u64().is_some_and(|n| n > 0),
-                "{pass}: the cold evaluation's calls, from nix's statistics"
-            );
-        }
-        // Span files named as Gradient's (`<process>-<pid>.jsonl`).
-        for e in std::fs::read_dir(d.join("trace")).unwrap() {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let (process, pid) = name
-                .strip_suffix(".jsonl")
-                .and_then(|n| n.rsplit_once('-'))
-                .unwrap_or_else(|| panic!("{pass}: {name}"));
-            assert!(["server", "worker", "eval"].contains(&process) && pid.parse::<u32>().is_ok(), "{pass}: {name}");
-        }
-        let trace = read_json(&d.join("trace.json"));
-        assert!(trace["traceEvents"].as_array().unwrap().len() > 100);
-        // The evaluator has a track of its own, named for it (not after the `open` span).
-        let tracks: Vec<&str> = trace["traceEvents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["name"] == "thread_name")
-            .filter_map(|e| e["args"]["name"].as_str())
-            .collect();
-        if pass.starts_with("cold-") {
-            assert!(tracks.contains(&"evaluator 0"), "{pass}: {tracks:?}");
-        }
-        assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
-        // The critical path tiles the evaluated time, across an 800 ms skew.
-        // The run in this directory: PASS.1 (the pass's name alone is all its runs).
-        let run_1 = format!("{pass}.1");
-        let path = serde_json::from_slice::<serde_json::Value>(
-            &run_ok(evalbench().args(["whatif", "--json", "--pass", &run_1]).arg(out)).stdout,
-        )
-        .unwrap();
-        assert_eq!(path["run"], pass, "PASS.1 is the directory PASS");
-        let (total, bound) =
-            (path["path"]["total_us"].as_i64().unwrap(), path["path"]["bound_us"].as_i64().unwrap_or(0));
-        let evaluated = (run["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
-        assert!(
-            (total - evaluated).abs() <= bound.max(1),
-            "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs"
-        );
-        let on_path = |p: &str, n: &str| {
-            path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == p && s["name"] == n)
-        };
-        assert!(
-            on_path("worker", "fetch_repository") || on_path("worker", "fetch_inputs"),
-            "{pass}: the worker's fetch is on the path"
-        );
-        same_path_with_the_spans_given_up(out, pass);
-        // Where pg.pcap was captured, the database's round trips are on the path by statement.
-        let database = path["path"]["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["process"] == "postgres" && s["on_path_us"].as_i64().unwrap() > 0);
-        assert_eq!(database, pass.ends_with("-clean"), "{pass}: statements on the path where pg.pcap was captured");
+        statuses_in_order(pass, &run);
+        gradient_shapes(pass, &d, &run);
+        trace_and_path(out, pass, &d, &run);
         if pass.ends_with("-clean") {
-            for pcap in ["proto.pcap", "pg.pcap"] {
-                let m = magic(&d.join(pcap));
-                assert!(
-                    m[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || m[..4] == [0xa1, 0xb2, 0xc3, 0xd4],
-                    "{pass}/{pcap} is not a pcap file"
-                );
-                assert!(std::fs::metadata(d.join(pcap)).unwrap().len() > 1000, "{pass}/{pcap} captured almost nothing");
-            }
-            let stmts = read_json(&d.join("pg/pg_stat_statements.json"));
-            let stmts = stmts.as_array().unwrap();
-            assert!(!stmts.is_empty() && stmts.len() <= 100);
-            assert!(stmts.iter().all(|s| s["query"].is_string() && s["total_plan_time"].is_number()));
-            assert!(
-                stmts.iter().all(|s| s["total_ms"].is_number() && s["mean_ms"].is_number() && s["calls"].is_number()),
-                "{pass}: Gradient's keys"
-            );
-            assert!(stmts.iter().any(|s| s["query"].as_str().unwrap().contains("dispatched_job_phase")));
-            // Gradient's flat rows, one a busy backend and sample, the samples 100 ms apart.
-            let waits = read_json(&d.join("pg/wait_samples.json"));
-            for w in waits.as_array().unwrap() {
-                for k in ["ts_us", "pid", "state", "wait_event_type", "wait_event", "query"] {
-                    assert!(w.get(k).is_some(), "{pass}: a wait sample without {k}: {w}");
-                }
-            }
-            let mut at: Vec<i64> = waits.as_array().unwrap().iter().map(|w| w["ts_us"].as_i64().unwrap()).collect();
-            at.dedup();
-            assert!(
-                at.windows(2).all(|w| w[1] - w[0] >= 90_000),
-                "{pass}: samples closer than the sampler's 100 ms: {at:?}"
-            );
-            for f in ["perf.data", "pg/auto_explain.log", "worker/strace"] {
-                assert!(!d.join(f).exists(), "{pass} must not have {f}");
-            }
+            clean_captures(pass, &d);
         } else {
-            assert_eq!(magic(&d.join("perf.data")), b"PERFILE2");
-            assert_eq!(magic(&d.join("worker/perf.data")), b"PERFILE2");
-            for svg in ["flame.svg", "worker/flame.svg"] {
-                assert!(std::fs::read_to_string(d.join(svg)).unwrap().contains("<svg"), "{pass}/{svg}");
-            }
-            let strace: Vec<_> =
-                std::fs::read_dir(d.join("worker/strace")).unwrap().map(|e| e.unwrap().path()).collect();
-            assert!(strace.len() >= 3, "{pass}: one strace file per thread and child, got {}", strace.len());
-            let any = std::fs::read_to_string(&strace[0]).unwrap();
-            let first = any.lines().next().unwrap_or("");
-            assert!(
-                first.split_whitespace().next().is_some_and(|t| t.contains('.') && t.parse::<f64>().is_ok()),
-                "timestamps: {first}"
-            );
-            let explain = std::fs::read_to_string(d.join("pg/auto_explain.log")).unwrap();
-            assert!(explain.contains("duration:") && explain.contains("Query Text:"), "{pass}: auto_explain plans");
-            assert!(!d.join("proto.pcap").exists());
+            instrumented_captures(pass, &d);
         }
     }
     shared.unchanged();
+}
+
+/// The server's own timeline has every status, in order; what the
+/// harness saw polling every 100 ms is some of them, in the same
+/// order, ending Completed (a warm pass can pass three between polls).
+fn statuses_in_order(pass: &str, run: &serde_json::Value) {
+    let names = |k: &str| {
+        run[k].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let (server, polled) = (names("server_statuses"), names("statuses"));
+    assert_eq!(
+        server,
+        ["Queued", "Fetching", "EvaluatingFlake", "EvaluatingDerivation", "Building", "Completed"],
+        "{pass}"
+    );
+    let mut rest = server.iter();
+    assert!(
+        polled.iter().all(|s| rest.any(|t| t == s)) && polled.last().map(String::as_str) == Some("Completed"),
+        "{pass}: {polled:?}"
+    );
+}
+
+/// Gradient's shapes (docs/GRADIENT-FORMAT.md): job phases, run.json's keys,
+/// evaluation_metric.json's columns, span files' names.
+fn gradient_shapes(pass: &str, d: &Path, run: &serde_json::Value) {
+    // Gradient's shapes (docs/GRADIENT-FORMAT.md): job phases as its benchmark's query gives
+    // them (codes: fetch 0, eval_flake 2, eval_derivations 3; ms from the dispatch).
+    let phases = read_json(&d.join("pg/job_phases.json"));
+    let codes: Vec<(i64, i64, i64)> = phases
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["kind"].as_i64().unwrap(), p["seq"].as_i64().unwrap(), p["phase"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(codes, [(0, 0, 0), (0, 1, 2), (0, 2, 3)], "{pass}");
+    assert!(
+        phases.as_array().unwrap().iter().all(|p| p["start_ms"].as_i64().is_some() && p.get("parent_seq").is_some()),
+        "{pass}"
+    );
+    // run.json with Gradient's keys beside ours, and evaluation_metric.json with every column of Gradient's.
+    assert_eq!(run["eval_id"], run["evaluation_id"], "{pass}");
+    assert_eq!(
+        (run["cold"].as_bool(), run["instrumented"].as_bool()),
+        (Some(pass.starts_with("cold-")), Some(pass.ends_with("-instrumented")))
+    );
+    let metric = read_json(&d.join("evaluation_metric.json"));
+    let metric = &metric.as_array().unwrap()[0];
+    for c in evalbench_bundle::contract::EVALUATION_METRIC_COLUMNS {
+        assert!(metric.get(c).is_some(), "{pass}: evaluation_metric.json lacks {c}");
+    }
+    assert_eq!(metric["evaluation"], run["eval_id"], "{pass}");
+    if pass.starts_with("cold-") {
+        assert!(
+            metric["fn_calls"].as_u64().is_some_and(|n| n > 0),
+            "{pass}: the cold evaluation's calls, from nix's statistics"
+        );
+    }
+    // Span files named as Gradient's (`<process>-<pid>.jsonl`).
+    for e in std::fs::read_dir(d.join("trace")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let (process, pid) =
+            name.strip_suffix(".jsonl").and_then(|n| n.rsplit_once('-')).unwrap_or_else(|| panic!("{pass}: {name}"));
+        assert!(["server", "worker", "eval"].contains(&process) && pid.parse::<u32>().is_ok(), "{pass}: {name}");
+    }
+}
+
+/// trace.json, the evaluator's track; the critical path tiles the evaluated
+/// time, across an 800 ms skew, with the database's round trips on it where
+/// pg.pcap was captured.
+fn trace_and_path(out: &Path, pass: &str, d: &Path, run: &serde_json::Value) {
+    let trace = read_json(&d.join("trace.json"));
+    assert!(trace["traceEvents"].as_array().unwrap().len() > 100);
+    // The evaluator has a track of its own, named for it (not after the `open` span).
+    let tracks: Vec<&str> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    if pass.starts_with("cold-") {
+        assert!(tracks.contains(&"evaluator 0"), "{pass}: {tracks:?}");
+    }
+    assert!(std::fs::read_dir(d.join("trace")).unwrap().count() >= 3, "{pass}: server, worker and eval span files");
+    // The critical path tiles the evaluated time, across an 800 ms skew.
+    // The run in this directory: PASS.1 (the pass's name alone is all its runs).
+    let run_1 = format!("{pass}.1");
+    let path = serde_json::from_slice::<serde_json::Value>(
+        &run_ok(evalbench().args(["whatif", "--json", "--pass", &run_1]).arg(out)).stdout,
+    )
+    .unwrap();
+    assert_eq!(path["run"], pass, "PASS.1 is the directory PASS");
+    let (total, bound) = (path["path"]["total_us"].as_i64().unwrap(), path["path"]["bound_us"].as_i64().unwrap_or(0));
+    let evaluated = (run["evaluated_s"].as_f64().unwrap() * 1e6).round() as i64;
+    assert!(
+        (total - evaluated).abs() <= bound.max(1),
+        "{pass}: path {total} µs, evaluated {evaluated} µs, bound {bound} µs"
+    );
+    let on_path = |p: &str, n: &str| {
+        path["path"]["steps"].as_array().unwrap().iter().any(|s| s["process"] == p && s["name"] == n)
+    };
+    assert!(
+        on_path("worker", "fetch_repository") || on_path("worker", "fetch_inputs"),
+        "{pass}: the worker's fetch is on the path"
+    );
+    same_path_with_the_spans_given_up(out, pass);
+    // Where pg.pcap was captured, the database's round trips are on the path by statement.
+    let database = path["path"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["process"] == "postgres" && s["on_path_us"].as_i64().unwrap() > 0);
+    assert_eq!(database, pass.ends_with("-clean"), "{pass}: statements on the path where pg.pcap was captured");
+}
+
+/// A clean pass's captures: both pcaps, pg_stat_statements, wait samples; no profiler's.
+fn clean_captures(pass: &str, d: &Path) {
+    for pcap in ["proto.pcap", "pg.pcap"] {
+        let m = magic(&d.join(pcap));
+        assert!(
+            m[..4] == [0xd4, 0xc3, 0xb2, 0xa1] || m[..4] == [0xa1, 0xb2, 0xc3, 0xd4],
+            "{pass}/{pcap} is not a pcap file"
+        );
+        assert!(std::fs::metadata(d.join(pcap)).unwrap().len() > 1000, "{pass}/{pcap} captured almost nothing");
+    }
+    let stmts = read_json(&d.join("pg/pg_stat_statements.json"));
+    let stmts = stmts.as_array().unwrap();
+    assert!(!stmts.is_empty() && stmts.len() <= 100);
+    assert!(stmts.iter().all(|s| s["query"].is_string() && s["total_plan_time"].is_number()));
+    assert!(
+        stmts.iter().all(|s| s["total_ms"].is_number() && s["mean_ms"].is_number() && s["calls"].is_number()),
+        "{pass}: Gradient's keys"
+    );
+    assert!(stmts.iter().any(|s| s["query"].as_str().unwrap().contains("dispatched_job_phase")));
+    // Gradient's flat rows, one a busy backend and sample, the samples 100 ms apart.
+    let waits = read_json(&d.join("pg/wait_samples.json"));
+    for w in waits.as_array().unwrap() {
+        for k in ["ts_us", "pid", "state", "wait_event_type", "wait_event", "query"] {
+            assert!(w.get(k).is_some(), "{pass}: a wait sample without {k}: {w}");
+        }
+    }
+    let mut at: Vec<i64> = waits.as_array().unwrap().iter().map(|w| w["ts_us"].as_i64().unwrap()).collect();
+    at.dedup();
+    assert!(at.windows(2).all(|w| w[1] - w[0] >= 90_000), "{pass}: samples closer than the sampler's 100 ms: {at:?}");
+    for f in ["perf.data", "pg/auto_explain.log", "worker/strace"] {
+        assert!(!d.join(f).exists(), "{pass} must not have {f}");
+    }
+}
+
+/// An instrumented pass's captures: perf on both hosts, strace, auto_explain; no pcap.
+fn instrumented_captures(pass: &str, d: &Path) {
+    assert_eq!(magic(&d.join("perf.data")), b"PERFILE2");
+    assert_eq!(magic(&d.join("worker/perf.data")), b"PERFILE2");
+    for svg in ["flame.svg", "worker/flame.svg"] {
+        assert!(std::fs::read_to_string(d.join(svg)).unwrap().contains("<svg"), "{pass}/{svg}");
+    }
+    let strace: Vec<_> = std::fs::read_dir(d.join("worker/strace")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(strace.len() >= 3, "{pass}: one strace file per thread and child, got {}", strace.len());
+    let any = std::fs::read_to_string(&strace[0]).unwrap();
+    let first = any.lines().next().unwrap_or("");
+    assert!(
+        first.split_whitespace().next().is_some_and(|t| t.contains('.') && t.parse::<f64>().is_ok()),
+        "timestamps: {first}"
+    );
+    let explain = std::fs::read_to_string(d.join("pg/auto_explain.log")).unwrap();
+    assert!(explain.contains("duration:") && explain.contains("Query Text:"), "{pass}: auto_explain plans");
+    assert!(!d.join("proto.pcap").exists());
 }
 
 /// nix's statistics and profile of the cold evaluations, on nix's clock.
