@@ -62,7 +62,15 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
     assert_eq!(r.status.code(), Some(1), "the gate fires on instructions: {stderr}");
     assert!(flat(&stderr).contains("regression past 0.5%: cold-counted instructions: nix executed"), "{stderr}");
 
-    // compare.json: one verdict on instructions, more, by about 1%.
+    compare_json_has_one_verdict(&out);
+    the_count_everywhere_on_b(&out, tmp.path());
+    history_finds_the_step(&out, tmp.path());
+    bisect_finds_it_by_instructions(&out, tmp.path(), &a, &b);
+}
+
+/// compare.json: one verdict on instructions, more, by about 1%; no time
+/// of the counted pass compared; every call count nix keeps the same.
+fn compare_json_has_one_verdict(out: &Path) {
     let cmp = read_json(&out.join("compare.json"));
     let i = &cmp["instructions"][0];
     assert_eq!(i["pass"], "cold-counted");
@@ -81,8 +89,10 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
         let c = counters.iter().find(|c| c["name"] == k).unwrap_or_else(|| panic!("{k}: {counters:?}"));
         assert_eq!(c["kind"], "same", "{c}");
     }
+}
 
-    // The count in each side's summary, report and files.
+/// The count in B's summary, report and files, and compare's Markdown and page.
+fn the_count_everywhere_on_b(out: &Path, tmp: &Path) {
     let summary = flat(&std::fs::read_to_string(out.join("b/summary.txt")).unwrap());
     assert!(summary.contains("cold-counted nix executed") && summary.contains("evaluate "), "{summary}");
     assert!(summary.contains("Not timed: cold-counted (Valgrind"), "{summary}");
@@ -111,7 +121,7 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
             && md.contains("| function (moved most) | from | A | B | B - A |"),
         "{md}"
     );
-    let html = tmp.path().join("cmp-html");
+    let html = tmp.join("cmp-html");
     run_ok(evalbench().arg("compare").arg(out.join("a")).arg(out.join("b")).arg("--html").arg(&html));
     let cmp_page = std::fs::read_to_string(html.join("index.html")).unwrap();
     assert!(
@@ -137,9 +147,11 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
     for who in ["lock", "discover", "0"] {
         assert!(eval.join(format!("cachegrind.{who}.out")).is_file(), "{who}");
     }
+}
 
-    // History: A at one commit, B at the next, one run each: the step is found where it is.
-    let db = tmp.path().join("h.sqlite");
+/// History: A at one commit, B at the next, one run each: the step is found where it is.
+fn history_finds_the_step(out: &Path, tmp: &Path) {
+    let db = tmp.join("h.sqlite");
     for (side, commit, time) in [("a", "c1", "1000"), ("b", "c2", "2000")] {
         run_ok(
             evalbench()
@@ -158,11 +170,13 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
     );
     let text = flat(&String::from_utf8(run_ok(evalbench().args(["history", "show", "--db"]).arg(&db)).stdout).unwrap());
     assert!(text.contains("runs instructions spread") && text.contains("nix executed"), "{text}");
+}
 
-    // bisect --instructions over A, B and a comment after B: A's and B's
-    // bundles are its probes of their commits; the comment's is evaluated.
+/// bisect --instructions over A, B and a comment after B: A's and B's
+/// bundles are its probes of their commits; the comment's is evaluated.
+fn bisect_finds_it_by_instructions(out: &Path, tmp: &Path, a: &Path, b: &Path) {
     use common::repo::git;
-    let repo = tmp.path().join("repo");
+    let repo = tmp.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q"]);
     git(&repo, &["config", "user.email", "t@example.org"]);
@@ -172,14 +186,14 @@ fn a_change_inside_a_builtin_is_counted_gated_and_bisected() {
         std::fs::write(repo.join("flake.nix"), format!("{text}{extra}")).unwrap();
         git(&repo, &["add", "-A"]);
     };
-    put(&a, "");
+    put(a, "");
     git(&repo, &["commit", "-qm", "c0: a short pad"]);
-    put(&b, "");
+    put(b, "");
     git(&repo, &["commit", "-qm", "c1: a long pad"]);
-    put(&b, "# a comment\n");
+    put(b, "# a comment\n");
     git(&repo, &["commit", "-qm", "c2: a comment"]);
     let commits: Vec<String> = git(&repo, &["rev-list", "--reverse", "HEAD"]).lines().map(String::from).collect();
-    let bisect_out = tmp.path().join("bisect");
+    let bisect_out = tmp.join("bisect");
     std::fs::create_dir_all(&bisect_out).unwrap();
     for (side, commit) in [("a", &commits[0]), ("b", &commits[1])] {
         let copied = std::process::Command::new("cp")
