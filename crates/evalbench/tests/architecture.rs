@@ -1,9 +1,7 @@
 //! The crate rules and habits of docs/ARCHITECTURE.md, checked against the
 //! tree: which crate may depend on which; sizes a reader can hold (no source
-//! file over 800 lines, no line over 120 columns, no function over 80 lines
-//! but those listed in `architecture_long_functions.txt` until they are
-//! split, none of those growing); no comment citing documents outside the
-//! repository.
+//! file over 800 lines, no line over 120 columns, no function over 80
+//! lines); no comment citing documents outside the repository.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -173,41 +171,18 @@ fn functions(text: &str) -> Vec<(String, usize, usize)> {
 }
 
 #[test]
-fn no_function_is_over_80_lines_but_the_listed_ones_which_do_not_grow() {
-    let listed_text =
-        std::fs::read_to_string(root().join("crates/evalbench/tests/architecture_long_functions.txt")).unwrap();
-    // "path name lines": the most each may have until it is split.
-    let mut listed: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for l in listed_text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        assert_eq!(w.len(), 3, "architecture_long_functions.txt: expected `path name lines`, got {l:?}");
-        listed.insert((w[0].to_string(), w[1].to_string()), w[2].parse().unwrap());
-    }
+fn no_function_is_over_80_lines() {
     let mut wrong = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
     let mut counted = 0;
     for f in &all_sources() {
         for (name, line, n) in functions(&std::fs::read_to_string(f).unwrap()) {
             counted += 1;
-            let key = (relative(f), name.clone());
-            match listed.get(&key) {
-                Some(&most) => {
-                    seen.insert(key.clone());
-                    if n > most {
-                        wrong.push(format!("{}:{line} {name}: {n} lines, grew past its listed {most}", key.0));
-                    } else if n <= 80 {
-                        wrong.push(format!("{}:{line} {name}: {n} lines now: take it off the list", key.0));
-                    }
-                }
-                None if n > 80 => wrong.push(format!("{}:{line} {name}: {n} lines (at most 80)", key.0)),
-                None => {}
+            if n > 80 {
+                wrong.push(format!("{}:{line} {name}: {n} lines (at most 80)", relative(f)));
             }
         }
     }
     assert!(counted > 1000, "found only {counted} functions: the scan is broken");
-    for key in listed.keys().filter(|k| !seen.contains(*k)) {
-        wrong.push(format!("{} {}: listed but not found: take it off the list", key.0, key.1));
-    }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 

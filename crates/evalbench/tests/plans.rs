@@ -219,14 +219,25 @@ fn plan_changes_are_exactly_those_explain_sees() {
         "{summary}"
     );
 
-    // The truth: every statement A ran, EXPLAINed with its own parameters on
-    // A's database under both settings; a statement's plan under a setting
-    // is its most frequent one, as compare's is.
-    let lab = tmp.path().join("lab-a");
+    let truth = explain_truth(tmp.path(), &a, &b);
+    let ab = compare_json(&a, &b);
+    assert_eq!(changed(&ab), truth, "compare's changed plans against EXPLAIN's");
+    text_shows_whole_trees(&a, &b, &truth);
+    markdown_shows_both_trees(&a, &b, &ab, &truth);
+    a_against_a_changes_nothing(tmp.path(), &a, &a2);
+    the_page_marks_the_changed_nodes(tmp.path(), &a, &b, &truth);
+    hostile_plans_and_spans_are_text(tmp.path(), &a);
+}
+
+/// The truth: every statement A ran, EXPLAINed with its own parameters on
+/// A's database under both settings; a statement's plan under a setting
+/// is its most frequent one, as compare's is. The statements whose plan changed.
+fn explain_truth(tmp: &Path, a: &Path, b: &Path) -> BTreeSet<String> {
+    let lab = tmp.join("lab-a");
     run_ok(evalbench().args(["lab", "up", "--pg-setting", "autovacuum=off", "--lab-dir"]).arg(&lab));
-    let runs = executions(&a);
+    let runs = executions(a);
     let in_b: BTreeSet<String> =
-        executions(&b).into_iter().map(|(q, _)| evalbench_decode::normalize::normalize_sql(&q)).collect();
+        executions(b).into_iter().map(|(q, _)| evalbench_decode::normalize::normalize_sql(&q)).collect();
     let (on, off) = (explain_all(&lab, &runs, "on"), explain_all(&lab, &runs, "off"));
     run_ok(evalbench().args(["lab", "down", "--lab-dir"]).arg(&lab));
     let mut by_statement: BTreeMap<String, (Vec<&String>, Vec<&String>)> = BTreeMap::new();
@@ -264,10 +275,12 @@ fn plan_changes_are_exactly_those_explain_sees() {
         by_statement.len(),
         truth.len()
     );
+    truth
+}
 
-    let ab = compare_json(&a, &b);
-    assert_eq!(changed(&ab), truth, "compare's changed plans against EXPLAIN's");
-    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(&a).arg(&b)).stdout).unwrap();
+/// compare's text: trees shown whole, the settings of both sides.
+fn text_shows_whole_trees(a: &Path, b: &Path, truth: &BTreeSet<String>) {
+    let text = String::from_utf8(run_ok(evalbench().arg("compare").arg(a).arg(b)).stdout).unwrap();
     assert!(text.contains(&format!("{} plan changed", truth.len())), "{text}");
     // Trees are shown whole: every node line with rows ends in its loops count, nothing cut with "…".
     let tree_lines: Vec<&str> = text.lines().filter(|l| l.contains(" | ")).collect();
@@ -287,9 +300,12 @@ fn plan_changes_are_exactly_those_explain_sees() {
         ),
         "{text}"
     );
-    // The Markdown: a table of both trees per changed plan, a row per node of the larger.
+}
+
+/// The Markdown: a table of both trees per changed plan, a row per node of the larger.
+fn markdown_shows_both_trees(a: &Path, b: &Path, ab: &serde_json::Value, truth: &BTreeSet<String>) {
     let md = String::from_utf8(
-        run_ok(evalbench().args(["compare", "--format", "markdown", "--top", "1000"]).arg(&a).arg(&b)).stdout,
+        run_ok(evalbench().args(["compare", "--format", "markdown", "--top", "1000"]).arg(a).arg(b)).stdout,
     )
     .unwrap();
     let (tables, links) = markdown_tables(&md);
@@ -334,10 +350,26 @@ fn plan_changes_are_exactly_those_explain_sees() {
             "rows × loops on every node: {rows:?}"
         );
     }
-    // Each node's depth survives the renderer: read as the strictest ones
-    // read a cell (trimmed of all Unicode white space, as JavaScript's
-    // trim() in markdown-it does), the tree keeps its shape.
-    for ((_, rows), p) in trees.iter().zip(&shown) {
+    depths_survive_the_renderer(&trees, &shown);
+    for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] == "changed") {
+        assert_ne!(p["a"]["fingerprint"], p["b"]["fingerprint"]);
+        for side in ["a", "b"] {
+            let nodes = p[side]["nodes"].as_array().unwrap();
+            assert!(!nodes.is_empty() && p[side]["count"].as_u64().unwrap() >= 1);
+            assert_eq!(p[side]["differs"].as_array().unwrap().len(), nodes.len());
+            assert!(
+                nodes.iter().all(|n| n["rows"].is_number() && n["loops"].is_number()),
+                "actual rows × loops per node"
+            );
+        }
+    }
+}
+
+/// Each node's depth survives the renderer: read as the strictest ones
+/// read a cell (trimmed of all Unicode white space, as JavaScript's
+/// trim() in markdown-it does), the tree keeps its shape.
+fn depths_survive_the_renderer(trees: &[&Table], shown: &[&serde_json::Value]) {
+    for ((_, rows), p) in trees.iter().zip(shown) {
         for (col, side) in ["a", "b"].iter().enumerate() {
             // A side that did not run the statement has no nodes, and its column no cells.
             let want: Vec<u64> = p[side]["nodes"]
@@ -363,28 +395,18 @@ fn plan_changes_are_exactly_those_explain_sees() {
             assert_eq!(seen, want, "{side}'s tree as rendered: {rows:?}");
         }
     }
-    for p in ab["passes"][0]["plans"].as_array().unwrap().iter().filter(|p| p["change"] == "changed") {
-        assert_ne!(p["a"]["fingerprint"], p["b"]["fingerprint"]);
-        for side in ["a", "b"] {
-            let nodes = p[side]["nodes"].as_array().unwrap();
-            assert!(!nodes.is_empty() && p[side]["count"].as_u64().unwrap() >= 1);
-            assert_eq!(p[side]["differs"].as_array().unwrap().len(), nodes.len());
-            assert!(
-                nodes.iter().all(|n| n["rows"].is_number() && n["loops"].is_number()),
-                "actual rows × loops per node"
-            );
-        }
-    }
+}
 
-    // A against A: the same settings, no plan changed.
-    let aa = compare_json(&a, &a2);
+/// A against A: the same settings, no plan changed; and A against itself
+/// logged in auto_explain's JSON format: one plan, one fingerprint.
+fn a_against_a_changes_nothing(tmp: &Path, a: &Path, a2: &Path) {
+    const BOTH: [&str; 2] = ["autovacuum=off", "log_min_duration_statement=0"];
+    let aa = compare_json(a, a2);
     assert_eq!(changed(&aa), BTreeSet::new(), "A/A: no plan changed");
-    // And A against itself logged in auto_explain's JSON format: one plan,
-    // one fingerprint, whichever format wrote it.
-    let j = run(tmp.path(), "json", &[BOTH[0], BOTH[1], "auto_explain.log_format=json"]);
+    let j = run(tmp, "json", &[BOTH[0], BOTH[1], "auto_explain.log_format=json"]);
     let log = std::fs::read_to_string(j.join("cold-instrumented/pg/auto_explain.log")).unwrap();
     assert!(log.contains("plan:\n\t{\n\t  \"Query Text\""), "the JSON format was logged");
-    let aj = compare_json(&a, &j);
+    let aj = compare_json(a, &j);
     assert_eq!(changed(&aj), BTreeSet::new(), "text against JSON: no plan changed");
     let same = aj["passes"][0]["plans"]
         .as_array()
@@ -393,11 +415,13 @@ fn plan_changes_are_exactly_those_explain_sees() {
         .filter(|p| p["a"]["fingerprint"] == p["b"]["fingerprint"])
         .count();
     assert!(same >= 20, "{same} statements with one fingerprint in both formats");
+}
 
-    // The page, in a real browser: the changed plans' differing nodes marked,
-    // every node with a hover title, nothing run.
-    let html = tmp.path().join("page");
-    run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(&a).arg(&b));
+/// The page, in a real browser: the changed plans' differing nodes marked,
+/// every node with a hover title, nothing run.
+fn the_page_marks_the_changed_nodes(tmp: &Path, a: &Path, b: &Path, truth: &BTreeSet<String>) {
+    let html = tmp.join("page");
+    run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(a).arg(b));
     let page = html.join("index.html");
     let raw = std::fs::read_to_string(&page).unwrap();
     assert!(!raw.to_ascii_lowercase().contains("<script"), "no script in the page");
@@ -405,8 +429,8 @@ fn plan_changes_are_exactly_those_explain_sees() {
     // A screenshot for people, beside the report's (target/test-artifacts).
     let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
-    browse(&page, &tmp.path().join("shot"), Some(&artifacts.join("compare-plans.png")));
-    let seen = browse(&page, tmp.path(), None);
+    browse(&page, &tmp.join("shot"), Some(&artifacts.join("compare-plans.png")));
+    let seen = browse(&page, tmp, None);
     let dom = &seen.dom;
     assert_eq!(dom.matches("data-change=\"changed\"").count(), truth.len(), "one drawing per changed plan");
     for block in dom.split("data-change=\"changed\"").skip(1) {
@@ -420,14 +444,16 @@ fn plan_changes_are_exactly_those_explain_sees() {
     assert!(nodes > 0 && titled == nodes, "{titled} of {nodes} nodes have a hover title");
     no_console(&seen);
     no_network(&seen);
+}
 
-    // Bundles come from other machines: a plan whose statement, relation,
-    // alias and details are markup, and a span named like one, shown as text.
-    // Both sides get the hostile span (compare shows spans both sides have),
-    // B the hostile plan as well.
-    let (evil_a, evil) = (tmp.path().join("evil-a"), tmp.path().join("evil"));
+/// Bundles come from other machines: a plan whose statement, relation,
+/// alias and details are markup, and a span named like one, shown as text.
+/// Both sides get the hostile span (compare shows spans both sides have),
+/// B the hostile plan as well.
+fn hostile_plans_and_spans_are_text(tmp: &Path, a: &Path) {
+    let (evil_a, evil) = (tmp.join("evil-a"), tmp.join("evil"));
     for copy in [&evil_a, &evil] {
-        run_ok(std::process::Command::new("cp").arg("-a").arg(&a).arg(copy));
+        run_ok(std::process::Command::new("cp").arg("-a").arg(a).arg(copy));
         for e in std::fs::read_dir(copy.join("cold-instrumented/trace")).unwrap() {
             let p = e.unwrap().path();
             let text = std::fs::read_to_string(&p)
@@ -450,7 +476,7 @@ fn plan_changes_are_exactly_those_explain_sees() {
         .as_bytes(),
     )
     .unwrap();
-    let html = tmp.path().join("evil-page");
+    let html = tmp.join("evil-page");
     let out = run_ok(evalbench().args(["compare", "--html"]).arg(&html).arg(&evil_a).arg(&evil));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("new statement (only in B: A never ran it): SELECT ? /*"),
@@ -466,7 +492,7 @@ fn plan_changes_are_exactly_those_explain_sees() {
     let page = html.join("index.html");
     let raw = std::fs::read_to_string(&page).unwrap();
     assert!(!raw.contains("<script") && !raw.contains("<img"), "markup from the bundle reached the page");
-    let seen = browse(&page, &tmp.path().join("evil-browser"), None);
+    let seen = browse(&page, &tmp.join("evil-browser"), None);
     no_console(&seen);
     no_network(&seen);
     assert!(!seen.dom.contains("data-pwned=\"1\"") && !seen.dom.contains("<title>pwned"), "a script ran");
