@@ -121,23 +121,25 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
     // Not beside the timing tests: the runs here would be their noise.
     let _one = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
-    // Bundles of nine repeats; B evaluates sixteen times the derivations.
-    // Sixteen, from 1,000: each side's runs are made one after the other,
-    // so a burst of the other tests' load over a few of them is drift, and
-    // between sessions every row is held to the pass's largest drift. With
-    // 200 against 800 (passes of 34 and 53 ms) CI's bursts drifted a row by
-    // 209%, past the +195% change; under a generated bursty load the drift
-    // stayed under 90% against changes of +800 to +1,300% (three of three),
-    // where 200/800 was inside noise three of three.
+    // Bundles of nine repeats; B sleeps a known millisecond inside each of
+    // its 400 resolve spans. A sleep, not more work: each side's runs are
+    // made one after the other, so a burst of the other tests' load over a
+    // few of them is drift, and between sessions every row is held to the
+    // pass's largest drift. With B evaluating four times the derivations
+    // (200 against 800, passes of 34 and 53 ms) CI's bursts drifted a row
+    // by 209%, past the +195% change; sixteen times (from 1,000) held but
+    // cost 88 s in the suite's debug build. Under a generated bursty load
+    // the sleep's change was +1,166 to +1,290% against drifts of at most 221%.
     // Nine: the spans are exploratory, under Holm's correction over every
     // row of both passes (~200); fewer runs a side could not single out one
     // span however large its change (7 runs: smallest p 5.8e-4 > 0.05/200).
     const RUNS: usize = 9;
-    let make = |name: &str, drvs: &str| {
+    let make = |name: &str, extra: &[&str]| {
         let b = tmp.path().join(name);
         for i in 1..=RUNS {
             let s = tmp.path().join(format!("{name}-s{i}"));
-            sample(&s, &["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", drvs]);
+            let args = [&["--passes", "cold-clean,warm-clean", "--ci-jobs", "2", "--drvs", "200"], extra].concat();
+            sample(&s, &args);
             for pass in ["cold-clean", "warm-clean"] {
                 let dest = if i == 1 { pass.to_string() } else { format!("{pass}.{i}") };
                 std::fs::create_dir_all(&b).unwrap();
@@ -146,8 +148,8 @@ fn compare_gives_verdicts_on_repeats_and_refuses_cold_against_warm() {
         }
         b
     };
-    let a = make("a", "1000");
-    let b = make("b", "16000");
+    let a = make("a", &[]);
+    let b = make("b", &["--delay", "resolve=1"]);
     let out = run_ok(evalbench().args(["compare", "--json"]).arg(&a).arg(&b));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cold = v["passes"].as_array().unwrap().iter().find(|p| p["pass_a"] == "cold-clean").unwrap();

@@ -391,7 +391,7 @@ fn provenance_text(t: &mut String, p: &evalbench_bundle::Provenance) {
 /// counters first, then the rest by name.
 fn counters_text(t: &mut String, passes: &[PassCounters], summarized: &[&str]) {
     use crate::figures::grouped;
-    use evalbench_analyze::counters::{in_headline_order, NOISY};
+    use evalbench_bundle::nix_stats::{in_headline_order, NOISY};
     if passes.is_empty() {
         return;
     }
