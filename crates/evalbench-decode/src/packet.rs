@@ -153,6 +153,7 @@ struct Links {
 
 impl Links {
     /// One block: a header noted, a packet handed on with its time (µs).
+    #[inline]
     fn block(&mut self, block: PcapBlockOwned<'_>, stats: &mut PacketStats, each: &mut dyn FnMut(Segment<'_>)) {
         match block {
             PcapBlockOwned::LegacyHeader(h) => {

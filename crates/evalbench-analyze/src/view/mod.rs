@@ -36,7 +36,7 @@ pub use captures::{CpuProfile, Database, WaitColumn};
 pub use evaluator::{Attribute, AttributeCost, Evaluator, NixProfile, Position, Ranked, Sampled};
 pub use jobs::{JobPhases, Phase};
 pub use runs::{runs_of_pass, RunsOfPass};
-pub use timeline::{Bar, Lane, PathBar, Timeline, PATH_MIN_SHARE, TIMELINE_PIXELS};
+pub use timeline::{path_bars, Bar, Lane, PathBar, Timeline, PATH_MIN_SHARE, TIMELINE_PIXELS};
 
 /// A capture as the page can show it.
 #[derive(Debug)]
@@ -81,8 +81,6 @@ pub struct PassView {
     pub evaluator: Section<Evaluator>,
     /// What the evaluated time waited on, or why that is unknown.
     pub critical: Result<crate::path::CriticalPath, crate::path::PathError>,
-    /// The path's lane of the timeline (empty without a path).
-    pub path_bars: Vec<PathBar>,
     /// What 10% and 50% faster would buy, for the top steps on the path.
     pub buys: Vec<crate::path::whatif::Buys>,
     /// The CI's evaluation_metric row (run.json's, else the file's).
@@ -145,7 +143,6 @@ impl PassView {
             evaluator: Section::Missing(layout::EVAL_DIR),
             // Walked below, once the views have read the spans.
             critical: Err(crate::path::PathError::NoRun),
-            path_bars: Vec::new(),
             buys: Vec::new(),
             evaluation_metric,
         };
@@ -171,7 +168,6 @@ impl PassView {
                 v.buys = crate::path::whatif::buys(&g, &p, crate::over_runs::BUYS);
                 crate::stats::own_from_path(&mut v.span_stats, &g);
                 crate::phase("path: what would buy");
-                v.path_bars = timeline::path_bars(&p.segments, p.from_us, p.to_us);
                 v.critical = Ok(p);
             }
             Err(e) => v.critical = Err(e),

@@ -31,6 +31,8 @@ pub struct Group {
     /// none for a pass run once, which has no runs' section).
     pub paths: usize,
     pub steps_over_runs: Vec<StepOverRuns>,
+    /// The shown run's critical path as its timeline lane draws it.
+    pub path_bars: Vec<super::PathBar>,
 }
 
 /// Steps of the shown run's own top levers the page lists.
@@ -109,7 +111,13 @@ pub fn page(bundle: &Bundle, with_spans: &mut dyn FnMut(&PassView, crate::tracks
             // Drawn for a pass of several runs only (its runs' section).
             let several = runs.len() > 1 && !paths.is_empty();
             let steps_over_runs = if several { steps_over_runs(&paths) } else { Vec::new() };
-            Group { base, runs, over, shown, levers, paths: paths.len(), steps_over_runs }
+            // The path's lane, drawn for the run shown in full only.
+            let path_bars = passes[shown]
+                .critical
+                .as_ref()
+                .map(|p| super::path_bars(&p.segments, p.from_us, p.to_us))
+                .unwrap_or_default();
+            Group { base, runs, over, shown, levers, paths: paths.len(), steps_over_runs, path_bars }
         })
         .collect();
     let answers = groups

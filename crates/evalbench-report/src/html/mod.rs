@@ -187,7 +187,7 @@ fn group(page: &mut Page, g: &evalbench_analyze::view::page::Group, passes: &[Pa
     sections::pass_header(page, p);
     sections::assignment(page, p);
     sections::jobs(page, p);
-    sections::critical_path(page, p, &g.levers);
+    sections::critical_path(page, p, &g.levers, &g.path_bars);
     sections::spans(page, p);
     sections::database(page, p);
     sections::network(page, p);

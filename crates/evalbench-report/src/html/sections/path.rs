@@ -14,7 +14,7 @@ use super::super::Page;
 const STEPS_SHOWN: usize = 12;
 
 /// The path's bars (analyze merged the narrow ones), titled.
-fn bars(p: &PassView, t0: f64) -> Vec<Item> {
+fn bars(path_bars: &[PathBar], t0: f64) -> Vec<Item> {
     let bar = |b: &PathBar| {
         let (start, end) = (b.start_us as f64, b.end_us as f64);
         let name = b.steps[0].0.clone();
@@ -26,11 +26,16 @@ fn bars(p: &PassView, t0: f64) -> Vec<Item> {
         };
         Item { start, end, label: name, title }
     };
-    p.path_bars.iter().map(bar).collect()
+    path_bars.iter().map(bar).collect()
 }
 
 /// The path of `p`, the run shown in full of its pass, and its levers over the pass's runs.
-pub fn critical_path(page: &mut Page, p: &PassView, levers: &evalbench_analyze::view::page::Levers) {
+pub fn critical_path(
+    page: &mut Page,
+    p: &PassView,
+    levers: &evalbench_analyze::view::page::Levers,
+    path_bars: &[PathBar],
+) {
     page.h3(&p.name, "critical-path", "Critical path");
     let path = match &p.critical {
         Ok(path) => path,
@@ -40,7 +45,7 @@ pub fn critical_path(page: &mut Page, p: &PassView, levers: &evalbench_analyze::
         }
     };
     let (t0, t1) = (path.from_us as f64, path.to_us as f64);
-    let mut rows = vec![("critical path".to_string(), bars(p, t0))];
+    let mut rows = vec![("critical path".to_string(), bars(path_bars, t0))];
     if let Some(tl) = &p.timeline {
         for lane in &tl.lanes {
             let items = lane
