@@ -76,13 +76,15 @@ fn an_injected_delay_shows_on_the_path_or_is_said_to_be_off_it() {
     assert_tiles(&on, "cold-clean", &pon);
     // On the path: four jobs, 25 ms each, every millisecond of it waited
     // for. A sleep overshoots by the scheduler's wake-up (102.8-111.3 ms
-    // for 100 ms by hand, 117.5 ms under load), so what the path must show
-    // is what the spans themselves grew by, all of it, and at least the
-    // 100 ms injected (less 5 ms for the spans' CPU work, which varies).
+    // for 100 ms by hand, 117.5 ms under load) and never falls short, so
+    // the delayed spans hold at least the 100 ms injected, and what the
+    // path must show is what the spans grew by, all of it. (Their growth
+    // over one base bundle is no bound: CI's load once gave the base's
+    // spans 10 ms more CPU time, and a growth of 89.9 ms.)
     let own = |p: &Value| step(p, "worker", "clone_and_checkout").map_or(0.0, |s| s["own_us"].as_f64().unwrap() / 1e3);
     let added = on_path_ms(&pon, "worker", "clone_and_checkout") - on_path_ms(&pb, "worker", "clone_and_checkout");
     let grew = own(&pon) - own(&pb);
-    assert!(grew >= 95.0, "the spans grew {grew:.1} ms with 100 ms injected");
+    assert!(own(&pon) >= 100.0, "the delayed spans took {:.1} ms with 100 ms of sleeps in them", own(&pon));
     assert!(
         (added - grew).abs() <= 0.01 * grew,
         "the spans grew {grew:.1} ms, of which {added:.1} ms show on the path"
