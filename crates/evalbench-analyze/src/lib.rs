@@ -26,6 +26,7 @@ pub mod path;
 pub use evalbench_host::phase;
 pub mod plans;
 pub mod power;
+pub mod production;
 pub mod reason;
 pub mod runs;
 pub mod scan;

@@ -286,6 +286,27 @@ impl Status {
         Status::ALL.into_iter().find(|x| x.as_str() == s)
     }
 
+    /// The code Gradient stores (`evaluation.status`; a test of Gradient's fixes
+    /// them: Fetching came last, as 8).
+    pub fn code(self) -> i64 {
+        match self {
+            Status::Queued => 0,
+            Status::EvaluatingFlake => 1,
+            Status::EvaluatingDerivation => 2,
+            Status::Building => 3,
+            Status::Waiting => 4,
+            Status::Completed => 5,
+            Status::Failed => 6,
+            Status::Aborted => 7,
+            Status::Fetching => 8,
+        }
+    }
+
+    /// The status of a stored code; None for a code Gradient does not have.
+    pub fn from_code(code: i64) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.code() == code)
+    }
+
     /// At and after these the evaluation has left EvaluatingDerivation:
     /// where the benchmark stops its clock (Building, Waiting, Completed)
     /// or gives up (Failed, Aborted).

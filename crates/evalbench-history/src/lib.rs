@@ -11,6 +11,7 @@ pub mod chart;
 mod error;
 pub mod judge;
 pub mod medians;
+pub mod production;
 pub mod record;
 pub mod series;
 pub mod store;

@@ -15,6 +15,7 @@ pub mod instructions;
 pub mod output;
 pub mod perfetto;
 mod placed_fields;
+pub mod production;
 pub mod summary;
 pub mod words;
 #[cfg(test)]

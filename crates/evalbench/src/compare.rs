@@ -16,7 +16,8 @@ use evalbench_report::compare::json::{json, regression_lines, HTML_TOP, TOP};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The baseline bundle (directory or .tar.gz).
+    /// The baseline bundle (directory or .tar.gz), or a Gradient diagnostic report (then B is one
+    /// too: nix's counts judged exactly, times side by side, one evaluation a side).
     pub a: PathBuf,
     /// The bundle to judge against it.
     pub b: PathBuf,
@@ -83,6 +84,9 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if crate::production::is_report(&a.a) || crate::production::is_report(&a.b) {
+        return crate::production::compare(&a);
+    }
     if let Some(dir) = &a.html {
         crate::claim(dir, &["index.html".into()])?;
     }

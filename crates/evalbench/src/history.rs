@@ -24,13 +24,16 @@ pub struct Db {
 
 #[derive(clap::Subcommand)]
 pub enum Cmd {
-    /// Store every pass of a bundle under a commit (one transaction; a bundle is added once).
+    /// Store every pass of a bundle under a commit (one transaction; a bundle is added once). A Gradient
+    /// diagnostic report is kept as one run of the pass `production`: benchmark gradient:<task>/<wildcard>,
+    /// machine `production`, the report's commit, dated by the evaluation's created_at (UTC).
     Add {
-        /// The bundle: a directory, or a .tar.gz of one.
+        /// The bundle: a directory, or a .tar.gz of one; or a Gradient diagnostic report (SQLite).
         bundle: PathBuf,
-        /// The commit the bundle measured (any revision string, not empty).
+        /// The commit the bundle measured (any revision string, not empty); for a report, its own commit unless
+        /// given.
         #[arg(long, value_parser = commit_name)]
-        commit: String,
+        commit: Option<String>,
         /// When the commit was made: RFC 3339 (2026-11-30T12:00:00Z) or Unix seconds. Default: the bundle's run time.
         #[arg(long)]
         commit_time: Option<String>,
@@ -112,7 +115,11 @@ pub struct Added<'a> {
 /// Adds the bundle `b` (opened from `path`) to the history: its warnings
 /// first, then one line saying what was added. The run's id.
 pub fn add(b: &Bundle, path: &std::path::Path, a: Added) -> anyhow::Result<i64> {
-    let record = BundleRecord::read(b)?;
+    add_record(BundleRecord::read(b)?, path, a)
+}
+
+/// Adds a record (a bundle's, or a production evaluation's) to the history.
+pub fn add_record(record: BundleRecord, path: &std::path::Path, a: Added) -> anyhow::Result<i64> {
     // What reading went past comes first, each with its file and line.
     for w in evalbench_report::output::warnings::grouped(&record.warnings) {
         eprintln!("evalbench history: warning: {w}");
@@ -146,9 +153,40 @@ pub fn add(b: &Bundle, path: &std::path::Path, a: Added) -> anyhow::Result<i64> 
     Ok(id)
 }
 
+/// Adds a production evaluation: under its own commit unless `commit` is
+/// given, on the machine `production` and in its `gradient:` series unless
+/// told others. The run's id.
+pub fn add_report(
+    p: &evalbench_analyze::production::Production,
+    path: &std::path::Path,
+    a: Added,
+    commit: Option<String>,
+) -> anyhow::Result<i64> {
+    let Some(commit) = commit.or_else(|| p.commit.clone()) else {
+        anyhow::bail!("{}: the report names no commit (its \"commit\" table is empty): give --commit", path.display());
+    };
+    let record = evalbench_history::production::record(p);
+    let machine = a.machine.or_else(|| Some(evalbench_history::production::MACHINE.to_string()));
+    let benchmark = a.benchmark.or_else(|| Some(evalbench_history::production::benchmark(p)));
+    add_record(record, path, Added { commit: &commit, machine, benchmark, ..a })
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Cmd::Add { bundle, commit, commit_time, branch, machine, benchmark, db, unpack } => {
+            if crate::production::is_report(&bundle) {
+                let p = crate::production::read(&bundle, unpack.bytes, "history")?;
+                add_report(
+                    &p,
+                    &bundle,
+                    Added { commit: "", commit_time: commit_time.as_deref(), branch, machine, benchmark, db: &db.db },
+                    commit,
+                )?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let Some(commit) = commit else {
+                anyhow::bail!("--commit is needed for a bundle (the commit it measured)");
+            };
             let b = Bundle::open(&bundle, unpack.limits())?;
             add(
                 &b,

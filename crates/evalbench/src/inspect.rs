@@ -8,7 +8,8 @@ use evalbench_bundle::Bundle;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The bundle: a directory, or a .tar.gz of one.
+    /// The bundle: a directory, or a .tar.gz of one; or a Gradient diagnostic report
+    /// (its SQLite file: a page with the evaluation's timeline).
     pub bundle: PathBuf,
     /// Where to write index.html, one .svg per chart, and <run>/trace.json;
     /// a page or trace there that evalbench did not write is never replaced (exit 2).
@@ -22,6 +23,9 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if crate::production::is_report(&a.bundle) {
+        return crate::production::inspect(&a);
+    }
     let t = Instant::now();
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
     // The page, its charts and the traces beside it replace only what evalbench wrote.

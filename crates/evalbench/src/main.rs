@@ -17,6 +17,7 @@ mod history;
 mod inspect;
 mod lab;
 mod percent;
+mod production;
 mod run;
 mod sample;
 mod size;

@@ -8,7 +8,8 @@ use evalbench_report::summary::write::SummarizeOpts;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The bundle: a directory, or a .tar.gz of one.
+    /// The bundle: a directory, or a .tar.gz of one; or a Gradient diagnostic report
+    /// (its SQLite file: the evaluation's stages, nix's counts, jobs and workers).
     pub bundle: PathBuf,
     /// Where to write summary.txt, summary.json and <run>/trace.json; a
     /// file there that evalbench did not write is never replaced (exit 2).
@@ -99,6 +100,9 @@ fn out_dir(args: &Args, bundle: &Bundle) -> anyhow::Result<PathBuf> {
 pub const OURS_BESIDE: &str = "evalbench";
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if crate::production::is_report(&args.bundle) {
+        return crate::production::summarize(&args);
+    }
     let limits = args.unpack.limits();
     let bundle = Bundle::open(&args.bundle, limits)?;
     let out = out_dir(&args, &bundle)?;

@@ -3,9 +3,9 @@
 //! each chart also as its own `.svg` beside the page, and `<run>/trace.json`
 //! for Perfetto.
 
-mod esc;
+pub(crate) mod esc;
 mod sections;
-mod svg;
+pub(crate) mod svg;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
