@@ -186,6 +186,54 @@ impl Client {
         Ok(body["message"].clone())
     }
 
+    /// GET `url` with the Bearer header: the HTTP code and the body, at most `max_bytes` of it.
+    fn get_bytes(&self, url: &str, max_bytes: u64) -> Result<(u16, Vec<u8>), ApiError> {
+        let request = format!("GET {url}");
+        let mut r = self
+            .agent
+            .get(url)
+            .header("Authorization", &self.auth()?)
+            .call()
+            .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
+        let code = r.status().as_u16();
+        let body = r
+            .body_mut()
+            .with_config()
+            .limit(max_bytes)
+            .read_to_vec()
+            .map_err(|source| ApiError::Transport { request: request.clone(), source })?;
+        Ok((code, body))
+    }
+
+    /// GET `evals/{id}/report`: the evaluation's diagnostic report (a SQLite
+    /// file's bytes, at most `max_bytes`). An answer that is not one (a JSON
+    /// error) is refused with its message.
+    pub fn report(&self, id: &str, max_bytes: u64) -> Result<Vec<u8>, ApiError> {
+        let url = format!("{}/api/v1/evals/{id}/report", self.ep.url);
+        let (code, body) = self.get_bytes(&url, max_bytes)?;
+        if code != 200 || !body.starts_with(b"SQLite format 3\0") {
+            let said = serde_json::from_slice::<Value>(&body).map_or_else(
+                |_| format!("HTTP {code}, {} bytes that are not a SQLite file", body.len()),
+                |v| format!("HTTP {code}: {}", v["message"]),
+            );
+            return Err(ApiError::Refused { request: format!("GET {url}"), message: said });
+        }
+        Ok(body)
+    }
+
+    /// GET `tasks/{project}/{task}/metrics` (the endpoint's organization and
+    /// project): the task's completed evaluations, `{keep_evaluations, points}`.
+    pub fn task_metrics(&self) -> Result<Value, ApiError> {
+        let (a, b) = (&self.ep.organization, &self.ep.project);
+        let url = format!("{}/api/v1/tasks/{a}/{b}/metrics", self.ep.url);
+        let (code, body) = self.get_bytes(&url, 64 << 20)?;
+        let v: Value = serde_json::from_slice(&body).map_err(|e| ApiError::Refused {
+            request: format!("GET {url}"),
+            message: format!("HTTP {code}, not JSON: {e}"),
+        })?;
+        answer(&url, code, &v).cloned()
+    }
+
     /// Polls evaluation `id` until `stop_when` holds for its status. Each
     /// change is appended to `seen` with the runner's clock; `last` holds the
     /// latest status object, also when following fails.

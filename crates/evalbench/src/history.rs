@@ -51,6 +51,9 @@ pub enum Cmd {
         #[command(flatten)]
         unpack: crate::size::MaxUnpacked,
     },
+    /// A Gradient task's production evaluations: each one's diagnostic report downloaded once
+    /// (kept beside the history) and added as `add REPORT` adds it; run again, only new ones.
+    Import(crate::history_import::Args),
     /// The series per pass (commit, time, median and spread of the evaluated seconds, top spans) and the changes along
     /// it.
     Show {
@@ -195,6 +198,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             )?;
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Import(args) => crate::history_import::run(args),
         Cmd::Show { db, filter, json, format } => {
             let h = read(&db.db, filter.select(), false)?;
             let format = if json { crate::Format::Json } else { format };

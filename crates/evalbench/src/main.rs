@@ -14,6 +14,7 @@ mod compare;
 mod decode;
 mod gate;
 mod history;
+mod history_import;
 mod inspect;
 mod lab;
 mod percent;

@@ -130,3 +130,16 @@ fn decode_json_reads_as_its_golden_files() {
         golden(name, &output(&["decode", kind, "--json", file.to_str().unwrap()], &paths));
     }
 }
+
+#[test]
+fn a_gradient_reports_summary_and_comparison_read_as_their_golden_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = gradient_report(tmp.path(), "a.db", "");
+    let b = gradient_report(tmp.path(), "b.db", "UPDATE evaluation_metric SET fn_calls = fn_calls * 3");
+    let out = tmp.path().join("out");
+    let summary =
+        output(&["summarize", a.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"], &[(tmp.path(), "TMP")]);
+    golden("gradient-report-summary.txt", &summary);
+    let compared = output(&["compare", a.to_str().unwrap(), b.to_str().unwrap()], &[(tmp.path(), "TMP")]);
+    golden("gradient-report-compare.txt", &compared);
+}

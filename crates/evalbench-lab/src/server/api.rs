@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State, WebSocketUpgrade};
+use axum::extract::{Path, Query, State, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -21,6 +21,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/v1/projects/{org}/{project}/evaluate", post(evaluate))
         .route("/api/v1/auth/basic/login", post(login))
         .route("/api/v1/evals/{id}", get(eval_status))
+        .route("/api/v1/evals/{id}/report", get(report))
+        .route("/api/v1/tasks/{project}/{task}/metrics", get(task_metrics))
         .route("/api/v1/health", get(health))
         .route("/proto", get(proto))
         .with_state(shared)
@@ -103,6 +105,67 @@ async fn eval_status(State(s): State<Arc<Shared>>, Path(id): Path<String>, heade
             }),
         ),
         Ok(None) => reply(StatusCode::NOT_FOUND, true, json!("no such evaluation")),
+        Err(e) => failed(e),
+    }
+}
+
+/// `GET evals/{id}/report`: Gradient's diagnostic report (a SQLite file of
+/// schema 19), named as Gradient names its download.
+async fn report(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = authorize(&s, &headers).await {
+        return r;
+    }
+    let Ok(id) = uuid::Uuid::parse_str(&id) else {
+        return reply(StatusCode::BAD_REQUEST, true, json!("not an evaluation id"));
+    };
+    let opts = match super::report::Options::from_query(&q) {
+        Ok(o) => o,
+        Err(e) => return reply(StatusCode::BAD_REQUEST, true, json!(e)),
+    };
+    match service::report(&s, id, opts).await {
+        Ok(Some(bytes)) => {
+            let group = id.to_string().split('-').next().unwrap_or_default().to_string();
+            let day = evalbench_diagnostic::time::format_us(evalbench_host::now_us());
+            let name = format!("gradient-report-{group}-{}.db", &day[..10]);
+            let disposition = format!("attachment; filename=\"{name}\"");
+            ([("content-type", "application/vnd.sqlite3".to_string()), ("content-disposition", disposition)], bytes)
+                .into_response()
+        }
+        Ok(None) => reply(StatusCode::NOT_FOUND, true, json!("no such evaluation")),
+        Err(e) => failed(e),
+    }
+}
+
+/// `GET tasks/{project}/{task}/metrics`: the task's completed evaluations, in
+/// Gradient's `{keep_evaluations, points}` shape.
+async fn task_metrics(
+    State(s): State<Arc<Shared>>,
+    Path((org, project)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = authorize(&s, &headers).await {
+        return r;
+    }
+    match s.store.completed_evaluations(&org, &project).await {
+        Ok(points) => {
+            let points: Vec<_> = points
+                .into_iter()
+                .map(|mut p| {
+                    p["build_time_total_ms"] = 0.into();
+                    p["dependencies_count"] = 0.into();
+                    for k in ["output_size_bytes", "closure_size_bytes", "runtime_closure_size_bytes"] {
+                        p[k] = serde_json::Value::Null;
+                    }
+                    p
+                })
+                .collect();
+            reply(StatusCode::OK, false, json!({"keep_evaluations": 0, "points": points}))
+        }
         Err(e) => failed(e),
     }
 }

@@ -77,6 +77,10 @@ CREATE TABLE IF NOT EXISTS evaluation_metric (
     -- Gradient's: nix's counts, as its worker reports them (contract::EVALUATION_METRIC_COUNTS).
     total_thunks bigint, fn_calls bigint, primop_calls bigint, lookups bigint, alloc_bytes bigint,
     recorded_at timestamptz NOT NULL DEFAULT clock_timestamp());
+-- The commit of the project's repository an evaluation evaluated (its HEAD when queued), as Gradient's
+-- evaluation.commit names one: what the diagnostic report's "commit" table holds.
+CREATE TABLE IF NOT EXISTS evaluation_commit (evaluation uuid PRIMARY KEY REFERENCES evaluation(id), hash text NOT
+    NULL);
 -- A database made before the lab wrote Gradient's counts gains their columns.
 ALTER TABLE evaluation_metric ADD COLUMN IF NOT EXISTS total_thunks bigint, ADD COLUMN IF NOT EXISTS fn_calls bigint,
     ADD COLUMN IF NOT EXISTS primop_calls bigint, ADD COLUMN IF NOT EXISTS lookups bigint, ADD COLUMN IF NOT EXISTS

@@ -16,6 +16,9 @@ pub enum ServerError {
     UnknownJob(uuid::Uuid),
     #[error(transparent)]
     Graph(#[from] GraphError),
+    /// The diagnostic report could not be written (SQLite said why).
+    #[error("writing the diagnostic report: {0}")]
+    Report(#[from] rusqlite::Error),
     /// The graph writer ended (on an error it said): nothing records derivations.
     #[error("the graph writer is gone")]
     WriterGone,

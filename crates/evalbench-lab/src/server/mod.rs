@@ -11,6 +11,8 @@ pub mod db;
 mod error;
 mod graph;
 mod proto;
+mod report;
+mod report_rows;
 mod sched;
 mod service;
 mod store;

@@ -34,7 +34,18 @@ pub async fn queue_evaluation(s: &Shared, org_id: i64, org: &str, project: &str)
     let id = Uuid::new_v4();
     s.store.queue_evaluation(id, project_id).await?;
     s.wake.notify_one();
+    // The commit it evaluates, as Gradient records one (read from the repository's files, off no process).
+    if let Some(hash) = super::report::head_commit(std::path::Path::new(&s.provision.repository)) {
+        s.store.record_commit(id, &hash).await.logged();
+    }
     Ok(Some(id))
+}
+
+/// `GET evals/{id}/report`: the diagnostic report's bytes (None: no such evaluation).
+pub async fn report(s: &Shared, id: Uuid, opts: super::report::Options) -> Result<Option<Vec<u8>>, ServerError> {
+    let rows = s.store.report_rows(id).await?;
+    let version = concat!("evalbench-lab ", env!("CARGO_PKG_VERSION"));
+    Ok(super::report::write(&rows, &id.to_string(), opts, version)?)
 }
 
 /// `GET evals/{id}`: the evaluation and its statuses in order.

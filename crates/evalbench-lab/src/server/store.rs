@@ -18,7 +18,7 @@ use crate::msg::Drv;
 use crate::setting::GraphWalk;
 
 /// A statement's failure, named for what the server was doing.
-fn db(doing: &'static str) -> impl FnOnce(tokio_postgres::Error) -> ServerError {
+pub(super) fn db(doing: &'static str) -> impl FnOnce(tokio_postgres::Error) -> ServerError {
     move |source| ServerError::Db { doing, source }
 }
 
@@ -53,7 +53,7 @@ pub struct Metric {
 }
 
 pub struct Store {
-    db: Client,
+    pub(super) db: Client,
 }
 
 impl Store {

@@ -255,3 +255,17 @@ pub fn subcommands(help: &str) -> Vec<String> {
         .filter(|c| c != "help")
         .collect()
 }
+
+/// The hand-written Gradient diagnostic report (tests/data/gradient-report,
+/// schema 19) made into `dir/name` with SQLite, then `then` run on it.
+pub fn gradient_report(dir: &Path, name: &str, then: &str) -> PathBuf {
+    let sql = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gradient-report/anonymised.sql"),
+    )
+    .unwrap();
+    let path = dir.join(name);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(&sql).unwrap();
+    c.execute_batch(then).unwrap();
+    path
+}
