@@ -235,7 +235,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// A history that is there, with the selected series in it, as `add`
 /// judged it (`medians`: with each commit's span medians, for the page).
 /// A history whose runs no add judged yet is judged here, not stored.
-fn read(db: &str, select: Select, medians: bool) -> anyhow::Result<evalbench_history::History> {
+pub fn read(db: &str, select: Select, medians: bool) -> anyhow::Result<evalbench_history::History> {
     let mut store = evalbench_history::open_existing(db)?;
     let judged = match store.load_judged(medians)? {
         Some(j) => j,

@@ -124,10 +124,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("making {}", dir.display()))?;
     let ids = evaluations(&a, &client)?;
     let (mut added, mut known, mut downloaded) = (Vec::new(), 0usize, 0usize);
+    let mut benchmarks = Vec::new();
+    let mut evaluation_of = std::collections::BTreeMap::new();
     for id in &ids {
         let (path, fresh) = report_file(&client, &dir, id, a.max_report)?;
         downloaded += fresh as usize;
         let p = crate::production::read(&path, a.max_report, "history import")?;
+        if let Some(c) = &p.commit {
+            evaluation_of.insert(c.clone(), p.evaluation.clone());
+        }
+        let b = evalbench_history::production::benchmark(&p);
+        if !benchmarks.contains(&b) {
+            benchmarks.push(b);
+        }
         let meta = crate::history::Added {
             commit: "",
             commit_time: None,
@@ -150,5 +159,36 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         added.len(),
         a.db.db
     );
+    steps(&a, &benchmarks, &evaluation_of)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The steps the imported series show, each named with its evaluation and
+/// commit, and the bisect that narrows it.
+fn steps(
+    a: &Args,
+    benchmarks: &[String],
+    evaluation_of: &std::collections::BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    for b in benchmarks {
+        let select = evalbench_history::Select {
+            pass: Some(evalbench_history::production::PASS.to_string()),
+            benchmark: Some(b.clone()),
+            machine: Some(a.machine.clone()),
+        };
+        let h = crate::history::read(&a.db.db, select, false)?;
+        for c in h.changes.iter().filter(|c| c.what.starts_with("nix ")) {
+            let evaluation = evaluation_of.get(&c.commit).map_or("an evaluation imported before", String::as_str);
+            eprintln!(
+                "evalbench history import: {b}: {} stepped at evaluation {evaluation} (commit {}): {}",
+                c.what.trim_start_matches("nix "),
+                c.commit,
+                evalbench_report::words::change(c)
+            );
+        }
+        for line in evalbench_report::history::text::bisect_hints(&h) {
+            eprintln!("evalbench history import: {line}");
+        }
+    }
+    Ok(())
 }

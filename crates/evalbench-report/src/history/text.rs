@@ -68,6 +68,27 @@ fn counted_rows(t: &mut String, h: &History, pass: &str, points: &[evalbench_his
     }
 }
 
+/// For each commit where a production evaluation's counter stepped: the
+/// `evalbench bisect` that narrows it between the commit before and it
+/// (the flake's checkout is the user's; the counter is the one that moved most).
+pub fn bisect_hints(h: &History) -> Vec<String> {
+    let pass = evalbench_history::production::PASS;
+    let Some(points) = h.passes.get(pass) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate().skip(1) {
+        let commit = &h.commits[p.commit].commit;
+        let moved = h.changes.iter().filter(|c| &c.commit == commit && c.pass == pass && c.what.starts_with("nix "));
+        let Some(top) = moved.max_by(|a, b| a.change_pct.abs().total_cmp(&b.change_pct.abs())) else { continue };
+        let before = &h.commits[points[i - 1].commit].commit;
+        let counter = top.what.trim_start_matches("nix ");
+        out.push(format!(
+            "narrow the step at {}: evalbench bisect <your checkout of the flake> {before} {commit} --counter {counter}",
+            commit.chars().take(14).collect::<String>()
+        ));
+    }
+    out
+}
+
 pub fn text(h: &History) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{}", series_line(h));
@@ -109,6 +130,9 @@ pub fn text(h: &History) -> String {
     let _ = writeln!(t, "changes: {}", if h.changes.is_empty() { "none" } else { "" });
     for c in &h.changes {
         let _ = writeln!(t, "  {} {} {}: {}", c.commit, c.pass, c.what, crate::words::change(c));
+    }
+    for line in bisect_hints(h) {
+        let _ = writeln!(t, "  {line}");
     }
     for p in &h.power {
         let _ = writeln!(t, "note: {p}");
