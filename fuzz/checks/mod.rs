@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod auto_explain;
 pub mod cachegrind;
+pub mod diagnostic_report;
 pub mod nix_stats;
 pub mod nix_trace;
 pub mod pcap_decoders;

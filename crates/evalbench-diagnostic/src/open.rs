@@ -113,9 +113,8 @@ impl Report {
         known.extend(["report_meta", "report_manifest"]);
         let mut out = BTreeMap::new();
         for name in known {
-            let columns = self.query("sqlite_master", "SELECT name FROM pragma_table_info(?1)", [name], |r| {
-                Ok(r.get::<_, String>(0)?)
-            })?;
+            let columns = self
+                .query("sqlite_master", "SELECT name FROM pragma_table_info(?1)", [name], |r| r.get::<_, String>(0))?;
             if !columns.is_empty() {
                 out.insert(name.to_string(), columns);
             }

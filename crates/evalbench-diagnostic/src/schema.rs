@@ -59,7 +59,8 @@ pub const TABLES: [Table; 26] = [
     t(
         "evaluation",
         "id TEXT, task TEXT, repository TEXT, commit_id TEXT, wildcard TEXT, status INTEGER, previous TEXT, next TEXT, \
-         created_at TEXT, updated_at TEXT, flake_source TEXT, waiting_reason TEXT, trigger_id TEXT, concurrent INTEGER, \
+         created_at TEXT, updated_at TEXT, flake_source TEXT, waiting_reason TEXT, trigger_id TEXT, \
+         concurrent INTEGER, \
          fetch_started_at TEXT, eval_flake_started_at TEXT, eval_drv_started_at TEXT, building_started_at TEXT, \
          finished_at TEXT, started_by TEXT, cache_status INTEGER, kind INTEGER",
         Presence::Always,

@@ -50,6 +50,7 @@ replayed!(
     archive,
     auto_explain,
     cachegrind,
+    diagnostic_report,
     nix_stats,
     nix_trace,
     pcap_decoders,

@@ -93,7 +93,8 @@ fn the_labs_report_reads_as_gradients(db: &Path, evaluation: &str) {
     let c = rusqlite::Connection::open(&report).unwrap();
     let (n, filter): (i64, String) = c
         .query_row(
-            "SELECT (SELECT count(*) FROM worker_sample), filter FROM report_manifest WHERE \"table\" = 'worker_sample'",
+            "SELECT (SELECT count(*) FROM worker_sample), filter FROM report_manifest WHERE \"table\" = \
+             'worker_sample'",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )

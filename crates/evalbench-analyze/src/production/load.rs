@@ -40,7 +40,8 @@ pub fn while_running(
     let mine = || samples.iter().filter(|s| s.worker_id.as_deref() == Some(worker));
     let inside: Vec<&WorkerSample> = mine().filter(|s| s.at >= from && s.at <= to).collect();
     let (chosen, nearest) = if inside.is_empty() {
-        let distance = |s: &&WorkerSample| if s.at < from { from - s.at } else { s.at - to };
+        let distance =
+            |s: &&WorkerSample| if s.at < from { from.saturating_sub(s.at) } else { s.at.saturating_sub(to) };
         let near = mine().filter(|s| distance(s) <= NEAREST_US).min_by_key(distance);
         (near.into_iter().collect::<Vec<_>>(), true)
     } else {

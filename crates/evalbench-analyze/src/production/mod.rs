@@ -116,7 +116,12 @@ pub struct LeftOut {
 
 /// Seconds between two instants, µs; None where either is unknown.
 pub(crate) fn between_s(from: Option<i64>, to: Option<i64>) -> Option<f64> {
-    Some((to? - from?) as f64 / 1e6)
+    Some(to?.checked_sub(from?)? as f64 / 1e6)
+}
+
+/// `at` plus `ms` milliseconds, µs; None where a hostile value would overflow.
+fn after_ms(at: Option<i64>, ms: Option<i64>) -> Option<i64> {
+    at?.checked_add(ms?.checked_mul(1000)?)
 }
 
 fn level(l: Option<i64>) -> String {
@@ -190,8 +195,8 @@ fn job(j: &evalbench_diagnostic::Job, samples: &[evalbench_diagnostic::WorkerSam
     let load_between = |from: Option<i64>, to: Option<i64>| load::while_running(samples, worker, from, to);
     let mut phases = Vec::with_capacity(j.phases.len());
     for (p, depth) in tree_order(&j.phases) {
-        let start = j.dispatched_at.map(|d| d + p.start_ms * 1000);
-        let end = j.dispatched_at.zip(p.end_ms).map(|(d, e)| d + e * 1000);
+        let start = after_ms(j.dispatched_at, Some(p.start_ms));
+        let end = after_ms(j.dispatched_at, p.end_ms);
         phases.push(PhaseView {
             seq: p.seq,
             parent_seq: p.parent_seq,
@@ -199,7 +204,7 @@ fn job(j: &evalbench_diagnostic::Job, samples: &[evalbench_diagnostic::WorkerSam
             name: p.name.clone(),
             code: p.code,
             start_ms: p.start_ms,
-            ms: p.end_ms.map(|e| e - p.start_ms),
+            ms: p.end_ms.and_then(|e| e.checked_sub(p.start_ms)),
             paths: p.paths,
             bytes: p.bytes,
             load: load_between(start, end),

@@ -45,7 +45,7 @@ pub fn of(e: &Evaluation) -> Vec<Stage> {
                 None => continue,
             },
         };
-        let seconds = (to - from) as f64 / 1e6;
+        let seconds = to.saturating_sub(from) as f64 / 1e6;
         out.push(Stage {
             name,
             from_us: from,

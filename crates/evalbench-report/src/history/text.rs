@@ -82,7 +82,8 @@ pub fn bisect_hints(h: &History) -> Vec<String> {
         let before = &h.commits[points[i - 1].commit].commit;
         let counter = top.what.trim_start_matches("nix ");
         out.push(format!(
-            "narrow the step at {}: evalbench bisect <your checkout of the flake> {before} {commit} --counter {counter}",
+            "narrow the step at {}: evalbench bisect <your checkout of the flake> {before} {commit} --counter \
+             {counter}",
             commit.chars().take(14).collect::<String>()
         ));
     }

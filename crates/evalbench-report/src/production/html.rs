@@ -54,7 +54,7 @@ fn rows(p: &Production) -> (Vec<(String, Vec<Item>)>, f64, f64) {
 
 /// When a job was dispatched, µs after the evaluation was created (0 where unknown).
 fn job_offset_us(p: &Production, j: &evalbench_analyze::production::JobView) -> f64 {
-    j.dispatched_us.zip(p.created_at_us).map_or(0.0, |(d, c)| (d - c) as f64)
+    j.dispatched_us.zip(p.created_at_us).and_then(|(d, c)| d.checked_sub(c)).map_or(0.0, |x| x as f64)
 }
 
 /// index.html of a production evaluation, with the summary's text under the timeline.
@@ -64,6 +64,6 @@ pub fn page(p: &Production, summary_text: &str) -> String {
     let _ = write!(html, "<h1>{}</h1><p>{}</p>", esc(&title), esc(&p.file));
     let (rows, t0, t1) = rows(p);
     html.push_str(&lanes("the evaluation's stages and its jobs' phases", &rows, t0, t1));
-    let _ = write!(html, "<pre>{}</pre></body></html>\n", esc(summary_text));
+    let _ = writeln!(html, "<pre>{}</pre></body></html>", esc(summary_text));
     html
 }

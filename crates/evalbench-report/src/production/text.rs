@@ -59,7 +59,8 @@ fn answer(s: &mut String, p: &Production) {
         Some(top) => {
             let _ = writeln!(
                 s,
-                "answer: {} took longest, {} ({:.1}% of the evaluation); one evaluation, so every time here is a single \
+                "answer: {} took longest, {} ({:.1}% of the evaluation); one evaluation, so every time here is a \
+                 single \
                  measurement, shown and never judged",
                 top.name,
                 secs(top.seconds),
