@@ -28,7 +28,8 @@ pub struct Load {
 }
 
 /// The load of `worker` from `from` to `to` (µs); None without a worker,
-/// a window, or a sample near it.
+/// a window, or a sample near it. `samples` are in time order (as the
+/// reader gives them): the window is found by bisection, not by a scan.
 pub fn while_running(
     samples: &[WorkerSample],
     worker: Option<&str>,
@@ -37,12 +38,15 @@ pub fn while_running(
 ) -> Option<Load> {
     let (worker, from) = (worker?, from?);
     let to = to.unwrap_or(from).max(from);
-    let mine = || samples.iter().filter(|s| s.worker_id.as_deref() == Some(worker));
-    let inside: Vec<&WorkerSample> = mine().filter(|s| s.at >= from && s.at <= to).collect();
+    let between = |a: i64, b: i64| {
+        let (lo, hi) = (samples.partition_point(|s| s.at < a), samples.partition_point(|s| s.at <= b));
+        samples[lo..hi.max(lo)].iter().filter(|s| s.worker_id.as_deref() == Some(worker))
+    };
+    let inside: Vec<&WorkerSample> = between(from, to).collect();
     let (chosen, nearest) = if inside.is_empty() {
         let distance =
             |s: &&WorkerSample| if s.at < from { from.saturating_sub(s.at) } else { s.at.saturating_sub(to) };
-        let near = mine().filter(|s| distance(s) <= NEAREST_US).min_by_key(distance);
+        let near = between(from.saturating_sub(NEAREST_US), to.saturating_add(NEAREST_US)).min_by_key(distance);
         (near.into_iter().collect::<Vec<_>>(), true)
     } else {
         (inside, false)

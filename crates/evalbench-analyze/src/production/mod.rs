@@ -11,6 +11,7 @@
 //! phase ran from `worker_sample`.
 
 pub mod compare;
+mod kinds;
 mod load;
 mod stages;
 
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 use evalbench_diagnostic::Diagnostic;
 use serde::Serialize;
 
+pub use kinds::KindView;
 pub use load::{Load, BUSY_CPU_PCT, SHORT_OF_MEMORY_PCT};
 pub use stages::Stage;
 
@@ -51,6 +53,8 @@ pub struct Production {
     /// as `evaluation_metric.<column>` (what a bundle's counters hold).
     pub counters: BTreeMap<String, f64>,
     pub jobs: Vec<JobView>,
+    /// The jobs kind by kind (what the summary's first lines show).
+    pub kinds: Vec<KindView>,
     pub counts: evalbench_diagnostic::Counts,
     pub messages: Vec<MessageLine>,
     /// Tables the manifest says hold fewer rows than there were.
@@ -136,6 +140,12 @@ fn level(l: Option<i64>) -> String {
 
 /// The production evaluation a report holds.
 pub fn of_report(d: &Diagnostic) -> Production {
+    let mut p = of_rows(d);
+    p.kinds = kinds::of(&p.jobs);
+    p
+}
+
+fn of_rows(d: &Diagnostic) -> Production {
     let e = &d.evaluation;
     let end = e.finished_at.or(e.updated_at);
     let counters = d
@@ -164,6 +174,7 @@ pub fn of_report(d: &Diagnostic) -> Production {
         finished: e.finished_at.is_some(),
         stages: stages::of(e),
         counters,
+        kinds: Vec::new(),
         jobs: d.jobs.iter().map(|j| job(j, &d.samples)).collect(),
         counts: d.counts.clone(),
         messages: d

@@ -12,6 +12,9 @@ use evalbench_bundle::contract::EVALUATION_METRIC_COUNTS;
 use super::{load_words, opt_secs, secs};
 use crate::figures::grouped;
 
+/// Jobs shown one by one below the answer; the rest are counted.
+const JOBS_SHOWN: usize = 20;
+
 /// summary.json: the model as it is, tagged as a production evaluation.
 pub fn summary_json(p: &Production) -> String {
     let mut v = serde_json::to_value(p).expect("serializes");
@@ -24,8 +27,11 @@ pub fn summary_text(p: &Production) -> String {
     let mut s = String::new();
     head(&mut s, p);
     answer(&mut s, p);
-    for j in &p.jobs {
-        job_lines(&mut s, j);
+    for k in &p.kinds {
+        match (k.jobs, p.jobs.iter().find(|j| j.kind == k.kind)) {
+            (1, Some(j)) => job_lines(&mut s, j),
+            _ => kind_lines(&mut s, k),
+        }
     }
     tail(&mut s, p);
     details(&mut s, p);
@@ -82,10 +88,23 @@ fn answer(s: &mut String, p: &Production) {
     }
     counters(s, p);
     let waits: Vec<String> = p
-        .jobs
+        .kinds
         .iter()
-        .map(|j| {
-            format!("{} job {} to ready, {} to dispatch", j.kind, opt_secs(j.to_ready_s), opt_secs(j.to_dispatch_s))
+        .map(|k| match k.jobs {
+            1 => format!(
+                "{} job {} to ready, {} to dispatch",
+                k.kind,
+                opt_secs(k.to_ready_median_s),
+                opt_secs(k.to_dispatch_median_s)
+            ),
+            n => format!(
+                "{} {} jobs {} to ready, {} to dispatch at the median ({} at most)",
+                grouped(n as f64),
+                k.kind,
+                opt_secs(k.to_ready_median_s),
+                opt_secs(k.to_dispatch_median_s),
+                opt_secs(k.to_dispatch_max_s)
+            ),
         })
         .collect();
     if !waits.is_empty() {
@@ -159,6 +178,34 @@ fn job_lines(s: &mut String, j: &JobView) {
     }
 }
 
+/// Many jobs of a kind in two lines: how many, their runs, each phase's
+/// time added over them (nested ones in brackets); the busiest worker.
+fn kind_lines(s: &mut String, k: &evalbench_analyze::production::KindView) {
+    let phases: Vec<String> = k
+        .phase_totals
+        .iter()
+        .map(|(n, t, nested)| if *nested { format!("[{n} {}]", secs(*t)) } else { format!("{n} {}", secs(*t)) })
+        .collect();
+    let _ = writeln!(
+        s,
+        "{} {} jobs on {} workers, ran {} at the median ({} at most); phases added over them: {}",
+        grouped(k.jobs as f64),
+        k.kind,
+        k.workers,
+        opt_secs(k.run_median_s),
+        opt_secs(k.run_max_s),
+        or_none(&phases)
+    );
+    match &k.busiest {
+        Some((w, l)) => {
+            let _ = writeln!(s, "  busiest worker, {w}, while its job ran: {}", load_words(l));
+        }
+        None => {
+            let _ = writeln!(s, "  workers while they ran: no worker_sample (the report holds none for them)");
+        }
+    }
+}
+
 fn tail(s: &mut String, p: &Production) {
     let c = &p.counts;
     let _ = writeln!(
@@ -216,6 +263,9 @@ fn details(s: &mut String, p: &Production) {
             let _ =
                 writeln!(s, "  {name:<30} {start:>10} {took:>12} {:>8} {:>14}  {load}", opt(ph.paths), opt(ph.bytes));
         }
+    }
+    if p.jobs.len() > JOBS_SHOWN {
+        let _ = writeln!(s, "\nand {} more jobs (every one in summary.json)", p.jobs.len() - JOBS_SHOWN);
     }
     if !p.messages.is_empty() {
         let _ = writeln!(s, "\nmessages");
