@@ -160,6 +160,10 @@ pub struct PassComparison {
     /// judged in the primary family, not among the path's other steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nix_on_path: Option<Verdict>,
+    /// Instrumented passes with nix's profile on both sides: the attributes
+    /// whose calls or share of nix's own time moved (`attributes::moved`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attributes: Option<Vec<crate::attributes::AttributeMove>>,
 }
 
 /// A clean pass's measure in the primary family.
@@ -271,6 +275,10 @@ fn pass_comparison(
     counters.extend(explored.take(i, List::Counters).into_iter().map(|(name, v)| noisy_verdict(name, v)));
     sort_counters(&mut counters);
     let fx = || Family { verdicts: Vec::new(), ..explored.family.clone() };
+    let attributes = match (kind, a.dirs.first(), b.dirs.first()) {
+        (PassKind::Instrumented, Some(da), Some(db)) => crate::attributes::moved(da, db),
+        _ => None,
+    };
     let (plans, plan_notes) = match kind {
         PassKind::Clean => (None, Vec::new()),
         // Counted passes are compared by their instructions (`instructions`), never here.
@@ -311,6 +319,7 @@ fn pass_comparison(
         families: Families { evaluated, spans: fx(), statements: fx(), counters: fx(), path: fx() },
         plans,
         plan_notes,
+        attributes,
         pg_settings_a: runs::pg_settings(a.dirs),
         pg_settings_b: runs::pg_settings(b.dirs),
         store_writes: crate::store_writes::sides_apart(&sa.drvs_written, &sb.drvs_written),

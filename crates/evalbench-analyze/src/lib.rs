@@ -4,6 +4,7 @@
 //! one process out so that each track nests (what Perfetto needs).
 
 pub mod align;
+pub mod attributes;
 pub mod bisect;
 pub mod compare_error;
 mod compare_opts;

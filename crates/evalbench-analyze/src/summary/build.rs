@@ -81,6 +81,7 @@ pub fn summary<S: TraceSink>(
         warnings: Vec::new(),
         instructions: Vec::new(),
         pass_status: crate::outcomes::of_bundle(bundle),
+        attributes: Vec::new(),
     };
     let (counted, counted_warnings) = crate::instructions::passes(bundle);
     summary.instructions = counted;
@@ -130,6 +131,9 @@ fn one_pass<S: TraceSink>(
             counters: evalbench_bundle::nix_stats::to_json(&c),
             recycled_evaluators: crate::counters::recycled_evaluators(&data),
         });
+    }
+    if let Some(a) = crate::attributes::of_pass(pass).filter(|_| counts) {
+        summary.attributes.push(a);
     }
     let processes = data.streams.len();
     let unreadable: Vec<String> = data

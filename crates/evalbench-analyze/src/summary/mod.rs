@@ -194,6 +194,9 @@ pub struct Summary {
     /// Every pass the bundle holds or its plan names: how its runs ended,
     /// how many completed of how many planned (`analyze::outcomes`).
     pub pass_status: Vec<crate::outcomes::PassRuns>,
+    /// Per instrumented pass with nix's profile: the slow attributes, named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<crate::attributes::PassAttributes>,
 }
 
 #[derive(Debug, Clone, Serialize)]

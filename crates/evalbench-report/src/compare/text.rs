@@ -183,6 +183,7 @@ fn pass_text(t: &mut String, c: &PassComparison, (top, verbose): (usize, bool), 
         };
         text_table(t, (key, title), list, verbose, words);
     }
+    super::attributes::text(t, c, top);
     super::plans::text(t, c, top);
 }
 
@@ -326,5 +327,6 @@ fn pass_markdown(t: &mut String, c: &PassComparison, top: usize) {
     for (_, list) in &pt.lists {
         md_table(t, list, true);
     }
+    super::attributes::markdown(t, c, top);
     super::plans::markdown(t, c, top);
 }

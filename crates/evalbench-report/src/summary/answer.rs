@@ -51,6 +51,7 @@ pub(crate) fn head(t: &mut String, s: &Summary) {
             runs_named(&distorted)
         );
     }
+    crate::summary::attributes::lines(t, &s.attributes);
     let counted: Vec<&str> =
         s.not_summarized.iter().filter(|n| layout::is_counted(&n.pass)).map(|n| n.pass.as_str()).collect();
     if !counted.is_empty() {

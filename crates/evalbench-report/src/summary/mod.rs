@@ -5,6 +5,7 @@
 //! and trace.json's sink) and `hydra` (Hydra's products and metrics).
 
 pub mod answer;
+mod attributes;
 pub mod hydra;
 pub mod instructions;
 pub mod path;
