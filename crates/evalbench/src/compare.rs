@@ -16,8 +16,9 @@ use evalbench_report::compare::json::{json, regression_lines, HTML_TOP, TOP};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The baseline bundle (directory or .tar.gz), or a Gradient diagnostic report (then B is one
-    /// too: nix's counts judged exactly, times side by side, one evaluation a side).
+    /// The baseline bundle (directory or .tar.gz), or a Gradient diagnostic report: nix's counts
+    /// judged exactly, times side by side, one evaluation a side (B a report too, or a bundle of the
+    /// same flake, of which one run of --pass-b, else cold-clean, is set beside it).
     pub a: PathBuf,
     /// The bundle to judge against it.
     pub b: PathBuf,

@@ -77,20 +77,39 @@ pub fn inspect(a: &crate::inspect::Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `compare A B` where either is a report: both must be (a report against a
-/// bundle is refused, naming which is which).
-pub fn compare(a: &crate::compare::Args) -> anyhow::Result<ExitCode> {
-    for (side, path) in [("A", &a.a), ("B", &a.b)] {
-        if !is_report(path) {
-            anyhow::bail!(
-                "{} ({side}) is a bundle and the other side a Gradient diagnostic report: compare two reports, or two \
-                 bundles",
-                path.display()
-            );
-        }
+/// A side of `compare`: a report, or one run of a bundle's pass (`pass`, or
+/// its first clean pass), said on stderr.
+fn side(path: &Path, pass: Option<&str>, a: &crate::compare::Args) -> anyhow::Result<Production> {
+    if is_report(path) {
+        return read(path, a.unpack.bytes, "compare");
     }
-    let pa = read(&a.a, a.unpack.bytes, "compare")?;
-    let pb = read(&a.b, a.unpack.bytes, "compare")?;
+    let bundle = evalbench_bundle::Bundle::open(path, a.unpack.limits())?;
+    let clean = |p: &&evalbench_bundle::PassDir| evalbench_bundle::layout::is_clean(&p.name);
+    let chosen = match pass {
+        Some(name) => bundle.passes.iter().find(|p| p.name == name),
+        None => bundle.passes.iter().find(|p| p.name == "cold-clean").or_else(|| bundle.passes.iter().find(clean)),
+    };
+    let Some(run) = chosen else {
+        anyhow::bail!(
+            "{}: no run {} to set beside a diagnostic report",
+            path.display(),
+            pass.unwrap_or("of a clean pass")
+        );
+    };
+    eprintln!(
+        "evalbench compare: {}: its run {} beside the report (one evaluation a side; its derivations are not counted, \
+         its workers not sampled)",
+        path.display(),
+        run.name
+    );
+    production::bundle::of_pass(run).map_err(|e| anyhow::anyhow!("{}: {e}", run.path.display()))
+}
+
+/// `compare A B` where either is a report: the other a report too, or one
+/// run of a bundle's pass (of the same flake).
+pub fn compare(a: &crate::compare::Args) -> anyhow::Result<ExitCode> {
+    let pa = side(&a.a, a.pass_a.as_deref(), a)?;
+    let pb = side(&a.b, a.pass_b.as_deref(), a)?;
     let c = production::compare::compare(&pa, &pb);
     let gate = a.fail_on_regression.map(|pct| evalbench_report::production::compare::regression_lines(&c, pct));
     let json = a.json || a.format == crate::Format::Json;

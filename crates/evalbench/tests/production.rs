@@ -74,10 +74,13 @@ fn compare_gates_on_exact_counts_and_refuses_an_unknown_schema() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("newer.db: schema version 23") && err.contains("reads version 19"), "{err}");
-    // A report against a bundle: refused, naming which is which.
-    let o = evalbench().arg("compare").arg(&a).arg(tmp.path()).output().unwrap();
+    // whatif walks spans, which a report has not: said.
+    let o = evalbench().arg("whatif").arg(&a).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("(B) is a bundle"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds no spans"), "{}", String::from_utf8_lossy(&o.stderr));
+    // A report against a directory that is no bundle: the bundle's error.
+    let o = evalbench().arg("compare").arg(&a).arg(tmp.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
@@ -98,4 +101,23 @@ fn history_keeps_a_report_under_its_task_commit_and_creation() {
     assert_eq!(j["commits"][0]["commit"], "9f2c4b7e1a0d3c5b8e6f4a2d1c0b9e8f7a6d5c4b");
     // Dated by created_at (2026-11-24 09:00:00 UTC), read as UTC.
     assert_eq!(j["commits"][0]["commit_time"], 1_795_510_800);
+}
+
+#[test]
+fn a_report_is_compared_with_a_run_of_a_lab_bundle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = gradient_report(tmp.path(), "r.db", "");
+    let lab_a = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lab-a");
+    let o = evalbench().arg("compare").arg(&r).arg(&lab_a).args(["--json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("its run cold-clean beside the report"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // lab-a's cold-clean counts as its run.json has them: every one of the five compared, exactly.
+    let run = read_json(&lab_a.join("cold-clean/run.json"));
+    let calls = j["counters"].as_array().unwrap().iter().find(|c| c["name"] == "nrFunctionCalls").unwrap();
+    assert_eq!(calls["b"], run["evaluation_metric"]["fn_calls"], "{calls}");
+    assert_eq!(calls["a"], 12_048_817.0);
+    assert_eq!(j["counters"].as_array().unwrap().len(), 5);
+    assert_eq!(j["counts"], serde_json::json!([]), "a bundle's run counts no derivations: left out, not 0");
 }

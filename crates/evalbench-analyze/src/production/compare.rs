@@ -136,6 +136,9 @@ fn loads(a: &Production, b: &Production) -> Vec<LoadSide> {
 }
 
 fn counts(a: &Production, b: &Production) -> Vec<(String, u64, u64, i64)> {
+    if !a.counted || !b.counted {
+        return Vec::new();
+    }
     let pairs = |p: &Production| {
         let c = &p.counts;
         [

@@ -10,6 +10,7 @@
 //! `dispatched_job` and `dispatched_job_phase`; the workers' load while each
 //! phase ran from `worker_sample`.
 
+pub mod bundle;
 pub mod compare;
 mod kinds;
 mod load;
@@ -56,6 +57,8 @@ pub struct Production {
     /// The jobs kind by kind (what the summary's first lines show).
     pub kinds: Vec<KindView>,
     pub counts: evalbench_diagnostic::Counts,
+    /// Whether `counts` were counted (a report's tables); false for a bundle's run, which has none.
+    pub counted: bool,
     pub messages: Vec<MessageLine>,
     /// Tables the manifest says hold fewer rows than there were.
     pub left_out: Vec<LeftOut>,
@@ -177,6 +180,7 @@ fn of_rows(d: &Diagnostic) -> Production {
         kinds: Vec::new(),
         jobs: d.jobs.iter().map(|j| job(j, &d.samples)).collect(),
         counts: d.counts.clone(),
+        counted: true,
         messages: d
             .messages
             .iter()

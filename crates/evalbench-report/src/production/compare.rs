@@ -65,7 +65,11 @@ pub fn text(c: &ProductionComparison) -> String {
         let _ =
             writeln!(s, "  {:<18} {:<26} {:>12} {:>12} {:>9}", t.group, t.name, opt_secs(t.a_s), opt_secs(t.b_s), pct);
     }
-    let _ = writeln!(s, "\ncounted");
+    if c.counts.is_empty() {
+        let _ = writeln!(s, "\ncounted: not on both sides (a bundle's run counts no derivations or cached paths)");
+    } else {
+        let _ = writeln!(s, "\ncounted");
+    }
     for (name, a, b, d) in &c.counts {
         let _ = writeln!(s, "  {name:<20} {a:>10} {b:>10} {d:>+10}");
     }
