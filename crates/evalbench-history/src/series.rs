@@ -22,6 +22,9 @@ pub struct Commit {
     pub machines: Vec<String>,
     /// Bundles added for this commit.
     pub bundles: usize,
+    /// Each as `history add` was given it (a production evaluation's report
+    /// names the evaluation), in the order added.
+    pub sources: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -182,11 +185,14 @@ pub fn commits_of(rows: &[Stored]) -> Vec<Commit> {
                 branch: r.branch.clone(),
                 machines: Vec::new(),
                 bundles: 0,
+                sources: Vec::new(),
             });
             bundles.push(Default::default());
             commits.len() - 1
         });
-        bundles[i].insert(r.run_id);
+        if bundles[i].insert(r.run_id) {
+            commits[i].sources.push(r.source.clone());
+        }
         if let Some(m) = &r.machine {
             if !commits[i].machines.contains(m) {
                 commits[i].machines.push(m.clone());

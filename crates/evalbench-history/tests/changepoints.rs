@@ -25,6 +25,7 @@ fn series(seed: u64, commits: usize, step_at: Option<usize>) -> Vec<Stored> {
                 branch: None,
                 machine: Some("ci".into()),
                 benchmark: Some("flake".into()),
+                source: String::new(),
                 pass: "cold-clean".into(),
                 repeat: 1,
                 evaluated_s: Some(0.5 * level * (0.03 * rng.normal()).exp()),

@@ -26,6 +26,7 @@ fn series(seed: u64, steps: &[(usize, f64)]) -> Vec<Stored> {
                 branch: None,
                 machine: Some("ci".into()),
                 benchmark: Some("flake".into()),
+                source: String::new(),
                 pass: "cold-counted".into(),
                 repeat: 1,
                 evaluated_s: None,

@@ -77,6 +77,10 @@ fn history_import_keeps_the_labs_evaluations_and_flags_the_step() {
     assert_eq!(rows.len(), 3, "{show}");
     let flagged: Vec<bool> = rows.iter().map(|l| l.ends_with(" *")).collect();
     assert_eq!(flagged, [false, false, true], "{show}");
+    // show names the step's evaluation by its report, and the bisect that narrows it.
+    let unwrapped = show.replace("\n      ", " ");
+    assert!(unwrapped.contains(&format!("(from gradient-report-{third}.db)")), "{show}");
+    assert!(unwrapped.contains("--counter nrFunctionCalls"), "{show}");
     the_labs_report_reads_as_gradients(&db, &third);
 }
 

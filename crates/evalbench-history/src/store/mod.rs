@@ -45,6 +45,8 @@ pub struct Stored {
     pub machine: Option<String>,
     /// The benchmark (None for runs added before it was kept).
     pub benchmark: Option<String>,
+    /// The bundle (or diagnostic report) as `history add` was given it.
+    pub source: String,
     pub pass: String,
     pub repeat: i64,
     pub evaluated_s: Option<f64>,

@@ -244,8 +244,9 @@ impl Store for PgStore {
 
 /// One row a bundle (no passes): enough to list the commits.
 async fn run_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres::Error> {
-    let rows =
-        c.query("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark FROM runs", &[]).await?;
+    let rows = c
+        .query("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark, bundle FROM runs", &[])
+        .await?;
     Ok(rows
         .iter()
         .map(|r| Stored {
@@ -256,6 +257,7 @@ async fn run_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres:
             branch: r.get(4),
             machine: r.get(5),
             benchmark: r.get(6),
+            source: r.get(7),
             pass: String::new(),
             repeat: 0,
             evaluated_s: None,
@@ -356,7 +358,7 @@ async fn load_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres
     let rows = c
         .query(
             "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, \
-                p.evaluated_s, r.benchmark
+                p.evaluated_s, r.benchmark, r.bundle
              FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
             &[],
         )
@@ -376,6 +378,7 @@ async fn load_rows(c: &impl GenericClient) -> Result<Vec<Stored>, tokio_postgres
             repeat: r.get(8),
             evaluated_s: r.get(9),
             benchmark: r.get(10),
+            source: r.get(11),
             spans: Default::default(),
             counters: Default::default(),
         });

@@ -171,7 +171,8 @@ impl Store for SqliteStore {
 
 /// One row a bundle (no passes): enough to list the commits.
 fn run_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
-    let mut q = c.prepare("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark FROM runs")?;
+    let mut q =
+        c.prepare("SELECT id, commit_rev, commit_time, added_us, branch, machine, benchmark, bundle FROM runs")?;
     let rows = q.query_map([], |r| {
         Ok(Stored {
             run_id: r.get(0)?,
@@ -181,6 +182,7 @@ fn run_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
             branch: r.get(4)?,
             machine: r.get(5)?,
             benchmark: r.get(6)?,
+            source: r.get(7)?,
             pass: String::new(),
             repeat: 0,
             evaluated_s: None,
@@ -284,7 +286,7 @@ impl judging::Tables for Tables<'_> {
 fn load_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
     let mut q = c.prepare(
         "SELECT p.id, r.id, r.commit_rev, r.commit_time, r.added_us, r.branch, r.machine, p.pass, p.repeat, \
-            p.evaluated_s, r.benchmark
+            p.evaluated_s, r.benchmark, r.bundle
                  FROM passes p JOIN runs r ON r.id = p.run_id ORDER BY r.commit_time, r.added_us, p.pass, p.repeat",
     )?;
     let rows = q.query_map([], |r| {
@@ -301,6 +303,7 @@ fn load_rows(c: &Connection) -> rusqlite::Result<Vec<Stored>> {
                 repeat: r.get(8)?,
                 evaluated_s: r.get(9)?,
                 benchmark: r.get(10)?,
+                source: r.get(11)?,
                 spans: Default::default(),
                 counters: Default::default(),
             },

@@ -366,6 +366,7 @@ mod tests {
                 branch: None,
                 machine: None,
                 benchmark: None,
+                source: format!("bundle-{i}"),
                 pass: "cold-clean".into(),
                 repeat: 1,
                 // A deterministic wobble of ±1%.

@@ -68,6 +68,25 @@ fn counted_rows(t: &mut String, h: &History, pass: &str, points: &[evalbench_his
     }
 }
 
+/// A production evaluation's change, named by the report it came from
+/// (` (from gradient-report-<evaluation>.db)`); nothing for a bundle's.
+fn evaluation_of(h: &History, c: &Change) -> String {
+    if c.pass != evalbench_history::production::PASS {
+        return String::new();
+    }
+    let Some(commit) = h.commits.iter().find(|x| x.commit == c.commit) else { return String::new() };
+    let names: Vec<String> = commit
+        .sources
+        .iter()
+        .map(|s| std::path::Path::new(s).file_name().map_or(s.clone(), |n| n.to_string_lossy().into_owned()))
+        .collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" (from {})", names.join(", "))
+    }
+}
+
 /// For each commit where a production evaluation's counter stepped: the
 /// `evalbench bisect` that narrows it between the commit before and it
 /// (the flake's checkout is the user's; the counter is the one that moved most).
@@ -130,7 +149,7 @@ pub fn text(h: &History) -> String {
     }
     let _ = writeln!(t, "changes: {}", if h.changes.is_empty() { "none" } else { "" });
     for c in &h.changes {
-        let _ = writeln!(t, "  {} {} {}: {}", c.commit, c.pass, c.what, crate::words::change(c));
+        let _ = writeln!(t, "  {} {} {}: {}{}", c.commit, c.pass, c.what, crate::words::change(c), evaluation_of(h, c));
     }
     for line in bisect_hints(h) {
         let _ = writeln!(t, "  {line}");
