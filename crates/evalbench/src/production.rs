@@ -13,6 +13,18 @@ pub fn is_report(path: &Path) -> bool {
     evalbench_diagnostic::is_sqlite(path)
 }
 
+/// For the commands that walk spans (whatif): a report is refused, saying why.
+pub fn no_spans_in_a_report(path: &Path) -> anyhow::Result<()> {
+    if is_report(path) {
+        anyhow::bail!(
+            "{}: a Gradient diagnostic report holds no spans, and what-if walks a pass's spans: give a bundle \
+             (summarize and compare read the report)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// The production evaluation in a report, its warnings said on stderr.
 pub fn read(path: &Path, max_bytes: u64, command: &str) -> anyhow::Result<Production> {
     let limits = evalbench_diagnostic::Limits { max_bytes, ..Default::default() };

@@ -117,13 +117,7 @@ fn walk_runs(a: &Args, runs: &[&evalbench_bundle::PassDir]) -> anyhow::Result<Wa
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    if crate::production::is_report(&a.bundle) {
-        anyhow::bail!(
-            "{}: a Gradient diagnostic report holds no spans, and what-if walks a pass's spans: give a bundle (summarize \
-             and compare read the report)",
-            a.bundle.display()
-        );
-    }
+    crate::production::no_spans_in_a_report(&a.bundle)?;
     let bundle = Bundle::open(&a.bundle, a.unpack.limits())?;
     let base = evalbench_bundle::layout::base_name(&a.pass).to_string();
     let mut grouped = evalbench_analyze::runs::group(&bundle);

@@ -10,6 +10,9 @@ use evalbench_analyze::production::Production;
 use crate::html::esc::esc;
 use crate::html::svg::{lanes, Item};
 
+/// Jobs drawn on the timeline; the rest are counted under it.
+const JOBS_DRAWN: usize = 40;
+
 const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}pre{background:#f6f6f6;\
     padding:1em;overflow-x:auto}svg{display:block;margin:1em 0}h1{font-size:1.4em}";
 
@@ -29,7 +32,8 @@ fn rows(p: &Production) -> (Vec<(String, Vec<Item>)>, f64, f64) {
     rows.push(("evaluation".to_string(), stages));
     let t0 = p.created_at_us.unwrap_or(0) as f64;
     let mut t1 = p.stages.iter().map(|s| s.to_us as f64).fold(t0, f64::max);
-    for j in &p.jobs {
+    // A lane a job, for the first jobs: an evaluation with thousands draws them as a table's "and N more".
+    for j in p.jobs.iter().take(JOBS_DRAWN) {
         let depth = j.phases.iter().map(|ph| ph.depth).max().unwrap_or(0);
         let dispatched = p.created_at_us.unwrap_or(0) as f64 + job_offset_us(p, j);
         for d in 0..=depth {
@@ -64,6 +68,9 @@ pub fn page(p: &Production, summary_text: &str) -> String {
     let _ = write!(html, "<h1>{}</h1><p>{}</p>", esc(&title), esc(&p.file));
     let (rows, t0, t1) = rows(p);
     html.push_str(&lanes("the evaluation's stages and its jobs' phases", &rows, t0, t1));
+    if p.jobs.len() > JOBS_DRAWN {
+        let _ = write!(html, "<p>and {} more jobs, not drawn (each in summary.json)</p>", p.jobs.len() - JOBS_DRAWN);
+    }
     let _ = writeln!(html, "<pre>{}</pre></body></html>", esc(summary_text));
     html
 }
