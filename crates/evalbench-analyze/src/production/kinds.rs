@@ -27,13 +27,9 @@ pub struct KindView {
     pub busiest: Option<(String, Load)>,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 })
+/// The median (analyze's one, `spread::median`); None of nothing.
+fn median(v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| crate::spread::median(&v))
 }
 
 fn max(v: &[f64]) -> Option<f64> {

@@ -11,8 +11,10 @@ use uuid::Uuid;
 use super::error::ServerError;
 use super::store::{db, Store};
 
-/// A timestamp column as Gradient's exporter has it.
-const UTC: &str = "'YYYY-MM-DD HH24:MI:SS.US'";
+/// A timestamp column as Gradient's exporter has it: PostgreSQL's text of it in UTC.
+fn utc(column: &str) -> String {
+    format!("to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')")
+}
 
 /// The lab's rows of one evaluation, each a JSON object named as Gradient's columns are.
 #[derive(Default)]
@@ -39,14 +41,13 @@ impl Store {
 
     /// Every row the report of evaluation `id` is made of.
     pub async fn report_rows(&self, id: Uuid) -> Result<ReportRows, ServerError> {
-        let at = |c: &str| format!("to_char({c} AT TIME ZONE 'UTC', {UTC})");
         let evaluation = self
             .json_rows(
                 &format!(
                     "SELECT e.id::text AS id, e.project::text AS task, p.repository, e.status, e.error, {} AS \
                      created_at, {} AS updated_at FROM evaluation e JOIN project p ON p.id = e.project WHERE e.id = $1",
-                    at("e.created_at"),
-                    at("e.updated_at")
+                    utc("e.created_at"),
+                    utc("e.updated_at")
                 ),
                 &[&id],
             )
@@ -59,7 +60,7 @@ impl Store {
             .json_rows(
                 &format!(
                     "SELECT status, {} AS at FROM evaluation_status WHERE evaluation = $1 GROUP BY status",
-                    at("min(at)")
+                    utc("min(at)")
                 ),
                 &[&id],
             )
@@ -81,15 +82,14 @@ impl Store {
 
     /// The evaluation's jobs (the lab's `job`, as Gradient's `dispatched_job`) and their phases.
     async fn report_jobs(&self, id: Uuid, rows: &mut ReportRows) -> Result<(), ServerError> {
-        let at = |c: &str| format!("to_char({c} AT TIME ZONE 'UTC', {UTC})");
         rows.jobs = self
             .json_rows(
                 &format!(
                     "SELECT j.id::text AS id, j.worker, j.state, {} AS queued_at, {} AS dispatched_at, {} AS \
                      finished_at FROM job j WHERE j.evaluation = $1 ORDER BY j.created_at",
-                    at("j.created_at"),
-                    at("j.dispatched_at"),
-                    at("(SELECT max(p.ended_at) FROM dispatched_job_phase p WHERE p.dispatched_job = j.id)")
+                    utc("j.created_at"),
+                    utc("j.dispatched_at"),
+                    utc("(SELECT max(p.ended_at) FROM dispatched_job_phase p WHERE p.dispatched_job = j.id)")
                 ),
                 &[&id],
             )
@@ -100,7 +100,7 @@ impl Store {
                     "SELECT p.dispatched_job::text AS dispatched_job, p.seq, p.parent_seq, p.phase, p.start_ms, \
                      p.end_ms, {} AS created_at FROM dispatched_job_phase p JOIN job j ON j.id = p.dispatched_job \
                      WHERE j.evaluation = $1 ORDER BY p.dispatched_job, p.seq",
-                    at("p.started_at")
+                    utc("p.started_at")
                 ),
                 &[&id],
             )
