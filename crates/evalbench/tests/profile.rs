@@ -10,7 +10,12 @@ use std::path::Path;
 use common::*;
 
 /// A flake of plain attributes, one of which (`hot`) spins in `spin` (line 4)
-/// and one of which (`big`) builds a large list.
+/// and one of which (`big`) builds a list. Here `big`'s list is short: `hot`
+/// must be the slowest attribute in a clean pass too, and a list of 300,000
+/// took a third of `hot`'s time idle and more than all of it under CI's load
+/// (63 ms against `hot`'s 50 ms idle, in one clean run). At 30,000 it is
+/// about a thirtieth of `hot`. Its memory is measured in a flake of its own,
+/// with a list of a million (`big_adds_the_most_memory`).
 const FLAKE: &str = concat!(
     r#"{ outputs = { self }: let
     system = "x86_64-linux";
@@ -22,7 +27,7 @@ const FLAKE: &str = concat!(
     a = drv "a" (cheap 1);
     b = drv "b" (cheap 2);
     hot = drv "hot" (spin 200000);
-    big = drv "big" (builtins.length (builtins.genList (i: "item-${toString i}") 300000));
+    big = drv "big" (builtins.length (builtins.genList (i: "item-${toString i}") 30000));
     c = drv "c" (cheap 3);
   }; }; }
 "#
@@ -122,7 +127,8 @@ fn big_adds_the_most_memory(n: &Nix, tmp: &Path) {
     std::fs::create_dir_all(&m).unwrap();
     // A list of a million: nix 2.34 added 6.8 MiB for 300,000 on a busy
     // machine (12.2 idle; 2.8 and 2.26 about 22), too near the floor below.
-    let mem_flake = FLAKE.replace("hot = drv \"hot\" (spin 200000);", "").replace("300000", "1000000");
+    let mem_flake = FLAKE.replace("hot = drv \"hot\" (spin 200000);", "").replace(") 30000));", ") 1000000));");
+    assert!(mem_flake.contains(") 1000000));") && !mem_flake.contains("spin 200000"), "{mem_flake}");
     std::fs::write(m.join("flake.nix"), mem_flake).unwrap();
     // nix's garbage collector off, so that nothing an attribute allocated
     // is handed back inside it. The reader charges each attribute what its
