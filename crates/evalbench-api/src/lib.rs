@@ -291,7 +291,9 @@ impl Client {
                 return Ok(());
             }
             alive().map_err(Some)?;
-            std::thread::sleep(Duration::from_millis(50));
+            // A health check is one small request: every cold and warm run
+            // starts the server and waits here, so the wait is kept short.
+            std::thread::sleep(Duration::from_millis(10));
         }
         Err(None)
     }
