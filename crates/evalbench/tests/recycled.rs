@@ -50,31 +50,7 @@ fn recycled_with(n: &Option<std::path::PathBuf>) {
     let run = read_json(&out.join("cold-clean/run.json"));
     let said = run["provenance"]["system"]["nix_version"].as_str().unwrap_or_default().to_string();
     assert!(said.contains(&format!("{}.{}", version.0, version.1)), "{version:?} ran: {said}");
-    let summary = read_json(&out.join("summary.json"));
-    let pass =
-        summary["nix_stats"].as_array().unwrap().iter().find(|p| p["pass"] == "cold-clean").cloned().unwrap_or_else(
-            || {
-                // Seen once in CI with nix 2.26 (stop 60's run): no counters at all. Say what the pass held.
-                let eval: Vec<String> = std::fs::read_dir(out.join("cold-clean/eval")).map_or_else(
-                    |e| vec![e.to_string()],
-                    |d| {
-                        d.filter_map(|e| e.ok())
-                            .map(|e| {
-                                format!(
-                                    "{} ({} bytes)",
-                                    e.file_name().to_string_lossy(),
-                                    e.metadata().map_or(0, |m| m.len())
-                                )
-                            })
-                            .collect()
-                    },
-                );
-                panic!(
-                    "{version:?}: no nix counters for cold-clean in summary.json; eval/ holds {eval:?}; warnings {}",
-                    summary["warnings"]
-                )
-            },
-        );
+    let pass = counters_of(&out, version);
     let recycled = pass["recycled_evaluators"].as_u64().unwrap();
     // The cap is read from /proc when an attribute's marker is read, and
     // nix runs ahead of its reader: near the end of a flake's attributes,
@@ -118,4 +94,26 @@ fn recycled_with(n: &Option<std::path::PathBuf>) {
         page.contains(&format!("Not counted in cold-clean: the work of {recycled} evaluators recycled")),
         "the page says it too"
     );
+}
+
+/// summary.json's counters of cold-clean; where there are none, what the pass's eval/ held.
+fn counters_of(out: &std::path::Path, version: (u32, u32)) -> serde_json::Value {
+    let summary = read_json(&out.join("summary.json"));
+    summary["nix_stats"].as_array().unwrap().iter().find(|p| p["pass"] == "cold-clean").cloned().unwrap_or_else(|| {
+        // Seen once in CI with nix 2.26 (stop 60's run): no counters at all. Say what the pass held.
+        let eval: Vec<String> = std::fs::read_dir(out.join("cold-clean/eval")).map_or_else(
+            |e| vec![e.to_string()],
+            |d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| {
+                        format!("{} ({} bytes)", e.file_name().to_string_lossy(), e.metadata().map_or(0, |m| m.len()))
+                    })
+                    .collect()
+            },
+        );
+        panic!(
+            "{version:?}: no nix counters for cold-clean in summary.json; eval/ holds {eval:?}; warnings {}",
+            summary["warnings"]
+        )
+    })
 }

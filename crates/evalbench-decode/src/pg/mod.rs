@@ -82,8 +82,6 @@ struct Conn {
     batch_bytes: u64,
     /// Started mid-stream or crossed a gap: what we match may be off.
     unsure: bool,
-    /// The messages of one segment, kept to be reused.
-    msgs: Vec<Msg>,
     /// Command tags: most answers repeat one of a handful ("SELECT 1", "UPDATE 1").
     tags: Recent,
     /// Statement texts: drivers parse the unnamed statement again and again
@@ -112,7 +110,13 @@ fn cstr<'a>(b: &'a [u8], at: &mut usize) -> Cow<'a, str> {
     let start = (*at).min(b.len());
     let end = memchr::memchr(0, &b[start..]).map_or(b.len(), |p| start + p);
     *at = end + 1;
-    String::from_utf8_lossy(&b[start..end])
+    // from_utf8 first: the same answer for UTF-8, which nearly every
+    // statement is, checked faster than from_utf8_lossy's chunks (4% of
+    // decode pg --json's time).
+    match std::str::from_utf8(&b[start..end]) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(&b[start..end]),
+    }
 }
 
 /// Rows from a command tag: `SELECT 5`, `INSERT 0 1`, `UPDATE 3`, `COPY 10`.
@@ -165,7 +169,6 @@ impl PgDecoder {
                         batch_start: None,
                         batch_bytes: 0,
                         unsure: !saw_syn,
-                        msgs: Vec::new(),
                         tags: Recent::default(),
                         texts: Recent::default(),
                     },
@@ -289,12 +292,13 @@ impl Conn {
         if bytes.is_empty() {
             return;
         }
-        let mut msgs = std::mem::take(&mut self.msgs);
-        let framer = if to_server { &mut self.up } else { &mut self.down };
+        // The framer is taken out while it runs, so that each message it
+        // frames, borrowed from `bytes`, is handled as it is found.
+        let mut framer = std::mem::take(if to_server { &mut self.up } else { &mut self.down });
         if to_server {
-            framer.push(bytes, ts, keep_front, &valid_front, &mut |m| msgs.push(m));
+            framer.push(bytes, ts, keep_front, &valid_front, &mut |m| self.frontend(&m));
         } else {
-            framer.push(bytes, ts, keep_back, &valid_back, &mut |m| msgs.push(m));
+            framer.push(bytes, ts, keep_back, &valid_back, &mut |m| self.backend(id, &m, out));
         }
         if framer.broken {
             if self.unsure {
@@ -304,23 +308,14 @@ impl Conn {
                 self.phase = Phase::NotPg;
             }
         }
-        for m in msgs.drain(..) {
-            if to_server {
-                self.frontend(&m);
-                self.up.recycle(m.body);
-            } else {
-                self.backend(id, &m, out);
-                self.down.recycle(m.body);
-            }
-        }
-        self.msgs = msgs;
+        *(if to_server { &mut self.up } else { &mut self.down }) = framer;
     }
 
-    fn frontend(&mut self, m: &Msg) {
+    fn frontend(&mut self, m: &Msg<'_>) {
         let mut at = 0;
         match m.kind {
             b'Q' => {
-                let sql = self.texts.get(cstr(&m.body, &mut at));
+                let sql = self.texts.get(cstr(m.body, &mut at));
                 self.pending.push_back(Pending::Simple {
                     sql,
                     start: m.ts_us,
@@ -330,14 +325,14 @@ impl Conn {
                 });
             }
             b'P' => {
-                let name = cstr(&m.body, &mut at);
-                let sql = self.texts.get(cstr(&m.body, &mut at));
+                let name = cstr(m.body, &mut at);
+                let sql = self.texts.get(cstr(m.body, &mut at));
                 self.statements.insert(name, sql);
                 self.batch(m.ts_us, m.wire_len);
             }
             b'B' => {
-                let portal = cstr(&m.body, &mut at);
-                let stmt = cstr(&m.body, &mut at);
+                let portal = cstr(m.body, &mut at);
+                let stmt = cstr(m.body, &mut at);
                 match self.statements.get(&stmt).cloned() {
                     Some(s) => self.portals.insert(portal, s),
                     None => self.portals.remove(&portal),
@@ -345,7 +340,7 @@ impl Conn {
                 self.batch(m.ts_us, m.wire_len);
             }
             b'E' => {
-                let portal = cstr(&m.body, &mut at);
+                let portal = cstr(m.body, &mut at);
                 self.batch(m.ts_us, m.wire_len);
                 let (sql, partial) = match self.portals.get(&portal) {
                     Some(s) => (s.clone(), self.unsure),
@@ -369,7 +364,7 @@ impl Conn {
                 // Close statement or portal.
                 let what = m.body.first().copied();
                 at = 1;
-                let name = cstr(&m.body, &mut at);
+                let name = cstr(m.body, &mut at);
                 if what == Some(b'S') {
                     self.statements.remove(&name);
                 } else {
@@ -405,16 +400,16 @@ impl Conn {
         }
     }
 
-    fn backend(&mut self, id: u64, m: &Msg, out: &mut dyn FnMut(Execution)) {
+    fn backend(&mut self, id: u64, m: &Msg<'_>, out: &mut dyn FnMut(Execution)) {
         match m.kind {
             b'C' | b'E' | b'I' | b's' => {
                 self.add_out(m.wire_len);
                 let (tag, error) = match m.kind {
                     b'C' => {
                         let mut at = 0;
-                        (Some(self.tags.get(cstr(&m.body, &mut at))), None)
+                        (Some(self.tags.get(cstr(m.body, &mut at))), None)
                     }
-                    b'E' => (None, Some(error_text(&m.body))),
+                    b'E' => (None, Some(error_text(m.body))),
                     b's' => (Some(self.tags.get(Cow::Borrowed("(portal suspended)"))), None),
                     _ => (Some(self.tags.get(Cow::Borrowed("(empty query)"))), None),
                 };
