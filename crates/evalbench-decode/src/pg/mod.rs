@@ -315,7 +315,7 @@ impl Conn {
         let mut at = 0;
         match m.kind {
             b'Q' => {
-                let sql = self.texts.get(cstr(m.body, &mut at));
+                let sql = self.texts.get_c(m.body, &mut at);
                 self.pending.push_back(Pending::Simple {
                     sql,
                     start: m.ts_us,
@@ -326,7 +326,7 @@ impl Conn {
             }
             b'P' => {
                 let name = cstr(m.body, &mut at);
-                let sql = self.texts.get(cstr(m.body, &mut at));
+                let sql = self.texts.get_c(m.body, &mut at);
                 self.statements.insert(name, sql);
                 self.batch(m.ts_us, m.wire_len);
             }
@@ -407,7 +407,7 @@ impl Conn {
                 let (tag, error) = match m.kind {
                     b'C' => {
                         let mut at = 0;
-                        (Some(self.tags.get(cstr(m.body, &mut at))), None)
+                        (Some(self.tags.get_c(m.body, &mut at)), None)
                     }
                     b'E' => (None, Some(error_text(m.body))),
                     b's' => (Some(self.tags.get(Cow::Borrowed("(portal suspended)"))), None),
