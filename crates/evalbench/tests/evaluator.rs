@@ -43,10 +43,20 @@ fn lab_eval_lines(
     c.args(["lab", "eval", "--job", "t", "--eval-workers", &shards.to_string(), "--flake"])
         .arg(flake)
         .env("XDG_CACHE_HOME", cache);
-    if let Some(s) = stats {
-        c.arg("--nix-stats-dir").arg(s);
-    }
+    // Without a statistics directory, the evaluation makes one of its own
+    // in TMPDIR, under a name no one could make beforehand, and removes it.
+    let tmp = tempfile::tempdir().unwrap();
+    match stats {
+        Some(s) => c.arg("--nix-stats-dir").arg(s),
+        None => c.env("TMPDIR", tmp.path()),
+    };
     let out = run_ok(&mut c);
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("evalbench-nix-stats."))
+        .collect();
+    assert!(left.is_empty(), "the evaluation's own statistics directory is removed: {left:?}");
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()

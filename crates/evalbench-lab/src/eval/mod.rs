@@ -104,31 +104,37 @@ pub fn plan(attrs: &[String], shards: usize) -> Vec<Vec<String>> {
 }
 
 /// The statistics directory for this run: the configured one, or a private
-/// temporary one removed when the run ends.
+/// temporary one removed when the run ends. The temporary one is made
+/// afresh under a random name, the process's own (0700): a name of the pid
+/// alone could be made beforehand by any local user, as a directory of
+/// theirs or a link to one, and nix's statistics written through it.
 struct StatsDir {
     path: PathBuf,
-    temporary: bool,
+    /// Removed when dropped.
+    temporary: Option<tempfile::TempDir>,
 }
 
 impl StatsDir {
     fn new(o: &EvalOpts) -> Result<StatsDir, EvalError> {
-        let (path, temporary) = match &o.stats_dir {
-            Some(d) => (d.clone(), false),
-            None => (std::env::temp_dir().join(format!("evalbench-nix-stats.{}", std::process::id())), true),
-        };
-        std::fs::create_dir_all(&path).map_err(|source| EvalError::Io { path: path.clone(), source })?;
-        Ok(StatsDir { path, temporary })
+        match &o.stats_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|source| EvalError::Io { path: d.clone(), source })?;
+                Ok(StatsDir { path: d.clone(), temporary: None })
+            }
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("evalbench-nix-stats.")
+                    .tempdir()
+                    .map_err(|source| EvalError::Io { path: std::env::temp_dir(), source })?;
+                Ok(StatsDir { path: t.path().to_path_buf(), temporary: Some(t) })
+            }
+        }
     }
     fn file(&self, who: &str) -> PathBuf {
         self.path.join(format!("nix-stats.{who}.json"))
     }
-}
-
-impl Drop for StatsDir {
-    fn drop(&mut self) {
-        if self.temporary {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
+    fn temporary(&self) -> bool {
+        self.temporary.is_some()
     }
 }
 
@@ -227,7 +233,7 @@ impl StatsDir {
     fn for_counts(o: &EvalOpts) -> Result<StatsDir, EvalError> {
         let stats = StatsDir::new(o)?;
         if o.count_instructions {
-            if stats.temporary {
+            if stats.temporary() {
                 return Err(EvalError::Unexpected {
                     what: "counting instructions",
                     detail: "no statistics directory to write the counts to".into(),
@@ -381,7 +387,7 @@ pub fn eval(flake: &Path, job: &str, o: &EvalOpts) -> Result<(), Failure> {
     let entry = nar_hash.as_deref().and_then(|h| cache::load(&home, h));
     let inputs = (o.trace || o.count_calls).then(|| inputs(&flake_s, &stats)).flatten().unwrap_or_default();
     // Only where it is kept: a temporary statistics directory is dropped.
-    let sampled = o.trace && !stats.temporary && sampled::supported();
+    let sampled = o.trace && !stats.temporary() && sampled::supported();
     let attrs = match discovered(entry.as_ref(), &source, &stats, o) {
         Ok(a) => a,
         Err(error) => return fail(Failure { attr: Some(format!("packages.{SYSTEM}")), error }),
