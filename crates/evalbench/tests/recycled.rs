@@ -19,20 +19,17 @@ fn the_counters_say_how_many_recycled_evaluators_they_lack() {
 /// and the run), where the accounting is the same for a few.
 const PACKAGES: u64 = 16;
 
-/// A flake of [`PACKAGES`] trivial packages, in `dir`.
+/// A flake of [`PACKAGES`] packages as the hello flake's are, each with
+/// more work (`lab gen-flake --work`): the cap is read when an attribute's
+/// marker is read, and nix runs ahead of its reader. With packages of no
+/// work, nix 2.8 evaluated all 16 before the first marker was read under
+/// CI's load (1 recycled); the hello flake's 1,500 steps kept it to 94-98
+/// of 101; 20,000 steps make each attribute tens of milliseconds.
 fn flake(dir: &std::path::Path) -> std::path::PathBuf {
     let f = dir.join("flake");
-    std::fs::create_dir_all(&f).unwrap();
-    let text = format!(
-        r#"{{ outputs = {{ self }}: let
-    system = "x86_64-linux";
-    drv = n: builtins.derivation {{ name = "p${{toString n}}"; inherit system; builder = "/bin/sh";
-      args = [ "-c" "echo ${{toString n}} > $out" ]; }};
-  in {{ packages.${{system}} = builtins.listToAttrs
-    (map (n: {{ name = "p${{toString n}}"; value = drv n; }}) (builtins.genList (i: i) {PACKAGES})); }}; }}
-"#
+    run_ok(
+        evalbench().args(["lab", "gen-flake", "--packages", &PACKAGES.to_string(), "--work", "20000", "--out"]).arg(&f),
     );
-    std::fs::write(f.join("flake.nix"), text).unwrap();
     f
 }
 
