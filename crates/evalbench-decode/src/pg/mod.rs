@@ -105,17 +105,26 @@ fn valid_back(k: u8, len: u32) -> bool {
     BACKEND.contains(&k) && k != b' ' && len < (1 << 30)
 }
 
-/// The NUL-terminated string at `at` (or the rest), borrowed where it is UTF-8.
-fn cstr<'a>(b: &'a [u8], at: &mut usize) -> Cow<'a, str> {
+/// The NUL-terminated bytes at `at` (or the rest); `at` moved past the NUL.
+fn cbytes<'a>(b: &'a [u8], at: &mut usize) -> &'a [u8] {
     let start = (*at).min(b.len());
     let end = memchr::memchr(0, &b[start..]).map_or(b.len(), |p| start + p);
     *at = end + 1;
-    // from_utf8 first: the same answer for UTF-8, which nearly every
-    // statement is, checked faster than from_utf8_lossy's chunks (4% of
-    // decode pg --json's time).
-    match std::str::from_utf8(&b[start..end]) {
+    &b[start..end]
+}
+
+/// The NUL-terminated string at `at` (or the rest), borrowed where it is UTF-8.
+fn cstr<'a>(b: &'a [u8], at: &mut usize) -> Cow<'a, str> {
+    text(cbytes(b, at))
+}
+
+/// Bytes as text, borrowed where they are UTF-8. from_utf8 first: the same
+/// answer for UTF-8, which nearly every statement is, checked faster than
+/// from_utf8_lossy's chunks (4% of decode pg --json's time).
+fn text(b: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(b) {
         Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(&b[start..end]),
+        Err(_) => String::from_utf8_lossy(b),
     }
 }
 
@@ -315,7 +324,7 @@ impl Conn {
         let mut at = 0;
         match m.kind {
             b'Q' => {
-                let sql = self.texts.get_c(m.body, &mut at);
+                let sql = self.texts.get_bytes(cbytes(m.body, &mut at));
                 self.pending.push_back(Pending::Simple {
                     sql,
                     start: m.ts_us,
@@ -326,7 +335,7 @@ impl Conn {
             }
             b'P' => {
                 let name = cstr(m.body, &mut at);
-                let sql = self.texts.get_c(m.body, &mut at);
+                let sql = self.texts.get_bytes(cbytes(m.body, &mut at));
                 self.statements.insert(name, sql);
                 self.batch(m.ts_us, m.wire_len);
             }
@@ -407,7 +416,7 @@ impl Conn {
                 let (tag, error) = match m.kind {
                     b'C' => {
                         let mut at = 0;
-                        (Some(self.tags.get_c(m.body, &mut at)), None)
+                        (Some(self.tags.get_bytes(cbytes(m.body, &mut at))), None)
                     }
                     b'E' => (None, Some(error_text(m.body))),
                     b's' => (Some(self.tags.get(Cow::Borrowed("(portal suspended)"))), None),
@@ -489,12 +498,7 @@ pub fn decode_from(
 ) -> Result<PgSummary, DecodeError> {
     let mut pg = PgDecoder::default();
     let stats = if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        let mut tcp = Reassembler::new(server_port);
-        let stats = for_each_segment_in(r, name, &mut |seg| {
-            tcp.segment(&seg, &mut |e| pg.event(e, out));
-        })?;
-        tcp.finish(&mut |e| pg.event(e, out));
-        stats
+        reassembled(r, name, server_port, &mut |e| pg.event(e, out))?
     } else {
         reassembled_beside(r, name, server_port, &mut |e| pg.event(e, out))?
     };
@@ -503,9 +507,22 @@ pub fn decode_from(
     Ok(pg.summary)
 }
 
-/// Reads and reassembles the capture on a thread of its own, handing its
-/// events over in batches (their bytes copied once, into the batch), and
-/// gives each to `each` here, in order.
+/// The capture's TCP reassembled, each event to `each` as it comes.
+fn reassembled(
+    r: impl std::io::Read + Send,
+    name: &str,
+    server_port: Option<u16>,
+    each: &mut dyn FnMut(Event<'_>),
+) -> Result<crate::packet::PacketStats, DecodeError> {
+    let mut tcp = Reassembler::new(server_port);
+    let stats = for_each_segment_in(r, name, &mut |seg| tcp.segment(&seg, each))?;
+    tcp.finish(each);
+    Ok(stats)
+}
+
+/// As [`reassembled`], on a thread of its own, handing its events over in
+/// batches (their bytes copied once, into the batch), and gives each to
+/// `each` here, in order.
 fn reassembled_beside(
     r: impl std::io::Read + Send,
     name: &str,
@@ -517,21 +534,17 @@ fn reassembled_beside(
     let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch>();
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
-            let mut tcp = Reassembler::new(server_port);
             let mut batch = Batch::default();
             let send = |batch: &mut Batch| {
                 let next = empty_rx.try_recv().unwrap_or_default();
                 let _ = full_tx.send(std::mem::replace(batch, next));
             };
-            let stats = for_each_segment_in(r, name, &mut |seg| {
-                tcp.segment(&seg, &mut |e| batch.push(e));
+            let stats = reassembled(r, name, server_port, &mut |e| {
+                batch.push(e);
                 if batch.is_full() {
                     send(&mut batch);
                 }
             });
-            if stats.is_ok() {
-                tcp.finish(&mut |e| batch.push(e));
-            }
             send(&mut batch);
             stats
         });

@@ -47,18 +47,14 @@ pub(super) struct Recent(VecDeque<Arc<str>>);
 impl Recent {
     const KEPT: usize = 8;
 
-    /// The NUL-terminated string at `at` of `b` (or the rest), as
-    /// [`super::cstr`] reads it: compared as bytes with the ones kept
+    /// As [`Recent::get`], for bytes: compared as bytes with the ones kept
     /// first, so that a repeated one is neither checked for UTF-8 again
     /// nor copied.
-    pub(super) fn get_c(&mut self, b: &[u8], at: &mut usize) -> Arc<str> {
-        let start = (*at).min(b.len());
-        let end = memchr::memchr(0, &b[start..]).map_or(b.len(), |p| start + p);
-        if let Some(a) = self.0.iter().find(|k| k.as_bytes() == &b[start..end]) {
-            *at = end + 1;
-            return a.clone();
+    pub(super) fn get_bytes(&mut self, b: &[u8]) -> Arc<str> {
+        match self.0.iter().find(|k| k.as_bytes() == b) {
+            Some(a) => a.clone(),
+            None => self.get(super::text(b)),
         }
-        self.get(super::cstr(b, at))
     }
 
     pub(super) fn get(&mut self, s: Cow<'_, str>) -> Arc<str> {

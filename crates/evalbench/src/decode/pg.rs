@@ -2,7 +2,6 @@
 //! and a latency table by statement.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use evalbench_decode::pg::{Execution, PgSummary};
@@ -89,32 +88,9 @@ impl super::Decoder for Pg {
 /// capture of simple queries has a text per execution).
 #[derive(Default)]
 pub struct Escaped {
-    by_text: HashMap<*const u8, (Arc<str>, Vec<u8>), BuildHasherDefault<AddressHasher>>,
-}
-
-/// An address's hash: the address times an odd constant, its high bits
-/// folded down. The keys are this process's own allocations, never a
-/// capture's bytes, so nothing a capture holds can make them collide;
-/// SipHash on them was 5% of `decode pg --json`.
-#[derive(Default)]
-pub struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        let m = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = m ^ (m >> 29);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    /// foldhash, where SipHash on the addresses was 5% of `decode pg
+    /// --json`; the keys are this process's own allocations.
+    by_text: HashMap<*const u8, (Arc<str>, Vec<u8>), foldhash::fast::RandomState>,
 }
 
 impl Escaped {
