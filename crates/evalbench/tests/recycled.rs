@@ -24,11 +24,13 @@ const PACKAGES: u64 = 16;
 /// marker is read, and nix runs ahead of its reader. With packages of no
 /// work, nix 2.8 evaluated all 16 before the first marker was read under
 /// CI's load (1 recycled); the hello flake's 1,500 steps kept it to 94-98
-/// of 101; 20,000 steps make each attribute tens of milliseconds.
+/// of 101; 20,000 steps an attribute kept 16 of 16 until a suite that ran
+/// the machine at 99% (tmpfs, fewer idle waits) left 7 (nix 2.8): 60,000
+/// give the reader three times as long an attribute.
 fn flake(dir: &std::path::Path) -> std::path::PathBuf {
     let f = dir.join("flake");
     run_ok(
-        evalbench().args(["lab", "gen-flake", "--packages", &PACKAGES.to_string(), "--work", "20000", "--out"]).arg(&f),
+        evalbench().args(["lab", "gen-flake", "--packages", &PACKAGES.to_string(), "--work", "60000", "--out"]).arg(&f),
     );
     f
 }

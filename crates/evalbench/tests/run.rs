@@ -149,8 +149,8 @@ fn same_path_with_the_spans_given_up(out: &Path, pass: &str) {
     );
 }
 
-/// Runs a clean pass: the default, the main job's.
-const RUNS: usize = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+/// Runs a clean pass in the main run (`shared::MAIN_RUNS`; the default is the README's 32).
+const RUNS: usize = shared::MAIN_RUNS;
 
 /// Each pass whole: its run, phases, trace, path across the worker's
 /// skewed clock, and the captures of its kind.
@@ -446,7 +446,7 @@ fn resolve_spans_last_what_nix_traced(out: &Path, prof: &serde_json::Value) {
 }
 
 /// Each clean pass's window, the worker's offset against the skew it was
-/// given, the default count of runs and the provenance of each.
+/// given, the count of runs asked for and the provenance of each.
 #[test]
 fn windows_offsets_and_provenance_are_each_runs() {
     let shared = shared::main_run();
@@ -464,7 +464,7 @@ fn windows_offsets_and_provenance_are_each_runs() {
             p["hosts"]
         );
     }
-    // The default: clean passes repeated (the measured count), instrumented once.
+    // Clean passes repeated as asked (--repeat), instrumented once (their default).
     let clean_runs = RUNS;
     assert!(
         out.join(format!("cold-clean.{clean_runs}")).is_dir() && out.join(format!("warm-clean.{clean_runs}")).is_dir()

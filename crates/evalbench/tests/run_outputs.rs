@@ -8,8 +8,8 @@ use std::path::Path;
 
 use common::*;
 
-/// Runs a clean pass: the default, the main job's.
-const RUNS: usize = evalbench_analyze::power::DEFAULT_CLEAN_RUNS as usize;
+/// Runs a clean pass in the main run (`shared::MAIN_RUNS`).
+const RUNS: usize = shared::MAIN_RUNS;
 
 /// Every run's directory with its start and the .drv files it wrote,
 /// the warm-up runs (warmup/) among them, in the order they ran.
@@ -200,7 +200,7 @@ fn hydra_gets_medians_and_counts(out: &Path, text: &str) {
         "{metrics}"
     );
     // Every pass's completed runs (its unit is Hydra's, constant: "runs"); no timing of an instrumented pass.
-    for (pass, n) in [("cold-clean", 32), ("warm-clean", 32), ("cold-instrumented", 1), ("warm-instrumented", 1)] {
+    for (pass, n) in [("cold-clean", RUNS), ("warm-clean", RUNS), ("cold-instrumented", 1), ("warm-instrumented", 1)] {
         assert!(metrics.lines().any(|l| l == format!("evalbench.{pass}.completed_runs {n} runs")), "{metrics}");
     }
     assert!(
