@@ -84,8 +84,10 @@ impl Tcpdump {
         // The capture before the traffic it watches: a tcpdump that waits for
         // a core behind PostgreSQL and its clients falls behind its ring and
         // the kernel drops packets (on 2 cores, pgbench against a server on
-        // tmpfs: 73 dropped and 1,193 never read). Nice -10, where allowed
-        // (root; the pid is tcpdump's, or a wrapper's that execs it); else as it was.
+        // tmpfs: 73 dropped and 1,193 never read). Nice -10 where allowed
+        // (root), else as it was. The pid is tcpdump's, or that of `ip netns
+        // exec`, which becomes it; over ssh it is ssh's, and the remote
+        // tcpdump keeps its own priority.
         // SAFETY: setpriority reads no memory of ours.
         let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, child.id(), -10) };
         // tcpdump prints "listening on ..." once the capture is armed.
